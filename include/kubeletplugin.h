@@ -1,0 +1,609 @@
+/*
+ * kubeletplugin.h - write Kubernetes DRA kubelet plugins in C.
+ *
+ * The C counterpart of Go's k8s.io/dynamic-resource-allocation/kubeletplugin
+ * (Kubernetes 1.32 API as the baseline, later releases' features on top),
+ * split into privilege-separated processes: kp_start() forks a supervisor,
+ * which forks a registrar (kubelet plugin registration), a nodeserver (the
+ * DRA gRPC services; runs the driver's hooks) and, when Kubernetes access is
+ * configured, a publisher (ResourceSlices and ResourceClaim look-ups).
+ *
+ * Conventions used by every function below:
+ *  - Functions return 0 or a negative KP_E* code; kp_strerror() names it and
+ *    kp_options_last_error() / kp_plugin_last_error() hold a sentence that
+ *    names the field and the rule that was broken.
+ *  - Strings passed in are copied before the call returns unless the comment
+ *    says otherwise; the caller keeps ownership of its memory.
+ *  - Handles are opaque and checked on entry: a NULL, freed or foreign
+ *    pointer gives KP_EINVAL, never a crash (as far as the memory is still
+ *    mapped).
+ *  - No function calls exit() or abort(); none prints to stdout.
+ */
+#ifndef KUBELETPLUGIN_H
+#define KUBELETPLUGIN_H
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define KP_EXTERN __attribute__((visibility("default")))
+#define KP_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define KP_EXTERN
+#define KP_PRINTF(f, a)
+#endif
+
+#define KP_VERSION_MAJOR 0
+#define KP_VERSION_MINOR 1
+#define KP_VERSION_PATCH 0
+
+/* Size of every error-message buffer, in bytes including the NUL. */
+#define KP_ERROR_SIZE 256
+
+/*
+ * Error codes. System errors are the negated errno; the library's own codes
+ * live in a reserved block from -4000 down. Numbers are never reused.
+ * XX(name, value, message)
+ */
+#define KP_ERRNO_MAP(XX)						\
+	XX(EINVAL, -EINVAL, "invalid argument")				\
+	XX(ENOMEM, -ENOMEM, "out of memory")				\
+	XX(ENAMETOOLONG, -ENAMETOOLONG, "path too long")		\
+	XX(EEXIST, -EEXIST, "not a socket at the path")			\
+	XX(ENOENT, -ENOENT, "no such file or directory")		\
+	XX(EACCES, -EACCES, "permission denied")			\
+	XX(EBUSY, -EBUSY, "resource busy")				\
+	XX(EIO, -EIO, "input/output error")				\
+	XX(EPIPE, -EPIPE, "supervisor is gone")				\
+	XX(ETIMEDOUT, -ETIMEDOUT, "timed out")				\
+	XX(EPROTO, -EPROTO, "protocol violation")			\
+	XX(EALREADY, -EALREADY, "already done")				\
+	XX(ENOTSUP, -ENOTSUP, "not supported")				\
+	XX(ECHILD, -4000, "a plugin process failed to start")		\
+	XX(ENOCLIENT, -4001, "no Kubernetes client configured")		\
+	XX(ENONODE, -4002, "no node name configured")			\
+	XX(ESANDBOX, -4003, "sandbox set-up failed")			\
+	XX(EKUBE, -4004, "Kubernetes API error")			\
+	XX(EHOOK, -4005, "driver hook failed")
+
+enum kp_errno {
+#define KP_XX_ENUM(name, value, msg) KP_##name = (value),
+	KP_ERRNO_MAP(KP_XX_ENUM)
+#undef KP_XX_ENUM
+	KP_ERRNO_MAX = -5000
+};
+
+/*
+ * kp_strerror - a static description of an error code.
+ * err: 0 or a KP_E* code. Returns a string with static lifetime; never NULL
+ * ("unknown error" for codes not in KP_ERRNO_MAP).
+ */
+KP_EXTERN const char *kp_strerror(int err);
+
+/*
+ * kp_err_name - the code's name, e.g. "KP_EINVAL". Static lifetime; never
+ * NULL ("KP_UNKNOWN" for unknown codes).
+ */
+KP_EXTERN const char *kp_err_name(int err);
+
+/* ------------------------------------------------------------------------
+ * Logging
+ */
+
+enum kp_log_level {
+	KP_LOG_ERROR = 0,
+	KP_LOG_WARNING = 1,
+	KP_LOG_INFO = 2
+};
+
+/*
+ * A log sink. Called once per log line with the role that logged it
+ * ("driver", "supervisor", "registrar", "nodeserver", "publisher"), the
+ * klog verbosity of info lines (0 for warnings and errors) and the message
+ * without a trailing newline. Borrowed pointers, valid during the call.
+ * Lines of the sandboxed children travel to the supervisor, which calls the
+ * sink there: the sink runs in the driver process (for kp_* calls) and in
+ * the supervisor process (a fork of it), so it must only use what survives
+ * fork (no threads of the driver, no locks they held). It may be called
+ * from several threads of the driver at once.
+ */
+typedef void (*kp_log_fn)(void *user, enum kp_log_level level, int verbosity,
+    const char *role, const char *msg);
+
+/* ------------------------------------------------------------------------
+ * Options: struct kp_options collects every option before kp_start().
+ */
+
+struct kp_options;
+struct kp_plugin;
+
+/*
+ * kp_options_new - allocate an option set holding every default.
+ * On success *out owns the set; free it with kp_options_free() (kp_start()
+ * copies what it needs, so the set may be freed right after kp_start()).
+ * Errors: KP_EINVAL (out is NULL), KP_ENOMEM.
+ */
+KP_EXTERN int kp_options_new(struct kp_options **out);
+
+/* kp_options_free - free an option set; NULL is ignored. */
+KP_EXTERN void kp_options_free(struct kp_options *opts);
+
+/*
+ * kp_options_last_error - the message of the last failed call on this set,
+ * including a failed kp_start() with it; "" if none failed. The string is
+ * owned by the set and valid until the next call on it or its free.
+ * Returns "" for an invalid handle.
+ */
+KP_EXTERN const char *kp_options_last_error(const struct kp_options *opts);
+
+/*
+ * kp_driver_name - the DRA driver name: PluginInfo.name at registration and
+ * spec.driver of every ResourceSlice. Required.
+ * Rule: a DNS subdomain of at most 63 characters, lower case (the API
+ * server's driver-name rule; upstream documents "lower case" in v0.35).
+ * Errors: KP_EINVAL (NULL handle, or the name breaks the rule; the message
+ * names the rule), KP_ENOMEM.
+ * Mirrors kubeletplugin.DriverName, Kubernetes 1.32.
+ */
+KP_EXTERN int kp_driver_name(struct kp_options *opts, const char *name);
+
+/*
+ * kp_node_name - the node's name: pool name of kp_publish_resources(),
+ * spec.nodeName and owner of the ResourceSlices. Required before
+ * kp_publish_resources() (KP_ENONODE there, as upstream).
+ * Rule: a DNS subdomain, at most 253 characters (a Node name).
+ * Errors: KP_EINVAL, KP_ENOMEM. Mirrors kubeletplugin.NodeName, 1.32.
+ */
+KP_EXTERN int kp_node_name(struct kp_options *opts, const char *name);
+
+/*
+ * kp_node_uid - the Node object's UID for the ResourceSlices' owner
+ * reference; optional (the publisher looks it up once when not set).
+ * Rule: a UUID in canonical lower-case form, 36 characters.
+ * Errors: KP_EINVAL, KP_ENOMEM. Mirrors kubeletplugin.NodeUID, 1.32.
+ */
+KP_EXTERN int kp_node_uid(struct kp_options *opts, const char *uid);
+
+/*
+ * kp_kube_client_in_cluster - give the publisher Kubernetes access through
+ * the pod's service account (KUBERNETES_SERVICE_HOST/PORT, the token and CA
+ * under /var/run/secrets/kubernetes.io/serviceaccount). Only the publisher
+ * process ever reads these; the token never enters the caller's memory.
+ * Replaces an earlier kp_kube_client_kubeconfig(). Errors: KP_EINVAL.
+ * Mirrors kubeletplugin.KubeClient (rest.InClusterConfig), 1.32.
+ */
+KP_EXTERN int kp_kube_client_in_cluster(struct kp_options *opts);
+
+/*
+ * kp_kube_client_kubeconfig - give the publisher Kubernetes access through a
+ * kubeconfig file. path: absolute or relative to the current directory (made
+ * absolute here); context: the context to use, or NULL for current-context.
+ * The file is read only by the publisher, at its start; a missing or broken
+ * file makes kp_start() fail with the publisher's error.
+ * Errors: KP_EINVAL (empty path), KP_ENAMETOOLONG, KP_ENOMEM.
+ * Mirrors kubeletplugin.KubeClient (clientcmd), 1.32.
+ */
+KP_EXTERN int kp_kube_client_kubeconfig(struct kp_options *opts,
+    const char *path, const char *context);
+
+/*
+ * kp_kube_api_qps - the publisher's client-side rate limit: qps requests
+ * per second on average (> 0, at most 1000), bursts of up to burst requests
+ * (>= 1, at most 10000). Default 5 and 10, as client-go.
+ * Errors: KP_EINVAL. Beyond upstream (client-go rest.Config QPS/Burst).
+ */
+KP_EXTERN int kp_kube_api_qps(struct kp_options *opts, double qps, int burst);
+
+/*
+ * kp_kubelet_plugin_socket_path - the DRA socket path as kubelet sees it,
+ * returned as PluginInfo.endpoint. Optional: defaults to the plugin socket
+ * path (upstream 1.32 requires it; later releases derive it).
+ * Rule: absolute, at most 107 bytes (sun_path less the NUL).
+ * Errors: KP_EINVAL, KP_ENAMETOOLONG, KP_ENOMEM.
+ * Mirrors kubeletplugin.KubeletPluginSocketPath, 1.32.
+ */
+KP_EXTERN int kp_kubelet_plugin_socket_path(struct kp_options *opts,
+    const char *path);
+
+/*
+ * kp_plugin_socket_path - where the supervisor creates the DRA socket
+ * (the nodeserver's endpoint), in this process's view of the filesystem.
+ * A stale socket at the path is removed; any other file type is an error at
+ * kp_start(). The file is removed by kp_stop(), also when a listener was
+ * given (as upstream). A path or a listener is required.
+ * Rule: absolute, at most 107 bytes.
+ * Errors: KP_EINVAL, KP_ENAMETOOLONG, KP_ENOMEM.
+ * Mirrors kubeletplugin.PluginSocketPath, 1.32.
+ */
+KP_EXTERN int kp_plugin_socket_path(struct kp_options *opts, const char *path);
+
+/*
+ * kp_plugin_listener - serve the DRA services on an already listening
+ * AF_UNIX SOCK_STREAM socket. fd: borrowed until kp_start(), which
+ * duplicates it (the caller may close its copy afterwards). -1 unsets.
+ * Errors: KP_EINVAL (fd is not a listening Unix stream socket).
+ * Mirrors kubeletplugin.PluginListener, 1.32.
+ */
+KP_EXTERN int kp_plugin_listener(struct kp_options *opts, int fd);
+
+/*
+ * kp_registrar_socket_path - where the supervisor creates the registration
+ * socket, normally <kubelet root>/plugins_registry/<driver>-reg.sock. Rules
+ * and removal as kp_plugin_socket_path(); also the base name must not start
+ * with '.' (kubelet ignores such files).
+ * Errors: KP_EINVAL, KP_ENAMETOOLONG, KP_ENOMEM.
+ * Mirrors kubeletplugin.RegistrarSocketPath, 1.32.
+ */
+KP_EXTERN int kp_registrar_socket_path(struct kp_options *opts,
+    const char *path);
+
+/*
+ * kp_registrar_listener - as kp_plugin_listener(), for the registrar.
+ * Mirrors kubeletplugin.RegistrarListener, 1.32.
+ */
+KP_EXTERN int kp_registrar_listener(struct kp_options *opts, int fd);
+
+/*
+ * kp_node_v1alpha4 / kp_node_v1beta1 / kp_node_v1 - serve and advertise the
+ * DRA API versions. Defaults: v1alpha4 off (kubelet 1.31-1.33 only; served
+ * as /v1alpha3.Node/, advertised as "v1alpha3.NodeService" plus "1.0.0" so
+ * 1.31 kubelets accept it), v1beta1 on (kubelet 1.32+), v1 on (1.34+).
+ * At least one must be on at kp_start(). enable: 0 or 1.
+ * Errors: KP_EINVAL. Mirror kubeletplugin.NodeV1alpha4/NodeV1beta1 (1.32)
+ * and NodeV1 (1.34).
+ */
+KP_EXTERN int kp_node_v1alpha4(struct kp_options *opts, int enable);
+KP_EXTERN int kp_node_v1beta1(struct kp_options *opts, int enable);
+KP_EXTERN int kp_node_v1(struct kp_options *opts, int enable);
+
+/*
+ * kp_grpc_verbosity - klog verbosity of per-call logging (a request
+ * counter, the method, the request and the response); failures are always
+ * logged. Default 4 (the 1.32 doc comment's value). Negative disables call
+ * logging. Range -1000..1000. Errors: KP_EINVAL.
+ * Mirrors kubeletplugin.GRPCVerbosity, 1.32.
+ */
+KP_EXTERN int kp_grpc_verbosity(struct kp_options *opts, int level);
+
+/*
+ * kp_log_verbosity - the klog -v level: info lines with a higher verbosity
+ * are dropped. Default 0. Range 0..10. Errors: KP_EINVAL.
+ */
+KP_EXTERN int kp_log_verbosity(struct kp_options *opts, int level);
+
+/*
+ * kp_log_callback - send log lines to fn instead of klog-style lines on
+ * stderr. fn: NULL restores stderr. user: passed back, not touched.
+ * See kp_log_fn for where it runs. Errors: KP_EINVAL (NULL handle).
+ */
+KP_EXTERN int kp_log_callback(struct kp_options *opts, kp_log_fn fn,
+    void *user);
+
+/* One gRPC call as interceptors see it. All pointers borrowed for the
+ * duration of the interceptor call. */
+struct kp_call {
+	uint64_t request_id;	/* per-plugin counter, shared by servers */
+	const char *server;	/* "registrar" or "nodeserver" */
+	const char *method;	/* full method, e.g. "/v1.DRAPlugin/..." */
+	const void *request;	/* serialized protobuf request */
+	size_t request_len;	/* bytes */
+	const void *response;	/* serialized response; NULL before */
+	size_t response_len;	/* bytes */
+	int status;		/* gRPC status code; 0 before the handler */
+	const char *message;	/* status message; "" on success */
+};
+
+enum kp_call_phase {
+	KP_CALL_BEFORE = 0,	/* request known, handler not run yet */
+	KP_CALL_AFTER = 1,	/* response or failure known */
+	KP_STREAM_SEND = 2	/* streams: one message about to be sent */
+};
+
+/*
+ * An interceptor. Called with KP_CALL_BEFORE before the handler; returning
+ * a gRPC status code > 0 there rejects the call with that code and the
+ * message written to msg (msgsize bytes including the NUL, KP_ERROR_SIZE),
+ * and later interceptors and the handler do not run. Called with
+ * KP_CALL_AFTER once the result is known (its return value is ignored).
+ * Stream interceptors also see KP_STREAM_SEND per message, with
+ * response/response_len set to that message.
+ * Runs inside the registrar or nodeserver process (after fork, sandboxed),
+ * on a gRPC serving thread: it must be thread-safe and may only use the
+ * system calls the role's seccomp policy permits.
+ */
+typedef int (*kp_interceptor_fn)(void *user, enum kp_call_phase phase,
+    const struct kp_call *call, char *msg, size_t msgsize);
+
+/*
+ * kp_grpc_interceptor - add a unary interceptor; may be called several
+ * times (at most 16), all run in the order added, on both servers (as
+ * upstream). Errors: KP_EINVAL (NULL fn), KP_ENOMEM (more than 16).
+ * Mirrors kubeletplugin.GRPCInterceptor, 1.32.
+ */
+KP_EXTERN int kp_grpc_interceptor(struct kp_options *opts,
+    kp_interceptor_fn fn, void *user);
+
+/*
+ * kp_grpc_stream_interceptor - as kp_grpc_interceptor(), for streaming
+ * calls (the health stream). Mirrors kubeletplugin.GRPCStreamInterceptor.
+ */
+KP_EXTERN int kp_grpc_stream_interceptor(struct kp_options *opts,
+    kp_interceptor_fn fn, void *user);
+
+/*
+ * kp_socket_mode - file mode of the socket files the supervisor creates.
+ * Default 0600 (kubelet connects as root). Rule: only permission bits
+ * (mode & ~0777 == 0) and owner read+write set. Errors: KP_EINVAL.
+ * Beyond upstream (which leaves the mode to the umask).
+ */
+KP_EXTERN int kp_socket_mode(struct kp_options *opts, unsigned int mode);
+
+/*
+ * kp_allowed_peer_uid - add a uid allowed to connect to both sockets
+ * (checked with SO_PEERCRED before any gRPC byte is read). Default: only 0,
+ * the kubelet; the first call replaces the default. At most 16 uids.
+ * Errors: KP_EINVAL (uid (uid_t)-1), KP_ENOMEM (more than 16).
+ * Beyond upstream.
+ */
+KP_EXTERN int kp_allowed_peer_uid(struct kp_options *opts, uid_t uid);
+
+/*
+ * kp_serialize - 1 (default): Prepare and Unprepare calls run one at a time,
+ * as upstream since 1.33; 0: they run concurrently on a pool of
+ * kp_worker_threads() threads, and the driver must lock for itself.
+ * Errors: KP_EINVAL. Mirrors kubeletplugin.Serialize, 1.33.
+ */
+KP_EXTERN int kp_serialize(struct kp_options *opts, int enable);
+
+/*
+ * kp_worker_threads - threads serving Prepare/Unprepare when kp_serialize()
+ * is 0. Range 1..64, default 4. Errors: KP_EINVAL.
+ */
+KP_EXTERN int kp_worker_threads(struct kp_options *opts, int n);
+
+/* ------------------------------------------------------------------------
+ * Driver hooks. They run inside the nodeserver process, after fork and
+ * inside its sandbox, on gRPC serving threads.
+ */
+
+/* One device of a claim's allocation for this driver (from the claim
+ * look-up). */
+struct kp_allocated_device {
+	const char *request;	/* request name, "req" or "req/subreq" */
+	const char *pool;
+	const char *device;
+	int admin_access;	/* 0 or 1 */
+};
+
+/* A claim to prepare or unprepare. All pointers borrowed for the duration
+ * of the hook call. */
+struct kp_claim {
+	const char *namespace_;
+	const char *name;
+	const char *uid;
+	/*
+	 * Prepare only, and only with Kubernetes access configured: the
+	 * allocation results for this driver and the opaque configuration
+	 * parameters as a JSON array ("[]" when none). Without Kubernetes
+	 * access n_results is 0 and config_json is NULL.
+	 */
+	const struct kp_allocated_device *results;
+	size_t n_results;
+	const char *config_json;
+};
+
+/* A device prepared for a claim, as returned to kubelet. */
+struct kp_prepared_device {
+	const char *const *request_names;  /* empty: all requests */
+	size_t n_request_names;
+	const char *pool_name;		/* required */
+	const char *device_name;	/* required */
+	const char *const *cdi_device_ids;
+	size_t n_cdi_device_ids;
+	const char *share_id;		/* NULL: absent (v1 only, 1.35+) */
+};
+
+struct kp_prepare_results;
+struct kp_unprepare_results;
+
+/*
+ * kp_prepare_add_device - add a prepared device to claim number claim
+ * (index into the claims array of the hook call). Everything is copied.
+ * Errors: KP_EINVAL (bad index, NULL or empty pool/device name, or a NULL
+ * string in the arrays), KP_ENOMEM.
+ */
+KP_EXTERN int kp_prepare_add_device(struct kp_prepare_results *res,
+    size_t claim, const struct kp_prepared_device *dev);
+
+/*
+ * kp_prepare_claim_error - mark claim number claim as failed with msg
+ * (copied; truncated to 1024 bytes). Its devices are dropped, as kubelet
+ * ignores them. Errors: KP_EINVAL, KP_ENOMEM.
+ */
+KP_EXTERN int kp_prepare_claim_error(struct kp_prepare_results *res,
+    size_t claim, const char *msg);
+
+/*
+ * kp_unprepare_claim_error - mark claim number claim of an unprepare call
+ * as failed with msg (copied). Errors: KP_EINVAL, KP_ENOMEM.
+ */
+KP_EXTERN int kp_unprepare_claim_error(struct kp_unprepare_results *res,
+    size_t claim, const char *msg);
+
+/*
+ * The driver's hooks. user is passed back to each hook.
+ *
+ * prepare: prepare n claims (n >= 1). Fill res with kp_prepare_add_device()
+ * / kp_prepare_claim_error(); a claim left untouched succeeds with no
+ * devices. Return 0, or a negative code to fail the whole call: the gRPC
+ * status is then INTERNAL with the message written to errbuf (errsize
+ * bytes). Must be idempotent: kubelet retries. Required.
+ *
+ * unprepare: undo prepare; a claim that is not prepared is not an error.
+ * Never needs the API server. Return as for prepare. Required.
+ *
+ * init: optional; run once in each new nodeserver process after fork, before
+ * the seccomp filter is loaded and before serving. Non-zero fails the start
+ * (kp_start() returns KP_ECHILD with errbuf's message) or, on a restart,
+ * the restart.
+ */
+struct kp_hooks {
+	void *user;
+	int (*prepare)(void *user, const struct kp_claim *claims, size_t n,
+	    struct kp_prepare_results *res, char *errbuf, size_t errsize);
+	int (*unprepare)(void *user, const struct kp_claim *claims, size_t n,
+	    struct kp_unprepare_results *res, char *errbuf, size_t errsize);
+	int (*init)(void *user, char *errbuf, size_t errsize);
+};
+
+/* ------------------------------------------------------------------------
+ * Driver resources for kp_publish_resources(): plain C data, borrowed for
+ * the duration of the call (deep-copied before it returns).
+ */
+
+enum kp_attribute_type {
+	KP_ATTR_INT = 0,
+	KP_ATTR_BOOL = 1,
+	KP_ATTR_STRING = 2,	/* at most 64 bytes */
+	KP_ATTR_VERSION = 3	/* semver 2.0.0, at most 64 bytes */
+};
+
+struct kp_attribute {
+	const char *name;	/* qualified name: [domain/]identifier */
+	enum kp_attribute_type type;
+	int64_t int_value;
+	int bool_value;
+	const char *string_value;	/* STRING and VERSION */
+};
+
+struct kp_capacity {
+	const char *name;	/* qualified name */
+	const char *quantity;	/* Kubernetes quantity, e.g. "80Gi" */
+};
+
+/* A device of a ResourceSlice (resource.k8s.io Device). */
+struct kp_device {
+	const char *name;	/* DNS label */
+	const struct kp_attribute *attributes;
+	size_t n_attributes;
+	const struct kp_capacity *capacities;
+	size_t n_capacities;	/* attributes + capacities <= 32 */
+};
+
+struct kp_slice {
+	const struct kp_device *devices;
+	size_t n_devices;	/* at most 128 */
+};
+
+/* One requirement of a node selector term (core/v1). */
+struct kp_node_selector_requirement {
+	const char *key;
+	const char *op;		/* In, NotIn, Exists, DoesNotExist, Gt, Lt */
+	const char *const *values;
+	size_t n_values;
+};
+
+/* A node selector with exactly one term, as ResourceSlices require. */
+struct kp_node_selector {
+	const struct kp_node_selector_requirement *match_expressions;
+	size_t n_match_expressions;
+	const struct kp_node_selector_requirement *match_fields;
+	size_t n_match_fields;
+};
+
+struct kp_pool {
+	const char *name;	/* '/'-separated DNS subdomains, <= 253 */
+	int64_t generation;	/* >= 0; the controller bumps it */
+	const struct kp_node_selector *node_selector;	/* NULL: this node */
+	const struct kp_slice *slices;
+	size_t n_slices;
+};
+
+struct kp_resources {
+	const struct kp_pool *pools;
+	size_t n_pools;
+};
+
+/* ------------------------------------------------------------------------
+ * The plugin
+ */
+
+/*
+ * kp_start - validate the options, create the listening sockets, fork the
+ * supervisor and its children, and return once the nodeserver and the
+ * registrar (and the publisher, when configured) report READY.
+ * opts: read and copied; may be freed afterwards. On failure its last error
+ * names the option, the rule or the child's error. hooks: copied; the hook
+ * functions and hooks->user must stay valid until kp_stop() returns.
+ * On success *out owns the plugin; release it with kp_stop().
+ * Refuses when the calling process has more than one thread (fork safety):
+ * call it before starting threads. SIGCHLD of the supervisor is delivered
+ * to the caller when it exits; kp_stop() reaps it.
+ * Errors: KP_EINVAL (an option breaks a rule; NULL argument; missing
+ * prepare/unprepare hook), KP_EBUSY (several threads), KP_EEXIST
+ * (a non-socket file at a socket path), KP_ENAMETOOLONG, KP_EACCES,
+ * KP_ECHILD (a child failed to start; the message is its error),
+ * KP_ETIMEDOUT (no READY within 30 s), KP_ENOMEM, KP_EIO.
+ * Mirrors kubeletplugin.Start, Kubernetes 1.32.
+ */
+KP_EXTERN int kp_start(struct kp_options *opts, const struct kp_hooks *hooks,
+    struct kp_plugin **out);
+
+/*
+ * kp_stop - stop every process of the plugin, remove the socket files,
+ * reap, free the plugin. Blocks until done (at most about 10 s: children
+ * that do not exit within 5 s of SIGTERM get SIGKILL). Never deletes
+ * ResourceSlices. NULL is ignored. After it returns, plugin is invalid.
+ * Errors: KP_EINVAL (invalid handle), KP_EIO (the supervisor did not exit
+ * cleanly; everything is freed and reaped anyway).
+ * Mirrors kubeletplugin.DRAPlugin.Stop, 1.32.
+ */
+KP_EXTERN int kp_stop(struct kp_plugin *plugin);
+
+/*
+ * kp_plugin_last_error - message of the last failed call on the plugin;
+ * owned by the plugin, valid until the next call on it. "" if none.
+ */
+KP_EXTERN const char *kp_plugin_last_error(const struct kp_plugin *plugin);
+
+enum kp_registration_state {
+	KP_REGISTRATION_NONE = 0,	/* kubelet has not reported yet */
+	KP_REGISTRATION_REGISTERED = 1,
+	KP_REGISTRATION_FAILED = 2	/* see the error text */
+};
+
+/*
+ * kp_registration_status - the last NotifyRegistrationStatus kubelet sent.
+ * state: out. err: out buffer for kubelet's error text (errsize bytes,
+ * KP_ERROR_SIZE is enough for most; longer text is truncated), may be NULL.
+ * Errors: KP_EINVAL, KP_EPIPE (supervisor gone), KP_ETIMEDOUT.
+ * Mirrors kubeletplugin.DRAPlugin.RegistrationStatus, 1.32.
+ */
+KP_EXTERN int kp_registration_status(struct kp_plugin *plugin,
+    enum kp_registration_state *state, char *err, size_t errsize);
+
+/*
+ * kp_publish_resources - publish the driver's devices as ResourceSlices.
+ * Validates res synchronously against the API server's rules (error names
+ * pool, slice, device and field), deep-copies it and hands it to the
+ * publisher; returns without waiting for the API server (see
+ * kp_publish_status()). A later call replaces the earlier resources; pools
+ * that disappear get their slices deleted.
+ * Errors: KP_EINVAL (validation), KP_ENOCLIENT (no Kubernetes access
+ * configured), KP_ENONODE (no node name), KP_EPIPE, KP_ENOMEM.
+ * Mirrors kubeletplugin.DRAPlugin.PublishResources, 1.33 shape (pools).
+ */
+KP_EXTERN int kp_publish_resources(struct kp_plugin *plugin,
+    const struct kp_resources *res);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* KUBELETPLUGIN_H */

@@ -1,0 +1,136 @@
+/*
+ * rpc.h - the one gRPC C-core adapter, used by the registrar and the
+ * nodeserver. Only rpc/grpc_core.c includes <grpc/grpc.h>; nothing outside
+ * rpc/ names a grpc_* symbol (a check in `make check` enforces it).
+ *
+ * Model: the server owns a listening AF_UNIX fd it did not create (inherited
+ * from the supervisor). rpc_server_run() runs an accept4() loop on it,
+ * checks SO_PEERCRED against the allowed uids, and hands accepted
+ * connections to gRPC (grpc_server_add_channel_from_fd). Calls to registered
+ * methods are dispatched to their handler on a worker thread; calls to any
+ * other method get UNIMPLEMENTED. A handler answers with rpc_call_reply(),
+ * possibly later and from another thread; unary calls must be answered
+ * exactly once.
+ */
+#ifndef KP_RPC_H
+#define KP_RPC_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "kubeletplugin.h"
+
+/* gRPC status codes used by the handlers (values of grpc_status_code). */
+enum rpc_status {
+	RPC_OK = 0,
+	RPC_CANCELLED = 1,
+	RPC_UNKNOWN = 2,
+	RPC_INVALID_ARGUMENT = 3,
+	RPC_DEADLINE_EXCEEDED = 4,
+	RPC_PERMISSION_DENIED = 7,
+	RPC_RESOURCE_EXHAUSTED = 8,
+	RPC_FAILED_PRECONDITION = 9,
+	RPC_UNIMPLEMENTED = 12,
+	RPC_INTERNAL = 13,
+	RPC_UNAVAILABLE = 14
+};
+
+#define RPC_MAX_RECV_BYTES (4 * 1024 * 1024)	/* as grpc-go's default */
+
+struct rpc_server;
+struct rpc_call;
+
+/*
+ * A method handler. req/len: the serialized request, borrowed until the
+ * handler returns. The handler must (now or later, from any thread) call
+ * rpc_call_reply() for unary methods, or rpc_call_send()... then
+ * rpc_call_finish() for server-streaming ones.
+ */
+typedef void (*rpc_handler_fn)(void *user, struct rpc_call *call,
+    const uint8_t *req, size_t len);
+
+/*
+ * Renders a serialized message as text for call logging (the Go helper logs
+ * the whole message). Writes at most size bytes including the NUL.
+ */
+typedef void (*rpc_format_fn)(const uint8_t *msg, size_t len, char *out,
+    size_t size);
+
+struct rpc_method {
+	const char *path;	/* "/pkg.Service/Method" */
+	int server_streaming;	/* 0: unary; 1: server streaming */
+	int inline_ok;		/* 1: cheap, may run on the CQ thread */
+	rpc_handler_fn handler;
+	void *user;
+	rpc_format_fn format_request;	/* optional */
+	rpc_format_fn format_response;	/* optional */
+};
+
+struct rpc_interceptor {
+	kp_interceptor_fn fn;
+	void *user;
+};
+
+struct rpc_config {
+	const char *name;		/* "registrar" or "nodeserver": logs */
+	int listen_fd;			/* listening AF_UNIX socket; borrowed */
+	const uid_t *allowed_uids;	/* peers allowed to connect */
+	size_t n_allowed_uids;
+	const struct rpc_method *methods;	/* borrowed for server life */
+	size_t n_methods;
+	const struct rpc_interceptor *unary;	/* in order added */
+	size_t n_unary;
+	const struct rpc_interceptor *stream;
+	size_t n_stream;
+	int verbosity;		/* call-logging level; < 0 disables */
+	int workers;		/* handler threads, >= 1 (1 = serialized) */
+};
+
+/*
+ * rpc_server_new - initialise gRPC (grpc_init: never before fork) and
+ * create a server for cfg. Everything in cfg is copied except the method
+ * and interceptor tables, which must outlive the server.
+ * Errors: KP_EINVAL, KP_ENOMEM, KP_EIO (gRPC refused).
+ */
+int rpc_server_new(const struct rpc_config *cfg, struct rpc_server **out);
+
+/*
+ * rpc_server_run - serve until *quit becomes non-zero or stop_fd becomes
+ * readable (stop_fd may be -1), then shut down: stop accepting, cancel
+ * calls in flight, drain and destroy. Blocks the calling thread.
+ * Returns 0 after a requested stop, KP_EIO if the listener failed.
+ */
+int rpc_server_run(struct rpc_server *srv, volatile sig_atomic_t *quit,
+    int stop_fd);
+
+/* rpc_server_free - free the server and call grpc_shutdown(). */
+void rpc_server_free(struct rpc_server *srv);
+
+/*
+ * rpc_call_reply - finish a unary call: status RPC_OK with resp/len as the
+ * response (copied), or an error status with msg (copied; NULL = "").
+ * The call is invalid afterwards. Returns 0, or KP_EINVAL if the call was
+ * already answered.
+ */
+int rpc_call_reply(struct rpc_call *call, int status, const char *msg,
+    const uint8_t *resp, size_t len);
+
+/*
+ * rpc_call_send - send one message on a server-streaming call (copied),
+ * waiting until gRPC accepted it. Returns 0, or KP_EPIPE if the client
+ * went away (then finish the call).
+ */
+int rpc_call_send(struct rpc_call *call, const uint8_t *msg, size_t len);
+
+/* rpc_call_finish - end a server-streaming call with a status. */
+int rpc_call_finish(struct rpc_call *call, int status, const char *msg);
+
+/* rpc_call_cancelled - 1 once the client cancelled or the deadline passed. */
+int rpc_call_cancelled(const struct rpc_call *call);
+
+/* rpc_call_method - the call's full method path; valid for the call. */
+const char *rpc_call_method(const struct rpc_call *call);
+
+#endif /* KP_RPC_H */
