@@ -437,6 +437,15 @@ KP_EXTERN int kp_unprepare_claim_error(struct kp_unprepare_results *res,
     size_t claim, const char *msg);
 
 /*
+ * kp_prepare_cancelled / kp_unprepare_cancelled - 1 once kubelet cancelled
+ * the call or its deadline (45 s in kubelet) passed, else 0. A long hook
+ * should poll it and stop early; its results are then discarded. Returns 0
+ * for a NULL res.
+ */
+KP_EXTERN int kp_prepare_cancelled(const struct kp_prepare_results *res);
+KP_EXTERN int kp_unprepare_cancelled(const struct kp_unprepare_results *res);
+
+/*
  * The driver's hooks. user is passed back to each hook.
  *
  * prepare: prepare n claims (n >= 1). Fill res with kp_prepare_add_device()

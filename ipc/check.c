@@ -1,0 +1,265 @@
+/*
+ * check.c - field rules applied to every frame after it unpacked and before
+ * any handler sees it (ntp_dns.c checks its strings the same way). The
+ * per-role, per-state rules live in rules.c.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "kubeletplugin.h"
+#include "ipc/ipc.h"
+#include "ipc/log.h"
+
+#define MAX_MESSAGE	1024		/* Result.message */
+#define MAX_KUBELET_ERR	4096		/* RegStatus.error */
+#define MAX_UID		128
+#define MAX_RESULTS	4096		/* ClaimReply.results */
+#define MAX_CONFIG	(512u * 1024)	/* ClaimReply.config_json */
+
+static int
+fail(char *err, size_t errsize, const char *fmt, ...)
+{
+	va_list	 ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errsize, fmt, ap);
+	va_end(ap);
+	return (KP_EPROTO);
+}
+
+/*
+ * protobuf-c keeps fields it does not know; a peer speaking another schema
+ * is as suspect as a malformed one. Walks nested messages by descriptor.
+ */
+static int
+has_unknown(const ProtobufCMessage *m)
+{
+	const ProtobufCMessageDescriptor	*d = m->descriptor;
+	const ProtobufCFieldDescriptor		*f;
+	unsigned				 i;
+	size_t					 k, n;
+
+	if (m->n_unknown_fields != 0)
+		return (1);
+	for (i = 0; i < d->n_fields; i++) {
+		f = &d->fields[i];
+		if (f->type != PROTOBUF_C_TYPE_MESSAGE)
+			continue;
+		if (f->label == PROTOBUF_C_LABEL_REPEATED) {
+			const ProtobufCMessage * const *v = *(void **)
+			    ((const char *)m + f->offset);
+
+			n = *(const size_t *)((const char *)m +
+			    f->quantifier_offset);
+			for (k = 0; k < n; k++)
+				if (v[k] == NULL || has_unknown(v[k]))
+					return (1);
+			continue;
+		}
+		if ((f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) &&
+		    *(const uint32_t *)((const char *)m +
+		    f->quantifier_offset) != f->id)
+			continue;
+		{
+			const ProtobufCMessage *v = *(void **)
+			    ((const char *)m + f->offset);
+
+			if (v != NULL && has_unknown(v))
+				return (1);
+		}
+	}
+	return (0);
+}
+
+static int
+is_lower_alnum(char c)
+{
+	return ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'));
+}
+
+/* DNS-1123 label of at most max characters. */
+static int
+check_label(const char *s, size_t len)
+{
+	size_t	 i;
+
+	if (len == 0 || len > 63)
+		return (-1);
+	if (!is_lower_alnum(s[0]) || !is_lower_alnum(s[len - 1]))
+		return (-1);
+	for (i = 0; i < len; i++)
+		if (!is_lower_alnum(s[i]) && s[i] != '-')
+			return (-1);
+	return (0);
+}
+
+/*
+ * A Kubernetes object name: a DNS-1123 subdomain of at most max characters
+ * (labels of [a-z0-9-] joined by dots). Returns 0 or -1.
+ */
+int
+ipc_check_k8s_name(const char *s, size_t max)
+{
+	size_t	 len, start = 0, i;
+
+	if (s == NULL || (len = strlen(s)) == 0 || len > max)
+		return (-1);
+	for (i = 0; i <= len; i++) {
+		if (s[i] != '.' && s[i] != '\0')
+			continue;
+		if (check_label(s + start, i - start) != 0)
+			return (-1);
+		start = i + 1;
+	}
+	return (0);
+}
+
+static int
+check_uid(const char *s)
+{
+	size_t	 i, len = strlen(s);
+
+	if (len == 0 || len > MAX_UID)
+		return (-1);
+	for (i = 0; i < len; i++)
+		if (!is_lower_alnum(s[i]) && s[i] != '-' &&
+		    !(s[i] >= 'A' && s[i] <= 'Z'))
+			return (-1);
+	return (0);
+}
+
+static int
+check_result(const Kpipc__Result *r, char *err, size_t errsize)
+{
+	if (r == NULL)
+		return (fail(err, errsize, "result: required"));
+	if (r->code > 0 || r->code <= KP_ERRNO_MAX)
+		return (fail(err, errsize, "result.code %d: not a KP_E* "
+		    "code", (int)r->code));
+	if (strlen(r->message) > MAX_MESSAGE)
+		return (fail(err, errsize, "result.message: longer than %d "
+		    "bytes", MAX_MESSAGE));
+	return (0);
+}
+
+static int
+check_claim_get(const Kpipc__ClaimGet *g, char *err, size_t errsize)
+{
+	if (check_label(g->namespace_, strlen(g->namespace_)) != 0)
+		return (fail(err, errsize, "claim_get.namespace \"%.64s\": "
+		    "not a DNS label", g->namespace_));
+	if (ipc_check_k8s_name(g->name, 253) != 0)
+		return (fail(err, errsize, "claim_get.name \"%.64s\": not a "
+		    "DNS subdomain", g->name));
+	if (check_uid(g->uid) != 0)
+		return (fail(err, errsize, "claim_get.uid \"%.64s\": not a "
+		    "UID", g->uid));
+	return (0);
+}
+
+static int
+check_claim_reply(const Kpipc__ClaimReply *r, char *err, size_t errsize)
+{
+	size_t	 i;
+
+	if (check_result(r->result, err, errsize) != 0)
+		return (KP_EPROTO);
+	if (r->n_results > MAX_RESULTS)
+		return (fail(err, errsize, "claim_reply.results: more than "
+		    "%d", MAX_RESULTS));
+	for (i = 0; i < r->n_results; i++) {
+		if (strlen(r->results[i]->request) > 253 ||
+		    strlen(r->results[i]->pool) > 253 ||
+		    strlen(r->results[i]->device) > 63)
+			return (fail(err, errsize, "claim_reply.results[%zu]: "
+			    "name too long", i));
+	}
+	if (strlen(r->config_json) > MAX_CONFIG)
+		return (fail(err, errsize, "claim_reply.config_json: longer "
+		    "than %u bytes", MAX_CONFIG));
+	return (0);
+}
+
+static int
+check_log(const Kpipc__Log *l, char *err, size_t errsize)
+{
+	if (l->level < KP_LOG_ERROR || l->level > KP_LOG_INFO)
+		return (fail(err, errsize, "log.level %d: out of range",
+		    (int)l->level));
+	if (l->verbosity < 0 || l->verbosity > 100)
+		return (fail(err, errsize, "log.verbosity %d: out of range",
+		    (int)l->verbosity));
+	if (strlen(l->text) >= KP_LOG_MAX)
+		return (fail(err, errsize, "log.text: longer than %d bytes",
+		    KP_LOG_MAX - 1));
+	return (0);
+}
+
+/* Field rules of every message case; the case itself is checked by
+ * rules.c against the sender's role and state. */
+int
+ipc_check(const Kpipc__Msg *m, char *err, size_t errsize)
+{
+	if (has_unknown(&m->base))
+		return (fail(err, errsize, "unknown fields in a %s frame",
+		    m->m_case == KPIPC__MSG__M__NOT_SET ? "typeless" :
+		    "typed"));
+	switch (m->m_case) {
+	case KPIPC__MSG__M_RESULT:
+		return (check_result(m->result, err, errsize));
+	case KPIPC__MSG__M_READY:
+		if (m->ready->pid <= 0)
+			return (fail(err, errsize, "ready.pid: must be > 0"));
+		return (0);
+	case KPIPC__MSG__M_START_FAILED:
+		return (check_result(m->start_failed->result, err, errsize));
+	case KPIPC__MSG__M_REG_STATUS:
+		if (strlen(m->reg_status->error) > MAX_KUBELET_ERR)
+			return (fail(err, errsize, "reg_status.error: longer "
+			    "than %d bytes", MAX_KUBELET_ERR));
+		return (0);
+	case KPIPC__MSG__M_CLAIM_GET:
+		return (check_claim_get(m->claim_get, err, errsize));
+	case KPIPC__MSG__M_CLAIM_REPLY:
+		return (check_claim_reply(m->claim_reply, err, errsize));
+	case KPIPC__MSG__M_PUBLISH:
+		return (ipc_check_resources(m->publish, err, errsize));
+	case KPIPC__MSG__M_REG_STATUS_QUERY:
+	case KPIPC__MSG__M_STOP:
+		return (0);
+	case KPIPC__MSG__M_REG_STATUS_REPLY:
+		if (m->reg_status_reply->state < KP_REGISTRATION_NONE ||
+		    m->reg_status_reply->state > KP_REGISTRATION_FAILED)
+			return (fail(err, errsize, "reg_status_reply.state: "
+			    "out of range"));
+		return (0);
+	case KPIPC__MSG__M_LOG:
+		return (check_log(m->log, err, errsize));
+	default:
+		return (fail(err, errsize, "frame without a known type (%d)",
+		    (int)m->m_case));
+	}
+}
+
+/* Size rules of a Publish frame; the API server's rules are applied by
+ * kp_publish_resources() in the driver and by the publisher. */
+int
+ipc_check_resources(const Kpipc__Publish *p, char *err, size_t errsize)
+{
+	size_t	 i, j;
+
+	if (p->n_pools > 4096)
+		return (fail(err, errsize, "publish.pools: more than 4096"));
+	for (i = 0; i < p->n_pools; i++) {
+		if (strlen(p->pools[i]->name) > 253)
+			return (fail(err, errsize, "publish.pools[%zu].name: "
+			    "longer than 253", i));
+		for (j = 0; j < p->pools[i]->n_slices; j++)
+			if (p->pools[i]->slices[j]->n_devices > 128)
+				return (fail(err, errsize, "publish.pools[%zu]"
+				    ".slices[%zu]: more than 128 devices",
+				    i, j));
+	}
+	return (0);
+}

@@ -1,0 +1,263 @@
+/*
+ * frame.c - length-prefixed protobuf-c frames on a SOCK_STREAM socket.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kubeletplugin.h"
+#include "ipc/ipc.h"
+
+#define IPC_HDR	4
+
+void
+ipc_chan_init(struct ipc_chan *c, int fd, size_t max_frame)
+{
+	memset(c, 0, sizeof(*c));
+	c->fd = fd;
+	c->max_frame = max_frame;
+}
+
+void
+ipc_chan_close(struct ipc_chan *c)
+{
+	if (c->fd != -1)
+		close(c->fd);
+	free(c->rbuf);
+	free(c->wbuf);
+	ipc_chan_init(c, -1, c->max_frame);
+}
+
+static int
+grow(uint8_t **buf, size_t *cap, size_t need)
+{
+	uint8_t	*p;
+	size_t	 n = *cap ? *cap : 4096;
+
+	if (need <= *cap)
+		return (0);
+	while (n < need)
+		n *= 2;
+	if ((p = realloc(*buf, n)) == NULL)
+		return (KP_ENOMEM);
+	*buf = p;
+	*cap = n;
+	return (0);
+}
+
+/* Append one frame to the output buffer. */
+int
+ipc_queue(struct ipc_chan *c, const Kpipc__Msg *m)
+{
+	size_t	 len = kpipc__msg__get_packed_size(m);
+	uint8_t	*p;
+
+	if (len > KP_IPC_MAX_FRAME)
+		return (KP_EINVAL);
+	if (grow(&c->wbuf, &c->wcap, c->wlen + IPC_HDR + len) != 0)
+		return (KP_ENOMEM);
+	p = c->wbuf + c->wlen;
+	p[0] = len >> 24;
+	p[1] = len >> 16;
+	p[2] = len >> 8;
+	p[3] = len;
+	kpipc__msg__pack(m, p + IPC_HDR);
+	c->wlen += IPC_HDR + len;
+	return (0);
+}
+
+/* Write what the socket takes now. 0: all written or would block. */
+int
+ipc_flush(struct ipc_chan *c)
+{
+	ssize_t	 n;
+
+	while (c->wlen > 0) {
+		n = send(c->fd, c->wbuf, c->wlen, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n == -1) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN)
+				return (0);
+			return (errno == EPIPE ? KP_EPIPE : KP_EIO);
+		}
+		memmove(c->wbuf, c->wbuf + n, c->wlen - (size_t)n);
+		c->wlen -= (size_t)n;
+	}
+	return (0);
+}
+
+/*
+ * Read what is available. An fd passed along (no message type allows one)
+ * is closed and reported as a violation. Returns bytes read, KP_EPIPE at
+ * end of file, KP_EPROTO for an fd, KP_EIO on errors; 0 if it would block.
+ */
+int
+ipc_read(struct ipc_chan *c)
+{
+	union {
+		struct cmsghdr	 hdr;
+		char		 buf[CMSG_SPACE(sizeof(int) * 8)];
+	} cm;
+	struct msghdr	 mh;
+	struct iovec	 iov;
+	struct cmsghdr	*h;
+	ssize_t		 n;
+	int		 fdseen = 0;
+
+	if (grow(&c->rbuf, &c->rcap, c->rlen + 65536) != 0)
+		return (KP_ENOMEM);
+	memset(&mh, 0, sizeof(mh));
+	iov.iov_base = c->rbuf + c->rlen;
+	iov.iov_len = c->rcap - c->rlen;
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	mh.msg_control = cm.buf;
+	mh.msg_controllen = sizeof(cm.buf);
+	do {
+		n = recvmsg(c->fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	} while (n == -1 && errno == EINTR);
+	for (h = CMSG_FIRSTHDR(&mh); n >= 0 && h != NULL;
+	    h = CMSG_NXTHDR(&mh, h)) {
+		if (h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS) {
+			int	*fds = (int *)CMSG_DATA(h);
+			size_t	 i, k = (h->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+
+			for (i = 0; i < k; i++)
+				close(fds[i]);
+			fdseen = 1;
+		}
+	}
+	if (n == -1)
+		return (errno == EAGAIN ? 0 : KP_EIO);
+	if (fdseen || (mh.msg_flags & MSG_CTRUNC))
+		return (KP_EPROTO);
+	if (n == 0)
+		return (KP_EPIPE);
+	c->rlen += (size_t)n;
+	return ((int)n);
+}
+
+/*
+ * Take the next complete frame out of the input buffer. Returns 1 with *out
+ * set (free with ipc_free), 0 if more bytes are needed, KP_EPROTO with a
+ * reason in err for an oversized, undecodable or invalid frame.
+ */
+int
+ipc_next(struct ipc_chan *c, Kpipc__Msg **out, char *err, size_t errsize)
+{
+	size_t		 len;
+	Kpipc__Msg	*m;
+
+	*out = NULL;
+	if (c->rlen < IPC_HDR)
+		return (0);
+	len = (size_t)c->rbuf[0] << 24 | (size_t)c->rbuf[1] << 16 |
+	    (size_t)c->rbuf[2] << 8 | c->rbuf[3];
+	if (len > c->max_frame) {
+		snprintf(err, errsize, "frame of %zu bytes exceeds the "
+		    "limit of %zu", len, c->max_frame);
+		return (KP_EPROTO);
+	}
+	if (c->rlen < IPC_HDR + len)
+		return (0);
+	m = kpipc__msg__unpack(NULL, len, c->rbuf + IPC_HDR);
+	memmove(c->rbuf, c->rbuf + IPC_HDR + len, c->rlen - IPC_HDR - len);
+	c->rlen -= IPC_HDR + len;
+	if (m == NULL) {
+		snprintf(err, errsize, "frame of %zu bytes does not decode",
+		    len);
+		return (KP_EPROTO);
+	}
+	if (ipc_check(m, err, errsize) != 0) {
+		ipc_free(m);
+		return (KP_EPROTO);
+	}
+	*out = m;
+	return (1);
+}
+
+void
+ipc_free(Kpipc__Msg *m)
+{
+	if (m != NULL)
+		kpipc__msg__free_unpacked(m, NULL);
+}
+
+static int
+wait_fd(int fd, short ev, int timeout_ms)
+{
+	struct pollfd	 p = { .fd = fd, .events = ev };
+	int		 r;
+
+	do {
+		r = poll(&p, 1, timeout_ms);
+	} while (r == -1 && errno == EINTR);
+	if (r == 0)
+		return (KP_ETIMEDOUT);
+	return (r < 0 ? KP_EIO : 0);
+}
+
+/* Blocking send of one frame (children, driver). */
+int
+ipc_send(struct ipc_chan *c, const Kpipc__Msg *m)
+{
+	int	 r;
+
+	if ((r = ipc_queue(c, m)) != 0)
+		return (r);
+	while (c->wlen > 0) {
+		if ((r = ipc_flush(c)) != 0)
+			return (r);
+		if (c->wlen > 0 && (r = wait_fd(c->fd, POLLOUT, 30000)) != 0)
+			return (r);
+	}
+	return (0);
+}
+
+static long long
+now_ms(void)
+{
+	struct timespec	 ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ((long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+}
+
+/* Blocking receive of one frame within timeout_ms (-1: no limit). */
+int
+ipc_recv(struct ipc_chan *c, Kpipc__Msg **out, int timeout_ms, char *err,
+    size_t errsize)
+{
+	long long	 end = now_ms() + timeout_ms;
+	int		 r, left = timeout_ms;
+
+	for (;;) {
+		if ((r = ipc_next(c, out, err, errsize)) != 0)
+			return (r < 0 ? r : 0);
+		if (timeout_ms >= 0 && (left = (int)(end - now_ms())) <= 0)
+			return (KP_ETIMEDOUT);
+		if ((r = wait_fd(c->fd, POLLIN, left)) != 0)
+			return (r);
+		if ((r = ipc_read(c)) < 0)
+			return (r);
+	}
+}
+
+int
+ipc_send_result(struct ipc_chan *c, int code, const char *message)
+{
+	Kpipc__Msg	 m = KPIPC__MSG__INIT;
+	Kpipc__Result	 res = KPIPC__RESULT__INIT;
+
+	res.code = code;
+	res.message = (char *)(message ? message : "");
+	m.m_case = KPIPC__MSG__M_RESULT;
+	m.result = &res;
+	return (ipc_send(c, &m));
+}

@@ -1,0 +1,73 @@
+/*
+ * ipc.h - frames between the driver process, the supervisor and its
+ * children: a 4-byte big-endian length, then one packed kpipc.Msg. The
+ * length is checked against the channel's cap before anything is
+ * allocated; a frame that does not unpack, carries unknown fields or an fd
+ * is a protocol violation (STYLE 6, 9).
+ */
+#ifndef KP_IPC_H
+#define KP_IPC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ipc.pb-c.h"
+
+#define KP_IPC_MAX_FRAME	(16u * 1024 * 1024)	/* driver's Publish */
+#define KP_IPC_CHILD_FRAME	(1u * 1024 * 1024)	/* from children */
+#define KP_IPC_SMALL_FRAME	(16u * 1024)		/* registrar */
+
+/* Process roles; the order is the supervisor's role table order. */
+enum kp_role {
+	ROLE_NODESERVER = 0,
+	ROLE_REGISTRAR = 1,
+	ROLE_PUBLISHER = 2,
+	ROLE_COUNT = 3,
+	ROLE_DRIVER = 4,
+	ROLE_SUPERVISOR = 5
+};
+
+/* A child's state as the supervisor tracks it (monitor.c's mon_table
+ * states). READY and START_FAILED move a child out of STARTING, so each
+ * can arrive only once. */
+enum child_state {
+	CS_STOPPED = 0,
+	CS_STARTING = 1,
+	CS_READY = 2,
+	CS_STOPPING = 3
+};
+
+/* A channel's buffers; used non-blocking by the supervisor and blocking
+ * (ipc_recv) by children and the driver. */
+struct ipc_chan {
+	int		 fd;
+	size_t		 max_frame;
+	uint8_t		*rbuf;
+	size_t		 rlen, rcap;
+	uint8_t		*wbuf;
+	size_t		 wlen, wcap;
+};
+
+/* frame.c */
+void	ipc_chan_init(struct ipc_chan *, int, size_t);
+void	ipc_chan_close(struct ipc_chan *);
+int	ipc_queue(struct ipc_chan *, const Kpipc__Msg *);
+int	ipc_flush(struct ipc_chan *);
+int	ipc_read(struct ipc_chan *);
+int	ipc_next(struct ipc_chan *, Kpipc__Msg **, char *, size_t);
+int	ipc_send(struct ipc_chan *, const Kpipc__Msg *);
+int	ipc_recv(struct ipc_chan *, Kpipc__Msg **, int, char *, size_t);
+void	ipc_free(Kpipc__Msg *);
+int	ipc_send_result(struct ipc_chan *, int, const char *);
+
+/* rules.c */
+int	ipc_rule_check(enum kp_role, enum child_state, int, char *, size_t);
+const char *ipc_case_name(int);
+const char *ipc_role_name(enum kp_role);
+
+/* check.c */
+int	ipc_check(const Kpipc__Msg *, char *, size_t);
+int	ipc_check_resources(const Kpipc__Publish *, char *, size_t);
+int	ipc_check_k8s_name(const char *, size_t);
+
+#endif /* KP_IPC_H */

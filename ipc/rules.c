@@ -1,0 +1,99 @@
+/*
+ * rules.c - which role may send which message in which state: the
+ * supervisor's state table (OpenSSH monitor.c mon_table). A frame that is
+ * not in the table for its sender and the sender's state is a violation:
+ * the child is killed and restarted.
+ */
+#include <stdio.h>
+
+#include "kubeletplugin.h"
+#include "ipc/ipc.h"
+
+#define ST(s)	(1u << (s))
+
+struct ipc_rule {
+	int		 mcase;
+	enum kp_role	 role;
+	unsigned	 states;
+};
+
+static const struct ipc_rule rules[] = {
+	{ KPIPC__MSG__M_READY, ROLE_NODESERVER, ST(CS_STARTING) },
+	{ KPIPC__MSG__M_READY, ROLE_REGISTRAR, ST(CS_STARTING) },
+	{ KPIPC__MSG__M_READY, ROLE_PUBLISHER, ST(CS_STARTING) },
+	{ KPIPC__MSG__M_START_FAILED, ROLE_NODESERVER, ST(CS_STARTING) },
+	{ KPIPC__MSG__M_START_FAILED, ROLE_REGISTRAR, ST(CS_STARTING) },
+	{ KPIPC__MSG__M_START_FAILED, ROLE_PUBLISHER, ST(CS_STARTING) },
+	/* kubelet's verdict, relayed by the registrar */
+	{ KPIPC__MSG__M_REG_STATUS, ROLE_REGISTRAR, ST(CS_READY) },
+	/* claim look-ups: nodeserver asks, publisher answers */
+	{ KPIPC__MSG__M_CLAIM_GET, ROLE_NODESERVER, ST(CS_READY) },
+	{ KPIPC__MSG__M_CLAIM_REPLY, ROLE_PUBLISHER, ST(CS_READY) },
+	/* the driver process, always READY once the plugin started */
+	{ KPIPC__MSG__M_REG_STATUS_QUERY, ROLE_DRIVER, ST(CS_READY) },
+	{ KPIPC__MSG__M_PUBLISH, ROLE_DRIVER, ST(CS_READY) },
+	{ KPIPC__MSG__M_STOP, ROLE_DRIVER, ST(CS_READY) },
+};
+
+static const char *const case_names[] = {
+	[KPIPC__MSG__M_RESULT] = "result",
+	[KPIPC__MSG__M_READY] = "ready",
+	[KPIPC__MSG__M_START_FAILED] = "start_failed",
+	[KPIPC__MSG__M_REG_STATUS] = "reg_status",
+	[KPIPC__MSG__M_CLAIM_GET] = "claim_get",
+	[KPIPC__MSG__M_CLAIM_REPLY] = "claim_reply",
+	[KPIPC__MSG__M_PUBLISH] = "publish",
+	[KPIPC__MSG__M_REG_STATUS_QUERY] = "reg_status_query",
+	[KPIPC__MSG__M_REG_STATUS_REPLY] = "reg_status_reply",
+	[KPIPC__MSG__M_STOP] = "stop",
+	[KPIPC__MSG__M_LOG] = "log",
+};
+
+const char *
+ipc_case_name(int mcase)
+{
+	if (mcase <= 0 || (size_t)mcase >= sizeof(case_names) /
+	    sizeof(case_names[0]) || case_names[mcase] == NULL)
+		return ("unknown");
+	return (case_names[mcase]);
+}
+
+const char *
+ipc_role_name(enum kp_role role)
+{
+	switch (role) {
+	case ROLE_NODESERVER:
+		return ("nodeserver");
+	case ROLE_REGISTRAR:
+		return ("registrar");
+	case ROLE_PUBLISHER:
+		return ("publisher");
+	case ROLE_DRIVER:
+		return ("driver");
+	case ROLE_SUPERVISOR:
+		return ("supervisor");
+	default:
+		return ("unknown");
+	}
+}
+
+/* 0 if role may send mcase in state; else KP_EPROTO with the reason. */
+int
+ipc_rule_check(enum kp_role role, enum child_state state, int mcase,
+    char *err, size_t errsize)
+{
+	size_t	 i;
+	int	 known = 0;
+
+	for (i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {
+		if (rules[i].mcase != mcase || rules[i].role != role)
+			continue;
+		known = 1;
+		if (rules[i].states & ST(state))
+			return (0);
+	}
+	snprintf(err, errsize, "%s frame %s from the %s", known ?
+	    "out-of-state" : "unpermitted", ipc_case_name(mcase),
+	    ipc_role_name(role));
+	return (KP_EPROTO);
+}

@@ -1,0 +1,53 @@
+/*
+ * nodeserver.c - nodeserver_main(): the child that serves the DRA gRPC
+ * services on the plugin socket and runs the driver's hooks. Claim
+ * look-ups go through the supervisor to the publisher (ns_wrap.c); the
+ * nodeserver never holds Kubernetes credentials.
+ */
+#include <string.h>
+
+#include "ipc/log.h"
+#include "nodeserver/dra.h"
+#include "rpc/serve.h"
+#include "supervisor/supervisor.h"
+
+#define NS_MAX_METHODS	16
+
+int
+nodeserver_main(struct child_env *env)
+{
+	const struct kp_options	*cfg = env->cfg;
+	const struct kp_hooks	*hooks = env->hooks;
+	struct dra_ctx		 ctx;
+	struct rpc_method	 methods[NS_MAX_METHODS];
+	struct rpc_config	 rc;
+	char			 err[KP_ERROR_SIZE] = "";
+	int			 code;
+
+	/* The driver's own set-up, in this process, before serving. */
+	if (hooks->init != NULL && hooks->init(hooks->user, err,
+	    sizeof(err)) != 0)
+		return (rpc_serve_fail(env, KP_EHOOK, "init hook failed: %s",
+		    err[0] ? err : "(no message)"));
+
+	if (dra_init(&ctx, cfg, hooks) != 0)
+		return (rpc_serve_fail(env, KP_ENOMEM, "out of memory"));
+	ctx.lookup = NULL;	/* no publisher: claims carry no allocation */
+
+	memset(&rc, 0, sizeof(rc));
+	rc.name = "nodeserver";
+	rc.listen_fd = env->listen_fd;
+	rc.allowed_uids = cfg->peer_uids;
+	rc.n_allowed_uids = cfg->n_peer_uids;
+	rc.methods = methods;
+	rc.n_methods = dra_methods(&ctx, methods, NS_MAX_METHODS);
+	rc.unary = cfg->unary;
+	rc.n_unary = cfg->n_unary;
+	rc.stream = cfg->stream;
+	rc.n_stream = cfg->n_stream;
+	rc.verbosity = cfg->grpc_verbosity;
+	rc.workers = cfg->serialize ? 1 : cfg->workers;
+	code = rpc_serve_child(env, &rc);
+	dra_free(&ctx);
+	return (code);
+}

@@ -1,0 +1,49 @@
+/*
+ * registrar.c - registrar_main(): the registration child. It faces
+ * kubelet's plugin watcher and holds nothing worth stealing: it knows the
+ * driver name, the endpoint and the supported versions, and can only tell
+ * the supervisor what kubelet said. The sandbox (issue: policy) goes
+ * between fd hygiene (done by the supervisor at fork) and serving.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ipc/log.h"
+#include "registrar/registrar.h"
+#include "rpc/serve.h"
+#include "supervisor/supervisor.h"
+
+int
+registrar_main(struct child_env *env)
+{
+	const struct kp_options	*cfg = env->cfg;
+	struct reg_state	 rs;
+	struct rpc_method	 methods[2];
+	struct rpc_config	 rc;
+	int			 code;
+
+	memset(&rs, 0, sizeof(rs));
+	rs.ctl = &env->ctl;
+	pthread_mutex_init(&rs.ctl_lock, NULL);
+	if (reg_info_build(&rs, cfg) != 0)
+		return (rpc_serve_fail(env, KP_ENOMEM, "out of memory"));
+
+	memset(&rc, 0, sizeof(rc));
+	rc.name = "registrar";
+	rc.listen_fd = env->listen_fd;
+	rc.allowed_uids = cfg->peer_uids;
+	rc.n_allowed_uids = cfg->n_peer_uids;
+	rc.methods = methods;
+	rc.n_methods = reg_methods(&rs, methods);
+	rc.unary = cfg->unary;
+	rc.n_unary = cfg->n_unary;
+	rc.stream = cfg->stream;
+	rc.n_stream = cfg->n_stream;
+	rc.verbosity = cfg->grpc_verbosity;
+	rc.workers = 1;
+	code = rpc_serve_child(env, &rc);
+	free(rs.info);
+	pthread_mutex_destroy(&rs.ctl_lock);
+	return (code);
+}

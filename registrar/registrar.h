@@ -1,0 +1,25 @@
+/*
+ * registrar.h - the registrar role: serves kubelet's plugin registration.
+ */
+#ifndef KP_REGISTRAR_H
+#define KP_REGISTRAR_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "ipc/ipc.h"
+#include "rpc/rpc.h"
+#include "supervisor/config.h"
+
+struct reg_state {
+	uint8_t			*info;		/* packed PluginInfo */
+	size_t			 info_len;
+	struct ipc_chan		*ctl;
+	pthread_mutex_t		 ctl_lock;
+};
+
+/* registration.c */
+int	reg_info_build(struct reg_state *, const struct kp_options *);
+size_t	reg_methods(struct reg_state *, struct rpc_method *);
+
+#endif /* KP_REGISTRAR_H */

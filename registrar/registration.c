@@ -1,0 +1,173 @@
+/*
+ * registration.c - pluginregistration.Registration: GetInfo answers from
+ * bytes built once at start (never waits on anything: kubelet gives it
+ * 1 s), NotifyRegistrationStatus relays kubelet's verdict to the
+ * supervisor and, when kubelet refused, answers with an error as upstream.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ipc/log.h"
+#include "nodeserver/dra.h"
+#include "pluginregistration.pb-c.h"
+#include "registrar/registrar.h"
+
+#define MAX_VERSIONS	8
+
+static const char *const DRA_PLUGIN_TYPE = "DRAPlugin";
+
+/* Build the PluginInfo once: GetInfo is immutable data. */
+int
+reg_info_build(struct reg_state *rs, const struct kp_options *cfg)
+{
+	Pluginregistration__PluginInfo	 info =
+	    PLUGINREGISTRATION__PLUGIN_INFO__INIT;
+	const char			*versions[MAX_VERSIONS];
+
+	info.type = (char *)DRA_PLUGIN_TYPE;
+	info.name = cfg->driver_name;
+	info.endpoint = cfg->kubelet_plugin_socket_path != NULL ?
+	    cfg->kubelet_plugin_socket_path : cfg->plugin_socket_path;
+	if (info.endpoint == NULL)
+		info.endpoint = "";
+	info.n_supported_versions = dra_advertised(cfg, versions,
+	    MAX_VERSIONS);
+	info.supported_versions = (char **)versions;
+	rs->info_len = pluginregistration__plugin_info__get_packed_size(&info);
+	if ((rs->info = malloc(rs->info_len)) == NULL)
+		return (KP_ENOMEM);
+	pluginregistration__plugin_info__pack(&info, rs->info);
+	return (0);
+}
+
+static void
+reg_get_info(void *user, struct rpc_call *call, const uint8_t *req,
+    size_t len)
+{
+	struct reg_state		*rs = user;
+	Pluginregistration__InfoRequest	*ir;
+
+	ir = pluginregistration__info_request__unpack(NULL, len, req);
+	if (ir == NULL) {
+		rpc_call_reply(call, RPC_INVALID_ARGUMENT, "GetInfo: "
+		    "malformed InfoRequest", NULL, 0);
+		return;
+	}
+	pluginregistration__info_request__free_unpacked(ir, NULL);
+	rpc_call_reply(call, RPC_OK, NULL, rs->info, rs->info_len);
+}
+
+/* Relay to the supervisor; the channel is shared by gRPC threads. */
+static void
+reg_relay(struct reg_state *rs, const Pluginregistration__RegistrationStatus
+    *st)
+{
+	Kpipc__Msg	 m = KPIPC__MSG__INIT;
+	Kpipc__RegStatus rsm = KPIPC__REG_STATUS__INIT;
+	char		 err[4097];
+
+	/* The supervisor's rule caps kubelet's text at 4096 bytes. */
+	snprintf(err, sizeof(err), "%s", st->error);
+	rsm.registered = st->plugin_registered;
+	rsm.error = err;
+	m.m_case = KPIPC__MSG__M_REG_STATUS;
+	m.reg_status = &rsm;
+	pthread_mutex_lock(&rs->ctl_lock);
+	if (ipc_send(rs->ctl, &m) != 0)
+		log_warnx("cannot relay the registration status");
+	pthread_mutex_unlock(&rs->ctl_lock);
+}
+
+static void
+reg_notify(void *user, struct rpc_call *call, const uint8_t *req, size_t len)
+{
+	struct reg_state			*rs = user;
+	Pluginregistration__RegistrationStatus	*st;
+	char					 msg[4200];
+
+	st = pluginregistration__registration_status__unpack(NULL, len, req);
+	if (st == NULL) {
+		rpc_call_reply(call, RPC_INVALID_ARGUMENT,
+		    "NotifyRegistrationStatus: malformed RegistrationStatus",
+		    NULL, 0);
+		return;
+	}
+	reg_relay(rs, st);
+	if (st->plugin_registered) {
+		uint8_t	 empty[1];
+
+		rpc_call_reply(call, RPC_OK, NULL, empty, 0);
+	} else {
+		/* Upstream: status Unknown, "failed registration process:
+		 * <kubelet's error>". A 1.36 kubelet retries on it. */
+		snprintf(msg, sizeof(msg), "failed registration process: %s",
+		    st->error);
+		rpc_call_reply(call, RPC_UNKNOWN, msg, NULL, 0);
+	}
+	pluginregistration__registration_status__free_unpacked(st, NULL);
+}
+
+static void
+fmt_info(const uint8_t *b, size_t len, char *out, size_t size)
+{
+	Pluginregistration__PluginInfo	*i;
+	size_t				 k, n;
+
+	if ((i = pluginregistration__plugin_info__unpack(NULL, len, b)) ==
+	    NULL) {
+		snprintf(out, size, "(%zu bytes)", len);
+		return;
+	}
+	n = (size_t)snprintf(out, size, "{type:\"%s\",name:\"%s\","
+	    "endpoint:\"%s\",supported_versions:[", i->type, i->name,
+	    i->endpoint);
+	for (k = 0; k < i->n_supported_versions && n < size; k++)
+		n += (size_t)snprintf(out + n, size - n, "%s\"%s\"",
+		    k ? "," : "", i->supported_versions[k]);
+	if (n < size)
+		snprintf(out + n, size - n, "]}");
+	pluginregistration__plugin_info__free_unpacked(i, NULL);
+}
+
+static void
+fmt_status(const uint8_t *b, size_t len, char *out, size_t size)
+{
+	Pluginregistration__RegistrationStatus	*s;
+
+	s = pluginregistration__registration_status__unpack(NULL, len, b);
+	if (s == NULL) {
+		snprintf(out, size, "(%zu bytes)", len);
+		return;
+	}
+	snprintf(out, size, "{plugin_registered:%s,error:\"%s\"}",
+	    s->plugin_registered ? "true" : "false", s->error);
+	pluginregistration__registration_status__free_unpacked(s, NULL);
+}
+
+static void
+fmt_empty(const uint8_t *b, size_t len, char *out, size_t size)
+{
+	snprintf(out, size, len ? "(%zu bytes)" : "{}", len);
+}
+
+size_t
+reg_methods(struct reg_state *rs, struct rpc_method *m)
+{
+	memset(m, 0, 2 * sizeof(*m));
+	m[0].path = "/pluginregistration.Registration/GetInfo";
+	m[0].inline_ok = 1;
+	m[0].handler = reg_get_info;
+	m[0].user = rs;
+	m[0].format_request = fmt_empty;
+	m[0].format_response = fmt_info;
+	m[1].path = "/pluginregistration.Registration/"
+	    "NotifyRegistrationStatus";
+	m[1].inline_ok = 1;
+	m[1].handler = reg_notify;
+	m[1].user = rs;
+	m[1].format_request = fmt_status;
+	m[1].format_response = fmt_empty;
+	return (2);
+}

@@ -1,0 +1,322 @@
+/*
+ * api.c - the driver-side entry points: kp_start, kp_stop,
+ * kp_registration_status, kp_publish_resources. Each is a synchronous
+ * request to the supervisor over the driver's socketpair.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "ipc/log.h"
+#include "supervisor/supervisor.h"
+
+static int
+plugin_fail(struct kp_plugin *p, int code, const char *fmt, ...)
+{
+	va_list	 ap;
+
+	va_start(ap, fmt);
+	vsnprintf(p->errbuf, sizeof(p->errbuf), fmt, ap);
+	va_end(ap);
+	return (code);
+}
+
+static int
+plugin_valid(const struct kp_plugin *p)
+{
+	return (p != NULL && p->magic == KP_PLUGIN_MAGIC);
+}
+
+/* Threads of this process, from /proc/self/task; -1 if unknown. */
+int
+sup_threads(void)
+{
+	DIR		*d;
+	struct dirent	*de;
+	int		 n = 0;
+
+	if ((d = opendir("/proc/self/task")) == NULL)
+		return (-1);
+	while ((de = readdir(d)) != NULL)
+		if (de->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return (n);
+}
+
+/* Everything kp_start() can check before it forks. */
+static int
+start_checks(struct kp_options *opts, const struct kp_hooks *hooks)
+{
+	char	 err[KP_ERROR_SIZE];
+	int	 r, n;
+
+	if ((r = opt_check(opts)) != 0)
+		return (r);
+	if (hooks == NULL || hooks->prepare == NULL ||
+	    hooks->unprepare == NULL)
+		return (opt_fail(opts, KP_EINVAL, "kp_start: hooks: prepare "
+		    "and unprepare are required"));
+	if ((n = sup_threads()) > 1)
+		return (opt_fail(opts, KP_EBUSY, "kp_start: the process has "
+		    "%d threads; fork is only safe from a single-threaded "
+		    "process: call kp_start before starting threads", n));
+	if (opts->plugin_listener == -1 && (r = sock_check_path(
+	    "kp_plugin_socket_path", opts->plugin_socket_path, err,
+	    sizeof(err))) != 0)
+		return (opt_fail(opts, r, "%s", err));
+	if (opts->registrar_listener == -1 && (r = sock_check_path(
+	    "kp_registrar_socket_path", opts->registrar_socket_path, err,
+	    sizeof(err))) != 0)
+		return (opt_fail(opts, r, "%s", err));
+	return (0);
+}
+
+/* The DRA socket exists before the supervisor forks; the registration
+ * socket is bound by the supervisor once the nodeserver serves. */
+static int
+start_sockets(struct kp_options *o, struct sup_socket *ps,
+    struct sup_socket *rs)
+{
+	char	 err[KP_ERROR_SIZE];
+	int	 r;
+
+	memset(rs, 0, sizeof(*rs));
+	rs->fd = -1;
+	if (o->plugin_listener != -1)
+		r = sock_from_listener(ps, o->plugin_listener,
+		    o->plugin_socket_path);
+	else
+		r = sock_listen(ps, o->plugin_socket_path, o->socket_mode,
+		    err, sizeof(err));
+	if (r != 0)
+		return (opt_fail(o, r, "kp_plugin_socket_path: %s", err));
+	if (o->registrar_listener != -1 && sock_from_listener(rs,
+	    o->registrar_listener, o->registrar_socket_path) != 0) {
+		sock_remove(ps);
+		return (opt_fail(o, KP_EIO, "kp_registrar_listener: dup "
+		    "failed"));
+	}
+	return (0);
+}
+
+/* In the new supervisor process; never returns. */
+static void
+start_supervisor(struct kp_options *cfg, const struct kp_hooks *hooks,
+    int fd, struct sup_socket *ps, struct sup_socket *rs)
+{
+	int	 keep[6] = { 0, 1, 2, fd, ps->fd, rs->fd };
+
+	/* Only the sockets and the driver's channel survive. */
+	if (fd_close_except(keep, 6) == -1)
+		_exit(1);
+	cfg->plugin_listener = cfg->registrar_listener = -1;
+	_exit(supervisor_main(cfg, hooks, fd, ps, rs));
+}
+
+static int
+start_wait(struct kp_plugin *p, struct kp_options *opts)
+{
+	Kpipc__Msg	*m = NULL;
+	char		 err[KP_ERROR_SIZE];
+	int		 r;
+
+	r = ipc_recv(&p->chan, &m, KP_START_TIMEOUT_MS + 5000, err,
+	    sizeof(err));
+	if (r != 0)
+		return (opt_fail(opts, r == KP_ETIMEDOUT ? r : KP_ECHILD,
+		    "kp_start: no answer from the supervisor: %s",
+		    kp_strerror(r)));
+	if (m->m_case != KPIPC__MSG__M_RESULT) {
+		ipc_free(m);
+		return (opt_fail(opts, KP_EPROTO, "kp_start: unexpected "
+		    "frame from the supervisor"));
+	}
+	r = m->result->code;
+	if (r != 0)
+		opt_fail(opts, r, "%s", m->result->message);
+	ipc_free(m);
+	return (r);
+}
+
+static void
+reap_supervisor(struct kp_plugin *p, int timeout_ms)
+{
+	int	 i, status;
+
+	for (i = 0; i < timeout_ms / 10; i++) {
+		if (waitpid(p->sup_pid, &status, WNOHANG) != 0)
+			return;
+		usleep(10000);
+	}
+	(void)kill(p->sup_pid, SIGKILL);
+	(void)waitpid(p->sup_pid, &status, 0);
+}
+
+int
+kp_start(struct kp_options *opts, const struct kp_hooks *hooks,
+    struct kp_plugin **out)
+{
+	struct kp_plugin	*p;
+	struct sup_socket	 ps, rs;
+	struct kp_hooks		 h;
+	int			 sv[2], r;
+	pid_t			 pid;
+
+	if (!opt_valid_handle(opts))
+		return (KP_EINVAL);
+	if (out == NULL)
+		return (opt_fail(opts, KP_EINVAL, "kp_start: out is NULL"));
+	*out = NULL;
+	if ((r = start_checks(opts, hooks)) != 0)
+		return (r);
+	log_init(opts->log_verbosity, opts->log_fn, opts->log_user);
+	if ((p = calloc(1, sizeof(*p))) == NULL)
+		return (opt_fail(opts, KP_ENOMEM, "kp_start: out of memory"));
+	h = *hooks;
+	if ((r = start_sockets(opts, &ps, &rs)) != 0) {
+		free(p);
+		return (r);
+	}
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == -1 ||
+	    (pid = fork()) == -1) {
+		r = opt_fail(opts, KP_EIO, "kp_start: %s", strerror(errno));
+		sock_remove(&ps);
+		sock_remove(&rs);
+		free(p);
+		return (r);
+	}
+	if (pid == 0) {
+		close(sv[0]);
+		start_supervisor(opts, &h, sv[1], &ps, &rs);
+	}
+	close(sv[1]);
+	/* The supervisor owns the sockets now; keep the files. */
+	close(ps.fd);
+	if (rs.fd != -1)
+		close(rs.fd);
+	p->magic = KP_PLUGIN_MAGIC;
+	p->sup_pid = pid;
+	p->has_kube = opts->kube_mode != KP_KUBE_NONE;
+	p->has_node = opts->node_name != NULL;
+	pthread_mutex_init(&p->lock, NULL);
+	ipc_chan_init(&p->chan, sv[0], KP_IPC_CHILD_FRAME);
+	if ((r = start_wait(p, opts)) != 0) {
+		ipc_chan_close(&p->chan);
+		reap_supervisor(p, 15000);
+		pthread_mutex_destroy(&p->lock);
+		p->magic = 0;
+		free(p);
+		return (r);
+	}
+	opts->errbuf[0] = '\0';
+	*out = p;
+	return (0);
+}
+
+/* One request, one reply; serialized among the driver's threads. */
+static int
+request(struct kp_plugin *p, const Kpipc__Msg *req, Kpipc__Msg **reply,
+    int timeout_ms)
+{
+	char	 err[KP_ERROR_SIZE];
+	int	 r;
+
+	pthread_mutex_lock(&p->lock);
+	r = ipc_send(&p->chan, req);
+	if (r == 0)
+		r = ipc_recv(&p->chan, reply, timeout_ms, err, sizeof(err));
+	pthread_mutex_unlock(&p->lock);
+	if (r == KP_EIO || r == KP_EPROTO)
+		r = KP_EPIPE;
+	return (r);
+}
+
+int
+kp_stop(struct kp_plugin *p)
+{
+	Kpipc__Msg	 m = KPIPC__MSG__INIT;
+	Kpipc__Stop	 stop = KPIPC__STOP__INIT;
+	Kpipc__Msg	*reply = NULL;
+	int		 r;
+
+	if (p == NULL)
+		return (0);
+	if (!plugin_valid(p))
+		return (KP_EINVAL);
+	m.m_case = KPIPC__MSG__M_STOP;
+	m.stop = &stop;
+	r = request(p, &m, &reply, KP_STOP_GRACE_MS + 5000);
+	if (r == 0 && (reply->m_case != KPIPC__MSG__M_RESULT ||
+	    reply->result->code != 0))
+		r = KP_EIO;
+	ipc_free(reply);
+	ipc_chan_close(&p->chan);
+	reap_supervisor(p, 5000);
+	pthread_mutex_destroy(&p->lock);
+	p->magic = 0;
+	free(p);
+	return (r == 0 ? 0 : KP_EIO);
+}
+
+const char *
+kp_plugin_last_error(const struct kp_plugin *p)
+{
+	return (plugin_valid(p) ? p->errbuf : "");
+}
+
+int
+kp_registration_status(struct kp_plugin *p, enum kp_registration_state *st,
+    char *err, size_t errsize)
+{
+	Kpipc__Msg		 m = KPIPC__MSG__INIT;
+	Kpipc__RegStatusQuery	 q = KPIPC__REG_STATUS_QUERY__INIT;
+	Kpipc__Msg		*reply = NULL;
+	int			 r;
+
+	if (!plugin_valid(p) || st == NULL)
+		return (KP_EINVAL);
+	m.m_case = KPIPC__MSG__M_REG_STATUS_QUERY;
+	m.reg_status_query = &q;
+	if ((r = request(p, &m, &reply, KP_REQUEST_TIMEOUT_MS)) != 0)
+		return (plugin_fail(p, r, "kp_registration_status: "
+		    "supervisor: %s", kp_strerror(r)));
+	if (reply->m_case != KPIPC__MSG__M_REG_STATUS_REPLY) {
+		ipc_free(reply);
+		return (plugin_fail(p, KP_EPIPE, "kp_registration_status: "
+		    "unexpected reply"));
+	}
+	*st = reply->reg_status_reply->state;
+	if (err != NULL && errsize > 0)
+		snprintf(err, errsize, "%s", reply->reg_status_reply->error);
+	ipc_free(reply);
+	return (0);
+}
+
+int
+kp_publish_resources(struct kp_plugin *p, const struct kp_resources *res)
+{
+	if (!plugin_valid(p))
+		return (KP_EINVAL);
+	if (!p->has_kube)
+		return (plugin_fail(p, KP_ENOCLIENT, "kp_publish_resources: "
+		    "no KubeClient found to publish resources (set "
+		    "kp_kube_client_in_cluster or kp_kube_client_kubeconfig)"));
+	if (!p->has_node)
+		return (plugin_fail(p, KP_ENONODE, "kp_publish_resources: "
+		    "no NodeName was set to publish resources (kp_node_name)"));
+	if (res == NULL)
+		return (plugin_fail(p, KP_EINVAL, "kp_publish_resources: "
+		    "resources: NULL"));
+	return (plugin_fail(p, KP_ENOTSUP, "kp_publish_resources: the "
+	    "publisher is not available in this build"));
+}

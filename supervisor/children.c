@@ -1,0 +1,237 @@
+/*
+ * children.c - the role table, fork with fd hygiene, and restart backoff
+ * (100 ms doubling to 30 s, reset after 60 s up).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "ipc/log.h"
+#include "supervisor/supervisor.h"
+
+/* The role table: fork order is table order (nodeserver serves first). */
+void
+child_table_init(struct sup *sup)
+{
+	static const struct {
+		enum kp_role	 role;
+		int		(*main)(struct child_env *);
+	} roles[ROLE_COUNT] = {
+		{ ROLE_NODESERVER, nodeserver_main },
+		{ ROLE_REGISTRAR, registrar_main },
+		{ ROLE_PUBLISHER, NULL },
+	};
+	struct child	*c;
+	int		 i;
+
+	for (i = 0; i < ROLE_COUNT; i++) {
+		c = &sup->children[i];
+		memset(c, 0, sizeof(*c));
+		c->role = roles[i].role;
+		c->name = ipc_role_name(roles[i].role);
+		c->main = roles[i].main;
+		c->enabled = c->main != NULL;
+		c->pid = -1;
+		c->logfd = -1;
+		c->backoff_ms = KP_BACKOFF_MIN_MS;
+		ipc_chan_init(&c->ctl, -1, c->role == ROLE_REGISTRAR ?
+		    KP_IPC_SMALL_FRAME : KP_IPC_CHILD_FRAME);
+	}
+	sup->children[ROLE_NODESERVER].listen_fd = &sup->plugin_sock.fd;
+	sup->children[ROLE_REGISTRAR].listen_fd = &sup->reg_sock.fd;
+}
+
+static int
+cmp_int(const void *a, const void *b)
+{
+	return (*(const int *)a - *(const int *)b);
+}
+
+/* Close every fd but those in keep (at most 8): nothing leaks into a
+ * child that it was not given (STYLE: fork without exec). */
+int
+fd_close_except(const int *keep, size_t n)
+{
+	int	 k[8];
+	size_t	 i, m = 0;
+	unsigned lo = 0;
+
+	for (i = 0; i < n && m < 8; i++)
+		if (keep[i] >= 0)
+			k[m++] = keep[i];
+	qsort(k, m, sizeof(k[0]), cmp_int);
+	for (i = 0; i < m; i++) {
+		if ((unsigned)k[i] > lo &&
+		    close_range(lo, (unsigned)k[i] - 1, 0) == -1)
+			return (-1);
+		lo = (unsigned)k[i] + 1;
+	}
+	return (close_range(lo, ~0U, 0));
+}
+
+static void
+child_reset_signals(void)
+{
+	struct sigaction	 sa;
+	sigset_t		 all;
+	int			 s;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	for (s = 1; s < NSIG; s++)
+		(void)sigaction(s, &sa, NULL);
+	sigfillset(&all);
+	sigprocmask(SIG_SETMASK, &all, NULL);
+}
+
+/* Runs in the new child; never returns. */
+static void
+child_run(struct sup *sup, struct child *c, int ctl, int logfd)
+{
+	struct child_env	 env;
+	int			 keep[5] = { 0, 1, 2, ctl, logfd };
+	int			 lfd = c->listen_fd ? *c->listen_fd : -1;
+	int			 code;
+
+	child_reset_signals();
+	/* The supervisor's death (SIGKILL) ends the children too. */
+	(void)prctl(PR_SET_PDEATHSIG, SIGTERM);
+	if (getppid() == 1)
+		_exit(KP_EXIT_IPC);
+	if (lfd >= 0) {
+		int k2[6] = { 0, 1, 2, ctl, logfd, lfd };
+
+		code = fd_close_except(k2, 6);
+	} else
+		code = fd_close_except(keep, 5);
+	if (code == -1)
+		_exit(KP_EXIT_START);
+	log_procinit(c->name);
+	log_set_sink(logfd);
+	memset(&env, 0, sizeof(env));
+	env.cfg = sup->cfg;
+	env.hooks = sup->hooks;
+	ipc_chan_init(&env.ctl, ctl, KP_IPC_CHILD_FRAME);
+	env.logfd = logfd;
+	env.listen_fd = lfd;
+	code = c->main(&env);
+	_exit(code);
+}
+
+/* Fork the child of role c with fresh channels. */
+int
+child_spawn(struct sup *sup, struct child *c)
+{
+	int	 ctl[2], logp[2];
+	pid_t	 pid;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ctl) == -1)
+		return (KP_EIO);
+	if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, logp) == -1) {
+		close(ctl[0]);
+		close(ctl[1]);
+		return (KP_EIO);
+	}
+	if ((pid = fork()) == -1) {
+		log_warn("fork %s", c->name);
+		close(ctl[0]);
+		close(ctl[1]);
+		close(logp[0]);
+		close(logp[1]);
+		return (KP_EIO);
+	}
+	if (pid == 0)
+		child_run(sup, c, ctl[1], logp[1]);
+	close(ctl[1]);
+	close(logp[1]);
+	(void)fcntl(ctl[0], F_SETFL, O_NONBLOCK);
+	(void)fcntl(logp[0], F_SETFL, O_NONBLOCK);
+	ipc_chan_close(&c->ctl);
+	c->ctl.fd = ctl[0];
+	c->logfd = logp[0];
+	c->pid = pid;
+	c->state = CS_STARTING;
+	clock_gettime(CLOCK_MONOTONIC, &c->started);
+	log_info(2, "started %s, pid %d", c->name, (int)pid);
+	return (0);
+}
+
+void
+child_kill(struct child *c, int sig)
+{
+	if (c->pid > 0)
+		(void)kill(c->pid, sig);
+	if (sig == SIGKILL || sig == SIGTERM)
+		c->state = CS_STOPPING;
+}
+
+static void
+child_log_exit(struct child *c, int status)
+{
+	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS)
+		log_errorx("%s killed by seccomp (SIGSYS)", c->name);
+	else if (WIFSIGNALED(status))
+		log_errorx("%s killed by signal %d (%s)", c->name,
+		    WTERMSIG(status), strsignal(WTERMSIG(status)));
+	else if (WEXITSTATUS(status) != 0 || c->state != CS_STOPPING)
+		log_warnx("%s exited with status %d", c->name,
+		    WEXITSTATUS(status));
+	else
+		log_info(2, "%s exited", c->name);
+}
+
+/* A child was reaped: close its channels, remember when it may return. */
+void
+child_reaped(struct sup *sup, struct child *c, int status)
+{
+	child_log_exit(c, status);
+	ipc_chan_close(&c->ctl);
+	if (c->logfd != -1)
+		close(c->logfd);
+	c->logfd = -1;
+	c->pid = -1;
+	c->state = CS_STOPPED;
+}
+
+/* Backoff: 100 ms doubling to 30 s; reset once a child ran 60 s. */
+void
+child_schedule_restart(struct sup *sup, struct child *c)
+{
+	if (-ts_ms_until(&c->started) >= KP_HEALTHY_MS)
+		c->backoff_ms = KP_BACKOFF_MIN_MS;
+	clock_gettime(CLOCK_MONOTONIC, &c->restart_at);
+	ts_after_ms(&c->restart_at, c->backoff_ms);
+	log_info(1, "restarting %s in %d ms", c->name, c->backoff_ms);
+	c->backoff_ms *= 2;
+	if (c->backoff_ms > KP_BACKOFF_MAX_MS)
+		c->backoff_ms = KP_BACKOFF_MAX_MS;
+	c->restarts++;
+}
+
+/* Milliseconds from now until ts (negative: in the past). */
+long long
+ts_ms_until(const struct timespec *ts)
+{
+	struct timespec	 now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return ((long long)(ts->tv_sec - now.tv_sec) * 1000 +
+	    (ts->tv_nsec - now.tv_nsec) / 1000000);
+}
+
+void
+ts_after_ms(struct timespec *ts, long long ms)
+{
+	ts->tv_sec += ms / 1000;
+	ts->tv_nsec += (ms % 1000) * 1000000;
+	if (ts->tv_nsec >= 1000000000) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000;
+	}
+}

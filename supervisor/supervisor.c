@@ -1,0 +1,564 @@
+/*
+ * supervisor.c - supervisor_main(): the single-threaded poll loop that owns
+ * the listening sockets, forks the children in order, relays what they may
+ * send (after the state table and field rules allowed it), restarts them
+ * with backoff, and stops everything when the driver asks or goes away.
+ * It never calls grpc_init or curl_global_init and never reads credentials.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "ipc/log.h"
+#include "supervisor/supervisor.h"
+
+/* Fixed pollfd slots (ntpd's PFD_*): the driver, then two per child. */
+#define PFD_DRIVER	0
+#define PFD_CTL(i)	(1 + 2 * (i))
+#define PFD_LOG(i)	(2 + 2 * (i))
+#define PFD_MAX		(1 + 2 * ROLE_COUNT)
+
+#define CLAIM_QPS	20.0	/* claim look-ups per second */
+#define CLAIM_BURST	50.0
+
+static volatile sig_atomic_t	 got_chld;
+static volatile sig_atomic_t	 got_term;
+
+static void
+sighdlr(int sig)
+{
+	if (sig == SIGCHLD)
+		got_chld = 1;
+	else
+		got_term = 1;
+}
+
+static void	sup_begin_stop(struct sup *);
+static void	sup_dispatch_child(struct sup *, struct child *);
+
+static void
+sup_signals(sigset_t *waitmask)
+{
+	static const int	 sigs[] = { SIGCHLD, SIGTERM, SIGINT, SIGHUP };
+	struct sigaction	 sa;
+	sigset_t		 block;
+	size_t			 i;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = sighdlr;
+	sigemptyset(&block);
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		sigaction(sigs[i], &sa, NULL);
+		sigaddset(&block, sigs[i]);
+	}
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, NULL);
+	/* Signals arrive only inside ppoll(): no races with the loop. */
+	sigprocmask(SIG_BLOCK, &block, waitmask);
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigdelset(waitmask, sigs[i]);
+}
+
+static int
+sup_reply_driver(struct sup *sup, int code, const char *msg)
+{
+	Kpipc__Msg	 m = KPIPC__MSG__INIT;
+	Kpipc__Result	 res = KPIPC__RESULT__INIT;
+
+	res.code = code;
+	res.message = (char *)msg;
+	m.m_case = KPIPC__MSG__M_RESULT;
+	m.result = &res;
+	return (ipc_queue(&sup->driver, &m));
+}
+
+/* The start failed: tell kp_start() why, then stop everything. */
+static void
+sup_fail_start(struct sup *sup, int code, const char *msg)
+{
+	if (sup->phase >= PHASE_RUNNING)
+		return;
+	log_errorx("start failed: %s", msg);
+	sup_reply_driver(sup, code, msg);
+	sup->exit_code = 1;
+	sup_begin_stop(sup);
+}
+
+void
+sup_child_violation(struct sup *sup, struct child *c, const char *why)
+{
+	char	 msg[KP_ERROR_SIZE];
+
+	log_errorx("%s: protocol violation: %s; killing it", c->name, why);
+	child_kill(c, SIGKILL);
+	snprintf(msg, sizeof(msg), "%s: protocol violation: %s", c->name,
+	    why);
+	sup_fail_start(sup, KP_EPROTO, msg);
+}
+
+static void
+sup_begin_stop(struct sup *sup)
+{
+	int	 i;
+
+	if (sup->phase == PHASE_STOPPING)
+		return;
+	sup->phase = PHASE_STOPPING;
+	/* The registration socket goes first: kubelet deregisters. */
+	sock_remove(&sup->reg_sock);
+	for (i = 0; i < ROLE_COUNT; i++)
+		if (sup->children[i].pid > 0)
+			child_kill(&sup->children[i], SIGTERM);
+	clock_gettime(CLOCK_MONOTONIC, &sup->stop_deadline);
+	ts_after_ms(&sup->stop_deadline, KP_STOP_GRACE_MS);
+}
+
+/* Start the next role, or report success to kp_start(). */
+static void
+sup_start_next(struct sup *sup)
+{
+	struct child	*c;
+	char		 err[KP_ERROR_SIZE];
+	int		 r;
+
+	if (sup->phase == PHASE_START_NODESERVER) {
+		sup->phase = PHASE_START_REGISTRAR;
+		if (sup->reg_sock.fd == -1 && (r = sock_listen(&sup->reg_sock,
+		    sup->cfg->registrar_socket_path, sup->cfg->socket_mode,
+		    err, sizeof(err))) != 0) {
+			sup_fail_start(sup, r, err);
+			return;
+		}
+		c = &sup->children[ROLE_REGISTRAR];
+	} else if (sup->phase == PHASE_START_REGISTRAR &&
+	    sup->children[ROLE_PUBLISHER].enabled) {
+		sup->phase = PHASE_START_PUBLISHER;
+		c = &sup->children[ROLE_PUBLISHER];
+	} else {
+		sup->phase = PHASE_RUNNING;
+		log_info(1, "plugin %s started", sup->cfg->driver_name);
+		sup_reply_driver(sup, 0, "");
+		return;
+	}
+	if ((r = child_spawn(sup, c)) != 0) {
+		snprintf(err, sizeof(err), "fork %s: %s", c->name,
+		    kp_strerror(r));
+		sup_fail_start(sup, r, err);
+	}
+}
+
+static void
+sup_reap(struct sup *sup)
+{
+	struct child	*c;
+	char		 msg[KP_ERROR_SIZE];
+	pid_t		 pid;
+	int		 status, i, starting;
+
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		for (i = 0, c = NULL; i < ROLE_COUNT; i++)
+			if (sup->children[i].pid == pid)
+				c = &sup->children[i];
+		if (c == NULL)
+			continue;
+		starting = c->state == CS_STARTING;
+		child_reaped(sup, c, status);
+		if (sup->phase == PHASE_STOPPING)
+			continue;
+		if (sup->phase < PHASE_RUNNING) {
+			snprintf(msg, sizeof(msg), "%s exited during start "
+			    "(status 0x%x)", c->name, status);
+			sup_fail_start(sup, KP_ECHILD, msg);
+			continue;
+		}
+		(void)starting;
+		child_schedule_restart(sup, c);
+	}
+}
+
+static void
+sup_reg_status(struct sup *sup, const Kpipc__RegStatus *rs)
+{
+	int	 state = rs->registered ? KP_REGISTRATION_REGISTERED :
+		    KP_REGISTRATION_FAILED;
+
+	/* kubelet may retry every second: log changes only. */
+	if (state != sup->reg_state || strcmp(rs->error, sup->reg_error)) {
+		if (rs->registered)
+			log_info(0, "registered with kubelet");
+		else
+			log_errorx("kubelet rejected the registration: %s",
+			    rs->error);
+	}
+	sup->reg_state = state;
+	snprintf(sup->reg_error, sizeof(sup->reg_error), "%s", rs->error);
+}
+
+/* Token bucket for claim look-ups from the nodeserver. */
+static int
+sup_claim_allowed(struct sup *sup)
+{
+	long long	 ms = -ts_ms_until(&sup->claim_refill);
+
+	clock_gettime(CLOCK_MONOTONIC, &sup->claim_refill);
+	sup->claim_tokens += ms * CLAIM_QPS / 1000.0;
+	if (sup->claim_tokens > CLAIM_BURST)
+		sup->claim_tokens = CLAIM_BURST;
+	if (sup->claim_tokens < 1.0)
+		return (0);
+	sup->claim_tokens -= 1.0;
+	return (1);
+}
+
+static void
+sup_claim_error(struct child *ns, uint64_t id, int code, const char *msg)
+{
+	Kpipc__Msg		 m = KPIPC__MSG__INIT;
+	Kpipc__ClaimReply	 r = KPIPC__CLAIM_REPLY__INIT;
+	Kpipc__Result		 res = KPIPC__RESULT__INIT;
+
+	res.code = code;
+	res.message = (char *)msg;
+	r.id = id;
+	r.result = &res;
+	m.m_case = KPIPC__MSG__M_CLAIM_REPLY;
+	m.claim_reply = &r;
+	(void)ipc_queue(&ns->ctl, &m);
+}
+
+static void
+sup_claim_get(struct sup *sup, Kpipc__Msg *m)
+{
+	struct child	*ns = &sup->children[ROLE_NODESERVER];
+	struct child	*pub = &sup->children[ROLE_PUBLISHER];
+
+	if (!sup_claim_allowed(sup)) {
+		sup_claim_error(ns, m->claim_get->id, KP_EBUSY,
+		    "claim look-ups are rate-limited; retry");
+		return;
+	}
+	if (pub->state != CS_READY) {
+		sup_claim_error(ns, m->claim_get->id, KP_ENOCLIENT,
+		    "publisher not running");
+		return;
+	}
+	(void)ipc_queue(&pub->ctl, m);
+}
+
+static void
+sup_handle_child(struct sup *sup, struct child *c, Kpipc__Msg *m)
+{
+	switch (m->m_case) {
+	case KPIPC__MSG__M_READY:
+		c->state = CS_READY;
+		log_info(c->restarts ? 0 : 2, "%s ready, pid %d%s", c->name,
+		    (int)c->pid, c->restarts ? " (restarted)" : "");
+		if (sup->phase < PHASE_RUNNING)
+			sup_start_next(sup);
+		break;
+	case KPIPC__MSG__M_START_FAILED:
+		c->state = CS_STOPPING;
+		log_errorx("%s failed to start: %s", c->name,
+		    m->start_failed->result->message);
+		sup_fail_start(sup, m->start_failed->result->code == 0 ?
+		    KP_ECHILD : m->start_failed->result->code,
+		    m->start_failed->result->message);
+		break;
+	case KPIPC__MSG__M_REG_STATUS:
+		sup_reg_status(sup, m->reg_status);
+		break;
+	case KPIPC__MSG__M_CLAIM_GET:
+		sup_claim_get(sup, m);
+		break;
+	case KPIPC__MSG__M_CLAIM_REPLY:
+		(void)ipc_queue(&sup->children[ROLE_NODESERVER].ctl, m);
+		break;
+	default:
+		/* NOTREACHED: ipc_rule_check() allowed only the above. */
+		sup_child_violation(sup, c, "unhandled frame");
+	}
+}
+
+static void
+sup_dispatch_child(struct sup *sup, struct child *c)
+{
+	Kpipc__Msg	*m;
+	char		 err[KP_ERROR_SIZE];
+	int		 r;
+
+	if ((r = ipc_read(&c->ctl)) < 0 && r != KP_EPIPE) {
+		sup_child_violation(sup, c, r == KP_EPROTO ?
+		    "file descriptor passed" : "read failed");
+		return;
+	}
+	while (c->state != CS_STOPPED && c->pid > 0 &&
+	    (r = ipc_next(&c->ctl, &m, err, sizeof(err))) != 0) {
+		if (r < 0) {
+			sup_child_violation(sup, c, err);
+			return;
+		}
+		if (ipc_rule_check(c->role, c->state, m->m_case, err,
+		    sizeof(err)) != 0) {
+			ipc_free(m);
+			sup_child_violation(sup, c, err);
+			return;
+		}
+		sup_handle_child(sup, c, m);
+		ipc_free(m);
+	}
+}
+
+/* A child's text may not forge log lines: no control characters. */
+static void
+sanitize(char *s)
+{
+	for (; *s != '\0'; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			*s = '?';
+}
+
+static void
+sup_drain_log(struct sup *sup, struct child *c)
+{
+	uint8_t		 buf[KP_LOG_MAX + 64];
+	char		 err[KP_ERROR_SIZE];
+	Kpipc__Msg	*m;
+	ssize_t		 n;
+	int		 budget = 64;	/* lines per pass: no starvation */
+
+	while (c->logfd != -1 && budget-- > 0) {
+		n = recv(c->logfd, buf, sizeof(buf), MSG_DONTWAIT | MSG_TRUNC);
+		if (n <= 0)
+			return;
+		if ((size_t)n > sizeof(buf) || (m = kpipc__msg__unpack(NULL,
+		    (size_t)n, buf)) == NULL) {
+			sup_child_violation(sup, c, "malformed log datagram");
+			return;
+		}
+		if (m->m_case != KPIPC__MSG__M_LOG ||
+		    ipc_check(m, err, sizeof(err)) != 0) {
+			ipc_free(m);
+			sup_child_violation(sup, c, "non-log frame on the "
+			    "log channel");
+			return;
+		}
+		sanitize(m->log->text);
+		if (m->log->level != KP_LOG_INFO ||
+		    log_enabled(m->log->verbosity))
+			log_emit(c->name, m->log->level, m->log->verbosity,
+			    m->log->text);
+		ipc_free(m);
+	}
+}
+
+static void
+sup_dispatch_driver(struct sup *sup)
+{
+	Kpipc__Msg		*m;
+	Kpipc__Msg		 out = KPIPC__MSG__INIT;
+	Kpipc__RegStatusReply	 rs = KPIPC__REG_STATUS_REPLY__INIT;
+	char			 err[KP_ERROR_SIZE];
+	int			 r;
+
+	if ((r = ipc_read(&sup->driver)) < 0) {
+		/* The driver process is gone (or broke the protocol). */
+		if (sup->phase != PHASE_STOPPING)
+			log_info(1, "driver process gone: stopping");
+		sup->driver.fd = (close(sup->driver.fd), -1);
+		sup_begin_stop(sup);
+		return;
+	}
+	while ((r = ipc_next(&sup->driver, &m, err, sizeof(err))) > 0) {
+		if (sup->phase != PHASE_RUNNING || ipc_rule_check(ROLE_DRIVER,
+		    CS_READY, m->m_case, err, sizeof(err)) != 0) {
+			ipc_free(m);
+			continue;
+		}
+		switch (m->m_case) {
+		case KPIPC__MSG__M_REG_STATUS_QUERY:
+			rs.state = sup->reg_state;
+			rs.error = sup->reg_error;
+			out.m_case = KPIPC__MSG__M_REG_STATUS_REPLY;
+			out.reg_status_reply = &rs;
+			(void)ipc_queue(&sup->driver, &out);
+			break;
+		case KPIPC__MSG__M_PUBLISH:
+			sup_reply_driver(sup, KP_ENOTSUP, "publisher: not "
+			    "available in this build");
+			break;
+		case KPIPC__MSG__M_STOP:
+			sup->stop_replied = 1;
+			sup_begin_stop(sup);
+			break;
+		default:
+			break;
+		}
+		ipc_free(m);
+	}
+}
+
+static int
+sup_timeout(struct sup *sup)
+{
+	long long	 t = 1000, d;
+	int		 i;
+
+	if (sup->phase < PHASE_RUNNING)
+		t = ts_ms_until(&sup->start_deadline);
+	else if (sup->phase == PHASE_STOPPING)
+		t = ts_ms_until(&sup->stop_deadline);
+	for (i = 0; i < ROLE_COUNT && sup->phase == PHASE_RUNNING; i++) {
+		if (!sup->children[i].enabled || sup->children[i].pid > 0)
+			continue;
+		d = ts_ms_until(&sup->children[i].restart_at);
+		if (d < t)
+			t = d;
+	}
+	return (t < 0 ? 0 : t > 1000 ? 1000 : (int)t);
+}
+
+static void
+sup_timers(struct sup *sup)
+{
+	struct child	*c;
+	int		 i;
+
+	if (sup->phase < PHASE_RUNNING &&
+	    ts_ms_until(&sup->start_deadline) <= 0)
+		sup_fail_start(sup, KP_ETIMEDOUT, "plugin processes did not "
+		    "report ready within 30 s");
+	for (i = 0; i < ROLE_COUNT; i++) {
+		c = &sup->children[i];
+		if (sup->phase == PHASE_STOPPING && c->pid > 0 &&
+		    ts_ms_until(&sup->stop_deadline) <= 0) {
+			log_warnx("%s did not stop in time: SIGKILL", c->name);
+			child_kill(c, SIGKILL);
+		}
+		if (sup->phase == PHASE_RUNNING && c->enabled && c->pid <= 0 &&
+		    ts_ms_until(&c->restart_at) <= 0 && child_spawn(sup, c))
+			child_schedule_restart(sup, c);
+	}
+}
+
+static void
+sup_poll(struct sup *sup, const sigset_t *waitmask)
+{
+	struct pollfd	 pfd[PFD_MAX];
+	struct timespec	 ts;
+	struct child	*c;
+	int		 i, t = sup_timeout(sup);
+
+	pfd[PFD_DRIVER].fd = sup->driver.fd;
+	pfd[PFD_DRIVER].events = POLLIN | (sup->driver.wlen ? POLLOUT : 0);
+	for (i = 0; i < ROLE_COUNT; i++) {
+		c = &sup->children[i];
+		pfd[PFD_CTL(i)].fd = c->ctl.fd;
+		pfd[PFD_CTL(i)].events = POLLIN | (c->ctl.wlen ? POLLOUT : 0);
+		pfd[PFD_LOG(i)].fd = c->logfd;
+		pfd[PFD_LOG(i)].events = POLLIN;
+	}
+	ts.tv_sec = t / 1000;
+	ts.tv_nsec = (t % 1000) * 1000000L;
+	if (ppoll(pfd, PFD_MAX, &ts, waitmask) == -1) {
+		if (errno != EINTR)
+			log_warn("ppoll");
+		return;
+	}
+	for (i = 0; i < ROLE_COUNT; i++) {
+		c = &sup->children[i];
+		if (pfd[PFD_LOG(i)].revents & POLLIN)
+			sup_drain_log(sup, c);
+		if (pfd[PFD_CTL(i)].revents & (POLLIN | POLLHUP | POLLERR))
+			sup_dispatch_child(sup, c);
+		if (c->ctl.fd != -1 && ipc_flush(&c->ctl) != 0)
+			c->ctl.wlen = 0;	/* dying child; reaped soon */
+	}
+	if (pfd[PFD_DRIVER].revents & (POLLIN | POLLHUP | POLLERR))
+		sup_dispatch_driver(sup);
+}
+
+static int
+sup_all_stopped(const struct sup *sup)
+{
+	int	 i;
+
+	for (i = 0; i < ROLE_COUNT; i++)
+		if (sup->children[i].pid > 0)
+			return (0);
+	return (1);
+}
+
+static void
+sup_finish(struct sup *sup)
+{
+	int	 i;
+
+	sock_remove(&sup->reg_sock);
+	sock_remove(&sup->plugin_sock);
+	if (sup->stop_replied && sup->driver.fd != -1)
+		sup_reply_driver(sup, 0, "");
+	/* Blocking now: the loop is over. */
+	while (sup->driver.fd != -1 && sup->driver.wlen > 0) {
+		struct pollfd p = { .fd = sup->driver.fd, .events = POLLOUT };
+
+		if (poll(&p, 1, 1000) <= 0 || ipc_flush(&sup->driver) != 0)
+			break;
+	}
+	for (i = 0; i < ROLE_COUNT; i++)
+		ipc_chan_close(&sup->children[i].ctl);
+	ipc_chan_close(&sup->driver);
+	log_info(1, "supervisor stopped");
+}
+
+int
+supervisor_main(const struct kp_options *cfg, const struct kp_hooks *hooks,
+    int driver_fd, struct sup_socket *plugin_sock,
+    struct sup_socket *reg_sock)
+{
+	struct sup	 sup;
+	sigset_t	 waitmask;
+	int		 r;
+
+	memset(&sup, 0, sizeof(sup));
+	sup.cfg = cfg;
+	sup.hooks = hooks;
+	ipc_chan_init(&sup.driver, driver_fd, KP_IPC_MAX_FRAME);
+	sup.plugin_sock = *plugin_sock;
+	sup.reg_sock = *reg_sock;
+	sup.claim_tokens = CLAIM_BURST;
+	clock_gettime(CLOCK_MONOTONIC, &sup.claim_refill);
+	log_procinit("supervisor");
+	sup_signals(&waitmask);
+	child_table_init(&sup);
+	sup.phase = PHASE_START_NODESERVER;
+	clock_gettime(CLOCK_MONOTONIC, &sup.start_deadline);
+	ts_after_ms(&sup.start_deadline, KP_START_TIMEOUT_MS);
+	if ((r = child_spawn(&sup, &sup.children[ROLE_NODESERVER])) != 0)
+		sup_fail_start(&sup, r, "fork nodeserver failed");
+
+	for (;;) {
+		sup_poll(&sup, &waitmask);
+		if (got_chld) {
+			got_chld = 0;
+			sup_reap(&sup);
+		}
+		if (got_term) {
+			got_term = 0;
+			log_info(1, "supervisor signalled: stopping");
+			sup_begin_stop(&sup);
+		}
+		sup_timers(&sup);
+		if (sup.driver.fd != -1 && ipc_flush(&sup.driver) != 0)
+			sup.driver.wlen = 0;
+		if (sup.phase == PHASE_STOPPING && sup_all_stopped(&sup))
+			break;
+	}
+	sup_finish(&sup);
+	return (sup.exit_code);
+}

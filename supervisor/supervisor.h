@@ -1,0 +1,133 @@
+/*
+ * supervisor.h - the driver-side API state, the supervisor's state and the
+ * role table (relayd's procs[]): one struct child per role.
+ */
+#ifndef KP_SUPERVISOR_H
+#define KP_SUPERVISOR_H
+
+#include <pthread.h>
+#include <signal.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "kubeletplugin.h"
+#include "ipc/ipc.h"
+#include "supervisor/config.h"
+
+#define KP_PLUGIN_MAGIC		0x6b70706cu	/* "kppl" */
+#define KP_START_TIMEOUT_MS	30000
+#define KP_STOP_GRACE_MS	5000
+#define KP_REQUEST_TIMEOUT_MS	10000
+#define KP_BACKOFF_MIN_MS	100
+#define KP_BACKOFF_MAX_MS	30000
+#define KP_HEALTHY_MS		60000	/* up this long: backoff resets */
+
+/* Exit codes of children: why a child ended (cf. OpenSSH mm_reap). */
+enum kp_exit {
+	KP_EXIT_OK = 0,		/* asked to stop */
+	KP_EXIT_START = 1,	/* start failed; StartFailed was sent */
+	KP_EXIT_IPC = 2,	/* the supervisor went away */
+	KP_EXIT_SERVE = 3	/* serving failed */
+};
+
+/* The driver process's handle. */
+struct kp_plugin {
+	uint32_t	 magic;
+	pid_t		 sup_pid;
+	struct ipc_chan	 chan;
+	pthread_mutex_t	 lock;	/* the driver may call from threads */
+	int		 has_kube;
+	int		 has_node;
+	char		 errbuf[KP_ERROR_SIZE];
+};
+
+/* What a child's main function gets; it owns ctl and logfd. */
+struct child_env {
+	const struct kp_options	*cfg;
+	const struct kp_hooks	*hooks;
+	struct ipc_chan		 ctl;
+	int			 logfd;
+	int			 listen_fd;	/* -1 for the publisher */
+};
+
+struct child {
+	enum kp_role		 role;
+	const char		*name;
+	int			(*main)(struct child_env *);
+	int			 enabled;
+	pid_t			 pid;
+	enum child_state	 state;
+	struct ipc_chan		 ctl;
+	int			 logfd;
+	int			*listen_fd;	/* in struct sup */
+	struct timespec		 started;
+	struct timespec		 restart_at;
+	int			 backoff_ms;
+	int			 restarts;
+};
+
+/* A listening socket the supervisor owns. */
+struct sup_socket {
+	int		 fd;
+	const char	*path;		/* NULL: listener without a path */
+	int		 created;	/* we bound it: remove if unchanged */
+	dev_t		 dev;
+	ino_t		 ino;
+};
+
+enum sup_phase {
+	PHASE_START_NODESERVER,
+	PHASE_START_REGISTRAR,
+	PHASE_START_PUBLISHER,
+	PHASE_RUNNING,
+	PHASE_STOPPING
+};
+
+struct sup {
+	const struct kp_options	*cfg;
+	const struct kp_hooks	*hooks;
+	struct ipc_chan		 driver;
+	struct sup_socket	 plugin_sock;
+	struct sup_socket	 reg_sock;
+	struct child		 children[ROLE_COUNT];
+	enum sup_phase		 phase;
+	struct timespec		 start_deadline;
+	struct timespec		 stop_deadline;
+	int			 stop_replied;
+	int			 exit_code;
+	int			 reg_state;
+	char			 reg_error[4097];
+	double			 claim_tokens;
+	struct timespec		 claim_refill;
+};
+
+/* api.c */
+int	sup_threads(void);
+
+/* sockets.c */
+int	sock_check_path(const char *, const char *, char *, size_t);
+int	sock_listen(struct sup_socket *, const char *, unsigned int,
+	    char *, size_t);
+void	sock_remove(struct sup_socket *);
+int	sock_from_listener(struct sup_socket *, int, const char *);
+
+/* children.c */
+void	child_table_init(struct sup *);
+int	child_spawn(struct sup *, struct child *);
+void	child_kill(struct child *, int);
+void	child_reaped(struct sup *, struct child *, int);
+void	child_schedule_restart(struct sup *, struct child *);
+int	fd_close_except(const int *, size_t);
+long long ts_ms_until(const struct timespec *);
+void	ts_after_ms(struct timespec *, long long);
+
+/* supervisor.c */
+int	supervisor_main(const struct kp_options *, const struct kp_hooks *,
+	    int, struct sup_socket *, struct sup_socket *);
+void	sup_child_violation(struct sup *, struct child *, const char *);
+
+/* role mains, one per file of their own module */
+int	registrar_main(struct child_env *);
+int	nodeserver_main(struct child_env *);
+
+#endif /* KP_SUPERVISOR_H */

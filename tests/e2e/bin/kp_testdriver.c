@@ -1,0 +1,228 @@
+/*
+ * kp_testdriver - a driver for the end-to-end tests. Options map to the
+ * kp_* setters; hook behaviour is chosen by flags. After kp_start it
+ * prints "ready <pid>" on stdout and then reads commands on stdin:
+ *   status   prints "status <state> <kubelet error>"
+ *   publish  calls kp_publish_resources with one device, prints the result
+ *   stop     calls kp_stop, prints "stopped <code>", exits
+ * End of input stops as "stop" does. A failed start prints
+ * "error <KP_NAME> <message>" and exits 1.
+ */
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kubeletplugin.h"
+
+struct tdrv {
+	char		 name[64];
+	const char	*fail_claim;	/* per-claim error for this name */
+	const char	*share_id;
+	int		 hook_fail;
+	int		 init_fail;
+	int		 slow_ms;
+};
+
+static struct tdrv	 drv;
+
+static int
+prepare(void *user, const struct kp_claim *c, size_t n,
+    struct kp_prepare_results *res, char *errbuf, size_t errsize)
+{
+	struct kp_prepared_device	 dev;
+	const char			*reqs[1] = { "req-0" };
+	char				 cdi[200];
+	const char			*ids[1] = { cdi };
+	size_t				 i;
+	int				 waited;
+
+	for (waited = 0; waited < drv.slow_ms; waited += 10) {
+		if (kp_prepare_cancelled(res))
+			break;
+		usleep(10000);
+	}
+	if (drv.hook_fail) {
+		snprintf(errbuf, errsize, "test hook failure");
+		return (-1);
+	}
+	for (i = 0; i < n; i++) {
+		if (drv.fail_claim && strcmp(c[i].name, drv.fail_claim) == 0) {
+			kp_prepare_claim_error(res, i, "test claim failure");
+			continue;
+		}
+		snprintf(cdi, sizeof(cdi), "%s/test=%s", drv.name, c[i].name);
+		memset(&dev, 0, sizeof(dev));
+		dev.request_names = reqs;
+		dev.n_request_names = 1;
+		dev.pool_name = "pool-a";
+		dev.device_name = c[i].name;
+		dev.cdi_device_ids = ids;
+		dev.n_cdi_device_ids = 1;
+		dev.share_id = drv.share_id;
+		if (kp_prepare_add_device(res, i, &dev) != 0)
+			return (-1);
+	}
+	return (0);
+}
+
+static int
+unprepare(void *user, const struct kp_claim *c, size_t n,
+    struct kp_unprepare_results *res, char *errbuf, size_t errsize)
+{
+	size_t	 i;
+
+	if (drv.hook_fail) {
+		snprintf(errbuf, errsize, "test hook failure");
+		return (-1);
+	}
+	for (i = 0; i < n; i++)
+		if (drv.fail_claim && strcmp(c[i].name, drv.fail_claim) == 0)
+			kp_unprepare_claim_error(res, i, "test claim failure");
+	return (0);
+}
+
+static int
+init_hook(void *user, char *errbuf, size_t errsize)
+{
+	if (drv.init_fail) {
+		snprintf(errbuf, errsize, "test init failure");
+		return (-1);
+	}
+	return (0);
+}
+
+/* Logs every call's phase, proving interceptors run in order. */
+static int
+icpt(void *user, enum kp_call_phase phase, const struct kp_call *call,
+    char *msg, size_t msgsize)
+{
+	const char	*tag = user;
+
+	fprintf(stderr, "interceptor %s %s %s status=%d\n", tag,
+	    phase == KP_CALL_BEFORE ? "before" : "after", call->method,
+	    call->status);
+	if (phase == KP_CALL_BEFORE && strstr(call->method, "Unprepare") &&
+	    getenv("KP_TEST_DENY_UNPREPARE") != NULL && tag[0] == 'B') {
+		snprintf(msg, msgsize, "denied by interceptor %s", tag);
+		return (7);	/* PERMISSION_DENIED */
+	}
+	return (0);
+}
+
+static int
+apply(struct kp_options *o, int ch, const char *a)
+{
+	switch (ch) {
+	case 'd':
+		snprintf(drv.name, sizeof(drv.name), "%s", a);
+		return (kp_driver_name(o, a));
+	case 'n': return (kp_node_name(o, a));
+	case 'r': return (kp_registrar_socket_path(o, a));
+	case 'p': return (kp_plugin_socket_path(o, a));
+	case 'k': return (kp_kubelet_plugin_socket_path(o, a));
+	case 'c': return (kp_kube_client_kubeconfig(o, a, NULL));
+	case 'u': return (kp_allowed_peer_uid(o, (uid_t)strtoul(a, 0, 10)));
+	case 'm': return (kp_socket_mode(o, (unsigned)strtoul(a, 0, 8)));
+	case 'g': return (kp_grpc_verbosity(o, (int)strtol(a, 0, 10)));
+	case 'v': return (kp_log_verbosity(o, (int)strtol(a, 0, 10)));
+	case 'w': return (kp_serialize(o, 0) ||
+	    kp_worker_threads(o, (int)strtol(a, 0, 10)));
+	case '1': return (kp_node_v1alpha4(o, 1));
+	case '2': return (kp_node_v1beta1(o, 0));
+	case '3': return (kp_node_v1(o, 0));
+	case 'F': drv.fail_claim = a; return (0);
+	case 'S': drv.share_id = a; return (0);
+	case 'H': drv.hook_fail = 1; return (0);
+	case 'I': drv.init_fail = 1; return (0);
+	case 'W': drv.slow_ms = (int)strtol(a, 0, 10); return (0);
+	case 'i':
+		return (kp_grpc_interceptor(o, icpt, "A") ||
+		    kp_grpc_interceptor(o, icpt, "B"));
+	default: return (-1);
+	}
+}
+
+static int
+parse(int argc, char **argv, struct kp_options *o)
+{
+	static const struct option lo[] = {
+		{ "driver-name", 1, 0, 'd' }, { "node-name", 1, 0, 'n' },
+		{ "registrar-socket", 1, 0, 'r' },
+		{ "plugin-socket", 1, 0, 'p' },
+		{ "kubelet-plugin-socket", 1, 0, 'k' },
+		{ "kubeconfig", 1, 0, 'c' }, { "allow-uid", 1, 0, 'u' },
+		{ "socket-mode", 1, 0, 'm' }, { "grpc-verbosity", 1, 0, 'g' },
+		{ "workers", 1, 0, 'w' }, { "v1alpha4", 0, 0, '1' },
+		{ "no-v1beta1", 0, 0, '2' }, { "no-v1", 0, 0, '3' },
+		{ "fail-claim", 1, 0, 'F' }, { "share-id", 1, 0, 'S' },
+		{ "hook-fail", 0, 0, 'H' }, { "init-fail", 0, 0, 'I' },
+		{ "slow-ms", 1, 0, 'W' }, { "interceptors", 0, 0, 'i' },
+		{ 0, 0, 0, 0 }
+	};
+	int	 ch;
+
+	while ((ch = getopt_long(argc, argv, "v:", lo, NULL)) != -1) {
+		if (apply(o, ch, optarg) != 0) {
+			printf("error %s %s\n", "KP_EINVAL",
+			    kp_options_last_error(o));
+			return (-1);
+		}
+	}
+	return (0);
+}
+
+static void
+commands(struct kp_plugin *p)
+{
+	enum kp_registration_state	 st;
+	char				 line[256], err[KP_ERROR_SIZE];
+	int				 r;
+
+	while (fgets(line, sizeof(line), stdin) != NULL) {
+		if (strncmp(line, "status", 6) == 0) {
+			r = kp_registration_status(p, &st, err, sizeof(err));
+			if (r != 0)
+				printf("status-error %s\n", kp_err_name(r));
+			else
+				printf("status %d %s\n", (int)st, err);
+		} else if (strncmp(line, "publish", 7) == 0) {
+			struct kp_resources res = { NULL, 0 };
+
+			r = kp_publish_resources(p, &res);
+			printf("publish %s %s\n", kp_err_name(r),
+			    kp_plugin_last_error(p));
+		} else if (strncmp(line, "stop", 4) == 0)
+			break;
+		fflush(stdout);
+	}
+	r = kp_stop(p);
+	printf("stopped %d\n", r);
+	fflush(stdout);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct kp_options	*o;
+	struct kp_plugin	*p;
+	struct kp_hooks		 h = { NULL, prepare, unprepare, init_hook };
+	int			 r;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	signal(SIGPIPE, SIG_IGN);
+	if (kp_options_new(&o) != 0 || parse(argc, argv, o) != 0)
+		return (2);
+	if ((r = kp_start(o, &h, &p)) != 0) {
+		printf("error %s %s\n", kp_err_name(r),
+		    kp_options_last_error(o));
+		kp_options_free(o);
+		return (1);
+	}
+	kp_options_free(o);
+	printf("ready %d\n", (int)getpid());
+	commands(p);
+	return (0);
+}
