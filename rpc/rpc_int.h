@@ -1,0 +1,128 @@
+/*
+ * rpc_int.h - private interface of the rpc/ module. The gRPC types stay in
+ * grpc_core.c: here a grpc_call is a void pointer and a completion-queue tag
+ * is a struct rpc_tag, so server.c, call.c and accept.c compile without the
+ * gRPC headers.
+ */
+#ifndef KP_RPC_INT_H
+#define KP_RPC_INT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "rpc/rpc.h"
+
+/* What a completion-queue event is about. */
+enum rpc_tag_kind {
+	TAG_REQUEST,		/* an armed request for a registered method */
+	TAG_GENERIC,		/* the armed request for any other method */
+	TAG_CLOSE,		/* RECV_CLOSE_ON_SERVER of a call */
+	TAG_SEND,		/* one streamed message */
+	TAG_DONE,		/* the final batch of a call */
+	TAG_SHUTDOWN		/* grpc_server_shutdown_and_notify */
+};
+
+struct rpc_tag {
+	enum rpc_tag_kind	 kind;
+	void			*owner;
+};
+
+/*
+ * One call. References: the dispatcher's (until the handler returned), the
+ * answer's (until the final batch completed), the RECV_CLOSE batch's and
+ * one per streamed message in flight. The last one frees the call.
+ */
+struct rpc_call {
+	struct rpc_server		*srv;
+	const struct rpc_method		*method;	/* NULL: unknown method */
+	void				*gcall;		/* grpc_call * */
+	struct rpc_tag			 close_tag;
+	struct rpc_tag			 send_tag;
+	struct rpc_tag			 done_tag;
+	atomic_int			 refs;
+	atomic_int			 cancelled;
+	int				 close_cancelled; /* RECV_CLOSE out */
+	int64_t				 deadline_ms;	/* monotonic; -1 none */
+	uint64_t			 request_id;
+	uint8_t				*req;
+	size_t				 req_len;
+	size_t				 n_passed;	/* interceptors passed */
+
+	pthread_mutex_t			 lock;		/* fields below */
+	pthread_cond_t			 cond;
+	int				 answered;
+	int				 md_sent;	/* initial metadata */
+	int				 send_busy;
+	int				 send_ok;
+	uint64_t			 send_gen;	/* sends completed */
+	void				*send_buf;	/* grpc_byte_buffer * */
+
+	struct rpc_call			*next;		/* worker FIFO */
+};
+
+struct rpc_core;
+
+struct rpc_server {
+	char				*name;
+	int				 listen_fd;
+	uid_t				*uids;
+	size_t				 n_uids;
+	const struct rpc_method		*methods;
+	size_t				 n_methods;
+	const struct rpc_interceptor	*unary;
+	size_t				 n_unary;
+	const struct rpc_interceptor	*stream;
+	size_t				 n_stream;
+	int				 verbosity;
+	int				 workers;
+
+	struct rpc_core			*core;		/* gRPC state */
+	int				 ran;
+	int				 sync_ok;	/* lock and conds made */
+
+	pthread_mutex_t			 lock;		/* fields below */
+	pthread_cond_t			 cond;		/* workers */
+	pthread_cond_t			 idle;		/* shutdown waits */
+	struct rpc_call			*head;
+	struct rpc_call			*tail;
+	int				 stopping;
+	int				 workers_quit;
+	int				 shutdown_done;
+	size_t				 live_calls;
+	pthread_t			*threads;
+	int				 n_threads;
+};
+
+/* grpc_core.c */
+int	 rpc_core_new(struct rpc_server *);
+int	 rpc_core_start(struct rpc_server *);
+void	 rpc_core_add_fd(struct rpc_server *, int);
+void	 rpc_core_stop(struct rpc_server *);
+void	 rpc_core_destroy(struct rpc_server *);
+void	 rpc_core_free(struct rpc_server *);
+int	 rpc_core_reply(struct rpc_call *, int, const char *,
+	    const uint8_t *, size_t);
+int	 rpc_core_send(struct rpc_call *, const uint8_t *, size_t);
+int	 rpc_core_finish(struct rpc_call *, int, const char *);
+void	 rpc_core_call_release(struct rpc_call *);
+
+/* server.c */
+int	 rpc_thread_start(pthread_t *, void *(*)(void *), void *);
+void	 rpc_server_dispatch(struct rpc_server *, struct rpc_call *);
+void	 rpc_server_call_gone(struct rpc_server *);
+void	 rpc_server_shutdown_done(struct rpc_server *);
+int64_t	 rpc_now_ms(void);
+
+/* call.c */
+struct rpc_call *rpc_call_new(struct rpc_server *, const struct rpc_method *);
+void	 rpc_call_unref(struct rpc_call *);
+void	 rpc_call_run(struct rpc_call *);
+void	 rpc_call_abort(struct rpc_call *, int, const char *);
+void	 rpc_call_closed(struct rpc_call *, int);
+void	 rpc_call_sent(struct rpc_call *, int);
+
+/* accept.c */
+int	 rpc_accept_loop(struct rpc_server *, volatile sig_atomic_t *, int);
+
+#endif /* KP_RPC_INT_H */
