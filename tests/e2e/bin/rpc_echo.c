@@ -66,6 +66,14 @@ echo(void *user, struct rpc_call *call, const uint8_t *req, size_t len)
 	rpc_call_reply(call, RPC_OK, NULL, req, len);
 }
 
+/* Proves in the trace whether a handler ran. */
+static void
+denied(void *user, struct rpc_call *call, const uint8_t *req, size_t len)
+{
+	fprintf(stderr, "HANDLER %s\n", rpc_call_method(call));
+	rpc_call_reply(call, RPC_OK, NULL, req, len);
+}
+
 static void
 note_running(int delta)
 {
@@ -182,7 +190,7 @@ static const struct rpc_method methods[] = {
 	{ "/test.Echo/Echo", 0, 0, echo, NULL, format_text, format_text },
 	{ "/test.Echo/Slow", 0, 0, slow, NULL, format_text, format_text },
 	{ "/test.Echo/Fail", 0, 0, fail, NULL, NULL, NULL },
-	{ "/test.Echo/Denied", 0, 0, echo, NULL, NULL, NULL },
+	{ "/test.Echo/Denied", 0, 0, denied, NULL, NULL, NULL },
 	{ "/test.Echo/Stats", 0, 1, stats, NULL, NULL, format_text },
 	{ "/test.Echo/Stream", 1, 0, stream, NULL, format_text, format_text },
 };
