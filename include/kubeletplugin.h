@@ -225,8 +225,8 @@ KP_EXTERN int kp_plugin_socket_path(struct kp_options *opts, const char *path);
 
 /*
  * kp_plugin_listener - serve the DRA services on an already listening
- * AF_UNIX SOCK_STREAM socket. fd: borrowed until kp_start(), which
- * duplicates it (the caller may close its copy afterwards). -1 unsets.
+ * AF_UNIX SOCK_STREAM socket. fd: duplicated at once (close-on-exec), so
+ * the caller may close its copy when this returns. -1 unsets.
  * Errors: KP_EINVAL (fd is not a listening Unix stream socket).
  * Mirrors kubeletplugin.PluginListener, 1.32.
  */

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -90,6 +91,16 @@ child_reset_signals(void)
 	sigprocmask(SIG_SETMASK, &all, NULL);
 }
 
+/* ps and /proc/<pid>/comm show the role: "kp-nodeserver". */
+void
+child_set_name(const char *role)
+{
+	char	 name[16];
+
+	snprintf(name, sizeof(name), "kp-%s", role);
+	(void)prctl(PR_SET_NAME, name, 0, 0, 0);
+}
+
 /* Runs in the new child; never returns. */
 static void
 child_run(struct sup *sup, struct child *c, int ctl, int logfd)
@@ -114,6 +125,7 @@ child_run(struct sup *sup, struct child *c, int ctl, int logfd)
 		_exit(KP_EXIT_START);
 	log_procinit(c->name);
 	log_set_sink(logfd);
+	child_set_name(c->name);
 	memset(&env, 0, sizeof(env));
 	env.cfg = sup->cfg;
 	env.hooks = sup->hooks;

@@ -534,6 +534,7 @@ supervisor_main(const struct kp_options *cfg, const struct kp_hooks *hooks,
 	sup.claim_tokens = CLAIM_BURST;
 	clock_gettime(CLOCK_MONOTONIC, &sup.claim_refill);
 	log_procinit("supervisor");
+	child_set_name("supervisor");
 	sup_signals(&waitmask);
 	child_table_init(&sup);
 	sup.phase = PHASE_START_NODESERVER;

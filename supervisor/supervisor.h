@@ -115,6 +115,7 @@ int	sock_from_listener(struct sup_socket *, int, const char *);
 void	child_table_init(struct sup *);
 int	child_spawn(struct sup *, struct child *);
 void	child_kill(struct child *, int);
+void	child_set_name(const char *);
 void	child_reaped(struct sup *, struct child *, int);
 void	child_schedule_restart(struct sup *, struct child *);
 int	fd_close_except(const int *, size_t);

@@ -8,7 +8,11 @@
  * End of input stops as "stop" does. A failed start prints
  * "error <KP_NAME> <message>" and exits 1.
  */
+#include <dirent.h>
 #include <getopt.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +31,51 @@ struct tdrv {
 };
 
 static struct tdrv	 drv;
+
+/*
+ * Plays compromised driver code: finds this process's channel to the
+ * supervisor (the unnamed AF_UNIX stream socket) and writes a hostile
+ * frame on it. The supervisor must kill and restart this nodeserver.
+ */
+static void
+hostile(const char *kind)
+{
+	static const uint8_t	 oversize[4] = { 0x7f, 0xff, 0xff, 0xff };
+	/* a valid frame of an unpermitted type: Stop (field 10, empty) */
+	static const uint8_t	 stop[6] = { 0, 0, 0, 2, 0x52, 0x00 };
+	static const uint8_t	 garbage[8] = { 0, 0, 0, 4, 0xff, 0xff,
+				    0xff, 0xff };
+	struct sockaddr_un	 sun;
+	socklen_t		 len;
+	DIR			*d;
+	struct dirent		*de;
+	int			 fd, type, acc;
+
+	if ((d = opendir("/proc/self/fd")) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		fd = atoi(de->d_name);
+		len = sizeof(type);
+		if (fd < 3 || getsockopt(fd, SOL_SOCKET, SO_TYPE, &type,
+		    &len) == -1 || type != SOCK_STREAM)
+			continue;
+		len = sizeof(acc);
+		if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &acc, &len) ||
+		    acc)
+			continue;
+		len = sizeof(sun);
+		if (getsockname(fd, (struct sockaddr *)&sun, &len) == -1 ||
+		    sun.sun_family != AF_UNIX || len > sizeof(sa_family_t))
+			continue;
+		if (strcmp(kind, "oversize") == 0)
+			(void)!write(fd, oversize, sizeof(oversize));
+		else if (strcmp(kind, "unpermitted") == 0)
+			(void)!write(fd, stop, sizeof(stop));
+		else
+			(void)!write(fd, garbage, sizeof(garbage));
+	}
+	closedir(d);
+}
 
 static int
 prepare(void *user, const struct kp_claim *c, size_t n,
@@ -49,6 +98,10 @@ prepare(void *user, const struct kp_claim *c, size_t n,
 		return (-1);
 	}
 	for (i = 0; i < n; i++) {
+		if (strncmp(c[i].name, "hostile-", 8) == 0) {
+			hostile(c[i].name + 8);
+			sleep(5);	/* the supervisor kills us here */
+		}
 		if (drv.fail_claim && strcmp(c[i].name, drv.fail_claim) == 0) {
 			kp_prepare_claim_error(res, i, "test claim failure");
 			continue;
