@@ -52,9 +52,11 @@ log_enabled(int verbosity)
 	return (verbosity <= log_verbosity);
 }
 
-/* klog header: Lmmdd hh:mm:ss.uuuuuu threadid file:line] msg */
+/* klog header: Lmmdd hh:mm:ss.uuuuuu threadid file:line] msg; here the
+ * emitting process's pid and its role stand for thread id and file. */
 static void
-log_stderr(const char *role, enum kp_log_level level, const char *text)
+log_stderr(const char *role, int pid, enum kp_log_level level,
+    const char *text)
 {
 	static const char	 letters[] = "EWI";
 	char			 line[KP_LOG_MAX + 128];
@@ -68,7 +70,7 @@ log_stderr(const char *role, enum kp_log_level level, const char *text)
 	    "%c%02d%02d %02d:%02d:%02d.%06ld %7d %s] %s\n",
 	    letters[level <= KP_LOG_INFO ? level : KP_LOG_INFO],
 	    tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-	    (long)tv.tv_usec, (int)getpid(), role, text);
+	    (long)tv.tv_usec, pid, role, text);
 	if (n < 0)
 		return;
 	if ((size_t)n >= sizeof(line))
@@ -79,13 +81,13 @@ log_stderr(const char *role, enum kp_log_level level, const char *text)
 
 /* Emit a line that is known to be for this process's sink. */
 void
-log_emit(const char *role, enum kp_log_level level, int verbosity,
+log_emit(const char *role, int pid, enum kp_log_level level, int verbosity,
     const char *text)
 {
 	if (log_fn != NULL)
 		log_fn(log_user, level, verbosity, role, text);
 	else
-		log_stderr(role, level, text);
+		log_stderr(role, pid, level, text);
 }
 
 static void
@@ -123,7 +125,7 @@ log_vmsg(enum kp_log_level level, int verbosity, const char *fmt, va_list ap)
 	if (log_sink != -1)
 		log_send(level, verbosity, text);
 	else
-		log_emit(log_rolename, level, verbosity, text);
+		log_emit(log_rolename, (int)getpid(), level, verbosity, text);
 	errno = saved;
 }
 

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -18,51 +19,57 @@
 #include "ipc/log.h"
 #include "supervisor/supervisor.h"
 
-/* Fixed pollfd slots (ntpd's PFD_*): the driver, then two per child. */
-#define PFD_DRIVER	0
-#define PFD_CTL(i)	(1 + 2 * (i))
-#define PFD_LOG(i)	(2 + 2 * (i))
-#define PFD_MAX		(1 + 2 * ROLE_COUNT)
+/* Fixed pollfd slots (ntpd's PFD_*): signals, the driver, then two per
+ * child. */
+#define PFD_SIGNAL	0
+#define PFD_DRIVER	1
+#define PFD_CTL(i)	(2 + 2 * (i))
+#define PFD_LOG(i)	(3 + 2 * (i))
+#define PFD_MAX		(2 + 2 * ROLE_COUNT)
 
 #define CLAIM_QPS	20.0	/* claim look-ups per second */
 #define CLAIM_BURST	50.0
 
-static volatile sig_atomic_t	 got_chld;
-static volatile sig_atomic_t	 got_term;
-
-static void
-sighdlr(int sig)
-{
-	if (sig == SIGCHLD)
-		got_chld = 1;
-	else
-		got_term = 1;
-}
-
 static void	sup_begin_stop(struct sup *);
 static void	sup_dispatch_child(struct sup *, struct child *);
 
-static void
-sup_signals(sigset_t *waitmask)
+/*
+ * Signals arrive on a signalfd in its own poll slot: nothing runs in
+ * signal context, and a pending SIGCHLD is seen even while other fds keep
+ * poll() busy (ppoll() would not deliver it then).
+ */
+static int
+sup_signals(void)
 {
 	static const int	 sigs[] = { SIGCHLD, SIGTERM, SIGINT, SIGHUP };
 	struct sigaction	 sa;
-	sigset_t		 block;
+	sigset_t		 set;
 	size_t			 i;
 
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = sighdlr;
-	sigemptyset(&block);
-	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
-		sigaction(sigs[i], &sa, NULL);
-		sigaddset(&block, sigs[i]);
-	}
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &sa, NULL);
-	/* Signals arrive only inside ppoll(): no races with the loop. */
-	sigprocmask(SIG_BLOCK, &block, waitmask);
-	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		sigdelset(waitmask, sigs[i]);
+	sa.sa_handler = SIG_DFL;
+	sigemptyset(&set);
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		sigaction(sigs[i], &sa, NULL);
+		sigaddset(&set, sigs[i]);
+	}
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	return (signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC));
+}
+
+static void
+sup_read_signals(struct sup *sup)
+{
+	struct signalfd_siginfo	 si;
+
+	while (read(sup->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		if (si.ssi_signo == SIGCHLD)
+			sup->got_chld = 1;
+		else
+			sup->got_term = 1;
+	}
 }
 
 static int
@@ -292,7 +299,12 @@ sup_dispatch_child(struct sup *sup, struct child *c)
 	char		 err[KP_ERROR_SIZE];
 	int		 r;
 
-	if ((r = ipc_read(&c->ctl)) < 0 && r != KP_EPIPE) {
+	if ((r = ipc_read(&c->ctl)) == KP_EPIPE) {
+		/* The child is exiting; stop polling its end until it is
+		 * reaped, then handle what it sent before. */
+		close(c->ctl.fd);
+		c->ctl.fd = -1;
+	} else if (r < 0) {
 		sup_child_violation(sup, c, r == KP_EPROTO ?
 		    "file descriptor passed" : "read failed");
 		return;
@@ -351,8 +363,8 @@ sup_drain_log(struct sup *sup, struct child *c)
 		sanitize(m->log->text);
 		if (m->log->level != KP_LOG_INFO ||
 		    log_enabled(m->log->verbosity))
-			log_emit(c->name, m->log->level, m->log->verbosity,
-			    m->log->text);
+			log_emit(c->name, (int)c->pid, m->log->level,
+			    m->log->verbosity, m->log->text);
 		ipc_free(m);
 	}
 }
@@ -447,13 +459,14 @@ sup_timers(struct sup *sup)
 }
 
 static void
-sup_poll(struct sup *sup, const sigset_t *waitmask)
+sup_poll(struct sup *sup)
 {
 	struct pollfd	 pfd[PFD_MAX];
-	struct timespec	 ts;
 	struct child	*c;
 	int		 i, t = sup_timeout(sup);
 
+	pfd[PFD_SIGNAL].fd = sup->sigfd;
+	pfd[PFD_SIGNAL].events = POLLIN;
 	pfd[PFD_DRIVER].fd = sup->driver.fd;
 	pfd[PFD_DRIVER].events = POLLIN | (sup->driver.wlen ? POLLOUT : 0);
 	for (i = 0; i < ROLE_COUNT; i++) {
@@ -463,13 +476,13 @@ sup_poll(struct sup *sup, const sigset_t *waitmask)
 		pfd[PFD_LOG(i)].fd = c->logfd;
 		pfd[PFD_LOG(i)].events = POLLIN;
 	}
-	ts.tv_sec = t / 1000;
-	ts.tv_nsec = (t % 1000) * 1000000L;
-	if (ppoll(pfd, PFD_MAX, &ts, waitmask) == -1) {
+	if (poll(pfd, PFD_MAX, t) == -1) {
 		if (errno != EINTR)
-			log_warn("ppoll");
+			log_warn("poll");
 		return;
 	}
+	if (pfd[PFD_SIGNAL].revents & POLLIN)
+		sup_read_signals(sup);
 	for (i = 0; i < ROLE_COUNT; i++) {
 		c = &sup->children[i];
 		if (pfd[PFD_LOG(i)].revents & POLLIN)
@@ -513,6 +526,7 @@ sup_finish(struct sup *sup)
 	for (i = 0; i < ROLE_COUNT; i++)
 		ipc_chan_close(&sup->children[i].ctl);
 	ipc_chan_close(&sup->driver);
+	close(sup->sigfd);
 	log_info(1, "supervisor stopped");
 }
 
@@ -522,7 +536,6 @@ supervisor_main(const struct kp_options *cfg, const struct kp_hooks *hooks,
     struct sup_socket *reg_sock)
 {
 	struct sup	 sup;
-	sigset_t	 waitmask;
 	int		 r;
 
 	memset(&sup, 0, sizeof(sup));
@@ -535,7 +548,11 @@ supervisor_main(const struct kp_options *cfg, const struct kp_hooks *hooks,
 	clock_gettime(CLOCK_MONOTONIC, &sup.claim_refill);
 	log_procinit("supervisor");
 	child_set_name("supervisor");
-	sup_signals(&waitmask);
+	if ((sup.sigfd = sup_signals()) == -1) {
+		sup_reply_driver(&sup, KP_EIO, "supervisor: signalfd failed");
+		(void)ipc_flush(&sup.driver);
+		return (1);
+	}
 	child_table_init(&sup);
 	sup.phase = PHASE_START_NODESERVER;
 	clock_gettime(CLOCK_MONOTONIC, &sup.start_deadline);
@@ -544,13 +561,13 @@ supervisor_main(const struct kp_options *cfg, const struct kp_hooks *hooks,
 		sup_fail_start(&sup, r, "fork nodeserver failed");
 
 	for (;;) {
-		sup_poll(&sup, &waitmask);
-		if (got_chld) {
-			got_chld = 0;
+		sup_poll(&sup);
+		if (sup.got_chld) {
+			sup.got_chld = 0;
 			sup_reap(&sup);
 		}
-		if (got_term) {
-			got_term = 0;
+		if (sup.got_term) {
+			sup.got_term = 0;
 			log_info(1, "supervisor signalled: stopping");
 			sup_begin_stop(&sup);
 		}

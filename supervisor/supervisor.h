@@ -97,6 +97,9 @@ struct sup {
 	int			 exit_code;
 	int			 reg_state;
 	char			 reg_error[4097];
+	int			 sigfd;
+	int			 got_chld;
+	int			 got_term;
 	double			 claim_tokens;
 	struct timespec		 claim_refill;
 };

@@ -49,7 +49,7 @@ find_first_pci_device(struct driver *d)
 		if (de->d_name[0] == '.' || strlen(de->d_name) >= sizeof(best))
 			continue;
 		if (best[0] == '\0' || strcmp(de->d_name, best) < 0)
-			snprintf(best, sizeof(best), "%s", de->d_name);
+			snprintf(best, sizeof(best), "%.47s", de->d_name);
 	}
 	closedir(dir);
 	if (best[0] == '\0')
