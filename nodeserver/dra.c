@@ -1,0 +1,398 @@
+/*
+ * dra.c - the DRA services of the nodeserver: NodePrepareResources and
+ * NodeUnprepareResources of each enabled version, from request bytes to
+ * response bytes (dra_prepare, dra_unprepare: pure, testable without
+ * gRPC), the rpc_method table, and the supported_versions list.
+ *
+ * Prepare: decode, look every claim up (before taking the lock, as
+ * upstream), run the hook once on the claims whose look-up succeeded,
+ * encode one entry per claim. With serialize, hooks run under one mutex,
+ * so correctness never depends on the number of rpc worker threads.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nodeserver/dra.h"
+
+#define MSG_SIZE	(2 * KP_ERROR_SIZE)
+
+/* Order of supported_versions and of the method table. */
+static const enum dra_version order[] = { DRA_V1, DRA_V1BETA1, DRA_V1ALPHA4 };
+
+struct op {
+	const char	*verb;		/* "prepare", "unprepare" */
+	int		 prepare;
+};
+
+static const struct op op_prepare = { "prepare", 1 };
+static const struct op op_unprepare = { "unprepare", 0 };
+
+int
+dra_init(struct dra_ctx *ctx, const struct kp_options *cfg,
+    const struct kp_hooks *hooks)
+{
+	size_t	i;
+
+	if (ctx == NULL || cfg == NULL || hooks == NULL)
+		return (KP_EINVAL);
+	memset(ctx, 0, sizeof(*ctx));
+	ctx->cfg = cfg;
+	ctx->hooks = hooks;
+	if (pthread_mutex_init(&ctx->lock, NULL) != 0)
+		return (KP_ENOMEM);
+	/* bind[2 * v] is v's prepare, bind[2 * v + 1] its unprepare. */
+	for (i = 0; i < 2 * DRA_NVERSIONS; i++) {
+		ctx->bind[i].ctx = ctx;
+		ctx->bind[i].version = (enum dra_version)(i / 2);
+		ctx->bind[i].prepare = i % 2 == 0;
+	}
+	return (0);
+}
+
+void
+dra_free(struct dra_ctx *ctx)
+{
+	if (ctx == NULL || ctx->cfg == NULL)
+		return;
+	pthread_mutex_destroy(&ctx->lock);
+	memset(ctx, 0, sizeof(*ctx));
+}
+
+const struct dra_version_info *
+dra_version(enum dra_version v)
+{
+	switch (v) {
+	case DRA_V1ALPHA4:
+		return (&dra_v1alpha4_info);
+	case DRA_V1BETA1:
+		return (&dra_v1beta1_info);
+	case DRA_V1:
+		return (&dra_v1_info);
+	default:
+		return (NULL);
+	}
+}
+
+static int
+enabled(const struct kp_options *cfg, enum dra_version v)
+{
+	switch (v) {
+	case DRA_V1ALPHA4:
+		return (cfg->v1alpha4);
+	case DRA_V1BETA1:
+		return (cfg->v1beta1);
+	case DRA_V1:
+		return (cfg->v1);
+	default:
+		return (0);
+	}
+}
+
+/*
+ * supported_versions for the registrar: "v1.DRAPlugin", "v1beta1.DRAPlugin",
+ * and for v1alpha4 "v1alpha3.NodeService" and "1.0.0", each only when
+ * enabled, in that order. Returns the number stored in out (at most max).
+ */
+size_t
+dra_advertised(const struct kp_options *cfg, const char **out, size_t max)
+{
+	const struct dra_version_info	*info;
+	size_t				 i, j, n = 0;
+
+	for (i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+		if (!enabled(cfg, order[i]))
+			continue;
+		info = dra_version(order[i]);
+		for (j = 0; j < 2 && info->advertise[j] != NULL; j++)
+			if (n < max)
+				out[n++] = info->advertise[j];
+	}
+	return (n);
+}
+
+/* The gRPC status of a failed decode; msg names the method or field. */
+static int
+decode_status(int rc, const char *path, char *msg, size_t msgsize)
+{
+	char	field[KP_ERROR_SIZE];
+
+	switch (rc) {
+	case KP_EPROTO:
+		snprintf(msg, msgsize, "%s: malformed request", path);
+		return (RPC_INVALID_ARGUMENT);
+	case KP_EINVAL:
+		snprintf(field, sizeof(field), "%s", msg);
+		snprintf(msg, msgsize, "%s: %s", path, field);
+		return (RPC_INVALID_ARGUMENT);
+	default:
+		snprintf(msg, msgsize, "out of memory");
+		return (RPC_INTERNAL);
+	}
+}
+
+static int
+is_cancelled(const struct dra_results *r)
+{
+	return (r->cancelled != NULL && r->cancelled(r->cancel_arg) != 0);
+}
+
+/*
+ * Run the hook on r->n_hook claims, under the lock when serialized. A call
+ * cancelled while it waited for the lock does not run the hook: kubelet
+ * has given up on it and will retry.
+ */
+static int
+run_hook(struct dra_ctx *ctx, const struct op *op,
+    const struct kp_claim *claims, struct dra_results *r, char *msg,
+    size_t msgsize)
+{
+	char	errbuf[KP_ERROR_SIZE];
+	int	rc = 0, skipped = 0;
+
+	if (r->n_hook == 0)
+		return (RPC_OK);
+	if (ctx->cfg->serialize)
+		pthread_mutex_lock(&ctx->lock);
+	if (is_cancelled(r))
+		skipped = 1;
+	else
+		rc = dra_hook_call(ctx->hooks, op->prepare, claims, r, errbuf,
+		    sizeof(errbuf));
+	if (ctx->cfg->serialize)
+		pthread_mutex_unlock(&ctx->lock);
+	if (rc != 0) {
+		/* upstream: fmt.Errorf("prepare resource claims: %w", err) */
+		snprintf(msg, msgsize, "%s resource claims: %s", op->verb,
+		    errbuf[0] != '\0' ? errbuf : kp_strerror(rc));
+		return (RPC_INTERNAL);
+	}
+	if (skipped || is_cancelled(r)) {
+		snprintf(msg, msgsize, "%s resource claims: call cancelled",
+		    op->verb);
+		return (RPC_CANCELLED);
+	}
+	return (RPC_OK);
+}
+
+/* Look claim c up into a; on failure err holds the claim's message. */
+static int
+lookup_one(struct dra_ctx *ctx, const struct kp_claim *c,
+    struct dra_claim_alloc *a, char *err, size_t errsize)
+{
+	int	rc;
+
+	memset(a, 0, sizeof(*a));
+	err[0] = '\0';
+	rc = ctx->lookup(ctx->lookup_user, c->namespace_, c->name, c->uid, a,
+	    err, errsize);
+	err[errsize - 1] = '\0';
+	if (rc != 0 && err[0] == '\0')
+		snprintf(err, errsize, "claim %s/%s: look-up failed",
+		    c->namespace_, c->name);
+	return (rc);
+}
+
+/*
+ * Look every claim up. Claims found go to hc[] and the front of r (the
+ * hook's indices); the others fail at the back of r and skip the hook.
+ * Without a lookup function every claim goes to the hook, bare.
+ */
+static void
+lookup_claims(struct dra_ctx *ctx, const struct dra_request *rq,
+    struct kp_claim *hc, struct dra_claim_alloc *al, struct dra_results *r)
+{
+	const struct kp_claim	*c;
+	char			 err[KP_ERROR_SIZE];
+	size_t			 i, front = 0, back = rq->n_claims;
+
+	for (i = 0; i < rq->n_claims; i++) {
+		c = &rq->claims[i];
+		if (ctx->lookup != NULL &&
+		    lookup_one(ctx, c, &al[front], err, sizeof(err)) != 0) {
+			dra_claim_alloc_free(&al[front]);
+			r->claims[--back].uid = c->uid;
+			/* Out of memory leaves a static error: still failed. */
+			(void)dra_result_fail(r, back, err);
+			continue;
+		}
+		hc[front] = *c;
+		if (ctx->lookup != NULL) {
+			hc[front].results = al[front].results;
+			hc[front].n_results = al[front].n_results;
+			hc[front].config_json = al[front].config_json != NULL ?
+			    al[front].config_json : "[]";
+		}
+		r->claims[front++].uid = c->uid;
+	}
+	r->n_hook = front;
+}
+
+static int
+prepare_claims(struct dra_ctx *ctx, const struct dra_version_info *info,
+    const struct dra_request *rq, struct dra_results *r, uint8_t **resp,
+    size_t *resp_len, char *msg, size_t msgsize)
+{
+	struct kp_claim		*hc;
+	struct dra_claim_alloc	*al;
+	size_t			 i, n = rq->n_claims;
+	int			 st;
+
+	hc = calloc(n + 1, sizeof(*hc));
+	al = calloc(n + 1, sizeof(*al));
+	if (hc == NULL || al == NULL) {
+		free(hc);
+		free(al);
+		snprintf(msg, msgsize, "out of memory");
+		return (RPC_INTERNAL);
+	}
+	lookup_claims(ctx, rq, hc, al, r);
+	st = run_hook(ctx, &op_prepare, hc, r, msg, msgsize);
+	if (st == RPC_OK &&
+	    dra_encode_prepare(r, info->share_id, resp, resp_len) != 0) {
+		snprintf(msg, msgsize, "out of memory");
+		st = RPC_INTERNAL;
+	}
+	for (i = 0; i < n; i++)
+		dra_claim_alloc_free(&al[i]);
+	free(al);
+	free(hc);
+	return (st);
+}
+
+static int
+unprepare_claims(struct dra_ctx *ctx, const struct dra_request *rq,
+    struct dra_results *r, uint8_t **resp, size_t *resp_len, char *msg,
+    size_t msgsize)
+{
+	size_t	i;
+	int	st;
+
+	for (i = 0; i < rq->n_claims; i++)
+		r->claims[i].uid = rq->claims[i].uid;
+	r->n_hook = rq->n_claims;
+	st = run_hook(ctx, &op_unprepare, rq->claims, r, msg, msgsize);
+	if (st == RPC_OK && dra_encode_unprepare(r, resp, resp_len) != 0) {
+		snprintf(msg, msgsize, "out of memory");
+		st = RPC_INTERNAL;
+	}
+	return (st);
+}
+
+/* Decode, run the operation, encode; returns a gRPC status code. */
+static int
+dra_call(struct dra_ctx *ctx, enum dra_version v, const struct op *op,
+    const uint8_t *req, size_t len, int (*cancelled)(void *), void *arg,
+    uint8_t **resp, size_t *resp_len, char *msg, size_t msgsize)
+{
+	const struct dra_version_info	*info;
+	struct dra_request		 rq;
+	struct dra_results		 r;
+	int				 rc, st;
+
+	*resp = NULL;
+	*resp_len = 0;
+	msg[0] = '\0';
+	if (ctx == NULL || ctx->cfg == NULL || ctx->hooks == NULL ||
+	    (info = dra_version(v)) == NULL) {
+		snprintf(msg, msgsize, "%s: no such DRA service", op->verb);
+		return (RPC_INTERNAL);
+	}
+	if ((rc = dra_decode_request(req, len, &rq, msg, msgsize)) != 0)
+		return (decode_status(rc, op->prepare ? info->prepare_path :
+		    info->unprepare_path, msg, msgsize));
+	if (dra_results_init(&r, rq.n_claims, cancelled, arg) != 0) {
+		dra_request_free(&rq);
+		snprintf(msg, msgsize, "out of memory");
+		return (RPC_INTERNAL);
+	}
+	if (op->prepare)
+		st = prepare_claims(ctx, info, &rq, &r, resp, resp_len, msg,
+		    msgsize);
+	else
+		st = unprepare_claims(ctx, &rq, &r, resp, resp_len, msg,
+		    msgsize);
+	dra_results_free(&r);
+	dra_request_free(&rq);
+	return (st);
+}
+
+/*
+ * dra_prepare / dra_unprepare - one NodePrepareResources /
+ * NodeUnprepareResources call of version v. req/len: the serialized
+ * request. cancelled(arg): polled for kp_*_cancelled(); may be NULL.
+ * Returns a gRPC status: RPC_OK with *resp (malloc'd, caller frees) and
+ * *resp_len, or an error with msg (msgsize bytes) and *resp NULL.
+ */
+int
+dra_prepare(struct dra_ctx *ctx, enum dra_version v, const uint8_t *req,
+    size_t len, int (*cancelled)(void *), void *arg, uint8_t **resp,
+    size_t *resp_len, char *msg, size_t msgsize)
+{
+	return (dra_call(ctx, v, &op_prepare, req, len, cancelled, arg, resp,
+	    resp_len, msg, msgsize));
+}
+
+int
+dra_unprepare(struct dra_ctx *ctx, enum dra_version v, const uint8_t *req,
+    size_t len, int (*cancelled)(void *), void *arg, uint8_t **resp,
+    size_t *resp_len, char *msg, size_t msgsize)
+{
+	return (dra_call(ctx, v, &op_unprepare, req, len, cancelled, arg,
+	    resp, resp_len, msg, msgsize));
+}
+
+static int
+call_cancelled(void *call)
+{
+	return (rpc_call_cancelled(call));
+}
+
+/* The handler of every method; user says which version and operation. */
+static void
+handle(void *user, struct rpc_call *call, const uint8_t *req, size_t len)
+{
+	struct dra_binding	*b = user;
+	uint8_t			*resp;
+	size_t			 n;
+	char			 msg[MSG_SIZE];
+	int			 st;
+
+	st = dra_call(b->ctx, b->version, b->prepare ? &op_prepare :
+	    &op_unprepare, req, len, call_cancelled, call, &resp, &n, msg,
+	    sizeof(msg));
+	rpc_call_reply(call, st, st == RPC_OK ? NULL : msg, resp, n);
+	free(resp);
+}
+
+/*
+ * The rpc methods of the enabled versions: Prepare and Unprepare each, in
+ * the order of supported_versions. out[] points into ctx (bind), which
+ * must outlive the server. Returns the number stored (at most max).
+ */
+size_t
+dra_methods(struct dra_ctx *ctx, struct rpc_method *out, size_t max)
+{
+	const struct dra_version_info	*info;
+	size_t				 i, n = 0;
+
+	for (i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+		if (!enabled(ctx->cfg, order[i]) || n + 2 > max)
+			continue;
+		info = dra_version(order[i]);
+		memset(&out[n], 0, 2 * sizeof(*out));
+		out[n].path = info->prepare_path;
+		out[n].handler = handle;
+		out[n].user = &ctx->bind[2 * order[i]];
+		out[n].format_request = dra_format_request;
+		out[n].format_response = dra_format_prepare_response;
+		out[n + 1].path = info->unprepare_path;
+		out[n + 1].handler = handle;
+		out[n + 1].user = &ctx->bind[2 * order[i] + 1];
+		out[n + 1].format_request = dra_format_request;
+		out[n + 1].format_response = dra_format_unprepare_response;
+		n += 2;
+	}
+	return (n);
+}

@@ -1,0 +1,188 @@
+/*
+ * dra.h - the nodeserver's DRA translation layer: gRPC requests of the DRA
+ * kubelet services (v1alpha4, v1beta1, v1) to the driver's hooks and back.
+ *
+ * The three APIs are identical on the wire except v1's Device.share_id
+ * (field 5, Kubernetes 1.35). One codec (dra_v1.c, on the v1 messages)
+ * therefore serves all of them; an older version is encoded with share_id
+ * never set, which gives exactly that version's bytes. The per-version
+ * files only hold what differs: method paths, advertised names, share_id.
+ *
+ * Every response has exactly one map entry per distinct claim UID of the
+ * request, whatever the hook did: claims the hook left untouched succeed
+ * with no devices, and builder calls that fail leave their claim failed.
+ */
+#ifndef KP_DRA_H
+#define KP_DRA_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kubeletplugin.h"
+#include "rpc/rpc.h"
+#include "supervisor/config.h"
+
+#define DRA_MAX_ERROR	1024	/* bytes of a claim's error text */
+
+/* Short names for the generated v1 code (dra_v1.pb-c.h). */
+#define V1(f)	k8s__io__kubelet__pkg__apis__dra__v1__##f
+#define V1T(t)	K8s__Io__Kubelet__Pkg__Apis__Dra__V1__##t
+#define V1_SHARE_ID_SET \
+	K8S__IO__KUBELET__PKG__APIS__DRA__V1__DEVICE___SHARE_ID_SHARE_ID
+#define V1_SHARE_ID_NOT_SET \
+	K8S__IO__KUBELET__PKG__APIS__DRA__V1__DEVICE___SHARE_ID__NOT_SET
+
+enum dra_version {
+	DRA_V1ALPHA4 = 0,	/* /v1alpha3.Node/ (kubelet 1.31-1.33) */
+	DRA_V1BETA1 = 1,	/* kubelet 1.32+ */
+	DRA_V1 = 2,		/* kubelet 1.34+ */
+	DRA_NVERSIONS = 3
+};
+
+/* What differs between the versions. */
+struct dra_version_info {
+	const char	*name;		/* "v1", for messages */
+	const char	*prepare_path;	/* "/pkg.Service/Method" */
+	const char	*unprepare_path;
+	const char	*advertise[2];	/* supported_versions */
+	int		 share_id;	/* Device.share_id exists */
+};
+
+/*
+ * A claim's allocation for this driver, filled by a dra_lookup_fn. Every
+ * string is owned (use dra_claim_alloc_add/_config to fill it) and freed by
+ * dra_claim_alloc_free().
+ */
+struct dra_claim_alloc {
+	struct kp_allocated_device	*results;
+	size_t				 n_results;
+	char				*config_json; /* NULL: "[]" */
+};
+
+/*
+ * Looks up claim ns/name with the given UID (through the supervisor and the
+ * publisher). out is zeroed on entry. Returns 0 with out filled, or
+ * non-zero with a message for this claim in err (errsize bytes), e.g.
+ * "claim ns/name got replaced". out is freed by the caller either way.
+ * Called from several handler threads at once unless serialized.
+ */
+typedef int (*dra_lookup_fn)(void *user, const char *ns, const char *name,
+    const char *uid, struct dra_claim_alloc *out, char *err, size_t errsize);
+
+struct dra_ctx;
+
+/* The rpc_method user of one method. */
+struct dra_binding {
+	struct dra_ctx		*ctx;
+	enum dra_version	 version;
+	int			 prepare;	/* 0: unprepare */
+};
+
+/*
+ * Set up with dra_init(), then set lookup/lookup_user (NULL lookup: no
+ * Kubernetes access; claims reach the hook without allocation data).
+ * Everything is borrowed and must outlive the context.
+ */
+struct dra_ctx {
+	const struct kp_options	*cfg;
+	const struct kp_hooks	*hooks;
+	dra_lookup_fn		 lookup;
+	void			*lookup_user;
+	pthread_mutex_t		 lock;	/* serializes hooks */
+	struct dra_binding	 bind[2 * DRA_NVERSIONS];
+};
+
+/* One device of a claim's result (all strings owned). */
+struct dra_device {
+	char	**request_names;
+	size_t	  n_request_names;
+	char	 *pool;
+	char	 *device;
+	char	**cdi_ids;
+	size_t	  n_cdi_ids;
+	char	 *share_id;	/* NULL: absent */
+};
+
+/* The result of one claim: one map entry of the response. */
+struct dra_result {
+	const char		*uid;		/* borrowed: request */
+	char			*error;		/* NULL: success */
+	int			 error_static;	/* not owned */
+	struct dra_device	*devices;
+	size_t			 n_devices;
+	size_t			 cap_devices;
+};
+
+/*
+ * The results of a call. claims[0 .. n_hook-1] are the claims passed to the
+ * hook, in its order; the rest failed before the hook (look-ups).
+ */
+struct dra_results {
+	struct dra_result	*claims;
+	size_t			 n;
+	size_t			 n_hook;
+	int			(*cancelled)(void *);
+	void			*cancel_arg;
+};
+
+/* A decoded request: the distinct claims, in order of first appearance. */
+struct dra_request {
+	void		*msg;		/* owns the strings */
+	struct kp_claim	*claims;	/* strings borrowed from msg */
+	size_t		 n_claims;
+	size_t		 n_requested;	/* with repeats */
+};
+
+/* dra.c */
+int	dra_init(struct dra_ctx *, const struct kp_options *,
+	    const struct kp_hooks *);
+void	dra_free(struct dra_ctx *);
+int	dra_prepare(struct dra_ctx *, enum dra_version, const uint8_t *,
+	    size_t, int (*)(void *), void *, uint8_t **, size_t *, char *,
+	    size_t);
+int	dra_unprepare(struct dra_ctx *, enum dra_version, const uint8_t *,
+	    size_t, int (*)(void *), void *, uint8_t **, size_t *, char *,
+	    size_t);
+size_t	dra_methods(struct dra_ctx *, struct rpc_method *, size_t);
+size_t	dra_advertised(const struct kp_options *, const char **, size_t);
+const struct dra_version_info *dra_version(enum dra_version);
+
+/* dra_alloc.c */
+int	dra_claim_alloc_add(struct dra_claim_alloc *, const char *,
+	    const char *, const char *, int);
+int	dra_claim_alloc_config(struct dra_claim_alloc *, const char *);
+void	dra_claim_alloc_free(struct dra_claim_alloc *);
+
+/* hooks.c */
+int	dra_results_init(struct dra_results *, size_t, int (*)(void *),
+	    void *);
+void	dra_results_free(struct dra_results *);
+int	dra_result_fail(struct dra_results *, size_t, const char *);
+int	dra_hook_call(const struct kp_hooks *, int, const struct kp_claim *,
+	    struct dra_results *, char *, size_t);
+
+/* dra_v1.c: the codec shared by all versions */
+int	dra_decode_request(const uint8_t *, size_t, struct dra_request *,
+	    char *, size_t);
+void	dra_request_free(struct dra_request *);
+int	dra_encode_prepare(const struct dra_results *, int, uint8_t **,
+	    size_t *);
+int	dra_encode_unprepare(const struct dra_results *, uint8_t **,
+	    size_t *);
+int	dra_utf8_valid(const char *);
+size_t	dra_utf8_char(const char *, size_t);
+extern const struct dra_version_info dra_v1_info;
+
+/* dra_v1beta1.c, dra_v1alpha4.c */
+extern const struct dra_version_info dra_v1beta1_info;
+extern const struct dra_version_info dra_v1alpha4_info;
+
+/* dra_format.c: call-logging renderers (rpc_format_fn) */
+void	dra_format_request(const uint8_t *, size_t, char *, size_t);
+void	dra_format_prepare_response(const uint8_t *, size_t, char *,
+	    size_t);
+void	dra_format_unprepare_response(const uint8_t *, size_t, char *,
+	    size_t);
+
+#endif /* KP_DRA_H */

@@ -1,0 +1,425 @@
+/*
+ * dra_v1.c - DRA API v1 (k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin), and
+ * the wire codec shared by every version: v1alpha4, v1beta1 and v1 have
+ * the same messages and field numbers, v1 adds only Device.share_id = 5.
+ * Requests of any version decode as v1 requests; responses of the older
+ * versions are v1 responses without share_id, byte for byte what their
+ * own generated code would write (tests/unit/test_dra.c checks it).
+ * Prepare and unprepare requests are the same message on the wire
+ * (repeated Claim claims = 1), so one decoder reads both.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nodeserver/dra.h"
+#include "dra_v1.pb-c.h"
+
+#define UID_MAX	128	/* Kubernetes UIDs are 36-byte UUIDs */
+
+typedef V1T(NodePrepareResourcesRequest)
+    Request;
+typedef V1T(Claim) Claim;
+typedef V1T(NodePrepareResourcesResponse)
+    PrepResp;
+typedef V1T(NodePrepareResourcesResponse__ClaimsEntry)
+    PrepEntry;
+typedef V1T(NodePrepareResourceResponse)
+    PrepClaim;
+typedef V1T(Device) Device;
+typedef V1T(NodeUnprepareResourcesResponse)
+    UnprepResp;
+typedef V1T(NodeUnprepareResourcesResponse__ClaimsEntry)
+    UnprepEntry;
+typedef V1T(NodeUnprepareResourceResponse)
+    UnprepClaim;
+
+#define REQUEST_DESC \
+	V1(node_prepare_resources_request__descriptor)
+
+const struct dra_version_info dra_v1_info = {
+	"v1",
+	"/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NodePrepareResources",
+	"/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NodeUnprepareResources",
+	{ "v1.DRAPlugin", NULL },
+	1
+};
+
+/*
+ * Length of the well-formed UTF-8 character at s (at most len bytes), or 0
+ * when it is not one (overlong forms, surrogates and > U+10FFFF too).
+ */
+size_t
+dra_utf8_char(const char *str, size_t len)
+{
+	const unsigned char	*s = (const unsigned char *)str;
+	size_t			 n, i;
+	uint32_t		 cp;
+
+	if (len == 0)
+		return (0);
+	if (s[0] < 0x80)
+		return (1);
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		n = 2, cp = s[0] & 0x1f;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		n = 3, cp = s[0] & 0x0f;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		n = 4, cp = s[0] & 0x07;
+	else
+		return (0);
+	if (len < n)
+		return (0);
+	for (i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return (0);
+		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
+	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+		return (0);
+	return (n);
+}
+
+int
+dra_utf8_valid(const char *s)
+{
+	size_t	len, i, k;
+
+	len = strlen(s);
+	for (i = 0; i < len; i += k)
+		if ((k = dra_utf8_char(s + i, len - i)) == 0)
+			return (0);
+	return (1);
+}
+
+static int
+uid_ok(const char *s)
+{
+	size_t	i;
+
+	for (i = 0; s[i] != '\0'; i++)
+		if (i >= UID_MAX || !((s[i] >= 'a' && s[i] <= 'z') ||
+		    (s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= '0' &&
+		    s[i] <= '9') || s[i] == '-' || s[i] == '_' || s[i] == '.'))
+			return (0);
+	return (1);
+}
+
+/*
+ * Check one claim as the API server would have: namespace a DNS label,
+ * name a DNS subdomain, uid a short token (a UUID in practice). kubelet
+ * only sends real claims; the rules keep anything else away from the
+ * driver, which may put these strings into file names.
+ */
+static int
+claim_check(const Claim *c, size_t i, char *msg, size_t msgsize)
+{
+	const char	*field = NULL, *rule = "required";
+
+	if (c->uid == NULL || c->uid[0] == '\0')
+		field = "uid";
+	else if (c->namespace_ == NULL || c->namespace_[0] == '\0')
+		field = "namespace";
+	else if (c->name == NULL || c->name[0] == '\0')
+		field = "name";
+	else if (!uid_ok(c->uid)) {
+		field = "uid";
+		rule = "at most 128 letters, digits, '-', '_' or '.'";
+	} else if (opt_check_label(c->namespace_, 63) != 0) {
+		field = "namespace";
+		rule = "must be a DNS label";
+	} else if (opt_check_subdomain(c->name, 253) != 0) {
+		field = "name";
+		rule = "must be a DNS subdomain";
+	}
+	if (field == NULL)
+		return (0);
+	snprintf(msg, msgsize, "claims[%zu].%s: %s", i, field, rule);
+	return (KP_EINVAL);
+}
+
+struct uid_ref {
+	const char	*uid;
+	size_t		 i;
+};
+
+static int
+uid_ref_cmp(const void *a, const void *b)
+{
+	const struct uid_ref	*x = a, *y = b;
+	int			 c;
+
+	if ((c = strcmp(x->uid, y->uid)) != 0)
+		return (c);
+	return (x->i < y->i ? -1 : x->i > y->i);
+}
+
+/*
+ * Mark in dup[] every claim whose UID an earlier claim has (sorting, so a
+ * large request costs n log n). A repeated UID must name the same claim: a
+ * UID is one object.
+ */
+static int
+claims_dedup(const Request *m, struct uid_ref *refs, char *dup, char *msg,
+    size_t msgsize)
+{
+	const Claim	*first, *c;
+	size_t		 i, g;
+
+	for (i = 0; i < m->n_claims; i++) {
+		refs[i].uid = m->claims[i]->uid;
+		refs[i].i = i;
+	}
+	qsort(refs, m->n_claims, sizeof(*refs), uid_ref_cmp);
+	for (g = 0, i = 1; i < m->n_claims; i++) {
+		if (strcmp(refs[g].uid, refs[i].uid) != 0) {
+			g = i;
+			continue;
+		}
+		first = m->claims[refs[g].i];
+		c = m->claims[refs[i].i];
+		if (strcmp(first->namespace_, c->namespace_) != 0 ||
+		    strcmp(first->name, c->name) != 0) {
+			snprintf(msg, msgsize, "claims[%zu].uid: repeats "
+			    "claims[%zu] with another namespace or name",
+			    refs[i].i, refs[g].i);
+			return (KP_EINVAL);
+		}
+		dup[refs[i].i] = 1;
+	}
+	return (0);
+}
+
+/*
+ * Check every claim, then keep the first claim of each UID, in request
+ * order. kubelet never repeats a claim; if it did, its "left out" check
+ * (entries < claims sent) would fail whatever we answered, since a map
+ * holds a key once: one entry per distinct UID is the most we can do.
+ */
+static int
+claims_collect(const Request *m, struct dra_request *out, char *msg,
+    size_t msgsize)
+{
+	struct uid_ref	*refs;
+	char		*dup;
+	size_t		 i;
+	int		 rc;
+
+	for (i = 0; i < m->n_claims; i++)
+		if (claim_check(m->claims[i], i, msg, msgsize) != 0)
+			return (KP_EINVAL);
+	if (m->n_claims == 0)
+		return (0);
+	refs = calloc(m->n_claims, sizeof(*refs));
+	dup = calloc(m->n_claims, 1);
+	if (refs == NULL || dup == NULL) {
+		free(refs);
+		free(dup);
+		return (KP_ENOMEM);
+	}
+	if ((rc = claims_dedup(m, refs, dup, msg, msgsize)) == 0) {
+		for (i = 0; i < m->n_claims; i++) {
+			if (dup[i])
+				continue;
+			out->claims[out->n_claims].namespace_ =
+			    m->claims[i]->namespace_;
+			out->claims[out->n_claims].name = m->claims[i]->name;
+			out->claims[out->n_claims].uid = m->claims[i]->uid;
+			out->n_claims++;
+		}
+	}
+	free(refs);
+	free(dup);
+	return (rc);
+}
+
+/*
+ * Decode a prepare or unprepare request of any version. Returns 0,
+ * KP_EPROTO (not a valid message), KP_EINVAL (a claim breaks a rule; msg
+ * names the field) or KP_ENOMEM. Unknown fields are ignored: a newer
+ * kubelet may send them (proto3).
+ */
+int
+dra_decode_request(const uint8_t *buf, size_t len, struct dra_request *out,
+    char *msg, size_t msgsize)
+{
+	Request	*m;
+	int	 rc;
+
+	memset(out, 0, sizeof(*out));
+	msg[0] = '\0';
+	if ((m = (Request *)protobuf_c_message_unpack(&REQUEST_DESC, NULL, len,
+	    buf)) == NULL)
+		return (KP_EPROTO);
+	out->msg = m;
+	out->n_requested = m->n_claims;
+	if (m->n_claims > 0 &&
+	    (out->claims = calloc(m->n_claims, sizeof(*out->claims))) == NULL) {
+		dra_request_free(out);
+		return (KP_ENOMEM);
+	}
+	if ((rc = claims_collect(m, out, msg, msgsize)) != 0)
+		dra_request_free(out);
+	return (rc);
+}
+
+void
+dra_request_free(struct dra_request *r)
+{
+	if (r->msg != NULL)
+		protobuf_c_message_free_unpacked(r->msg, NULL);
+	free(r->claims);
+	memset(r, 0, sizeof(*r));
+}
+
+/* Pack m into a new buffer (*out, *len); the caller frees *out. */
+static int
+pack(const ProtobufCMessage *m, uint8_t **out, size_t *len)
+{
+	size_t	n;
+
+	n = protobuf_c_message_get_packed_size(m);
+	if ((*out = malloc(n > 0 ? n : 1)) == NULL)
+		return (KP_ENOMEM);
+	*len = protobuf_c_message_pack(m, *out);
+	return (0);
+}
+
+static void
+device_fill(Device *w, const struct dra_device *d, int share_id)
+{
+	V1(device__init)(w);
+	w->n_request_names = d->n_request_names;
+	w->request_names = d->request_names;
+	w->pool_name = d->pool;
+	w->device_name = d->device;
+	w->n_cdi_device_ids = d->n_cdi_ids;
+	w->cdi_device_ids = d->cdi_ids;
+	if (share_id && d->share_id != NULL) {
+		w->_share_id_case =
+		    V1_SHARE_ID_SET;
+		w->share_id = d->share_id;
+	}
+}
+
+/* Scratch messages pointing into the results (nothing copied). */
+struct prep_wire {
+	PrepEntry	 *entries;
+	PrepEntry	**entry_ptrs;
+	PrepClaim	 *values;
+	Device		 *devs;
+	Device		**dev_ptrs;
+};
+
+static void
+prep_wire_free(struct prep_wire *w)
+{
+	free(w->entries);
+	free(w->entry_ptrs);
+	free(w->values);
+	free(w->devs);
+	free(w->dev_ptrs);
+}
+
+static int
+prep_wire_alloc(struct prep_wire *w, const struct dra_results *r)
+{
+	size_t	i, nd = 0;
+
+	memset(w, 0, sizeof(*w));
+	for (i = 0; i < r->n; i++)
+		if (r->claims[i].error == NULL)
+			nd += r->claims[i].n_devices;
+	w->entries = calloc(r->n + 1, sizeof(*w->entries));
+	w->entry_ptrs = calloc(r->n + 1, sizeof(*w->entry_ptrs));
+	w->values = calloc(r->n + 1, sizeof(*w->values));
+	w->devs = calloc(nd + 1, sizeof(*w->devs));
+	w->dev_ptrs = calloc(nd + 1, sizeof(*w->dev_ptrs));
+	if (w->entries == NULL || w->entry_ptrs == NULL ||
+	    w->values == NULL || w->devs == NULL || w->dev_ptrs == NULL) {
+		prep_wire_free(w);
+		return (KP_ENOMEM);
+	}
+	return (0);
+}
+
+/*
+ * Encode a NodePrepareResourcesResponse: one entry per result, keyed by
+ * claim UID. A failed claim carries only its error. share_id: 1 for v1.
+ */
+int
+dra_encode_prepare(const struct dra_results *r, int share_id, uint8_t **out,
+    size_t *len)
+{
+	PrepResp		 resp;
+	struct prep_wire	 w;
+	const struct dra_result	*c;
+	size_t			 i, j, nd = 0;
+	int			 rc;
+
+	if (prep_wire_alloc(&w, r) != 0)
+		return (KP_ENOMEM);
+	V1(node_prepare_resources_response__init)(&resp);
+	for (i = 0; i < r->n; i++) {
+		c = &r->claims[i];
+		V1(node_prepare_resources_response__claims_entry__init)(
+		    &w.entries[i]);
+		V1(node_prepare_resource_response__init)(&w.values[i]);
+		w.entries[i].key = (char *)c->uid;
+		w.entries[i].value = &w.values[i];
+		w.entry_ptrs[i] = &w.entries[i];
+		if (c->error != NULL) {
+			w.values[i].error = c->error;
+			continue;
+		}
+		w.values[i].devices = &w.dev_ptrs[nd];
+		w.values[i].n_devices = c->n_devices;
+		for (j = 0; j < c->n_devices; j++, nd++) {
+			device_fill(&w.devs[nd], &c->devices[j], share_id);
+			w.dev_ptrs[nd] = &w.devs[nd];
+		}
+	}
+	resp.n_claims = r->n;
+	resp.claims = w.entry_ptrs;
+	rc = pack(&resp.base, out, len);
+	prep_wire_free(&w);
+	return (rc);
+}
+
+/* Encode a NodeUnprepareResourcesResponse: one entry per result. */
+int
+dra_encode_unprepare(const struct dra_results *r, uint8_t **out,
+    size_t *len)
+{
+	UnprepResp	  resp;
+	UnprepEntry	 *entries, **ptrs;
+	UnprepClaim	 *values;
+	size_t		  i;
+	int		  rc = KP_ENOMEM;
+
+	entries = calloc(r->n + 1, sizeof(*entries));
+	ptrs = calloc(r->n + 1, sizeof(*ptrs));
+	values = calloc(r->n + 1, sizeof(*values));
+	if (entries == NULL || ptrs == NULL || values == NULL)
+		goto done;
+	V1(node_unprepare_resources_response__init)(&resp);
+	for (i = 0; i < r->n; i++) {
+		V1(node_unprepare_resources_response__claims_entry__init)(
+		    &entries[i]);
+		V1(node_unprepare_resource_response__init)(&values[i]);
+		if (r->claims[i].error != NULL)
+			values[i].error = r->claims[i].error;
+		entries[i].key = (char *)r->claims[i].uid;
+		entries[i].value = &values[i];
+		ptrs[i] = &entries[i];
+	}
+	resp.n_claims = r->n;
+	resp.claims = ptrs;
+	rc = pack(&resp.base, out, len);
+done:
+	free(entries);
+	free(ptrs);
+	free(values);
+	return (rc);
+}

@@ -1,0 +1,367 @@
+/*
+ * hooks.c - the driver's prepare/unprepare hooks and the result builders
+ * they call. A result exists for every claim before the hook runs, so the
+ * response always has one entry per claim UID; the hook can only add
+ * devices or errors to it. A builder call that names a valid claim but
+ * fails (bad device, no memory) leaves that claim failed: a driver that
+ * ignores the return value can not report a claim as prepared with a
+ * device missing.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nodeserver/dra.h"
+
+#define PREPARE_MAGIC	0x6b707072u	/* "kppr" */
+#define UNPREPARE_MAGIC	0x6b707572u	/* "kpur" */
+#define OOM_TEXT	"out of memory"
+
+/* Handed to the hook; valid only during the hook call. */
+struct kp_prepare_results {
+	uint32_t		 magic;
+	struct dra_results	*r;
+};
+
+struct kp_unprepare_results {
+	uint32_t		 magic;
+	struct dra_results	*r;
+};
+
+static void
+device_free(struct dra_device *d)
+{
+	size_t	i;
+
+	for (i = 0; i < d->n_request_names; i++)
+		free(d->request_names[i]);
+	free(d->request_names);
+	for (i = 0; i < d->n_cdi_ids; i++)
+		free(d->cdi_ids[i]);
+	free(d->cdi_ids);
+	free(d->pool);
+	free(d->device);
+	free(d->share_id);
+	memset(d, 0, sizeof(*d));
+}
+
+static void
+result_drop_devices(struct dra_result *c)
+{
+	size_t	i;
+
+	for (i = 0; i < c->n_devices; i++)
+		device_free(&c->devices[i]);
+	free(c->devices);
+	c->devices = NULL;
+	c->n_devices = c->cap_devices = 0;
+}
+
+static void
+result_clear_error(struct dra_result *c)
+{
+	if (!c->error_static)
+		free(c->error);
+	c->error = NULL;
+	c->error_static = 0;
+}
+
+int
+dra_results_init(struct dra_results *r, size_t n, int (*cancelled)(void *),
+    void *arg)
+{
+	memset(r, 0, sizeof(*r));
+	if (n > 0 && (r->claims = calloc(n, sizeof(*r->claims))) == NULL)
+		return (KP_ENOMEM);
+	r->n = n;
+	r->cancelled = cancelled;
+	r->cancel_arg = arg;
+	return (0);
+}
+
+void
+dra_results_free(struct dra_results *r)
+{
+	size_t	i;
+
+	for (i = 0; i < r->n; i++) {
+		result_drop_devices(&r->claims[i]);
+		result_clear_error(&r->claims[i]);
+	}
+	free(r->claims);
+	memset(r, 0, sizeof(*r));
+}
+
+/*
+ * Copy msg for the wire: at most DRA_MAX_ERROR - 1 bytes, cut at a
+ * character boundary, invalid UTF-8 bytes replaced by '?' (kubelet's
+ * protobuf decoder would reject the whole response otherwise).
+ */
+static char *
+error_copy(const char *msg)
+{
+	size_t	 len, in, out, k;
+	char	*s;
+
+	if (msg == NULL || msg[0] == '\0')
+		msg = "failed (the driver gave no message)";
+	len = strlen(msg);
+	if ((s = malloc((len < DRA_MAX_ERROR ? len : DRA_MAX_ERROR - 1) + 1)) ==
+	    NULL)
+		return (NULL);
+	for (in = out = 0; in < len; in += k) {
+		if ((k = dra_utf8_char(msg + in, len - in)) == 0) {
+			k = 1;
+			if (out + 1 >= DRA_MAX_ERROR)
+				break;
+			s[out++] = '?';
+			continue;
+		}
+		if (out + k >= DRA_MAX_ERROR)
+			break;
+		memcpy(s + out, msg + in, k);
+		out += k;
+	}
+	s[out] = '\0';
+	return (s);
+}
+
+/* Fail claim c with a copy of msg; its devices are dropped. */
+static int
+result_set_error(struct dra_result *c, const char *msg)
+{
+	char	*s;
+
+	result_drop_devices(c);
+	result_clear_error(c);
+	if ((s = error_copy(msg)) == NULL) {
+		c->error = (char *)OOM_TEXT;
+		c->error_static = 1;
+		return (KP_ENOMEM);
+	}
+	c->error = s;
+	return (0);
+}
+
+int
+dra_result_fail(struct dra_results *r, size_t i, const char *msg)
+{
+	if (i >= r->n)
+		return (KP_EINVAL);
+	return (result_set_error(&r->claims[i], msg));
+}
+
+/* The result a builder call names, or NULL for a bad handle or index. */
+static struct dra_result *
+claim_of(uint32_t magic, uint32_t want, struct dra_results *r, size_t claim)
+{
+	if (magic != want || r == NULL || claim >= r->n_hook)
+		return (NULL);
+	return (&r->claims[claim]);
+}
+
+/* Why the strings of an array can not go on the wire, or NULL. */
+static const char *
+strings_problem(const char *const *v, size_t n, const char *what)
+{
+	size_t	i;
+
+	if (n > 0 && v == NULL)
+		return (what);
+	for (i = 0; i < n; i++)
+		if (v[i] == NULL || !dra_utf8_valid(v[i]))
+			return (what);
+	return (NULL);
+}
+
+static const char *
+device_problem(const struct kp_prepared_device *dev)
+{
+	const char	*why;
+
+	if (dev == NULL)
+		return ("invalid device: NULL");
+	if (dev->pool_name == NULL || dev->pool_name[0] == '\0')
+		return ("invalid device: pool_name required");
+	if (dev->device_name == NULL || dev->device_name[0] == '\0')
+		return ("invalid device: device_name required");
+	if (!dra_utf8_valid(dev->pool_name) ||
+	    !dra_utf8_valid(dev->device_name))
+		return ("invalid device: name not UTF-8");
+	if (dev->share_id != NULL && !dra_utf8_valid(dev->share_id))
+		return ("invalid device: share_id not UTF-8");
+	if ((why = strings_problem(dev->request_names, dev->n_request_names,
+	    "invalid device: bad request_names")) != NULL)
+		return (why);
+	return (strings_problem(dev->cdi_device_ids, dev->n_cdi_device_ids,
+	    "invalid device: bad cdi_device_ids"));
+}
+
+/*
+ * Copy n strings. With strip, each ends before its first '/': kubelet
+ * knows requests by their base name, as upstream's BaseRequestRef.
+ */
+static int
+strings_copy(char ***out, const char *const *v, size_t n, int strip)
+{
+	size_t	i;
+
+	*out = NULL;
+	if (n == 0)
+		return (0);
+	if ((*out = calloc(n, sizeof(**out))) == NULL)
+		return (KP_ENOMEM);
+	for (i = 0; i < n; i++) {
+		(*out)[i] = strip ? strndup(v[i], strcspn(v[i], "/")) :
+		    strdup(v[i]);
+		if ((*out)[i] == NULL)
+			return (KP_ENOMEM);	/* caller frees */
+	}
+	return (0);
+}
+
+static int
+device_copy(struct dra_device *d, const struct kp_prepared_device *dev)
+{
+	memset(d, 0, sizeof(*d));
+	d->n_request_names = dev->n_request_names;
+	d->n_cdi_ids = dev->n_cdi_device_ids;
+	if (strings_copy(&d->request_names, dev->request_names,
+	    dev->n_request_names, 1) != 0 ||
+	    strings_copy(&d->cdi_ids, dev->cdi_device_ids,
+	    dev->n_cdi_device_ids, 0) != 0 ||
+	    (d->pool = strdup(dev->pool_name)) == NULL ||
+	    (d->device = strdup(dev->device_name)) == NULL ||
+	    (dev->share_id != NULL &&
+	    (d->share_id = strdup(dev->share_id)) == NULL)) {
+		if (d->request_names == NULL)
+			d->n_request_names = 0;
+		if (d->cdi_ids == NULL)
+			d->n_cdi_ids = 0;
+		device_free(d);
+		return (KP_ENOMEM);
+	}
+	return (0);
+}
+
+static int
+devices_grow(struct dra_result *c)
+{
+	struct dra_device	*nd;
+	size_t			 cap;
+
+	if (c->n_devices < c->cap_devices)
+		return (0);
+	cap = c->cap_devices == 0 ? 4 : c->cap_devices * 2;
+	if ((nd = reallocarray(c->devices, cap, sizeof(*nd))) == NULL)
+		return (KP_ENOMEM);
+	c->devices = nd;
+	c->cap_devices = cap;
+	return (0);
+}
+
+int
+kp_prepare_add_device(struct kp_prepare_results *res, size_t claim,
+    const struct kp_prepared_device *dev)
+{
+	struct dra_result	*c;
+	const char		*why;
+
+	if (res == NULL ||
+	    (c = claim_of(res->magic, PREPARE_MAGIC, res->r, claim)) == NULL)
+		return (KP_EINVAL);
+	if ((why = device_problem(dev)) != NULL) {
+		result_set_error(c, why);
+		return (KP_EINVAL);
+	}
+	if (c->error != NULL)
+		return (0);	/* a failed claim's devices are dropped */
+	if (devices_grow(c) != 0 ||
+	    device_copy(&c->devices[c->n_devices], dev) != 0) {
+		result_set_error(c, OOM_TEXT);
+		return (KP_ENOMEM);
+	}
+	c->n_devices++;
+	return (0);
+}
+
+/* A NULL or empty msg still fails the claim, with a generic text. */
+static int
+claim_error(struct dra_result *c, const char *msg)
+{
+	int	rc;
+
+	if (c == NULL)
+		return (KP_EINVAL);
+	rc = result_set_error(c, msg);
+	if (rc == 0 && (msg == NULL || msg[0] == '\0'))
+		rc = KP_EINVAL;
+	return (rc);
+}
+
+int
+kp_prepare_claim_error(struct kp_prepare_results *res, size_t claim,
+    const char *msg)
+{
+	if (res == NULL)
+		return (KP_EINVAL);
+	return (claim_error(claim_of(res->magic, PREPARE_MAGIC, res->r, claim),
+	    msg));
+}
+
+int
+kp_unprepare_claim_error(struct kp_unprepare_results *res, size_t claim,
+    const char *msg)
+{
+	if (res == NULL)
+		return (KP_EINVAL);
+	return (claim_error(claim_of(res->magic, UNPREPARE_MAGIC, res->r,
+	    claim), msg));
+}
+
+static int
+results_cancelled(uint32_t magic, uint32_t want, const struct dra_results *r)
+{
+	if (magic != want || r == NULL || r->cancelled == NULL)
+		return (0);
+	return (r->cancelled(r->cancel_arg) != 0);
+}
+
+int
+kp_prepare_cancelled(const struct kp_prepare_results *res)
+{
+	return (res != NULL &&
+	    results_cancelled(res->magic, PREPARE_MAGIC, res->r));
+}
+
+int
+kp_unprepare_cancelled(const struct kp_unprepare_results *res)
+{
+	return (res != NULL &&
+	    results_cancelled(res->magic, UNPREPARE_MAGIC, res->r));
+}
+
+/*
+ * Run the prepare (or unprepare) hook on r->n_hook claims. Returns the
+ * hook's value; errbuf holds its message, NUL-terminated here. The results
+ * handle lives on this stack frame: valid only during the hook call.
+ */
+int
+dra_hook_call(const struct kp_hooks *hooks, int prepare,
+    const struct kp_claim *claims, struct dra_results *r, char *errbuf,
+    size_t errsize)
+{
+	struct kp_prepare_results	p = { PREPARE_MAGIC, r };
+	struct kp_unprepare_results	u = { UNPREPARE_MAGIC, r };
+	int				rc = KP_EINVAL;
+
+	errbuf[0] = '\0';
+	if (prepare && hooks->prepare != NULL)
+		rc = hooks->prepare(hooks->user, claims, r->n_hook, &p, errbuf,
+		    errsize);
+	else if (!prepare && hooks->unprepare != NULL)
+		rc = hooks->unprepare(hooks->user, claims, r->n_hook, &u,
+		    errbuf, errsize);
+	errbuf[errsize - 1] = '\0';
+	return (rc);
+}
