@@ -48,8 +48,11 @@ class Faults {
   }
 
   // match returns the rule to apply to this request, consuming one use.
-  match(method, pathname, query) {
+  // skipStatus leaves status rules alone (for requests that fail
+  // authentication: upstream, APF never sees them).
+  match(method, pathname, query, { skipStatus = false } = {}) {
     for (const r of this.rules) {
+      if (skipStatus && r.action === 'status') continue;
       if (r.method && r.method !== '*' && r.method.toUpperCase() !== method) continue;
       if (r.pathRe && !r.pathRe.test(pathname)) continue;
       if (r.query && !Object.entries(r.query).every(([k, v]) => query[k] === String(v))) continue;

@@ -150,7 +150,13 @@ function createHandler(emu) {
         const t = ctx.rawBody.toString('utf8');
         try { entry.body = JSON.parse(t); } catch { entry.body = t; }
       }
-      const rule = emu.faults.match(req.method, url.pathname, query);
+      // Authentication runs first (the log names the user), but its 401 is
+      // sent after network-level faults (reset/hang/delay) had their chance,
+      // and before injected statuses, as authn precedes APF's 429 upstream.
+      let user;
+      let authErr;
+      try { user = authenticate(ctx); entry.user = user.name; } catch (e) { authErr = e; }
+      const rule = emu.faults.match(req.method, url.pathname, query, { skipStatus: !!authErr });
       if (rule) {
         entry.fault = rule.id;
         if (rule.action === 'reset') { entry.status = 0; req.socket.destroy(); return; }
@@ -158,8 +164,7 @@ function createHandler(emu) {
         if (rule.action === 'delay') await new Promise((r) => setTimeout(r, rule.delayMs || 0));
         if (rule.action === 'status') { const s = statusFor(rule); send(ctx, s.code, s.body, s.headers); return; }
       }
-      const user = authenticate(ctx);
-      entry.user = user.name;
+      if (authErr) throw authErr;
       ctx.user = user;
       if (user.via === 'anonymous' && !PUBLIC_PATHS.includes(url.pathname)) {
         throw new HttpError(E.forbidden(`forbidden: User "system:anonymous" cannot ${req.method.toLowerCase()} path "${url.pathname}"`));

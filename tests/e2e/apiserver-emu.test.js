@@ -527,7 +527,11 @@ test('fault injection: status codes with Retry-After, resets, delays, request lo
   const log = emu34.requests();
   assert.deepEqual(log.map((e) => [e.method, e.status]), [['GET', 429], ['GET', 429], ['GET', 200], ['POST', 0], ['GET', 200], ['GET', 500]]);
   assert.equal(log[3].body.spec.driver, 'gpu.example.com');
-  assert.equal(log[0].user, null, 'faults fire before authentication');
+  assert.equal(log[0].user, 'system:serviceaccount:kube-system:dra-plugin');
+  // Authentication precedes injected statuses: a bad token still gets 401.
+  emu34.inject({ path: '/version', status: 429, times: 1 });
+  assert.equal((await request(emu34, 'GET', '/version', { token: 'bogus' })).code, 401);
+  assert.equal((await request(emu34, 'GET', '/version')).code, 429, 'the 401 did not use up the rule');
   assert.equal(emu34.writes().length, 1);
   // The rate checker flags a burst above 10 requests.
   const t = Date.now();
