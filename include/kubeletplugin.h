@@ -414,24 +414,31 @@ struct kp_unprepare_results;
 
 /*
  * kp_prepare_add_device - add a prepared device to claim number claim
- * (index into the claims array of the hook call). Everything is copied.
- * Errors: KP_EINVAL (bad index, NULL or empty pool/device name, or a NULL
- * string in the arrays), KP_ENOMEM.
+ * (index into the claims array of the hook call). Everything is copied;
+ * request names are cut at the first '/' (a subrequest's base request, as
+ * upstream). Strings must be valid UTF-8.
+ * Errors: KP_EINVAL (bad index, NULL or empty pool/device name, a NULL
+ * string in the arrays, invalid UTF-8), KP_ENOMEM. A failed call with a
+ * valid index fails that claim, so a driver that ignores the code cannot
+ * report a claim prepared with a device missing.
  */
 KP_EXTERN int kp_prepare_add_device(struct kp_prepare_results *res,
     size_t claim, const struct kp_prepared_device *dev);
 
 /*
  * kp_prepare_claim_error - mark claim number claim as failed with msg
- * (copied; truncated to 1024 bytes). Its devices are dropped, as kubelet
- * ignores them. Errors: KP_EINVAL, KP_ENOMEM.
+ * (copied; cut to 1023 bytes at a character boundary, invalid UTF-8 bytes
+ * become '?'). Its devices are dropped, as kubelet ignores them. A NULL or
+ * empty msg still fails the claim, with a generic text, and returns
+ * KP_EINVAL. Errors: KP_EINVAL, KP_ENOMEM.
  */
 KP_EXTERN int kp_prepare_claim_error(struct kp_prepare_results *res,
     size_t claim, const char *msg);
 
 /*
  * kp_unprepare_claim_error - mark claim number claim of an unprepare call
- * as failed with msg (copied). Errors: KP_EINVAL, KP_ENOMEM.
+ * as failed with msg (copied, with the rules of kp_prepare_claim_error()).
+ * Errors: KP_EINVAL, KP_ENOMEM.
  */
 KP_EXTERN int kp_unprepare_claim_error(struct kp_unprepare_results *res,
     size_t claim, const char *msg);

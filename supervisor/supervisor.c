@@ -273,8 +273,7 @@ sup_handle_child(struct sup *sup, struct child *c, Kpipc__Msg *m)
 		c->state = CS_STOPPING;
 		log_errorx("%s failed to start: %s", c->name,
 		    m->start_failed->result->message);
-		sup_fail_start(sup, m->start_failed->result->code == 0 ?
-		    KP_ECHILD : m->start_failed->result->code,
+		sup_fail_start(sup, KP_ECHILD,
 		    m->start_failed->result->message);
 		break;
 	case KPIPC__MSG__M_REG_STATUS:

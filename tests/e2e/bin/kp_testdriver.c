@@ -10,6 +10,8 @@
  */
 #include <dirent.h>
 #include <getopt.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -28,9 +30,41 @@ struct tdrv {
 	int		 hook_fail;
 	int		 init_fail;
 	int		 slow_ms;
+	int		 spawn_thread;
 };
 
 static struct tdrv	 drv;
+static atomic_int	 in_hook;	/* hooks running right now */
+
+static int
+count_fds(void)
+{
+	DIR		*d = opendir("/proc/self/fd");
+	struct dirent	*de;
+	int		 n = -1;	/* the DIR's own fd */
+
+	if (d == NULL)
+		return (-1);
+	while ((de = readdir(d)) != NULL)
+		if (de->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return (n);
+}
+
+/* Serialization proof: report when two hooks ever run at once. */
+static void
+hook_enter(void)
+{
+	if (atomic_fetch_add(&in_hook, 1) > 0)
+		fprintf(stderr, "OVERLAP: hooks ran concurrently\n");
+}
+
+static void
+hook_leave(void)
+{
+	atomic_fetch_sub(&in_hook, 1);
+}
 
 /*
  * Plays compromised driver code: finds this process's channel to the
@@ -77,8 +111,23 @@ hostile(const char *kind)
 	closedir(d);
 }
 
+static int	prepare_body(const struct kp_claim *, size_t,
+		    struct kp_prepare_results *, char *, size_t);
+
 static int
 prepare(void *user, const struct kp_claim *c, size_t n,
+    struct kp_prepare_results *res, char *errbuf, size_t errsize)
+{
+	int	 r;
+
+	hook_enter();
+	r = prepare_body(c, n, res, errbuf, errsize);
+	hook_leave();
+	return (r);
+}
+
+static int
+prepare_body(const struct kp_claim *c, size_t n,
     struct kp_prepare_results *res, char *errbuf, size_t errsize)
 {
 	struct kp_prepared_device	 dev;
@@ -126,14 +175,19 @@ unprepare(void *user, const struct kp_claim *c, size_t n,
     struct kp_unprepare_results *res, char *errbuf, size_t errsize)
 {
 	size_t	 i;
+	int	 waited;
 
+	hook_enter();
+	for (waited = 0; waited < drv.slow_ms; waited += 10)
+		usleep(10000);
+	for (i = 0; i < n; i++)
+		if (drv.fail_claim && strcmp(c[i].name, drv.fail_claim) == 0)
+			kp_unprepare_claim_error(res, i, "test claim failure");
+	hook_leave();
 	if (drv.hook_fail) {
 		snprintf(errbuf, errsize, "test hook failure");
 		return (-1);
 	}
-	for (i = 0; i < n; i++)
-		if (drv.fail_claim && strcmp(c[i].name, drv.fail_claim) == 0)
-			kp_unprepare_claim_error(res, i, "test claim failure");
 	return (0);
 }
 
@@ -191,6 +245,7 @@ apply(struct kp_options *o, int ch, const char *a)
 	case 'H': drv.hook_fail = 1; return (0);
 	case 'I': drv.init_fail = 1; return (0);
 	case 'W': drv.slow_ms = (int)strtol(a, 0, 10); return (0);
+	case 'T': drv.spawn_thread = 1; return (0);
 	case 'i':
 		return (kp_grpc_interceptor(o, icpt, "A") ||
 		    kp_grpc_interceptor(o, icpt, "B"));
@@ -213,6 +268,7 @@ parse(int argc, char **argv, struct kp_options *o)
 		{ "fail-claim", 1, 0, 'F' }, { "share-id", 1, 0, 'S' },
 		{ "hook-fail", 0, 0, 'H' }, { "init-fail", 0, 0, 'I' },
 		{ "slow-ms", 1, 0, 'W' }, { "interceptors", 0, 0, 'i' },
+		{ "spawn-thread", 0, 0, 'T' },
 		{ 0, 0, 0, 0 }
 	};
 	int	 ch;
@@ -227,8 +283,15 @@ parse(int argc, char **argv, struct kp_options *o)
 	return (0);
 }
 
+static void *
+idle_thread(void *arg)
+{
+	pause();
+	return (arg);
+}
+
 static void
-commands(struct kp_plugin *p)
+commands(struct kp_plugin *p, int fds_before)
 {
 	enum kp_registration_state	 st;
 	char				 line[256], err[KP_ERROR_SIZE];
@@ -252,7 +315,7 @@ commands(struct kp_plugin *p)
 		fflush(stdout);
 	}
 	r = kp_stop(p);
-	printf("stopped %d\n", r);
+	printf("stopped %d fds %d %d\n", r, fds_before, count_fds());
 	fflush(stdout);
 }
 
@@ -262,12 +325,16 @@ main(int argc, char **argv)
 	struct kp_options	*o;
 	struct kp_plugin	*p;
 	struct kp_hooks		 h = { NULL, prepare, unprepare, init_hook };
-	int			 r;
+	pthread_t		 th;
+	int			 r, fds;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	signal(SIGPIPE, SIG_IGN);
 	if (kp_options_new(&o) != 0 || parse(argc, argv, o) != 0)
 		return (2);
+	if (drv.spawn_thread)
+		pthread_create(&th, NULL, idle_thread, NULL);
+	fds = count_fds();
 	if ((r = kp_start(o, &h, &p)) != 0) {
 		printf("error %s %s\n", kp_err_name(r),
 		    kp_options_last_error(o));
@@ -276,6 +343,6 @@ main(int argc, char **argv)
 	}
 	kp_options_free(o);
 	printf("ready %d\n", (int)getpid());
-	commands(p);
+	commands(p, fds);
 	return (0);
 }

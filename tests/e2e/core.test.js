@@ -1,0 +1,364 @@
+'use strict';
+// End-to-end tests of the multi-process core: a driver linked against
+// libkubeletplugin (build/tests/kp_testdriver) against the kubelet
+// simulator (@grpc/grpc-js, an independent gRPC implementation).
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const path = require('node:path');
+const { randomUUID } = require('node:crypto');
+const { spawn } = require('node:child_process');
+const grpc = require('@grpc/grpc-js');
+const { KubeletSim, proto } = require('../kubelet-sim');
+const {
+  makeRoot, TestDriver, roles, until, sleep, watchSockets, isAlive, procStatus, ROOT,
+} = require('./lib/plugin');
+
+const DRIVER = 'test.example.com';
+const claim = (name) => ({ namespace: 'default', name, uid: randomUUID() });
+
+// Starts a plugin and a simulator; t.after tears both down.
+async function setup(t, { args = [], version = '1.34', simOpts = {}, env = {} } = {}) {
+  const root = makeRoot(DRIVER);
+  const drv = new TestDriver(root, args, { env });
+  t.after(async () => {
+    drv.kill();
+    await drv.exited;
+    root.cleanup();
+  });
+  await drv.ready();
+  const sim = new KubeletSim({ registryDir: root.registry, version, retryInitialMs: 100, ...simOpts }).start();
+  t.after(() => sim.stop());
+  return { root, drv, sim };
+}
+
+test('registers with kubelet 1.34 and serves v1', async (t) => {
+  const { drv, sim, root } = await setup(t);
+  const d = await sim.waitForDriver(DRIVER);
+  assert.equal(d.api, 'v1');
+  assert.deepEqual(d.supportedVersions, ['v1.DRAPlugin', 'v1beta1.DRAPlugin']);
+  assert.equal(d.endpoint, root.draSock);
+  await until(async () => (await drv.status()).state === 1);
+  const c = claim('c1');
+  const res = await sim.nodePrepareResources(DRIVER, [c]);
+  const dev = res.claims[c.uid].devices[0];
+  assert.equal(dev.pool_name, 'pool-a');
+  assert.equal(dev.device_name, 'c1');
+  assert.deepEqual(dev.cdi_device_ids, [`${DRIVER}/test=c1`]);
+  assert.deepEqual(dev.request_names, ['req-0']);
+  assert.equal(dev.share_id, undefined, 'share_id absent when the hook gave none');
+  const un = await sim.nodeUnprepareResources(DRIVER, [c]);
+  assert.deepEqual(Object.keys(un.claims), [c.uid]);
+});
+
+test('kubelet 1.32 picks v1beta1; share_id is not on the v1beta1 wire', async (t) => {
+  const { sim } = await setup(t, { version: '1.32', args: ['--share-id', 'abc'] });
+  const d = await sim.waitForDriver(DRIVER);
+  assert.equal(d.api, 'v1beta1');
+  const c = claim('c2');
+  const res = await sim.nodePrepareResources(DRIVER, [c]);
+  assert.equal(res.claims[c.uid].devices[0].device_name, 'c2');
+  assert.equal(res.claims[c.uid].devices[0].share_id, undefined);
+});
+
+test('v1 carries share_id when the hook sets it', async (t) => {
+  const { sim } = await setup(t, { args: ['--share-id', 'abc'] });
+  await sim.waitForDriver(DRIVER);
+  const c = claim('c3');
+  const res = await sim.nodePrepareResources(DRIVER, [c]);
+  assert.equal(res.claims[c.uid].devices[0].share_id, 'abc');
+});
+
+test('kubelet 1.31 needs v1alpha4: rejected without, served with it', async (t) => {
+  await t.test('without v1alpha4', async (t2) => {
+    const { drv, sim } = await setup(t2, { version: '1.31' });
+    const ev = await sim.waitFor('registrationFailed', () => true, 10000);
+    assert.match(String(ev.message || ev.error || JSON.stringify(ev)), /version/i);
+    const st = await until(async () => {
+      const s = await drv.status();
+      return s.state === 2 ? s : null;
+    });
+    assert.match(st.error, /plugin validation failed/);
+  });
+  await t.test('with v1alpha4', async (t2) => {
+    const { sim } = await setup(t2, { version: '1.31', args: ['--v1alpha4'] });
+    const d = await sim.waitForDriver(DRIVER);
+    assert.equal(d.api, 'v1alpha4');
+    assert.ok(d.supportedVersions.includes('1.0.0'));
+    const c = claim('c4');
+    const res = await sim.nodePrepareResources(DRIVER, [c]);
+    assert.equal(res.claims[c.uid].devices[0].device_name, 'c4');
+    await sim.nodeUnprepareResources(DRIVER, [c]);
+  });
+});
+
+test('per-claim errors, hook failures and batches', async (t) => {
+  const { sim } = await setup(t, { args: ['--fail-claim', 'bad'] });
+  await sim.waitForDriver(DRIVER);
+  const good = claim('good');
+  const bad = claim('bad');
+  const other = claim('other');
+  await assert.rejects(sim.nodePrepareResources(DRIVER, [good, bad, other]),
+    /NodePrepareResources failed for claim default\/bad: test claim failure/);
+  // The raw response has exactly one entry per claim, devices for the others.
+  const d = sim.getDriver(DRIVER);
+  const req = proto.encode(proto.typeName('v1', 'NodePrepareResourcesRequest'), { claims: [good, bad, other] });
+  const raw = await sim.callRaw(d.endpoint, `${d.servicePrefix}NodePrepareResources`, req, 5000);
+  assert.equal(raw.code, grpc.status.OK);
+  const resp = proto.decode(proto.typeName('v1', 'NodePrepareResourcesResponse'), raw.buffer);
+  assert.deepEqual(Object.keys(resp.claims).sort(), [good.uid, bad.uid, other.uid].sort());
+  assert.equal(resp.claims[bad.uid].error, 'test claim failure');
+  assert.equal(resp.claims[good.uid].devices.length, 1);
+});
+
+test('a hook failure is a gRPC error with the hook message', async (t) => {
+  const { sim } = await setup(t, { args: ['--hook-fail'] });
+  await sim.waitForDriver(DRIVER);
+  await assert.rejects(sim.nodePrepareResources(DRIVER, [claim('x')]),
+    /NodePrepareResources failed: .*prepare resource claims: test hook failure/);
+});
+
+test('unknown methods, malformed and oversized requests; the server stays up', async (t) => {
+  const { sim } = await setup(t);
+  const d = await sim.waitForDriver(DRIVER);
+  const unk = await sim.callRaw(d.endpoint, '/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NoSuchMethod', Buffer.alloc(0), 5000);
+  assert.equal(unk.code, grpc.status.UNIMPLEMENTED);
+  const alpha = await sim.callRaw(d.endpoint, '/v1alpha3.Node/NodePrepareResources', Buffer.alloc(0), 5000);
+  assert.equal(alpha.code, grpc.status.UNIMPLEMENTED, 'v1alpha4 is off by default');
+  const bad = await sim.callRaw(d.endpoint, `${d.servicePrefix}NodePrepareResources`, Buffer.from([0x0a, 0xff, 0xff]), 5000);
+  assert.equal(bad.code, grpc.status.INVALID_ARGUMENT);
+  const big = Buffer.alloc(4 * 1024 * 1024 + 16, 0x41);
+  const over = await sim.callRaw(d.endpoint, `${d.servicePrefix}NodePrepareResources`, big, 10000);
+  assert.equal(over.code, grpc.status.RESOURCE_EXHAUSTED);
+  const c = claim('after');
+  const res = await sim.nodePrepareResources(DRIVER, [c]);
+  assert.equal(res.claims[c.uid].devices[0].device_name, 'after');
+});
+
+test('kubelet reporting a failed registration', async (t) => {
+  const { drv, sim } = await setup(t, { simOpts: { rejectWith: 'no handler registered for plugin type: DRAPlugin' } });
+  const st = await until(async () => {
+    const s = await drv.status();
+    return s.state === 2 ? s : null;
+  });
+  assert.match(st.error, /no handler registered for plugin type: DRAPlugin/);
+  assert.match(drv.stderr, /kubelet rejected the registration/);
+  assert.ok(sim);
+});
+
+test('a stale socket left by a SIGKILLed run is replaced', async (t) => {
+  const root = makeRoot(DRIVER);
+  t.after(() => root.cleanup());
+  const first = new TestDriver(root);
+  await first.ready();
+  const pids = roles(first.proc.pid);
+  // Kill the whole tree at once: nothing gets to clean up.
+  for (const pid of [first.proc.pid, ...Object.values(pids)]) {
+    try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ }
+  }
+  await first.exited;
+  await until(() => Object.values(pids).every((p) => !isAlive(p)));
+  assert.ok(fs.lstatSync(root.regSock).isSocket(), 'stale registration socket left');
+  assert.ok(fs.lstatSync(root.draSock).isSocket(), 'stale DRA socket left');
+  const second = new TestDriver(root);
+  t.after(async () => { second.kill(); await second.exited; });
+  await second.ready();
+  const sim = new KubeletSim({ registryDir: root.registry }).start();
+  t.after(() => sim.stop());
+  await sim.waitForDriver(DRIVER);
+  const c = claim('again');
+  const res = await sim.nodePrepareResources(DRIVER, [c]);
+  assert.equal(res.claims[c.uid].devices[0].device_name, 'again');
+});
+
+test('a non-socket at a socket path is an error and is left intact', async (t) => {
+  const root = makeRoot(DRIVER);
+  t.after(() => root.cleanup());
+  fs.writeFileSync(root.draSock, 'precious data');
+  const drv = new TestDriver(root);
+  const l = await drv.line(['ready', 'error']);
+  await drv.exited;
+  assert.match(l, /^error KP_EEXIST .*dra\.sock exists and is not a socket \(a regular file\)/);
+  assert.equal(fs.readFileSync(root.draSock, 'utf8'), 'precious data');
+  assert.ok(!fs.existsSync(root.regSock));
+  fs.rmSync(root.draSock);
+  fs.mkdirSync(root.regSock);
+  const drv2 = new TestDriver(root);
+  const l2 = await drv2.line(['ready', 'error']);
+  await drv2.exited;
+  assert.match(l2, /^error KP_EEXIST .*reg\.sock exists and is not a socket \(a directory\)/);
+  assert.ok(fs.statSync(root.regSock).isDirectory());
+});
+
+test('a socket path longer than sun_path is an error', async (t) => {
+  const root = makeRoot(DRIVER);
+  t.after(() => root.cleanup());
+  const long = path.join(root.dir, 'x'.repeat(120), 'dra.sock');
+  const drv = new TestDriver(root, ['--plugin-socket', long]);
+  const l = await drv.line(['ready', 'error']);
+  await drv.exited;
+  assert.match(l, /^error KP_\w+ .*kp_plugin_socket_path/);
+  assert.match(l, /107/);
+});
+
+test('a multi-threaded caller is refused', async (t) => {
+  const root = makeRoot(DRIVER);
+  t.after(() => root.cleanup());
+  const drv = new TestDriver(root, ['--spawn-thread']);
+  const l = await drv.line(['ready', 'error']);
+  drv.kill();
+  await drv.exited;
+  assert.match(l, /^error KP_EBUSY .*2 threads/);
+  assert.ok(!fs.existsSync(root.draSock), 'nothing created');
+});
+
+test('an init hook failure fails kp_start with the child error', async (t) => {
+  const root = makeRoot(DRIVER);
+  t.after(() => root.cleanup());
+  const drv = new TestDriver(root, ['--init-fail']);
+  const l = await drv.line(['ready', 'error']);
+  await drv.exited;
+  assert.match(l, /^error KP_ECHILD nodeserver: init hook failed: test init failure/);
+  await until(() => !fs.existsSync(root.draSock), 5000);
+  assert.ok(!fs.existsSync(root.regSock));
+});
+
+// SIGKILL a child in the middle of a call: the sockets stay, the
+// supervisor restarts the child, the next call succeeds.
+for (const role of ['nodeserver', 'registrar']) {
+  test(`SIGKILL of the ${role} mid-call: sockets stay, child restarts`, async (t) => {
+    const { drv, sim, root } = await setup(t, { args: ['--slow-ms', '1500'] });
+    await sim.waitForDriver(DRIVER);
+    const watch = watchSockets([root.regSock, root.draSock]);
+    const before = roles(drv.proc.pid);
+    assert.ok(before[role], `${role} running`);
+    const inflight = sim.nodePrepareResources(DRIVER, [claim('slow')], { timeoutMs: 20000 })
+      .then(() => 'ok', (e) => e);
+    await sleep(300);
+    process.kill(before[role], 'SIGKILL');
+    const r = await inflight;
+    if (role === 'nodeserver') assert.ok(r instanceof Error, 'in-flight call fails with its server');
+    const after = await until(() => {
+      const now = roles(drv.proc.pid);
+      return now[role] && now[role] !== before[role] ? now : null;
+    });
+    assert.equal(after.supervisor, before.supervisor);
+    const c = claim('next');
+    const res = await until(() => sim.nodePrepareResources(DRIVER, [c], { timeoutMs: 20000 })
+      .then((x) => x, () => null), 15000, 200);
+    assert.equal(res.claims[c.uid].devices[0].device_name, 'next');
+    const w = watch();
+    assert.ok(w.samples > 100, `watched ${w.samples} samples`);
+    assert.equal(w.missing, 0, 'socket files never disappeared');
+    assert.match(drv.stderr, new RegExp(`${role} killed by signal 9`));
+  });
+}
+
+test('the registrar comes back: kubelet re-registers after a socket-level restart', async (t) => {
+  const { drv, sim } = await setup(t);
+  await sim.waitForDriver(DRIVER);
+  const before = roles(drv.proc.pid);
+  process.kill(before.registrar, 'SIGKILL');
+  await until(() => {
+    const now = roles(drv.proc.pid);
+    return now.registrar && now.registrar !== before.registrar;
+  });
+  // A kubelet that dials again (e.g. after its own restart) is served.
+  const sim2 = new KubeletSim({ registryDir: sim.options.registryDir }).start();
+  t.after(() => sim2.stop());
+  const d = await sim2.waitForDriver(DRIVER);
+  assert.equal(d.api, 'v1');
+});
+
+for (const kind of ['oversize', 'unpermitted', 'garbage']) {
+  test(`a nodeserver sending a ${kind} frame is killed and restarted`, async (t) => {
+    const { drv, sim } = await setup(t);
+    await sim.waitForDriver(DRIVER);
+    const before = roles(drv.proc.pid);
+    await assert.rejects(sim.nodePrepareResources(DRIVER, [claim(`hostile-${kind}`)], { timeoutMs: 10000 }));
+    await until(() => /nodeserver: protocol violation: .*; killing it/.test(drv.stderr));
+    const after = await until(() => {
+      const now = roles(drv.proc.pid);
+      return now.nodeserver && now.nodeserver !== before.nodeserver ? now : null;
+    });
+    assert.equal(after.supervisor, before.supervisor, 'the supervisor survived');
+    const c = claim('fine');
+    const res = await until(() => sim.nodePrepareResources(DRIVER, [c])
+      .then((x) => x, () => null), 15000, 200);
+    assert.equal(res.claims[c.uid].devices[0].device_name, 'fine');
+  });
+}
+
+test('peers whose uid is not allowed are rejected', async (t) => {
+  // Only uid 4242 may connect; the simulator runs as root.
+  const { drv, root } = await setup(t, { args: ['--allow-uid', '4242', '--socket-mode', '0666'] });
+  for (const d of [root.dir, path.dirname(path.dirname(root.draSock)), path.dirname(root.draSock)]) fs.chmodSync(d, 0o755);
+  const req = proto.encode(proto.typeName('v1', 'NodePrepareResourcesRequest'), { claims: [claim('u')] });
+  const r = await new KubeletSim({ registryDir: root.registry })
+    .callRaw(root.draSock, '/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NodePrepareResources', req, 3000);
+  assert.notEqual(r.code, grpc.status.OK);
+  await until(() => /uid 0/.test(drv.stderr) && /reject|not allowed/i.test(drv.stderr));
+  // A client running as uid 4242 gets through.
+  const script = `
+    const { callRaw, proto } = require(${JSON.stringify(path.join(ROOT, 'tests/kubelet-sim'))});
+    const req = Buffer.from(${JSON.stringify(req.toString('base64'))}, 'base64');
+    callRaw(${JSON.stringify(root.draSock)}, '/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NodePrepareResources', req, 5000)
+      .then((r) => { console.log(r.code); process.exit(0); });`;
+  const child = spawn(process.execPath, ['-e', script], { uid: 4242, gid: 4242, cwd: '/' });
+  let out = '';
+  child.stdout.on('data', (d) => { out += d; });
+  await new Promise((resolve) => child.on('exit', resolve));
+  assert.equal(out.trim(), String(grpc.status.OK));
+});
+
+test('prepare and unprepare are serialized by default, concurrent when asked', async (t) => {
+  await t.test('serialized', async (t2) => {
+    const { drv, sim } = await setup(t2, { args: ['--slow-ms', '200'] });
+    await sim.waitForDriver(DRIVER);
+    await Promise.all([1, 2, 3, 4].map((i) => sim.nodePrepareResources(DRIVER, [claim(`s${i}`)])));
+    await Promise.all([1, 2].map((i) => sim.nodeUnprepareResources(DRIVER, [claim(`s${i}`)])));
+    assert.doesNotMatch(drv.stderr, /OVERLAP/);
+  });
+  await t.test('concurrent with 4 workers', async (t2) => {
+    const { drv, sim } = await setup(t2, { args: ['--slow-ms', '300', '--workers', '4'] });
+    await sim.waitForDriver(DRIVER);
+    await Promise.all([1, 2, 3, 4].map((i) => sim.nodePrepareResources(DRIVER, [claim(`p${i}`)])));
+    assert.match(drv.stderr, /OVERLAP/);
+  });
+});
+
+test('interceptors run in the order added and may reject', async (t) => {
+  const { drv, sim } = await setup(t, { args: ['--interceptors'], env: { KP_TEST_DENY_UNPREPARE: '1' } });
+  await sim.waitForDriver(DRIVER);
+  const c = claim('i1');
+  await sim.nodePrepareResources(DRIVER, [c]);
+  const lines = drv.stderr.split('\n').filter((l) => l.startsWith('interceptor') && l.includes('NodePrepare'));
+  assert.deepEqual(lines.map((l) => l.split(' ').slice(1, 3).join(' ')),
+    ['A before', 'B before', 'A after', 'B after']);
+  await assert.rejects(sim.nodeUnprepareResources(DRIVER, [c]), /PermissionDenied|denied by interceptor B/);
+  assert.ok(drv.stderr.split('\n').some((l) => /interceptor A before .*Unprepare/.test(l)));
+  assert.ok(!drv.stderr.split('\n').some((l) => /interceptor A after .*Unprepare.*status=0/.test(l)));
+});
+
+test('kp_stop leaves no process, socket file or fd behind', async (t) => {
+  const { drv, sim, root } = await setup(t);
+  await sim.waitForDriver(DRIVER);
+  const pids = roles(drv.proc.pid);
+  assert.ok(pids.supervisor && pids.nodeserver && pids.registrar);
+  const r = await drv.stop();
+  assert.equal(r.code, 0);
+  assert.equal(r.fdsAfter, r.fdsBefore, 'no fd leaked into the driver');
+  for (const p of Object.values(pids)) assert.equal(procStatus(p), null, `pid ${p} gone and reaped`);
+  assert.ok(!fs.existsSync(root.regSock));
+  assert.ok(!fs.existsSync(root.draSock));
+});
+
+test('the driver process dying stops the plugin and removes the sockets', async (t) => {
+  const { drv, root } = await setup(t);
+  const pids = roles(drv.proc.pid);
+  drv.kill('SIGKILL');
+  await drv.exited;
+  await until(() => Object.values(pids).every((p) => !isAlive(p)));
+  await until(() => !fs.existsSync(root.regSock) && !fs.existsSync(root.draSock));
+});

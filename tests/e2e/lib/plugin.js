@@ -1,0 +1,178 @@
+'use strict';
+// Runs build/tests/kp_testdriver (a driver linked against libkubeletplugin)
+// for the end-to-end tests, and inspects the process tree it creates.
+
+const { spawn, execFileSync } = require('node:child_process');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const readline = require('node:readline');
+
+const ROOT = path.resolve(__dirname, '..', '..', '..');
+const BUILD = path.resolve(ROOT, process.env.KP_BUILD || 'build');
+const TESTDRIVER = path.join(BUILD, 'tests', 'kp_testdriver');
+const PCI_DRIVER = path.join(BUILD, 'examples', 'pci-driver');
+
+// A kubelet-like directory tree: plugins_registry and plugins/<driver>.
+function makeRoot(driver = 'test.example.com') {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kp-e2e-'));
+  const registry = path.join(dir, 'plugins_registry');
+  const plugins = path.join(dir, 'plugins', driver);
+  fs.mkdirSync(registry, { recursive: true });
+  fs.mkdirSync(plugins, { recursive: true });
+  return {
+    dir,
+    driver,
+    registry,
+    regSock: path.join(registry, `${driver}-reg.sock`),
+    draSock: path.join(plugins, 'dra.sock'),
+    cleanup: () => fs.rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+// One running test driver. Lines on stdout answer commands; stderr is the
+// plugin's log (klog lines of every process).
+class TestDriver {
+  constructor(root, extraArgs = [], { env = {}, binary = TESTDRIVER } = {}) {
+    this.root = root;
+    const args = ['--driver-name', root.driver, '--registrar-socket', root.regSock,
+      '--plugin-socket', root.draSock, '-v', '4', ...extraArgs];
+    this.proc = spawn(binary, args, { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    this.stderr = '';
+    this.lines = [];
+    this.waiters = [];
+    this.proc.stderr.on('data', (d) => { this.stderr += d.toString(); });
+    readline.createInterface({ input: this.proc.stdout }).on('line', (l) => {
+      this.lines.push(l);
+      this.waiters = this.waiters.filter((w) => !w(l));
+    });
+    this.exited = new Promise((resolve) => this.proc.on('exit', (code, signal) => resolve({ code, signal })));
+  }
+
+  // Resolves with the first stdout line (already seen or future) that
+  // starts with one of the prefixes.
+  line(prefixes, timeoutMs = 15000) {
+    const match = (l) => prefixes.some((p) => l.startsWith(p));
+    const seen = this.lines.find(match);
+    if (seen) return Promise.resolve(seen);
+    return new Promise((resolve, reject) => {
+      const t = setTimeout(() => reject(new Error(`no ${prefixes} line; stderr:\n${this.stderr}`)), timeoutMs);
+      this.waiters.push((l) => {
+        if (!match(l)) return false;
+        clearTimeout(t);
+        resolve(l);
+        return true;
+      });
+    });
+  }
+
+  async ready() {
+    const l = await this.line(['ready', 'error']);
+    if (!l.startsWith('ready')) throw new Error(`start failed: ${l}\n${this.stderr}`);
+    return this;
+  }
+
+  async command(cmd, prefix) {
+    this.lines = this.lines.filter((l) => !l.startsWith(prefix));
+    this.proc.stdin.write(`${cmd}\n`);
+    return this.line([prefix]);
+  }
+
+  async status() {
+    const l = await this.command('status', 'status');
+    const m = /^status (\d+) ?(.*)$/.exec(l);
+    return { state: Number(m[1]), error: m[2] };
+  }
+
+  async stop() {
+    const l = await this.command('stop', 'stopped');
+    await this.exited;
+    const m = /^stopped (-?\d+) fds (\d+) (\d+)$/.exec(l);
+    return { code: Number(m[1]), fdsBefore: Number(m[2]), fdsAfter: Number(m[3]) };
+  }
+
+  kill(signal = 'SIGKILL') {
+    try { this.proc.kill(signal); } catch { /* gone */ }
+  }
+}
+
+// Child pids of pid, from /proc (the supervisor of a driver, or the
+// children of a supervisor).
+function childrenOf(pid) {
+  try {
+    return execFileSync('pgrep', ['-P', String(pid)]).toString().trim().split('\n').filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+function comm(pid) {
+  try { return fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim(); } catch { return null; }
+}
+
+function procStatus(pid) {
+  try {
+    const out = {};
+    for (const l of fs.readFileSync(`/proc/${pid}/status`, 'utf8').split('\n')) {
+      const i = l.indexOf(':');
+      if (i > 0) out[l.slice(0, i)] = l.slice(i + 1).trim();
+    }
+    return out;
+  } catch {
+    return null;
+  }
+}
+
+// { supervisor, nodeserver, registrar, publisher } pids of a driver.
+function roles(driverPid) {
+  const out = {};
+  for (const s of childrenOf(driverPid)) {
+    if (comm(s) !== 'kp-supervisor') continue;
+    out.supervisor = s;
+    for (const c of childrenOf(s)) {
+      const name = comm(c);
+      if (name && name.startsWith('kp-')) out[name.slice(3)] = c;
+    }
+  }
+  return out;
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+async function until(fn, timeoutMs = 10000, stepMs = 20) {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`condition not met within ${timeoutMs} ms: ${fn}`);
+    await sleep(stepMs);
+  }
+}
+
+// Watches that both socket files exist the whole time; returns a stop
+// function giving the number of samples where one was missing.
+function watchSockets(paths, everyMs = 2) {
+  let missing = 0;
+  let samples = 0;
+  const t = setInterval(() => {
+    samples++;
+    for (const p of paths) {
+      try {
+        if (!fs.lstatSync(p).isSocket()) missing++;
+      } catch {
+        missing++;
+      }
+    }
+  }, everyMs);
+  return () => { clearInterval(t); return { missing, samples }; };
+}
+
+function isAlive(pid) {
+  const st = procStatus(pid);
+  return st !== null && !/^Z/.test(st.State || '');
+}
+
+module.exports = {
+  ROOT, BUILD, TESTDRIVER, PCI_DRIVER, makeRoot, TestDriver, childrenOf, comm, procStatus,
+  roles, sleep, until, watchSockets, isAlive,
+};
