@@ -1,0 +1,174 @@
+'use strict';
+// How each kubelet version judges PluginInfo.supported_versions of a DRA
+// plugin (upstream-api.md §3.3). Error texts follow upstream so tests can
+// match them; Go's %q/%v formatting is imitated by goQuote/goList.
+
+const KUBELET_VERSIONS = ['1.31', '1.32', '1.34'];
+
+// 1.32/1.33: kubelet's own preference order, independent of the plugin's.
+const SERVICES_1_32 = [
+  ['v1beta1.DRAPlugin', 'v1beta1'],
+  ['v1alpha3.NodeService', 'v1alpha4'],
+];
+// 1.34+: servicesSupportedByKubelet; the PLUGIN's order decides.
+const SERVICES_1_34 = { 'v1.DRAPlugin': 'v1', 'v1beta1.DRAPlugin': 'v1beta1' };
+
+const EMPTY_SERVICES_ERR = 'empty list of supported gRPC services (aka supported versions)';
+const DRA_LOG_PREFIX = 'kubernetes.io/dra: '; // 1.31 log() helper
+
+// ---- Go formatting helpers -------------------------------------------------
+
+// strconv.Quote for the characters plugins realistically send.
+function goQuote(s) {
+  let out = '"';
+  for (const ch of String(s)) {
+    const c = ch.codePointAt(0);
+    if (ch === '"' || ch === '\\') out += '\\' + ch;
+    else if (ch === '\n') out += '\\n';
+    else if (ch === '\t') out += '\\t';
+    else if (ch === '\r') out += '\\r';
+    else if (c < 0x20 || c === 0x7f) out += '\\x' + c.toString(16).padStart(2, '0');
+    else out += ch;
+  }
+  return out + '"';
+}
+
+// %q of a []string: ["a" "b"]
+function goQuoteList(list) {
+  return '[' + list.map(goQuote).join(' ') + ']';
+}
+
+// %v of a []string: [a b]
+function goList(list) {
+  return '[' + list.join(' ') + ']';
+}
+
+// ---- apimachinery util/version (v0.31) --------------------------------------
+
+// RE2's \s is [\t\n\f\r ]; JS's \s is wider, so spell it out.
+const VERSION_RE = /^[\t\n\f\r ]*v?([0-9]+(?:\.[0-9]+)*)(.*)*$/;
+const UINT64_MAX = (1n << 64n) - 1n;
+
+// ParseGeneric: >= 2 numeric components, first without leading zero,
+// trailing text ignored. Components are BigInt because Go uses uint64.
+function parseGeneric(str) {
+  const m = VERSION_RE.exec(str);
+  if (!m) throw new Error(`could not parse ${goQuote(str)} as version`);
+  const parts = m[1].split('.');
+  if (parts.length < 2) throw new Error(`illegal version string ${goQuote(str)}`);
+  const components = parts.map((comp, i) => {
+    if (i === 0 && comp.startsWith('0') && comp !== '0') {
+      throw new Error(`illegal zero-prefixed version component ${goQuote(comp)} in ${goQuote(str)}`);
+    }
+    const n = BigInt(comp);
+    if (n > UINT64_MAX) {
+      throw new Error(`illegal non-numeric version component ${goQuote(comp)} in ${goQuote(str)}: ` +
+        `strconv.ParseUint: parsing ${goQuote(comp)}: value out of range`);
+    }
+    return n;
+  });
+  return { components, toString: () => components.join('.') };
+}
+
+function compareVersions(a, b) {
+  const n = Math.min(a.components.length, b.components.length);
+  for (let i = 0; i < n; i++) {
+    if (a.components[i] !== b.components[i]) return a.components[i] < b.components[i] ? -1 : 1;
+  }
+  // Extra non-zero components make a version bigger ("1.0.1" > "1.0").
+  if (a.components.slice(n).some((c) => c > 0n)) return 1;
+  if (b.components.slice(n).some((c) => c > 0n)) return -1;
+  return 0;
+}
+
+function highestSupportedVersion(versions) {
+  if (versions.length === 0) throw new Error('empty array for supported versions');
+  let highest = null;
+  let lastErr = null;
+  // Upstream scans from the end; only matters for which parse error is shown.
+  for (let i = versions.length - 1; i >= 0; i--) {
+    let v;
+    try {
+      v = parseGeneric(versions[i]);
+    } catch (err) {
+      lastErr = err;
+      continue;
+    }
+    if (v.components[0] > 1n) continue;
+    if (highest === null || compareVersions(highest, v) < 0) highest = v;
+  }
+  if (highest === null) {
+    throw new Error(`could not find a highest supported version from versions (${goList(versions)}) ` +
+      `reported: ${lastErr ? lastErr.message : '<nil>'}`);
+  }
+  if (highest.components[0] !== 1n) {
+    throw new Error(`highest supported version reported is ${highest}, must be v1.x`);
+  }
+  return highest;
+}
+
+// ---- per kubelet version ----------------------------------------------------
+
+// 1.31: RegistrationHandler.validateVersions; `existing` is the highest
+// version of an already registered plugin with the same name, if any.
+function validate131(name, endpoint, versions, existing) {
+  const fail = (msg) => {
+    throw new Error(`validation failed for DRA plugin ${name} at endpoint ${endpoint}: ${DRA_LOG_PREFIX}` +
+      `ValidatePlugin for DRA plugin ${goQuote(name)} failed. ${msg}`);
+  };
+  if (versions.length === 0) fail('Plugin returned an empty list for supported versions');
+  let highest;
+  try {
+    highest = highestSupportedVersion(versions);
+  } catch (err) {
+    fail(`None of the versions specified ${goQuoteList(versions)} are supported. err=${err.message}`);
+  }
+  if (existing && compareVersions(existing, highest) >= 0) {
+    fail('Another plugin with the same name is already registered with a higher supported version: ' +
+      goQuote(String(existing)));
+  }
+  return { api: 'v1alpha4', service: null, highestVersion: highest };
+}
+
+function validate132(name, versions) {
+  if (versions.length === 0) throw new Error(`invalid versions of plugin ${name}: ${EMPTY_SERVICES_ERR}`);
+  for (const [service, api] of SERVICES_1_32) {
+    if (versions.includes(service)) return { api, service };
+  }
+  // Plugins of that era did not advertise services: fall back to alpha.
+  return { api: 'v1alpha4', service: 'v1alpha3.NodeService' };
+}
+
+function validate134(name, endpoint, versions) {
+  const fail = (msg) => {
+    throw new Error(`invalid supported gRPC versions of DRA driver plugin ${name} at endpoint ${endpoint}: ${msg}`);
+  };
+  if (versions.length === 0) fail(EMPTY_SERVICES_ERR);
+  const service = versions.find((v) => Object.hasOwn(SERVICES_1_34, v));
+  if (!service) {
+    fail(`none of services supported by the plugin (${goQuoteList(versions)}) ` +
+      `are supported by the kubelet (${goQuoteList(Object.keys(SERVICES_1_34))})`);
+  }
+  return { api: SERVICES_1_34[service], service };
+}
+
+// Returns { api, service, highestVersion? } or throws the kubelet's error.
+function validateSupportedVersions(kubeletVersion, { name, endpoint, versions, existingHighest }) {
+  switch (kubeletVersion) {
+    case '1.31': return validate131(name, endpoint, versions, existingHighest);
+    case '1.32': return validate132(name, versions);
+    case '1.34': return validate134(name, endpoint, versions);
+    default: throw new Error(`unsupported kubelet version ${kubeletVersion} (use ${KUBELET_VERSIONS.join(', ')})`);
+  }
+}
+
+module.exports = {
+  KUBELET_VERSIONS,
+  EMPTY_SERVICES_ERR,
+  goQuote,
+  goQuoteList,
+  parseGeneric,
+  compareVersions,
+  highestSupportedVersion,
+  validateSupportedVersions,
+};
