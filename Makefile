@@ -41,8 +41,13 @@ check-asan:
 	@cd $(ASAN) && ASAN_OPTIONS=detect_leaks=1 \
 	    UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure
 
+# The whole suite against the normal build, then the suites that drive our
+# C code again against the sanitizer build.
 check-e2e:
 	@KP_BUILD=$(BUILD) node --test --test-concurrency=1 tests/e2e/
+	@KP_BUILD=$(ASAN) ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	    node --test --test-concurrency=1 tests/e2e/core.test.js \
+	    tests/e2e/rpc.test.js
 
 demo: deps build
 	@tools/demo.sh

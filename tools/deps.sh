@@ -8,8 +8,8 @@ cd "$(dirname "$0")/.."
 
 PKGS="cmake make gcc clang pkg-config libgrpc-dev protobuf-c-compiler
 libprotobuf-c-dev libcurl4-openssl-dev libjansson-dev libseccomp-dev
-libcap-ng-dev libyaml-dev libclang-rt-14-dev nodejs npm openssl strace
-valgrind iproute2"
+libcap-ng-dev libyaml-dev libclang-rt-14-dev openssl strace valgrind
+iproute2 procps"
 
 missing=""
 for p in $PKGS; do
@@ -18,6 +18,10 @@ for p in $PKGS; do
 		missing="$missing $p"
 	fi
 done
+# Node.js may come from elsewhere than Debian (its npm then conflicts with
+# Debian's): ask for the packages only when the commands are missing.
+command -v node >/dev/null 2>&1 || missing="$missing nodejs"
+command -v npm >/dev/null 2>&1 || missing="$missing npm"
 if [ -n "$missing" ]; then
 	if [ "$(id -u)" -ne 0 ]; then
 		echo "deps: missing Debian packages:$missing" >&2

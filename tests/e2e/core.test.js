@@ -333,11 +333,15 @@ test('interceptors run in the order added and may reject', async (t) => {
   await sim.waitForDriver(DRIVER);
   const c = claim('i1');
   await sim.nodePrepareResources(DRIVER, [c]);
-  const lines = drv.stderr.split('\n').filter((l) => l.startsWith('interceptor') && l.includes('NodePrepare'));
+  // The interceptors write to the plugin's stderr, which arrives apart.
+  const lines = await until(() => {
+    const l = drv.stderr.split('\n').filter((x) => x.startsWith('interceptor') && x.includes('NodePrepare'));
+    return l.length >= 4 ? l : null;
+  });
   assert.deepEqual(lines.map((l) => l.split(' ').slice(1, 3).join(' ')),
     ['A before', 'B before', 'A after', 'B after']);
   await assert.rejects(sim.nodeUnprepareResources(DRIVER, [c]), /PermissionDenied|denied by interceptor B/);
-  assert.ok(drv.stderr.split('\n').some((l) => /interceptor A before .*Unprepare/.test(l)));
+  await until(() => drv.stderr.split('\n').some((l) => /interceptor A before .*Unprepare/.test(l)));
   assert.ok(!drv.stderr.split('\n').some((l) => /interceptor A after .*Unprepare.*status=0/.test(l)));
 });
 
