@@ -366,3 +366,17 @@ test('the driver process dying stops the plugin and removes the sockets', async 
   await until(() => Object.values(pids).every((p) => !isAlive(p)));
   await until(() => !fs.existsSync(root.regSock) && !fs.existsSync(root.draSock));
 });
+
+test('restarts back off: 100 ms, doubling', async (t) => {
+  const { drv } = await setup(t);
+  let prev = roles(drv.proc.pid).nodeserver;
+  for (let i = 0; i < 3; i++) {
+    process.kill(prev, 'SIGKILL');
+    prev = (await until(() => {
+      const now = roles(drv.proc.pid);
+      return now.nodeserver && now.nodeserver !== prev ? now : null;
+    })).nodeserver;
+  }
+  const delays = [...drv.stderr.matchAll(/restarting nodeserver in (\d+) ms/g)].map((m) => Number(m[1]));
+  assert.deepEqual(delays, [100, 200, 400]);
+});
