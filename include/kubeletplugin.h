@@ -618,6 +618,26 @@ KP_EXTERN int kp_registration_status(struct kp_plugin *plugin,
 KP_EXTERN int kp_publish_resources(struct kp_plugin *plugin,
     const struct kp_resources *res);
 
+/* What the publisher reported last; see kp_publish_status(). */
+struct kp_publish_status {
+	int64_t		 last_sync;	/* Unix seconds of the last complete
+					 * sync pass; 0: none yet */
+	int		 pending_pools;	/* pools not yet in sync */
+	uint64_t	 creates, updates, deletes;	/* API writes so far */
+	int		 publisher_running;	/* 0: restarting or none */
+	char		 last_error[KP_ERROR_SIZE];	/* "" if none */
+};
+
+/*
+ * kp_publish_status - how publishing goes (beyond upstream, which only
+ * logs): the publisher's last sync time, the pools still pending and the
+ * last API error. out: filled by the call.
+ * Errors: KP_EINVAL, KP_ENOCLIENT (no Kubernetes access configured),
+ * KP_EPIPE (supervisor gone), KP_ETIMEDOUT.
+ */
+KP_EXTERN int kp_publish_status(struct kp_plugin *plugin,
+    struct kp_publish_status *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -226,7 +226,15 @@ ipc_check(const Kpipc__Msg *m, char *err, size_t errsize)
 	case KPIPC__MSG__M_PUBLISH:
 		return (ipc_check_resources(m->publish, err, errsize));
 	case KPIPC__MSG__M_REG_STATUS_QUERY:
+	case KPIPC__MSG__M_PUBLISH_STATUS_QUERY:
 	case KPIPC__MSG__M_STOP:
+		return (0);
+	case KPIPC__MSG__M_PUBLISH_STATUS:
+		if (strlen(m->publish_status->last_error) > MAX_MESSAGE ||
+		    m->publish_status->pending_pools < 0 ||
+		    m->publish_status->last_sync < 0)
+			return (fail(err, errsize, "publish_status: field out "
+			    "of range"));
 		return (0);
 	case KPIPC__MSG__M_REG_STATUS_REPLY:
 		if (m->reg_status_reply->state < KP_REGISTRATION_NONE ||

@@ -29,9 +29,11 @@ static const struct ipc_rule rules[] = {
 	/* claim look-ups: nodeserver asks, publisher answers */
 	{ KPIPC__MSG__M_CLAIM_GET, ROLE_NODESERVER, ST(CS_READY) },
 	{ KPIPC__MSG__M_CLAIM_REPLY, ROLE_PUBLISHER, ST(CS_READY) },
+	{ KPIPC__MSG__M_PUBLISH_STATUS, ROLE_PUBLISHER, ST(CS_READY) },
 	/* the driver process, always READY once the plugin started */
 	{ KPIPC__MSG__M_REG_STATUS_QUERY, ROLE_DRIVER, ST(CS_READY) },
 	{ KPIPC__MSG__M_PUBLISH, ROLE_DRIVER, ST(CS_READY) },
+	{ KPIPC__MSG__M_PUBLISH_STATUS_QUERY, ROLE_DRIVER, ST(CS_READY) },
 	{ KPIPC__MSG__M_STOP, ROLE_DRIVER, ST(CS_READY) },
 };
 
@@ -47,6 +49,8 @@ static const char *const case_names[] = {
 	[KPIPC__MSG__M_REG_STATUS_REPLY] = "reg_status_reply",
 	[KPIPC__MSG__M_STOP] = "stop",
 	[KPIPC__MSG__M_LOG] = "log",
+	[KPIPC__MSG__M_PUBLISH_STATUS] = "publish_status",
+	[KPIPC__MSG__M_PUBLISH_STATUS_QUERY] = "publish_status_query",
 };
 
 const char *

@@ -1,0 +1,143 @@
+/*
+ * publisher.h - the publisher role: the only process that reads Kubernetes
+ * credentials and talks to the API server. Modules:
+ *   kubeconfig.c  in-cluster config / kubeconfig (libyaml), token re-reads
+ *   http.c        the only libcurl user: rate limit, Retry-After, 401
+ *   discovery.c   which resource.k8s.io version the server serves
+ *   convert.c     ResourceSlice JSON per API version (jansson)
+ *   slices.c      the ResourceSlice controller (upstream semantics)
+ *   claims.c      the one GET behind a claim look-up
+ *   validate.c    API-server rules for kp_publish_resources (driver side)
+ *   publisher.c   publisher_main(), threads, IPC with the supervisor
+ */
+#ifndef KP_PUBLISHER_H
+#define KP_PUBLISHER_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "kubeletplugin.h"
+#include "ipc.pb-c.h"
+
+#define KP_SA_DIR	"/var/run/secrets/kubernetes.io/serviceaccount"
+#define KP_TOKEN_REREAD_S	60	/* re-read a token file at least this often */
+#define KP_HTTP_TIMEOUT_S	30	/* every request but watches */
+#define KP_WATCH_TIMEOUT_S	600	/* server-side timeoutSeconds upper bound */
+
+/*
+ * Kubernetes access, from in-cluster configuration or a kubeconfig. Secret
+ * material (token, key data) is wiped with explicit_bzero when replaced or
+ * freed. Files are re-read by path; *_data hold inline PEM bytes.
+ */
+struct kube_config {
+	char		*server;	/* https://host:port, no trailing '/' */
+	char		*ca_file;	/* NULL if ca_data or none */
+	char		*ca_data;	/* PEM, NUL-terminated */
+	char		*cert_file;
+	char		*cert_data;
+	char		*key_file;
+	char		*key_data;	/* secret */
+	char		*token;		/* secret; current bearer token */
+	char		*token_file;	/* re-read: 60 s, and after a 401 */
+	time_t		 token_read;	/* when token_file was last read */
+	int		 token_stale;	/* a 401 asks for a re-read */
+	int		 insecure;	/* insecure-skip-tls-verify */
+	char		*tls_server_name;
+	pthread_mutex_t	 lock;		/* token fields */
+};
+
+/* kubeconfig.c */
+int	kcfg_in_cluster(struct kube_config *, char *, size_t);
+int	kcfg_kubeconfig(struct kube_config *, const char *, const char *,
+	    char *, size_t);
+int	kcfg_bearer(struct kube_config *, char *, size_t);
+void	kcfg_token_stale(struct kube_config *);
+void	kcfg_free(struct kube_config *);
+
+/* One HTTP response; body is NUL-terminated (malloc'd, owned). */
+struct http_response {
+	long		 status;	/* 0: transport error (see error) */
+	char		*body;
+	size_t		 body_len;
+	long		 retry_after_s;	/* -1: none */
+	char		 error[KP_ERROR_SIZE];
+};
+
+struct http_client;
+
+/*
+ * A watch stream's consumer: one complete line (a JSON event, without the
+ * newline) per call; return non-zero to end the stream.
+ */
+typedef int (*http_line_fn)(void *user, const char *line, size_t len);
+
+/* http.c: everything below is thread-safe unless noted. */
+int	http_client_new(struct kube_config *, double, int,
+	    struct http_client **);
+void	http_client_free(struct http_client *);
+int	http_request(struct http_client *, const char *, const char *,
+	    const char *, struct http_response *);
+int	http_watch(struct http_client *, const char *, http_line_fn, void *,
+	    volatile int *);
+void	http_response_free(struct http_response *);
+char	*http_escape(const char *);
+
+/* discovery.c */
+enum kube_version {
+	KUBE_V1BETA1 = 0,
+	KUBE_V1BETA2 = 1,
+	KUBE_V1 = 2
+};
+int	disc_resource_version(struct http_client *, enum kube_version *,
+	    char *, size_t);
+const char *disc_version_name(enum kube_version);
+
+/* claims.c */
+int	claims_get(struct http_client *, enum kube_version, const char *,
+	    const Kpipc__ClaimGet *, Kpipc__ClaimReply *);
+void	claims_reply_free(Kpipc__ClaimReply *);
+
+/*
+ * The ResourceSlice controller (slices.c). It owns threads of its own (a
+ * watch and a sync worker); the desired state is a Kpipc__Publish message
+ * (the driver's resources as validated and sent on by the supervisor).
+ */
+struct slice_ctl;
+
+struct slice_ctl_config {
+	struct http_client	*http;
+	enum kube_version	 version;
+	const char		*driver;	/* spec.driver */
+	const char		*node;		/* spec.nodeName, pool owner */
+	const char		*node_uid;	/* NULL: GET the Node once */
+};
+
+struct slice_stats {
+	time_t		 last_sync;	/* 0: never */
+	int		 pending_pools;
+	uint64_t	 creates, updates, deletes;
+	char		 last_error[KP_ERROR_SIZE];
+};
+
+int	slice_ctl_start(const struct slice_ctl_config *, struct slice_ctl **);
+int	slice_ctl_update(struct slice_ctl *, const Kpipc__Publish *);
+void	slice_ctl_stats(struct slice_ctl *, struct slice_stats *);
+void	slice_ctl_stop(struct slice_ctl *);
+
+/* validate.c: the API server's rules, applied in the driver process. */
+int	validate_resources(const struct kp_resources *, char *, size_t);
+int	validate_quantity(const char *);
+int	validate_semver(const char *);
+
+/*
+ * pack.c: struct kp_resources -> a Kpipc__Publish tree (driver side), to
+ * send with ipc_send(); pack_free() frees what pack_resources() built.
+ */
+int	pack_resources(const struct kp_resources *, Kpipc__Publish **);
+void	pack_free(Kpipc__Publish *);
+
+#endif /* KP_PUBLISHER_H */
