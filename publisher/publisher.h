@@ -75,7 +75,11 @@ struct http_client;
  */
 typedef int (*http_line_fn)(void *user, const char *line, size_t len);
 
-/* http.c: everything below is thread-safe unless noted. */
+/* http.c: everything below is thread-safe unless noted. The publisher
+ * calls http_global_init() once (curl_global_init) after its sandbox is
+ * in place, and http_global_cleanup() at its end. */
+int	http_global_init(void);
+void	http_global_cleanup(void);
 int	http_client_new(struct kube_config *, double, int,
 	    struct http_client **);
 void	http_client_free(struct http_client *);
