@@ -47,11 +47,15 @@ struct kube_config {
 	int		 token_stale;	/* a 401 asks for a re-read */
 	int		 insecure;	/* insecure-skip-tls-verify */
 	char		*tls_server_name;
+	char		*proxy_url;	/* kubeconfig proxy-url; NULL: none
+					   (environment proxies are ignored) */
 	pthread_mutex_t	 lock;		/* token fields */
 };
 
 /* kubeconfig.c */
 int	kcfg_in_cluster(struct kube_config *, char *, size_t);
+int	kcfg_in_cluster_dir(struct kube_config *, const char *, char *,
+	    size_t);
 int	kcfg_kubeconfig(struct kube_config *, const char *, const char *,
 	    char *, size_t);
 int	kcfg_bearer(struct kube_config *, char *, size_t);
