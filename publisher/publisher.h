@@ -148,4 +148,8 @@ int	validate_semver(const char *);
 int	pack_resources(const struct kp_resources *, Kpipc__Publish **);
 void	pack_free(Kpipc__Publish *);
 
+/* publisher.c */
+struct child_env;
+int	publisher_main(struct child_env *);
+
 #endif /* KP_PUBLISHER_H */
