@@ -1,0 +1,783 @@
+/*
+ * http.c - the only libcurl user (STYLE 13): requests and watches against
+ * the API server with client-go's client-side behaviour (reference 4.5):
+ * a token-bucket rate limit shared by every thread (QPS 5, burst 10 by
+ * default), Retry-After on 429 and 5xx (at most 10 retries), one retry
+ * with a re-read token after a 401, and the Warning header logged at V(2).
+ *
+ * Threads: each call takes an easy handle from a small pool and gives it
+ * back reset (curl_easy_reset keeps the live connections, so TLS sessions
+ * are reused); a handle is only ever used by one thread at a time.
+ *
+ * Proxies: the environment (http_proxy, HTTPS_PROXY, ...) is ignored; only
+ * a kubeconfig's proxy-url is used. client-go honours HTTPS_PROXY, but the
+ * publisher holds the bearer token, and an in-cluster pod's proxy variables
+ * are meant for its driver's traffic, not for the service IP of the API
+ * server (a classic cause of 'proxyconnect' failures without NO_PROXY).
+ *
+ * Secrets: the Authorization header is built in a buffer and a header list
+ * that are both wiped; nothing here logs headers. Redirects are not
+ * followed (a redirect could carry the token elsewhere).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <curl/curl.h>
+
+#include "ipc/log.h"
+#include "publisher/publisher.h"
+
+#define HTTP_POOL		8	/* idle easy handles kept */
+#define HTTP_MAX_BODY		(64 * 1024 * 1024)
+#define HTTP_MAX_LINE		(16 * 1024 * 1024)	/* one watch event */
+#define HTTP_MAX_ERRBODY	(64 * 1024)	/* non-200 body of a watch */
+#define HTTP_TOKEN_MAX		16384	/* bearer token bytes, NUL included */
+#define HTTP_MAX_RETRIES	10	/* client-go's maxRetries */
+#define HTTP_MAX_RETRY_AFTER	60	/* longest Retry-After honoured, s */
+#define HTTP_CONNECT_TIMEOUT_S	10
+#define HTTP_DEFAULT_QPS	5.0
+#define HTTP_DEFAULT_BURST	10
+
+struct http_client {
+	struct kube_config	*cfg;
+	char			*base;		/* URL prefix */
+	char			*host_hdr;	/* "Host: ..." with tls-server-name */
+	struct curl_slist	*connect_to;	/* tls-server-name -> server */
+	char			 ua[64];
+	pthread_mutex_t		 lock;		/* below */
+	double			 qps, burst, tokens;
+	struct timespec		 last;
+	CURL			*idle[HTTP_POOL];
+	int			 nidle;
+};
+
+/* One exchange: a request, or a watch stream. */
+struct xfer {
+	struct http_client	*c;
+	const char		*method;
+	const char		*path;
+	const char		*body;
+	char			*token;		/* the bearer used; secret */
+	/* watch */
+	http_line_fn		 line_fn;
+	void			*user;
+	volatile int		*stop;
+	int			 stopped;	/* *stop or line_fn ended it */
+	/* response */
+	CURL			*h;
+	long			 status;
+	long			 retry_after;
+	char			*buf;		/* body, or a partial line */
+	size_t			 len, cap, max;
+	int			 too_large;
+	CURLcode		 cc;
+	char			 errbuf[CURL_ERROR_SIZE];
+};
+
+int
+http_global_init(void)
+{
+	const curl_version_info_data	*v;
+
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+		return (KP_EIO);
+	v = curl_version_info(CURLVERSION_NOW);
+	/* CURLOPT_CAINFO_BLOB needs 7.77; TLS must be there. */
+	if (v->version_num < 0x074d00 || !(v->features & CURL_VERSION_SSL)) {
+		log_warnx("libcurl %s: 7.77 or later with TLS needed",
+		    v->version);
+		curl_global_cleanup();
+		return (KP_ENOTSUP);
+	}
+	return (0);
+}
+
+void
+http_global_cleanup(void)
+{
+	curl_global_cleanup();
+}
+
+/* --- rate limit and sleeps ------------------------------------------- */
+
+static double
+elapsed_s(const struct timespec *a, const struct timespec *b)
+{
+	return ((double)(b->tv_sec - a->tv_sec) +
+	    (double)(b->tv_nsec - a->tv_nsec) / 1e9);
+}
+
+/* Sleep s seconds; with stop, wake every 100 ms to look at it. */
+static void
+sleep_s(double s, volatile int *stop)
+{
+	struct timespec	 ts;
+	double		 step;
+
+	while (s > 0 && (stop == NULL || !*stop)) {
+		step = stop != NULL && s > 0.1 ? 0.1 : s;
+		ts.tv_sec = (time_t)step;
+		ts.tv_nsec = (long)((step - (double)ts.tv_sec) * 1e9);
+		while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+			;
+		s -= step;
+	}
+}
+
+/*
+ * Take a token from the bucket (golang.org/x/time/rate's reservation, as
+ * client-go's token-bucket limiter): the count may go negative, and each
+ * caller sleeps until its own token is due, so waiters queue fairly.
+ */
+static void
+rate_wait(struct http_client *c, volatile int *stop)
+{
+	struct timespec	 now;
+	double		 wait = 0;
+
+	if (c->qps <= 0)
+		return;
+	pthread_mutex_lock(&c->lock);
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	c->tokens += elapsed_s(&c->last, &now) * c->qps;
+	if (c->tokens > c->burst)
+		c->tokens = c->burst;
+	c->last = now;
+	c->tokens -= 1;
+	if (c->tokens < 0)
+		wait = -c->tokens / c->qps;
+	pthread_mutex_unlock(&c->lock);
+	sleep_s(wait, stop);
+}
+
+/* --- the client ------------------------------------------------------ */
+
+/*
+ * With tls-server-name, curl must send that name (SNI) and verify it while
+ * connecting to the server's address: the URL names the TLS name, a
+ * CONNECT_TO entry maps it to the real host and port, and Host: keeps the
+ * server's own name, as Go's http.Transport does.
+ */
+static int
+client_tls_name(struct http_client *c, const char *server, const char *name)
+{
+	const char	*hp, *end, *rest, *port;
+	char		 entry[600];
+	int		 https = strncmp(server, "https://", 8) == 0;
+	int		 plen;
+
+	hp = server + (https ? 8 : 7);
+	rest = hp + strcspn(hp, "/");
+	if (*hp == '[') {
+		if ((end = memchr(hp, ']', rest - hp)) == NULL)
+			return (KP_EINVAL);
+		end++;
+	} else if ((end = memchr(hp, ':', rest - hp)) == NULL)
+		end = rest;
+	if (end < rest && *end != ':')
+		return (KP_EINVAL);
+	port = end < rest ? end + 1 : https ? "443" : "80";
+	plen = end < rest ? (int)(rest - port) : (int)strlen(port);
+	if (end - hp > 256 || strlen(name) > 253 || plen > 5)
+		return (KP_EINVAL);
+	snprintf(entry, sizeof(entry), "%s:%.*s:%.*s:%.*s", name, plen, port,
+	    (int)(end - hp), hp, plen, port);
+	if ((c->connect_to = curl_slist_append(NULL, entry)) == NULL)
+		return (KP_ENOMEM);
+	if (asprintf(&c->host_hdr, "Host: %.*s", (int)(rest - hp), hp) == -1) {
+		c->host_hdr = NULL;
+		return (KP_ENOMEM);
+	}
+	if (asprintf(&c->base, "%s://%s:%.*s%s", https ? "https" : "http",
+	    name, plen, port, rest) == -1) {
+		c->base = NULL;
+		return (KP_ENOMEM);
+	}
+	return (0);
+}
+
+/*
+ * A client for cfg (borrowed until http_client_free). qps 0 and burst 0
+ * mean client-go's defaults (5, 10); a negative qps disables the limit.
+ */
+int
+http_client_new(struct kube_config *cfg, double qps, int burst,
+    struct http_client **out)
+{
+	struct http_client	*c;
+	int			 r = 0;
+
+	*out = NULL;
+	if (cfg == NULL || cfg->server == NULL)
+		return (KP_EINVAL);
+	if ((c = calloc(1, sizeof(*c))) == NULL)
+		return (KP_ENOMEM);
+	c->cfg = cfg;
+	c->qps = qps == 0 ? HTTP_DEFAULT_QPS : qps;
+	c->burst = burst <= 0 ? HTTP_DEFAULT_BURST : burst;
+	c->tokens = c->burst;
+	clock_gettime(CLOCK_MONOTONIC, &c->last);
+	snprintf(c->ua, sizeof(c->ua), "kubeletplugin/%d.%d.%d",
+	    KP_VERSION_MAJOR, KP_VERSION_MINOR, KP_VERSION_PATCH);
+	pthread_mutex_init(&c->lock, NULL);
+	if (cfg->tls_server_name != NULL)
+		r = client_tls_name(c, cfg->server, cfg->tls_server_name);
+	else if ((c->base = strdup(cfg->server)) == NULL)
+		r = KP_ENOMEM;
+	if (r != 0) {
+		http_client_free(c);
+		return (r);
+	}
+	*out = c;
+	return (0);
+}
+
+void
+http_client_free(struct http_client *c)
+{
+	int	 i;
+
+	if (c == NULL)
+		return;
+	for (i = 0; i < c->nidle; i++)
+		curl_easy_cleanup(c->idle[i]);
+	curl_slist_free_all(c->connect_to);
+	free(c->host_hdr);
+	free(c->base);
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+}
+
+static CURL *
+handle_get(struct http_client *c)
+{
+	CURL	*h = NULL;
+
+	pthread_mutex_lock(&c->lock);
+	if (c->nidle > 0)
+		h = c->idle[--c->nidle];
+	pthread_mutex_unlock(&c->lock);
+	return (h != NULL ? h : curl_easy_init());
+}
+
+static void
+handle_put(struct http_client *c, CURL *h)
+{
+	curl_easy_reset(h);
+	pthread_mutex_lock(&c->lock);
+	if (c->nidle < HTTP_POOL) {
+		c->idle[c->nidle++] = h;
+		h = NULL;
+	}
+	pthread_mutex_unlock(&c->lock);
+	if (h != NULL)
+		curl_easy_cleanup(h);
+}
+
+/* --- callbacks ------------------------------------------------------- */
+
+/* Append to x->buf, keeping it NUL-terminated; 0 when over x->max. */
+static int
+buf_add(struct xfer *x, const char *p, size_t n)
+{
+	char	*nb;
+	size_t	 ncap;
+
+	if (x->len + n > x->max) {
+		x->too_large = 1;
+		return (0);
+	}
+	if (x->len + n + 1 > x->cap) {
+		for (ncap = x->cap ? x->cap : 4096; ncap < x->len + n + 1;)
+			ncap *= 2;
+		if ((nb = realloc(x->buf, ncap)) == NULL)
+			return (0);
+		x->buf = nb;
+		x->cap = ncap;
+	}
+	memcpy(x->buf + x->len, p, n);
+	x->len += n;
+	x->buf[x->len] = '\0';
+	return (1);
+}
+
+/* Complete lines go to line_fn; the partial tail stays in x->buf. */
+static int
+watch_lines(struct xfer *x)
+{
+	char	*nl, *p = x->buf;
+	size_t	 left = x->len;
+
+	while (left > 0 && (nl = memchr(p, '\n', left)) != NULL) {
+		*nl = '\0';
+		if (nl > p && x->line_fn(x->user, p, nl - p) != 0) {
+			x->stopped = 1;
+			return (0);
+		}
+		left -= nl + 1 - p;
+		p = nl + 1;
+	}
+	memmove(x->buf, p, left);
+	x->len = left;
+	if (x->buf != NULL)
+		x->buf[left] = '\0';
+	return (1);
+}
+
+static size_t
+on_body(char *p, size_t size, size_t n, void *arg)
+{
+	struct xfer	*x = arg;
+	long		 code = 0;
+
+	n *= size;
+	if (x->line_fn != NULL) {
+		curl_easy_getinfo(x->h, CURLINFO_RESPONSE_CODE, &code);
+		x->max = code == 200 ? HTTP_MAX_LINE : HTTP_MAX_ERRBODY;
+		if (!buf_add(x, p, n))
+			return (code == 200 ? 0 : n);	/* keep a prefix */
+		if (code == 200 && !watch_lines(x))
+			return (0);
+		return (n);
+	}
+	return (buf_add(x, p, n) ? n : 0);
+}
+
+/* Retry-After as client-go reads it: an integer number of seconds. */
+static long
+retry_after(const char *v, size_t n)
+{
+	long	 s = 0;
+	size_t	 i, digits = 0;
+
+	for (i = 0; i < n && (v[i] == ' ' || v[i] == '\t'); i++)
+		;
+	for (; i < n && v[i] >= '0' && v[i] <= '9' && digits < 9; i++) {
+		s = s * 10 + (v[i] - '0');
+		digits++;
+	}
+	while (i < n && (v[i] == ' ' || v[i] == '\t' || v[i] == '\r' ||
+	    v[i] == '\n'))
+		i++;
+	return (digits > 0 && i == n ? s : -1);
+}
+
+static size_t
+on_header(char *p, size_t size, size_t n, void *arg)
+{
+	struct xfer	*x = arg;
+	size_t		 len = size * n, i;
+	char		 text[512];
+
+	if (len >= 5 && strncmp(p, "HTTP/", 5) == 0)
+		x->retry_after = -1;	/* a new response (after 100, ...) */
+	else if (len > 12 && strncasecmp(p, "Retry-After:", 12) == 0)
+		x->retry_after = retry_after(p + 12, len - 12);
+	else if (len > 8 && strncasecmp(p, "Warning:", 8) == 0 &&
+	    log_enabled(2)) {
+		for (i = 8; i < len && p[i] == ' '; i++)
+			;
+		snprintf(text, sizeof(text), "%.*s", (int)(len - i), p + i);
+		text[strcspn(text, "\r\n")] = '\0';
+		log_info(2, "%s %s: warning: %s", x->method, x->path, text);
+	}
+	return (len);
+}
+
+static int
+on_progress(void *arg, curl_off_t dt, curl_off_t dn, curl_off_t ut,
+    curl_off_t un)
+{
+	struct xfer	*x = arg;
+
+	if (x->stop != NULL && *x->stop) {
+		x->stopped = 1;
+		return (1);
+	}
+	return (0);
+}
+
+/* --- one exchange ---------------------------------------------------- */
+
+/* The Authorization header, or NULL for none; *err set on failure. */
+static int
+auth_header(struct xfer *x, struct curl_slist **hdrs)
+{
+	struct curl_slist	*n;
+	char			*line;
+	size_t			 len;
+	int			 r;
+
+	if ((x->token = calloc(1, HTTP_TOKEN_MAX)) == NULL)
+		return (KP_ENOMEM);
+	if ((r = kcfg_bearer(x->c->cfg, x->token, HTTP_TOKEN_MAX)) != 0) {
+		snprintf(x->errbuf, sizeof(x->errbuf), "bearer token longer "
+		    "than %d bytes", HTTP_TOKEN_MAX - 1);
+		return (r);
+	}
+	if (x->token[0] == '\0')
+		return (0);
+	len = strlen(x->token) + sizeof("Authorization: Bearer ");
+	if ((line = malloc(len)) == NULL)
+		return (KP_ENOMEM);
+	snprintf(line, len, "Authorization: Bearer %s", x->token);
+	n = curl_slist_append(*hdrs, line);
+	explicit_bzero(line, len);
+	free(line);
+	if (n == NULL)
+		return (KP_ENOMEM);
+	*hdrs = n;
+	return (0);
+}
+
+static void
+headers_free(struct curl_slist *l)
+{
+	struct curl_slist	*n;
+
+	for (n = l; n != NULL; n = n->next)
+		explicit_bzero(n->data, strlen(n->data));
+	curl_slist_free_all(l);
+}
+
+static void
+set_tls(struct http_client *c, CURL *h)
+{
+	struct kube_config	*cfg = c->cfg;
+	struct curl_blob	 b;
+
+	if (cfg->insecure) {
+		curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
+		curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
+	} else if (cfg->ca_file != NULL || cfg->ca_data != NULL) {
+		/* Only the configured CA: no system bundle, no CA path. */
+		curl_easy_setopt(h, CURLOPT_CAINFO, cfg->ca_file);
+		curl_easy_setopt(h, CURLOPT_CAPATH, NULL);
+		if (cfg->ca_data != NULL) {
+			b.data = cfg->ca_data;
+			b.len = strlen(cfg->ca_data);
+			b.flags = CURL_BLOB_COPY;
+			curl_easy_setopt(h, CURLOPT_CAINFO_BLOB, &b);
+		}
+	}
+	if (cfg->cert_file != NULL)
+		curl_easy_setopt(h, CURLOPT_SSLCERT, cfg->cert_file);
+	else if (cfg->cert_data != NULL) {
+		b.data = cfg->cert_data;
+		b.len = strlen(cfg->cert_data);
+		b.flags = CURL_BLOB_COPY;
+		curl_easy_setopt(h, CURLOPT_SSLCERT_BLOB, &b);
+	}
+	if (cfg->key_file != NULL)
+		curl_easy_setopt(h, CURLOPT_SSLKEY, cfg->key_file);
+	else if (cfg->key_data != NULL) {
+		/* No copy: the key stays in cfg only, wiped at kcfg_free. */
+		b.data = cfg->key_data;
+		b.len = strlen(cfg->key_data);
+		b.flags = CURL_BLOB_NOCOPY;
+		curl_easy_setopt(h, CURLOPT_SSLKEY_BLOB, &b);
+	}
+	if (c->connect_to != NULL)
+		curl_easy_setopt(h, CURLOPT_CONNECT_TO, c->connect_to);
+}
+
+static void
+set_options(struct xfer *x, char *url, struct curl_slist *hdrs)
+{
+	struct http_client	*c = x->c;
+	CURL			*h = x->h;
+
+	curl_easy_setopt(h, CURLOPT_URL, url);
+	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "https,http");
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, x->errbuf);
+	curl_easy_setopt(h, CURLOPT_USERAGENT, c->ua);
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
+	curl_easy_setopt(h, CURLOPT_PROXY, c->cfg->proxy_url != NULL ?
+	    c->cfg->proxy_url : "");
+	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, (long)HTTP_CONNECT_TIMEOUT_S);
+	curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+	curl_easy_setopt(h, CURLOPT_TCP_KEEPIDLE, 30L);
+	curl_easy_setopt(h, CURLOPT_TCP_KEEPINTVL, 10L);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, x);
+	curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(h, CURLOPT_HEADERDATA, x);
+	set_tls(c, h);
+	if (x->line_fn != NULL) {
+		/*
+		 * No overall timeout. The server ends a watch within its
+		 * timeoutSeconds (at most KP_WATCH_TIMEOUT_S): silence for
+		 * longer means a dead connection. *stop is seen within 1 s.
+		 */
+		curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
+		curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME,
+		    (long)KP_WATCH_TIMEOUT_S + 30);
+		curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+		curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
+		curl_easy_setopt(h, CURLOPT_XFERINFODATA, x);
+	} else
+		curl_easy_setopt(h, CURLOPT_TIMEOUT, (long)KP_HTTP_TIMEOUT_S);
+	if (x->body != NULL) {
+		curl_easy_setopt(h, CURLOPT_POSTFIELDS, x->body);
+		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE,
+		    (curl_off_t)strlen(x->body));
+	}
+	if (strcmp(x->method, "GET") == 0)
+		curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
+	else if (strcmp(x->method, "POST") != 0 || x->body == NULL)
+		curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, x->method);
+}
+
+/* Wipe and drop what one attempt left; keep the handle. */
+static void
+xfer_reset(struct xfer *x)
+{
+	if (x->token != NULL) {
+		explicit_bzero(x->token, HTTP_TOKEN_MAX);
+		free(x->token);
+		x->token = NULL;
+	}
+	free(x->buf);
+	x->buf = NULL;
+	x->len = x->cap = 0;
+	x->too_large = 0;
+	x->status = 0;
+	x->retry_after = -1;
+	x->cc = CURLE_OK;
+	x->errbuf[0] = '\0';
+}
+
+static int
+hdr_add(struct curl_slist **l, const char *line)
+{
+	struct curl_slist	*n;
+
+	if ((n = curl_slist_append(*l, line)) == NULL)
+		return (KP_ENOMEM);
+	*l = n;
+	return (0);
+}
+
+/*
+ * Perform one attempt. Returns 0 when a response came (x->status), or an
+ * error with x->errbuf filled (curl's own message).
+ */
+static int
+xfer_once(struct xfer *x)
+{
+	struct curl_slist	*hdrs = NULL;
+	char			*url = NULL;
+	int			 r;
+
+	xfer_reset(x);
+	if (asprintf(&url, "%s%s", x->c->base, x->path) == -1)
+		return (KP_ENOMEM);
+	if ((r = auth_header(x, &hdrs)) == 0 &&
+	    (r = hdr_add(&hdrs, "Accept: application/json")) == 0 &&
+	    (r = hdr_add(&hdrs, "Expect:")) == 0 &&
+	    (x->body == NULL ||
+	    (r = hdr_add(&hdrs, "Content-Type: application/json")) == 0) &&
+	    (x->c->host_hdr == NULL ||
+	    (r = hdr_add(&hdrs, x->c->host_hdr)) == 0)) {
+		x->max = HTTP_MAX_BODY;
+		set_options(x, url, hdrs);
+		x->cc = curl_easy_perform(x->h);
+		curl_easy_getinfo(x->h, CURLINFO_RESPONSE_CODE, &x->status);
+		curl_easy_setopt(x->h, CURLOPT_HTTPHEADER, NULL);
+	}
+	headers_free(hdrs);
+	free(url);
+	if (r != 0 && x->errbuf[0] == '\0')
+		snprintf(x->errbuf, sizeof(x->errbuf), "%s", kp_strerror(r));
+	if (r != 0 || x->cc == CURLE_OK || (x->stopped && x->line_fn != NULL))
+		return (r);
+	if (x->too_large)
+		snprintf(x->errbuf, sizeof(x->errbuf), "response larger than "
+		    "%zu bytes", x->max);
+	else if (x->errbuf[0] == '\0')
+		snprintf(x->errbuf, sizeof(x->errbuf), "%s",
+		    curl_easy_strerror(x->cc));
+	x->status = 0;
+	return (x->cc == CURLE_OPERATION_TIMEDOUT ? KP_ETIMEDOUT :
+	    x->cc == CURLE_OUT_OF_MEMORY ? KP_ENOMEM : KP_EIO);
+}
+
+/* After a 401: did the re-read give another token than the one used? */
+static int
+token_changed(struct xfer *x)
+{
+	char	*now;
+	int	 changed;
+
+	kcfg_token_stale(x->c->cfg);
+	if (x->c->cfg->token_file == NULL ||
+	    (now = calloc(1, HTTP_TOKEN_MAX)) == NULL)
+		return (0);
+	changed = kcfg_bearer(x->c->cfg, now, HTTP_TOKEN_MAX) == 0 &&
+	    x->token != NULL && strcmp(now, x->token) != 0;
+	explicit_bzero(now, HTTP_TOKEN_MAX);
+	free(now);
+	return (changed);
+}
+
+/* Transport errors client-go retries on a GET (reset, EOF). */
+static int
+retryable_transport(struct xfer *x, int r)
+{
+	return (r == KP_EIO && strcmp(x->method, "GET") == 0 &&
+	    x->line_fn == NULL && (x->cc == CURLE_RECV_ERROR ||
+	    x->cc == CURLE_SEND_ERROR || x->cc == CURLE_GOT_NOTHING));
+}
+
+/*
+ * The retry policy around xfer_once: every attempt waits for the rate
+ * limiter; a 401 gets one more try when the token file had a new token;
+ * 429 and 5xx with Retry-After are retried after that many seconds.
+ */
+static int
+xfer_run(struct xfer *x)
+{
+	int	 r, tries = 0, did401 = 0;
+	double	 wait;
+
+	for (;;) {
+		rate_wait(x->c, x->stop);
+		if (x->stop != NULL && *x->stop)
+			return (0);
+		r = xfer_once(x);
+		wait = -1;
+		if (r != 0 && retryable_transport(x, r))
+			wait = 1;
+		else if (r == 0 && x->status == 401 && !did401) {
+			did401 = 1;
+			if (token_changed(x)) {
+				log_info(2, "%s %s: 401, retrying with the "
+				    "re-read token", x->method, x->path);
+				continue;
+			}
+		} else if (r == 0 && (x->status == 429 || x->status >= 500) &&
+		    x->retry_after >= 0)
+			wait = x->retry_after > HTTP_MAX_RETRY_AFTER ?
+			    HTTP_MAX_RETRY_AFTER : x->retry_after;
+		if (wait < 0 || tries >= HTTP_MAX_RETRIES ||
+		    (x->stop != NULL && *x->stop))
+			return (r);
+		tries++;
+		if (r != 0)
+			log_info(2, "%s %s: %s; retry %d in %.0f s", x->method,
+			    x->path, x->errbuf, tries, wait);
+		else
+			log_info(2, "%s %s: HTTP %ld; retry %d in %.0f s",
+			    x->method, x->path, x->status, tries, wait);
+		sleep_s(wait, x->stop);
+	}
+}
+
+/* --- entry points ---------------------------------------------------- */
+
+/*
+ * One request (method, path with query, JSON body or NULL). Returns 0 when
+ * a response arrived, whatever its status (resp->status, resp->body); or
+ * KP_EIO / KP_ETIMEDOUT with resp->status 0 and resp->error holding curl's
+ * message; KP_ENOMEM. resp is always initialised: free it with
+ * http_response_free().
+ */
+int
+http_request(struct http_client *c, const char *method, const char *path,
+    const char *body, struct http_response *resp)
+{
+	struct xfer	 x;
+	int		 r;
+
+	memset(resp, 0, sizeof(*resp));
+	resp->retry_after_s = -1;
+	memset(&x, 0, sizeof(x));
+	x.c = c;
+	x.method = method;
+	x.path = path;
+	x.body = body;
+	if ((x.h = handle_get(c)) == NULL) {
+		snprintf(resp->error, sizeof(resp->error), "out of memory");
+		return (KP_ENOMEM);
+	}
+	r = xfer_run(&x);
+	resp->status = x.status;
+	resp->retry_after_s = x.retry_after;
+	if (r != 0)
+		snprintf(resp->error, sizeof(resp->error), "%s", x.errbuf);
+	else {
+		resp->body = x.buf != NULL ? x.buf : strdup("");
+		resp->body_len = x.len;
+		x.buf = NULL;
+		if (resp->body == NULL)
+			r = KP_ENOMEM;
+	}
+	xfer_reset(&x);
+	handle_put(c, x.h);
+	return (r);
+}
+
+/*
+ * A watch: a streaming GET whose body lines go to fn. Returns 0 when the
+ * server ended the stream cleanly, fn returned non-zero or *stop was set
+ * (seen within about a second); KP_EKUBE for a status other than 200
+ * (logged with the Status message), KP_EIO / KP_ETIMEDOUT for transport
+ * failures (logged), KP_ENOMEM.
+ */
+int
+http_watch(struct http_client *c, const char *path, http_line_fn fn,
+    void *user, volatile int *stop)
+{
+	struct xfer	 x;
+	int		 r;
+
+	memset(&x, 0, sizeof(x));
+	x.c = c;
+	x.method = "GET";
+	x.path = path;
+	x.line_fn = fn;
+	x.user = user;
+	x.stop = stop;
+	if ((x.h = handle_get(c)) == NULL)
+		return (KP_ENOMEM);
+	r = xfer_run(&x);
+	if (r != 0)
+		log_warnx("watch %s: %s", path, x.errbuf);
+	else if (!x.stopped && x.status != 200 && (stop == NULL || !*stop)) {
+		log_warnx("watch %s: HTTP %ld: %.200s", path, x.status,
+		    x.buf != NULL ? x.buf : "");
+		r = KP_EKUBE;
+	} else if (!x.stopped && x.len > 0) {
+		log_warnx("watch %s: stream ended inside a line", path);
+		r = KP_EIO;
+	}
+	xfer_reset(&x);
+	handle_put(c, x.h);
+	return (r);
+}
+
+void
+http_response_free(struct http_response *resp)
+{
+	free(resp->body);
+	resp->body = NULL;
+	resp->body_len = 0;
+}
+
+/* A query value, percent-encoded; free() it. NULL: out of memory. */
+char *
+http_escape(const char *s)
+{
+	char	*e, *out;
+
+	if ((e = curl_easy_escape(NULL, s, 0)) == NULL)
+		return (NULL);
+	out = strdup(e);
+	curl_free(e);
+	return (out);
+}
