@@ -108,6 +108,8 @@ const char *disc_version_name(enum kube_version);
 int	claims_get(struct http_client *, enum kube_version, const char *,
 	    const Kpipc__ClaimGet *, Kpipc__ClaimReply *);
 void	claims_reply_free(Kpipc__ClaimReply *);
+int	claims_parse(const char *, const char *, const Kpipc__ClaimGet *,
+	    Kpipc__ClaimReply *);
 
 /*
  * The ResourceSlice controller (slices.c). It owns threads of its own (a
@@ -122,6 +124,7 @@ struct slice_ctl_config {
 	const char		*driver;	/* spec.driver */
 	const char		*node;		/* spec.nodeName, pool owner */
 	const char		*node_uid;	/* NULL: GET the Node once */
+	int			 sync_delay_ms;	/* after a watch event; 0: 1000 */
 };
 
 struct slice_stats {

@@ -1,0 +1,478 @@
+/*
+ * slices.c - the ResourceSlice controller with the semantics of upstream's
+ * k8s.io/dynamic-resource-allocation/resourceslice (1.34+ behaviour):
+ * a watch thread (slices_watch.c) keeps a cache of this node's slices of
+ * this driver, a sync worker runs syncPool (slices_sync.c) per pool from a
+ * delaying, rate-limited queue.
+ *
+ * Queue rules, as upstream's work queue: update() and the first LIST queue
+ * pools at once; watch events queue their pool after sync_delay_ms (upstream
+ * SyncDelay is 30 s; a node agent wants slices wiped by a kubelet restart
+ * back quickly, so the default here is 1 s); a failed sync re-queues its
+ * pool after 5 ms doubling per failure up to 60 s (upstream: 1000 s), or
+ * after Retry-After when the server sent one; success resets the pool's
+ * backoff. An item already queued keeps the earlier of its due times.
+ *
+ * Nothing is synced before the first update(): a restarted publisher must
+ * not delete slices only because the driver has not published yet.
+ * slice_ctl_stop() never deletes slices.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ipc/log.h"
+#include "publisher/slices.h"
+
+static void	*sync_main(void *);
+
+void
+sl_deadline(struct timespec *ts, int ms)
+{
+	clock_gettime(CLOCK_MONOTONIC, ts);
+	ts->tv_sec += ms / 1000;
+	ts->tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (ts->tv_nsec >= 1000000000L) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000L;
+	}
+}
+
+static int
+ts_before(const struct timespec *a, const struct timespec *b)
+{
+	return (a->tv_sec < b->tv_sec ||
+	    (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec));
+}
+
+/*
+ * Sleep ms milliseconds or until stopped; the lock must not be held.
+ * Returns non-zero when the controller is stopping.
+ */
+int
+sl_wait_ms(struct slice_ctl *ctl, int ms)
+{
+	struct timespec	dl;
+	int		stop;
+
+	sl_deadline(&dl, ms);
+	pthread_mutex_lock(&ctl->lock);
+	while (!ctl->stop && pthread_cond_timedwait(&ctl->cond, &ctl->lock,
+	    &dl) != ETIMEDOUT)
+		;
+	stop = ctl->stop;
+	pthread_mutex_unlock(&ctl->lock);
+	return (stop);
+}
+
+/* Record and log an error; the lock must not be held. */
+void
+sl_set_error(struct slice_ctl *ctl, const char *fmt, ...)
+{
+	char	buf[KP_ERROR_SIZE];
+	va_list	ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	log_warnx("resourceslices: %s", buf);
+	pthread_mutex_lock(&ctl->lock);
+	memcpy(ctl->stats.last_error, buf, sizeof(buf));
+	pthread_mutex_unlock(&ctl->lock);
+}
+
+static struct sl_pool *
+pool_get(struct slice_ctl *ctl, const char *name)
+{
+	struct sl_pool	*np;
+	size_t		 i;
+	char		*s;
+
+	for (i = 0; i < ctl->n_pools; i++)
+		if (strcmp(ctl->pools[i].name, name) == 0)
+			return (&ctl->pools[i]);
+	if ((s = strdup(name)) == NULL)
+		return (NULL);
+	if ((np = reallocarray(ctl->pools, ctl->n_pools + 1,
+	    sizeof(*np))) == NULL) {
+		free(s);
+		return (NULL);
+	}
+	ctl->pools = np;
+	np = &ctl->pools[ctl->n_pools++];
+	memset(np, 0, sizeof(*np));
+	np->name = s;
+	return (np);
+}
+
+static void
+pool_drop(struct slice_ctl *ctl, struct sl_pool *p)
+{
+	size_t	i = p - ctl->pools;
+
+	free(p->name);
+	ctl->pools[i] = ctl->pools[--ctl->n_pools];
+}
+
+/* Queue a pool after delay_ms (earliest due time wins); lock held. */
+void
+sl_schedule(struct slice_ctl *ctl, const char *name, int delay_ms)
+{
+	struct sl_pool	*p;
+	struct timespec	 due;
+
+	if ((p = pool_get(ctl, name)) == NULL) {
+		log_warnx("resourceslices: out of memory queueing %s", name);
+		return;
+	}
+	sl_deadline(&due, delay_ms);
+	if (!p->queued || ts_before(&due, &p->due))
+		p->due = due;
+	p->queued = 1;
+	pthread_cond_broadcast(&ctl->cond);
+}
+
+/* Queue every desired and every cached pool; lock held. */
+void
+sl_schedule_all(struct slice_ctl *ctl, int delay_ms)
+{
+	size_t	i;
+
+	if (ctl->desired != NULL)
+		for (i = 0; i < ctl->desired->n_pools; i++)
+			sl_schedule(ctl, ctl->desired->pools[i]->name,
+			    delay_ms);
+	for (i = 0; i < ctl->n_cache; i++)
+		if (!ctl->cache[i].deleted)
+			sl_schedule(ctl, ctl->cache[i].rec.pool, delay_ms);
+}
+
+/* A field-selector value: '\', ',' and '=' get a backslash. */
+static int
+selector_value(char *buf, size_t size, size_t *off, const char *v)
+{
+	for (; *v != '\0'; v++) {
+		if (*off + 3 > size)
+			return (-1);
+		if (*v == '\\' || *v == ',' || *v == '=')
+			buf[(*off)++] = '\\';
+		buf[(*off)++] = *v;
+	}
+	buf[*off] = '\0';
+	return (0);
+}
+
+static char *
+field_selector(const char *driver, const char *node)
+{
+	char	buf[1024];
+	size_t	off;
+
+	/* Sorted terms, as Go's fields.Set.String(). */
+	off = (size_t)snprintf(buf, sizeof(buf), "spec.driver=");
+	if (selector_value(buf, sizeof(buf), &off, driver) != 0 ||
+	    off + 16 > sizeof(buf))
+		return (NULL);
+	off += (size_t)snprintf(buf + off, sizeof(buf) - off,
+	    ",spec.nodeName=");
+	if (selector_value(buf, sizeof(buf), &off, node) != 0)
+		return (NULL);
+	return (http_escape(buf));
+}
+
+static void
+ctl_free(struct slice_ctl *ctl)
+{
+	size_t	i;
+
+	sl_cache_free(ctl);
+	for (i = 0; i < ctl->n_pools; i++)
+		free(ctl->pools[i].name);
+	free(ctl->pools);
+	if (ctl->desired != NULL)
+		kpipc__publish__free_unpacked(ctl->desired, NULL);
+	free(ctl->driver);
+	free(ctl->node);
+	free(ctl->node_uid);
+	free(ctl->field_selector);
+	pthread_mutex_destroy(&ctl->lock);
+	pthread_cond_destroy(&ctl->cond);
+	free(ctl);
+}
+
+/*
+ * Start the controller: copies the configuration (the http client is
+ * borrowed until slice_ctl_stop()), starts the watch and the sync worker and
+ * returns at once. Errors: KP_EINVAL, KP_ENOCLIENT (no http client),
+ * KP_ENONODE (no node name), KP_ENOMEM, or -errno from pthread_create.
+ */
+int
+slice_ctl_start(const struct slice_ctl_config *cfg, struct slice_ctl **out)
+{
+	struct slice_ctl	*ctl;
+	pthread_condattr_t	 ca;
+	int			 rc;
+
+	if (cfg == NULL || out == NULL || cfg->driver == NULL ||
+	    cfg->driver[0] == '\0')
+		return (KP_EINVAL);
+	if (cfg->http == NULL)
+		return (KP_ENOCLIENT);
+	if (cfg->node == NULL || cfg->node[0] == '\0')
+		return (KP_ENONODE);
+	if ((ctl = calloc(1, sizeof(*ctl))) == NULL)
+		return (KP_ENOMEM);
+	ctl->http = cfg->http;
+	ctl->version = cfg->version;
+	ctl->sync_delay_ms = cfg->sync_delay_ms > 0 ? cfg->sync_delay_ms :
+	    SL_SYNC_DELAY_MS;
+	ctl->driver = strdup(cfg->driver);
+	ctl->node = strdup(cfg->node);
+	if (cfg->node_uid != NULL && cfg->node_uid[0] != '\0')
+		ctl->node_uid = strdup(cfg->node_uid);
+	ctl->field_selector = field_selector(cfg->driver, cfg->node);
+	pthread_mutex_init(&ctl->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&ctl->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	if (ctl->driver == NULL || ctl->node == NULL ||
+	    ctl->field_selector == NULL ||
+	    (cfg->node_uid != NULL && cfg->node_uid[0] != '\0' &&
+	    ctl->node_uid == NULL)) {
+		ctl_free(ctl);
+		return (KP_ENOMEM);
+	}
+	if ((rc = pthread_create(&ctl->watch_thread, NULL, sl_watch_main,
+	    ctl)) != 0) {
+		ctl_free(ctl);
+		return (-rc);
+	}
+	if ((rc = pthread_create(&ctl->sync_thread, NULL, sync_main,
+	    ctl)) != 0) {
+		pthread_mutex_lock(&ctl->lock);
+		ctl->stop = 1;
+		pthread_cond_broadcast(&ctl->cond);
+		pthread_mutex_unlock(&ctl->lock);
+		pthread_join(ctl->watch_thread, NULL);
+		ctl_free(ctl);
+		return (-rc);
+	}
+	ctl->threads = 1;
+	*out = ctl;
+	return (0);
+}
+
+static Kpipc__Publish *
+publish_copy(const Kpipc__Publish *m)
+{
+	Kpipc__Publish	*c;
+	uint8_t		*buf;
+	size_t		 len;
+
+	len = kpipc__publish__get_packed_size(m);
+	if ((buf = malloc(len > 0 ? len : 1)) == NULL)
+		return (NULL);
+	kpipc__publish__pack(m, buf);
+	c = kpipc__publish__unpack(NULL, len, buf);
+	free(buf);
+	return (c);
+}
+
+/*
+ * Replace the desired state (deep-copied; m stays the caller's). Thread-
+ * safe. Pools of the old and of the new state are synced at once; pools no
+ * longer desired get their slices deleted. Errors: KP_EINVAL, KP_ENOMEM.
+ */
+int
+slice_ctl_update(struct slice_ctl *ctl, const Kpipc__Publish *m)
+{
+	Kpipc__Publish	*c, *old;
+	size_t		 i;
+
+	if (ctl == NULL || m == NULL)
+		return (KP_EINVAL);
+	if ((c = publish_copy(m)) == NULL)
+		return (KP_ENOMEM);
+	pthread_mutex_lock(&ctl->lock);
+	old = ctl->desired;
+	if (old != NULL)
+		for (i = 0; i < old->n_pools; i++)
+			sl_schedule(ctl, old->pools[i]->name, 0);
+	ctl->desired = c;
+	ctl->desired_gen++;
+	if (old == NULL)
+		sl_schedule_all(ctl, 0);	/* leftovers of earlier runs */
+	else
+		for (i = 0; i < c->n_pools; i++)
+			sl_schedule(ctl, c->pools[i]->name, 0);
+	pthread_mutex_unlock(&ctl->lock);
+	if (old != NULL)
+		kpipc__publish__free_unpacked(old, NULL);
+	return (0);
+}
+
+/* A snapshot of the counters; thread-safe. */
+void
+slice_ctl_stats(struct slice_ctl *ctl, struct slice_stats *st)
+{
+	size_t	i;
+
+	memset(st, 0, sizeof(*st));
+	if (ctl == NULL)
+		return;
+	pthread_mutex_lock(&ctl->lock);
+	*st = ctl->stats;
+	st->pending_pools = 0;
+	for (i = 0; i < ctl->n_pools; i++)
+		if (ctl->pools[i].queued)
+			st->pending_pools++;
+	pthread_mutex_unlock(&ctl->lock);
+}
+
+/* Stop both threads and free the controller. Never deletes slices. */
+void
+slice_ctl_stop(struct slice_ctl *ctl)
+{
+	if (ctl == NULL)
+		return;
+	pthread_mutex_lock(&ctl->lock);
+	ctl->stop = 1;
+	pthread_cond_broadcast(&ctl->cond);
+	pthread_mutex_unlock(&ctl->lock);
+	if (ctl->threads) {
+		pthread_join(ctl->watch_thread, NULL);
+		pthread_join(ctl->sync_thread, NULL);
+	}
+	ctl_free(ctl);
+}
+
+/* A deep copy of one desired pool (NULL: not desired or no memory). */
+static Kpipc__Pool *
+desired_pool(struct slice_ctl *ctl, const char *name, int *nomem)
+{
+	Kpipc__Pool	*p;
+	uint8_t		*buf;
+	size_t		 i, len;
+
+	*nomem = 0;
+	if (ctl->desired == NULL)
+		return (NULL);
+	for (i = 0; i < ctl->desired->n_pools; i++) {
+		p = ctl->desired->pools[i];
+		if (strcmp(p->name, name) != 0)
+			continue;
+		len = kpipc__pool__get_packed_size(p);
+		if ((buf = malloc(len > 0 ? len : 1)) == NULL) {
+			*nomem = 1;
+			return (NULL);
+		}
+		kpipc__pool__pack(p, buf);
+		p = kpipc__pool__unpack(NULL, len, buf);
+		free(buf);
+		*nomem = p == NULL;
+		return (p);
+	}
+	return (NULL);
+}
+
+static long
+backoff_ms(int failures)
+{
+	long	ms = SL_BACKOFF_MIN_MS;
+
+	while (--failures > 0 && ms < SL_BACKOFF_MAX_MS)
+		ms *= 2;
+	return (ms > SL_BACKOFF_MAX_MS ? SL_BACKOFF_MAX_MS : ms);
+}
+
+/* Pick the pool due first; lock held. NULL with *wait set, or a pool. */
+static struct sl_pool *
+next_pool(struct slice_ctl *ctl, struct timespec *wait, int *have_wait)
+{
+	struct sl_pool	*best = NULL;
+	struct timespec	 now;
+	size_t		 i;
+
+	*have_wait = 0;
+	for (i = 0; i < ctl->n_pools; i++) {
+		if (!ctl->pools[i].queued)
+			continue;
+		if (best == NULL || ts_before(&ctl->pools[i].due, &best->due))
+			best = &ctl->pools[i];
+	}
+	if (best == NULL)
+		return (NULL);
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (ts_before(&now, &best->due)) {
+		*wait = best->due;
+		*have_wait = 1;
+		return (NULL);
+	}
+	return (best);
+}
+
+static void *
+sync_main(void *arg)
+{
+	struct slice_ctl	*ctl = arg;
+	struct sl_pool		*p;
+	struct timespec		 wait;
+	Kpipc__Pool		*dp;
+	char			*name;
+	long			 retry_ms, ms;
+	int			 have_wait, nomem, rc;
+
+	pthread_mutex_lock(&ctl->lock);
+	while (!ctl->stop) {
+		p = NULL;
+		have_wait = 0;
+		if (ctl->synced && ctl->desired != NULL)
+			p = next_pool(ctl, &wait, &have_wait);
+		if (p == NULL) {
+			if (have_wait)
+				pthread_cond_timedwait(&ctl->cond, &ctl->lock,
+				    &wait);
+			else
+				pthread_cond_wait(&ctl->cond, &ctl->lock);
+			continue;
+		}
+		p->queued = 0;
+		if ((name = strdup(p->name)) == NULL) {
+			sl_schedule(ctl, p->name, SL_BACKOFF_MAX_MS);
+			continue;
+		}
+		dp = desired_pool(ctl, name, &nomem);
+		pthread_mutex_unlock(&ctl->lock);
+
+		retry_ms = -1;
+		rc = nomem ? KP_ENOMEM : sl_sync_pool(ctl, name, dp,
+		    &retry_ms);
+		if (dp != NULL)
+			kpipc__pool__free_unpacked(dp, NULL);
+
+		pthread_mutex_lock(&ctl->lock);
+		if ((p = pool_get(ctl, name)) != NULL) {
+			if (rc == 0) {
+				p->failures = 0;
+				ctl->stats.last_sync = time(NULL);
+				if (!p->queued)
+					pool_drop(ctl, p);
+			} else {
+				p->failures++;
+				ms = backoff_ms(p->failures);
+				if (retry_ms > ms)
+					ms = retry_ms;
+				sl_schedule(ctl, name, (int)ms);
+				log_info(2, "resourceslices: pool %s: retry "
+				    "in %ld ms", name, ms);
+			}
+		}
+		free(name);
+	}
+	pthread_mutex_unlock(&ctl->lock);
+	return (NULL);
+}

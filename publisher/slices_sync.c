@@ -1,0 +1,405 @@
+/*
+ * slices_sync.c - upstream's syncPool (reference 2.4, 1.34+ behaviour) for
+ * one pool: delete obsolete slices first, then update changed ones (PUT
+ * with the cached resourceVersion), then create the missing ones (POST with
+ * generateName "<node>-<driver>-" and the Node as controller owner).
+ *
+ * Matching: 1 current + 1 desired slice match whatever their devices;
+ * otherwise a current slice matches the first unmatched desired slice with
+ * the same set of device names. Slices of an older pool generation and
+ * unmatched ones are obsolete. Generation: the driver's if higher; kept when
+ * nothing is created and at most one slice changes; else bumped, and then
+ * every matched slice is rewritten. A pool with no slices is published as
+ * one empty slice ("an empty pool" is not "no pool").
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ipc/log.h"
+#include "publisher/slices.h"
+
+static const Kpipc__Slice empty_slice = KPIPC__SLICE__INIT;
+
+struct req {
+	struct http_response	 resp;
+	json_t			*obj;		/* parsed 2xx body */
+	char			 err[KP_ERROR_SIZE];
+};
+
+/*
+ * One request; JSON body optional. Returns the HTTP status (0: transport
+ * error), with r->err filled for anything but 2xx.
+ */
+static long
+request(struct slice_ctl *ctl, const char *method, const char *path,
+    const json_t *body, struct req *r, long *retry_ms)
+{
+	char	*text = NULL, *m;
+	long	 st;
+	int	 rc;
+
+	memset(r, 0, sizeof(*r));
+	if (body != NULL && (text = json_dumps(body, JSON_COMPACT)) == NULL) {
+		snprintf(r->err, sizeof(r->err), "out of memory");
+		return (0);
+	}
+	rc = http_request(ctl->http, method, path, text, &r->resp);
+	free(text);
+	st = r->resp.status;
+	if (r->resp.retry_after_s > 0 && retry_ms != NULL &&
+	    r->resp.retry_after_s * 1000 > *retry_ms)
+		*retry_ms = r->resp.retry_after_s * 1000;
+	if (st == 0) {
+		snprintf(r->err, sizeof(r->err), "%s", r->resp.error[0] ?
+		    r->resp.error : kp_strerror(rc));
+		return (0);
+	}
+	if (st >= 200 && st < 300) {
+		r->obj = json_loads(r->resp.body != NULL ? r->resp.body : "",
+		    0, NULL);
+		return (st);
+	}
+	m = conv_status_message(r->resp.body, st);
+	snprintf(r->err, sizeof(r->err), "%s", m != NULL ? m : "error");
+	free(m);
+	/* A Forbidden is a configuration problem: retry slowly. */
+	if (st == 403 && retry_ms != NULL)
+		*retry_ms = SL_BACKOFF_MAX_MS;
+	return (st);
+}
+
+static void
+req_free(struct req *r)
+{
+	http_response_free(&r->resp);
+	json_decref(r->obj);
+}
+
+/* The Node's UID for the owner reference, looked up once. */
+static int
+node_uid(struct slice_ctl *ctl, long *retry_ms)
+{
+	struct req	 r;
+	char		*path, *n;
+	const char	*uid;
+	long		 st;
+
+	if (ctl->node_uid != NULL)
+		return (0);
+	if ((n = http_escape(ctl->node)) == NULL)
+		return (KP_ENOMEM);
+	if (asprintf(&path, "/api/v1/nodes/%s", n) == -1) {
+		free(n);
+		return (KP_ENOMEM);
+	}
+	free(n);
+	st = request(ctl, "GET", path, NULL, &r, retry_ms);
+	free(path);
+	uid = json_string_value(json_object_get(json_object_get(r.obj,
+	    "metadata"), "uid"));
+	if (st != 200 || uid == NULL || *uid == '\0') {
+		sl_set_error(ctl, "get node %s: %s", ctl->node,
+		    st == 200 ? "no metadata.uid" : r.err);
+		req_free(&r);
+		return (KP_EKUBE);
+	}
+	ctl->node_uid = strdup(uid);
+	req_free(&r);
+	if (ctl->node_uid == NULL)
+		return (KP_ENOMEM);
+	log_info(2, "resourceslices: node %s has UID %s", ctl->node,
+	    ctl->node_uid);
+	return (0);
+}
+
+static char *
+slice_path(struct slice_ctl *ctl, const char *name)
+{
+	char	*path, *n = NULL;
+
+	if (name != NULL && (n = http_escape(name)) == NULL)
+		return (NULL);
+	if (asprintf(&path, "/apis/%s/resourceslices%s%s",
+	    conv_api_version(ctl->version), n != NULL ? "/" : "",
+	    n != NULL ? n : "") == -1)
+		path = NULL;
+	free(n);
+	return (path);
+}
+
+static void
+count(struct slice_ctl *ctl, uint64_t *c)
+{
+	pthread_mutex_lock(&ctl->lock);
+	(*c)++;
+	pthread_mutex_unlock(&ctl->lock);
+}
+
+static int
+delete_slice(struct slice_ctl *ctl, const struct slice_rec *s,
+    long *retry_ms)
+{
+	struct req	 r;
+	json_t		*opts;
+	char		*path;
+	const char	*rv;
+	long		 st;
+
+	if ((path = slice_path(ctl, s->name)) == NULL ||
+	    (opts = conv_delete_options(s->uid, s->rv)) == NULL) {
+		free(path);
+		return (KP_ENOMEM);
+	}
+	st = request(ctl, "DELETE", path, opts, &r, retry_ms);
+	free(path);
+	json_decref(opts);
+	if (st == 200 || st == 202 || st == 404) {
+		rv = json_string_value(json_object_get(json_object_get(r.obj,
+		    "metadata"), "resourceVersion"));
+		sl_cache_gone(ctl, s->name, rv);
+		if (st != 404)
+			count(ctl, &ctl->stats.deletes);
+		log_info(2, "resourceslices: deleted %s (pool %s)%s", s->name,
+		    s->pool, st == 404 ? ": already gone" : "");
+		req_free(&r);
+		return (0);
+	}
+	sl_set_error(ctl, "delete %s (pool %s): %s", s->name, s->pool,
+	    r.err);
+	req_free(&r);
+	return (KP_EKUBE);
+}
+
+static int
+write_slice(struct slice_ctl *ctl, const struct conv_slice *cs,
+    const struct slice_rec *cur, long *retry_ms)
+{
+	struct req	 r;
+	json_t		*obj, *owner = NULL;
+	char		*path, *gen = NULL;
+	long		 st;
+
+	if (cur != NULL) {
+		/* PUT the cached object: its metadata carries the RV. */
+		obj = json_pack("{ss ss sO so*}", "apiVersion",
+		    conv_api_version(ctl->version), "kind", "ResourceSlice",
+		    "metadata", cur->metadata, "spec",
+		    conv_slice_spec(ctl->version, cs));
+		path = slice_path(ctl, cur->name);
+	} else {
+		if (asprintf(&gen, "%s-%s-", ctl->node, ctl->driver) == -1)
+			return (KP_ENOMEM);
+		owner = conv_owner_ref(ctl->node, ctl->node_uid);
+		obj = owner == NULL ? NULL : conv_slice_object(ctl->version,
+		    cs, owner, gen, NULL);
+		path = slice_path(ctl, NULL);
+	}
+	json_decref(owner);
+	free(gen);
+	if (obj == NULL || path == NULL ||
+	    json_object_get(obj, "spec") == NULL) {
+		json_decref(obj);
+		free(path);
+		return (KP_ENOMEM);
+	}
+	st = request(ctl, cur != NULL ? "PUT" : "POST", path, obj, &r,
+	    retry_ms);
+	free(path);
+	json_decref(obj);
+	if ((cur != NULL && st == 200) || (cur == NULL && (st == 201 ||
+	    st == 200))) {
+		if (r.obj != NULL)
+			sl_cache_own(ctl, r.obj);
+		count(ctl, cur != NULL ? &ctl->stats.updates :
+		    &ctl->stats.creates);
+		log_info(2, "resourceslices: %s %s (pool %s, generation %lld, "
+		    "%zu devices)", cur != NULL ? "updated" : "created",
+		    json_string_value(json_object_get(json_object_get(r.obj,
+		    "metadata"), "name")), cs->pool, (long long)cs->generation,
+		    cs->n_devices);
+		req_free(&r);
+		return (0);
+	}
+	sl_set_error(ctl, "%s slice in pool %s: %s", cur != NULL ? "update" :
+	    "create", cs->pool, r.err);
+	req_free(&r);
+	return (KP_EKUBE);
+}
+
+static int
+same_names(const struct slice_rec *s, const Kpipc__Slice *d)
+{
+	char	**names;
+	size_t	  i;
+	int	  same = 1;
+
+	if (s->n_dev_names != d->n_devices)
+		return (0);
+	if (d->n_devices == 0)
+		return (1);
+	if ((names = calloc(d->n_devices, sizeof(char *))) == NULL)
+		return (0);
+	for (i = 0; i < d->n_devices; i++)
+		names[i] = d->devices[i]->name;
+	qsort(names, d->n_devices, sizeof(char *), conv_names_cmp);
+	for (i = 0; i < d->n_devices && same; i++)
+		same = strcmp(names[i], s->dev_names[i]) == 0;
+	free(names);
+	return (same);
+}
+
+/* Does the stored slice differ from what we want (pool fields included)? */
+static int
+changed(struct slice_ctl *ctl, const struct conv_slice *cs,
+    const struct slice_rec *s)
+{
+	json_t	*spec, *n;
+	int	 diff;
+
+	if ((spec = conv_slice_spec(ctl->version, cs)) == NULL)
+		return (1);
+	n = conv_neutral_spec(ctl->version, spec);
+	json_decref(spec);
+	diff = n == NULL || !json_equal(n, s->neutral);
+	json_decref(n);
+	return (diff);
+}
+
+/*
+ * Sync one pool; dp NULL: no longer desired (delete its slices). Returns 0
+ * or an error (recorded with sl_set_error); *retry_ms may ask for a
+ * minimum delay before the retry.
+ */
+int
+sl_sync_pool(struct slice_ctl *ctl, const char *pool, const Kpipc__Pool *dp,
+    long *retry_ms)
+{
+	struct slice_rec	 *cur = NULL;
+	const Kpipc__Slice	**want = NULL;
+	struct conv_slice	  cs;
+	size_t			  n_cur = 0, n_want, i, j, n_new = 0;
+	size_t			  n_changed = 0;
+	ssize_t			 *match = NULL;	/* desired -> cur index */
+	int			 *obsolete = NULL, *chg = NULL, bumped = 0;
+	int			  rc, node_local;
+	int64_t			  gen = 0;
+
+	if ((rc = sl_cache_pool(ctl, pool, &cur, &n_cur)) != 0)
+		return (rc);
+	log_info(3, "resourceslices: sync pool %s: %zu current, %s", pool,
+	    n_cur, dp != NULL ? "desired" : "not desired");
+	n_want = dp == NULL ? 0 : (dp->n_slices > 0 ? dp->n_slices : 1);
+	obsolete = calloc(n_cur + 1, sizeof(int));
+	chg = calloc(n_want + 1, sizeof(int));
+	match = calloc(n_want + 1, sizeof(ssize_t));
+	want = calloc(n_want + 1, sizeof(*want));
+	if (obsolete == NULL || chg == NULL || match == NULL ||
+	    want == NULL) {
+		rc = KP_ENOMEM;
+		goto done;
+	}
+	for (i = 0; i < n_want; i++) {
+		want[i] = dp->n_slices > 0 ? dp->slices[i] : &empty_slice;
+		match[i] = -1;
+	}
+	node_local = dp == NULL || dp->node_selector == NULL;
+
+	/* Generation: the highest stored one; older slices are obsolete. */
+	for (i = 0; i < n_cur; i++)
+		if (cur[i].generation > gen)
+			gen = cur[i].generation;
+	for (i = 0; i < n_cur; i++)
+		obsolete[i] = dp == NULL || cur[i].generation < gen ||
+		    cur[i].node_local != node_local;
+
+	/* Matching. */
+	if (dp != NULL) {
+		size_t	n_live = 0, live = 0;
+
+		for (i = 0; i < n_cur; i++)
+			if (!obsolete[i]) {
+				n_live++;
+				live = i;
+			}
+		if (n_live == 1 && n_want == 1)
+			match[0] = (ssize_t)live;
+		else {
+			for (i = 0; i < n_cur; i++) {
+				if (obsolete[i])
+					continue;
+				for (j = 0; j < n_want; j++)
+					if (match[j] < 0 &&
+					    same_names(&cur[i], want[j]))
+						break;
+				if (j < n_want)
+					match[j] = (ssize_t)i;
+				else
+					obsolete[i] = 1;
+			}
+		}
+	}
+
+	/* Delete obsolete slices first (1.34+). */
+	for (i = 0; i < n_cur; i++)
+		if (obsolete[i] && (rc = delete_slice(ctl, &cur[i],
+		    retry_ms)) != 0)
+			goto done;
+	if (dp == NULL)
+		goto done;
+
+	memset(&cs, 0, sizeof(cs));
+	cs.driver = ctl->driver;
+	cs.node = dp->node_selector == NULL ? ctl->node : NULL;
+	cs.selector = dp->node_selector;
+	cs.pool = pool;
+	cs.count = (int64_t)n_want;
+	cs.generation = gen;
+	for (j = 0; j < n_want; j++) {
+		if (match[j] < 0) {
+			n_new++;
+			continue;
+		}
+		cs.devices = want[j]->devices;
+		cs.n_devices = want[j]->n_devices;
+		if ((chg[j] = changed(ctl, &cs, &cur[match[j]])))
+			n_changed++;
+	}
+	if (dp->generation > gen) {
+		gen = dp->generation;
+		bumped = 1;
+	} else if (n_new > 0 || n_changed > 1) {
+		gen++;
+		bumped = 1;
+	}
+	cs.generation = gen;
+
+	for (j = 0; j < n_want; j++) {
+		if (match[j] < 0 || (!bumped && !chg[j]))
+			continue;
+		cs.devices = want[j]->devices;
+		cs.n_devices = want[j]->n_devices;
+		if ((rc = write_slice(ctl, &cs, &cur[match[j]],
+		    retry_ms)) != 0)
+			goto done;
+	}
+	if (n_new > 0 && (rc = node_uid(ctl, retry_ms)) != 0)
+		goto done;
+	for (j = 0; j < n_want; j++) {
+		if (match[j] >= 0)
+			continue;
+		cs.devices = want[j]->devices;
+		cs.n_devices = want[j]->n_devices;
+		if ((rc = write_slice(ctl, &cs, NULL, retry_ms)) != 0)
+			goto done;
+	}
+done:
+	for (i = 0; i < n_cur; i++)
+		conv_rec_free(&cur[i]);
+	free(cur);
+	free(obsolete);
+	free(chg);
+	free(match);
+	free(want);
+	return (rc);
+}
