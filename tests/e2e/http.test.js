@@ -1,0 +1,341 @@
+'use strict';
+// End-to-end tests of the publisher's HTTP layer (publisher/http.c,
+// kubeconfig.c, discovery.c) through build/tests/kp_httpcheck, against the
+// kube-apiserver emulator (tests/apiserver-emu, an independent peer).
+// Run: KP_BUILD=build node --test tests/e2e/http.test.js
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const https = require('node:https');
+const readline = require('node:readline');
+const { spawn } = require('node:child_process');
+const { startEmulator } = require('../apiserver-emu');
+const { makePki } = require('../apiserver-emu/certs.js');
+
+const ROOT = path.resolve(__dirname, '..', '..');
+const BUILD = path.resolve(ROOT, process.env.KP_BUILD || 'build');
+const BIN = path.join(BUILD, 'tests', 'kp_httpcheck');
+const G = '/apis/resource.k8s.io';
+
+// kubeconfig renders one cluster, one user, one context; cluster and user
+// are objects of kubeconfig fields (values quoted as JSON strings).
+function kubeconfig(cluster, user) {
+  const fields = (o) => Object.entries(o).map(([k, v]) => `    ${k}: ${JSON.stringify(v)}\n`).join('');
+  return 'apiVersion: v1\nkind: Config\n'
+    + `clusters:\n- name: emu\n  cluster:\n${fields(cluster)}`
+    + `users:\n- name: me\n  user:\n${Object.keys(user).length ? fields(user) : '    {}\n'}`
+    + 'contexts:\n- name: emu\n  context:\n    cluster: emu\n    user: me\n'
+    + 'current-context: emu\n';
+}
+
+// setup starts an emulator writing its token to dir/token and a kubeconfig
+// dir/kubeconfig (CA file, tokenFile, relative paths) unless told otherwise.
+async function setup(t, { emuOpts = {}, cluster, user } = {}) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kp-http-'));
+  const emu = await startEmulator({ tokenFile: path.join(dir, 'token'), dir: path.join(dir, 'pki'), ...emuOpts });
+  t.after(async () => {
+    await emu.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+  fs.copyFileSync(emu.caFile, path.join(dir, 'ca.crt'));
+  const kc = path.join(dir, 'kubeconfig');
+  const write = (c, u) => fs.writeFileSync(kc, kubeconfig(c, u));
+  write(cluster || { server: emu.url, 'certificate-authority': 'ca.crt' }, user || { tokenFile: 'token' });
+  return { emu, dir, kc, write };
+}
+
+// Runs kp_httpcheck; resolves with {code, out, lines}. `onLine(line, proc)`
+// sees each stdout line as it comes (for interactive commands).
+function run(args, { env = {}, onLine, timeoutMs = 30000 } = {}) {
+  return new Promise((resolve, reject) => {
+    const proc = spawn(BIN, args, { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const lines = [];
+    let stderr = '';
+    const timer = setTimeout(() => { proc.kill('SIGKILL'); reject(new Error(`kp_httpcheck timed out; stdout:\n${lines.join('\n')}\nstderr:\n${stderr}`)); }, timeoutMs);
+    proc.stderr.on('data', (d) => { stderr += d; });
+    readline.createInterface({ input: proc.stdout }).on('line', (l) => {
+      lines.push(l);
+      if (onLine) Promise.resolve(onLine(l, proc)).catch(reject);
+    });
+    proc.on('error', reject);
+    proc.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, lines, out: lines.join('\n'), stderr });
+    });
+  });
+}
+
+const check = (kc, ...args) => run(['--kubeconfig', kc, ...args]);
+
+// createSlice POSTs a v1 ResourceSlice as another client would.
+function createSlice(emu, name) {
+  const body = JSON.stringify({
+    apiVersion: 'resource.k8s.io/v1', kind: 'ResourceSlice', metadata: { name },
+    spec: { driver: 'gpu.example.com', nodeName: 'node-1', pool: { name: 'node-1', generation: 1, resourceSliceCount: 1 }, devices: [{ name: 'gpu-0' }] },
+  });
+  return new Promise((resolve, reject) => {
+    const req = https.request(`${emu.url}${G}/v1/resourceslices`, {
+      method: 'POST', ca: emu.caPem, agent: false,
+      headers: { Authorization: `Bearer ${emu.token}`, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) },
+    }, (res) => { res.resume(); res.on('end', () => (res.statusCode === 201 ? resolve() : reject(new Error(`POST: ${res.statusCode}`)))); });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+test('kp_httpcheck is built', () => {
+  assert.ok(fs.existsSync(BIN), `${BIN} missing: build first (KP_BUILD=${BUILD})`);
+});
+
+test('GET with the right CA and a token file', async (t) => {
+  const { emu, kc } = await setup(t);
+  const r = await check(kc, 'get', '/version');
+  assert.equal(r.code, 0, r.out + r.stderr);
+  assert.equal(r.lines[0], 'status 200');
+  assert.equal(JSON.parse(r.lines[1].slice(5)).gitVersion, 'v1.34.0');
+  const log = emu.requests();
+  assert.equal(log.length, 1);
+  assert.equal(log[0].user, 'system:serviceaccount:kube-system:dra-plugin');
+  assert.equal(log[0].userAgent, 'kubeletplugin/0.1.0');
+});
+
+test('inline certificate-authority-data works too', async (t) => {
+  const { emu, kc, write } = await setup(t);
+  write({ server: emu.url, 'certificate-authority-data': Buffer.from(emu.caPem).toString('base64') }, { token: emu.token });
+  const r = await check(kc, 'get', '/version');
+  assert.equal(r.lines[0], 'status 200', r.out + r.stderr);
+});
+
+test('a wrong CA is a clear TLS error, and nothing reaches the server', async (t) => {
+  const { emu, dir, kc, write } = await setup(t);
+  const other = makePki(path.join(dir, 'other'));
+  write({ server: emu.url, 'certificate-authority': other.caFile }, { tokenFile: 'token' });
+  const r = await check(kc, 'get', '/version');
+  assert.equal(r.code, 1);
+  // OpenSSL's words depend on whether the server sends its CA along.
+  assert.match(r.lines[0], /^error SSL certificate problem: (unable to get local issuer certificate|self-signed certificate in certificate chain)$/);
+  assert.equal(emu.requests().length, 0);
+});
+
+test('environment proxies are ignored (only proxy-url is used)', async (t) => {
+  const { kc } = await setup(t);
+  const r = await run(['--kubeconfig', kc, 'get', '/version'], {
+    env: { HTTPS_PROXY: 'http://127.0.0.1:9', https_proxy: 'http://127.0.0.1:9', ALL_PROXY: 'http://127.0.0.1:9' },
+  });
+  assert.equal(r.lines[0], 'status 200', r.out);
+  // An explicit proxy-url is used: this one refuses connections.
+  const { emu, kc: kc2, write } = await setup(t);
+  write({ server: emu.url, 'certificate-authority': 'ca.crt', 'proxy-url': 'http://127.0.0.1:9' }, { tokenFile: 'token' });
+  const r2 = await check(kc2, 'get', '/version');
+  assert.equal(r2.code, 1);
+  assert.match(r2.lines[0], /^error Failed to connect to 127\.0\.0\.1 port 9/);
+});
+
+test('an unknown token: the 401 is reported, without a retry', async (t) => {
+  const { emu, kc, write } = await setup(t);
+  write({ server: emu.url, 'certificate-authority': 'ca.crt' }, { token: 'not-a-known-token' });
+  const r = await check(kc, 'get', '/version');
+  assert.equal(r.code, 0);
+  assert.equal(r.lines[0], 'status 401');
+  assert.equal(JSON.parse(r.lines[1].slice(5)).reason, 'Unauthorized');
+  assert.equal(emu.requests().length, 1);
+  // A token file that still holds the rejected token: still one request.
+  emu.removeToken(emu.token);
+  write({ server: emu.url, 'certificate-authority': 'ca.crt' }, { tokenFile: 'token' });
+  emu.resetLog();
+  const r2 = await check(kc, 'get', '/version');
+  assert.equal(r2.lines[0], 'status 401');
+  assert.equal(emu.requests().length, 1, 'an unchanged token file is not retried');
+});
+
+test('a token rotated in the token file: one 401, then one retry that works', async (t) => {
+  const { emu, kc } = await setup(t);
+  let rotated;
+  const r = await run(['--kubeconfig', kc, 'get', '/version', 'wait', 'get', '/version'], {
+    onLine: (l, proc) => {
+      if (l !== 'waiting') return;
+      rotated = emu.rotateToken(); // the old token is rejected from now on
+      proc.stdin.write('\n');
+    },
+  });
+  assert.equal(r.code, 0, r.out + r.stderr);
+  assert.deepEqual(r.lines.filter((l) => l.startsWith('status')), ['status 200', 'status 200']);
+  assert.equal(fs.readFileSync(path.join(path.dirname(kc), 'token'), 'utf8').trim(), rotated);
+  assert.deepEqual(emu.requests().map((e) => e.status), [200, 401, 200]);
+});
+
+test('429 with Retry-After: 1 waits a second and succeeds', async (t) => {
+  const { emu, kc } = await setup(t);
+  emu.inject({ method: 'GET', path: '/version', status: 429, retryAfter: 1 });
+  const r = await check(kc, 'get', '/version');
+  assert.equal(r.lines[0], 'status 200', r.out);
+  const log = emu.requests();
+  assert.deepEqual(log.map((e) => e.status), [429, 200]);
+  assert.ok(log[1].time - log[0].time >= 1000, `retried after ${log[1].time - log[0].time} ms`);
+});
+
+test('5xx: retried with Retry-After, reported without it, at most 10 retries', async (t) => {
+  const { emu, kc } = await setup(t);
+  emu.inject({ method: 'GET', path: '/version', status: 500, retryAfter: 0, times: 2 });
+  let r = await check(kc, 'get', '/version');
+  assert.equal(r.lines[0], 'status 200', r.out);
+  assert.deepEqual(emu.requests().map((e) => e.status), [500, 500, 200]);
+
+  emu.resetLog();
+  emu.inject({ method: 'GET', path: '/version', status: 503 });
+  r = await check(kc, 'get', '/version');
+  assert.equal(r.lines[0], 'status 503');
+  assert.equal(emu.requests().length, 1, 'no Retry-After, no retry');
+
+  emu.resetLog();
+  emu.inject({ method: 'GET', path: '/version', status: 503, retryAfter: 0, times: Infinity });
+  r = await check(kc, 'get', '/version');
+  assert.equal(r.lines[0], 'status 503');
+  assert.equal(emu.requests().length, 11, 'one try and 10 retries, as client-go');
+  emu.clearFaults();
+
+  // A non-integer Retry-After (an HTTP date) is not honoured, as client-go.
+  emu.resetLog();
+  emu.inject({ method: 'GET', path: '/version', status: 429, retryAfter: 'Wed, 21 Oct 2015 07:28:00 GMT' });
+  r = await check(kc, 'get', '/version');
+  assert.equal(r.lines[0], 'status 429');
+  assert.equal(emu.requests().length, 1);
+});
+
+test('a connection reset on a GET is retried', async (t) => {
+  const { emu, kc } = await setup(t);
+  emu.inject({ method: 'GET', path: '/version', action: 'reset' });
+  const r = await check(kc, 'get', '/version');
+  assert.equal(r.lines[0], 'status 200', r.out);
+  assert.equal(emu.requests().length, 2);
+});
+
+test('a burst of 30 requests from 4 threads keeps to 5 QPS, burst 10', async (t) => {
+  const { emu, kc } = await setup(t);
+  const r = await check(kc, '--qps', '5', '--burst', '10', 'burst', '30', '/version');
+  assert.equal(r.lines[0], 'burst ok=30 err=0', r.out + r.stderr);
+  const log = emu.requests();
+  assert.equal(log.length, 30);
+  const rate = emu.checkRate({ qps: 5, burst: 10 });
+  assert.ok(rate.ok, JSON.stringify(rate.violations));
+  // The checker does catch a faster client: the first 10 came at once.
+  assert.equal(emu.checkRate({ qps: 5, burst: 5 }).ok, false);
+  const span = log[log.length - 1].time - log[0].time;
+  assert.ok(span >= 3500, `30 requests took ${span} ms (20 beyond the burst at 5/s: ~4 s)`);
+
+  // The defaults are the same (0 means client-go's 5 and 10).
+  emu.resetLog();
+  const r2 = await check(kc, 'burst', '15', '/version');
+  assert.equal(r2.lines[0], 'burst ok=15 err=0');
+  assert.ok(emu.checkRate({ qps: 5, burst: 10 }).ok);
+  assert.equal(emu.checkRate({ qps: 5, burst: 5 }).ok, false);
+});
+
+test('a watch gets its events and ends when the server ends it', async (t) => {
+  const { emu, kc } = await setup(t);
+  await createSlice(emu, 'a');
+  await createSlice(emu, 'b');
+  const p = `${G}/v1/resourceslices?watch=true&resourceVersion=0&allowWatchBookmarks=true`;
+  let seen = 0;
+  const start = Date.now();
+  const r = await run(['--kubeconfig', kc, 'watch', p, '30'], {
+    onLine: (l) => {
+      if (l.startsWith('line ') && ++seen === 3) emu.dropWatches();
+      if (l.startsWith('line ') && seen === 2) return createSlice(emu, 'c');
+      return undefined;
+    },
+  });
+  const events = r.lines.filter((l) => l.startsWith('line ')).map((l) => JSON.parse(l.slice(5)));
+  assert.deepEqual(events.map((e) => [e.type, e.object.metadata.name]), [['ADDED', 'a'], ['ADDED', 'b'], ['ADDED', 'c']]);
+  assert.equal(events[0].object.kind, 'ResourceSlice');
+  assert.ok(!r.lines.includes('stopping'), r.out);
+  assert.equal(r.lines[r.lines.length - 1], 'watch-end rc=0');
+  assert.ok(Date.now() - start < 10000);
+  assert.equal(emu.activeWatches(), 0);
+});
+
+test('a watch: *stop ends it within about a second; a reset is an error', async (t) => {
+  const { emu, kc } = await setup(t);
+  const p = `${G}/v1/resourceslices?watch=true&resourceVersion=0`;
+  const start = Date.now();
+  const r = await check(kc, 'watch', p, '1');
+  const took = Date.now() - start;
+  assert.deepEqual(r.lines, ['stopping', 'watch-end rc=0']);
+  assert.ok(took < 3500, `took ${took} ms`);
+
+  // A reset connection: the stream did not end cleanly.
+  const r3p = run(['--kubeconfig', kc, 'watch', p, '30']);
+  await emu.waitFor(() => emu.activeWatches() > 0);
+  emu.dropWatches({ mode: 'reset' });
+  const r3 = await r3p;
+  assert.match(r3.lines[r3.lines.length - 1], /^watch-end rc=-5$/);
+  assert.match(r3.stderr, /watch \/apis\/resource\.k8s\.io\/v1\/resourceslices/);
+});
+
+test('a watch answered 403 is an error naming the status', async (t) => {
+  const { emu, kc } = await setup(t);
+  emu.inject({ method: 'GET', path: `${G}/v1/resourceslices`, status: 403 });
+  const r = await check(kc, 'watch', `${G}/v1/resourceslices?watch=true`, '5');
+  assert.equal(r.lines[r.lines.length - 1], 'watch-end rc=-4004');
+  assert.match(r.stderr, /HTTP 403/);
+});
+
+test('discovery: v1 on a 1.34-like server, v1beta2 on 1.33, v1beta1 on 1.32', async (t) => {
+  const cases = [[undefined, 'v1'], [['v1beta2', 'v1beta1'], 'v1beta2'], [['v1beta1'], 'v1beta1']];
+  for (const [versions, want] of cases) {
+    const { kc } = await setup(t, { emuOpts: versions ? { versions } : {} });
+    const r = await check(kc, 'discover');
+    assert.equal(r.lines[0], `version ${want}`, r.out);
+  }
+  const { kc } = await setup(t, { emuOpts: { versions: [] } });
+  const r = await check(kc, 'discover');
+  assert.equal(r.lines[0], 'error resource.k8s.io: none of v1, v1beta2, v1beta1 is served');
+});
+
+test('insecure-skip-tls-verify works without a CA', async (t) => {
+  const { emu, kc, write } = await setup(t);
+  write({ server: emu.url, 'insecure-skip-tls-verify': true }, { tokenFile: 'token' });
+  const r = await check(kc, 'get', '/version');
+  assert.equal(r.lines[0], 'status 200', r.out);
+});
+
+test('tls-server-name: the name sent and verified, not the address', async (t) => {
+  const { emu, kc, write } = await setup(t);
+  write({ server: emu.url, 'certificate-authority': 'ca.crt', 'tls-server-name': 'localhost' }, { tokenFile: 'token' });
+  let r = await check(kc, 'get', '/version');
+  assert.equal(r.lines[0], 'status 200', r.out);
+  write({ server: emu.url, 'certificate-authority': 'ca.crt', 'tls-server-name': 'wrong.example' }, { tokenFile: 'token' });
+  r = await check(kc, 'get', '/version');
+  assert.equal(r.lines[0], "error SSL: no alternative certificate subject name matches target host name 'wrong.example'");
+});
+
+test('client-certificate authentication (files and inline data)', async (t) => {
+  const { emu, kc, write } = await setup(t);
+  const cert = emu.issueClientCert('alice', ['devs']);
+  write({ server: emu.url, 'certificate-authority': 'ca.crt' }, { 'client-certificate': cert.certFile, 'client-key': cert.keyFile });
+  let r = await check(kc, 'get', '/version');
+  assert.equal(r.lines[0], 'status 200', r.out);
+  write({ server: emu.url, 'certificate-authority': 'ca.crt' }, {
+    'client-certificate-data': Buffer.from(cert.certPem).toString('base64'),
+    'client-key-data': Buffer.from(cert.keyPem).toString('base64'),
+  });
+  r = await check(kc, 'get', '/version');
+  assert.equal(r.lines[0], 'status 200', r.out);
+  assert.deepEqual(emu.requests().map((e) => e.user), ['alice', 'alice']);
+  // Without any credentials the emulator answers 401.
+  write({ server: emu.url, 'certificate-authority': 'ca.crt' }, {});
+  r = await check(kc, 'get', '/version');
+  assert.equal(r.lines[0], 'status 401');
+});
+
+test('a bad kubeconfig is reported at load', async (t) => {
+  const { emu, kc, write } = await setup(t);
+  write({ server: emu.url, 'certificate-authority': 'ca.crt' }, { tokenFile: 'missing-token' });
+  const r = await check(kc, 'get', '/version');
+  assert.equal(r.code, 1);
+  assert.equal(r.lines[0], `load-error kubeconfig ${kc}: user "me": token file ${path.join(path.dirname(kc), 'missing-token')}: No such file or directory`);
+  assert.equal(emu.requests().length, 0);
+});
