@@ -638,6 +638,114 @@ struct kp_publish_status {
 KP_EXTERN int kp_publish_status(struct kp_plugin *plugin,
     struct kp_publish_status *out);
 
+/* ------------------------------------------------------------------------
+ * Sandbox. Every child process confines itself right before it serves
+ * (see docs/security.md): filesystem (the registrar's root is an empty
+ * directory; the nodeserver's private mount namespace hides the
+ * service-account token directory and the hidden paths), user,
+ * PR_SET_NO_NEW_PRIVS, capabilities (bounding set included) and a seccomp
+ * allowlist per role. The driver's init hook runs before all of this, with
+ * the privileges the process was started with; the prepare and unprepare
+ * hooks and the interceptors run inside it.
+ */
+
+enum kp_sandbox_mode {
+	KP_SANDBOX_ENFORCE = 0,	/* a syscall outside the allowlist kills
+				 * the child (SIGSYS; logged with its
+				 * name, the child restarts) */
+	KP_SANDBOX_COMPLAIN = 1,	/* such syscalls are logged once each
+					 * ("complain mode: nodeserver made a
+					 * syscall outside its allowlist:
+					 * <name>") and allowed */
+	KP_SANDBOX_OFF = 2	/* no seccomp filter (the other steps stay);
+				 * for debugging, logged as an error */
+};
+
+/* The sandboxed processes, for kp_sandbox_user(). */
+enum kp_process {
+	KP_PROCESS_NODESERVER = 0,
+	KP_PROCESS_REGISTRAR = 1,
+	KP_PROCESS_PUBLISHER = 2
+};
+
+/*
+ * kp_sandbox_mode - what a syscall outside a process's allowlist does.
+ * Default KP_SANDBOX_ENFORCE. Complain mode helps a driver author find
+ * the syscalls their hooks need (then list them with kp_sandbox_syscall());
+ * it needs Linux 5.5 for its own log line, else only the kernel's audit
+ * log shows the syscalls. Errors: KP_EINVAL (NULL handle, unknown mode).
+ * Beyond upstream.
+ */
+KP_EXTERN int kp_sandbox_mode(struct kp_options *opts,
+    enum kp_sandbox_mode mode);
+
+/*
+ * kp_sandbox_capability - let the nodeserver (the driver's hooks) keep a
+ * capability; the registrar and the publisher keep none. name: a libcap-ng
+ * name with or without the "CAP_" prefix, any case ("CAP_SYS_ADMIN",
+ * "sys_admin"), or its number ("21"); copied. May be called several times;
+ * each call adds one. Default: none. A capability the process does not
+ * hold at kp_start() is skipped with a warning in the log.
+ * Errors: KP_EINVAL (NULL handle, unknown name; the message names it).
+ * Beyond upstream.
+ */
+KP_EXTERN int kp_sandbox_capability(struct kp_options *opts,
+    const char *name);
+
+/*
+ * kp_sandbox_syscall - add a syscall to the nodeserver's allowlist (the
+ * driver's hooks need it). name: as libseccomp names it for this
+ * architecture ("ioctl", "mount"); copied (resolved to a number now).
+ * Listing a syscall that the allowlist restricts by argument (clone to
+ * threads, kill and tgkill to the own process, ioctl, prctl) allows it
+ * with any argument. Each call adds one, at most 64.
+ * Errors: KP_EINVAL (NULL handle; the name is unknown: the message names
+ * it), KP_ENOMEM (more than 64). Beyond upstream.
+ */
+KP_EXTERN int kp_sandbox_syscall(struct kp_options *opts, const char *name);
+
+/*
+ * kp_sandbox_hide_path - hide a path from the nodeserver: an empty,
+ * read-only tmpfs over a directory, /dev/null over a file, in the
+ * nodeserver's private mount namespace. The service-account token
+ * directory (/var/run/secrets/kubernetes.io/serviceaccount) is always
+ * hidden. Needs CAP_SYS_ADMIN at kp_start() (else a warning, and the
+ * paths stay readable); a path that does not exist then is skipped.
+ * path: absolute, at most 255 bytes; copied. Each call adds one, at most
+ * 16. Errors: KP_EINVAL (NULL handle, relative path),
+ * KP_ENAMETOOLONG, KP_ENOMEM (more than 16). Beyond upstream.
+ */
+KP_EXTERN int kp_sandbox_hide_path(struct kp_options *opts,
+    const char *path);
+
+/*
+ * kp_sandbox_user - the uid and gid process proc runs as (supplementary
+ * groups: gid only). Default: the registrar runs as nobody (65534 when the
+ * user database has none) when started as root, the others keep the
+ * caller's ids. The nodeserver keeps its kp_sandbox_capability() set
+ * across the change. Changing ids needs CAP_SETUID and CAP_SETGID at
+ * kp_start() (else kp_start() fails with KP_ECHILD naming the process).
+ * Last call per process wins. Errors: KP_EINVAL (NULL handle, unknown
+ * proc, uid or gid (uid_t)-1). Beyond upstream.
+ */
+KP_EXTERN int kp_sandbox_user(struct kp_options *opts, enum kp_process proc,
+    uid_t uid, gid_t gid);
+
+/*
+ * kp_policy_export_oci - an OCI seccomp profile (JSON) for the pod's
+ * Localhost seccompProfile: the union of every process's allowlist, the
+ * supervisor's needs and the nodeserver's extra syscalls from opts, with
+ * the same argument rules and graceful denials, and SCMP_ACT_ERRNO (EPERM)
+ * as the default action. Privileged pods run unconfined whatever their
+ * profile: the processes' own filters apply either way.
+ * opts: read only; NULL means the defaults. On success *out is a
+ * NUL-terminated string the caller frees with free().
+ * Errors: KP_EINVAL (out is NULL, invalid handle), KP_ENOMEM.
+ * Beyond upstream.
+ */
+KP_EXTERN int kp_policy_export_oci(const struct kp_options *opts,
+    char **out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -21,6 +21,7 @@ registrar_main(struct child_env *env)
 	struct reg_state	 rs;
 	struct rpc_method	 methods[2];
 	struct rpc_config	 rc;
+	char			 err[KP_ERROR_SIZE];
 	int			 code;
 
 	memset(&rs, 0, sizeof(rs));
@@ -42,6 +43,9 @@ registrar_main(struct child_env *env)
 	rc.n_stream = cfg->n_stream;
 	rc.verbosity = cfg->grpc_verbosity;
 	rc.workers = 1;
+	if (policy_apply(ROLE_REGISTRAR, cfg, env->logfd, err,
+	    sizeof(err)) != 0)
+		return (rpc_serve_fail(env, KP_ESANDBOX, "sandbox: %s", err));
 	code = rpc_serve_child(env, &rc);
 	free(rs.info);
 	pthread_mutex_destroy(&rs.ctl_lock);

@@ -48,6 +48,7 @@ rpc_serve_child(struct child_env *env, const struct rpc_config *rc)
 	/* Every thread gRPC starts inherits this mask: signals reach
 	 * only sigwait() below (DESIGN section 8). */
 	sigfillset(&set);
+	sigdelset(&set, SIGSYS);	/* seccomp's report (policy/) */
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	memset(&run, 0, sizeof(run));
 	run.main = pthread_self();

@@ -11,6 +11,7 @@
 
 #include "kubeletplugin.h"
 #include "rpc/rpc.h"
+#include "policy/policy.h"
 
 #define KP_OPTIONS_MAGIC	0x6b706f70u	/* "kpop" */
 #define KP_MAX_INTERCEPTORS	16
@@ -56,6 +57,7 @@ struct kp_options {
 	size_t			 n_stream;
 	int			 serialize;
 	int			 workers;
+	struct policy_opts	 policy;	/* options_policy.c */
 
 	char			 errbuf[KP_ERROR_SIZE];
 };

@@ -237,6 +237,7 @@ kp_options_new(struct kp_options **out)
 	opts->log_verbosity = 0;
 	opts->serialize = 1;
 	opts->workers = 4;
+	pol_opts_init(&opts->policy);
 	*out = opts;
 	return (0);
 }

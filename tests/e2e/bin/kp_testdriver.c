@@ -8,6 +8,8 @@
  * End of input stops as "stop" does. A failed start prints
  * "error <KP_NAME> <message>" and exits 1.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <dirent.h>
 #include <getopt.h>
 #include <pthread.h>
@@ -19,7 +21,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+
+#include <seccomp.h>
 
 #include "kubeletplugin.h"
 
@@ -111,6 +116,123 @@ hostile(const char *kind)
 	closedir(d);
 }
 
+/*
+ * Sandbox probes (tests/e2e/sandbox.test.js). Claim "syscall-<name>" makes
+ * the prepare hook call that syscall with zero arguments, claim "fork"
+ * calls fork(), claim "open-<x>" opens $KP_TEST_OPEN_PATH and fails the
+ * claim with the outcome. In the registrar the interceptors (with
+ * --interceptors) do the same on GetInfo with $KP_TEST_REGISTRAR_SYSCALL
+ * and $KP_TEST_REGISTRAR_OPEN, printing the outcome on stderr.
+ */
+static void
+probe_syscall(const char *who, const char *name)
+{
+	int	 nr = seccomp_syscall_resolve_name(name);
+	long	 r;
+
+	if (nr < 0) {
+		fprintf(stderr, "probe: %s: unknown syscall %s\n", who, name);
+		return;
+	}
+	fprintf(stderr, "probe: %s calls %s\n", who, name);
+	errno = 0;
+	r = syscall(nr, 0, 0, 0, 0, 0, 0);
+	fprintf(stderr, "probe: %s: %s returned %ld (%s)\n", who, name, r,
+	    strerror(errno));
+}
+
+static void
+probe_open(const char *path, char *out, size_t size)
+{
+	char	 buf[64];
+	ssize_t	 n;
+	int	 fd;
+
+	if (path == NULL) {
+		snprintf(out, size, "open: no path");
+		return;
+	}
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
+		snprintf(out, size, "open %s: %s", path, strerror(errno));
+		return;
+	}
+	n = read(fd, buf, sizeof(buf));
+	close(fd);
+	snprintf(out, size, "open %s: ok, read %zd bytes", path, n);
+}
+
+/* 1 if claim i was a sandbox probe (answered here). */
+static int
+sandbox_claim(struct kp_prepare_results *res, size_t i, const char *name)
+{
+	char	 out[300];
+	pid_t	 pid;
+
+	if (strncmp(name, "syscall-", 8) == 0)
+		probe_syscall("nodeserver", name + 8);
+	else if (strcmp(name, "fork") == 0) {
+		if ((pid = fork()) == 0)
+			_exit(0);
+		snprintf(out, sizeof(out), "fork: %s", pid == -1 ?
+		    strerror(errno) : "a child was created");
+		kp_prepare_claim_error(res, i, out);
+		return (1);
+	} else if (strncmp(name, "open-", 5) == 0) {
+		probe_open(getenv("KP_TEST_OPEN_PATH"), out, sizeof(out));
+		kp_prepare_claim_error(res, i, out);
+		return (1);
+	}
+	return (0);
+}
+
+static void
+sandbox_icpt(enum kp_call_phase phase, const struct kp_call *call)
+{
+	const char	*sc = getenv("KP_TEST_REGISTRAR_SYSCALL");
+	const char	*path = getenv("KP_TEST_REGISTRAR_OPEN");
+	char		 out[300];
+
+	if (phase != KP_CALL_BEFORE || strcmp(call->server, "registrar") ||
+	    strstr(call->method, "GetInfo") == NULL)
+		return;
+	if (path != NULL) {
+		probe_open(path, out, sizeof(out));
+		fprintf(stderr, "probe: registrar %s\n", out);
+	}
+	if (sc != NULL)
+		probe_syscall("registrar", sc);
+}
+
+/* --sandbox-user role:uid:gid */
+static int
+sandbox_user(struct kp_options *o, const char *a)
+{
+	static const char	*names[] = { "nodeserver", "registrar",
+				    "publisher" };
+	unsigned		 uid, gid;
+	char			 role[32];
+	int			 i;
+
+	if (sscanf(a, "%31[a-z]:%u:%u", role, &uid, &gid) != 3)
+		return (-1);
+	for (i = 0; i < 3; i++)
+		if (strcmp(role, names[i]) == 0)
+			return (kp_sandbox_user(o, (enum kp_process)i, uid, gid));
+	return (-1);
+}
+
+static int
+sandbox_mode(struct kp_options *o, const char *a)
+{
+	if (strcmp(a, "enforce") == 0)
+		return (kp_sandbox_mode(o, KP_SANDBOX_ENFORCE));
+	if (strcmp(a, "complain") == 0)
+		return (kp_sandbox_mode(o, KP_SANDBOX_COMPLAIN));
+	if (strcmp(a, "off") == 0)
+		return (kp_sandbox_mode(o, KP_SANDBOX_OFF));
+	return (kp_sandbox_mode(o, (enum kp_sandbox_mode)99));
+}
+
 static int	prepare_body(const struct kp_claim *, size_t,
 		    struct kp_prepare_results *, char *, size_t);
 
@@ -147,6 +269,8 @@ prepare_body(const struct kp_claim *c, size_t n,
 		return (-1);
 	}
 	for (i = 0; i < n; i++) {
+		if (sandbox_claim(res, i, c[i].name))
+			continue;
 		if (strncmp(c[i].name, "hostile-", 8) == 0) {
 			hostile(c[i].name + 8);
 			sleep(5);	/* the supervisor kills us here */
@@ -208,6 +332,7 @@ icpt(void *user, enum kp_call_phase phase, const struct kp_call *call,
 {
 	const char	*tag = user;
 
+	sandbox_icpt(phase, call);
 	fprintf(stderr, "interceptor %s %s %s status=%d\n", tag,
 	    phase == KP_CALL_BEFORE ? "before" : "after", call->method,
 	    call->status);
@@ -246,6 +371,11 @@ apply(struct kp_options *o, int ch, const char *a)
 	case 'I': drv.init_fail = 1; return (0);
 	case 'W': drv.slow_ms = (int)strtol(a, 0, 10); return (0);
 	case 'T': drv.spawn_thread = 1; return (0);
+	case 300: return (sandbox_mode(o, a));
+	case 301: return (kp_sandbox_capability(o, a));
+	case 302: return (kp_sandbox_syscall(o, a));
+	case 303: return (kp_sandbox_hide_path(o, a));
+	case 304: return (sandbox_user(o, a));
 	case 'i':
 		return (kp_grpc_interceptor(o, icpt, "A") ||
 		    kp_grpc_interceptor(o, icpt, "B"));
@@ -268,6 +398,9 @@ parse(int argc, char **argv, struct kp_options *o)
 		{ "fail-claim", 1, 0, 'F' }, { "share-id", 1, 0, 'S' },
 		{ "hook-fail", 0, 0, 'H' }, { "init-fail", 0, 0, 'I' },
 		{ "slow-ms", 1, 0, 'W' }, { "interceptors", 0, 0, 'i' },
+		{ "sandbox-mode", 1, 0, 300 }, { "sandbox-cap", 1, 0, 301 },
+		{ "sandbox-syscall", 1, 0, 302 }, { "hide-path", 1, 0, 303 },
+		{ "sandbox-user", 1, 0, 304 },
 		{ "spawn-thread", 0, 0, 'T' },
 		{ 0, 0, 0, 0 }
 	};
@@ -330,7 +463,11 @@ main(int argc, char **argv)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	signal(SIGPIPE, SIG_IGN);
-	if (kp_options_new(&o) != 0 || parse(argc, argv, o) != 0)
+	if (kp_options_new(&o) != 0)
+		return (2);
+	if (getenv("KP_TEST_SANDBOX_MODE") != NULL)
+		(void)sandbox_mode(o, getenv("KP_TEST_SANDBOX_MODE"));
+	if (parse(argc, argv, o) != 0)
 		return (2);
 	if (drv.spawn_thread)
 		pthread_create(&th, NULL, idle_thread, NULL);

@@ -1,0 +1,143 @@
+/*
+ * caps.c - the user and the capabilities of a child (libcap-ng): the
+ * bounding set is cut first, while the child still holds CAP_SETPCAP, then
+ * the ids change (keeping the permitted set across setresuid), then the
+ * effective/permitted/inheritable sets become exactly the kept ones and
+ * the ambient set is cleared.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <grp.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <cap-ng.h>
+
+#include "ipc/log.h"
+#include "policy/policy.h"
+
+#define NOBODY_ID	65534	/* when the user database has no nobody */
+
+/*
+ * A capability's number from "CAP_SYS_ADMIN", "cap_sys_admin",
+ * "sys_admin" or "21"; -1 if it names none libcap-ng knows.
+ */
+int
+pol_cap_number(const char *name)
+{
+	char	 low[64];
+	char	*end;
+	long	 v;
+	size_t	 i;
+
+	if (name == NULL || name[0] == '\0' || strlen(name) >= sizeof(low))
+		return (-1);
+	if (isdigit((unsigned char)name[0])) {
+		errno = 0;
+		v = strtol(name, &end, 10);
+		if (errno != 0 || *end != '\0' || v < 0 || v > 63 ||
+		    capng_capability_to_name((unsigned int)v) == NULL)
+			return (-1);
+		return ((int)v);
+	}
+	for (i = 0; name[i] != '\0'; i++)
+		low[i] = (char)tolower((unsigned char)name[i]);
+	low[i] = '\0';
+	if (strncmp(low, "cap_", 4) == 0)
+		return (capng_name_to_capability(low + 4));
+	return (capng_name_to_capability(low));
+}
+
+/* The registrar's default user when started as root: nobody. */
+static void
+nobody(uid_t *uid, gid_t *gid)
+{
+	struct passwd	 pw, *res = NULL;
+	char		 buf[1024];
+
+	*uid = NOBODY_ID;
+	*gid = NOBODY_ID;
+	if (getpwnam_r("nobody", &pw, buf, sizeof(buf), &res) == 0 &&
+	    res != NULL) {
+		*uid = pw.pw_uid;
+		*gid = pw.pw_gid;
+	}
+}
+
+/* Change to uid/gid keeping the permitted capabilities. */
+static int
+change_ids(uid_t uid, gid_t gid, char *err, size_t errsize)
+{
+	if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) == -1 ||
+	    setgroups(1, &gid) == -1 ||
+	    setresgid(gid, gid, gid) == -1 ||
+	    setresuid(uid, uid, uid) == -1) {
+		snprintf(err, errsize, "cannot change to uid %u gid %u: %s",
+		    (unsigned)uid, (unsigned)gid, strerror(errno));
+		return (KP_ESANDBOX);
+	}
+	(void)prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0);
+	return (0);
+}
+
+/*
+ * Set role's user and capabilities: the registrar and the publisher keep
+ * none, the nodeserver those the driver declared (when this process has
+ * them; a missing one is a warning).
+ */
+int
+pol_ids_caps(enum kp_role role, const struct policy_opts *po, char *err,
+    size_t errsize)
+{
+	uint64_t	 keep = 0;
+	uid_t		 uid = geteuid();
+	gid_t		 gid = getegid();
+	int		 change = 0, setpcap, cap;
+
+	capng_get_caps_process();
+	setpcap = capng_have_capability(CAPNG_EFFECTIVE, CAP_SETPCAP);
+	for (cap = 0; role == ROLE_NODESERVER && cap < 64; cap++) {
+		if ((po->ns_caps & (1ULL << cap)) == 0)
+			continue;
+		if (capng_have_capability(CAPNG_PERMITTED, cap))
+			keep |= 1ULL << cap;
+		else
+			log_warnx("sandbox: capability %s declared for the "
+			    "nodeserver but not held by this process",
+			    capng_capability_to_name(cap));
+	}
+	if (role < ROLE_COUNT && po->user[role].set) {
+		uid = po->user[role].uid;
+		gid = po->user[role].gid;
+		change = 1;
+	} else if (role == ROLE_REGISTRAR && geteuid() == 0) {
+		nobody(&uid, &gid);
+		change = 1;
+	}
+
+	capng_clear(CAPNG_SELECT_BOTH);
+	for (cap = 0; cap < 64; cap++)
+		if (keep & (1ULL << cap))
+			capng_update(CAPNG_ADD, CAPNG_EFFECTIVE |
+			    CAPNG_PERMITTED | CAPNG_BOUNDING_SET, cap);
+	if (setpcap && capng_apply(CAPNG_SELECT_BOUNDS) != 0) {
+		snprintf(err, errsize, "cannot drop the capability "
+		    "bounding set");
+		return (KP_ESANDBOX);
+	}
+	if (!setpcap)
+		log_info(1, "sandbox: no CAP_SETPCAP: the capability "
+		    "bounding set stays (NO_NEW_PRIVS makes it moot)");
+	if (change && change_ids(uid, gid, err, errsize) != 0)
+		return (KP_ESANDBOX);
+	if (capng_apply(CAPNG_SELECT_CAPS) != 0) {
+		snprintf(err, errsize, "cannot set the capabilities");
+		return (KP_ESANDBOX);
+	}
+	(void)prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+	return (0);
+}

@@ -1,0 +1,137 @@
+/*
+ * fs.c - what a child sees of the filesystem.
+ *
+ * registrar: its root becomes an empty directory that no longer exists: a
+ * fresh mkdtemp() directory is entered, removed, and chrooted into (a
+ * removed directory stays empty: nothing can be created in it), so there
+ * is nothing to clean up and nothing to read. Needs CAP_SYS_CHROOT.
+ *
+ * nodeserver: a private mount namespace (slave of the host's, so mounts
+ * made later on the host still show) with an empty read-only tmpfs over
+ * the service-account token directory and over every directory the
+ * driver hides (/dev/null over a file). Needs CAP_SYS_ADMIN; without it
+ * the paths stay readable and a warning says so.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cap-ng.h>
+
+#include "ipc/log.h"
+#include "policy/policy.h"
+
+static int
+have_cap(int cap)
+{
+	capng_get_caps_process();
+	return (capng_have_capability(CAPNG_EFFECTIVE, cap));
+}
+
+static int
+empty_root(char *err, size_t errsize)
+{
+	static const char	*bases[] = { "/tmp", "/dev/shm", "/run" };
+	char			 dir[64];
+	size_t			 i;
+
+	if (!have_cap(CAP_SYS_CHROOT)) {
+		log_warnx("sandbox: no CAP_SYS_CHROOT (not root): the "
+		    "registrar keeps the filesystem view; its seccomp filter "
+		    "still fails every open with EACCES");
+		return (0);
+	}
+	for (i = 0; i < sizeof(bases) / sizeof(bases[0]); i++) {
+		snprintf(dir, sizeof(dir), "%s/kp-empty-XXXXXX", bases[i]);
+		if (mkdtemp(dir) != NULL)
+			break;
+	}
+	if (i == sizeof(bases) / sizeof(bases[0])) {
+		snprintf(err, errsize, "no directory for an empty root "
+		    "(/tmp, /dev/shm, /run): %s", strerror(errno));
+		return (KP_ESANDBOX);
+	}
+	if (chmod(dir, 0555) == -1 || chdir(dir) == -1 ||
+	    rmdir(dir) == -1 || chroot(".") == -1 || chdir("/") == -1) {
+		snprintf(err, errsize, "empty root %s: %s", dir,
+		    strerror(errno));
+		(void)rmdir(dir);
+		return (KP_ESANDBOX);
+	}
+	return (0);
+}
+
+static int
+hide(const char *path, char *err, size_t errsize)
+{
+	struct stat	 st;
+	int		 r;
+
+	if (stat(path, &st) == -1) {
+		if (errno == ENOENT || errno == ENOTDIR)
+			return (0);	/* nothing to hide */
+		snprintf(err, errsize, "hide %s: %s", path, strerror(errno));
+		return (KP_ESANDBOX);
+	}
+	if (S_ISDIR(st.st_mode))
+		r = mount("kp-hidden", path, "tmpfs", MS_RDONLY | MS_NOSUID |
+		    MS_NODEV | MS_NOEXEC, "size=4k,nr_inodes=1,mode=0");
+	else if ((r = mount("/dev/null", path, NULL, MS_BIND, NULL)) == 0)
+		r = mount(NULL, path, NULL, MS_BIND | MS_REMOUNT |
+		    MS_RDONLY, NULL);
+	if (r == -1) {
+		snprintf(err, errsize, "hide %s: %s", path, strerror(errno));
+		return (KP_ESANDBOX);
+	}
+	log_info(2, "sandbox: %s hidden", path);
+	return (0);
+}
+
+static int
+hide_paths(const struct policy_opts *po, char *err, size_t errsize)
+{
+	struct stat	 st;
+	size_t		 i;
+	int		 r;
+
+	if (!have_cap(CAP_SYS_ADMIN)) {
+		if (stat(POL_TOKEN_DIR, &st) == 0 || po->n_hidden > 0)
+			log_warnx("sandbox: no CAP_SYS_ADMIN (not root): the "
+			    "nodeserver cannot hide %s%s from the driver's "
+			    "hooks", POL_TOKEN_DIR, po->n_hidden > 0 ?
+			    " and the hidden paths" : "");
+		return (0);
+	}
+	if (unshare(CLONE_NEWNS) == -1 ||
+	    mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) == -1) {
+		snprintf(err, errsize, "private mount namespace: %s",
+		    strerror(errno));
+		return (KP_ESANDBOX);
+	}
+	if ((r = hide(POL_TOKEN_DIR, err, errsize)) != 0)
+		return (r);
+	for (i = 0; i < po->n_hidden; i++)
+		if ((r = hide(po->hidden[i], err, errsize)) != 0)
+			return (r);
+	return (0);
+}
+
+int
+pol_fs(enum kp_role role, const struct policy_opts *po, char *err,
+    size_t errsize)
+{
+	switch (role) {
+	case ROLE_REGISTRAR:
+		return (empty_root(err, errsize));
+	case ROLE_NODESERVER:
+		return (hide_paths(po, err, errsize));
+	default:
+		return (0);	/* the publisher reads its files */
+	}
+}

@@ -1,0 +1,176 @@
+/*
+ * oci.c - an OCI seccomp profile (runtime-spec config-linux.md) from the
+ * tables of syscalls.c: the union of every role's rules and the
+ * supervisor's needs. Per syscall the most permissive rule wins: an
+ * unconditional allow in any role beats an argument rule, which beats a
+ * graceful denial. Argument rules that name the process's own pid cannot
+ * be written in a static profile and become unconditional allows.
+ */
+#include <errno.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+
+#include "policy/policy.h"
+
+#define U_MAX	512
+
+struct u_entry {
+	char		 name[40];
+	int		 rank;		/* 3 allow, 2 arg rule, 1 errno */
+	enum pol_arg	 arg;
+	int		 err;		/* errno for rank 1 */
+};
+
+struct u_set {
+	struct u_entry	 e[U_MAX];
+	size_t		 n;
+};
+
+static void
+u_add(struct u_set *u, const char *name, enum pol_action a, enum pol_arg arg)
+{
+	struct u_entry	*e = NULL;
+	int		 rank;
+	size_t		 i;
+
+	if (a == POL_TRAP)
+		return;
+	if (a == POL_ALLOW && (arg == POL_ARG_NONE ||
+	    arg == POL_ARG_SELF_TGID || arg == POL_ARG_EMPTY_PATH))
+		rank = 3;
+	else
+		rank = a == POL_ALLOW ? 2 : 1;
+	for (i = 0; i < u->n; i++)
+		if (strcmp(u->e[i].name, name) == 0)
+			e = &u->e[i];
+	if (e == NULL) {
+		if (u->n == U_MAX)
+			return;
+		e = &u->e[u->n++];
+		snprintf(e->name, sizeof(e->name), "%s", name);
+	} else if (e->rank >= rank)
+		return;
+	e->rank = rank;
+	e->arg = arg;
+	e->err = a == POL_EACCES ? EACCES : a == POL_ENOSYS ? ENOSYS : EPERM;
+}
+
+static void
+u_table(struct u_set *u, const struct pol_rule *t, size_t n)
+{
+	size_t	 i;
+
+	for (i = 0; i < n; i++)
+		u_add(u, t[i].name, t[i].action, t[i].arg);
+}
+
+static int
+cmp_entry(const void *a, const void *b)
+{
+	return (strcmp(((const struct u_entry *)a)->name,
+	    ((const struct u_entry *)b)->name));
+}
+
+#define ONE	",\n    {\"names\": [\"%s\"], \"action\": " \
+	    "\"SCMP_ACT_ALLOW\", \"args\": [{\"index\": %d, \"value\": " \
+	    "%lu, \"valueTwo\": %lu, \"op\": \"%s\"}]}"
+
+static void
+arg_rules(FILE *f, const struct u_entry *e)
+{
+	static const unsigned long notif[] = { SECCOMP_IOCTL_NOTIF_RECV,
+	    SECCOMP_IOCTL_NOTIF_SEND, SECCOMP_IOCTL_NOTIF_ID_VALID };
+	static const int fam[] = { AF_UNIX, AF_INET, AF_INET6 };
+	static const int pr[] = { PR_SET_NAME, PR_GET_NAME };
+	size_t		 i;
+
+	switch (e->arg) {
+	case POL_ARG_CLONE_THREAD:
+		fprintf(f, ONE, e->name, 0, (unsigned long)CLONE_THREAD,
+		    (unsigned long)CLONE_THREAD, "SCMP_CMP_MASKED_EQ");
+		break;
+	case POL_ARG_NOTIF_IOCTL:
+		for (i = 0; i < sizeof(notif) / sizeof(notif[0]); i++)
+			fprintf(f, ONE, e->name, 1, notif[i], 0UL,
+			    "SCMP_CMP_EQ");
+		break;
+	case POL_ARG_AF_UNIX_INET:
+		for (i = 0; i < sizeof(fam) / sizeof(fam[0]); i++)
+			fprintf(f, ONE, e->name, 0, (unsigned long)fam[i], 0UL,
+			    "SCMP_CMP_EQ");
+		break;
+	case POL_ARG_PRCTL_NAME:
+		for (i = 0; i < sizeof(pr) / sizeof(pr[0]); i++)
+			fprintf(f, ONE, e->name, 0, (unsigned long)pr[i], 0UL,
+			    "SCMP_CMP_EQ");
+		break;
+	default:
+		break;
+	}
+}
+
+int
+pol_oci_json(const struct policy_opts *po, char **out)
+{
+	static const enum kp_role roles[] = { ROLE_REGISTRAR,
+	    ROLE_NODESERVER, ROLE_PUBLISHER, ROLE_SUPERVISOR };
+	struct u_set	*u;
+	const struct pol_rule *t;
+	char		 name[64], *buf = NULL;
+	size_t		 n, i, len = 0;
+	FILE		*f;
+	int		 first;
+
+	if ((u = calloc(1, sizeof(*u))) == NULL)
+		return (KP_ENOMEM);
+	t = pol_table_base(&n);
+	u_table(u, t, n);
+	for (i = 0; i < sizeof(roles) / sizeof(roles[0]); i++) {
+		t = pol_table(roles[i], &n);
+		u_table(u, t, n);
+	}
+	for (i = 0; i < po->n_ns_syscalls; i++)
+		if (pol_syscall_name(po->ns_syscalls[i], name,
+		    sizeof(name)) == 0)
+			u_add(u, name, POL_ALLOW, POL_ARG_NONE);
+	qsort(u->e, u->n, sizeof(u->e[0]), cmp_entry);
+
+	if ((f = open_memstream(&buf, &len)) == NULL) {
+		free(u);
+		return (KP_ENOMEM);
+	}
+	fprintf(f, "{\n  \"defaultAction\": \"SCMP_ACT_ERRNO\",\n"
+	    "  \"defaultErrnoRet\": %d,\n"
+	    "  \"architectures\": [\"SCMP_ARCH_X86_64\", \"SCMP_ARCH_X86\", "
+	    "\"SCMP_ARCH_X32\", \"SCMP_ARCH_AARCH64\", \"SCMP_ARCH_ARM\"],\n"
+	    "  \"syscalls\": [\n    {\"names\": [", EPERM);
+	for (i = 0, first = 1; i < u->n; i++) {
+		if (u->e[i].rank != 3)
+			continue;
+		fprintf(f, "%s\"%s\"", first ? "" : ", ", u->e[i].name);
+		first = 0;
+	}
+	fprintf(f, "], \"action\": \"SCMP_ACT_ALLOW\"}");
+	for (i = 0; i < u->n; i++)
+		if (u->e[i].rank == 2)
+			arg_rules(f, &u->e[i]);
+	for (i = 0; i < u->n; i++)
+		if (u->e[i].rank == 1)
+			fprintf(f, ",\n    {\"names\": [\"%s\"], \"action\": "
+			    "\"SCMP_ACT_ERRNO\", \"errnoRet\": %d}",
+			    u->e[i].name, u->e[i].err);
+	fprintf(f, "\n  ]\n}\n");
+	free(u);
+	if (fclose(f) != 0 || buf == NULL) {
+		free(buf);
+		return (KP_ENOMEM);
+	}
+	*out = buf;
+	return (0);
+}

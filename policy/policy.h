@@ -1,0 +1,101 @@
+/*
+ * policy.h - the sandbox of each process role (DESIGN section 5): a private
+ * mount namespace or an empty root, the user, PR_SET_NO_NEW_PRIVS, the
+ * capabilities (bounding set included) and a seccomp allowlist. Only
+ * policy/ includes <seccomp.h> and <cap-ng.h> (STYLE 13).
+ *
+ * A child calls policy_apply() once, after its privileged set-up and right
+ * before it starts serving (before grpc_init / curl_global_init).
+ */
+#ifndef KP_POLICY_H
+#define KP_POLICY_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "kubeletplugin.h"
+#include "ipc/ipc.h"
+
+#define POL_MAX_SYSCALLS	64	/* nodeserver extras */
+#define POL_MAX_PATHS		16	/* hidden paths */
+#define POL_PATH_MAX		256	/* bytes of a hidden path, NUL incl. */
+#define POL_TOKEN_DIR		"/var/run/secrets/kubernetes.io/serviceaccount"
+
+/* The policy options, part of struct kp_options (config.h). Fixed-size on
+ * purpose: opt_copy() copies them with the struct, nothing to free. */
+struct policy_opts {
+	int		 mode;		/* enum kp_sandbox_mode */
+	uint64_t	 ns_caps;	/* bit n: nodeserver keeps cap n */
+	int		 ns_syscalls[POL_MAX_SYSCALLS];	/* native numbers */
+	size_t		 n_ns_syscalls;
+	char		 hidden[POL_MAX_PATHS][POL_PATH_MAX];
+	size_t		 n_hidden;
+	struct {
+		uid_t	 uid;
+		gid_t	 gid;
+		int	 set;
+	}		 user[ROLE_COUNT];
+};
+
+/* The action of one syscall rule of a role table. */
+enum pol_action {
+	POL_ALLOW = 0,
+	POL_EACCES,		/* graceful denial: the gRPC core's probes */
+	POL_ENOSYS,		/* clone3: glibc falls back to clone */
+	POL_EPERM,
+	POL_TRAP		/* a violation in every mode but off */
+};
+
+/* Argument rules: the few syscalls allowed only with some arguments. */
+enum pol_arg {
+	POL_ARG_NONE = 0,
+	POL_ARG_CLONE_THREAD,	/* clone: CLONE_THREAD set (threads only) */
+	POL_ARG_SELF_TGID,	/* tgkill/kill/tkill: own thread group */
+	POL_ARG_NOTIF_IOCTL,	/* ioctl: SECCOMP_IOCTL_NOTIF_* only */
+	POL_ARG_AF_UNIX_INET,	/* socket: AF_UNIX, AF_INET, AF_INET6 */
+	POL_ARG_PRCTL_NAME,	/* prctl: PR_SET_NAME, PR_GET_NAME */
+	POL_ARG_EMPTY_PATH	/* newfstatat: AT_EMPTY_PATH (fstat), else
+				 * EACCES */
+};
+
+struct pol_rule {
+	const char	*name;
+	enum pol_action	 action;
+	enum pol_arg	 arg;
+};
+
+/* syscalls.c */
+const struct pol_rule *pol_table(enum kp_role, size_t *);
+const struct pol_rule *pol_table_base(size_t *);
+const struct pol_rule *pol_table_sanitizer(size_t *);
+const char *pol_role_label(enum kp_role);
+
+/* seccomp.c */
+struct pol_filter;
+int	pol_filter_build(enum kp_role, const struct policy_opts *, int,
+	    struct pol_filter **, char *, size_t);
+int	pol_filter_load(struct pol_filter *, char *, size_t);
+void	pol_filter_free(struct pol_filter *);
+int	pol_syscall_number(const char *);
+int	pol_syscall_name(int, char *, size_t);
+
+/* caps.c */
+int	pol_cap_number(const char *);
+int	pol_ids_caps(enum kp_role, const struct policy_opts *, char *,
+	    size_t);
+
+/* fs.c */
+int	pol_fs(enum kp_role, const struct policy_opts *, char *, size_t);
+
+/* oci.c */
+int	pol_oci_json(const struct policy_opts *, char **);
+
+/* options_policy.c (supervisor/) */
+void	pol_opts_init(struct policy_opts *);
+
+/* policy.c */
+int	policy_apply(enum kp_role, const struct kp_options *, int, char *,
+	    size_t);
+
+#endif /* KP_POLICY_H */

@@ -1,0 +1,324 @@
+/*
+ * syscalls.c - the seccomp allowlists, one table per role (STYLE 12): a
+ * comment per group, alphabetical within a group, graceful denials
+ * (EACCES, ENOSYS) first, argument rules next to their syscall, a reason
+ * on every one-off. Anything not listed is a violation (SIGSYS trap in
+ * enforce mode, logged and allowed in complain mode).
+ *
+ * A role's filter is base[] + its own table (+ the driver's extra syscalls
+ * for the nodeserver). The same tables generate the OCI profile (oci.c).
+ *
+ * Measured with strace -f under the end-to-end suite and the concurrent
+ * stress client (tests/e2e/stress.js), normal and ASan builds; the
+ * syscalls that only appear under lock contention (sched_yield,
+ * clock_nanosleep, sched_getaffinity) are in base[].
+ */
+#include <stddef.h>
+
+#include "policy/policy.h"
+
+#define N(t)	(sizeof(t) / sizeof((t)[0]))
+
+/* Every sandboxed role: memory, threads, signals, time, plain fd I/O. */
+static const struct pol_rule base[] = {
+	/* process creation: threads only (clone3 has its flags in memory a
+	 * BPF filter cannot read: ENOSYS makes glibc 2.36's pthread_create
+	 * fall back to clone, as Chromium and containerd do) */
+	{ "clone3", POL_ENOSYS, POL_ARG_NONE },
+	{ "clone", POL_ALLOW, POL_ARG_CLONE_THREAD },
+
+	/* memory */
+	{ "brk", POL_ALLOW, POL_ARG_NONE },
+	{ "madvise", POL_ALLOW, POL_ARG_NONE },
+	{ "mmap", POL_ALLOW, POL_ARG_NONE },
+	{ "mprotect", POL_ALLOW, POL_ARG_NONE },
+	{ "mremap", POL_ALLOW, POL_ARG_NONE },
+	{ "munmap", POL_ALLOW, POL_ARG_NONE },
+
+	/* threads and locks (sched_* and clock_nanosleep: lock contention
+	 * in gRPC's absl mutexes) */
+	{ "exit", POL_ALLOW, POL_ARG_NONE },
+	{ "exit_group", POL_ALLOW, POL_ARG_NONE },
+	{ "futex", POL_ALLOW, POL_ARG_NONE },
+	{ "get_robust_list", POL_ALLOW, POL_ARG_NONE },
+	{ "getpid", POL_ALLOW, POL_ARG_NONE },
+	{ "gettid", POL_ALLOW, POL_ARG_NONE },
+	{ "membarrier", POL_ALLOW, POL_ARG_NONE },
+	{ "rseq", POL_ALLOW, POL_ARG_NONE },
+	{ "sched_getaffinity", POL_ALLOW, POL_ARG_NONE },
+	{ "sched_getparam", POL_ALLOW, POL_ARG_NONE },
+	{ "sched_getscheduler", POL_ALLOW, POL_ARG_NONE },
+	{ "sched_yield", POL_ALLOW, POL_ARG_NONE },
+	{ "set_robust_list", POL_ALLOW, POL_ARG_NONE },
+
+	/* signals (tgkill/tkill/kill: own thread group only; pthread_kill
+	 * and raise) */
+	{ "kill", POL_ALLOW, POL_ARG_SELF_TGID },
+	{ "rt_sigaction", POL_ALLOW, POL_ARG_NONE },
+	{ "rt_sigprocmask", POL_ALLOW, POL_ARG_NONE },
+	{ "rt_sigreturn", POL_ALLOW, POL_ARG_NONE },
+	{ "rt_sigtimedwait", POL_ALLOW, POL_ARG_NONE },
+	{ "sigaltstack", POL_ALLOW, POL_ARG_NONE },
+	{ "tgkill", POL_ALLOW, POL_ARG_SELF_TGID },
+
+	/* time (the vDSO answers most; these are its fallbacks) */
+	{ "clock_getres", POL_ALLOW, POL_ARG_NONE },
+	{ "clock_gettime", POL_ALLOW, POL_ARG_NONE },
+	{ "clock_nanosleep", POL_ALLOW, POL_ARG_NONE },
+	{ "gettimeofday", POL_ALLOW, POL_ARG_NONE },
+	{ "nanosleep", POL_ALLOW, POL_ARG_NONE },
+
+	/* event loop */
+	{ "epoll_create1", POL_ALLOW, POL_ARG_NONE },
+	{ "epoll_ctl", POL_ALLOW, POL_ARG_NONE },
+	{ "epoll_pwait", POL_ALLOW, POL_ARG_NONE },
+	{ "epoll_wait", POL_ALLOW, POL_ARG_NONE },
+	{ "eventfd2", POL_ALLOW, POL_ARG_NONE },
+	{ "pipe2", POL_ALLOW, POL_ARG_NONE },
+	{ "poll", POL_ALLOW, POL_ARG_NONE },
+	{ "ppoll", POL_ALLOW, POL_ARG_NONE },
+
+	/* fds and connected sockets */
+	{ "close", POL_ALLOW, POL_ARG_NONE },
+	{ "fcntl", POL_ALLOW, POL_ARG_NONE },
+	{ "getpeername", POL_ALLOW, POL_ARG_NONE },
+	{ "getsockname", POL_ALLOW, POL_ARG_NONE },
+	{ "getsockopt", POL_ALLOW, POL_ARG_NONE },
+	{ "read", POL_ALLOW, POL_ARG_NONE },
+	{ "readv", POL_ALLOW, POL_ARG_NONE },
+	{ "recvfrom", POL_ALLOW, POL_ARG_NONE },
+	{ "recvmsg", POL_ALLOW, POL_ARG_NONE },
+	{ "sendmsg", POL_ALLOW, POL_ARG_NONE },
+	{ "sendto", POL_ALLOW, POL_ARG_NONE },
+	{ "setsockopt", POL_ALLOW, POL_ARG_NONE },
+	{ "shutdown", POL_ALLOW, POL_ARG_NONE },
+	{ "write", POL_ALLOW, POL_ARG_NONE },
+	{ "writev", POL_ALLOW, POL_ARG_NONE },
+
+	/* one-offs */
+	{ "getrandom", POL_ALLOW, POL_ARG_NONE },	/* absl, OpenSSL seeds */
+	{ "ioctl", POL_ALLOW, POL_ARG_NOTIF_IOCTL },	/* complain mode's
+							 * listener only */
+	{ "prctl", POL_ALLOW, POL_ARG_PRCTL_NAME },	/* gRPC names its
+							 * threads */
+	{ "uname", POL_ALLOW, POL_ARG_NONE },	/* gRPC core at start */
+};
+
+/* The registrar: serving gRPC on an inherited listener, nothing else. */
+static const struct pol_rule registrar[] = {
+	/* graceful denials: the gRPC core and glibc probe files
+	 * (/etc/localtime, /sys/devices/system/cpu/online, /proc/stat) */
+	{ "access", POL_EACCES, POL_ARG_NONE },
+	{ "faccessat", POL_EACCES, POL_ARG_NONE },
+	{ "faccessat2", POL_EACCES, POL_ARG_NONE },
+	{ "open", POL_EACCES, POL_ARG_NONE },
+	{ "openat", POL_EACCES, POL_ARG_NONE },
+	{ "readlink", POL_EACCES, POL_ARG_NONE },
+	{ "stat", POL_EACCES, POL_ARG_NONE },
+	{ "statx", POL_EACCES, POL_ARG_NONE },
+
+	/* sockets: kubelet's connections on the inherited listener */
+	{ "accept4", POL_ALLOW, POL_ARG_NONE },
+
+	/* fds (fstat is newfstatat(fd, "", AT_EMPTY_PATH) in glibc 2.36;
+	 * with a path it is EACCES as open) */
+	{ "fstat", POL_ALLOW, POL_ARG_NONE },
+	{ "lseek", POL_ALLOW, POL_ARG_NONE },
+	{ "newfstatat", POL_ALLOW, POL_ARG_EMPTY_PATH },
+};
+
+/* The nodeserver: serving gRPC, plus the file work drivers' hooks do
+ * (CDI specs, checkpoints, sysfs reads, the serialize lock). The token
+ * directory is hidden by the mount namespace, not by this table. */
+static const struct pol_rule nodeserver[] = {
+	/* sockets: kubelet's connections on the inherited listener */
+	{ "accept4", POL_ALLOW, POL_ARG_NONE },
+
+	/* files: reading */
+	{ "access", POL_ALLOW, POL_ARG_NONE },
+	{ "faccessat", POL_ALLOW, POL_ARG_NONE },
+	{ "faccessat2", POL_ALLOW, POL_ARG_NONE },
+	{ "fstat", POL_ALLOW, POL_ARG_NONE },
+	{ "getcwd", POL_ALLOW, POL_ARG_NONE },
+	{ "getdents64", POL_ALLOW, POL_ARG_NONE },
+	{ "lseek", POL_ALLOW, POL_ARG_NONE },
+	{ "lstat", POL_ALLOW, POL_ARG_NONE },
+	{ "newfstatat", POL_ALLOW, POL_ARG_NONE },
+	{ "open", POL_ALLOW, POL_ARG_NONE },
+	{ "openat", POL_ALLOW, POL_ARG_NONE },
+	{ "pread64", POL_ALLOW, POL_ARG_NONE },
+	{ "readlink", POL_ALLOW, POL_ARG_NONE },
+	{ "readlinkat", POL_ALLOW, POL_ARG_NONE },
+	{ "stat", POL_ALLOW, POL_ARG_NONE },
+	{ "statfs", POL_ALLOW, POL_ARG_NONE },
+	{ "statx", POL_ALLOW, POL_ARG_NONE },
+
+	/* files: writing (CDI specs are written to a temporary name, synced
+	 * and renamed; checkpoints likewise) */
+	{ "fchmod", POL_ALLOW, POL_ARG_NONE },
+	{ "fdatasync", POL_ALLOW, POL_ARG_NONE },
+	{ "flock", POL_ALLOW, POL_ARG_NONE },
+	{ "fsync", POL_ALLOW, POL_ARG_NONE },
+	{ "ftruncate", POL_ALLOW, POL_ARG_NONE },
+	{ "mkdir", POL_ALLOW, POL_ARG_NONE },
+	{ "mkdirat", POL_ALLOW, POL_ARG_NONE },
+	{ "pwrite64", POL_ALLOW, POL_ARG_NONE },
+	{ "rename", POL_ALLOW, POL_ARG_NONE },
+	{ "renameat", POL_ALLOW, POL_ARG_NONE },
+	{ "renameat2", POL_ALLOW, POL_ARG_NONE },
+	{ "unlink", POL_ALLOW, POL_ARG_NONE },
+	{ "unlinkat", POL_ALLOW, POL_ARG_NONE },
+
+	/* fds */
+	{ "dup", POL_ALLOW, POL_ARG_NONE },
+	{ "dup3", POL_ALLOW, POL_ARG_NONE },
+};
+
+/* The publisher: HTTPS to the API server with libcurl (threaded DNS
+ * resolver), reading the kubeconfig, token, CA and client cert files (the
+ * token again every 60 s). */
+static const struct pol_rule publisher[] = {
+	/* sockets: TCP to the API server, UDP and TCP to DNS servers */
+	{ "bind", POL_ALLOW, POL_ARG_NONE },	/* glibc's resolver binds
+						 * its UDP socket */
+	{ "connect", POL_ALLOW, POL_ARG_NONE },
+	{ "socket", POL_ALLOW, POL_ARG_AF_UNIX_INET },
+	{ "socketpair", POL_ALLOW, POL_ARG_NONE },	/* curl's wakeup
+							 * pair */
+
+	/* files: config, token, CA and certificates; /etc/resolv.conf,
+	 * /etc/hosts, /etc/nsswitch.conf for getaddrinfo */
+	{ "access", POL_ALLOW, POL_ARG_NONE },
+	{ "faccessat", POL_ALLOW, POL_ARG_NONE },
+	{ "faccessat2", POL_ALLOW, POL_ARG_NONE },
+	{ "fstat", POL_ALLOW, POL_ARG_NONE },
+	{ "getdents64", POL_ALLOW, POL_ARG_NONE },	/* OpenSSL CA
+							 * directories */
+	{ "lseek", POL_ALLOW, POL_ARG_NONE },
+	{ "lstat", POL_ALLOW, POL_ARG_NONE },
+	{ "newfstatat", POL_ALLOW, POL_ARG_NONE },
+	{ "open", POL_ALLOW, POL_ARG_NONE },
+	{ "openat", POL_ALLOW, POL_ARG_NONE },
+	{ "pread64", POL_ALLOW, POL_ARG_NONE },
+	{ "readlink", POL_ALLOW, POL_ARG_NONE },
+	{ "stat", POL_ALLOW, POL_ARG_NONE },
+	{ "statx", POL_ALLOW, POL_ARG_NONE },
+
+	/* fds */
+	{ "dup", POL_ALLOW, POL_ARG_NONE },
+	{ "dup3", POL_ALLOW, POL_ARG_NONE },
+};
+
+/* The supervisor's needs, for the OCI profile (its own filter is not
+ * applied: it forks the children). */
+static const struct pol_rule supervisor[] = {
+	/* processes: forking and reaping the children */
+	{ "clone", POL_ALLOW, POL_ARG_NONE },
+	{ "fork", POL_ALLOW, POL_ARG_NONE },
+	{ "getppid", POL_ALLOW, POL_ARG_NONE },
+	{ "kill", POL_ALLOW, POL_ARG_NONE },
+	{ "wait4", POL_ALLOW, POL_ARG_NONE },
+	{ "waitid", POL_ALLOW, POL_ARG_NONE },
+
+	/* sockets: the listeners and the channels */
+	{ "bind", POL_ALLOW, POL_ARG_NONE },
+	{ "listen", POL_ALLOW, POL_ARG_NONE },
+	{ "signalfd4", POL_ALLOW, POL_ARG_NONE },
+	{ "socket", POL_ALLOW, POL_ARG_NONE },
+	{ "socketpair", POL_ALLOW, POL_ARG_NONE },
+
+	/* files: socket paths */
+	{ "close_range", POL_ALLOW, POL_ARG_NONE },
+	{ "fchmod", POL_ALLOW, POL_ARG_NONE },
+	{ "fchmodat", POL_ALLOW, POL_ARG_NONE },
+	{ "newfstatat", POL_ALLOW, POL_ARG_NONE },
+	{ "openat", POL_ALLOW, POL_ARG_NONE },
+	{ "umask", POL_ALLOW, POL_ARG_NONE },
+	{ "unlink", POL_ALLOW, POL_ARG_NONE },
+	{ "unlinkat", POL_ALLOW, POL_ARG_NONE },
+
+	/* the driver process: start-up (the dynamic loader) and idling */
+	{ "access", POL_ALLOW, POL_ARG_NONE },
+	{ "arch_prctl", POL_ALLOW, POL_ARG_NONE },
+	{ "execve", POL_ALLOW, POL_ARG_NONE },
+	{ "pause", POL_ALLOW, POL_ARG_NONE },
+	{ "pread64", POL_ALLOW, POL_ARG_NONE },
+	{ "restart_syscall", POL_ALLOW, POL_ARG_NONE },
+	{ "set_tid_address", POL_ALLOW, POL_ARG_NONE },
+
+	/* the children's sandbox set-up, which runs before their filter */
+	{ "capget", POL_ALLOW, POL_ARG_NONE },
+	{ "capset", POL_ALLOW, POL_ARG_NONE },
+	{ "chdir", POL_ALLOW, POL_ARG_NONE },
+	{ "chroot", POL_ALLOW, POL_ARG_NONE },
+	{ "mount", POL_ALLOW, POL_ARG_NONE },
+	{ "seccomp", POL_ALLOW, POL_ARG_NONE },
+	{ "setgroups", POL_ALLOW, POL_ARG_NONE },
+	{ "setresgid", POL_ALLOW, POL_ARG_NONE },
+	{ "setresuid", POL_ALLOW, POL_ARG_NONE },
+	{ "setrlimit", POL_ALLOW, POL_ARG_NONE },
+	{ "prlimit64", POL_ALLOW, POL_ARG_NONE },
+	{ "unshare", POL_ALLOW, POL_ARG_NONE },
+};
+
+#ifdef KP_SANITIZE_SYSCALLS
+/*
+ * AddressSanitizer and UBSan at run time (as Chromium's sanitizer
+ * allowances): the allocator's shadow and quarantine, its internal
+ * thread registry, and the reports it writes before dying. Compiled in
+ * only when the library is built with KP_SANITIZE.
+ */
+static const struct pol_rule sanitizer[] = {
+	{ "getrlimit", POL_ALLOW, POL_ARG_NONE },
+	{ "prlimit64", POL_ALLOW, POL_ARG_NONE },
+	{ "sched_getaffinity", POL_ALLOW, POL_ARG_NONE },
+};
+#endif
+
+const struct pol_rule *
+pol_table_base(size_t *n)
+{
+	*n = N(base);
+	return (base);
+}
+
+const struct pol_rule *
+pol_table(enum kp_role role, size_t *n)
+{
+	switch (role) {
+	case ROLE_REGISTRAR:
+		*n = N(registrar);
+		return (registrar);
+	case ROLE_NODESERVER:
+		*n = N(nodeserver);
+		return (nodeserver);
+	case ROLE_PUBLISHER:
+		*n = N(publisher);
+		return (publisher);
+	case ROLE_SUPERVISOR:
+		*n = N(supervisor);
+		return (supervisor);
+	default:
+		*n = 0;
+		return (NULL);
+	}
+}
+
+/* Rules a sanitizer build adds to every role; none otherwise. */
+const struct pol_rule *
+pol_table_sanitizer(size_t *n)
+{
+#ifdef KP_SANITIZE_SYSCALLS
+	*n = N(sanitizer);
+	return (sanitizer);
+#else
+	*n = 0;
+	return (NULL);
+#endif
+}
+
+const char *
+pol_role_label(enum kp_role role)
+{
+	return (ipc_role_name(role));
+}

@@ -1,0 +1,166 @@
+/*
+ * options_policy.c - the validating setters of the sandbox options
+ * (struct policy_opts in policy/policy.h, part of struct kp_options).
+ * Names are checked against libcap-ng and libseccomp when set, so a typo
+ * fails here, not at kp_start() in a child.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "policy/policy.h"
+#include "supervisor/config.h"
+
+#define O_SB_MODE	"kp_sandbox_mode (beyond upstream)"
+#define O_SB_CAP	"kp_sandbox_capability (beyond upstream)"
+#define O_SB_SYSCALL	"kp_sandbox_syscall (beyond upstream)"
+#define O_SB_HIDE	"kp_sandbox_hide_path (beyond upstream)"
+#define O_SB_USER	"kp_sandbox_user (beyond upstream)"
+
+void
+pol_opts_init(struct policy_opts *po)
+{
+	memset(po, 0, sizeof(*po));
+	po->mode = KP_SANDBOX_ENFORCE;
+}
+
+/* A name as messages show it: at most 64 printable bytes. */
+static const char *
+shown(const char *s, char *buf, size_t size)
+{
+	size_t	 i;
+
+	if (s == NULL)
+		return ("NULL");
+	for (i = 0; s[i] != '\0' && i < 64 && i + 1 < size; i++)
+		buf[i] = (s[i] < 0x20 || s[i] >= 0x7f) ? '?' : s[i];
+	buf[i] = '\0';
+	return (buf);
+}
+
+int
+kp_sandbox_mode(struct kp_options *opts, enum kp_sandbox_mode mode)
+{
+	if (!opt_valid_handle(opts))
+		return (KP_EINVAL);
+	if (mode != KP_SANDBOX_ENFORCE && mode != KP_SANDBOX_COMPLAIN &&
+	    mode != KP_SANDBOX_OFF)
+		return (opt_fail(opts, KP_EINVAL, "%s: mode %d is not "
+		    "KP_SANDBOX_ENFORCE, KP_SANDBOX_COMPLAIN or KP_SANDBOX_OFF",
+		    O_SB_MODE, (int)mode));
+	opts->policy.mode = mode;
+	return (0);
+}
+
+int
+kp_sandbox_capability(struct kp_options *opts, const char *name)
+{
+	char	 b[80];
+	int	 cap;
+
+	if (!opt_valid_handle(opts))
+		return (KP_EINVAL);
+	if ((cap = pol_cap_number(name)) < 0 || cap > 63)
+		return (opt_fail(opts, KP_EINVAL, "%s: \"%s\" is not a "
+		    "capability name (e.g. CAP_SYS_ADMIN) or number",
+		    O_SB_CAP, shown(name, b, sizeof(b))));
+	opts->policy.ns_caps |= 1ULL << cap;
+	return (0);
+}
+
+int
+kp_sandbox_syscall(struct kp_options *opts, const char *name)
+{
+	struct policy_opts	*po;
+	char			 b[80];
+	size_t			 i;
+	int			 nr;
+
+	if (!opt_valid_handle(opts))
+		return (KP_EINVAL);
+	po = &opts->policy;
+	if ((nr = pol_syscall_number(name)) < 0)
+		return (opt_fail(opts, KP_EINVAL, "%s: \"%s\" is not a "
+		    "system call on this architecture", O_SB_SYSCALL,
+		    shown(name, b, sizeof(b))));
+	for (i = 0; i < po->n_ns_syscalls; i++)
+		if (po->ns_syscalls[i] == nr)
+			return (0);
+	if (po->n_ns_syscalls == POL_MAX_SYSCALLS)
+		return (opt_fail(opts, KP_ENOMEM, "%s: at most %d extra "
+		    "system calls", O_SB_SYSCALL, POL_MAX_SYSCALLS));
+	po->ns_syscalls[po->n_ns_syscalls++] = nr;
+	return (0);
+}
+
+int
+kp_sandbox_hide_path(struct kp_options *opts, const char *path)
+{
+	struct policy_opts	*po;
+	char			 b[80];
+	size_t			 i;
+
+	if (!opt_valid_handle(opts))
+		return (KP_EINVAL);
+	po = &opts->policy;
+	if (path == NULL || path[0] != '/')
+		return (opt_fail(opts, KP_EINVAL, "%s: \"%s\" is not an "
+		    "absolute path", O_SB_HIDE, shown(path, b, sizeof(b))));
+	if (strlen(path) >= POL_PATH_MAX)
+		return (opt_fail(opts, KP_ENAMETOOLONG, "%s: path longer "
+		    "than %d bytes", O_SB_HIDE, POL_PATH_MAX - 1));
+	for (i = 0; i < po->n_hidden; i++)
+		if (strcmp(po->hidden[i], path) == 0)
+			return (0);
+	if (po->n_hidden == POL_MAX_PATHS)
+		return (opt_fail(opts, KP_ENOMEM, "%s: at most %d hidden "
+		    "paths", O_SB_HIDE, POL_MAX_PATHS));
+	snprintf(po->hidden[po->n_hidden++], POL_PATH_MAX, "%s", path);
+	return (0);
+}
+
+int
+kp_sandbox_user(struct kp_options *opts, enum kp_process proc, uid_t uid,
+    gid_t gid)
+{
+	enum kp_role	 role;
+
+	if (!opt_valid_handle(opts))
+		return (KP_EINVAL);
+	switch (proc) {
+	case KP_PROCESS_NODESERVER:
+		role = ROLE_NODESERVER;
+		break;
+	case KP_PROCESS_REGISTRAR:
+		role = ROLE_REGISTRAR;
+		break;
+	case KP_PROCESS_PUBLISHER:
+		role = ROLE_PUBLISHER;
+		break;
+	default:
+		return (opt_fail(opts, KP_EINVAL, "%s: process %d is not "
+		    "KP_PROCESS_NODESERVER, _REGISTRAR or _PUBLISHER",
+		    O_SB_USER, (int)proc));
+	}
+	if (uid == (uid_t)-1 || gid == (gid_t)-1)
+		return (opt_fail(opts, KP_EINVAL, "%s: uid and gid must not "
+		    "be -1", O_SB_USER));
+	opts->policy.user[role].uid = uid;
+	opts->policy.user[role].gid = gid;
+	opts->policy.user[role].set = 1;
+	return (0);
+}
+
+int
+kp_policy_export_oci(const struct kp_options *opts, char **out)
+{
+	struct policy_opts	 def;
+
+	if (out == NULL)
+		return (KP_EINVAL);
+	*out = NULL;
+	if (opts != NULL && !opt_valid_handle(opts))
+		return (KP_EINVAL);
+	if (opts == NULL)
+		pol_opts_init(&def);
+	return (pol_oci_json(opts != NULL ? &opts->policy : &def, out));
+}
