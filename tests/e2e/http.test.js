@@ -63,6 +63,8 @@ function run(args, { env = {}, onLine, timeoutMs = 30000 } = {}) {
     proc.on('error', reject);
     proc.on('close', (code) => {
       clearTimeout(timer);
+      // Under KP_SANITIZE a report (leaks included) fails the test.
+      if (/Sanitizer|runtime error:/.test(stderr)) reject(new Error(`sanitizer report:\n${stderr}`));
       resolve({ code, lines, out: lines.join('\n'), stderr });
     });
   });
@@ -338,4 +340,22 @@ test('a bad kubeconfig is reported at load', async (t) => {
   assert.equal(r.code, 1);
   assert.equal(r.lines[0], `load-error kubeconfig ${kc}: user "me": token file ${path.join(path.dirname(kc), 'missing-token')}: No such file or directory`);
   assert.equal(emu.requests().length, 0);
+});
+
+test('the Warning header is logged at V(2); tokens never are', async (t) => {
+  const { emu, kc } = await setup(t, { emuOpts: { kubeVersion: '1.35.0' } });
+  let rotated;
+  const r = await run(['--kubeconfig', kc, '-v', '9', 'get', `${G}/v1beta1/resourceslices`, 'wait', 'get', '/version'], {
+    onLine: (l, proc) => {
+      if (l !== 'waiting') return;
+      rotated = emu.rotateToken();
+      proc.stdin.write('\n');
+    },
+  });
+  assert.equal(r.lines[0], 'status 200', r.out);
+  assert.match(r.stderr, /GET \/apis\/resource\.k8s\.io\/v1beta1\/resourceslices: warning: 299 - "resource\.k8s\.io\/v1beta1 ResourceSlice is deprecated in v1\.35\+/);
+  assert.match(r.stderr, /401, retrying with the re-read token/);
+  for (const tok of [...emu.tokens, rotated]) assert.ok(!r.stderr.includes(tok), 'a token was logged');
+  const quiet = await run(['--kubeconfig', kc, '-v', '1', 'get', `${G}/v1beta1/resourceslices`]);
+  assert.doesNotMatch(quiet.stderr, /warning: 299/);
 });
