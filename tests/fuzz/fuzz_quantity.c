@@ -1,0 +1,102 @@
+/*
+ * fuzz_quantity.c - libFuzzer target for the grammars of validate.c: the
+ * input, as a C string, goes to validate_quantity() and validate_semver()
+ * and, inside a one-device ResourceSlice, to validate_resources() as a
+ * quantity, a version, a string value, an attribute and a device name.
+ * Invariants checked (abort on a breach):
+ *  - a sign in front of a quantity that starts with a digit or '.' does
+ *    not change the verdict (parseQuantityString handles one sign);
+ *  - an accepted version stays accepted with "+b" appended when it has no
+ *    build part;
+ *  - validate_resources() agrees with validate_quantity() on a capacity,
+ *    and its message is NUL-terminated and shorter than KP_ERROR_SIZE.
+ * Run: ./tests/fuzz/fuzz_quantity -max_total_time=60 corpus/
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "publisher/publisher.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *, size_t);
+
+static void
+check_signs(const char *s, size_t n)
+{
+	char	*p;
+	int	 r = validate_quantity(s);
+
+	if (n == 0 || !((s[0] >= '0' && s[0] <= '9') || s[0] == '.'))
+		return;
+	if ((p = malloc(n + 2)) == NULL)
+		return;
+	memcpy(p + 1, s, n + 1);
+	p[0] = '-';
+	if (validate_quantity(p) != r)
+		abort();
+	p[0] = '+';
+	if (validate_quantity(p) != r)
+		abort();
+	free(p);
+}
+
+static void
+check_semver(const char *s, size_t n)
+{
+	char	*p;
+
+	if (validate_semver(s) != 0 || strchr(s, '+') != NULL)
+		return;
+	if ((p = malloc(n + 3)) == NULL)
+		return;
+	memcpy(p, s, n);
+	memcpy(p + n, "+b", 3);
+	if (validate_semver(p) != 0)
+		abort();
+	free(p);
+}
+
+static void
+check_resources(const char *s)
+{
+	struct kp_attribute	 a[2] = {
+		{ "v", KP_ATTR_VERSION, 0, 0, s },
+		{ s, KP_ATTR_STRING, 0, 0, s } };
+	struct kp_capacity	 c = { "q", s };
+	struct kp_device	 d = { "dev", a, 0, &c, 1 };
+	struct kp_slice		 sl = { &d, 1 };
+	struct kp_pool		 p = { "pool", 0, NULL, &sl, 1 };
+	struct kp_resources	 r = { &p, 1 };
+	char			 err[KP_ERROR_SIZE];
+	int			 v;
+
+	memset(err, 'x', sizeof(err));
+	v = validate_resources(&r, err, sizeof(err));
+	if ((v == 0) != (validate_quantity(s) == 0) ||
+	    memchr(err, '\0', sizeof(err)) == NULL)
+		abort();
+	d.n_attributes = 2;
+	validate_resources(&r, err, sizeof(err));
+	d.name = s;
+	p.name = s;
+	validate_resources(&r, err, sizeof(err));
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char	*s;
+	size_t	 n;
+
+	if ((s = malloc(size + 1)) == NULL)
+		return (0);
+	memcpy(s, data, size);
+	s[size] = '\0';
+	n = strlen(s);
+	check_signs(s, n);
+	check_semver(s, n);
+	check_resources(s);
+	free(s);
+	return (0);
+}
