@@ -492,7 +492,12 @@ set_options(struct xfer *x, char *url, struct curl_slist *hdrs)
 	CURL			*h = x->h;
 
 	curl_easy_setopt(h, CURLOPT_URL, url);
+#if LIBCURL_VERSION_NUM >= 0x075500
 	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "https,http");
+#else
+	curl_easy_setopt(h, CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTPS |
+	    CURLPROTO_HTTP));
+#endif
 	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, x->errbuf);
 	curl_easy_setopt(h, CURLOPT_USERAGENT, c->ua);
@@ -529,6 +534,8 @@ set_options(struct xfer *x, char *url, struct curl_slist *hdrs)
 	}
 	if (strcmp(x->method, "GET") == 0)
 		curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
+	else if (strcmp(x->method, "HEAD") == 0)
+		curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
 	else if (strcmp(x->method, "POST") != 0 || x->body == NULL)
 		curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, x->method);
 }
@@ -580,8 +587,10 @@ xfer_once(struct xfer *x)
 	if ((r = auth_header(x, &hdrs)) == 0 &&
 	    (r = hdr_add(&hdrs, "Accept: application/json")) == 0 &&
 	    (r = hdr_add(&hdrs, "Expect:")) == 0 &&
-	    (x->body == NULL ||
-	    (r = hdr_add(&hdrs, "Content-Type: application/json")) == 0) &&
+	    (x->body == NULL || (r = hdr_add(&hdrs,
+	    strcmp(x->method, "PATCH") == 0 ?
+	    "Content-Type: application/merge-patch+json" :
+	    "Content-Type: application/json")) == 0) &&
 	    (x->c->host_hdr == NULL ||
 	    (r = hdr_add(&hdrs, x->c->host_hdr)) == 0)) {
 		x->max = HTTP_MAX_BODY;
@@ -681,7 +690,8 @@ xfer_run(struct xfer *x)
 /* --- entry points ---------------------------------------------------- */
 
 /*
- * One request (method, path with query, JSON body or NULL). Returns 0 when
+ * One request (method, path with query, JSON body or NULL; a PATCH body is
+ * a JSON merge patch). Returns 0 when
  * a response arrived, whatever its status (resp->status, resp->body); or
  * KP_EIO / KP_ETIMEDOUT with resp->status 0 and resp->error holding curl's
  * message; KP_ENOMEM. resp is always initialised: free it with

@@ -359,3 +359,16 @@ test('the Warning header is logged at V(2); tokens never are', async (t) => {
   const quiet = await run(['--kubeconfig', kc, '-v', '1', 'get', `${G}/v1beta1/resourceslices`]);
   assert.doesNotMatch(quiet.stderr, /warning: 299/);
 });
+
+test('http_escape percent-encodes a query value; PATCH is a merge patch', async (t) => {
+  const { emu, kc } = await setup(t);
+  const r = await check(kc, 'escape', 'spec.driver=gpu.example.com,spec.nodeName=node 1/ä');
+  assert.equal(r.lines[0], `escaped ${encodeURIComponent('spec.driver=gpu.example.com,spec.nodeName=node 1/ä')}`);
+  await createSlice(emu, 'p');
+  const p = await check(kc, 'request', 'PATCH', `${G}/v1/resourceslices/p`, '{"metadata":{"labels":{"a":"b"}}}');
+  assert.equal(p.lines[0], 'status 200', p.out);
+  assert.equal(JSON.parse(p.lines[1].slice(5)).metadata.labels.a, 'b');
+  const d = await check(kc, 'request', 'DELETE', `${G}/v1/resourceslices/p`, '-');
+  assert.equal(d.lines[0], 'status 200', d.out);
+  assert.deepEqual(emu.requests().map((e) => [e.method, e.status]), [['POST', 201], ['PATCH', 200], ['DELETE', 200]]);
+});

@@ -11,6 +11,7 @@
  *   burst N PATH              N GETs from 4 threads: "burst ok=K err=E"
  *   watch PATH SECONDS        "line <text>" per line; "watch-end rc=R"
  *   discover                  "version v1" or "error <msg>"
+ *   escape TEXT               "escaped <http_escape(TEXT)>"
  *   wait                      prints "waiting", reads one line of stdin
  * Exit: 0 when every command ran (whatever the HTTP statuses), 1 on a
  * load error or a transport error, 2 on usage errors.
@@ -168,6 +169,18 @@ cmd_discover(void)
 	return (0);
 }
 
+static int
+cmd_escape(const char *s)
+{
+	char	*e;
+
+	if ((e = http_escape(s)) == NULL)
+		return (1);
+	printf("escaped %s\n", e);
+	free(e);
+	return (0);
+}
+
 /* Run the commands from argv[i]; returns the exit status. */
 static int
 run(int argc, char **argv, int i)
@@ -190,6 +203,9 @@ run(int argc, char **argv, int i)
 		} else if (strcmp(argv[i], "watch") == 0 && i + 2 < argc) {
 			rc |= cmd_watch(argv[i + 1], strtod(argv[i + 2], NULL));
 			i += 2;
+		} else if (strcmp(argv[i], "escape") == 0 && i + 1 < argc) {
+			rc |= cmd_escape(argv[i + 1]);
+			i += 1;
 		} else if (strcmp(argv[i], "discover") == 0)
 			rc |= cmd_discover();
 		else if (strcmp(argv[i], "wait") == 0) {
