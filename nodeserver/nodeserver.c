@@ -51,6 +51,10 @@ nodeserver_main(struct child_env *env)
 	if (policy_apply(ROLE_NODESERVER, cfg, env->logfd, err,
 	    sizeof(err)) != 0)
 		return (rpc_serve_fail(env, KP_ESANDBOX, "sandbox: %s", err));
+	/* The sandbox (policy/): the init hook above ran privileged. */
+	if (policy_apply(ROLE_NODESERVER, cfg, env->logfd, err,
+	    sizeof(err)) != 0)
+		return (rpc_serve_fail(env, KP_ESANDBOX, "sandbox: %s", err));
 	code = rpc_serve_child(env, &rc);
 	dra_free(&ctx);
 	return (code);

@@ -250,8 +250,12 @@ static const struct pol_rule supervisor[] = {
 	{ "capget", POL_ALLOW, POL_ARG_NONE },
 	{ "capset", POL_ALLOW, POL_ARG_NONE },
 	{ "chdir", POL_ALLOW, POL_ARG_NONE },
+	{ "chmod", POL_ALLOW, POL_ARG_NONE },
 	{ "chroot", POL_ALLOW, POL_ARG_NONE },
+	{ "mkdir", POL_ALLOW, POL_ARG_NONE },
 	{ "mount", POL_ALLOW, POL_ARG_NONE },
+	{ "prctl", POL_ALLOW, POL_ARG_NONE },	/* NNP, KEEPCAPS, PDEATHSIG */
+	{ "rmdir", POL_ALLOW, POL_ARG_NONE },	/* the registrar's root */
 	{ "seccomp", POL_ALLOW, POL_ARG_NONE },
 	{ "setgroups", POL_ALLOW, POL_ARG_NONE },
 	{ "setresgid", POL_ALLOW, POL_ARG_NONE },

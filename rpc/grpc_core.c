@@ -74,6 +74,7 @@ core_grpc_init(void)
 	sigset_t	 all, old;
 
 	sigfillset(&all);
+	sigdelset(&all, SIGSYS);	/* seccomp's report (policy/) */
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	grpc_init();
 	pthread_sigmask(SIG_SETMASK, &old, NULL);

@@ -32,6 +32,7 @@ rpc_thread_start(pthread_t *t, void *(*fn)(void *), void *arg)
 	int		 rc;
 
 	sigfillset(&all);
+	sigdelset(&all, SIGSYS);	/* seccomp's report (policy/) */
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	rc = pthread_create(t, NULL, fn, arg);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);

@@ -1,0 +1,13 @@
+# Sandbox policy (policy/): sanitizer builds compile in the extra
+# syscalls ASan/UBSan make at run time (policy/syscalls.c), so the e2e
+# proofs also run with the filter on; and the OCI profile CLI.
+if(KP_SANITIZE)
+	target_compile_definitions(kpobj PRIVATE KP_SANITIZE_SYSCALLS)
+endif()
+
+add_executable(kubeletplugin-policy
+    ${CMAKE_SOURCE_DIR}/tools/kubeletplugin-policy.c)
+target_compile_options(kubeletplugin-policy PRIVATE ${KP_WARN})
+target_link_libraries(kubeletplugin-policy PRIVATE kubeletplugin)
+set_target_properties(kubeletplugin-policy PROPERTIES
+    RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tools)

@@ -1,0 +1,221 @@
+'use strict';
+// The sandbox of each process (policy/): what /proc shows of it, what a
+// forbidden syscall does (SIGSYS, logged with its name and the role, the
+// child restarts), what the processes cannot reach, complain mode, the
+// OCI profile, and a concurrent stress run with no violation.
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { randomUUID } = require('node:crypto');
+const { execFileSync } = require('node:child_process');
+const { KubeletSim } = require('../kubelet-sim');
+const { makeRoot, TestDriver, roles, until, procStatus, BUILD } = require('./lib/plugin');
+const { stress } = require('./stress');
+
+const DRIVER = 'test.example.com';
+const TOKEN_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
+const claim = (name) => ({ namespace: 'default', name, uid: randomUUID() });
+const CAP_NET_ADMIN = 12;
+
+async function setup(t, { args = [], env = {}, simOpts = {} } = {}) {
+  const root = makeRoot(DRIVER);
+  const drv = new TestDriver(root, args, { env });
+  t.after(async () => {
+    drv.kill();
+    await drv.exited;
+    root.cleanup();
+  });
+  await drv.ready();
+  const sim = new KubeletSim({ registryDir: root.registry, retryInitialMs: 100, ...simOpts }).start();
+  t.after(() => sim.stop());
+  return { root, drv, sim };
+}
+
+const capMask = (n) => (1n << BigInt(n)).toString(16).padStart(16, '0');
+
+// Waits for role's pid to change; returns the new pid.
+async function restarted(drv, role, before) {
+  const now = await until(() => {
+    const r = roles(drv.proc.pid);
+    return r[role] && r[role] !== before ? r : null;
+  }, 15000);
+  return now[role];
+}
+
+async function prepareOk(sim, name) {
+  const c = claim(name);
+  const res = await until(() => sim.nodePrepareResources(DRIVER, [c], { timeoutMs: 10000 })
+    .then((x) => x, () => null), 15000, 200);
+  assert.equal(res.claims[c.uid].devices[0].device_name, name);
+}
+
+test('each child: capabilities as declared, NoNewPrivs, seccomp filter; registrar in an empty root as nobody', async (t) => {
+  const { drv, sim } = await setup(t, { args: ['--sandbox-cap', 'CAP_NET_ADMIN'] });
+  await sim.waitForDriver(DRIVER);
+  const r = roles(drv.proc.pid);
+  const ns = procStatus(r.nodeserver);
+  assert.equal(ns.CapEff, capMask(CAP_NET_ADMIN));
+  assert.equal(ns.CapPrm, capMask(CAP_NET_ADMIN));
+  assert.equal(ns.CapBnd, capMask(CAP_NET_ADMIN));
+  assert.equal(ns.CapAmb, '0000000000000000');
+  assert.equal(ns.NoNewPrivs, '1');
+  assert.equal(ns.Seccomp, '2');
+  const reg = procStatus(r.registrar);
+  for (const k of ['CapEff', 'CapPrm', 'CapBnd', 'CapInh', 'CapAmb']) assert.equal(reg[k], '0000000000000000', k);
+  assert.equal(reg.NoNewPrivs, '1');
+  assert.equal(reg.Seccomp, '2');
+  const [ruid, euid, suid] = reg.Uid.split(/\s+/).map(Number);
+  assert.ok(ruid !== 0 && euid !== 0 && suid !== 0, `registrar uid ${reg.Uid}`);
+  const rootLink = fs.readlinkSync(`/proc/${r.registrar}/root`);
+  assert.match(rootLink, /kp-empty-\w+ \(deleted\)$/);
+  assert.deepEqual(fs.readdirSync(`/proc/${r.registrar}/root/`), []);
+  // The supervisor is not filtered (it forks the children).
+  assert.equal(procStatus(r.supervisor).Seccomp, '0');
+  // Serving works inside all of it.
+  await prepareOk(sim, 'inside');
+});
+
+for (const [what, name, sys] of [['ptrace', 'syscall-ptrace', 'ptrace'], ['fork', 'fork', 'clone'],
+  ['execve', 'syscall-execve', 'execve']]) {
+  test(`the nodeserver calling ${what} dies of SIGSYS, is named in the log and restarts`, async (t) => {
+    const { drv, sim } = await setup(t);
+    await sim.waitForDriver(DRIVER);
+    const before = roles(drv.proc.pid).nodeserver;
+    await assert.rejects(sim.nodePrepareResources(DRIVER, [claim(name)], { timeoutMs: 10000 }));
+    await until(() => new RegExp(`nodeserver\\] nodeserver killed by seccomp: ${sys}\\b`).test(drv.stderr));
+    assert.match(drv.stderr, new RegExp(`kp-nodeserver: seccomp violation: ${sys}\\b`));
+    await until(() => /supervisor\] nodeserver killed by seccomp \(SIGSYS\)/.test(drv.stderr));
+    assert.doesNotMatch(drv.stderr, /a child was created/);
+    await restarted(drv, 'nodeserver', before);
+    await prepareOk(sim, 'after');
+  });
+}
+
+for (const sys of ['ptrace', 'fork']) {
+  test(`the registrar calling ${sys} dies of SIGSYS, is named in the log and restarts`, async (t) => {
+    const { drv, sim } = await setup(t, { args: ['--interceptors'], env: { KP_TEST_REGISTRAR_SYSCALL: sys } });
+    const before = roles(drv.proc.pid).registrar;
+    await until(() => new RegExp(`registrar\\] registrar killed by seccomp: ${sys}\\b`).test(drv.stderr));
+    assert.match(drv.stderr, new RegExp(`kp-registrar: seccomp violation: ${sys}\\b`));
+    assert.doesNotMatch(drv.stderr, new RegExp(`probe: registrar: ${sys} returned`));
+    await restarted(drv, 'registrar', before);
+    // The nodeserver is unaffected and keeps serving.
+    const c = claim('next');
+    const d = await until(() => {
+      const r = roles(drv.proc.pid);
+      return r.nodeserver ? r : null;
+    });
+    assert.ok(d.supervisor);
+    const res = await sim.callRaw(path.join(sim.options.registryDir, '..', 'plugins', DRIVER, 'dra.sock'),
+      '/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NodePrepareResources',
+      require('../kubelet-sim').proto.encode(require('../kubelet-sim').proto.typeName('v1', 'NodePrepareResourcesRequest'), { claims: [c] }),
+      5000);
+    assert.equal(res.code, 0);
+  });
+}
+
+test('the registrar cannot open /etc/passwd', async (t) => {
+  const { drv, sim } = await setup(t, { args: ['--interceptors'], env: { KP_TEST_REGISTRAR_OPEN: '/etc/passwd' } });
+  await sim.waitForDriver(DRIVER);
+  await until(() => /probe: registrar open \/etc\/passwd: /.test(drv.stderr));
+  assert.match(drv.stderr, /probe: registrar open \/etc\/passwd: Permission denied/);
+  assert.doesNotMatch(drv.stderr, /killed by seccomp/);
+});
+
+test('the nodeserver cannot read the token directory or a hidden path', async (t) => {
+  // A service-account token where the pod would have it (created for the
+  // test when the machine has none) and a driver-hidden directory.
+  let made = null;
+  if (!fs.existsSync(TOKEN_DIR)) {
+    made = TOKEN_DIR.split('/').slice(0, 4).join('/');	// /var/run/secrets
+    if (fs.existsSync(made)) made = null;
+    fs.mkdirSync(TOKEN_DIR, { recursive: true });
+    fs.writeFileSync(path.join(TOKEN_DIR, 'token'), 'secret-token');
+  }
+  t.after(() => { if (made) fs.rmSync(made, { recursive: true, force: true }); });
+  const hidden = fs.mkdtempSync(path.join(os.tmpdir(), 'kp-hidden-'));
+  fs.writeFileSync(path.join(hidden, 'key'), 'private');
+  const visible = fs.mkdtempSync(path.join(os.tmpdir(), 'kp-visible-'));
+  fs.writeFileSync(path.join(visible, 'data'), 'public');
+  t.after(() => { fs.rmSync(hidden, { recursive: true }); fs.rmSync(visible, { recursive: true }); });
+
+  // An empty tmpfs of mode 0: EACCES (ENOENT with CAP_DAC_OVERRIDE).
+  const gone = /: (Permission denied|No such file or directory)$/;
+  for (const [file, expect] of [[path.join(TOKEN_DIR, 'token'), gone],
+    [path.join(hidden, 'key'), gone], [path.join(visible, 'data'), /ok, read 6 bytes/]]) {
+    await t.test(file, async (t2) => {
+      const { sim } = await setup(t2, { args: ['--hide-path', hidden], env: { KP_TEST_OPEN_PATH: file } });
+      await sim.waitForDriver(DRIVER);
+      await assert.rejects(sim.nodePrepareResources(DRIVER, [claim('open-x')]), expect);
+    });
+  }
+  assert.equal(fs.readFileSync(path.join(hidden, 'key'), 'utf8'), 'private', 'host view unchanged');
+});
+
+test('complain mode logs a syscall outside the allowlist and keeps running', async (t) => {
+  const { drv, sim } = await setup(t, { args: ['--sandbox-mode', 'complain'] });
+  await sim.waitForDriver(DRIVER);
+  const before = roles(drv.proc.pid).nodeserver;
+  assert.equal(procStatus(before).Seccomp, '2');
+  const c = claim('syscall-getppid');
+  const res = await sim.nodePrepareResources(DRIVER, [c]);
+  assert.equal(res.claims[c.uid].devices[0].device_name, 'syscall-getppid');
+  await until(() => /complain mode: nodeserver made a syscall outside its allowlist: getppid/.test(drv.stderr));
+  assert.match(drv.stderr, /probe: nodeserver: getppid returned [1-9]/);
+  assert.equal(roles(drv.proc.pid).nodeserver, before, 'not restarted');
+  assert.doesNotMatch(drv.stderr, /killed by seccomp/);
+});
+
+test('a driver-listed syscall is allowed; unknown names fail at set time', async (t) => {
+  const { drv, sim } = await setup(t, { args: ['--sandbox-syscall', 'getppid'] });
+  await sim.waitForDriver(DRIVER);
+  await prepareOk(sim, 'syscall-getppid');
+  assert.match(drv.stderr, /probe: nodeserver: getppid returned [1-9]/);
+  const root = makeRoot(DRIVER);
+  t.after(() => root.cleanup());
+  const bad = new TestDriver(root, ['--sandbox-syscall', 'no_such_call']);
+  const l = await bad.line(['ready', 'error']);
+  await bad.exited;
+  assert.match(l, /^error KP_EINVAL kp_sandbox_syscall .*"no_such_call" is not a system call/);
+});
+
+test('off mode is loudly logged and loads no filter', async (t) => {
+  const { drv, sim } = await setup(t, { args: ['--sandbox-mode', 'off'] });
+  await sim.waitForDriver(DRIVER);
+  const r = roles(drv.proc.pid);
+  assert.equal(procStatus(r.nodeserver).Seccomp, '0');
+  assert.equal(procStatus(r.nodeserver).NoNewPrivs, '1');
+  assert.match(drv.stderr, /SANDBOX OFF: no seccomp filter in the nodeserver/);
+  assert.match(drv.stderr, /SANDBOX OFF: no seccomp filter in the registrar/);
+});
+
+test('the OCI profile parses and names the allowlists', () => {
+  const out = execFileSync(path.join(BUILD, 'tools', 'kubeletplugin-policy'), ['-s', 'getppid']).toString();
+  const p = JSON.parse(out);
+  assert.equal(p.defaultAction, 'SCMP_ACT_ERRNO');
+  const allowed = new Set(p.syscalls.filter((s) => s.action === 'SCMP_ACT_ALLOW').flatMap((s) => s.names));
+  for (const n of ['accept4', 'epoll_wait', 'futex', 'openat', 'connect', 'clone', 'wait4', 'getppid']) {
+    assert.ok(allowed.has(n), n);
+  }
+  const clone3 = p.syscalls.find((s) => s.names.includes('clone3'));
+  assert.equal(clone3.action, 'SCMP_ACT_ERRNO');
+  assert.equal(clone3.errnoRet, 38);
+  assert.ok(!allowed.has('ptrace') && !allowed.has('kexec_load'));
+});
+
+test('stress: 8 clients, 10 000 calls, enforce mode, no violation', async (t) => {
+  const { drv, root, sim } = await setup(t, { args: ['--workers', '4', '-v', '0', '--grpc-verbosity', '-1'] });
+  await sim.waitForDriver(DRIVER);
+  const before = roles(drv.proc.pid);
+  const s = await stress({ draSock: root.draSock, regSock: root.regSock, clients: 8, calls: 10000 });
+  assert.equal(s.failed, 0, JSON.stringify(s));
+  assert.equal(s.ok, 10000);
+  assert.doesNotMatch(drv.stderr, /seccomp/);
+  const after = roles(drv.proc.pid);
+  assert.equal(after.nodeserver, before.nodeserver);
+  assert.equal(after.registrar, before.registrar);
+  t.diagnostic(`10000 calls in ${s.ms} ms`);
+});
