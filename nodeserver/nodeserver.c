@@ -8,6 +8,7 @@
 
 #include "ipc/log.h"
 #include "nodeserver/dra.h"
+#include "nodeserver/ns_wrap.h"
 #include "rpc/serve.h"
 #include "supervisor/supervisor.h"
 
@@ -19,6 +20,7 @@ nodeserver_main(struct child_env *env)
 	const struct kp_options	*cfg = env->cfg;
 	const struct kp_hooks	*hooks = env->hooks;
 	struct dra_ctx		 ctx;
+	struct ns_wrap		 wrap;
 	struct rpc_method	 methods[NS_MAX_METHODS];
 	struct rpc_config	 rc;
 	char			 err[KP_ERROR_SIZE] = "";
@@ -32,7 +34,13 @@ nodeserver_main(struct child_env *env)
 
 	if (dra_init(&ctx, cfg, hooks) != 0)
 		return (rpc_serve_fail(env, KP_ENOMEM, "out of memory"));
-	ctx.lookup = NULL;	/* no publisher: claims carry no allocation */
+	/* Without Kubernetes access there is no publisher: claims reach
+	 * the hook without allocation data. */
+	ns_wrap_init(&wrap, &env->ctl);
+	if (cfg->kube_mode != KP_KUBE_NONE) {
+		ctx.lookup = ns_claim_get;
+		ctx.lookup_user = &wrap;
+	}
 
 	memset(&rc, 0, sizeof(rc));
 	rc.name = "nodeserver";
@@ -51,11 +59,8 @@ nodeserver_main(struct child_env *env)
 	if (policy_apply(ROLE_NODESERVER, cfg, env->logfd, err,
 	    sizeof(err)) != 0)
 		return (rpc_serve_fail(env, KP_ESANDBOX, "sandbox: %s", err));
-	/* The sandbox (policy/): the init hook above ran privileged. */
-	if (policy_apply(ROLE_NODESERVER, cfg, env->logfd, err,
-	    sizeof(err)) != 0)
-		return (rpc_serve_fail(env, KP_ESANDBOX, "sandbox: %s", err));
 	code = rpc_serve_child(env, &rc);
 	dra_free(&ctx);
+	ns_wrap_free(&wrap);
 	return (code);
 }

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "ipc/log.h"
+#include "publisher/publisher.h"
 #include "supervisor/supervisor.h"
 
 static int
@@ -241,6 +242,24 @@ request(struct kp_plugin *p, const Kpipc__Msg *req, Kpipc__Msg **reply,
 	return (r);
 }
 
+/* A Result reply to a request: its code, with its message kept. */
+static int
+result_of(struct kp_plugin *p, const char *fn, int r, Kpipc__Msg *reply)
+{
+	if (r != 0)
+		return (plugin_fail(p, r, "%s: supervisor: %s", fn,
+		    kp_strerror(r)));
+	if (reply->m_case != KPIPC__MSG__M_RESULT) {
+		ipc_free(reply);
+		return (plugin_fail(p, KP_EPIPE, "%s: unexpected reply", fn));
+	}
+	r = reply->result->code;
+	if (r != 0)
+		plugin_fail(p, r, "%s: %s", fn, reply->result->message);
+	ipc_free(reply);
+	return (r);
+}
+
 int
 kp_stop(struct kp_plugin *p)
 {
@@ -305,6 +324,12 @@ kp_registration_status(struct kp_plugin *p, enum kp_registration_state *st,
 int
 kp_publish_resources(struct kp_plugin *p, const struct kp_resources *res)
 {
+	Kpipc__Msg	 m = KPIPC__MSG__INIT;
+	Kpipc__Publish	*pub = NULL;
+	Kpipc__Msg	*reply = NULL;
+	char		 err[KP_ERROR_SIZE];
+	int		 r;
+
 	if (!plugin_valid(p))
 		return (KP_EINVAL);
 	if (!p->has_kube)
@@ -317,6 +342,52 @@ kp_publish_resources(struct kp_plugin *p, const struct kp_resources *res)
 	if (res == NULL)
 		return (plugin_fail(p, KP_EINVAL, "kp_publish_resources: "
 		    "resources: NULL"));
-	return (plugin_fail(p, KP_ENOTSUP, "kp_publish_resources: the "
-	    "publisher is not available in this build"));
+	if ((r = validate_resources(res, err, sizeof(err))) != 0)
+		return (plugin_fail(p, r, "kp_publish_resources: %s", err));
+	if ((r = pack_resources(res, &pub)) != 0)
+		return (plugin_fail(p, r, "kp_publish_resources: %s",
+		    kp_strerror(r)));
+	m.m_case = KPIPC__MSG__M_PUBLISH;
+	m.publish = pub;
+	r = request(p, &m, &reply, KP_REQUEST_TIMEOUT_MS);
+	pack_free(pub);
+	return (result_of(p, "kp_publish_resources", r, reply));
+}
+
+int
+kp_publish_status(struct kp_plugin *p, struct kp_publish_status *out)
+{
+	Kpipc__Msg			 m = KPIPC__MSG__INIT;
+	Kpipc__PublishStatusQuery	 q = KPIPC__PUBLISH_STATUS_QUERY__INIT;
+	Kpipc__Msg			*reply = NULL;
+	const Kpipc__PublishStatus	*ps;
+	int				 r;
+
+	if (!plugin_valid(p) || out == NULL)
+		return (KP_EINVAL);
+	if (!p->has_kube)
+		return (plugin_fail(p, KP_ENOCLIENT, "kp_publish_status: no "
+		    "Kubernetes access configured"));
+	m.m_case = KPIPC__MSG__M_PUBLISH_STATUS_QUERY;
+	m.publish_status_query = &q;
+	if ((r = request(p, &m, &reply, KP_REQUEST_TIMEOUT_MS)) != 0)
+		return (plugin_fail(p, r, "kp_publish_status: supervisor: %s",
+		    kp_strerror(r)));
+	if (reply->m_case != KPIPC__MSG__M_PUBLISH_STATUS) {
+		ipc_free(reply);
+		return (plugin_fail(p, KP_EPIPE, "kp_publish_status: "
+		    "unexpected reply"));
+	}
+	ps = reply->publish_status;
+	memset(out, 0, sizeof(*out));
+	out->last_sync = ps->last_sync;
+	out->pending_pools = ps->pending_pools;
+	out->creates = ps->creates;
+	out->updates = ps->updates;
+	out->deletes = ps->deletes;
+	out->publisher_running = ps->publisher_running;
+	snprintf(out->last_error, sizeof(out->last_error), "%s",
+	    ps->last_error);
+	ipc_free(reply);
+	return (0);
 }

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "ipc/log.h"
+#include "publisher/publisher.h"
 #include "supervisor/supervisor.h"
 
 /* The role table: fork order is table order (nodeserver serves first). */
@@ -26,7 +27,7 @@ child_table_init(struct sup *sup)
 	} roles[ROLE_COUNT] = {
 		{ ROLE_NODESERVER, nodeserver_main },
 		{ ROLE_REGISTRAR, registrar_main },
-		{ ROLE_PUBLISHER, NULL },
+		{ ROLE_PUBLISHER, publisher_main },
 	};
 	struct child	*c;
 	int		 i;
@@ -37,7 +38,9 @@ child_table_init(struct sup *sup)
 		c->role = roles[i].role;
 		c->name = ipc_role_name(roles[i].role);
 		c->main = roles[i].main;
-		c->enabled = c->main != NULL;
+		/* The publisher exists only with Kubernetes access. */
+		c->enabled = c->role != ROLE_PUBLISHER ||
+		    sup->cfg->kube_mode != KP_KUBE_NONE;
 		c->pid = -1;
 		c->logfd = -1;
 		c->backoff_ms = KP_BACKOFF_MIN_MS;

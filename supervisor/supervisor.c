@@ -32,6 +32,8 @@
 
 static void	sup_begin_stop(struct sup *);
 static void	sup_dispatch_child(struct sup *, struct child *);
+static void	sup_publish_status(struct sup *,
+		    const Kpipc__PublishStatus *);
 
 /*
  * Signals arrive on a signalfd in its own poll slot: nothing runs in
@@ -126,37 +128,64 @@ sup_begin_stop(struct sup *sup)
 	ts_after_ms(&sup->stop_deadline, KP_STOP_GRACE_MS);
 }
 
-/* Start the next role, or report success to kp_start(). */
+/* Fork c; a failure fails the start. */
+static void
+sup_spawn_start(struct sup *sup, struct child *c)
+{
+	char	 err[KP_ERROR_SIZE];
+	int	 r;
+
+	if ((r = child_spawn(sup, c)) != 0) {
+		snprintf(err, sizeof(err), "fork %s: %s", c->name,
+		    kp_strerror(r));
+		sup_fail_start(sup, r, err);
+	}
+}
+
+/* Start the next role in order, or report success to kp_start(). */
 static void
 sup_start_next(struct sup *sup)
 {
-	struct child	*c;
-	char		 err[KP_ERROR_SIZE];
-	int		 r;
+	char	 err[KP_ERROR_SIZE];
+	int	 r;
 
-	if (sup->phase == PHASE_START_NODESERVER) {
+	switch (sup->phase) {
+	case PHASE_START_PUBLISHER:
+		sup->phase = PHASE_START_NODESERVER;
+		sup_spawn_start(sup, &sup->children[ROLE_NODESERVER]);
+		break;
+	case PHASE_START_NODESERVER:
 		sup->phase = PHASE_START_REGISTRAR;
+		/* The registration socket appears only now: kubelet never
+		 * learns an endpoint that does not serve yet. */
 		if (sup->reg_sock.fd == -1 && (r = sock_listen(&sup->reg_sock,
 		    sup->cfg->registrar_socket_path, sup->cfg->socket_mode,
 		    err, sizeof(err))) != 0) {
 			sup_fail_start(sup, r, err);
 			return;
 		}
-		c = &sup->children[ROLE_REGISTRAR];
-	} else if (sup->phase == PHASE_START_REGISTRAR &&
-	    sup->children[ROLE_PUBLISHER].enabled) {
-		sup->phase = PHASE_START_PUBLISHER;
-		c = &sup->children[ROLE_PUBLISHER];
-	} else {
+		sup_spawn_start(sup, &sup->children[ROLE_REGISTRAR]);
+		break;
+	case PHASE_START_REGISTRAR:
 		sup->phase = PHASE_RUNNING;
 		log_info(1, "plugin %s started", sup->cfg->driver_name);
 		sup_reply_driver(sup, 0, "");
-		return;
+		break;
+	default:
+		break;
 	}
-	if ((r = child_spawn(sup, c)) != 0) {
-		snprintf(err, sizeof(err), "fork %s: %s", c->name,
-		    kp_strerror(r));
-		sup_fail_start(sup, r, err);
+}
+
+/* The first role to start: the publisher when configured. */
+static void
+sup_start_first(struct sup *sup)
+{
+	if (sup->children[ROLE_PUBLISHER].enabled) {
+		sup->phase = PHASE_START_PUBLISHER;
+		sup_spawn_start(sup, &sup->children[ROLE_PUBLISHER]);
+	} else {
+		sup->phase = PHASE_START_PUBLISHER;
+		sup_start_next(sup);
 	}
 }
 
@@ -266,6 +295,8 @@ sup_handle_child(struct sup *sup, struct child *c, Kpipc__Msg *m)
 		c->state = CS_READY;
 		log_info(c->restarts ? 0 : 2, "%s ready, pid %d%s", c->name,
 		    (int)c->pid, c->restarts ? " (restarted)" : "");
+		if (c->role == ROLE_PUBLISHER && sup->desired != NULL)
+			(void)ipc_queue(&c->ctl, sup->desired);
 		if (sup->phase < PHASE_RUNNING)
 			sup_start_next(sup);
 		break;
@@ -284,6 +315,9 @@ sup_handle_child(struct sup *sup, struct child *c, Kpipc__Msg *m)
 		break;
 	case KPIPC__MSG__M_CLAIM_REPLY:
 		(void)ipc_queue(&sup->children[ROLE_NODESERVER].ctl, m);
+		break;
+	case KPIPC__MSG__M_PUBLISH_STATUS:
+		sup_publish_status(sup, m->publish_status);
 		break;
 	default:
 		/* NOTREACHED: ipc_rule_check() allowed only the above. */
@@ -368,6 +402,57 @@ sup_drain_log(struct sup *sup, struct child *c)
 	}
 }
 
+/* The driver's resources: kept (a restarted publisher gets them again)
+ * and passed on. */
+static void
+sup_publish(struct sup *sup, Kpipc__Msg *m)
+{
+	struct child	*pub = &sup->children[ROLE_PUBLISHER];
+
+	if (!pub->enabled) {
+		ipc_free(m);
+		sup_reply_driver(sup, KP_ENOCLIENT, "no Kubernetes access "
+		    "configured");
+		return;
+	}
+	ipc_free(sup->desired);
+	sup->desired = m;
+	if (pub->state == CS_READY)
+		(void)ipc_queue(&pub->ctl, m);
+	sup_reply_driver(sup, 0, "");
+}
+
+static void
+sup_publish_status(struct sup *sup, const Kpipc__PublishStatus *ps)
+{
+	if (strcmp(ps->last_error, sup->pub_error) != 0 &&
+	    ps->last_error[0] != '\0')
+		log_warnx("publisher: %s", ps->last_error);
+	sup->pub_status = *ps;
+	snprintf(sup->pub_error, sizeof(sup->pub_error), "%s",
+	    ps->last_error);
+	sup->pub_status.last_error = sup->pub_error;
+	sup->pub_status.base.unknown_fields = NULL;
+	sup->pub_status.base.n_unknown_fields = 0;
+}
+
+static void
+sup_publish_status_reply(struct sup *sup)
+{
+	Kpipc__Msg		 out = KPIPC__MSG__INIT;
+	Kpipc__PublishStatus	 ps = KPIPC__PUBLISH_STATUS__INIT;
+
+	if (sup->pub_status.last_error != NULL)
+		ps = sup->pub_status;
+	else
+		ps.last_error = "";
+	ps.publisher_running =
+	    sup->children[ROLE_PUBLISHER].state == CS_READY;
+	out.m_case = KPIPC__MSG__M_PUBLISH_STATUS;
+	out.publish_status = &ps;
+	(void)ipc_queue(&sup->driver, &out);
+}
+
 static void
 sup_dispatch_driver(struct sup *sup)
 {
@@ -400,8 +485,11 @@ sup_dispatch_driver(struct sup *sup)
 			(void)ipc_queue(&sup->driver, &out);
 			break;
 		case KPIPC__MSG__M_PUBLISH:
-			sup_reply_driver(sup, KP_ENOTSUP, "publisher: not "
-			    "available in this build");
+			sup_publish(sup, m);
+			m = NULL;	/* kept as the desired state */
+			break;
+		case KPIPC__MSG__M_PUBLISH_STATUS_QUERY:
+			sup_publish_status_reply(sup);
 			break;
 		case KPIPC__MSG__M_STOP:
 			sup->stop_replied = 1;
@@ -525,6 +613,7 @@ sup_finish(struct sup *sup)
 	for (i = 0; i < ROLE_COUNT; i++)
 		ipc_chan_close(&sup->children[i].ctl);
 	ipc_chan_close(&sup->driver);
+	ipc_free(sup->desired);
 	close(sup->sigfd);
 	log_info(1, "supervisor stopped");
 }
@@ -535,7 +624,6 @@ supervisor_main(const struct kp_options *cfg, const struct kp_hooks *hooks,
     struct sup_socket *reg_sock)
 {
 	struct sup	 sup;
-	int		 r;
 
 	memset(&sup, 0, sizeof(sup));
 	sup.cfg = cfg;
@@ -553,11 +641,9 @@ supervisor_main(const struct kp_options *cfg, const struct kp_hooks *hooks,
 		return (1);
 	}
 	child_table_init(&sup);
-	sup.phase = PHASE_START_NODESERVER;
 	clock_gettime(CLOCK_MONOTONIC, &sup.start_deadline);
 	ts_after_ms(&sup.start_deadline, KP_START_TIMEOUT_MS);
-	if ((r = child_spawn(&sup, &sup.children[ROLE_NODESERVER])) != 0)
-		sup_fail_start(&sup, r, "fork nodeserver failed");
+	sup_start_first(&sup);
 
 	for (;;) {
 		sup_poll(&sup);

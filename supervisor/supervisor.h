@@ -75,10 +75,13 @@ struct sup_socket {
 	ino_t		 ino;
 };
 
+/* Start order: the publisher (claim look-ups work once kubelet calls),
+ * the nodeserver (serving before kubelet can learn its endpoint), then
+ * the registrar. */
 enum sup_phase {
+	PHASE_START_PUBLISHER,
 	PHASE_START_NODESERVER,
 	PHASE_START_REGISTRAR,
-	PHASE_START_PUBLISHER,
 	PHASE_RUNNING,
 	PHASE_STOPPING
 };
@@ -100,6 +103,10 @@ struct sup {
 	int			 sigfd;
 	int			 got_chld;
 	int			 got_term;
+	Kpipc__Msg		*desired;	/* last Publish, re-sent to
+						 * a restarted publisher */
+	Kpipc__PublishStatus	 pub_status;
+	char			 pub_error[KP_ERROR_SIZE];
 	double			 claim_tokens;
 	struct timespec		 claim_refill;
 };

@@ -116,6 +116,22 @@ hostile(const char *kind)
 	closedir(d);
 }
 
+/* What the claim look-up gave the hook, for the tests to read. */
+static void
+log_allocation(const struct kp_claim *c)
+{
+	size_t	 k;
+
+	fprintf(stderr, "ALLOC %s/%s results=%zu", c->namespace_, c->name,
+	    c->n_results);
+	for (k = 0; k < c->n_results; k++)
+		fprintf(stderr, " %s:%s/%s%s", c->results[k].request,
+		    c->results[k].pool, c->results[k].device,
+		    c->results[k].admin_access ? ":admin" : "");
+	fprintf(stderr, " config=%s\n", c->config_json ? c->config_json :
+	    "(null)");
+}
+
 /*
  * Sandbox probes (tests/e2e/sandbox.test.js). Claim "syscall-<name>" makes
  * the prepare hook call that syscall with zero arguments, claim "fork"
@@ -279,6 +295,7 @@ prepare_body(const struct kp_claim *c, size_t n,
 			kp_prepare_claim_error(res, i, "test claim failure");
 			continue;
 		}
+		log_allocation(&c[i]);
 		snprintf(cdi, sizeof(cdi), "%s/test=%s", drv.name, c[i].name);
 		memset(&dev, 0, sizeof(dev));
 		dev.request_names = reqs;
@@ -356,6 +373,7 @@ apply(struct kp_options *o, int ch, const char *a)
 	case 'p': return (kp_plugin_socket_path(o, a));
 	case 'k': return (kp_kubelet_plugin_socket_path(o, a));
 	case 'c': return (kp_kube_client_kubeconfig(o, a, NULL));
+	case 'U': return (kp_node_uid(o, a));
 	case 'u': return (kp_allowed_peer_uid(o, (uid_t)strtoul(a, 0, 10)));
 	case 'm': return (kp_socket_mode(o, (unsigned)strtoul(a, 0, 8)));
 	case 'g': return (kp_grpc_verbosity(o, (int)strtol(a, 0, 10)));
@@ -401,7 +419,7 @@ parse(int argc, char **argv, struct kp_options *o)
 		{ "sandbox-mode", 1, 0, 300 }, { "sandbox-cap", 1, 0, 301 },
 		{ "sandbox-syscall", 1, 0, 302 }, { "hide-path", 1, 0, 303 },
 		{ "sandbox-user", 1, 0, 304 },
-		{ "spawn-thread", 0, 0, 'T' },
+		{ "spawn-thread", 0, 0, 'T' }, { "node-uid", 1, 0, 'U' },
 		{ 0, 0, 0, 0 }
 	};
 	int	 ch;
@@ -414,6 +432,64 @@ parse(int argc, char **argv, struct kp_options *o)
 		}
 	}
 	return (0);
+}
+
+/*
+ * "publish <devices> [pools] [tag]": pools named pool-0.., each with
+ * <devices> devices in slices of at most 128, attributes from tag (so a
+ * republish with another tag changes every device).
+ */
+static int
+publish(struct kp_plugin *p, const char *args)
+{
+	static struct kp_device		 devs[4096];
+	static struct kp_attribute	 attrs[4096][3];
+	static struct kp_capacity	 caps[4096][1];
+	static char			 names[4096][32], pools[8][16];
+	static char			 tag[64];
+	struct kp_slice			 slices[8][32];
+	struct kp_pool			 pl[8];
+	struct kp_resources		 res;
+	int				 n = 0, np = 1, i, k, d = 0;
+
+	tag[0] = '\0';
+	sscanf(args, "%d %d %63s", &n, &np, tag);
+	if (n < 0 || n > 512 || np < 0 || np > 8)
+		return (-1);
+	memset(pl, 0, sizeof(pl));
+	for (k = 0; k < np; k++) {
+		snprintf(pools[k], sizeof(pools[k]), "pool-%d", k);
+		pl[k].name = pools[k];
+		pl[k].slices = slices[k];
+		for (i = 0; i < n; i++, d++) {
+			snprintf(names[d], sizeof(names[d]), "dev-%d", i);
+			memset(&devs[d], 0, sizeof(devs[d]));
+			devs[d].name = names[d];
+			attrs[d][0] = (struct kp_attribute){ .name = "index",
+			    .type = KP_ATTR_INT, .int_value = i };
+			attrs[d][1] = (struct kp_attribute){
+			    .name = "example.com/tag", .type = KP_ATTR_STRING,
+			    .string_value = tag[0] ? tag : "none" };
+			attrs[d][2] = (struct kp_attribute){
+			    .name = "example.com/version",
+			    .type = KP_ATTR_VERSION, .string_value = "1.2.3" };
+			caps[d][0] = (struct kp_capacity){ .name = "memory",
+			    .quantity = "1Gi" };
+			devs[d].attributes = attrs[d];
+			devs[d].n_attributes = 3;
+			devs[d].capacities = caps[d];
+			devs[d].n_capacities = 1;
+			if (i % 128 == 0) {
+				slices[k][pl[k].n_slices].devices = &devs[d];
+				slices[k][pl[k].n_slices].n_devices = 0;
+				pl[k].n_slices++;
+			}
+			slices[k][pl[k].n_slices - 1].n_devices++;
+		}
+	}
+	res.pools = pl;
+	res.n_pools = (size_t)np;
+	return (kp_publish_resources(p, &res));
 }
 
 static void *
@@ -437,12 +513,21 @@ commands(struct kp_plugin *p, int fds_before)
 				printf("status-error %s\n", kp_err_name(r));
 			else
 				printf("status %d %s\n", (int)st, err);
-		} else if (strncmp(line, "publish", 7) == 0) {
-			struct kp_resources res = { NULL, 0 };
+		} else if (strncmp(line, "publish-status", 14) == 0) {
+			struct kp_publish_status ps;
 
-			r = kp_publish_resources(p, &res);
+			r = kp_publish_status(p, &ps);
+			printf("pstatus %s sync=%lld pending=%d creates=%llu "
+			    "updates=%llu deletes=%llu running=%d error=%s\n",
+			    kp_err_name(r), (long long)ps.last_sync,
+			    ps.pending_pools, (unsigned long long)ps.creates,
+			    (unsigned long long)ps.updates,
+			    (unsigned long long)ps.deletes,
+			    ps.publisher_running, ps.last_error);
+		} else if (strncmp(line, "publish", 7) == 0) {
+			r = publish(p, line + 7);
 			printf("publish %s %s\n", kp_err_name(r),
-			    kp_plugin_last_error(p));
+			    r ? kp_plugin_last_error(p) : "");
 		} else if (strncmp(line, "stop", 4) == 0)
 			break;
 		fflush(stdout);

@@ -33,11 +33,11 @@ function makeRoot(driver = 'test.example.com') {
 // One running test driver. Lines on stdout answer commands; stderr is the
 // plugin's log (klog lines of every process).
 class TestDriver {
-  constructor(root, extraArgs = [], { env = {}, binary = TESTDRIVER } = {}) {
+  constructor(root, extraArgs = [], { env = {}, binary = TESTDRIVER, prefixArgs = [] } = {}) {
     this.root = root;
     const args = ['--driver-name', root.driver, '--registrar-socket', root.regSock,
       '--plugin-socket', root.draSock, '-v', '4', ...extraArgs];
-    this.proc = spawn(binary, args, { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    this.proc = spawn(binary, [...prefixArgs, ...args], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
     this.stderr = '';
     this.lines = [];
     this.waiters = [];
@@ -92,7 +92,13 @@ class TestDriver {
   }
 
   kill(signal = 'SIGKILL') {
+    try { this.proc.stdin.end(); } catch { /* gone */ }
     try { this.proc.kill(signal); } catch { /* gone */ }
+  }
+
+  // The driver's own pid (differs from proc.pid under strace).
+  async pid() {
+    return Number((await this.line(['ready'])).split(' ')[1]);
   }
 }
 

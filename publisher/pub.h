@@ -1,0 +1,48 @@
+/*
+ * pub.h - the publisher process's own state (publisher.c, pub_claims.c).
+ */
+#ifndef KP_PUB_H
+#define KP_PUB_H
+
+#include <pthread.h>
+
+#include "publisher/publisher.h"
+
+#define PUB_CLAIMS_QUEUE	64	/* look-ups waiting at most */
+
+struct child_env;
+
+struct pub {
+	struct child_env	*env;
+	const char		*driver;	/* env->cfg->driver_name */
+	struct kube_config	 kc;
+	struct http_client	*http;
+	enum kube_version	 version;
+	volatile int		 quit;
+	pthread_mutex_t		 lock;		/* below, and the controller */
+	pthread_cond_t		 cond;
+	int			 discovered;
+	struct slice_ctl	*ctl;
+	Kpipc__Msg		*desired_msg;
+	const Kpipc__Publish	*desired;
+	char			 last_error[KP_ERROR_SIZE];
+	struct slice_stats	 last_stats;
+	pthread_mutex_t		 ctl_lock;	/* the supervisor channel */
+	/* claim look-ups */
+	Kpipc__Msg		*queue[PUB_CLAIMS_QUEUE];
+	size_t			 qhead, qlen;
+	pthread_t		 claims_thread;
+	int			 claims_started;
+};
+
+/* publisher.c */
+int	pub_send(struct pub *, const Kpipc__Msg *);
+
+/* pub_claims.c */
+int	pub_claims_start(struct pub *);
+void	pub_claims_queue(struct pub *, Kpipc__Msg *);
+void	pub_claims_stop(struct pub *);
+void	pub_set_error(struct pub *, const char *);
+void	pub_sleep(struct pub *, int);
+
+#endif /* KP_PUB_H */

@@ -1,0 +1,151 @@
+/*
+ * pub_claims.c - the publisher's claim look-ups: a bounded queue and one
+ * worker thread doing exactly one GET per look-up (claims.c), so a slow
+ * API server never blocks the supervisor's channel.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "ipc/ipc.h"
+#include "ipc/log.h"
+#include "publisher/pub.h"
+
+static void
+reply_error(struct pub *p, uint64_t id, int code, const char *msg)
+{
+	Kpipc__Msg		 m = KPIPC__MSG__INIT;
+	Kpipc__ClaimReply	 r = KPIPC__CLAIM_REPLY__INIT;
+	Kpipc__Result		 res = KPIPC__RESULT__INIT;
+
+	res.code = code;
+	res.message = (char *)msg;
+	r.id = id;
+	r.result = &res;
+	m.m_case = KPIPC__MSG__M_CLAIM_REPLY;
+	m.claim_reply = &r;
+	(void)pub_send(p, &m);
+}
+
+static void
+serve_one(struct pub *p, const Kpipc__ClaimGet *g)
+{
+	Kpipc__Msg		 m = KPIPC__MSG__INIT;
+	Kpipc__ClaimReply	 r = KPIPC__CLAIM_REPLY__INIT;
+	enum kube_version	 v;
+	int			 ok;
+
+	pthread_mutex_lock(&p->lock);
+	ok = p->discovered;
+	v = p->version;
+	pthread_mutex_unlock(&p->lock);
+	if (!ok) {
+		reply_error(p, g->id, KP_EKUBE, "API server not reachable "
+		    "yet");
+		return;
+	}
+	r.id = g->id;
+	claims_get(p->http, v, p->driver, g, &r);
+	m.m_case = KPIPC__MSG__M_CLAIM_REPLY;
+	m.claim_reply = &r;
+	(void)pub_send(p, &m);
+	claims_reply_free(&r);
+}
+
+static void *
+claims_thread(void *arg)
+{
+	struct pub	*p = arg;
+	Kpipc__Msg	*m;
+
+	for (;;) {
+		pthread_mutex_lock(&p->lock);
+		while (p->qlen == 0 && !p->quit)
+			pthread_cond_wait(&p->cond, &p->lock);
+		if (p->quit) {
+			pthread_mutex_unlock(&p->lock);
+			return (NULL);
+		}
+		m = p->queue[p->qhead];
+		p->qhead = (p->qhead + 1) % PUB_CLAIMS_QUEUE;
+		p->qlen--;
+		pthread_mutex_unlock(&p->lock);
+		serve_one(p, m->claim_get);
+		ipc_free(m);
+	}
+}
+
+int
+pub_claims_start(struct pub *p)
+{
+	if (pthread_create(&p->claims_thread, NULL, claims_thread, p) != 0)
+		return (KP_EIO);
+	p->claims_started = 1;
+	return (0);
+}
+
+/* Takes m; a full queue answers at once instead of growing. */
+void
+pub_claims_queue(struct pub *p, Kpipc__Msg *m)
+{
+	uint64_t	 id = m->claim_get->id;
+
+	pthread_mutex_lock(&p->lock);
+	if (p->qlen == PUB_CLAIMS_QUEUE) {
+		pthread_mutex_unlock(&p->lock);
+		ipc_free(m);
+		reply_error(p, id, KP_EBUSY, "too many claim look-ups "
+		    "pending");
+		return;
+	}
+	p->queue[(p->qhead + p->qlen) % PUB_CLAIMS_QUEUE] = m;
+	p->qlen++;
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+}
+
+void
+pub_claims_stop(struct pub *p)
+{
+	pthread_mutex_lock(&p->lock);
+	p->quit = 1;
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+	if (p->claims_started)
+		pthread_join(p->claims_thread, NULL);
+	p->claims_started = 0;
+	while (p->qlen > 0) {
+		ipc_free(p->queue[p->qhead]);
+		p->qhead = (p->qhead + 1) % PUB_CLAIMS_QUEUE;
+		p->qlen--;
+	}
+}
+
+void
+pub_set_error(struct pub *p, const char *msg)
+{
+	pthread_mutex_lock(&p->lock);
+	snprintf(p->last_error, sizeof(p->last_error), "%s", msg);
+	pthread_mutex_unlock(&p->lock);
+}
+
+/* Sleep up to ms, waking early when the publisher stops. */
+void
+pub_sleep(struct pub *p, int ms)
+{
+	struct timespec	 ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += ms / 1000;
+	ts.tv_nsec += (ms % 1000) * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&p->lock);
+	while (!p->quit && pthread_cond_timedwait(&p->cond, &p->lock,
+	    &ts) != ETIMEDOUT)
+		;
+	pthread_mutex_unlock(&p->lock);
+}

@@ -1,0 +1,267 @@
+/*
+ * publisher.c - publisher_main(): the only process that reads Kubernetes
+ * credentials. It loads them, reports READY, then serves the supervisor:
+ * Publish frames become the ResourceSlice controller's desired state,
+ * ClaimGet frames become one GET each (claims.c) on a worker thread, and
+ * the controller's progress goes back as PublishStatus.
+ *
+ * Threads: the main thread reads the supervisor's channel and signals;
+ * a start thread discovers the API version (retrying while the API server
+ * is unreachable) and starts the controller; a claims thread serves the
+ * look-ups; the controller runs its own (slices.c).
+ */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include "ipc/log.h"
+#include "publisher/publisher.h"
+#include "publisher/pub.h"
+#include "rpc/serve.h"
+#include "supervisor/supervisor.h"
+
+#define PUB_STATUS_MS	1000	/* how often progress goes out */
+
+/* Send a frame to the supervisor from any thread. */
+int
+pub_send(struct pub *p, const Kpipc__Msg *m)
+{
+	int	 r;
+
+	pthread_mutex_lock(&p->ctl_lock);
+	r = ipc_send(&p->env->ctl, m);
+	pthread_mutex_unlock(&p->ctl_lock);
+	return (r);
+}
+
+static int
+pub_load_config(struct pub *p, char *err, size_t errsize)
+{
+	const struct kp_options	*cfg = p->env->cfg;
+
+	if (cfg->kube_mode == KP_KUBE_IN_CLUSTER)
+		return (kcfg_in_cluster(&p->kc, err, errsize));
+	return (kcfg_kubeconfig(&p->kc, cfg->kubeconfig, cfg->kube_context,
+	    err, errsize));
+}
+
+/* Discover the API version, then start the controller; retried with
+ * backoff while the API server cannot be reached. */
+static void *
+pub_start_thread(void *arg)
+{
+	struct pub		*p = arg;
+	struct slice_ctl_config	 sc;
+	struct slice_ctl	*ctl;
+	char			 err[KP_ERROR_SIZE];
+	int			 delay_ms = 500;
+
+	while (!p->quit) {
+		if (disc_resource_version(p->http, &p->version, err,
+		    sizeof(err)) == 0)
+			break;
+		pub_set_error(p, err);
+		log_warnx("discovery: %s (retry in %d ms)", err, delay_ms);
+		pub_sleep(p, delay_ms);
+		delay_ms = delay_ms * 2 > 30000 ? 30000 : delay_ms * 2;
+	}
+	if (p->quit)
+		return (NULL);
+	log_info(1, "using resource.k8s.io/%s",
+	    disc_version_name(p->version));
+	memset(&sc, 0, sizeof(sc));
+	sc.http = p->http;
+	sc.version = p->version;
+	sc.driver = p->env->cfg->driver_name;
+	sc.node = p->env->cfg->node_name;
+	sc.node_uid = p->env->cfg->node_uid;
+	/* Not under the lock: starting may take a while (the first LIST). */
+	if (slice_ctl_start(&sc, &ctl) != 0) {
+		pub_set_error(p, "cannot start the ResourceSlice controller");
+		return (NULL);
+	}
+	pthread_mutex_lock(&p->lock);
+	p->ctl = ctl;
+	p->discovered = 1;
+	if (p->desired != NULL)
+		slice_ctl_update(p->ctl, p->desired);
+	pthread_mutex_unlock(&p->lock);
+	return (NULL);
+}
+
+/* The latest desired resources; the controller gets them once started. */
+static void
+pub_publish(struct pub *p, Kpipc__Msg *m)
+{
+	pthread_mutex_lock(&p->lock);
+	if (p->desired_msg != NULL)
+		ipc_free(p->desired_msg);
+	p->desired_msg = m;
+	p->desired = m->publish;
+	if (p->ctl != NULL)
+		slice_ctl_update(p->ctl, p->desired);
+	pthread_mutex_unlock(&p->lock);
+}
+
+static void
+pub_status(struct pub *p)
+{
+	Kpipc__Msg		 m = KPIPC__MSG__INIT;
+	Kpipc__PublishStatus	 ps = KPIPC__PUBLISH_STATUS__INIT;
+	struct slice_stats	 st;
+
+	memset(&st, 0, sizeof(st));
+	pthread_mutex_lock(&p->lock);
+	if (p->ctl != NULL)
+		slice_ctl_stats(p->ctl, &st);
+	if (st.last_error[0] == '\0')
+		memcpy(st.last_error, p->last_error, sizeof(st.last_error));
+	pthread_mutex_unlock(&p->lock);
+	ps.last_sync = st.last_sync;
+	ps.pending_pools = st.pending_pools;
+	ps.creates = st.creates;
+	ps.updates = st.updates;
+	ps.deletes = st.deletes;
+	ps.last_error = st.last_error;
+	ps.publisher_running = 1;
+	if (memcmp(&st, &p->last_stats, sizeof(st)) == 0)
+		return;
+	p->last_stats = st;
+	m.m_case = KPIPC__MSG__M_PUBLISH_STATUS;
+	m.publish_status = &ps;
+	(void)pub_send(p, &m);
+}
+
+/* One frame from the supervisor. Returns 0, or -1 to stop. */
+static int
+pub_dispatch(struct pub *p, Kpipc__Msg *m)
+{
+	switch (m->m_case) {
+	case KPIPC__MSG__M_PUBLISH:
+		pub_publish(p, m);
+		return (0);	/* m is kept as the desired state */
+	case KPIPC__MSG__M_CLAIM_GET:
+		pub_claims_queue(p, m);	/* takes m */
+		return (0);
+	default:
+		log_warnx("unexpected %s frame from the supervisor",
+		    ipc_case_name(m->m_case));
+		ipc_free(m);
+		return (-1);
+	}
+}
+
+static int
+pub_read_ctl(struct pub *p)
+{
+	Kpipc__Msg	*m;
+	char		 err[KP_ERROR_SIZE];
+	int		 r;
+
+	if ((r = ipc_read(&p->env->ctl)) < 0)
+		return (-1);	/* supervisor gone */
+	while ((r = ipc_next(&p->env->ctl, &m, err, sizeof(err))) > 0)
+		if (pub_dispatch(p, m) != 0)
+			return (-1);
+	return (r < 0 ? -1 : 0);
+}
+
+static int
+pub_loop(struct pub *p, int sigfd)
+{
+	struct pollfd	 pfd[2];
+
+	pfd[0].fd = p->env->ctl.fd;
+	pfd[0].events = POLLIN;
+	pfd[1].fd = sigfd;
+	pfd[1].events = POLLIN;
+	while (!p->quit) {
+		if (poll(pfd, 2, PUB_STATUS_MS) == -1 && errno != EINTR)
+			return (KP_EXIT_SERVE);
+		if (pfd[1].revents & POLLIN)
+			break;
+		if ((pfd[0].revents & (POLLIN | POLLHUP)) &&
+		    pub_read_ctl(p) != 0)
+			return (KP_EXIT_IPC);
+		pub_status(p);
+	}
+	return (KP_EXIT_OK);
+}
+
+static int
+pub_signals(void)
+{
+	sigset_t	 set;
+
+	sigfillset(&set);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	return (signalfd(-1, &set, SFD_CLOEXEC));
+}
+
+static void
+pub_teardown(struct pub *p, pthread_t start)
+{
+	p->quit = 1;
+	pthread_cond_broadcast(&p->cond);
+	pthread_join(start, NULL);
+	pub_claims_stop(p);
+	if (p->ctl != NULL)
+		slice_ctl_stop(p->ctl);
+	if (p->desired_msg != NULL)
+		ipc_free(p->desired_msg);
+	http_client_free(p->http);
+	http_global_cleanup();
+	kcfg_free(&p->kc);
+}
+
+int
+publisher_main(struct child_env *env)
+{
+	Kpipc__Msg	 m = KPIPC__MSG__INIT;
+	Kpipc__Ready	 ready = KPIPC__READY__INIT;
+	struct pub	 p;
+	char		 err[KP_ERROR_SIZE];
+	pthread_t	 start;
+	int		 sigfd, code;
+
+	memset(&p, 0, sizeof(p));
+	p.env = env;
+	p.driver = env->cfg->driver_name;
+	pthread_mutex_init(&p.lock, NULL);
+	pthread_mutex_init(&p.ctl_lock, NULL);
+	pthread_cond_init(&p.cond, NULL);
+	if ((sigfd = pub_signals()) == -1)
+		return (rpc_serve_fail(env, KP_EIO, "signalfd failed"));
+	if (pub_load_config(&p, err, sizeof(err)) != 0)
+		return (rpc_serve_fail(env, KP_ECHILD, "%s", err));
+	if (http_global_init() != 0 || http_client_new(&p.kc,
+	    env->cfg->kube_qps, env->cfg->kube_burst, &p.http) != 0) {
+		kcfg_free(&p.kc);
+		return (rpc_serve_fail(env, KP_EIO, "HTTP client set-up "
+		    "failed"));
+	}
+	ready.pid = getpid();
+	m.m_case = KPIPC__MSG__M_READY;
+	m.ready = &ready;
+	if (pub_send(&p, &m) != 0 || pub_claims_start(&p) != 0 ||
+	    pthread_create(&start, NULL, pub_start_thread, &p) != 0) {
+		http_client_free(p.http);
+		kcfg_free(&p.kc);
+		return (KP_EXIT_IPC);
+	}
+	code = pub_loop(&p, sigfd);
+	log_info(2, "stopping");
+	pub_teardown(&p, start);
+	close(sigfd);
+	return (code);
+}

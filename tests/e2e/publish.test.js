@@ -1,0 +1,248 @@
+'use strict';
+// End-to-end tests of publishing and claim look-ups through the whole
+// plugin: kp_publish_resources in the driver -> supervisor -> publisher ->
+// the kube-apiserver emulator, and NodePrepareResources -> nodeserver ->
+// supervisor -> publisher -> one ResourceClaim GET.
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const path = require('node:path');
+const { randomUUID } = require('node:crypto');
+const { KubeletSim } = require('../kubelet-sim');
+const { startEmulator, kubeconfig } = require('../apiserver-emu');
+const { makeRoot, TestDriver, roles, until, sleep, TESTDRIVER } = require('./lib/plugin');
+
+const DRIVER = 'test.example.com';
+const NODE = 'node-1';
+const SELECTOR = `spec.driver=${DRIVER},spec.nodeName=${NODE}`;
+
+// An emulator, a kubeconfig for it, a running plugin and a kubelet sim.
+async function setup(t, { versions = ['v1', 'v1beta1'], args = [], sim = true } = {}) {
+  const root = makeRoot(DRIVER);
+  const tokenFile = path.join(root.dir, 'token');
+  const emu = await startEmulator({ versions, nodes: [NODE], tokenFile });
+  fs.copyFileSync(emu.caFile, path.join(root.dir, 'ca.crt'));
+  const kc = path.join(root.dir, 'kubeconfig');
+  fs.writeFileSync(kc, kubeconfig({ server: emu.url }));
+  const drv = new TestDriver(root, ['--kubeconfig', kc, '--node-name', NODE, ...args]);
+  t.after(async () => {
+    drv.kill();
+    await drv.exited;
+    await emu.stop();
+    root.cleanup();
+  });
+  await drv.ready();
+  let kubelet = null;
+  if (sim) {
+    kubelet = new KubeletSim({ registryDir: root.registry }).start();
+    t.after(() => kubelet.stop());
+    await kubelet.waitForDriver(DRIVER);
+  }
+  return { root, emu, drv, kubelet, kc, tokenFile };
+}
+
+async function publish(drv, n, pools = 1, tag = 'a') {
+  const l = await drv.command(`publish ${n} ${pools} ${tag}`, 'publish ');
+  assert.match(l, /^publish KP_OK/, l);
+}
+
+async function pstatus(drv) {
+  const l = await drv.command('publish-status', 'pstatus');
+  const m = /^pstatus (\S+) sync=(\d+) pending=(\d+) creates=(\d+) updates=(\d+) deletes=(\d+) running=(\d) error=(.*)$/.exec(l);
+  assert.ok(m, l);
+  return {
+    code: m[1], lastSync: Number(m[2]), pending: Number(m[3]), creates: Number(m[4]),
+    updates: Number(m[5]), deletes: Number(m[6]), running: m[7] === '1', error: m[8],
+  };
+}
+
+const slicesOf = (emu) => emu.getSlices({ fieldSelector: SELECTOR });
+const devCount = (slices) => slices.reduce((n, s) => n + (s.spec.devices || []).length, 0);
+
+test('publishing 300 devices makes 3 slices; a republish writes nothing', async (t) => {
+  const { emu, drv } = await setup(t, { sim: false });
+  await publish(drv, 300);
+  const slices = await until(() => {
+    const s = slicesOf(emu);
+    return s.length === 3 && devCount(s) === 300 ? s : null;
+  }, 15000, 100);
+  for (const s of slices) {
+    assert.equal(s.spec.pool.name, 'pool-0');
+    assert.equal(s.spec.pool.resourceSliceCount, 3);
+    assert.equal(s.spec.pool.generation, 1);
+    assert.equal(s.spec.nodeName, NODE);
+    assert.equal(s.metadata.ownerReferences[0].kind, 'Node');
+    assert.equal(s.metadata.ownerReferences[0].controller, true);
+    assert.ok(s.metadata.name.startsWith(`${NODE}-${DRIVER}-`));
+  }
+  const st = await until(async () => {
+    const x = await pstatus(drv);
+    return x.creates === 3 && x.pending === 0 && x.lastSync > 0 ? x : null;
+  }, 10000, 100);
+  assert.equal(st.running, true);
+  const before = emu.writes().length;
+  await publish(drv, 300);
+  await sleep(1500);
+  assert.equal(emu.writes().length, before, 'unchanged resources: zero writes');
+});
+
+test('changed devices are updated, a removed pool is deleted', async (t) => {
+  const { emu, drv } = await setup(t, { sim: false });
+  await publish(drv, 10, 2, 'a');
+  await until(() => slicesOf(emu).length === 2, 15000, 100);
+  emu.resetLog();
+  await publish(drv, 10, 2, 'b');
+  await until(() => slicesOf(emu).every((s) => JSON.stringify(s.spec.devices).includes('"b"')), 15000, 100);
+  const puts = emu.writes().filter((w) => w.method === 'PUT');
+  assert.equal(puts.length, 2, 'one update per changed slice');
+  await publish(drv, 10, 1, 'b');
+  await until(() => slicesOf(emu).length === 1, 15000, 100);
+  assert.equal(slicesOf(emu)[0].spec.pool.name, 'pool-0');
+});
+
+test('slices deleted by someone else (kubelet start) are recreated', async (t) => {
+  const { emu, drv } = await setup(t, { sim: false });
+  await publish(drv, 5);
+  await until(() => slicesOf(emu).length === 1, 15000, 100);
+  emu.deleteSlices({ fieldSelector: `spec.nodeName=${NODE}` });
+  assert.equal(slicesOf(emu).length, 0);
+  await until(() => slicesOf(emu).length === 1, 20000, 100);
+});
+
+test('a v1beta1-only (1.32-like) server gets v1beta1 JSON', async (t) => {
+  const { emu, drv } = await setup(t, { versions: ['v1beta1'], sim: false });
+  await publish(drv, 3);
+  await until(() => slicesOf(emu).length === 1, 15000, 100);
+  const posts = emu.writes().filter((w) => w.method === 'POST');
+  assert.ok(posts.length >= 1);
+  assert.match(posts[0].path, /\/apis\/resource\.k8s\.io\/v1beta1\/resourceslices/);
+  const body = typeof posts[0].body === 'string' ? JSON.parse(posts[0].body) : posts[0].body;
+  assert.ok(body.spec.devices[0].basic, 'v1beta1 devices are nested under basic');
+});
+
+test('the publisher restarts and keeps publishing', async (t) => {
+  const { emu, drv } = await setup(t, { sim: false });
+  await publish(drv, 4);
+  await until(() => slicesOf(emu).length === 1, 15000, 100);
+  const before = roles(drv.proc.pid);
+  assert.ok(before.publisher);
+  process.kill(before.publisher, 'SIGKILL');
+  await until(() => {
+    const now = roles(drv.proc.pid);
+    return now.publisher && now.publisher !== before.publisher;
+  });
+  // The restarted publisher has the desired state again: it repairs.
+  emu.deleteSlices({ fieldSelector: `spec.nodeName=${NODE}` });
+  await until(() => slicesOf(emu).length === 1, 20000, 100);
+});
+
+test('claim look-ups: allocation and config reach the hook; errors per claim', async (t) => {
+  const { emu, drv, kubelet } = await setup(t);
+  const ok = { namespace: 'default', name: 'ok-claim', uid: randomUUID() };
+  emu.addClaim({
+    ...ok,
+    allocation: {
+      results: [
+        { request: 'gpu', driver: DRIVER, pool: NODE, device: 'dev-1' },
+        { request: 'other', driver: 'other.example.com', pool: NODE, device: 'x' },
+      ],
+      config: [{ source: 'FromClaim', requests: ['gpu'], opaque: { driver: DRIVER, parameters: { mode: 'fast' } } }],
+    },
+  });
+  const unalloc = { namespace: 'default', name: 'unalloc', uid: randomUUID() };
+  emu.addClaim({ ...unalloc });
+  const replaced = { namespace: 'default', name: 'replaced', uid: randomUUID() };
+  emu.addClaim({ ...replaced, uid: randomUUID(), allocation: { results: [{ request: 'r', driver: DRIVER, pool: NODE, device: 'dev-2' }] } });
+  const missing = { namespace: 'default', name: 'missing', uid: randomUUID() };
+
+  const res = await kubelet.nodePrepareResources(DRIVER, [ok]);
+  assert.equal(res.claims[ok.uid].devices.length, 1);
+  await until(() => /ALLOC default\/ok-claim results=1 gpu:node-1\/dev-1 config=.*fast/.test(drv.stderr));
+  for (const [c, why] of [[unalloc, /not allocated/], [replaced, /got replaced/], [missing, /not found/]]) {
+    await assert.rejects(kubelet.nodePrepareResources(DRIVER, [c]), why);
+  }
+  const gets = emu.requests().filter((r) => r.method === 'GET' && /resourceclaims\/ok-claim/.test(r.path));
+  assert.equal(gets.length, 1, 'exactly one GET per look-up');
+  await kubelet.nodeUnprepareResources(DRIVER, [ok]);
+  const after = emu.requests().filter((r) => r.method === 'GET' && /resourceclaims\/ok-claim/.test(r.path));
+  assert.equal(after.length, 1, 'unprepare never reads the API server');
+});
+
+test('a missing kubeconfig fails kp_start with the publisher error', async (t) => {
+  const root = makeRoot(DRIVER);
+  t.after(() => root.cleanup());
+  const drv = new TestDriver(root, ['--kubeconfig', path.join(root.dir, 'nope.yaml'), '--node-name', NODE]);
+  const l = await drv.line(['ready', 'error']);
+  await drv.exited;
+  assert.match(l, /^error KP_ECHILD publisher: kubeconfig .*nope\.yaml.*no such file/i);
+  assert.ok(!fs.existsSync(root.regSock));
+});
+
+test('publishing without Kubernetes access or node name fails at once', async (t) => {
+  const root = makeRoot(DRIVER);
+  t.after(() => root.cleanup());
+  const drv = new TestDriver(root);
+  t.after(async () => { drv.kill(); await drv.exited; });
+  await drv.ready();
+  const l = await drv.command('publish 1 1', 'publish ');
+  assert.match(l, /^publish KP_ENOCLIENT .*no KubeClient found to publish resources/);
+});
+
+// Thread-group leaders and process names from an strace -f log of
+// clone/clone3/prctl: which process each task belonged to.
+function taskOwners(log) {
+  const leader = new Map();
+  const name = new Map();
+  const pending = new Map();
+  const lead = (tid) => leader.get(tid) || tid;
+  for (const line of log.split('\n')) {
+    const m = /^(\d+) (.*)$/.exec(line);
+    if (!m) continue;
+    const tid = Number(m[1]);
+    let call = m[2];
+    if (/^(clone3?|fork|vfork)\(/.test(call) && call.includes('<unfinished')) {
+      pending.set(tid, call);
+      continue;
+    }
+    if (/^<\.\.\. (clone3?|fork|vfork) resumed>/.test(call)) call = (pending.get(tid) || '') + call;
+    const c = /^(clone3?|fork|vfork)\(.*= (\d+)$/.exec(call);
+    if (c) {
+      const child = Number(c[2]);
+      leader.set(child, /CLONE_THREAD/.test(call) ? lead(tid) : child);
+      continue;
+    }
+    const p = /^prctl\(PR_SET_NAME, "([^"]+)"/.exec(call);
+    if (p) name.set(lead(tid), p[1]);
+  }
+  return (tid) => name.get(lead(tid)) || `pid ${lead(tid)}`;
+}
+
+test('only the publisher ever opens the token file', async (t) => {
+  const root = makeRoot(DRIVER);
+  const tokenFile = path.join(root.dir, 'token');
+  const emu = await startEmulator({ versions: ['v1'], nodes: [NODE], tokenFile });
+  fs.copyFileSync(emu.caFile, path.join(root.dir, 'ca.crt'));
+  const kc = path.join(root.dir, 'kubeconfig');
+  fs.writeFileSync(kc, kubeconfig({ server: emu.url }));
+  const trace = path.join(root.dir, 'trace');
+  t.after(async () => { await emu.stop(); root.cleanup(); });
+  // strace follows every process and thread of the plugin's tree.
+  const drv = new TestDriver(root, ['--kubeconfig', kc, '--node-name', NODE], {
+    binary: 'strace',
+    prefixArgs: ['-f', '-qq', '-e', 'trace=open,openat,openat2,clone,clone3,fork,vfork,prctl', '-o', trace, TESTDRIVER],
+  });
+  t.after(async () => { drv.kill('SIGTERM'); await drv.exited; });
+  await drv.ready();
+  await publish(drv, 2);
+  await until(() => slicesOf(emu).length === 1, 20000, 100);
+  await drv.stop();
+  const log = fs.readFileSync(trace, 'utf8');
+  const owner = taskOwners(log);
+  const opens = log.split('\n').filter((l) => l.includes(`"${tokenFile}"`) && /open/.test(l));
+  assert.ok(opens.length >= 1, 'the token was read');
+  for (const l of opens) {
+    const tid = Number(l.split(' ')[0]);
+    assert.equal(owner(tid), 'kp-publisher', `token opened outside the publisher: ${l}`);
+  }
+});
