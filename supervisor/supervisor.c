@@ -34,6 +34,8 @@ static void	sup_begin_stop(struct sup *);
 static void	sup_dispatch_child(struct sup *, struct child *);
 static void	sup_publish_status(struct sup *,
 		    const Kpipc__PublishStatus *);
+static int	sup_claim_track(struct sup *, uint64_t, int);
+static void	sup_claims_abort(struct sup *);
 
 /*
  * Signals arrive on a signalfd in its own poll slot: nothing runs in
@@ -205,6 +207,8 @@ sup_reap(struct sup *sup)
 			continue;
 		starting = c->state == CS_STARTING;
 		child_reaped(sup, c, status);
+		if (c->role == ROLE_PUBLISHER)
+			sup_claims_abort(sup);
 		if (sup->phase == PHASE_STOPPING)
 			continue;
 		if (sup->phase < PHASE_RUNNING) {
@@ -284,7 +288,51 @@ sup_claim_get(struct sup *sup, Kpipc__Msg *m)
 		    "publisher not running");
 		return;
 	}
+	if (m->claim_get->id == 0 || sup_claim_track(sup, m->claim_get->id,
+	    1) != 0) {
+		sup_claim_error(ns, m->claim_get->id, KP_EBUSY,
+		    "too many claim look-ups in flight");
+		return;
+	}
 	(void)ipc_queue(&pub->ctl, m);
+}
+
+/*
+ * Look-ups at the publisher, by id: a reply is passed on only if it was
+ * asked for, and a publisher that dies gets its pending look-ups answered
+ * with an error instead of leaving the nodeserver waiting.
+ */
+static int
+sup_claim_track(struct sup *sup, uint64_t id, int add)
+{
+	size_t	 i;
+
+	for (i = 0; i < KP_CLAIMS_INFLIGHT; i++) {
+		if (add && sup->claims[i] == 0) {
+			sup->claims[i] = id;
+			return (0);
+		}
+		if (!add && sup->claims[i] == id) {
+			sup->claims[i] = 0;
+			return (0);
+		}
+	}
+	return (-1);
+}
+
+static void
+sup_claims_abort(struct sup *sup)
+{
+	struct child	*ns = &sup->children[ROLE_NODESERVER];
+	size_t		 i;
+
+	for (i = 0; i < KP_CLAIMS_INFLIGHT; i++) {
+		if (sup->claims[i] == 0)
+			continue;
+		sup_claim_error(ns, sup->claims[i], KP_EKUBE, "publisher "
+		    "restarted during the look-up; retry");
+		sup->claims[i] = 0;
+	}
 }
 
 static void
@@ -314,6 +362,11 @@ sup_handle_child(struct sup *sup, struct child *c, Kpipc__Msg *m)
 		sup_claim_get(sup, m);
 		break;
 	case KPIPC__MSG__M_CLAIM_REPLY:
+		if (sup_claim_track(sup, m->claim_reply->id, 0) != 0) {
+			sup_child_violation(sup, c, "claim_reply for a "
+			    "look-up nobody asked for");
+			break;
+		}
 		(void)ipc_queue(&sup->children[ROLE_NODESERVER].ctl, m);
 		break;
 	case KPIPC__MSG__M_PUBLISH_STATUS:

@@ -6,6 +6,7 @@
 #define KP_SUPERVISOR_H
 
 #include <pthread.h>
+#include <stdint.h>
 #include <signal.h>
 #include <sys/types.h>
 #include <time.h>
@@ -21,6 +22,7 @@
 #define KP_BACKOFF_MIN_MS	100
 #define KP_BACKOFF_MAX_MS	30000
 #define KP_HEALTHY_MS		60000	/* up this long: backoff resets */
+#define KP_CLAIMS_INFLIGHT	64	/* look-ups at the publisher */
 
 /* Exit codes of children: why a child ended (cf. OpenSSH mm_reap). */
 enum kp_exit {
@@ -107,6 +109,8 @@ struct sup {
 						 * a restarted publisher */
 	Kpipc__PublishStatus	 pub_status;
 	char			 pub_error[KP_ERROR_SIZE];
+	uint64_t		 claims[KP_CLAIMS_INFLIGHT];	/* ids at
+						 * the publisher; 0: free */
 	double			 claim_tokens;
 	struct timespec		 claim_refill;
 };

@@ -85,6 +85,10 @@ test('publishing 300 devices makes 3 slices; a republish writes nothing', async 
   await publish(drv, 300);
   await sleep(1500);
   assert.equal(emu.writes().length, before, 'unchanged resources: zero writes');
+  const stopped = await drv.stop();
+  assert.equal(stopped.code, 0);
+  assert.equal(slicesOf(emu).length, 3, 'kp_stop never deletes slices');
+  assert.equal(emu.writes().filter((w) => w.method === 'DELETE').length, 0);
 });
 
 test('changed devices are updated, a removed pool is deleted', async (t) => {
