@@ -86,7 +86,7 @@ arg_rules(FILE *f, const struct u_entry *e)
 {
 	static const unsigned long notif[] = { SECCOMP_IOCTL_NOTIF_RECV,
 	    SECCOMP_IOCTL_NOTIF_SEND, SECCOMP_IOCTL_NOTIF_ID_VALID };
-	static const int fam[] = { AF_UNIX, AF_INET, AF_INET6 };
+	static const int fam[] = { AF_UNIX, AF_INET, AF_INET6, AF_NETLINK };
 	static const int pr[] = { PR_SET_NAME, PR_GET_NAME };
 	size_t		 i;
 

@@ -53,7 +53,8 @@ enum pol_arg {
 	POL_ARG_CLONE_THREAD,	/* clone: CLONE_THREAD set (threads only) */
 	POL_ARG_SELF_TGID,	/* tgkill/kill/tkill: own thread group */
 	POL_ARG_NOTIF_IOCTL,	/* ioctl: SECCOMP_IOCTL_NOTIF_* only */
-	POL_ARG_AF_UNIX_INET,	/* socket: AF_UNIX, AF_INET, AF_INET6 */
+	POL_ARG_AF_UNIX_INET,	/* socket: AF_UNIX, AF_INET, AF_INET6, and
+				 * AF_NETLINK (getaddrinfo AI_ADDRCONFIG) */
 	POL_ARG_PRCTL_NAME,	/* prctl: PR_SET_NAME, PR_GET_NAME */
 	POL_ARG_EMPTY_PATH	/* newfstatat: AT_EMPTY_PATH (fstat), else
 				 * EACCES */

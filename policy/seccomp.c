@@ -237,7 +237,8 @@ rule_add(struct pol_filter *f, const struct pol_rule *r, int nr)
 		SECCOMP_IOCTL_NOTIF_RECV, SECCOMP_IOCTL_NOTIF_SEND,
 		SECCOMP_IOCTL_NOTIF_ID_VALID
 	};
-	static const int	 families[] = { AF_UNIX, AF_INET, AF_INET6 };
+	static const int	 families[] = { AF_UNIX, AF_INET, AF_INET6,
+	    AF_NETLINK };
 	uint32_t		 act = rule_action(f, r->action);
 	size_t			 i;
 	int			 e;
@@ -248,7 +249,7 @@ rule_add(struct pol_filter *f, const struct pol_rule *r, int nr)
 		    SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, CLONE_THREAD)));
 	case POL_ARG_SELF_TGID:
 		return (seccomp_rule_add(f->ctx, act, nr, 1,
-		    SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)getpid())));
+		    SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)getpid(), 0)));
 	case POL_ARG_NOTIF_IOCTL:
 		for (i = 0; i < SECCOMP_NOTIF_IOCTLS; i++)
 			if ((e = seccomp_rule_add(f->ctx, act, nr, 1,
@@ -259,15 +260,15 @@ rule_add(struct pol_filter *f, const struct pol_rule *r, int nr)
 	case POL_ARG_AF_UNIX_INET:
 		for (i = 0; i < sizeof(families) / sizeof(families[0]); i++)
 			if ((e = seccomp_rule_add(f->ctx, act, nr, 1,
-			    SCMP_A0(SCMP_CMP_EQ, families[i]))) != 0)
+			    SCMP_A0(SCMP_CMP_EQ, families[i], 0))) != 0)
 				return (e);
 		return (0);
 	case POL_ARG_PRCTL_NAME:
 		if ((e = seccomp_rule_add(f->ctx, act, nr, 1,
-		    SCMP_A0(SCMP_CMP_EQ, PR_SET_NAME))) != 0)
+		    SCMP_A0(SCMP_CMP_EQ, PR_SET_NAME, 0))) != 0)
 			return (e);
 		return (seccomp_rule_add(f->ctx, act, nr, 1,
-		    SCMP_A0(SCMP_CMP_EQ, PR_GET_NAME)));
+		    SCMP_A0(SCMP_CMP_EQ, PR_GET_NAME, 0)));
 	case POL_ARG_EMPTY_PATH:
 		if ((e = seccomp_rule_add(f->ctx, act, nr, 1,
 		    SCMP_A3(SCMP_CMP_MASKED_EQ, AT_EMPTY_PATH,

@@ -178,7 +178,8 @@ static const struct pol_rule nodeserver[] = {
  * resolver), reading the kubeconfig, token, CA and client cert files (the
  * token again every 60 s). */
 static const struct pol_rule publisher[] = {
-	/* sockets: TCP to the API server, UDP and TCP to DNS servers */
+	/* sockets: TCP to the API server, UDP and TCP to DNS servers,
+	 * netlink for getaddrinfo's AI_ADDRCONFIG, nscd's Unix socket */
 	{ "bind", POL_ALLOW, POL_ARG_NONE },	/* glibc's resolver binds
 						 * its UDP socket */
 	{ "connect", POL_ALLOW, POL_ARG_NONE },
