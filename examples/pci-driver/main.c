@@ -1,189 +1,401 @@
 /*
- * pci-driver - an example DRA driver built on kubeletplugin.h.
+ * pci-driver - an example DRA driver built on kubeletplugin.h: it
+ * publishes this machine's PCI functions as ResourceSlices, prepares
+ * claims by writing CDI spec files, and checkpoints what it prepared.
  *
- * It registers with kubelet and serves NodePrepareResources: each claim is
- * prepared as one PCI device of this machine, returned with the CDI device
- * ID <driver>/pci=<device>. (Discovery, publishing and CDI spec files
- * arrive with the example-driver work.)
+ * This file: flags and the driver process's lifecycle (discover, start
+ * the plugin, publish, rescan until SIGTERM/SIGINT, stop). discover.c
+ * reads sysfs, publish.c builds the slices, prepare.c holds the hooks
+ * (run by the library in its sandboxed nodeserver), cdi.c and
+ * checkpoint.c write their files atomically.
  *
- * Usage: pci-driver --driver-name NAME --registrar-socket PATH
- *     --plugin-socket PATH [--kubelet-plugin-socket PATH] [--node-name N]
- *     [--kubeconfig PATH | --in-cluster] [-v LEVEL] [--allow-uid UID]
+ * Usage: see usage() or pci-driver --help.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
-#include "kubeletplugin.h"
+#include "pci.h"
 
-struct driver {
-	char	 name[64];
-	char	 device[64];	/* DNS label derived from a PCI address */
+/* Flags as given; applied to the options once all are known. */
+struct flags {
+	const char	*kubelet_dir;
+	const char	*registrar_socket;
+	const char	*plugin_socket;
+	const char	*kubelet_plugin_socket;
+	const char	*kubeconfig;
+	const char	*context;
+	int		 in_cluster;
+	uid_t		 allow_uids[16];
+	size_t		 n_allow_uids;
+	int		 rescan;	/* seconds; 0: never */
+	int		 list;
 };
 
-/* "0000:00:1f.2" -> "pci-0000-00-1f-2": a valid DNS label. */
-static void
-pci_device_name(const char *addr, char *out, size_t size)
-{
-	size_t	 i, n = (size_t)snprintf(out, size, "pci-");
-
-	for (i = 0; addr[i] != '\0' && n + 1 < size; i++, n++)
-		out[n] = (addr[i] == ':' || addr[i] == '.') ? '-' : addr[i];
-	out[n] = '\0';
-}
-
-static int
-find_first_pci_device(struct driver *d)
-{
-	DIR		*dir;
-	struct dirent	*de;
-	char		 best[48] = "";
-
-	if ((dir = opendir("/sys/bus/pci/devices")) == NULL)
-		return (-1);
-	while ((de = readdir(dir)) != NULL) {
-		if (de->d_name[0] == '.' || strlen(de->d_name) >= sizeof(best))
-			continue;
-		if (best[0] == '\0' || strcmp(de->d_name, best) < 0)
-			snprintf(best, sizeof(best), "%.47s", de->d_name);
-	}
-	closedir(dir);
-	if (best[0] == '\0')
-		return (-1);
-	pci_device_name(best, d->device, sizeof(d->device));
-	return (0);
-}
-
-static int
-prepare(void *user, const struct kp_claim *claims, size_t n,
-    struct kp_prepare_results *res, char *errbuf, size_t errsize)
-{
-	struct driver			*d = user;
-	struct kp_prepared_device	 dev;
-	char				 cdi[160];
-	const char			*ids[1] = { cdi };
-	size_t				 i;
-
-	snprintf(cdi, sizeof(cdi), "%s/pci=%s", d->name, d->device);
-	memset(&dev, 0, sizeof(dev));
-	dev.pool_name = "default";
-	dev.device_name = d->device;
-	dev.cdi_device_ids = ids;
-	dev.n_cdi_device_ids = 1;
-	for (i = 0; i < n; i++) {
-		if (kp_prepare_add_device(res, i, &dev) != 0) {
-			snprintf(errbuf, errsize, "claim %s/%s: cannot add "
-			    "device", claims[i].namespace_, claims[i].name);
-			return (-1);
-		}
-	}
-	return (0);
-}
-
-static int
-unprepare(void *user, const struct kp_claim *claims, size_t n,
-    struct kp_unprepare_results *res, char *errbuf, size_t errsize)
-{
-	/* Nothing to undo yet; unknown claims are not an error. */
-	return (0);
-}
+static struct pci_config	cfg;	/* the hooks' user pointer */
 
 static void
-usage(void)
+usage(FILE *f)
 {
-	fprintf(stderr, "usage: pci-driver --driver-name NAME "
-	    "--registrar-socket PATH --plugin-socket PATH\n"
-	    "    [--kubelet-plugin-socket PATH] [--node-name NAME]\n"
-	    "    [--kubeconfig PATH | --in-cluster] [--allow-uid UID] "
-	    "[-v LEVEL]\n");
+	fprintf(f,
+"usage: pci-driver [options]\n"
+"  --driver-name NAME        DRA driver name (pci.example.com)\n"
+"  --node-name NAME          this node ($NODE_NAME, else the host name)\n"
+"  --kubelet-dir DIR         kubelet root (/var/lib/kubelet): sockets in\n"
+"                            DIR/plugins_registry and DIR/plugins/<driver>\n"
+"  --registrar-socket PATH   registration socket (DIR/plugins_registry/"
+"<driver>-reg.sock)\n"
+"  --plugin-socket PATH      DRA socket (DIR/plugins/<driver>/dra.sock)\n"
+"  --kubelet-plugin-socket PATH  the DRA socket as kubelet sees it\n"
+"  --kubeconfig PATH [--context NAME] | --in-cluster\n"
+"                            Kubernetes access: publish ResourceSlices and\n"
+"                            look claims up (without: register only)\n"
+"  --cdi-dir DIR             CDI spec directory (/var/run/cdi)\n"
+"  --state-dir DIR           checkpoint directory (the plugin socket's)\n"
+"  --sysfs-root DIR          sysfs to discover from (/sys)\n"
+"  --class PREFIX            publish only these classes, e.g. 0x02 or\n"
+"                            0x0300 (repeatable)\n"
+"  --vendor ID               publish only these vendors, e.g. 0x10de\n"
+"                            (repeatable)\n"
+"  --rescan SECONDS          rediscover this often, republish on change\n"
+"                            (60; 0: never; SIGHUP rescans at once)\n"
+"  --allow-uid UID           a uid allowed to connect (default: root)\n"
+"  --list                    print the devices found (JSON lines), exit\n"
+"  -v LEVEL                  log verbosity (0)\n");
 }
 
-/* Apply one command-line option; returns a kp_* result or -1 (usage). */
 static int
-apply(struct kp_options *o, struct driver *d, int ch, const char *arg)
+parse_int(const char *s, long lo, long hi, long *out)
 {
-	switch (ch) {
-	case 'd':
-		snprintf(d->name, sizeof(d->name), "%s", arg);
-		return (kp_driver_name(o, arg));
-	case 'n':
-		return (kp_node_name(o, arg));
-	case 'r':
-		return (kp_registrar_socket_path(o, arg));
-	case 'p':
-		return (kp_plugin_socket_path(o, arg));
-	case 'k':
-		return (kp_kubelet_plugin_socket_path(o, arg));
-	case 'c':
-		return (kp_kube_client_kubeconfig(o, arg, NULL));
-	case 'i':
-		return (kp_kube_client_in_cluster(o));
-	case 'u':
-		return (kp_allowed_peer_uid(o, (uid_t)strtoul(arg, NULL, 10)));
-	case 'v':
-		return (kp_log_verbosity(o, (int)strtol(arg, NULL, 10)));
-	default:
+	char	*end;
+
+	errno = 0;
+	*out = strtol(s, &end, 10);
+	return (errno != 0 || end == s || *end != '\0' || *out < lo ||
+	    *out > hi ? -1 : 0);
+}
+
+static int
+filter_add(const char **list, size_t *n, const char *v, const char *what)
+{
+	if (*n == PCI_MAX_FILTER) {
+		fprintf(stderr, "pci-driver: at most %d %s filters\n",
+		    PCI_MAX_FILTER, what);
 		return (-1);
 	}
+	if (strncmp(v, "0x", 2) != 0) {
+		fprintf(stderr, "pci-driver: --%s %s: give a hex prefix "
+		    "such as 0x02\n", what, v);
+		return (-1);
+	}
+	list[(*n)++] = v;
+	return (0);
 }
 
 static int
-parse_args(int argc, char **argv, struct kp_options *o, struct driver *d)
+parse_args(int argc, char **argv, struct flags *fl)
 {
+	enum { O_DRIVER = 256, O_NODE, O_KDIR, O_REG, O_PLUG, O_KPLUG, O_KCFG,
+	    O_CTX, O_INCL, O_CDI, O_STATE, O_SYSFS, O_CLASS, O_VENDOR,
+	    O_RESCAN, O_UID, O_LIST, O_HELP };
 	static const struct option longopts[] = {
-		{ "driver-name", required_argument, NULL, 'd' },
-		{ "node-name", required_argument, NULL, 'n' },
-		{ "registrar-socket", required_argument, NULL, 'r' },
-		{ "plugin-socket", required_argument, NULL, 'p' },
-		{ "kubelet-plugin-socket", required_argument, NULL, 'k' },
-		{ "kubeconfig", required_argument, NULL, 'c' },
-		{ "in-cluster", no_argument, NULL, 'i' },
-		{ "allow-uid", required_argument, NULL, 'u' },
+		{ "driver-name", required_argument, NULL, O_DRIVER },
+		{ "node-name", required_argument, NULL, O_NODE },
+		{ "kubelet-dir", required_argument, NULL, O_KDIR },
+		{ "registrar-socket", required_argument, NULL, O_REG },
+		{ "plugin-socket", required_argument, NULL, O_PLUG },
+		{ "kubelet-plugin-socket", required_argument, NULL, O_KPLUG },
+		{ "kubeconfig", required_argument, NULL, O_KCFG },
+		{ "context", required_argument, NULL, O_CTX },
+		{ "in-cluster", no_argument, NULL, O_INCL },
+		{ "cdi-dir", required_argument, NULL, O_CDI },
+		{ "state-dir", required_argument, NULL, O_STATE },
+		{ "sysfs-root", required_argument, NULL, O_SYSFS },
+		{ "class", required_argument, NULL, O_CLASS },
+		{ "vendor", required_argument, NULL, O_VENDOR },
+		{ "rescan", required_argument, NULL, O_RESCAN },
+		{ "allow-uid", required_argument, NULL, O_UID },
+		{ "list", no_argument, NULL, O_LIST },
+		{ "help", no_argument, NULL, O_HELP },
 		{ NULL, 0, NULL, 0 }
 	};
-	int	 ch, r;
+	long	 v;
+	int	 ch;
 
-	while ((ch = getopt_long(argc, argv, "v:", longopts, NULL)) != -1) {
-		if ((r = apply(o, d, ch, optarg)) == -1) {
-			usage();
-			return (-1);
-		}
-		if (r != 0) {
-			fprintf(stderr, "pci-driver: %s\n",
-			    kp_options_last_error(o));
+	while ((ch = getopt_long(argc, argv, "v:h", longopts, NULL)) != -1) {
+		switch (ch) {
+		case O_DRIVER:
+			snprintf(cfg.driver, sizeof(cfg.driver), "%s", optarg);
+			break;
+		case O_NODE:
+			snprintf(cfg.node, sizeof(cfg.node), "%s", optarg);
+			break;
+		case O_KDIR: fl->kubelet_dir = optarg; break;
+		case O_REG: fl->registrar_socket = optarg; break;
+		case O_PLUG: fl->plugin_socket = optarg; break;
+		case O_KPLUG: fl->kubelet_plugin_socket = optarg; break;
+		case O_KCFG: fl->kubeconfig = optarg; break;
+		case O_CTX: fl->context = optarg; break;
+		case O_INCL: fl->in_cluster = 1; break;
+		case O_CDI:
+			snprintf(cfg.cdi_dir, sizeof(cfg.cdi_dir), "%s", optarg);
+			break;
+		case O_STATE:
+			snprintf(cfg.state_dir, sizeof(cfg.state_dir), "%s",
+			    optarg);
+			break;
+		case O_SYSFS:
+			snprintf(cfg.sysfs, sizeof(cfg.sysfs), "%s", optarg);
+			break;
+		case O_CLASS:
+			if (filter_add(cfg.filter.classes,
+			    &cfg.filter.n_classes, optarg, "class") != 0)
+				return (-1);
+			break;
+		case O_VENDOR:
+			if (filter_add(cfg.filter.vendors,
+			    &cfg.filter.n_vendors, optarg, "vendor") != 0)
+				return (-1);
+			break;
+		case O_RESCAN:
+			if (parse_int(optarg, 0, 86400, &v) != 0)
+				goto bad;
+			fl->rescan = (int)v;
+			break;
+		case O_UID:
+			if (parse_int(optarg, 0, INT_MAX - 1, &v) != 0 ||
+			    fl->n_allow_uids == 16)
+				goto bad;
+			fl->allow_uids[fl->n_allow_uids++] = (uid_t)v;
+			break;
+		case O_LIST: fl->list = 1; break;
+		case 'v':
+			if (parse_int(optarg, 0, 10, &v) != 0)
+				goto bad;
+			cfg.verbose = (int)v;
+			break;
+		case 'h':
+		case O_HELP:
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
 			return (-1);
 		}
 	}
+	if (optind != argc) {
+		usage(stderr);
+		return (-1);
+	}
 	return (0);
+bad:
+	fprintf(stderr, "pci-driver: bad value for %s: %s\n",
+	    argv[optind - 1], optarg);
+	return (-1);
+}
+
+/* Defaults that depend on other flags; -1 on a too long path. */
+static int
+resolve_defaults(struct flags *fl, char *reg, char *plug, size_t size)
+{
+	const char	*kdir = fl->kubelet_dir ? fl->kubelet_dir :
+			    "/var/lib/kubelet";
+	const char	*env;
+	char		*slash;
+	size_t		 i;
+
+	if (cfg.driver[0] == '\0')
+		snprintf(cfg.driver, sizeof(cfg.driver), "pci.example.com");
+	if (cfg.node[0] == '\0') {
+		if ((env = getenv("NODE_NAME")) != NULL && env[0] != '\0')
+			snprintf(cfg.node, sizeof(cfg.node), "%s", env);
+		else if (gethostname(cfg.node, sizeof(cfg.node) - 1) != 0)
+			snprintf(cfg.node, sizeof(cfg.node), "localhost");
+		for (i = 0; cfg.node[i] != '\0'; i++)	/* node names */
+			if (cfg.node[i] >= 'A' && cfg.node[i] <= 'Z')
+				cfg.node[i] = (char)(cfg.node[i] - 'A' + 'a');
+	}
+	if (cfg.sysfs[0] == '\0')
+		snprintf(cfg.sysfs, sizeof(cfg.sysfs), "/sys");
+	if (cfg.cdi_dir[0] == '\0')
+		snprintf(cfg.cdi_dir, sizeof(cfg.cdi_dir), "/var/run/cdi");
+	if (snprintf(reg, size, "%s", fl->registrar_socket ?
+	    fl->registrar_socket : "") < 0 || (reg[0] == '\0' &&
+	    (size_t)snprintf(reg, size, "%s/plugins_registry/%s-reg.sock",
+	    kdir, cfg.driver) >= size))
+		return (-1);
+	if (snprintf(plug, size, "%s", fl->plugin_socket ?
+	    fl->plugin_socket : "") < 0 || (plug[0] == '\0' &&
+	    (size_t)snprintf(plug, size, "%s/plugins/%s/dra.sock", kdir,
+	    cfg.driver) >= size))
+		return (-1);
+	if (cfg.state_dir[0] == '\0') {
+		snprintf(cfg.state_dir, sizeof(cfg.state_dir), "%s", plug);
+		if ((slash = strrchr(cfg.state_dir, '/')) != NULL &&
+		    slash != cfg.state_dir)
+			*slash = '\0';
+	}
+	return (0);
+}
+
+/* Apply the flags to the options; prints the error and returns -1. */
+static int
+configure(struct kp_options *o, struct flags *fl, const char *reg,
+    const char *plug)
+{
+	size_t	 i;
+	int	 r;
+
+	if ((r = kp_driver_name(o, cfg.driver)) != 0 ||
+	    (r = kp_node_name(o, cfg.node)) != 0 ||
+	    (r = kp_registrar_socket_path(o, reg)) != 0 ||
+	    (r = kp_plugin_socket_path(o, plug)) != 0 ||
+	    (fl->kubelet_plugin_socket != NULL &&
+	    (r = kp_kubelet_plugin_socket_path(o,
+	    fl->kubelet_plugin_socket)) != 0) ||
+	    (fl->kubeconfig != NULL && (r = kp_kube_client_kubeconfig(o,
+	    fl->kubeconfig, fl->context)) != 0) ||
+	    (fl->in_cluster && (r = kp_kube_client_in_cluster(o)) != 0) ||
+	    (r = kp_log_verbosity(o, cfg.verbose)) != 0)
+		goto fail;
+	for (i = 0; i < fl->n_allow_uids; i++)
+		if ((r = kp_allowed_peer_uid(o, fl->allow_uids[i])) != 0)
+			goto fail;
+	return (0);
+fail:
+	fprintf(stderr, "pci-driver: %s\n", kp_options_last_error(o));
+	return (-1);
+}
+
+static void
+describe(const struct pci_list *l)
+{
+	size_t	 i;
+
+	fprintf(stderr, "pci-driver: %zu PCI device(s) under %s/bus/pci/"
+	    "devices\n", l->n, cfg.sysfs);
+	for (i = 0; cfg.verbose >= 2 && i < l->n; i++)
+		fprintf(stderr, "pci-driver:   %s %s %s:%s class %s driver %s\n",
+		    l->devs[i].name, l->devs[i].addr, l->devs[i].vendor,
+		    l->devs[i].device, l->devs[i].class,
+		    l->devs[i].driver[0] ? l->devs[i].driver : "(none)");
+}
+
+/* Publish, logging the outcome. */
+static void
+publish(struct kp_plugin *plugin, const struct pci_list *l, int kube)
+{
+	char	 err[KP_ERROR_SIZE];
+
+	if (!kube)
+		return;
+	if (pci_publish(plugin, &cfg, l, err, sizeof(err)) != 0)
+		fprintf(stderr, "pci-driver: publishing failed: %s\n", err);
+	else
+		fprintf(stderr, "pci-driver: published %zu device(s) in %zu "
+		    "slice(s) as pool %s\n", l->n,
+		    (l->n + PCI_SLICE_MAX - 1) / PCI_SLICE_MAX, cfg.node);
+}
+
+/* Rediscover; republish when the devices changed. */
+static void
+rescan(struct kp_plugin *plugin, struct pci_list *cur, int kube)
+{
+	struct pci_list	 now;
+	char		 err[KP_ERROR_SIZE];
+	const struct pci_dev	*old;
+	size_t		 i, added = 0, gone = 0, changed = 0;
+
+	if (pci_discover(cfg.sysfs, &cfg.filter, &now, err, sizeof(err)) !=
+	    0) {
+		fprintf(stderr, "pci-driver: rescan: %s\n", err);
+		return;
+	}
+	if (pci_list_equal(cur, &now)) {
+		pci_list_free(&now);
+		return;
+	}
+	for (i = 0; i < now.n; i++) {
+		if ((old = pci_find(cur, now.devs[i].name)) == NULL)
+			added++;
+		else if (memcmp(old, &now.devs[i], sizeof(*old)) != 0)
+			changed++;
+	}
+	for (i = 0; i < cur->n; i++)
+		if (pci_find(&now, cur->devs[i].name) == NULL)
+			gone++;
+	fprintf(stderr, "pci-driver: rescan: %zu device(s) now (%zu new, "
+	    "%zu gone, %zu changed)\n", now.n, added, gone, changed);
+	pci_list_free(cur);
+	*cur = now;
+	publish(plugin, cur, kube);
 }
 
 int
 main(int argc, char **argv)
 {
+	struct kp_hooks		 hooks = { &cfg, pci_hook_prepare,
+				    pci_hook_unprepare, pci_hook_init };
+	struct flags		 fl;
 	struct kp_options	*opts;
 	struct kp_plugin	*plugin;
-	struct driver		 drv;
-	struct kp_hooks		 hooks = { &drv, prepare, unprepare, NULL };
+	struct pci_list		 devs;
+	struct timespec		 ts;
+	char			 reg[PATH_MAX], plug[PATH_MAX];
+	char			 err[KP_ERROR_SIZE * 2];
+	json_t			*claims;
 	sigset_t		 set;
-	int			 sig, r;
+	int			 sig, r, kube;
 
-	memset(&drv, 0, sizeof(drv));
+	memset(&fl, 0, sizeof(fl));
+	fl.rescan = 60;
+	if (parse_args(argc, argv, &fl) != 0 ||
+	    resolve_defaults(&fl, reg, plug, sizeof(reg)) != 0)
+		return (2);
+	kube = fl.kubeconfig != NULL || fl.in_cluster;
+	if (pci_discover(cfg.sysfs, &cfg.filter, &devs, err, sizeof(err)) !=
+	    0) {
+		fprintf(stderr, "pci-driver: %s\n", err);
+		return (1);
+	}
+	if (fl.list) {
+		pci_list_print(&devs, stdout);
+		pci_list_free(&devs);
+		return (0);
+	}
+	describe(&devs);
+	/* A bad checkpoint stops us here, with its reason, before any
+	 * socket exists (the nodeserver's init hook checks it again). */
+	if (checkpoint_load(&cfg, &claims, err, sizeof(err)) != 0) {
+		fprintf(stderr, "pci-driver: %s\n", err);
+		return (1);
+	}
+	if (json_object_size(claims) > 0)
+		fprintf(stderr, "pci-driver: %zu prepared claim(s) in the "
+		    "checkpoint\n", json_object_size(claims));
+	json_decref(claims);
+	if (geteuid() != 0)
+		fprintf(stderr, "pci-driver: note: not running as root: the "
+		    "sandbox is reduced (no private mount namespace or empty "
+		    "root, no uid change); seccomp and NO_NEW_PRIVS still "
+		    "apply\n");
 	if (kp_options_new(&opts) != 0)
 		return (1);
-	if (parse_args(argc, argv, opts, &drv) != 0) {
+	if (configure(opts, &fl, reg, plug) != 0) {
 		kp_options_free(opts);
 		return (2);
 	}
-	if (find_first_pci_device(&drv) != 0)
-		snprintf(drv.device, sizeof(drv.device), "pci-none");
-	/* Block the stop signals before kp_start: sigwait() takes them. */
+	/* Block the signals before kp_start: sigtimedwait() takes them. */
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
 	sigprocmask(SIG_BLOCK, &set, NULL);
 	if ((r = kp_start(opts, &hooks, &plugin)) != 0) {
 		fprintf(stderr, "pci-driver: %s: %s\n", kp_err_name(r),
@@ -192,11 +404,26 @@ main(int argc, char **argv)
 		return (1);
 	}
 	kp_options_free(opts);
-	fprintf(stderr, "pci-driver: serving %s with device %s\n", drv.name,
-	    drv.device);
-	while (sigwait(&set, &sig) != 0)
-		;
+	fprintf(stderr, "pci-driver: serving %s on node %s (CDI specs in "
+	    "%s, checkpoint in %s)\n", cfg.driver, cfg.node, cfg.cdi_dir,
+	    cfg.state_dir);
+	if (!kube)
+		fprintf(stderr, "pci-driver: no Kubernetes access "
+		    "(--kubeconfig or --in-cluster): registering only, no "
+		    "ResourceSlices, and claims cannot be prepared\n");
+	publish(plugin, &devs, kube);
+	for (;;) {
+		ts.tv_sec = fl.rescan > 0 ? fl.rescan : 3600;
+		ts.tv_nsec = 0;
+		sig = sigtimedwait(&set, NULL, &ts);
+		if (sig == SIGTERM || sig == SIGINT)
+			break;
+		if (sig == SIGHUP || (sig == -1 && errno == EAGAIN &&
+		    fl.rescan > 0))
+			rescan(plugin, &devs, kube);
+	}
 	fprintf(stderr, "pci-driver: %s, stopping\n", strsignal(sig));
 	r = kp_stop(plugin);
+	pci_list_free(&devs);
 	return (r == 0 ? 0 : 1);
 }
