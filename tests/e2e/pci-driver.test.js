@@ -1,0 +1,323 @@
+'use strict';
+// The example driver (build/examples/pci-driver): discovery against a fake
+// sysfs tree and this machine's /sys, publishing through the kube-apiserver
+// emulator, CDI spec files, idempotent prepare, the checkpoint across
+// restarts, unprepare of unknown claims, and rescans.
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const { spawn, execFileSync, spawnSync } = require('node:child_process');
+const fs = require('node:fs');
+const path = require('node:path');
+const { randomUUID } = require('node:crypto');
+const { KubeletSim } = require('../kubelet-sim');
+const { startEmulator, kubeconfig } = require('../apiserver-emu');
+const { PCI_DRIVER, makeRoot, roles, until, sleep } = require('./lib/plugin');
+
+const DRIVER = 'pci.example.com';
+const NODE = 'node-1';
+const SEL = `spec.driver=${DRIVER},spec.nodeName=${NODE}`;
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+
+// A fake sysfs: root/devices/pci0000:00/<addr> with the attribute files,
+// root/bus/pci/devices/<addr> -> ../../../devices/pci0000:00/<addr>, as
+// the kernel lays it out. dev: { addr, vendor, device, cls, numa
+// (undefined: no file), driver (undefined: unbound), iommu, bars }.
+function addFakeDevice(root, dev) {
+  const real = path.join(root, 'devices', 'pci0000:00', dev.addr);
+  fs.mkdirSync(real, { recursive: true });
+  const w = (f, v) => fs.writeFileSync(path.join(real, f), `${v}\n`);
+  w('vendor', dev.vendor || '0x8086');
+  w('device', dev.device || '0x1234');
+  w('subsystem_vendor', dev.vendor || '0x8086');
+  w('subsystem_device', '0x0001');
+  w('class', dev.cls || '0x020000');
+  if (dev.numa !== undefined) w('numa_node', dev.numa);
+  if (dev.driver) fs.symlinkSync(`../../../bus/pci/drivers/${dev.driver}`, path.join(real, 'driver'));
+  if (dev.iommu !== undefined) fs.symlinkSync(`../../../kernel/iommu_groups/${dev.iommu}`, path.join(real, 'iommu_group'));
+  const bars = (dev.bars || []).map(([start, size]) => `0x${start.toString(16).padStart(16, '0')} 0x${(start + size - 1).toString(16).padStart(16, '0')} 0x0000000000040200`);
+  while (bars.length < 13) bars.push('0x0000000000000000 0x0000000000000000 0x0000000000000000');
+  w('resource', bars.join('\n'));
+  const bus = path.join(root, 'bus', 'pci', 'devices');
+  fs.mkdirSync(bus, { recursive: true });
+  fs.symlinkSync(`../../../devices/pci0000:00/${dev.addr}`, path.join(bus, dev.addr));
+}
+
+function removeFakeDevice(root, addr) {
+  fs.rmSync(path.join(root, 'bus', 'pci', 'devices', addr), { force: true });
+  fs.rmSync(path.join(root, 'devices', 'pci0000:00', addr), { recursive: true, force: true });
+}
+
+const ODD = [
+  { addr: '0000:00:00.0', vendor: '0x8086', device: '0x0d57', cls: '0x060000', numa: 0 },
+  { addr: '0000:00:01.0', vendor: '0x1af4', device: '0x1041', cls: '0x020000', numa: 1, driver: 'virtio-pci', bars: [[0x40000000, 512 * 1024]] },
+  { addr: '0000:00:02.0', vendor: '0x10de', device: '0x2330', cls: '0x030200', driver: 'vfio-pci', iommu: 7, bars: [[0x80000000, 16 << 20], [0x90000000, 16 << 20]] },
+  { addr: '0000:3b:00.1', vendor: '0x15b3', device: '0x101d', cls: '0x020000', numa: -1 },
+];
+
+function fakeSysfs(dir, devices = ODD) {
+  const root = path.join(dir, 'sys');
+  for (const d of devices) addFakeDevice(root, d);
+  // Odd entries that are not PCI functions: skipped.
+  fs.writeFileSync(path.join(root, 'bus', 'pci', 'devices', 'README'), 'not a device\n');
+  fs.mkdirSync(path.join(root, 'bus', 'pci', 'devices', '0000:zz:00.0'));
+  return root;
+}
+
+const list = (args) => execFileSync(PCI_DRIVER, ['--list', ...args]).toString().trim().split('\n').filter(Boolean).map(JSON.parse);
+
+test('discovery of a fake sysfs tree: odd devices, filters', () => {
+  const root = makeRoot(DRIVER);
+  try {
+    const sys = fakeSysfs(root.dir);
+    const devs = list(['--sysfs-root', sys]);
+    assert.deepEqual(devs.map((d) => d.name), ['pci-0000-00-00-0', 'pci-0000-00-01-0', 'pci-0000-00-02-0', 'pci-0000-3b-00-1']);
+    const [bridge, nic, gpu, mlx] = devs;
+    assert.equal(bridge.driver, '', 'unbound: no driver');
+    assert.equal(bridge.numaNode, 0);
+    assert.equal(bridge.barBytes, 0);
+    assert.equal(nic.driver, 'virtio-pci');
+    assert.equal(nic.numaNode, 1);
+    assert.equal(nic.barBytes, 512 * 1024);
+    assert.equal(nic.pcieRoot, 'pci0000:00');
+    assert.equal(gpu.numaNode, -1, 'no numa_node file');
+    assert.equal(gpu.iommuGroup, 7);
+    assert.equal(gpu.driver, 'vfio-pci');
+    assert.equal(gpu.barBytes, 32 << 20);
+    assert.equal(mlx.numaNode, -1);
+    assert.equal(mlx.iommuGroup, -1);
+    for (const d of devs) assert.match(d.name, DNS_LABEL);
+    assert.deepEqual(list(['--sysfs-root', sys, '--class', '0x02']).map((d) => d.address), ['0000:00:01.0', '0000:3b:00.1']);
+    assert.deepEqual(list(['--sysfs-root', sys, '--vendor', '0x10de']).map((d) => d.address), ['0000:00:02.0']);
+    assert.deepEqual(list(['--sysfs-root', sys, '--class', '0x03', '--vendor', '0x8086']), []);
+    const bad = spawnSync(PCI_DRIVER, ['--list', '--sysfs-root', path.join(root.dir, 'nope')]);
+    assert.equal(bad.status, 1);
+    assert.match(bad.stderr.toString(), /nope\/bus\/pci\/devices: No such file/);
+  } finally {
+    root.cleanup();
+  }
+});
+
+test('discovery on this machine\'s /sys: devices found, names are DNS labels', () => {
+  const devs = list([]);
+  assert.ok(devs.length >= 1, 'at least one PCI device');
+  const names = new Set();
+  for (const d of devs) {
+    assert.match(d.name, DNS_LABEL);
+    assert.match(d.address, /^[0-9a-f]{4,8}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$/);
+    assert.match(d.vendor, /^0x[0-9a-f]{4}$/);
+    assert.ok(!names.has(d.name));
+    names.add(d.name);
+  }
+});
+
+// A running pci-driver with an emulator and a kubelet simulator.
+async function setup(t, { devices = ODD, extra = [], sim = true, sysfs } = {}) {
+  const root = makeRoot(DRIVER);
+  const sys = sysfs || fakeSysfs(root.dir, devices);
+  const emu = await startEmulator({ versions: ['v1', 'v1beta1'], nodes: [NODE], tokenFile: path.join(root.dir, 'token') });
+  fs.copyFileSync(emu.caFile, path.join(root.dir, 'ca.crt'));
+  const kc = path.join(root.dir, 'kubeconfig');
+  fs.writeFileSync(kc, kubeconfig({ server: emu.url }));
+  const env = {
+    root, sys, emu, kc,
+    cdi: path.join(root.dir, 'cdi'),
+    state: path.join(root.dir, 'plugins', DRIVER),
+    args: ['--driver-name', DRIVER, '--node-name', NODE, '--registrar-socket', root.regSock,
+      '--plugin-socket', root.draSock, '--kubeconfig', kc, '--cdi-dir', path.join(root.dir, 'cdi'),
+      '--sysfs-root', sys, '-v', '1', ...extra],
+    procs: [],
+  };
+  t.after(async () => {
+    for (const p of env.procs) await p.kill();
+    if (env.kubelet) await env.kubelet.stop();
+    await emu.stop();
+    root.cleanup();
+  });
+  env.start = () => startDriver(env);
+  env.drv = await env.start();
+  if (sim) {
+    env.kubelet = new KubeletSim({ registryDir: root.registry }).start();
+    await env.kubelet.waitForDriver(DRIVER);
+  }
+  return env;
+}
+
+function startDriver(env, { expectFail = false } = {}) {
+  const proc = spawn(PCI_DRIVER, env.args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  const d = { proc, stderr: '' };
+  proc.stderr.on('data', (b) => { d.stderr += b.toString(); });
+  d.exited = new Promise((resolve) => proc.on('exit', (code, signal) => resolve({ code, signal })));
+  d.kill = async (sig = 'SIGKILL') => { try { proc.kill(sig); } catch { /* gone */ } return d.exited; };
+  env.procs.push(d);
+  if (expectFail) return d;
+  return until(() => {
+    if (/pci-driver: serving/.test(d.stderr)) return d;
+    if (proc.exitCode !== null) throw new Error(`pci-driver exited ${proc.exitCode}:\n${d.stderr}`);
+    return null;
+  }, 15000, 20);
+}
+
+const slicesOf = (emu) => emu.getSlices({ fieldSelector: SEL });
+const devicesOf = (slices) => slices.flatMap((s) => s.spec.devices || []);
+
+function claimFor(env, device, name = 'c1') {
+  const c = { namespace: 'default', name, uid: randomUUID() };
+  env.emu.addClaim({ ...c, allocation: { results: [{ request: 'pci', driver: DRIVER, pool: NODE, device }] } });
+  return c;
+}
+
+test('300 devices publish as slices of at most 128 with qualified attributes', async (t) => {
+  const many = [];
+  for (let i = 0; i < 300; i++) {
+    many.push({ addr: `0000:${(i >> 3).toString(16).padStart(2, '0')}:${(i & 7).toString(16).padStart(2, '0')}.0`, numa: i % 2, driver: i % 3 ? 'e1000e' : undefined, bars: [[0x1000000 * (i + 1), 4096]] });
+  }
+  const env = await setup(t, { devices: many, sim: false });
+  const slices = await until(() => {
+    const s = slicesOf(env.emu);
+    return devicesOf(s).length === 300 ? s : null;
+  }, 20000, 100);
+  assert.deepEqual(slices.map((s) => s.spec.devices.length).sort((a, b) => a - b), [44, 128, 128]);
+  for (const s of slices) {
+    assert.equal(s.spec.pool.name, NODE);
+    assert.equal(s.spec.pool.resourceSliceCount, 3);
+    assert.equal(s.spec.nodeName, NODE);
+  }
+  const d = devicesOf(slices).find((x) => x.name === 'pci-0000-00-01-0');
+  assert.deepEqual(d.attributes[`${DRIVER}/pciAddress`], { string: '0000:00:01.0' });
+  assert.deepEqual(d.attributes[`${DRIVER}/numaNode`], { int: 1 });
+  assert.deepEqual(d.attributes[`${DRIVER}/driver`], { string: 'e1000e' });
+  assert.deepEqual(d.attributes[`${DRIVER}/vendor`], { string: '0x8086' });
+  assert.deepEqual(d.attributes[`${DRIVER}/class`], { string: '0x020000' });
+  assert.deepEqual(d.attributes['resource.kubernetes.io/pcieRoot'], { string: 'pci0000:00' });
+  assert.equal(d.capacity[`${DRIVER}/barMemory`].value, '4Ki');
+  const unbound = devicesOf(slices).find((x) => x.name === 'pci-0000-00-00-0');
+  assert.equal(unbound.attributes[`${DRIVER}/driver`], undefined, 'unbound: no driver attribute');
+  for (const x of devicesOf(slices)) {
+    assert.match(x.name, DNS_LABEL);
+    for (const k of Object.keys(x.attributes)) assert.match(k, /^[a-z0-9.-]+\/[A-Za-z_][A-Za-z0-9_]*$/);
+  }
+});
+
+test('prepare writes a CDI spec, is idempotent, recreates a lost spec; unprepare', async (t) => {
+  const env = await setup(t);
+  await until(() => devicesOf(slicesOf(env.emu)).length === 4, 15000, 100);
+  const c = claimFor(env, 'pci-0000-00-02-0');
+  const res = await env.kubelet.nodePrepareResources(DRIVER, [c]);
+  const r = res.claims[c.uid];
+  assert.ok(!r.error, r.error);
+  assert.equal(r.devices.length, 1);
+  const id = `${DRIVER}/pci=pci-0000-00-02-0-${c.uid}`;
+  assert.deepEqual(r.devices[0].cdiDeviceIds || r.devices[0].cdi_device_ids, [id]);
+  const spec = path.join(env.cdi, `${DRIVER}-${c.uid}.json`);
+  const json = JSON.parse(fs.readFileSync(spec, 'utf8'));
+  assert.equal(json.kind, `${DRIVER}/pci`);
+  assert.match(json.cdiVersion, /^0\.[5-9]\.0$/);
+  assert.equal(json.devices.length, 1);
+  assert.equal(json.devices[0].name, `pci-0000-00-02-0-${c.uid}`);
+  assert.deepEqual(json.devices[0].containerEdits.env, ['PCI_ADDRESS_0000_00_02_0=0000:00:02.0']);
+  assert.deepEqual(json.devices[0].containerEdits.deviceNodes, [{ path: '/dev/vfio/vfio' }, { path: '/dev/vfio/7' }]);
+  assert.deepEqual(fs.readdirSync(env.cdi), [path.basename(spec)], 'no temporary files left');
+  const cpFile = path.join(env.state, 'checkpoint.json');
+  const st1 = [fs.statSync(spec), fs.statSync(cpFile)];
+  await sleep(20);
+  for (let i = 0; i < 2; i++) {
+    const again = await env.kubelet.nodePrepareResources(DRIVER, [c]);
+    assert.deepEqual(again.claims[c.uid], r, 'the same result');
+  }
+  const st2 = [fs.statSync(spec), fs.statSync(cpFile)];
+  for (let i = 0; i < 2; i++) {
+    assert.equal(st2[i].ino, st1[i].ino, 'not rewritten');
+    assert.equal(st2[i].mtimeMs, st1[i].mtimeMs, 'not rewritten');
+  }
+  // The CDI dir is a tmpfs that a reboot empties: a repeated prepare
+  // must not return an ID whose spec is gone.
+  fs.rmSync(spec);
+  const again = await env.kubelet.nodePrepareResources(DRIVER, [c]);
+  assert.deepEqual(again.claims[c.uid], r);
+  assert.deepEqual(JSON.parse(fs.readFileSync(spec, 'utf8')), json, 'spec recreated');
+  // A device of another node, and a device that is not here.
+  const other = { namespace: 'default', name: 'other', uid: randomUUID() };
+  env.emu.addClaim({ ...other, allocation: { results: [{ request: 'pci', driver: DRIVER, pool: 'node-2', device: 'pci-0000-00-01-0' }] } });
+  const gone = claimFor(env, 'pci-0000-99-00-0', 'gone');
+  const bad = await env.kubelet.nodePrepareResources(DRIVER, [other, gone]).catch((e) => e);
+  assert.match(String(bad.message || JSON.stringify(bad)), /node-2|not on this node/);
+  // Unprepare removes the spec and the checkpoint entry.
+  const un = await env.kubelet.nodeUnprepareResources(DRIVER, [c]);
+  assert.ok(!un.claims[c.uid].error);
+  assert.ok(!fs.existsSync(spec));
+  assert.deepEqual(JSON.parse(fs.readFileSync(cpFile, 'utf8')).claims, {});
+  // Unknown claims and a second unprepare are not errors.
+  const unknown = { namespace: 'default', name: 'unknown', uid: randomUUID() };
+  const un2 = await env.kubelet.nodeUnprepareResources(DRIVER, [c, unknown]);
+  assert.ok(!un2.claims[c.uid].error);
+  assert.ok(!un2.claims[unknown.uid].error);
+});
+
+test('the checkpoint survives nodeserver and driver restarts; a corrupt one stops the start', async (t) => {
+  const env = await setup(t);
+  await until(() => devicesOf(slicesOf(env.emu)).length === 4, 15000, 100);
+  const c = claimFor(env, 'pci-0000-00-01-0');
+  const first = await env.kubelet.nodePrepareResources(DRIVER, [c]);
+  assert.ok(!first.claims[c.uid].error);
+  // A restarted nodeserver reloads the checkpoint in its init hook.
+  const before = roles(env.drv.proc.pid);
+  process.kill(before.nodeserver, 'SIGKILL');
+  await until(() => {
+    const now = roles(env.drv.proc.pid);
+    return now.nodeserver && now.nodeserver !== before.nodeserver;
+  }, 15000, 50);
+  const afterNs = await until(() => env.kubelet.nodePrepareResources(DRIVER, [c]).catch(() => null), 15000, 200);
+  assert.deepEqual(afterNs.claims[c.uid], first.claims[c.uid]);
+  // The whole driver restarts after a "reboot" that emptied the CDI dir:
+  // the init hook rewrites the spec from the checkpoint. Then the claim
+  // goes from the API server (unprepare must not need it).
+  await env.drv.kill('SIGTERM');
+  const spec = path.join(env.cdi, `${DRIVER}-${c.uid}.json`);
+  fs.rmSync(spec);
+  env.drv = await env.start();
+  assert.match(env.drv.stderr, /1 prepared claim\(s\) in the checkpoint/);
+  await until(() => fs.existsSync(spec), 5000, 20);
+  await until(() => env.kubelet.getDriver(DRIVER) && env.kubelet.getDriver(DRIVER).socketPath, 15000, 50);
+  const again = await until(() => env.kubelet.nodePrepareResources(DRIVER, [c]).catch(() => null), 15000, 200);
+  assert.deepEqual(again.claims[c.uid], first.claims[c.uid], 'the same answer after a restart');
+  env.emu.deleteClaim('default', c.name);
+  const un = await env.kubelet.nodeUnprepareResources(DRIVER, [c]);
+  assert.ok(!un.claims[c.uid].error);
+  assert.ok(!fs.existsSync(spec));
+  await env.drv.kill('SIGTERM');
+
+  // Corrupt, truncated, empty, bad checksum or newer: refuse, keep the file.
+  const cpFile = path.join(env.state, 'checkpoint.json');
+  const good = JSON.parse(fs.readFileSync(cpFile, 'utf8'));
+  const cases = [
+    ['{"version": 1, "claims": {', /line \d+/],
+    ['', /is empty/],
+    [JSON.stringify({ ...good, claims: { x: { namespace: 'a', name: 'b', devices: [] } } }), /checksum mismatch/],
+    [JSON.stringify({ ...good, version: 2 }), /version 2, this driver reads version 1/],
+  ];
+  for (const [text, why] of cases) {
+    fs.writeFileSync(cpFile, text);
+    const d = startDriver(env, { expectFail: true });
+    const ex = await d.exited;
+    assert.equal(ex.code, 1, d.stderr);
+    assert.match(d.stderr, why);
+    assert.match(d.stderr, /the file is kept/);
+    assert.equal(fs.readFileSync(cpFile, 'utf8'), text, 'never overwritten');
+    assert.ok(!fs.existsSync(env.root.regSock), 'no socket created');
+  }
+});
+
+test('rescan republishes devices that appear and vanish', async (t) => {
+  const env = await setup(t, { extra: ['--rescan', '1'], sim: false });
+  await until(() => devicesOf(slicesOf(env.emu)).length === 4, 15000, 100);
+  addFakeDevice(env.sys, { addr: '0000:af:00.0', vendor: '0x8086', cls: '0x120000', numa: 1, driver: 'idxd' });
+  await until(() => devicesOf(slicesOf(env.emu)).some((d) => d.name === 'pci-0000-af-00-0'), 10000, 100);
+  removeFakeDevice(env.sys, '0000:00:01.0');
+  await until(() => {
+    const names = devicesOf(slicesOf(env.emu)).map((d) => d.name);
+    return names.length === 4 && !names.includes('pci-0000-00-01-0');
+  }, 10000, 100);
+  assert.match(env.drv.stderr, /rescan: 5 device\(s\) now \(1 new, 0 gone/);
+  assert.match(env.drv.stderr, /rescan: 4 device\(s\) now \(0 new, 1 gone/);
+});
