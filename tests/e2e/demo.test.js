@@ -1,0 +1,66 @@
+'use strict';
+// `make demo` as a test: tools/demo.sh against KP_BUILD exits 0 and shows
+// each step's key line. When run as root, the demo also runs as an
+// unprivileged user (the reduced sandbox with its note), if one can read
+// the build and the node modules.
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const { spawnSync } = require('node:child_process');
+const path = require('node:path');
+const { ROOT, BUILD } = require('./lib/plugin');
+
+function runDemo(prefix = []) {
+  const cmd = [...prefix, path.join(ROOT, 'tools', 'demo.sh')];
+  const r = spawnSync(cmd[0], cmd.slice(1), {
+    cwd: ROOT, env: { ...process.env, KP_BUILD: BUILD }, timeout: 120000, encoding: 'utf8',
+  });
+  return { code: r.status, out: r.stdout || '', err: r.stderr || '' };
+}
+
+function checkKeyLines(out) {
+  assert.match(out, /supported versions: {2}v1\.DRAPlugin, v1beta1\.DRAPlugin/);
+  assert.match(out, /API kubelet chose: {3}v1 /);
+  assert.match(out, /\$ kubectl get resourceslices -o wide\n\s+NAME\s+NODE\s+DRIVER\s+POOL\s+AGE/);
+  assert.match(out, /\n\s+pci-[0-9a-f]{4}-[0-9a-f]{2}-[0-9a-f]{2}-[0-7]\s+[0-9a-f]{4}:/, 'a real device row');
+  assert.match(out, /device: pci-[0-9a-f-]+/);
+  assert.match(out, /CDI device IDs: {2}pci\.example\.com\/pci=pci-[0-9a-f-]+/);
+  assert.match(out, /"cdiVersion": "0\.5\.0"/);
+  assert.match(out, /"kind": "pci\.example\.com\/pci"/);
+  assert.match(out, /PCI_ADDRESS_/);
+  assert.match(out, /prepared again \(kubelet retries\): same result, spec file not rewritten/);
+  assert.match(out, /CDI spec file: removed/);
+  assert.match(out, /unprepare of a claim never prepared: success/);
+  assert.match(out, /\n\s+nodeserver\s+\d+\s+\d+\s+\d+\s+none\s+yes\s+filter/);
+  assert.match(out, /\n\s+registrar\s+\d+\s+\d+\s+\d+\s+none\s+yes\s+filter/);
+  assert.match(out, /driver exited with status 0/);
+  assert.match(out, /socket files removed/);
+  assert.match(out, /demo finished: OK/);
+}
+
+test('tools/demo.sh runs the main job end to end and exits 0', () => {
+  const r = runDemo();
+  assert.equal(r.code, 0, `demo failed:\n${r.out}\n${r.err}`);
+  checkKeyLines(r.out);
+  if (process.getuid() === 0) {
+    assert.match(r.out, /\n\s+registrar\s+\d+\s+\d+\s+65534\s/, 'registrar as nobody');
+  }
+});
+
+test('the demo runs without root, with a reduced sandbox and a note', (t) => {
+  if (process.getuid() !== 0) {
+    t.skip('already not root: the first test covered it');
+    return;
+  }
+  // setpriv (util-linux) drops to nobody with no capabilities.
+  const probe = spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', '--inh-caps=-all',
+    'sh', '-c', `test -x '${path.join(BUILD, 'examples', 'pci-driver')}' && test -r '${path.join(ROOT, 'node_modules', '@grpc', 'grpc-js', 'package.json')}' && test -w /tmp`]);
+  if (probe.status !== 0) {
+    t.skip('nobody cannot read the build or the node modules here');
+    return;
+  }
+  const r = runDemo(['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', '--inh-caps=-all']);
+  assert.equal(r.code, 0, `demo failed:\n${r.out}\n${r.err}`);
+  assert.match(r.out, /NOTE: not running as root: the plugin runs with a reduced sandbox/);
+  checkKeyLines(r.out);
+});
