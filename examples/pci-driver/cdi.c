@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "pci.h"
@@ -31,6 +32,29 @@ cdi_spec_path(const struct pci_config *cfg, const char *claim_uid,
 	n = snprintf(out, size, "%s/%s-%s.json", cfg->cdi_dir, cfg->driver,
 	    claim_uid);
 	return (n < 0 || (size_t)n >= size ? -1 : 0);
+}
+
+/* mkdir -p (also used for the state and socket directories) */
+int
+pci_mkdirs(const char *path, mode_t mode, char *err, size_t errsize)
+{
+	char	 buf[PATH_MAX], *p;
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (p = buf + 1; *p != '\0'; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, mode) == -1 && errno != EEXIST)
+			goto fail;
+		*p = '/';
+	}
+	if (mkdir(buf, mode) == -1 && errno != EEXIST)
+		goto fail;
+	return (0);
+fail:
+	snprintf(err, errsize, "mkdir %s: %s", buf, strerror(errno));
+	return (-1);
 }
 
 /* Write data to path atomically (temp + fsync + rename + fsync dir). */

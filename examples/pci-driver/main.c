@@ -273,6 +273,19 @@ fail:
 	return (-1);
 }
 
+/* mkdir -p of the directory part of path. */
+static int
+make_parent(const char *path, char *err, size_t errsize)
+{
+	char	 dir[PATH_MAX], *slash;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	if ((slash = strrchr(dir, '/')) == NULL || slash == dir)
+		return (0);
+	*slash = '\0';
+	return (pci_mkdirs(dir, 0750, err, errsize));
+}
+
 static void
 describe(const struct pci_list *l)
 {
@@ -385,6 +398,13 @@ main(int argc, char **argv)
 		    "sandbox is reduced (no private mount namespace or empty "
 		    "root, no uid change); seccomp and NO_NEW_PRIVS still "
 		    "apply\n");
+	/* The socket directories (kubelet creates plugins_registry; a
+	 * test or demo kubelet root may not have them yet). */
+	if (make_parent(reg, err, sizeof(err)) != 0 ||
+	    make_parent(plug, err, sizeof(err)) != 0) {
+		fprintf(stderr, "pci-driver: %s\n", err);
+		return (1);
+	}
 	if (kp_options_new(&opts) != 0)
 		return (1);
 	if (configure(opts, &fl, reg, plug) != 0) {

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <jansson.h>
 
@@ -88,6 +89,7 @@ int	 cdi_write_spec(const struct pci_config *, const char *claim_uid,
 	    const struct cdi_device *, size_t n, char *err, size_t errsize);
 int	 cdi_remove_spec(const struct pci_config *, const char *claim_uid,
 	    char *err, size_t errsize);
+int	 pci_mkdirs(const char *path, mode_t mode, char *err, size_t errsize);
 int	 cdi_write_atomic(const char *path, const char *data, size_t len,
 	    char *err, size_t errsize);
 

@@ -49,29 +49,6 @@ logf_(const struct pci_config *cfg, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* mkdir -p */
-static int
-mkdirs(const char *path, mode_t mode, char *err, size_t errsize)
-{
-	char	 buf[PATH_MAX], *p;
-
-	snprintf(buf, sizeof(buf), "%s", path);
-	for (p = buf + 1; *p != '\0'; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(buf, mode) == -1 && errno != EEXIST)
-			goto fail;
-		*p = '/';
-	}
-	if (mkdir(buf, mode) == -1 && errno != EEXIST)
-		goto fail;
-	return (0);
-fail:
-	snprintf(err, errsize, "mkdir %s: %s", buf, strerror(errno));
-	return (-1);
-}
-
 /* The IOMMU group of a function bound to vfio-pci; -1 otherwise. */
 static int
 vfio_group(const struct pci_list *l, const char *addr)
@@ -135,8 +112,8 @@ pci_hook_init(void *user, char *err, size_t errsize)
 	const char		*uid;
 	json_t			*entry;
 
-	if (mkdirs(cfg->cdi_dir, 0755, err, errsize) != 0 ||
-	    mkdirs(cfg->state_dir, 0750, err, errsize) != 0)
+	if (pci_mkdirs(cfg->cdi_dir, 0755, err, errsize) != 0 ||
+	    pci_mkdirs(cfg->state_dir, 0750, err, errsize) != 0)
 		return (-1);
 	json_decref(claims);
 	if (checkpoint_load(cfg, &claims, err, errsize) != 0)

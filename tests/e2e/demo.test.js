@@ -64,3 +64,42 @@ test('the demo runs without root, with a reduced sandbox and a note', (t) => {
   assert.match(r.out, /NOTE: not running as root: the plugin runs with a reduced sandbox/);
   checkKeyLines(r.out);
 });
+
+test('the README\'s minimal driver is examples/minimal-driver/main.c, and it works', async (t) => {
+  const fs = require('node:fs');
+  const { randomUUID } = require('node:crypto');
+  const { spawn } = require('node:child_process');
+  const { KubeletSim } = require('../kubelet-sim');
+  const { startEmulator, kubeconfig } = require('../apiserver-emu');
+  const { makeRoot, until } = require('./lib/plugin');
+  const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+  const src = fs.readFileSync(path.join(ROOT, 'examples', 'minimal-driver', 'main.c'), 'utf8');
+  assert.ok(readme.includes(`\`\`\`c\n${src}\`\`\``), 'README shows examples/minimal-driver/main.c verbatim');
+  assert.ok(src.split('\n').length <= 80, 'about 50 lines of code');
+
+  const DRIVER = 'minimal.example.com';
+  const root = makeRoot(DRIVER);
+  const emu = await startEmulator({ versions: ['v1'], nodes: ['node-1'], tokenFile: path.join(root.dir, 'token') });
+  fs.copyFileSync(emu.caFile, path.join(root.dir, 'ca.crt'));
+  const kc = path.join(root.dir, 'kubeconfig');
+  fs.writeFileSync(kc, kubeconfig({ server: emu.url }));
+  const drv = spawn(path.join(BUILD, 'examples', 'minimal-driver'), ['node-1', kc, root.dir], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  drv.stderr.on('data', (d) => { stderr += d; });
+  const exited = new Promise((resolve) => drv.on('exit', (code) => resolve(code)));
+  const sim = new KubeletSim({ registryDir: root.registry }).start();
+  t.after(async () => { drv.kill('SIGKILL'); await sim.stop(); await emu.stop(); root.cleanup(); });
+  await sim.waitForDriver(DRIVER, 15000);
+  const slices = await until(() => {
+    const s = emu.getSlices({ fieldSelector: `spec.driver=${DRIVER}` });
+    return s.length === 1 ? s : null;
+  }, 15000, 100);
+  assert.equal(slices[0].spec.devices[0].name, 'dev-0');
+  const c = { namespace: 'default', name: 'c', uid: randomUUID() };
+  emu.addClaim({ ...c, allocation: { results: [{ request: 'r', driver: DRIVER, pool: 'node-1', device: 'dev-0' }] } });
+  const res = await sim.nodePrepareResources(DRIVER, [c]);
+  assert.deepEqual(res.claims[c.uid].devices[0].cdi_device_ids || res.claims[c.uid].devices[0].cdiDeviceIds, [`${DRIVER}/dev=dev-0`]);
+  await sim.nodeUnprepareResources(DRIVER, [c]);
+  drv.kill('SIGTERM');
+  assert.equal(await exited, 0, stderr);
+});

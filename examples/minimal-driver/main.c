@@ -1,0 +1,76 @@
+/* minimal-driver NODE KUBECONFIG KUBELET_DIR: one device, CDI IDs only. */
+#include <signal.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include "kubeletplugin.h"
+
+#define DRIVER "minimal.example.com"
+
+static int
+prepare(void *user, const struct kp_claim *c, size_t n,
+    struct kp_prepare_results *res, char *errbuf, size_t errsize)
+{
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; k < c[i].n_results; k++) {
+			char id[128];
+			const char *ids[] = { id };
+			struct kp_prepared_device d = {
+			    .request_names = &c[i].results[k].request,
+			    .n_request_names = 1, .pool_name = c[i].results[k].pool,
+			    .device_name = c[i].results[k].device,
+			    .cdi_device_ids = ids, .n_cdi_device_ids = 1 };
+			snprintf(id, sizeof(id), DRIVER "/dev=%s", d.device_name);
+			kp_prepare_add_device(res, i, &d);	/* copies */
+		}
+	return (0);	/* idempotent: same claims, same answer */
+}
+
+static int
+unprepare(void *user, const struct kp_claim *c, size_t n,
+    struct kp_unprepare_results *res, char *errbuf, size_t errsize)
+{
+	return (0);	/* nothing to undo; unknown claims are fine */
+}
+
+int
+main(int argc, char **argv)
+{
+	struct kp_hooks hooks = { NULL, prepare, unprepare, NULL };
+	struct kp_attribute attr = { .name = "model", .type = KP_ATTR_STRING,
+	    .string_value = "demo" };
+	struct kp_device dev = { .name = "dev-0", .attributes = &attr,
+	    .n_attributes = 1 };
+	struct kp_slice slice = { &dev, 1 };
+	struct kp_pool pool = { .name = argv[1], .slices = &slice,
+	    .n_slices = 1 };
+	struct kp_resources resources = { &pool, 1 };
+	struct kp_options *o;
+	struct kp_plugin *p;
+	char reg[256], plug[256];
+	sigset_t set;
+	int sig;
+
+	if (argc != 4 || kp_options_new(&o) != 0)
+		return (2);
+	snprintf(reg, sizeof(reg), "%s/plugins_registry/" DRIVER "-reg.sock",
+	    argv[3]);
+	snprintf(plug, sizeof(plug), "%s/plugins/" DRIVER, argv[3]);
+	mkdir(plug, 0750);
+	snprintf(plug, sizeof(plug), "%s/plugins/" DRIVER "/dra.sock", argv[3]);
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigprocmask(SIG_BLOCK, &set, NULL);	/* before kp_start */
+	if (kp_driver_name(o, DRIVER) || kp_node_name(o, argv[1]) ||
+	    kp_kube_client_kubeconfig(o, argv[2], NULL) ||
+	    kp_registrar_socket_path(o, reg) || kp_plugin_socket_path(o, plug) ||
+	    kp_start(o, &hooks, &p)) {
+		fprintf(stderr, "minimal-driver: %s\n", kp_options_last_error(o));
+		return (1);
+	}
+	kp_options_free(o);
+	if (kp_publish_resources(p, &resources) != 0)
+		fprintf(stderr, "minimal-driver: %s\n", kp_plugin_last_error(p));
+	sigwait(&set, &sig);
+	return (kp_stop(p) == 0 ? 0 : 1);
+}
