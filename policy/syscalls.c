@@ -208,6 +208,10 @@ static const struct pol_rule publisher[] = {
 	/* fds */
 	{ "dup", POL_ALLOW, POL_ARG_NONE },
 	{ "dup3", POL_ALLOW, POL_ARG_NONE },
+
+	/* one-off: glibc's qsort asks for the physical memory size
+	 * (sysinfo) before sorting large arrays; read-only */
+	{ "sysinfo", POL_ALLOW, POL_ARG_NONE },
 };
 
 /* The supervisor's needs, for the OCI profile (its own filter is not

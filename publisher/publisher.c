@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "ipc/log.h"
+#include "policy/policy.h"
 #include "publisher/publisher.h"
 #include "publisher/pub.h"
 #include "rpc/serve.h"
@@ -244,6 +245,12 @@ publisher_main(struct child_env *env)
 		return (rpc_serve_fail(env, KP_EIO, "signalfd failed"));
 	if (pub_load_config(&p, err, sizeof(err)) != 0)
 		return (rpc_serve_fail(env, KP_ECHILD, "%s", err));
+	/* Credentials are loaded; from here on only the allowlist. */
+	if (policy_apply(ROLE_PUBLISHER, env->cfg, env->logfd, err,
+	    sizeof(err)) != 0) {
+		kcfg_free(&p.kc);
+		return (rpc_serve_fail(env, KP_ESANDBOX, "sandbox: %s", err));
+	}
 	if (http_global_init() != 0 || http_client_new(&p.kc,
 	    env->cfg->kube_qps, env->cfg->kube_burst, &p.http) != 0) {
 		kcfg_free(&p.kc);

@@ -153,8 +153,8 @@ test('a stale socket left by a SIGKILLed run is replaced', async (t) => {
   const first = new TestDriver(root);
   await first.ready();
   const pids = roles(first.proc.pid);
-  // Kill the whole tree at once: nothing gets to clean up.
-  for (const pid of [first.proc.pid, ...Object.values(pids)]) {
+  // Kill the whole tree, supervisor first: nothing gets to clean up.
+  for (const pid of [pids.supervisor, ...Object.values(pids), first.proc.pid]) {
     try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ }
   }
   await first.exited;

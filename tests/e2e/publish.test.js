@@ -201,7 +201,8 @@ function taskOwners(log) {
   const pending = new Map();
   const lead = (tid) => leader.get(tid) || tid;
   for (const line of log.split('\n')) {
-    const m = /^(\d+) (.*)$/.exec(line);
+    // strace pads short pids: "1525  openat(...)".
+    const m = /^(\d+)\s+(.*)$/.exec(line);
     if (!m) continue;
     const tid = Number(m[1]);
     let call = m[2];
