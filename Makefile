@@ -47,7 +47,8 @@ check-e2e:
 	@KP_BUILD=$(BUILD) node --test --test-concurrency=1 tests/e2e/
 	@KP_BUILD=$(ASAN) ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	    node --test --test-concurrency=1 tests/e2e/core.test.js \
-	    tests/e2e/rpc.test.js
+	    tests/e2e/rpc.test.js tests/e2e/publish.test.js \
+	    tests/e2e/sandbox.test.js
 
 demo: deps build
 	@tools/demo.sh
