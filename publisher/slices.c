@@ -165,6 +165,7 @@ selector_value(char *buf, size_t size, size_t *off, const char *v)
 	return (0);
 }
 
+/* node NULL: the "not node-local" selector, spec.nodeName= (empty). */
 static char *
 field_selector(const char *driver, const char *node)
 {
@@ -178,7 +179,7 @@ field_selector(const char *driver, const char *node)
 		return (NULL);
 	off += (size_t)snprintf(buf + off, sizeof(buf) - off,
 	    ",spec.nodeName=");
-	if (selector_value(buf, sizeof(buf), &off, node) != 0)
+	if (node != NULL && selector_value(buf, sizeof(buf), &off, node) != 0)
 		return (NULL);
 	return (http_escape(buf));
 }
@@ -197,7 +198,8 @@ ctl_free(struct slice_ctl *ctl)
 	free(ctl->driver);
 	free(ctl->node);
 	free(ctl->node_uid);
-	free(ctl->field_selector);
+	free(ctl->streams[SL_NODE].field_selector);
+	free(ctl->streams[SL_SELECTOR].field_selector);
 	pthread_mutex_destroy(&ctl->lock);
 	pthread_cond_destroy(&ctl->cond);
 	free(ctl);
@@ -233,35 +235,42 @@ slice_ctl_start(const struct slice_ctl_config *cfg, struct slice_ctl **out)
 	ctl->node = strdup(cfg->node);
 	if (cfg->node_uid != NULL && cfg->node_uid[0] != '\0')
 		ctl->node_uid = strdup(cfg->node_uid);
-	ctl->field_selector = field_selector(cfg->driver, cfg->node);
+	ctl->streams[SL_NODE].field_selector = field_selector(cfg->driver,
+	    cfg->node);
+	ctl->streams[SL_SELECTOR].field_selector = field_selector(cfg->driver,
+	    NULL);
+	ctl->streams[SL_NODE].ctl = ctl->streams[SL_SELECTOR].ctl = ctl;
+	ctl->streams[SL_SELECTOR].id = SL_SELECTOR;
 	pthread_mutex_init(&ctl->lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&ctl->cond, &ca);
 	pthread_condattr_destroy(&ca);
 	if (ctl->driver == NULL || ctl->node == NULL ||
-	    ctl->field_selector == NULL ||
+	    ctl->streams[SL_NODE].field_selector == NULL ||
+	    ctl->streams[SL_SELECTOR].field_selector == NULL ||
 	    (cfg->node_uid != NULL && cfg->node_uid[0] != '\0' &&
 	    ctl->node_uid == NULL)) {
 		ctl_free(ctl);
 		return (KP_ENOMEM);
 	}
-	if ((rc = pthread_create(&ctl->watch_thread, NULL, sl_watch_main,
-	    ctl)) != 0) {
+	if ((rc = pthread_create(&ctl->streams[SL_NODE].thread, NULL,
+	    sl_watch_main, &ctl->streams[SL_NODE])) != 0) {
 		ctl_free(ctl);
 		return (-rc);
 	}
 	if ((rc = pthread_create(&ctl->sync_thread, NULL, sync_main,
 	    ctl)) != 0) {
 		pthread_mutex_lock(&ctl->lock);
-		ctl->stop = 1;
+		__atomic_store_n(&ctl->stop, 1, __ATOMIC_SEQ_CST);
 		pthread_cond_broadcast(&ctl->cond);
 		pthread_mutex_unlock(&ctl->lock);
-		pthread_join(ctl->watch_thread, NULL);
+		pthread_join(ctl->streams[SL_NODE].thread, NULL);
 		ctl_free(ctl);
 		return (-rc);
 	}
 	ctl->threads = 1;
+	ctl->streams[SL_NODE].running = 1;
 	*out = ctl;
 	return (0);
 }
@@ -304,6 +313,18 @@ slice_ctl_update(struct slice_ctl *ctl, const Kpipc__Publish *m)
 			sl_schedule(ctl, old->pools[i]->name, 0);
 	ctl->desired = c;
 	ctl->desired_gen++;
+	for (i = 0; i < c->n_pools; i++)
+		if (c->pools[i]->node_selector != NULL)
+			break;
+	if (i < c->n_pools && !ctl->streams[SL_SELECTOR].running) {
+		/* Slices without a node: a second informer, from now on. */
+		if (pthread_create(&ctl->streams[SL_SELECTOR].thread, NULL,
+		    sl_watch_main, &ctl->streams[SL_SELECTOR]) == 0)
+			ctl->streams[SL_SELECTOR].running = 1;
+		else
+			log_warnx("resourceslices: cannot start the watch of "
+			    "slices without a node");
+	}
 	if (old == NULL)
 		sl_schedule_all(ctl, 0);	/* leftovers of earlier runs */
 	else
@@ -340,11 +361,13 @@ slice_ctl_stop(struct slice_ctl *ctl)
 	if (ctl == NULL)
 		return;
 	pthread_mutex_lock(&ctl->lock);
-	ctl->stop = 1;
+	__atomic_store_n(&ctl->stop, 1, __ATOMIC_SEQ_CST);
 	pthread_cond_broadcast(&ctl->cond);
 	pthread_mutex_unlock(&ctl->lock);
 	if (ctl->threads) {
-		pthread_join(ctl->watch_thread, NULL);
+		pthread_join(ctl->streams[SL_NODE].thread, NULL);
+		if (ctl->streams[SL_SELECTOR].running)
+			pthread_join(ctl->streams[SL_SELECTOR].thread, NULL);
 		pthread_join(ctl->sync_thread, NULL);
 	}
 	ctl_free(ctl);
@@ -389,6 +412,15 @@ backoff_ms(int failures)
 	return (ms > SL_BACKOFF_MAX_MS ? SL_BACKOFF_MAX_MS : ms);
 }
 
+/* Every running informer has listed once; lock held. */
+int
+sl_ready(struct slice_ctl *ctl)
+{
+	return (ctl->streams[SL_NODE].synced &&
+	    (!ctl->streams[SL_SELECTOR].running ||
+	    ctl->streams[SL_SELECTOR].synced));
+}
+
 /* Pick the pool due first; lock held. NULL with *wait set, or a pool. */
 static struct sl_pool *
 next_pool(struct slice_ctl *ctl, struct timespec *wait, int *have_wait)
@@ -430,7 +462,7 @@ sync_main(void *arg)
 	while (!ctl->stop) {
 		p = NULL;
 		have_wait = 0;
-		if (ctl->synced && ctl->desired != NULL)
+		if (sl_ready(ctl) && ctl->desired != NULL)
 			p = next_pool(ctl, &wait, &have_wait);
 		if (p == NULL) {
 			if (have_wait)

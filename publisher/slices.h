@@ -76,10 +76,29 @@ const char *conv_api_version(enum kube_version);
 /* One cache entry: a live slice or a tombstone (deleted at rv). */
 struct sl_entry {
 	struct slice_rec rec;
+	int		 stream;	/* which watch sees it: SL_NODE, SL_SELECTOR */
 	uint64_t	 rv;
 	int		 deleted;
 	int		 mutation;	/* from our own write */
 	time_t		 written;	/* when, for SL_MUTATION_TTL_S */
+};
+
+/*
+ * The informers. SL_NODE watches spec.nodeName=<node> (node-local pools);
+ * SL_SELECTOR, started with the first pool that has a node selector,
+ * watches spec.nodeName= (slices without a node) and keeps those whose
+ * controller owner is this Node.
+ */
+#define SL_NODE		0
+#define SL_SELECTOR	1
+
+struct sl_stream {
+	struct slice_ctl	*ctl;
+	int			 id;
+	char			*field_selector;	/* escaped */
+	int			 synced;	/* its first LIST is in */
+	int			 running;
+	pthread_t		 thread;
 };
 
 struct sl_pool {
@@ -97,12 +116,11 @@ struct slice_ctl {
 	char			*node;
 	char			*node_uid;	/* NULL until known */
 	int			 sync_delay_ms;
-	char			*field_selector;	/* escaped */
 
 	pthread_mutex_t		 lock;		/* everything below */
 	pthread_cond_t		 cond;		/* CLOCK_MONOTONIC */
 	volatile int		 stop;
-	int			 synced;	/* the first LIST is in */
+	struct sl_stream	 streams[2];
 	struct sl_entry		*cache;
 	size_t			 n_cache;
 	uint64_t		 max_rv;	/* highest RV seen */
@@ -112,18 +130,20 @@ struct slice_ctl {
 	unsigned int		 desired_gen;	/* bumped by update() */
 	struct slice_stats	 stats;
 
-	pthread_t		 watch_thread;
 	pthread_t		 sync_thread;
 	int			 threads;
 };
 
 /* slices.c */
+/* The stop flag is also read by http_watch() without the lock. */
+#define sl_stopping(ctl)	__atomic_load_n(&(ctl)->stop, __ATOMIC_SEQ_CST)
 void	sl_schedule(struct slice_ctl *, const char *, int);
 void	sl_schedule_all(struct slice_ctl *, int);
 void	sl_set_error(struct slice_ctl *, const char *, ...)
 	    __attribute__((format(printf, 2, 3)));
 int	sl_wait_ms(struct slice_ctl *, int);
 void	sl_deadline(struct timespec *, int);
+int	sl_ready(struct slice_ctl *);
 
 /* slices_watch.c */
 void	*sl_watch_main(void *);

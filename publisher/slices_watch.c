@@ -27,6 +27,7 @@
 
 struct watch_state {
 	struct slice_ctl	*ctl;
+	struct sl_stream	*st;
 	char			*rv;		/* last seen, owned */
 	int			 events;
 	int			 expired;	/* 410: re-LIST */
@@ -99,7 +100,7 @@ cache_expire(struct slice_ctl *ctl, time_t now)
  */
 static int
 cache_put(struct slice_ctl *ctl, struct slice_rec *r, int deleted,
-    int mutation)
+    int mutation, int stream)
 {
 	struct sl_entry	*e, *ne;
 	uint64_t	 rv = sl_rv_parse(r->rv);
@@ -126,6 +127,7 @@ cache_put(struct slice_ctl *ctl, struct slice_rec *r, int deleted,
 	e->rec = *r;
 	memset(r, 0, sizeof(*r));
 	e->rv = rv;
+	e->stream = stream;
 	e->deleted = deleted;
 	e->mutation = mutation;
 	e->written = now;
@@ -144,7 +146,7 @@ sl_cache_own(struct slice_ctl *ctl, const json_t *obj)
 		return;
 	}
 	pthread_mutex_lock(&ctl->lock);
-	cache_put(ctl, &r, 0, 1);
+	cache_put(ctl, &r, 0, 1, r.node_local ? SL_NODE : SL_SELECTOR);
 	pthread_mutex_unlock(&ctl->lock);
 }
 
@@ -172,7 +174,7 @@ sl_cache_gone(struct slice_ctl *ctl, const char *name, const char *rv)
 		snprintf(buf, sizeof(buf), "%" PRIu64, v);
 		free(r.rv);
 		if ((r.rv = strdup(buf)) != NULL)
-			cache_put(ctl, &r, 1, 1);
+			cache_put(ctl, &r, 1, 1, e->stream);
 		else
 			conv_rec_free(&r);
 	}
@@ -227,14 +229,14 @@ sl_cache_pool(struct slice_ctl *ctl, const char *pool,
  * newer than the list, unless the store's RV went backwards.
  */
 static void
-cache_replace(struct slice_ctl *ctl, struct slice_rec *recs, size_t n,
+cache_replace(struct sl_stream *st, struct slice_rec *recs, size_t n,
     uint64_t list_rv)
 {
+	struct slice_ctl *ctl = st->ctl;
 	struct sl_entry	*old = ctl->cache;
 	size_t		 n_old = ctl->n_cache, i;
 	time_t		 now = time(NULL);
-	int		 wiped = list_rv < ctl->max_rv &&
-			    ctl->max_rv - list_rv > 0 && ctl->synced;
+	int		 wiped = list_rv < ctl->max_rv && st->synced;
 
 	if (wiped)
 		log_info(1, "resourceslices: list RV %" PRIu64 " is older "
@@ -242,34 +244,65 @@ cache_replace(struct slice_ctl *ctl, struct slice_rec *recs, size_t n,
 		    ctl->max_rv);
 	ctl->cache = NULL;
 	ctl->n_cache = 0;
-	ctl->max_rv = list_rv;
+	if (wiped || list_rv > ctl->max_rv)
+		ctl->max_rv = list_rv;
 	for (i = 0; i < n; i++)
-		cache_put(ctl, &recs[i], 0, 0);
+		cache_put(ctl, &recs[i], 0, 0, st->id);
 	for (i = 0; i < n_old; i++) {
-		if (!wiped && old[i].mutation && old[i].rv > list_rv &&
-		    now - old[i].written <= SL_MUTATION_TTL_S) {
-			cache_put(ctl, &old[i].rec, old[i].deleted, 1);
+		if (old[i].stream != st->id || (!wiped && old[i].mutation &&
+		    old[i].rv > list_rv &&
+		    now - old[i].written <= SL_MUTATION_TTL_S)) {
+			cache_put(ctl, &old[i].rec, old[i].deleted,
+			    old[i].mutation, old[i].stream);
 			continue;
 		}
 		/* Pools that vanished from the list get a sync, too. */
 		if (!old[i].deleted)
-			sl_schedule(ctl, old[i].rec.pool, ctl->synced ?
+			sl_schedule(ctl, old[i].rec.pool, st->synced ?
 			    ctl->sync_delay_ms : 0);
 		entry_free(&old[i]);
 	}
 	free(old);
 }
 
-static char *
-list_path(struct slice_ctl *ctl, const char *cont)
+/*
+ * The selector informer sees every node-less slice of the driver: keep the
+ * ones this Node controls.
+ */
+static int
+ours(const struct sl_stream *st, const json_t *obj)
 {
+	const json_t	*refs, *r;
+	const char	*kind, *name;
+	size_t		 i;
+
+	if (st->id == SL_NODE)
+		return (1);
+	refs = json_object_get(json_object_get(obj, "metadata"),
+	    "ownerReferences");
+	json_array_foreach(refs, i, r) {
+		kind = json_string_value(json_object_get(r, "kind"));
+		name = json_string_value(json_object_get(r, "name"));
+		if (kind != NULL && name != NULL &&
+		    strcmp(kind, "Node") == 0 &&
+		    strcmp(name, st->ctl->node) == 0 &&
+		    json_is_true(json_object_get(r, "controller")))
+			return (1);
+	}
+	return (0);
+}
+
+static char *
+list_path(struct sl_stream *st, const char *cont)
+{
+	struct slice_ctl *ctl = st->ctl;
 	char	*path, *c = NULL;
 
 	if (cont != NULL && (c = http_escape(cont)) == NULL)
 		return (NULL);
 	if (asprintf(&path, "/apis/%s/resourceslices?fieldSelector=%s"
 	    "&limit=%d%s%s", conv_api_version(ctl->version),
-	    ctl->field_selector, SL_LIST_LIMIT, c != NULL ? "&continue=" : "",
+	    st->field_selector, SL_LIST_LIMIT, c != NULL ? "&continue=" : "",
 	    c != NULL ? c : "") == -1)
 		path = NULL;
 	free(c);
@@ -278,8 +311,9 @@ list_path(struct slice_ctl *ctl, const char *cont)
 
 /* LIST (all pages). Returns 0 with *rv set, or an error (err filled). */
 static int
-do_list(struct slice_ctl *ctl, char **rv, char *err, size_t errsize)
+do_list(struct sl_stream *st, char **rv, char *err, size_t errsize)
 {
+	struct slice_ctl	*ctl = st->ctl;
 	struct http_response	 resp;
 	struct slice_rec	*recs = NULL, *nr;
 	json_t			*o = NULL, *items, *it;
@@ -288,7 +322,7 @@ do_list(struct slice_ctl *ctl, char **rv, char *err, size_t errsize)
 	int			 rc = 0;
 
 	for (;;) {
-		if ((path = list_path(ctl, cont)) == NULL) {
+		if ((path = list_path(st, cont)) == NULL) {
 			rc = KP_ENOMEM;
 			snprintf(err, errsize, "out of memory");
 			break;
@@ -322,6 +356,8 @@ do_list(struct slice_ctl *ctl, char **rv, char *err, size_t errsize)
 			break;
 		}
 		json_array_foreach(items, i, it) {
+			if (!ours(st, it))
+				continue;
 			if ((nr = reallocarray(recs, n + 1,
 			    sizeof(*recs))) == NULL) {
 				rc = KP_ENOMEM;
@@ -357,15 +393,15 @@ do_list(struct slice_ctl *ctl, char **rv, char *err, size_t errsize)
 	free(cont);
 	if (rc == 0) {
 		pthread_mutex_lock(&ctl->lock);
-		cache_replace(ctl, recs, n, sl_rv_parse(listrv));
-		if (!ctl->synced) {
-			ctl->synced = 1;
+		cache_replace(st, recs, n, sl_rv_parse(listrv));
+		if (!st->synced) {
+			st->synced = 1;
 			sl_schedule_all(ctl, 0);
 		}
 		pthread_cond_broadcast(&ctl->cond);
 		pthread_mutex_unlock(&ctl->lock);
-		log_info(2, "resourceslices: listed %zu slices at RV %s", n,
-		    listrv);
+		log_info(2, "resourceslices: listed %zu slices at RV %s (%s)",
+		    n, listrv, st->id == SL_NODE ? "node" : "no node");
 		free(*rv);
 		*rv = listrv;
 	} else {
@@ -435,6 +471,10 @@ watch_line(void *user, const char *line, size_t len)
 		json_decref(ev);
 		return (0);
 	}
+	if (!ours(ws->st, obj)) {
+		json_decref(ev);
+		return (0);
+	}
 	if (conv_parse_slice(ctl->version, obj, &r, ws->error,
 	    sizeof(ws->error)) != 0) {
 		log_warnx("resourceslices: watch %s: %s", type, ws->error);
@@ -446,7 +486,7 @@ watch_line(void *user, const char *line, size_t len)
 	    r.pool, r.rv);
 	pthread_mutex_lock(&ctl->lock);
 	if ((pool = strdup(r.pool)) != NULL) {
-		cache_put(ctl, &r, del, 0);
+		cache_put(ctl, &r, del, 0, ws->st->id);
 		sl_schedule(ctl, pool, ctl->sync_delay_ms);
 		free(pool);
 	} else
@@ -457,8 +497,9 @@ watch_line(void *user, const char *line, size_t len)
 }
 
 static char *
-watch_path(struct slice_ctl *ctl, const char *rv)
+watch_path(struct sl_stream *st, const char *rv)
 {
+	struct slice_ctl *ctl = st->ctl;
 	char		*path, *erv;
 	unsigned int	 seed = (unsigned int)time(NULL) ^
 			    (unsigned int)(uintptr_t)ctl;
@@ -468,7 +509,7 @@ watch_path(struct slice_ctl *ctl, const char *rv)
 		return (NULL);
 	if (asprintf(&path, "/apis/%s/resourceslices?allowWatchBookmarks=true"
 	    "&fieldSelector=%s&resourceVersion=%s&timeoutSeconds=%d&watch=true",
-	    conv_api_version(ctl->version), ctl->field_selector, erv,
+	    conv_api_version(ctl->version), st->field_selector, erv,
 	    timeout) == -1)
 		path = NULL;
 	free(erv);
@@ -478,7 +519,8 @@ watch_path(struct slice_ctl *ctl, const char *rv)
 void *
 sl_watch_main(void *arg)
 {
-	struct slice_ctl	*ctl = arg;
+	struct sl_stream	*st = arg;
+	struct slice_ctl	*ctl = st->ctl;
 	struct watch_state	 ws;
 	char			 err[KP_ERROR_SIZE];
 	char			*path;
@@ -486,9 +528,10 @@ sl_watch_main(void *arg)
 
 	memset(&ws, 0, sizeof(ws));
 	ws.ctl = ctl;
-	while (!ctl->stop) {
+	ws.st = st;
+	while (!sl_stopping(ctl)) {
 		if (need_list) {
-			rc = do_list(ctl, &ws.rv, err, sizeof(err));
+			rc = do_list(st, &ws.rv, err, sizeof(err));
 			if (rc != 0) {
 				sl_set_error(ctl, "%s", err);
 				backoff = backoff == 0 ?
@@ -501,7 +544,7 @@ sl_watch_main(void *arg)
 			}
 			need_list = 0;
 		}
-		if ((path = watch_path(ctl, ws.rv)) == NULL) {
+		if ((path = watch_path(st, ws.rv)) == NULL) {
 			if (sl_wait_ms(ctl, SL_WATCH_BACKOFF_MAX_MS))
 				break;
 			continue;
@@ -511,7 +554,7 @@ sl_watch_main(void *arg)
 		log_info(3, "resourceslices: watch from RV %s", ws.rv);
 		rc = http_watch(ctl->http, path, watch_line, &ws, &ctl->stop);
 		free(path);
-		if (ctl->stop)
+		if (sl_stopping(ctl))
 			break;
 		if (ws.events > 0)
 			backoff = 0;

@@ -40,7 +40,17 @@ async function setup(t, { versions = ['v1', 'v1beta2', 'v1beta1'], args = [], em
   const emu = await startEmulator({ versions, nodes: [NODE], tokenFile: path.join(dir, 'token'), dir: path.join(dir, 'pki'), ...emuOpts });
   const kc = path.join(dir, 'kubeconfig');
   fs.writeFileSync(kc, kubeconfig({ server: emu.url, caFile: emu.caFile, tokenFile: path.join(dir, 'token') }));
-  const proc = spawn(BIN, ['--kubeconfig', kc, '--driver', DRIVER, '--node', NODE, '--sync-delay-ms', '200', '-v', '3', ...args],
+  t.after(async () => {
+    await emu.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+  return spawnCtl(t, emu, dir, { args, node: NODE });
+}
+
+// spawnCtl runs one kp_slicectl for `node` against the emulator.
+async function spawnCtl(t, emu, dir, { args = [], node = NODE } = {}) {
+  const kc = path.join(dir, 'kubeconfig');
+  const proc = spawn(BIN, ['--kubeconfig', kc, '--driver', DRIVER, '--node', node, '--sync-delay-ms', '200', '-v', '3', ...args],
     { stdio: ['pipe', 'pipe', 'pipe'] });
   const ctl = { emu, dir, proc, lines: [], waiters: [], stderr: '', seq: 0 };
   proc.stderr.on('data', (d) => { ctl.stderr += d; });
@@ -66,7 +76,7 @@ async function setup(t, { versions = ['v1', 'v1beta2', 'v1beta1'], args = [], em
     return p;
   };
   ctl.publish = async (pools) => {
-    const f = path.join(dir, `publish-${++ctl.seq}.json`);
+    const f = path.join(dir, `publish-${node}-${++ctl.seq}.json`);
     fs.writeFileSync(f, JSON.stringify({ pools }));
     const l = await ctl.cmd(`publish ${f}`, ['published', 'error']);
     assert.equal(l, 'published');
@@ -99,8 +109,6 @@ async function setup(t, { versions = ['v1', 'v1beta2', 'v1beta1'], args = [], em
   };
   t.after(async () => {
     if (!ctl.stopped) { ctl.stopped = true; proc.kill('SIGKILL'); await ctl.exited; }
-    await emu.stop();
-    fs.rmSync(dir, { recursive: true, force: true });
   });
   const v = await ctl.next(['version', 'load-error']);
   assert.match(v, /^version /, v);
@@ -494,4 +502,45 @@ test('nothing is deleted before the first publish', async (t) => {
   assert.equal(code, 0);
   assert.equal(writes(emu).length, 0);
   assert.equal(ctl.slices().length, 1);
+});
+
+test('a pool with a node selector: no nodeName, its own watch, other nodes left alone', async (t) => {
+  const ctl = await setup(t, { emuOpts: { nodes: [NODE, 'node-2'] } });
+  const { emu } = ctl;
+  const sel = { matchExpressions: [{ key: 'topology.example.com/rack', operator: 'In', values: ['r1'] }] };
+  const noNode = `spec.driver=${DRIVER},spec.nodeName=`;
+  const other = await spawnCtl(t, emu, ctl.dir, { node: 'node-2' });
+  await other.publish([pool('rack-r2', [devs('n', 1)], { nodeSelector: sel })]);
+  await ctl.publish([pool(NODE, [devs('gpu', 1)]), pool('rack-r1', [devs('s', 2)], { nodeSelector: sel })]);
+  await ctl.settle();
+  await other.settle();
+  const shared = emu.getSlices({ fieldSelector: noNode });
+  assert.deepEqual(shared.map((s) => s.spec.pool.name).sort(), ['rack-r1', 'rack-r2']);
+  const mine = shared.find((s) => s.spec.pool.name === 'rack-r1');
+  assert.equal('nodeName' in mine.spec, false);
+  assert.equal('allNodes' in mine.spec, false);
+  assert.deepEqual(mine.spec.nodeSelector, { nodeSelectorTerms: [sel] });
+  assert.equal(mine.metadata.ownerReferences[0].name, NODE);
+  assert.equal(ctl.slices().length, 1, 'the node-local pool');
+  const lists = emu.requests({ method: 'GET', path: SLICES }).filter((e) => !e.watch).map((e) => e.query.fieldSelector);
+  assert.ok(lists.includes(noNode), JSON.stringify(lists));
+  // Steady: nobody deletes or rewrites the other node's pool.
+  emu.resetLog();
+  await ctl.publish([pool(NODE, [devs('gpu', 1)]), pool('rack-r1', [devs('s', 2)], { nodeSelector: sel })]);
+  await sleep(1500);
+  assert.deepEqual(writes(emu), []);
+  // Wiped: recreated once.
+  emu.deleteSlices({ fieldSelector: noNode });
+  await ctl.settle();
+  await other.settle();
+  assert.equal(emu.getSlices({ fieldSelector: noNode }).length, 2);
+  assert.equal(writes(emu, 'POST').length, 2);
+  // Dropped from the desired state: deleted.
+  emu.resetLog();
+  await ctl.publish([pool(NODE, [devs('gpu', 1)])]);
+  await ctl.settle();
+  assert.deepEqual(emu.getSlices({ fieldSelector: noNode }).map((s) => s.spec.pool.name), ['rack-r2']);
+  assert.deepEqual(writes(emu).map((e) => e.method), ['DELETE']);
+  await other.stop();
+  await ctl.stop();
 });
