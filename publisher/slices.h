@@ -16,7 +16,7 @@
 
 #define SL_QTY_MAX		128	/* canonical quantity, NUL included */
 #define SL_SYNC_DELAY_MS	1000	/* default delay after a watch event */
-#define SL_MUTATION_TTL_S	60	/* own writes outlive a relist so long */
+#define SL_MUTATION_TTL_S	60	/* own writes outlive a relist, s */
 #define SL_BACKOFF_MIN_MS	5	/* per-pool retry: 5 ms doubling ... */
 #define SL_BACKOFF_MAX_MS	60000	/* ... to 60 s (upstream: 1000 s) */
 #define SL_WATCH_BACKOFF_MIN_MS	800	/* list/watch errors: 0.8 s doubling */
@@ -56,9 +56,11 @@ struct slice_rec {
 	json_t		*metadata;	/* as served, the base of a PUT */
 };
 
-/* convert.c */
+/* quantity.c */
 int	 conv_quantity_canon(const char *, char *, size_t);
 int	 conv_quantity_equal(const char *, const char *);
+
+/* convert.c */
 json_t	*conv_slice_spec(enum kube_version, const struct conv_slice *);
 json_t	*conv_slice_object(enum kube_version, const struct conv_slice *,
 	    const json_t *, const char *, const char *);
@@ -76,7 +78,7 @@ const char *conv_api_version(enum kube_version);
 /* One cache entry: a live slice or a tombstone (deleted at rv). */
 struct sl_entry {
 	struct slice_rec rec;
-	int		 stream;	/* which watch sees it: SL_NODE, SL_SELECTOR */
+	int		 stream;	/* SL_NODE or SL_SELECTOR */
 	uint64_t	 rv;
 	int		 deleted;
 	int		 mutation;	/* from our own write */
