@@ -33,6 +33,7 @@ function checkKeyLines(out) {
   assert.match(out, /unprepare of a claim never prepared: success/);
   assert.match(out, /\n\s+nodeserver\s+\d+\s+\d+\s+\d+\s+none\s+yes\s+filter/);
   assert.match(out, /\n\s+registrar\s+\d+\s+\d+\s+\d+\s+none\s+yes\s+filter/);
+  assert.match(out, /\n\s+publisher\s+\d+\s+\d+\s+\d+\s+none\s+yes\s+filter/);
   assert.match(out, /driver exited with status 0/);
   assert.match(out, /socket files removed/);
   assert.match(out, /demo finished: OK/);
