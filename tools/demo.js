@@ -141,7 +141,7 @@ async function main() {
       if (!running) throw new Error(`the driver exited:\n${log()}`);
       return /pci-driver: serving/.test(log());
     });
-    for (const l of log().split('\n').filter((x) => /^pci-driver: /.test(x))) out(`  ${l}`);
+    for (const l of log().split("\n").filter((x) => /^pci-driver: /.test(x))) out(`  ${l.replaceAll(dir, "$TMP")}`);
     out('  sockets:');
     out(indent(execFileSync('ls', ['-l', registry, pluginDir]).toString().trim().replaceAll(dir, '$TMP'), 4));
 
