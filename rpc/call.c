@@ -407,7 +407,7 @@ rpc_call_cancelled(const struct rpc_call *call)
 
 	if (c == NULL)
 		return (1);
-	if (atomic_load(&c->cancelled))
+	if (atomic_load(&c->cancelled) || atomic_load(&c->srv->halting))
 		return (1);
 	return (c->deadline_ms >= 0 && rpc_now_ms() >= c->deadline_ms);
 }

@@ -502,24 +502,26 @@ core_buffer(const uint8_t *msg, size_t len)
 	return (bb);
 }
 
-/* Fill a SEND_STATUS_FROM_SERVER op; details must outlive start_batch. */
-static void
-core_status_op(grpc_op *op, int status, grpc_slice *details)
-{
-	op->op = GRPC_OP_SEND_STATUS_FROM_SERVER;
-	op->data.send_status_from_server.status = (grpc_status_code)status;
-	op->data.send_status_from_server.status_details = details;
-}
-
 /*
- * Start a call's final batch. On failure the call is cancelled, so its
- * RECV_CLOSE completes and the caller drops the answer's reference.
+ * Append SEND_STATUS_FROM_SERVER and start the call's final batch. On
+ * failure the call is cancelled, so its RECV_CLOSE completes and the caller
+ * drops the answer's reference.
  */
 static int
-core_final(struct rpc_call *call, grpc_op *ops, size_t n)
+core_final(struct rpc_call *call, grpc_op *ops, size_t n, int status,
+    const char *msg)
 {
-	if (grpc_call_start_batch(call->gcall, ops, n, &call->done_tag,
-	    NULL) == GRPC_CALL_OK)
+	grpc_slice	 details;
+	grpc_call_error	 err;
+
+	details = grpc_slice_from_copied_string(msg);
+	ops[n].op = GRPC_OP_SEND_STATUS_FROM_SERVER;
+	ops[n].data.send_status_from_server.status = (grpc_status_code)status;
+	ops[n].data.send_status_from_server.status_details = &details;
+	err = grpc_call_start_batch(call->gcall, ops, n + 1, &call->done_tag,
+	    NULL);
+	grpc_slice_unref(details);
+	if (err == GRPC_CALL_OK)
 		return (0);
 	grpc_call_cancel(call->gcall, NULL);
 	return (KP_EIO);
@@ -531,9 +533,7 @@ rpc_core_reply(struct rpc_call *call, int status, const char *msg,
     const uint8_t *resp, size_t len)
 {
 	grpc_op		 ops[3];
-	grpc_slice	 details;
 	size_t		 n = 0;
-	int		 rv;
 
 	memset(ops, 0, sizeof(ops));
 	ops[n++].op = GRPC_OP_SEND_INITIAL_METADATA;
@@ -545,15 +545,7 @@ rpc_core_reply(struct rpc_call *call, int status, const char *msg,
 		ops[n].op = GRPC_OP_SEND_MESSAGE;
 		ops[n++].data.send_message.send_message = call->send_buf;
 	}
-	details = grpc_slice_from_copied_string(msg);
-	core_status_op(&ops[n++], status, &details);
-	rv = core_final(call, ops, n);
-	grpc_slice_unref(details);
-	if (rv != 0 && call->send_buf != NULL) {
-		grpc_byte_buffer_destroy(call->send_buf);
-		call->send_buf = NULL;
-	}
-	return (rv);
+	return (core_final(call, ops, n, status, msg));
 }
 
 /* One streamed message; the caller holds call->lock. */
@@ -585,20 +577,13 @@ int
 rpc_core_finish(struct rpc_call *call, int status, const char *msg)
 {
 	grpc_op		 ops[2];
-	grpc_slice	 details;
 	size_t		 n = 0;
-	int		 rv;
 
 	memset(ops, 0, sizeof(ops));
 	if (!call->md_sent)
 		ops[n++].op = GRPC_OP_SEND_INITIAL_METADATA;
-	details = grpc_slice_from_copied_string(msg);
-	core_status_op(&ops[n++], status, &details);
-	rv = core_final(call, ops, n);
-	grpc_slice_unref(details);
-	if (rv == 0)
-		call->md_sent = 1;
-	return (rv);
+	call->md_sent = 1;
+	return (core_final(call, ops, n, status, msg));
 }
 
 /* The last reference to a call is gone. */

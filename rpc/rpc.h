@@ -11,6 +11,13 @@
  * other method get UNIMPLEMENTED. A handler answers with rpc_call_reply(),
  * possibly later and from another thread; unary calls must be answered
  * exactly once.
+ *
+ * Threads: one completion-queue thread, cfg->workers worker threads taking
+ * calls in arrival order, and the thread in rpc_server_run() accepting.
+ * None of them takes signals. gRPC's own threads inherit the signal mask of
+ * the thread that calls rpc_server_new() (and of any thread that calls
+ * rpc_*): block every signal before rpc_server_new() and handle them with
+ * sigwait() or a self-pipe passed as stop_fd (DESIGN section 8).
  */
 #ifndef KP_RPC_H
 #define KP_RPC_H
@@ -61,13 +68,28 @@ typedef void (*rpc_format_fn)(const uint8_t *msg, size_t len, char *out,
 struct rpc_method {
 	const char *path;	/* "/pkg.Service/Method" */
 	int server_streaming;	/* 0: unary; 1: server streaming */
-	int inline_ok;		/* 1: cheap, may run on the CQ thread */
+	/*
+	 * 1: cheap, runs on the completion-queue thread instead of a worker
+	 * (so also beside a busy worker when workers is 1). Such a handler
+	 * must not block. Ignored for streaming methods.
+	 */
+	int inline_ok;
 	rpc_handler_fn handler;
 	void *user;
 	rpc_format_fn format_request;	/* optional */
 	rpc_format_fn format_response;	/* optional */
 };
 
+/*
+ * Interceptors (include/kubeletplugin.h kp_interceptor_fn): KP_CALL_BEFORE
+ * in table order on the thread about to run the handler; the first that
+ * returns a status > 0 rejects the call with its message (codes above 16
+ * become UNKNOWN) and neither later interceptors nor the handler run.
+ * KP_CALL_AFTER in table order, only for those whose BEFORE passed, on the
+ * thread that answers. Stream interceptors also see KP_STREAM_SEND for each
+ * message, on the sending thread. kp_call.request_id counts this process's
+ * calls from 1.
+ */
 struct rpc_interceptor {
 	kp_interceptor_fn fn;
 	void *user;
@@ -84,23 +106,39 @@ struct rpc_config {
 	size_t n_unary;
 	const struct rpc_interceptor *stream;
 	size_t n_stream;
-	int verbosity;		/* call-logging level; < 0 disables */
-	int workers;		/* handler threads, >= 1 (1 = serialized) */
+	/*
+	 * Call logging as the Go helper's interceptor: "handling request"
+	 * (method, request ID, request rendered by format_request or its
+	 * length) and "handling request succeeded" (the response) at this
+	 * klog verbosity; < 0 disables them. "handling request failed"
+	 * (status and message) is logged as an error whatever the value.
+	 */
+	int verbosity;
+	int workers;		/* handler threads, 1..64 (1 = serialized) */
 };
 
 /*
  * rpc_server_new - initialise gRPC (grpc_init: never before fork) and
  * create a server for cfg. Everything in cfg is copied except the method
- * and interceptor tables, which must outlive the server.
- * Errors: KP_EINVAL, KP_ENOMEM, KP_EIO (gRPC refused).
+ * and interceptor tables, which must outlive the server. Signals must be
+ * blocked in the calling thread already (see the top of this file).
+ * Errors: KP_EINVAL (bad cfg: listen_fd < 0, workers out of range, a
+ * method without '/'-path or handler, an interceptor without fn), KP_ENOMEM,
+ * KP_EIO (gRPC refused, e.g. a method path registered twice).
  */
 int rpc_server_new(const struct rpc_config *cfg, struct rpc_server **out);
 
 /*
- * rpc_server_run - serve until *quit becomes non-zero or stop_fd becomes
- * readable (stop_fd may be -1), then shut down: stop accepting, cancel
- * calls in flight, drain and destroy. Blocks the calling thread.
- * Returns 0 after a requested stop, KP_EIO if the listener failed.
+ * rpc_server_run - serve until *quit becomes non-zero (looked at every
+ * 100 ms; quit may be NULL) or stop_fd becomes readable or hung up (stop_fd
+ * may be -1), then shut down: stop accepting, cancel calls in flight (their
+ * handlers see rpc_call_cancelled() == 1; calls still queued for a worker
+ * fail with UNAVAILABLE without running their handler), wait until every
+ * call has been answered, drain and destroy. A handler that never answers
+ * therefore stalls the shutdown (logged every 5 s). Blocks the calling
+ * thread; call it once per server. Sets O_NONBLOCK on listen_fd.
+ * Returns 0 after a requested stop, KP_EIO if the listener failed,
+ * KP_ENOMEM if threads could not be started, KP_EINVAL on a second call.
  */
 int rpc_server_run(struct rpc_server *srv, volatile sig_atomic_t *quit,
     int stop_fd);
@@ -111,23 +149,37 @@ void rpc_server_free(struct rpc_server *srv);
 /*
  * rpc_call_reply - finish a unary call: status RPC_OK with resp/len as the
  * response (copied), or an error status with msg (copied; NULL = "").
- * The call is invalid afterwards. Returns 0, or KP_EINVAL if the call was
- * already answered.
+ * The call is invalid afterwards, except inside its own handler, where a
+ * second answer safely returns KP_EINVAL. The unary interceptors' AFTER
+ * phase and the call log run here, on the calling thread.
+ * Returns 0; KP_EINVAL if the call was already answered or is a streaming
+ * one; KP_EIO or KP_ENOMEM if gRPC refused the answer (the call is then
+ * cancelled and gone all the same).
  */
 int rpc_call_reply(struct rpc_call *call, int status, const char *msg,
     const uint8_t *resp, size_t len);
 
 /*
  * rpc_call_send - send one message on a server-streaming call (copied),
- * waiting until gRPC accepted it. Returns 0, or KP_EPIPE if the client
- * went away (then finish the call).
+ * waiting until gRPC accepted it. Blocks on the completion-queue thread:
+ * never call it from an inline_ok handler or an interceptor. Sends from
+ * several threads are serialized. Returns 0, KP_EINVAL (finished or not a
+ * streaming call), or KP_EPIPE if the client went away (then finish the
+ * call).
  */
 int rpc_call_send(struct rpc_call *call, const uint8_t *msg, size_t len);
 
-/* rpc_call_finish - end a server-streaming call with a status. */
+/*
+ * rpc_call_finish - end a server-streaming call with a status (msg copied;
+ * NULL = ""), after any message in flight. The call is invalid afterwards,
+ * as after rpc_call_reply(). Returns as rpc_call_reply().
+ */
 int rpc_call_finish(struct rpc_call *call, int status, const char *msg);
 
-/* rpc_call_cancelled - 1 once the client cancelled or the deadline passed. */
+/*
+ * rpc_call_cancelled - 1 once the client cancelled, the deadline passed or
+ * the server is stopping; cheap enough to poll.
+ */
 int rpc_call_cancelled(const struct rpc_call *call);
 
 /* rpc_call_method - the call's full method path; valid for the call. */

@@ -80,6 +80,7 @@ struct rpc_server {
 	struct rpc_core			*core;		/* gRPC state */
 	int				 ran;
 	int				 sync_ok;	/* lock and conds made */
+	atomic_int			 halting;	/* stopping, lock-free */
 
 	pthread_mutex_t			 lock;		/* fields below */
 	pthread_cond_t			 cond;		/* workers */

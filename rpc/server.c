@@ -123,6 +123,7 @@ rpc_server_new(const struct rpc_config *cfg, struct rpc_server **out)
 		return (KP_EINVAL);
 	if ((srv = calloc(1, sizeof(*srv))) == NULL)
 		return (KP_ENOMEM);
+	atomic_init(&srv->halting, 0);
 	if ((rv = server_copy(srv, cfg)) != 0 ||
 	    (rv = server_sync_init(srv)) != 0 ||
 	    (rv = rpc_core_new(srv)) != 0) {
@@ -251,6 +252,7 @@ server_stop(struct rpc_server *srv)
 {
 	int	 i;
 
+	atomic_store(&srv->halting, 1);
 	pthread_mutex_lock(&srv->lock);
 	srv->stopping = 1;
 	srv->workers_quit = 1;

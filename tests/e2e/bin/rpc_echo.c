@@ -8,7 +8,8 @@
  * product), prints READY on stdout, and serves until SIGTERM or SIGINT,
  * then exits 0. Methods of /test.Echo/: Echo (the request back), Slow (sleeps
  * the ms given as ASCII decimal, watching for cancellation), Fail (INTERNAL
- * "boom"), Stream (N messages for request "N"), Denied (OK unless the
+ * "boom"), Later (answers from another thread after the ms given, once
+ * the handler returned), Stream (N messages for request "N"), Denied (OK unless the
  * interceptors reject it) and Stats (JSON counters about Slow). With
  * --interceptors, two unary interceptors and one stream interceptor write
  * "TRACE <id> <what>" lines on stderr.
@@ -117,6 +118,55 @@ slow(void *user, struct rpc_call *call, const uint8_t *req, size_t len)
 	rpc_call_reply(call, RPC_OK, NULL, (const uint8_t *)out, strlen(out));
 }
 
+struct later {
+	struct rpc_call	*call;
+	long		 ms;
+};
+
+/* Answers from another thread after the handler returned. */
+static void *
+later_main(void *arg)
+{
+	struct later	*l = arg;
+	struct timespec	 ts;
+	char		 out[64];
+
+	ts.tv_sec = l->ms / 1000;
+	ts.tv_nsec = (l->ms % 1000) * 1000000;
+	nanosleep(&ts, NULL);
+	snprintf(out, sizeof(out), "later %ld", l->ms);
+	fprintf(stderr, "LATER replying\n");
+	rpc_call_reply(l->call, RPC_OK, NULL, (const uint8_t *)out,
+	    strlen(out));
+	free(l);
+	return (NULL);
+}
+
+static void
+later(void *user, struct rpc_call *call, const uint8_t *req, size_t len)
+{
+	struct later	*l;
+	pthread_attr_t	 attr;
+	pthread_t	 th;
+	int		 rc;
+
+	if ((l = malloc(sizeof(*l))) == NULL) {
+		rpc_call_reply(call, RPC_RESOURCE_EXHAUSTED, "malloc", NULL, 0);
+		return;
+	}
+	l->call = call;
+	if ((l->ms = req_number(req, len)) < 0)
+		l->ms = 0;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	rc = pthread_create(&th, &attr, later_main, l);
+	pthread_attr_destroy(&attr);
+	if (rc != 0) {
+		free(l);
+		rpc_call_reply(call, RPC_INTERNAL, "pthread_create", NULL, 0);
+	}
+}
+
 static void
 fail(void *user, struct rpc_call *call, const uint8_t *req, size_t len)
 {
@@ -190,6 +240,7 @@ static const struct rpc_method methods[] = {
 	{ "/test.Echo/Echo", 0, 0, echo, NULL, format_text, format_text },
 	{ "/test.Echo/Slow", 0, 0, slow, NULL, format_text, format_text },
 	{ "/test.Echo/Fail", 0, 0, fail, NULL, NULL, NULL },
+	{ "/test.Echo/Later", 0, 0, later, NULL, format_text, format_text },
 	{ "/test.Echo/Denied", 0, 0, denied, NULL, NULL, NULL },
 	{ "/test.Echo/Stats", 0, 1, stats, NULL, NULL, format_text },
 	{ "/test.Echo/Stream", 1, 0, stream, NULL, format_text, format_text },
