@@ -209,6 +209,7 @@ slot_arrived(struct slot *slot, int success)
 	struct rpc_call		*call;
 	grpc_call		*gcall = slot->call;
 	grpc_byte_buffer	*payload = slot->payload;
+	gpr_timespec		 deadline = slot->deadline;
 	int			 rv;
 
 	grpc_metadata_array_destroy(&slot->md);
@@ -216,19 +217,20 @@ slot_arrived(struct slot *slot, int success)
 	slot->payload = NULL;
 	if (!success)
 		return;		/* shutting down */
+	/* Re-arm first; from here on the slot belongs to the next call. */
 	slot_arm(srv, slot);
 	if ((call = rpc_call_new(srv, slot->method)) == NULL) {
 		log_warnx("%s: %s: out of memory", srv->name,
 		    slot->method->path);
-		grpc_call_cancel_with_status(gcall, GRPC_STATUS_RESOURCE_EXHAUSTED,
-		    "out of memory", NULL);
+		grpc_call_cancel_with_status(gcall,
+		    GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory", NULL);
 		grpc_call_unref(gcall);
 		if (payload != NULL)
 			grpc_byte_buffer_destroy(payload);
 		return;
 	}
 	call->gcall = gcall;
-	call->deadline_ms = core_deadline_ms(slot->deadline);
+	call->deadline_ms = core_deadline_ms(deadline);
 	rv = payload != NULL ? core_payload(payload, &call->req,
 	    &call->req_len) : KP_EIO;
 	if (payload != NULL)

@@ -35,19 +35,19 @@ struct rpc_tag {
  */
 struct rpc_call {
 	struct rpc_server		*srv;
-	const struct rpc_method		*method;	/* NULL: unknown method */
+	const struct rpc_method		*method;	/* NULL: unknown */
 	void				*gcall;		/* grpc_call * */
 	struct rpc_tag			 close_tag;
 	struct rpc_tag			 send_tag;
 	struct rpc_tag			 done_tag;
 	atomic_int			 refs;
 	atomic_int			 cancelled;
-	int				 close_cancelled; /* RECV_CLOSE out */
+	int				 close_cancelled;
 	int64_t				 deadline_ms;	/* monotonic; -1 none */
 	uint64_t			 request_id;
 	uint8_t				*req;
 	size_t				 req_len;
-	size_t				 n_passed;	/* interceptors passed */
+	size_t				 n_passed;	/* BEFORE passed */
 
 	pthread_mutex_t			 lock;		/* fields below */
 	pthread_cond_t			 cond;
@@ -55,7 +55,7 @@ struct rpc_call {
 	int				 md_sent;	/* initial metadata */
 	int				 send_busy;
 	int				 send_ok;
-	uint64_t			 send_gen;	/* sends completed */
+	uint64_t			 send_gen;	/* sends */
 	void				*send_buf;	/* grpc_byte_buffer * */
 
 	struct rpc_call			*next;		/* worker FIFO */
@@ -79,8 +79,8 @@ struct rpc_server {
 
 	struct rpc_core			*core;		/* gRPC state */
 	int				 ran;
-	int				 sync_ok;	/* lock and conds made */
-	atomic_int			 halting;	/* stopping, lock-free */
+	int				 sync_ok;	/* lock, conds made */
+	atomic_int			 halting;	/* stopping, no lock */
 
 	pthread_mutex_t			 lock;		/* fields below */
 	pthread_cond_t			 cond;		/* workers */

@@ -144,7 +144,8 @@ rpc_server_dispatch(struct rpc_server *srv, struct rpc_call *call)
 	pthread_mutex_lock(&srv->lock);
 	if (srv->stopping) {
 		pthread_mutex_unlock(&srv->lock);
-		rpc_call_abort(call, RPC_UNAVAILABLE, "server is shutting down");
+		rpc_call_abort(call, RPC_UNAVAILABLE,
+		    "server is shutting down");
 		return;
 	}
 	if (call->method->inline_ok && !call->method->server_streaming) {

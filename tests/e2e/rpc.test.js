@@ -470,3 +470,32 @@ test('SIGTERM waits for a pending answer, which then does not crash',
 	assert.match(srv.stderr, /LATER replying[^]*terminated gracefully/);
 	await stop(srv);
 });
+
+test('stress: many clients, mixed calls, cancels and streams', async () => {
+	const srv = await start(['--workers', '4', '--verbosity', '-1']);
+	const clients = Array.from({ length: 8 }, () => srv.client());
+	const jobs = [];
+	for (let i = 0; i < 400; i++) {
+		const c = clients[i % clients.length];
+		const body = Buffer.from(`payload ${i}\0`);
+		if (i % 10 === 3) {
+			jobs.push(unary(c, '/test.Echo/Slow', '50', {
+			    cb: (call) => setTimeout(() => call.cancel(),
+			    i % 30) }).then((r) => assert.ok(
+			    r.err === null || r.err.code === S.CANCELLED)));
+		} else if (i % 10 === 7) {
+			jobs.push(streamCall(c, 20).then((r) => {
+				assert.equal(r.code, S.OK);
+				assert.equal(r.msgs.length, 20);
+			}));
+		} else if (i % 10 === 9) {
+			jobs.push(unary(c, '/test.Nope/X', body).then((r) =>
+			    assert.equal(r.err?.code, S.UNIMPLEMENTED)));
+		} else {
+			jobs.push(unary(c, '/test.Echo/Echo', body).then((r) =>
+			    assert.ok(r.value?.equals(body))));
+		}
+	}
+	await Promise.all(jobs);
+	await stop(srv);
+});

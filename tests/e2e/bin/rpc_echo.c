@@ -6,11 +6,12 @@
  *
  * It creates and listens on PATH itself (the supervisor's job in the
  * product), prints READY on stdout, and serves until SIGTERM or SIGINT,
- * then exits 0. Methods of /test.Echo/: Echo (the request back), Slow (sleeps
- * the ms given as ASCII decimal, watching for cancellation), Fail (INTERNAL
- * "boom"), Later (answers from another thread after the ms given, once
- * the handler returned), Stream (N messages for request "N"), Denied (OK unless the
- * interceptors reject it) and Stats (JSON counters about Slow). With
+ * then exits 0. Methods of /test.Echo/: Echo (the request back), Slow
+ * (sleeps the ms given as ASCII decimal, watching for cancellation), Fail
+ * (INTERNAL "boom"), Later (answers from another thread after the ms given,
+ * once the handler returned), Stream (N messages for request "N"), Denied
+ * (OK unless the interceptors reject it) and Stats (JSON counters about
+ * Slow). With
  * --interceptors, two unary interceptors and one stream interceptor write
  * "TRACE <id> <what>" lines on stderr.
  */
