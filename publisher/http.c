@@ -1,6 +1,7 @@
 /*
- * http.c - the only libcurl user (STYLE 13): requests and watches against
- * the API server with client-go's client-side behaviour (reference 4.5):
+ * http.c - with http_auth.c and http_watch.c the only libcurl users
+ * (STYLE 13, http_int.h): requests and watches against the API server
+ * with client-go's client-side behaviour (reference 4.5):
  * a token-bucket rate limit shared by every thread (QPS 5, burst 10 by
  * default), Retry-After on 429 and 5xx (at most 10 retries), one retry
  * with a re-read token after a 401, and the Warning header logged at V(2).
@@ -18,6 +19,10 @@
  * Secrets: the Authorization header is built in a buffer and a header list
  * that are both wiped; nothing here logs headers. Redirects are not
  * followed (a redirect could carry the token elsewhere).
+ *
+ * This file: the client, the handle pool, the rate limit, one exchange and
+ * its retry policy, plain requests. http_auth.c: the bearer token and TLS;
+ * http_watch.c: watch streams.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -29,54 +34,14 @@
 #include <curl/curl.h>
 
 #include "ipc/log.h"
-#include "publisher/publisher.h"
+#include "publisher/http_int.h"
 
-#define HTTP_POOL		8	/* idle easy handles kept */
 #define HTTP_MAX_BODY		(64 * 1024 * 1024)
-#define HTTP_MAX_LINE		(16 * 1024 * 1024)	/* one watch event */
-#define HTTP_MAX_ERRBODY	(64 * 1024)	/* non-200 body of a watch */
-#define HTTP_TOKEN_MAX		16384	/* bearer token bytes, NUL included */
 #define HTTP_MAX_RETRIES	10	/* client-go's maxRetries */
 #define HTTP_MAX_RETRY_AFTER	60	/* longest Retry-After honoured, s */
 #define HTTP_CONNECT_TIMEOUT_S	10
 #define HTTP_DEFAULT_QPS	5.0
 #define HTTP_DEFAULT_BURST	10
-
-struct http_client {
-	struct kube_config	*cfg;
-	char			*base;		/* URL prefix */
-	char			*host_hdr;	/* "Host: ..." with tls-server-name */
-	struct curl_slist	*connect_to;	/* tls-server-name -> server */
-	char			 ua[64];
-	pthread_mutex_t		 lock;		/* below */
-	double			 qps, burst, tokens;
-	struct timespec		 last;
-	CURL			*idle[HTTP_POOL];
-	int			 nidle;
-};
-
-/* One exchange: a request, or a watch stream. */
-struct xfer {
-	struct http_client	*c;
-	const char		*method;
-	const char		*path;
-	const char		*body;
-	char			*token;		/* the bearer used; secret */
-	/* watch */
-	http_line_fn		 line_fn;
-	void			*user;
-	volatile int		*stop;
-	int			 stopped;	/* *stop or line_fn ended it */
-	/* response */
-	CURL			*h;
-	long			 status;
-	long			 retry_after;
-	char			*buf;		/* body, or a partial line */
-	size_t			 len, cap, max;
-	int			 too_large;
-	CURLcode		 cc;
-	char			 errbuf[CURL_ERROR_SIZE];
-};
 
 int
 http_global_init(void)
@@ -157,50 +122,6 @@ rate_wait(struct http_client *c, volatile int *stop)
 /* --- the client ------------------------------------------------------ */
 
 /*
- * With tls-server-name, curl must send that name (SNI) and verify it while
- * connecting to the server's address: the URL names the TLS name, a
- * CONNECT_TO entry maps it to the real host and port, and Host: keeps the
- * server's own name, as Go's http.Transport does.
- */
-static int
-client_tls_name(struct http_client *c, const char *server, const char *name)
-{
-	const char	*hp, *end, *rest, *port;
-	char		 entry[600];
-	int		 https = strncmp(server, "https://", 8) == 0;
-	int		 plen;
-
-	hp = server + (https ? 8 : 7);
-	rest = hp + strcspn(hp, "/");
-	if (*hp == '[') {
-		if ((end = memchr(hp, ']', rest - hp)) == NULL)
-			return (KP_EINVAL);
-		end++;
-	} else if ((end = memchr(hp, ':', rest - hp)) == NULL)
-		end = rest;
-	if (end < rest && *end != ':')
-		return (KP_EINVAL);
-	port = end < rest ? end + 1 : https ? "443" : "80";
-	plen = end < rest ? (int)(rest - port) : (int)strlen(port);
-	if (end - hp > 256 || strlen(name) > 253 || plen > 5)
-		return (KP_EINVAL);
-	snprintf(entry, sizeof(entry), "%s:%.*s:%.*s:%.*s", name, plen, port,
-	    (int)(end - hp), hp, plen, port);
-	if ((c->connect_to = curl_slist_append(NULL, entry)) == NULL)
-		return (KP_ENOMEM);
-	if (asprintf(&c->host_hdr, "Host: %.*s", (int)(rest - hp), hp) == -1) {
-		c->host_hdr = NULL;
-		return (KP_ENOMEM);
-	}
-	if (asprintf(&c->base, "%s://%s:%.*s%s", https ? "https" : "http",
-	    name, plen, port, rest) == -1) {
-		c->base = NULL;
-		return (KP_ENOMEM);
-	}
-	return (0);
-}
-
-/*
  * A client for cfg (borrowed until http_client_free). qps 0 and burst 0
  * mean client-go's defaults (5, 10); a negative qps disables the limit.
  */
@@ -225,7 +146,7 @@ http_client_new(struct kube_config *cfg, double qps, int burst,
 	    KP_VERSION_MAJOR, KP_VERSION_MINOR, KP_VERSION_PATCH);
 	pthread_mutex_init(&c->lock, NULL);
 	if (cfg->tls_server_name != NULL)
-		r = client_tls_name(c, cfg->server, cfg->tls_server_name);
+		r = http_tls_name(c, cfg->server, cfg->tls_server_name);
 	else if ((c->base = strdup(cfg->server)) == NULL)
 		r = KP_ENOMEM;
 	if (r != 0) {
@@ -252,8 +173,8 @@ http_client_free(struct http_client *c)
 	free(c);
 }
 
-static CURL *
-handle_get(struct http_client *c)
+CURL *
+http_handle_get(struct http_client *c)
 {
 	CURL	*h = NULL;
 
@@ -264,8 +185,8 @@ handle_get(struct http_client *c)
 	return (h != NULL ? h : curl_easy_init());
 }
 
-static void
-handle_put(struct http_client *c, CURL *h)
+void
+http_handle_put(struct http_client *c, CURL *h)
 {
 	curl_easy_reset(h);
 	pthread_mutex_lock(&c->lock);
@@ -281,8 +202,8 @@ handle_put(struct http_client *c, CURL *h)
 /* --- callbacks ------------------------------------------------------- */
 
 /* Append to x->buf, keeping it NUL-terminated; 0 when over x->max. */
-static int
-buf_add(struct xfer *x, const char *p, size_t n)
+int
+http_buf_add(struct http_xfer *x, const char *p, size_t n)
 {
 	char	*nb;
 	size_t	 ncap;
@@ -305,46 +226,15 @@ buf_add(struct xfer *x, const char *p, size_t n)
 	return (1);
 }
 
-/* Complete lines go to line_fn; the partial tail stays in x->buf. */
-static int
-watch_lines(struct xfer *x)
-{
-	char	*nl, *p = x->buf;
-	size_t	 left = x->len;
-
-	while (left > 0 && (nl = memchr(p, '\n', left)) != NULL) {
-		*nl = '\0';
-		if (nl > p && x->line_fn(x->user, p, nl - p) != 0) {
-			x->stopped = 1;
-			return (0);
-		}
-		left -= nl + 1 - p;
-		p = nl + 1;
-	}
-	memmove(x->buf, p, left);
-	x->len = left;
-	if (x->buf != NULL)
-		x->buf[left] = '\0';
-	return (1);
-}
-
 static size_t
 on_body(char *p, size_t size, size_t n, void *arg)
 {
-	struct xfer	*x = arg;
-	long		 code = 0;
+	struct http_xfer	*x = arg;
 
 	n *= size;
-	if (x->line_fn != NULL) {
-		curl_easy_getinfo(x->h, CURLINFO_RESPONSE_CODE, &code);
-		x->max = code == 200 ? HTTP_MAX_LINE : HTTP_MAX_ERRBODY;
-		if (!buf_add(x, p, n))
-			return (code == 200 ? 0 : n);	/* keep a prefix */
-		if (code == 200 && !watch_lines(x))
-			return (0);
-		return (n);
-	}
-	return (buf_add(x, p, n) ? n : 0);
+	if (x->line_fn != NULL)
+		return (http_watch_body(x, p, n));
+	return (http_buf_add(x, p, n) ? n : 0);
 }
 
 /* Retry-After as client-go reads it: an integer number of seconds. */
@@ -369,9 +259,9 @@ retry_after(const char *v, size_t n)
 static size_t
 on_header(char *p, size_t size, size_t n, void *arg)
 {
-	struct xfer	*x = arg;
-	size_t		 len = size * n, i;
-	char		 text[512];
+	struct http_xfer	*x = arg;
+	size_t			 len = size * n, i;
+	char			 text[512];
 
 	if (len >= 5 && strncmp(p, "HTTP/", 5) == 0)
 		x->retry_after = -1;	/* a new response (after 100, ...) */
@@ -388,105 +278,10 @@ on_header(char *p, size_t size, size_t n, void *arg)
 	return (len);
 }
 
-static int
-on_progress(void *arg, curl_off_t dt, curl_off_t dn, curl_off_t ut,
-    curl_off_t un)
-{
-	struct xfer	*x = arg;
-
-	if (x->stop != NULL && *x->stop) {
-		x->stopped = 1;
-		return (1);
-	}
-	return (0);
-}
-
 /* --- one exchange ---------------------------------------------------- */
 
-/* The Authorization header, or NULL for none; *err set on failure. */
-static int
-auth_header(struct xfer *x, struct curl_slist **hdrs)
-{
-	struct curl_slist	*n;
-	char			*line;
-	size_t			 len;
-	int			 r;
-
-	if ((x->token = calloc(1, HTTP_TOKEN_MAX)) == NULL)
-		return (KP_ENOMEM);
-	if ((r = kcfg_bearer(x->c->cfg, x->token, HTTP_TOKEN_MAX)) != 0) {
-		snprintf(x->errbuf, sizeof(x->errbuf), "bearer token longer "
-		    "than %d bytes", HTTP_TOKEN_MAX - 1);
-		return (r);
-	}
-	if (x->token[0] == '\0')
-		return (0);
-	len = strlen(x->token) + sizeof("Authorization: Bearer ");
-	if ((line = malloc(len)) == NULL)
-		return (KP_ENOMEM);
-	snprintf(line, len, "Authorization: Bearer %s", x->token);
-	n = curl_slist_append(*hdrs, line);
-	explicit_bzero(line, len);
-	free(line);
-	if (n == NULL)
-		return (KP_ENOMEM);
-	*hdrs = n;
-	return (0);
-}
-
 static void
-headers_free(struct curl_slist *l)
-{
-	struct curl_slist	*n;
-
-	for (n = l; n != NULL; n = n->next)
-		explicit_bzero(n->data, strlen(n->data));
-	curl_slist_free_all(l);
-}
-
-static void
-set_tls(struct http_client *c, CURL *h)
-{
-	struct kube_config	*cfg = c->cfg;
-	struct curl_blob	 b;
-
-	if (cfg->insecure) {
-		curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
-		curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
-	} else if (cfg->ca_file != NULL || cfg->ca_data != NULL) {
-		/* Only the configured CA: no system bundle, no CA path. */
-		curl_easy_setopt(h, CURLOPT_CAINFO, cfg->ca_file);
-		curl_easy_setopt(h, CURLOPT_CAPATH, NULL);
-		if (cfg->ca_data != NULL) {
-			b.data = cfg->ca_data;
-			b.len = strlen(cfg->ca_data);
-			b.flags = CURL_BLOB_COPY;
-			curl_easy_setopt(h, CURLOPT_CAINFO_BLOB, &b);
-		}
-	}
-	if (cfg->cert_file != NULL)
-		curl_easy_setopt(h, CURLOPT_SSLCERT, cfg->cert_file);
-	else if (cfg->cert_data != NULL) {
-		b.data = cfg->cert_data;
-		b.len = strlen(cfg->cert_data);
-		b.flags = CURL_BLOB_COPY;
-		curl_easy_setopt(h, CURLOPT_SSLCERT_BLOB, &b);
-	}
-	if (cfg->key_file != NULL)
-		curl_easy_setopt(h, CURLOPT_SSLKEY, cfg->key_file);
-	else if (cfg->key_data != NULL) {
-		/* No copy: the key stays in cfg only, wiped at kcfg_free. */
-		b.data = cfg->key_data;
-		b.len = strlen(cfg->key_data);
-		b.flags = CURL_BLOB_NOCOPY;
-		curl_easy_setopt(h, CURLOPT_SSLKEY_BLOB, &b);
-	}
-	if (c->connect_to != NULL)
-		curl_easy_setopt(h, CURLOPT_CONNECT_TO, c->connect_to);
-}
-
-static void
-set_options(struct xfer *x, char *url, struct curl_slist *hdrs)
+set_options(struct http_xfer *x, char *url, struct curl_slist *hdrs)
 {
 	struct http_client	*c = x->c;
 	CURL			*h = x->h;
@@ -512,20 +307,10 @@ set_options(struct xfer *x, char *url, struct curl_slist *hdrs)
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, x);
 	curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
 	curl_easy_setopt(h, CURLOPT_HEADERDATA, x);
-	set_tls(c, h);
-	if (x->line_fn != NULL) {
-		/*
-		 * No overall timeout. The server ends a watch within its
-		 * timeoutSeconds (at most KP_WATCH_TIMEOUT_S): silence for
-		 * longer means a dead connection. *stop is seen within 1 s.
-		 */
-		curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
-		curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME,
-		    (long)KP_WATCH_TIMEOUT_S + 30);
-		curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
-		curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
-		curl_easy_setopt(h, CURLOPT_XFERINFODATA, x);
-	} else
+	http_set_tls(c, h);
+	if (x->line_fn != NULL)
+		http_watch_options(x);
+	else
 		curl_easy_setopt(h, CURLOPT_TIMEOUT, (long)KP_HTTP_TIMEOUT_S);
 	if (x->body != NULL) {
 		curl_easy_setopt(h, CURLOPT_POSTFIELDS, x->body);
@@ -541,8 +326,8 @@ set_options(struct xfer *x, char *url, struct curl_slist *hdrs)
 }
 
 /* Wipe and drop what one attempt left; keep the handle. */
-static void
-xfer_reset(struct xfer *x)
+void
+http_xfer_reset(struct http_xfer *x)
 {
 	if (x->token != NULL) {
 		explicit_bzero(x->token, HTTP_TOKEN_MAX);
@@ -575,16 +360,16 @@ hdr_add(struct curl_slist **l, const char *line)
  * error with x->errbuf filled (curl's own message).
  */
 static int
-xfer_once(struct xfer *x)
+xfer_once(struct http_xfer *x)
 {
 	struct curl_slist	*hdrs = NULL;
 	char			*url = NULL;
 	int			 r;
 
-	xfer_reset(x);
+	http_xfer_reset(x);
 	if (asprintf(&url, "%s%s", x->c->base, x->path) == -1)
 		return (KP_ENOMEM);
-	if ((r = auth_header(x, &hdrs)) == 0 &&
+	if ((r = http_auth_header(x, &hdrs)) == 0 &&
 	    (r = hdr_add(&hdrs, "Accept: application/json")) == 0 &&
 	    (r = hdr_add(&hdrs, "Expect:")) == 0 &&
 	    (x->body == NULL || (r = hdr_add(&hdrs,
@@ -599,7 +384,7 @@ xfer_once(struct xfer *x)
 		curl_easy_getinfo(x->h, CURLINFO_RESPONSE_CODE, &x->status);
 		curl_easy_setopt(x->h, CURLOPT_HTTPHEADER, NULL);
 	}
-	headers_free(hdrs);
+	http_headers_free(hdrs);
 	free(url);
 	if (r != 0 && x->errbuf[0] == '\0')
 		snprintf(x->errbuf, sizeof(x->errbuf), "%s", kp_strerror(r));
@@ -616,27 +401,9 @@ xfer_once(struct xfer *x)
 	    x->cc == CURLE_OUT_OF_MEMORY ? KP_ENOMEM : KP_EIO);
 }
 
-/* After a 401: did the re-read give another token than the one used? */
-static int
-token_changed(struct xfer *x)
-{
-	char	*now;
-	int	 changed;
-
-	kcfg_token_stale(x->c->cfg);
-	if (x->c->cfg->token_file == NULL ||
-	    (now = calloc(1, HTTP_TOKEN_MAX)) == NULL)
-		return (0);
-	changed = kcfg_bearer(x->c->cfg, now, HTTP_TOKEN_MAX) == 0 &&
-	    x->token != NULL && strcmp(now, x->token) != 0;
-	explicit_bzero(now, HTTP_TOKEN_MAX);
-	free(now);
-	return (changed);
-}
-
 /* Transport errors client-go retries on a GET (reset, EOF). */
 static int
-retryable_transport(struct xfer *x, int r)
+retryable_transport(struct http_xfer *x, int r)
 {
 	return (r == KP_EIO && strcmp(x->method, "GET") == 0 &&
 	    x->line_fn == NULL && (x->cc == CURLE_RECV_ERROR ||
@@ -648,8 +415,8 @@ retryable_transport(struct xfer *x, int r)
  * limiter; a 401 gets one more try when the token file had a new token;
  * 429 and 5xx with Retry-After are retried after that many seconds.
  */
-static int
-xfer_run(struct xfer *x)
+int
+http_xfer_run(struct http_xfer *x)
 {
 	int	 r, tries = 0, did401 = 0;
 	double	 wait;
@@ -664,7 +431,7 @@ xfer_run(struct xfer *x)
 			wait = 1;
 		else if (r == 0 && x->status == 401 && !did401) {
 			did401 = 1;
-			if (token_changed(x)) {
+			if (http_token_changed(x)) {
 				log_info(2, "%s %s: 401, retrying with the "
 				    "re-read token", x->method, x->path);
 				continue;
@@ -701,8 +468,8 @@ int
 http_request(struct http_client *c, const char *method, const char *path,
     const char *body, struct http_response *resp)
 {
-	struct xfer	 x;
-	int		 r;
+	struct http_xfer	 x;
+	int			 r;
 
 	memset(resp, 0, sizeof(*resp));
 	resp->retry_after_s = -1;
@@ -711,11 +478,11 @@ http_request(struct http_client *c, const char *method, const char *path,
 	x.method = method;
 	x.path = path;
 	x.body = body;
-	if ((x.h = handle_get(c)) == NULL) {
+	if ((x.h = http_handle_get(c)) == NULL) {
 		snprintf(resp->error, sizeof(resp->error), "out of memory");
 		return (KP_ENOMEM);
 	}
-	r = xfer_run(&x);
+	r = http_xfer_run(&x);
 	resp->status = x.status;
 	resp->retry_after_s = x.retry_after;
 	if (r != 0)
@@ -727,47 +494,8 @@ http_request(struct http_client *c, const char *method, const char *path,
 		if (resp->body == NULL)
 			r = KP_ENOMEM;
 	}
-	xfer_reset(&x);
-	handle_put(c, x.h);
-	return (r);
-}
-
-/*
- * A watch: a streaming GET whose body lines go to fn. Returns 0 when the
- * server ended the stream cleanly, fn returned non-zero or *stop was set
- * (seen within about a second); KP_EKUBE for a status other than 200
- * (logged with the Status message), KP_EIO / KP_ETIMEDOUT for transport
- * failures (logged), KP_ENOMEM.
- */
-int
-http_watch(struct http_client *c, const char *path, http_line_fn fn,
-    void *user, volatile int *stop)
-{
-	struct xfer	 x;
-	int		 r;
-
-	memset(&x, 0, sizeof(x));
-	x.c = c;
-	x.method = "GET";
-	x.path = path;
-	x.line_fn = fn;
-	x.user = user;
-	x.stop = stop;
-	if ((x.h = handle_get(c)) == NULL)
-		return (KP_ENOMEM);
-	r = xfer_run(&x);
-	if (r != 0)
-		log_warnx("watch %s: %s", path, x.errbuf);
-	else if (!x.stopped && x.status != 200 && (stop == NULL || !*stop)) {
-		log_warnx("watch %s: HTTP %ld: %.200s", path, x.status,
-		    x.buf != NULL ? x.buf : "");
-		r = KP_EKUBE;
-	} else if (!x.stopped && x.len > 0) {
-		log_warnx("watch %s: stream ended inside a line", path);
-		r = KP_EIO;
-	}
-	xfer_reset(&x);
-	handle_put(c, x.h);
+	http_xfer_reset(&x);
+	http_handle_put(c, x.h);
 	return (r);
 }
 

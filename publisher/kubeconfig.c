@@ -1,8 +1,9 @@
 /*
- * kubeconfig.c - Kubernetes access from the in-cluster configuration or a
- * kubeconfig file, with client-go's rules (reference/resourceslice.md 5),
- * and the bearer token: read at load, re-read every KP_TOKEN_REREAD_S and
- * after a 401, keeping the last good token (4.5, field failure 36).
+ * kubeconfig.c - Kubernetes access from a kubeconfig file, with client-go's
+ * rules (reference/resourceslice.md 5). The in-cluster configuration and
+ * the bearer token (read at load, re-read every KP_TOKEN_REREAD_S and
+ * after a 401, keeping the last good token: 4.5, field failure 36) are in
+ * kcfg_token.c.
  *
  * The kubeconfig is parsed with libyaml's document loader, so block and
  * flow styles, quoted scalars and anchors all work as kubectl writes them.
@@ -14,7 +15,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +27,6 @@
 #include "publisher/publisher.h"
 
 #define KCFG_MAX_FILE	(16 * 1024 * 1024)	/* kubeconfig bytes */
-#define KCFG_MAX_TOKEN	(64 * 1024)		/* token file bytes */
 
 /* One kubeconfig being loaded. */
 struct kc {
@@ -39,17 +38,6 @@ struct kc {
 	char		*err;
 	size_t		 size;
 };
-
-static void	cfg_release(struct kube_config *);
-
-static void
-wipe_free(char *s)
-{
-	if (s != NULL) {
-		explicit_bzero(s, strlen(s));
-		free(s);
-	}
-}
 
 /* Format "kubeconfig <path>: ..." into the caller's buffer; returns code. */
 static int KP_PRINTF(3, 4)
@@ -67,160 +55,6 @@ kc_fail(struct kc *k, int code, const char *fmt, ...)
 	return (code);
 }
 
-/* A file error as one of our codes (-errno where the map has it). */
-static int
-file_code(int r)
-{
-	if (r == -ENOENT || r == -EACCES || r == -ENOMEM)
-		return (r);
-	return (KP_EIO);
-}
-
-/*
- * Read a whole file, at most max bytes, NUL-terminated. Growth copies and
- * wipes the old buffer: the file may hold keys. Returns 0 or -errno.
- */
-static int
-read_file(const char *path, size_t max, char **out, size_t *outlen)
-{
-	char	*buf, *nbuf;
-	size_t	 len = 0, cap = 4096;
-	ssize_t	 n;
-	int	 fd, e;
-
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-		return (-errno);
-	if ((buf = malloc(cap)) == NULL) {
-		close(fd);
-		return (-ENOMEM);
-	}
-	for (;;) {
-		if (cap - len < 2) {
-			if (cap > max || (nbuf = malloc(cap * 2)) == NULL) {
-				e = cap > max ? -EFBIG : -ENOMEM;
-				goto fail;
-			}
-			memcpy(nbuf, buf, len);
-			explicit_bzero(buf, cap);
-			free(buf);
-			buf = nbuf;
-			cap *= 2;
-		}
-		n = read(fd, buf + len, cap - len - 1);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n == -1) {
-			e = -errno;
-			goto fail;
-		}
-		if (n == 0)
-			break;
-		len += n;
-		if (len > max) {
-			e = -EFBIG;
-			goto fail;
-		}
-	}
-	close(fd);
-	buf[len] = '\0';
-	*out = buf;
-	*outlen = len;
-	return (0);
-fail:
-	close(fd);
-	explicit_bzero(buf, cap);
-	free(buf);
-	return (e);
-}
-
-/*
- * Read a token file: whitespace trimmed, not empty, visible ASCII only (a
- * token goes into a header line). The message names the file, never the
- * token.
- */
-static int
-token_read_file(const char *path, char **out, char *err, size_t size)
-{
-	char	*buf, *s, *e;
-	size_t	 len, i;
-	int	 r;
-
-	if ((r = read_file(path, KCFG_MAX_TOKEN, &buf, &len)) != 0) {
-		snprintf(err, size, "token file %s: %s", path,
-		    r == -EFBIG ? "too large" : strerror(-r));
-		return (file_code(r));
-	}
-	for (s = buf; *s == ' ' || *s == '\t' || *s == '\n' || *s == '\r';)
-		s++;
-	for (e = buf + len; e > s && (e[-1] == ' ' || e[-1] == '\t' ||
-	    e[-1] == '\n' || e[-1] == '\r');)
-		e--;
-	r = 0;
-	if (e == s) {
-		snprintf(err, size, "token file %s: empty", path);
-		r = KP_EINVAL;
-	}
-	for (i = 0; r == 0 && s + i < e; i++) {
-		if (s[i] < 0x21 || s[i] > 0x7e) {
-			snprintf(err, size, "token file %s: invalid character "
-			    "at byte %zu", path, (size_t)(s - buf) + i);
-			r = KP_EINVAL;
-		}
-	}
-	if (r == 0 && (*out = strndup(s, e - s)) == NULL) {
-		snprintf(err, size, "token file %s: out of memory", path);
-		r = KP_ENOMEM;
-	}
-	explicit_bzero(buf, len);
-	free(buf);
-	return (r);
-}
-
-/*
- * Standard base64 with padding, as Go's base64.StdEncoding (which skips
- * CR and LF). Returns 0, or the offset of the first bad byte plus one.
- */
-static size_t
-b64_decode(const char *in, unsigned char *out, size_t *outlen)
-{
-	static const char	 abc[] =
-	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	const char		*p;
-	uint32_t		 acc = 0, v;
-	size_t			 i, n = 0, pad = 0, o = 0;
-
-	for (i = 0; in[i] != '\0'; i++) {
-		if (in[i] == '\r' || in[i] == '\n')
-			continue;
-		/* Nothing may follow a padded quad. */
-		if (pad > 0 && n % 4 == 0)
-			return (i + 1);
-		if (in[i] == '=') {
-			if (n % 4 < 2)
-				return (i + 1);
-			pad++;
-			v = 0;
-		} else if (pad > 0 || (p = strchr(abc, in[i])) == NULL)
-			return (i + 1);
-		else
-			v = (uint32_t)(p - abc);
-		acc = acc << 6 | v;
-		if (++n % 4 == 0) {
-			out[o++] = acc >> 16;
-			if (pad < 2)
-				out[o++] = acc >> 8 & 0xff;
-			if (pad < 1)
-				out[o++] = acc & 0xff;
-			acc = 0;
-		}
-	}
-	if (n % 4 != 0)
-		return (i + 1);
-	*outlen = o;
-	out[o] = '\0';
-	return (0);
-}
-
 /* *-data: base64 of PEM. Decoded into *out (NUL-terminated). */
 static int
 kc_data(struct kc *k, const char *where, const char *field, const char *b64,
@@ -232,7 +66,7 @@ kc_data(struct kc *k, const char *where, const char *field, const char *b64,
 
 	if ((buf = malloc(cap)) == NULL)
 		return (kc_fail(k, KP_ENOMEM, "out of memory"));
-	if ((bad = b64_decode(b64, buf, &len)) != 0) {
+	if ((bad = kcfg_b64_decode(b64, buf, &len)) != 0) {
 		explicit_bzero(buf, cap);
 		free(buf);
 		return (kc_fail(k, KP_EINVAL, "%s: %s: illegal base64 data at "
@@ -306,6 +140,20 @@ kc_str(struct kc *k, yaml_node_t *map, const char *where, const char *key,
 		    key));
 	if (n->data.scalar.length > 0)
 		*out = (const char *)n->data.scalar.value;
+	return (0);
+}
+
+/* A string field copied into *out (left alone when absent). */
+static int
+kc_strdup(struct kc *k, yaml_node_t *map, const char *where, const char *key,
+    char **out)
+{
+	const char	*s;
+	int		 r;
+
+	if ((r = kc_str(k, map, where, key, &s)) != 0 ||
+	    (s != NULL && (*out = strdup(s)) == NULL))
+		return (r != 0 ? r : kc_fail(k, KP_ENOMEM, "out of memory"));
 	return (0);
 }
 
@@ -395,8 +243,8 @@ kc_readable(struct kc *k, const char *where, const char *field,
 	int	 fd;
 
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-		return (kc_fail(k, file_code(-errno), "%s: %s %s: %s", where,
-		    field, path, strerror(errno)));
+		return (kc_fail(k, kcfg_file_code(-errno), "%s: %s %s: %s",
+		    where, field, path, strerror(errno)));
 	close(fd);
 	return (0);
 }
@@ -474,13 +322,10 @@ kc_cluster(struct kc *k, struct kube_config *cfg, const char *name)
 		return (kc_fail(k, KP_EINVAL, "%s: specifying a root "
 		    "certificates file with the insecure flag is not allowed",
 		    where));
-	if ((r = kc_str(k, c, where, "tls-server-name", &s)) != 0 ||
-	    (s != NULL && (cfg->tls_server_name = strdup(s)) == NULL))
-		return (r != 0 ? r : kc_fail(k, KP_ENOMEM, "out of memory"));
-	if ((r = kc_str(k, c, where, "proxy-url", &s)) != 0 ||
-	    (s != NULL && (cfg->proxy_url = strdup(s)) == NULL))
-		return (r != 0 ? r : kc_fail(k, KP_ENOMEM, "out of memory"));
-	return (0);
+	if ((r = kc_strdup(k, c, where, "tls-server-name",
+	    &cfg->tls_server_name)) != 0)
+		return (r);
+	return (kc_strdup(k, c, where, "proxy-url", &cfg->proxy_url));
 }
 
 /* What we do not implement is refused by name, never silently ignored. */
@@ -518,19 +363,18 @@ static int
 kc_token(struct kc *k, struct kube_config *cfg, yaml_node_t *u,
     const char *where)
 {
-	const char	*tok, *file, *q;
+	const char	*tok, *file;
 	char		 err[KP_ERROR_SIZE], *t;
+	size_t		 n;
 	int		 r;
 
 	if ((r = kc_str(k, u, where, "token", &tok)) != 0 ||
 	    (r = kc_str(k, u, where, "tokenFile", &file)) != 0)
 		return (r);
-	for (q = tok; q != NULL && *q != '\0'; q++) {
-		/* It goes into a header line: no spaces, no controls. */
-		if (*q < 0x21 || *q > 0x7e)
-			return (kc_fail(k, KP_EINVAL, "%s: token: invalid "
-			    "character at byte %zu", where, (size_t)(q - tok)));
-	}
+	if (tok != NULL && (n = kcfg_token_span(tok, strlen(tok))) !=
+	    strlen(tok))
+		return (kc_fail(k, KP_EINVAL, "%s: token: invalid character "
+		    "at byte %zu", where, n));
 	if (tok != NULL && (cfg->token = strdup(tok)) == NULL)
 		return (kc_fail(k, KP_ENOMEM, "out of memory"));
 	if (file == NULL)
@@ -538,14 +382,14 @@ kc_token(struct kc *k, struct kube_config *cfg, yaml_node_t *u,
 	if ((r = kc_path(k, file, &cfg->token_file)) != 0)
 		return (r);
 	cfg->token_read = time(NULL);
-	if ((r = token_read_file(cfg->token_file, &t, err,
+	if ((r = kcfg_token_read_file(cfg->token_file, &t, err,
 	    sizeof(err))) != 0) {
 		if (cfg->token == NULL)
 			return (kc_fail(k, r, "%s: %s", where, err));
 		log_info(2, "%s: %s; using the inline token", where, err);
 		return (0);
 	}
-	wipe_free(cfg->token);
+	kcfg_wipe_free(cfg->token);
 	cfg->token = t;
 	return (0);
 }
@@ -593,8 +437,8 @@ kc_parse(struct kc *k)
 	size_t		 len;
 	int		 r, ok;
 
-	if ((r = read_file(k->path, KCFG_MAX_FILE, &buf, &len)) != 0)
-		return (kc_fail(k, file_code(r), "%s", r == -EFBIG ?
+	if ((r = kcfg_read_file(k->path, KCFG_MAX_FILE, &buf, &len)) != 0)
+		return (kc_fail(k, kcfg_file_code(r), "%s", r == -EFBIG ?
 		    "file too large" : strerror(-r)));
 	if (!yaml_parser_initialize(&parser)) {
 		explicit_bzero(buf, len);
@@ -702,142 +546,9 @@ kcfg_kubeconfig(struct kube_config *cfg, const char *path,
 	r = kc_load(&k, cfg, context);
 	kc_doc_free(&k);
 	if (r != 0) {
-		cfg_release(cfg);
+		kcfg_release(cfg);
 		return (r);
 	}
 	pthread_mutex_init(&cfg->lock, NULL);
 	return (0);
-}
-
-/*
- * In-cluster configuration (rest.InClusterConfig) with the service-account
- * files in dir: tests call this directly with a directory of their own.
- */
-int
-kcfg_in_cluster_dir(struct kube_config *cfg, const char *dir, char *err,
-    size_t size)
-{
-	const char	*host, *port;
-	char		 e[KP_ERROR_SIZE];
-	int		 r;
-
-	memset(cfg, 0, sizeof(*cfg));
-	host = getenv("KUBERNETES_SERVICE_HOST");
-	port = getenv("KUBERNETES_SERVICE_PORT");
-	if (host == NULL || *host == '\0' || port == NULL || *port == '\0') {
-		snprintf(err, size, "in-cluster: KUBERNETES_SERVICE_HOST and "
-		    "KUBERNETES_SERVICE_PORT must be set");
-		return (KP_ENOCLIENT);
-	}
-	if (asprintf(&cfg->server, strchr(host, ':') != NULL ?
-	    "https://[%s]:%s" : "https://%s:%s", host, port) == -1 ||
-	    asprintf(&cfg->token_file, "%s/token", dir) == -1 ||
-	    asprintf(&cfg->ca_file, "%s/ca.crt", dir) == -1) {
-		snprintf(err, size, "in-cluster: out of memory");
-		cfg_release(cfg);
-		return (KP_ENOMEM);
-	}
-	cfg->token_read = time(NULL);
-	if ((r = token_read_file(cfg->token_file, &cfg->token, e,
-	    sizeof(e))) != 0) {
-		snprintf(err, size, "in-cluster: %s", e);
-		cfg_release(cfg);
-		return (r);
-	}
-	/* As client-go: a missing CA is logged, the system roots remain. */
-	if (access(cfg->ca_file, R_OK) != 0) {
-		log_warn("in-cluster: CA %s (using the system roots)",
-		    cfg->ca_file);
-		free(cfg->ca_file);
-		cfg->ca_file = NULL;
-	}
-	pthread_mutex_init(&cfg->lock, NULL);
-	return (0);
-}
-
-int
-kcfg_in_cluster(struct kube_config *cfg, char *err, size_t size)
-{
-	return (kcfg_in_cluster_dir(cfg, KP_SA_DIR, err, size));
-}
-
-/*
- * The current bearer token into out ("" when none is configured). A token
- * file is re-read when KP_TOKEN_REREAD_S old or after kcfg_token_stale();
- * a failed re-read keeps the last good token. Errors: KP_ENAMETOOLONG
- * (out too small; out is wiped).
- */
-int
-kcfg_bearer(struct kube_config *cfg, char *out, size_t size)
-{
-	char	 err[KP_ERROR_SIZE], *t;
-	time_t	 now;
-	size_t	 len;
-	int	 r = 0;
-
-	pthread_mutex_lock(&cfg->lock);
-	now = time(NULL);
-	if (cfg->token_file != NULL && (cfg->token_stale ||
-	    now - cfg->token_read >= KP_TOKEN_REREAD_S ||
-	    now < cfg->token_read)) {
-		if (token_read_file(cfg->token_file, &t, err,
-		    sizeof(err)) == 0) {
-			if (cfg->token == NULL || strcmp(t, cfg->token) != 0)
-				log_info(2, "bearer token from %s changed",
-				    cfg->token_file);
-			wipe_free(cfg->token);
-			cfg->token = t;
-		} else if (cfg->token != NULL)
-			log_warnx("%s; keeping the last token", err);
-		else
-			log_warnx("%s", err);
-		cfg->token_read = now;
-		cfg->token_stale = 0;
-	}
-	len = cfg->token != NULL ? strlen(cfg->token) : 0;
-	if (len >= size) {
-		explicit_bzero(out, size);
-		r = KP_ENAMETOOLONG;
-	} else {
-		memcpy(out, len ? cfg->token : "", len);
-		out[len] = '\0';
-	}
-	pthread_mutex_unlock(&cfg->lock);
-	return (r);
-}
-
-/* A 401 came back: the next kcfg_bearer() re-reads the token file. */
-void
-kcfg_token_stale(struct kube_config *cfg)
-{
-	pthread_mutex_lock(&cfg->lock);
-	cfg->token_stale = 1;
-	pthread_mutex_unlock(&cfg->lock);
-}
-
-/* Free the fields (not the lock) and zero the config. */
-static void
-cfg_release(struct kube_config *cfg)
-{
-	free(cfg->server);
-	free(cfg->ca_file);
-	free(cfg->ca_data);
-	free(cfg->cert_file);
-	free(cfg->cert_data);
-	free(cfg->key_file);
-	wipe_free(cfg->key_data);
-	wipe_free(cfg->token);
-	free(cfg->token_file);
-	free(cfg->tls_server_name);
-	free(cfg->proxy_url);
-	explicit_bzero(cfg, sizeof(*cfg));
-}
-
-/* Free and wipe; a zeroed (never loaded, or failed) config is fine. */
-void
-kcfg_free(struct kube_config *cfg)
-{
-	if (cfg->server != NULL)
-		pthread_mutex_destroy(&cfg->lock);
-	cfg_release(cfg);
 }

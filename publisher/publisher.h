@@ -1,13 +1,17 @@
 /*
  * publisher.h - the publisher role: the only process that reads Kubernetes
  * credentials and talks to the API server. Modules:
- *   kubeconfig.c  in-cluster config / kubeconfig (libyaml), token re-reads
- *   http.c        the only libcurl user: rate limit, Retry-After, 401
+ *   kubeconfig.c  kubeconfig files (libyaml); kcfg_base64.c their *-data
+ *   kcfg_token.c  in-cluster config, token reads and re-reads, wiping
+ *   http.c        with http_auth.c and http_watch.c the only libcurl users
+ *                 (http_int.h): rate limit, Retry-After, 401, watches
  *   discovery.c   which resource.k8s.io version the server serves
  *   convert.c     ResourceSlice JSON per API version (jansson)
  *   slices.c      the ResourceSlice controller (upstream semantics)
  *   claims.c      the one GET behind a claim look-up
- *   validate.c    API-server rules for kp_publish_resources (driver side)
+ *   validate.c    API-server rules for kp_publish_resources (driver side);
+ *                 validate_names.c names and keys, validate_value.c
+ *                 quantities and versions
  *   publisher.c   publisher_main(), threads, IPC with the supervisor
  */
 #ifndef KP_PUBLISHER_H
@@ -53,14 +57,25 @@ struct kube_config {
 };
 
 /* kubeconfig.c */
+int	kcfg_kubeconfig(struct kube_config *, const char *, const char *,
+	    char *, size_t);
+
+/* kcfg_base64.c */
+size_t	kcfg_b64_decode(const char *, unsigned char *, size_t *);
+
+/* kcfg_token.c */
 int	kcfg_in_cluster(struct kube_config *, char *, size_t);
 int	kcfg_in_cluster_dir(struct kube_config *, const char *, char *,
 	    size_t);
-int	kcfg_kubeconfig(struct kube_config *, const char *, const char *,
-	    char *, size_t);
 int	kcfg_bearer(struct kube_config *, char *, size_t);
 void	kcfg_token_stale(struct kube_config *);
 void	kcfg_free(struct kube_config *);
+void	kcfg_release(struct kube_config *);
+void	kcfg_wipe_free(char *);
+int	kcfg_file_code(int);
+int	kcfg_read_file(const char *, size_t, char **, size_t *);
+size_t	kcfg_token_span(const char *, size_t);
+int	kcfg_token_read_file(const char *, char **, char *, size_t);
 
 /* One HTTP response; body is NUL-terminated (malloc'd, owned). */
 struct http_response {
@@ -89,10 +104,12 @@ int	http_client_new(struct kube_config *, double, int,
 void	http_client_free(struct http_client *);
 int	http_request(struct http_client *, const char *, const char *,
 	    const char *, struct http_response *);
-int	http_watch(struct http_client *, const char *, http_line_fn, void *,
-	    volatile int *);
 void	http_response_free(struct http_response *);
 char	*http_escape(const char *);
+
+/* http_watch.c */
+int	http_watch(struct http_client *, const char *, http_line_fn, void *,
+	    volatile int *);
 
 /* discovery.c */
 enum kube_version {
@@ -141,8 +158,28 @@ void	slice_ctl_stop(struct slice_ctl *);
 
 /* validate.c: the API server's rules, applied in the driver process. */
 int	validate_resources(const struct kp_resources *, char *, size_t);
+
+/* Limits and rule texts that validate.c and validate_names.c share. */
+#define VAL_MAX_LABEL		63
+#define VAL_MAX_SUBDOMAIN	253
+#define VAL_R_SUBDOMAIN	"must be a DNS subdomain (lower case " \
+			"alphanumerics, '-' and '.', alphanumeric at both " \
+			"ends)"
+#define VAL_R_LABEL	"must be a DNS label (lower case " \
+			"alphanumerics and '-', alphanumeric at both ends)"
+
+/* validate_names.c */
+int	val_is_label(const char *, size_t);
+int	val_is_subdomain(const char *, size_t);
+int	val_is_utf8(const unsigned char *);
+const char *val_key_why(const char *);
+const char *val_label_key_why(const char *);
+const char *val_label_value_why(const char *);
+
+/* validate_value.c */
 int	validate_quantity(const char *);
 int	validate_semver(const char *);
+const char *val_quantity_why(const char *);
 
 /*
  * pack.c: struct kp_resources -> a Kpipc__Publish tree (driver side), to

@@ -27,14 +27,17 @@
  *    nor that a Gt/Lt value is an integer: neither do we. Match fields
  *    take only "metadata.name", In/NotIn and exactly one node name.
  *  - Strings that end up in JSON must be UTF-8 (jansson refuses others).
- *  - Quantities: exactly ParseQuantity (quantity_why()). Surrounding
+ *  - Quantities: exactly ParseQuantity (val_quantity_why()). Surrounding
  *    blanks are refused, although the server's JSON decoder trims them.
  *  - Transport: at most 4096 pools (ipc_check_resources), at most 16 MiB
  *    of strings per call (KP_IPC_MAX_FRAME) and 3 MiB per slice (the
  *    server's request body limit; strings alone, so a lower bound).
+ *
+ * This file walks the resources and names the place of a broken rule; the
+ * rules for names and keys are in validate_names.c, those for quantities
+ * and versions in validate_value.c.
  */
 #include <stdarg.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,22 +48,9 @@
 #define MAX_DEVICES	128		/* ResourceSliceMaxDevices */
 #define MAX_ENTRIES	32		/* attributes + capacities */
 #define MAX_VALUE	64		/* string and version bytes */
-#define MAX_CID		32		/* DeviceMaxIDLength */
-#define MAX_DOMAIN	63		/* DeviceMaxDomainLength */
-#define MAX_SUBDOMAIN	253
-#define MAX_LABEL	63
 #define MAX_SLICE_BYTES	(3u << 20)	/* MaxRequestBodyBytes */
 #define MAX_CALL_BYTES	(16u << 20)	/* KP_IPC_MAX_FRAME */
 #define SHOW		24		/* characters of a value shown */
-
-#define R_SUBDOMAIN	"must be a DNS subdomain (lower case " \
-			"alphanumerics, '-' and '.', alphanumeric at both " \
-			"ends)"
-#define R_LABEL		"must be a DNS label (lower case " \
-			"alphanumerics and '-', alphanumeric at both ends)"
-#define R_CID		"must be a C identifier ([A-Za-z_][A-Za-z0-9_]*)"
-#define R_QNAME		"must be alphanumerics, '-', '_' or '.', " \
-			"alphanumeric at both ends"
 
 struct vctx {
 	char		*err;
@@ -127,399 +117,35 @@ loc_at(struct vctx *v, size_t at, const char *fmt, ...)
 	va_end(ap);
 }
 
-static int
-is_alnum_lower(int c)
-{
-	return ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'));
-}
-
-static int
-is_alnum(int c)
-{
-	return (is_alnum_lower(c) || (c >= 'A' && c <= 'Z'));
-}
-
-/* [a-z0-9]([-a-z0-9]*[a-z0-9])?, no length limit. */
-static int
-is_label(const char *s, size_t n)
-{
-	size_t	 i;
-
-	if (n == 0 || !is_alnum_lower(s[0]) || !is_alnum_lower(s[n - 1]))
-		return (0);
-	for (i = 1; i + 1 < n; i++)
-		if (!is_alnum_lower(s[i]) && s[i] != '-')
-			return (0);
-	return (1);
-}
-
-/* IsDNS1123Subdomain: <= 253, labels joined by '.'. */
-static int
-is_subdomain(const char *s, size_t n)
-{
-	const char	*dot;
-	size_t		 part;
-
-	if (n > MAX_SUBDOMAIN)
-		return (0);
-	for (;;) {
-		dot = memchr(s, '.', n);
-		part = dot != NULL ? (size_t)(dot - s) : n;
-		if (!is_label(s, part))
-			return (0);
-		if (dot == NULL)
-			return (1);
-		s += part + 1;
-		n -= part + 1;
-	}
-}
-
-/* ([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9] */
-static int
-is_qname(const char *s, size_t n)
-{
-	size_t	 i;
-
-	if (n == 0 || !is_alnum(s[0]) || !is_alnum(s[n - 1]))
-		return (0);
-	for (i = 1; i + 1 < n; i++)
-		if (!is_alnum(s[i]) && strchr("-_.", s[i]) == NULL)
-			return (0);
-	return (1);
-}
-
-static int
-is_cid(const char *s, size_t n)
-{
-	size_t	 i;
-
-	if (n == 0 || (s[0] >= '0' && s[0] <= '9'))
-		return (0);
-	for (i = 0; i < n; i++)
-		if (!is_alnum(s[i]) && s[i] != '_')
-			return (0);
-	return (1);
-}
-
-/* Strict UTF-8: no overlong forms, no surrogates, at most U+10FFFF. */
-static int
-is_utf8(const unsigned char *s)
-{
-	unsigned int	 c, min;
-	int		 k;
-
-	while ((c = *s++) != 0) {
-		if (c < 0x80)
-			continue;
-		if (c >= 0xc2 && c <= 0xdf)
-			k = 1, c &= 0x1f, min = 0x80;
-		else if (c >= 0xe0 && c <= 0xef)
-			k = 2, c &= 0x0f, min = 0x800;
-		else if (c >= 0xf0 && c <= 0xf4)
-			k = 3, c &= 0x07, min = 0x10000;
-		else
-			return (0);
-		for (; k > 0; k--, s++) {
-			if ((*s & 0xc0) != 0x80)
-				return (0);
-			c = (c << 6) | (*s & 0x3f);
-		}
-		if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
-			return (0);
-	}
-	return (1);
-}
-
 /*
- * ValidateCSIDriverName, the rule for the domain of a key: <= 63 bytes, a
- * DNS subdomain after Go's strings.ToLower.
+ * The name of what[i] (an attribute or a capacity); f gets the field as
+ * the messages about the entry name it.
  */
-static const char *
-domain_why(const char *s, size_t n)
+static int
+check_entry_name(struct vctx *v, const char *what, const char *name,
+    size_t i, char *f, size_t fsize)
 {
-	char	 low[MAX_DOMAIN];
-	size_t	 i, k = 0;
-
-	if (n > MAX_DOMAIN)
-		return ("the domain must be no more than 63 bytes");
-	for (i = 0; i < n; i++) {
-		if (s[i] >= 'A' && s[i] <= 'Z')
-			low[k++] = s[i] - 'A' + 'a';
-		else if ((unsigned char)s[i] < 0x80)
-			low[k++] = s[i];
-		else if (n - i >= 2 && memcmp(s + i, "\xc4\xb0", 2) == 0) {
-			low[k++] = 'i';
-			i += 1;
-		} else if (n - i >= 3 &&
-		    memcmp(s + i, "\xe2\x84\xaa", 3) == 0) {
-			low[k++] = 'k';
-			i += 2;
-		} else
-			return ("the domain " R_SUBDOMAIN);
-	}
-	return (is_subdomain(low, k) ? NULL : "the domain " R_SUBDOMAIN);
-}
-
-static const char *
-cid_why(const char *s, size_t n)
-{
-	if (n > MAX_CID)
-		return ("the identifier must be no more than 32 bytes");
-	return (is_cid(s, n) ? NULL : "the identifier " R_CID);
-}
-
-/* validateQualifiedName: an attribute or capacity name. */
-static const char *
-key_why(const char *s)
-{
-	const char	*slash = strchr(s, '/');
+	char		 b[SHOW + 8];
 	const char	*why;
 
-	if (*s == '\0')
-		return ("a name is required");
-	if (slash == NULL)
-		return (cid_why(s, strlen(s)));
-	if (strchr(slash + 1, '/') != NULL)	/* unchecked upstream */
-		return (is_utf8((const unsigned char *)s) ? NULL :
-		    "must be UTF-8");
-	if (slash == s)
-		return ("the domain must not be empty");
-	if ((why = domain_why(s, slash - s)) != NULL)
-		return (why);
-	if (slash[1] == '\0')
-		return ("the name must not be empty");
-	return (cid_why(slash + 1, strlen(slash + 1)));
-}
-
-/* IsQualifiedName: a label key. */
-static const char *
-label_key_why(const char *s)
-{
-	const char	*slash = strchr(s, '/'), *name = s;
-	size_t		 n;
-
-	if (slash != NULL) {
-		if (strchr(slash + 1, '/') != NULL)
-			return ("must be [prefix/]name with one '/' at most");
-		if (slash == s)
-			return ("the prefix must not be empty");
-		if (!is_subdomain(s, slash - s))
-			return ("the prefix " R_SUBDOMAIN);
-		name = slash + 1;
-	}
-	if ((n = strlen(name)) == 0)
-		return ("the name must not be empty");
-	if (n > MAX_LABEL)
-		return ("the name must be no more than 63 characters");
-	return (is_qname(name, n) ? NULL : "the name " R_QNAME);
-}
-
-static const char *
-label_value_why(const char *s)
-{
-	size_t	 n = strlen(s);
-
-	if (n > MAX_LABEL)
-		return ("must be no more than 63 characters");
-	return (n == 0 || is_qname(s, n) ? NULL :
-	    "must be empty or " R_QNAME);
-}
-
-static size_t
-span_digits(const char *s)
-{
-	return (strspn(s, "0123456789"));
-}
-
-/* strconv.ParseInt(s, 10, 64), then Go's int32() of it. */
-static int
-parse_exponent(const char *s, size_t n, int32_t *out)
-{
-	uint64_t	 v = 0, lim;
-	size_t		 i = 0;
-	int		 neg = 0;
-
-	if (n > 0 && (s[0] == '+' || s[0] == '-'))
-		neg = s[i++] == '-';
-	if (i == n)
-		return (-1);
-	lim = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
-	for (; i < n; i++) {
-		if (s[i] < '0' || s[i] > '9' ||
-		    v > (lim - (uint64_t)(s[i] - '0')) / 10)
-			return (-1);
-		v = v * 10 + (uint64_t)(s[i] - '0');
-	}
-	*out = (int32_t)(uint32_t)(neg ? 0 - v : v);
+	if (name == NULL)
+		return (vfail(v, "%s[%zu]: name is NULL", what, i));
+	snprintf(f, fsize, "%s[%s]", what, show(b, name));
+	if ((why = val_key_why(name)) != NULL)
+		return (vfail(v, "%s: %s", f, why));
 	return (0);
-}
-
-/* quantitySuffixer.interpret: base 10 or 2 and an exponent. */
-static int
-suffix_interpret(const char *s, size_t n, int *base, int32_t *exp)
-{
-	static const char	*dec[] = { "n", "u", "m", "", "k", "M", "G",
-	    "T", "P", "E" };
-	static const char	*bin[] = { "Ki", "Mi", "Gi", "Ti", "Pi",
-	    "Ei" };
-	size_t			 i;
-
-	for (i = 0; i < sizeof(dec) / sizeof(dec[0]); i++)
-		if (strlen(dec[i]) == n && memcmp(dec[i], s, n) == 0) {
-			*base = 10;
-			*exp = (int32_t)(i * 3) - 9;
-			return (0);
-		}
-	for (i = 0; i < sizeof(bin) / sizeof(bin[0]); i++)
-		if (n == 2 && memcmp(bin[i], s, 2) == 0) {
-			*base = 2;
-			*exp = (int32_t)(i + 1) * 10;
-			return (0);
-		}
-	*base = 10;
-	if (n > 1 && (s[0] == 'e' || s[0] == 'E'))
-		return (parse_exponent(s + 1, n - 1, exp));
-	return (-1);
-}
-
-/*
- * Whether ParseQuantity takes its int64 fast path, which cannot fail;
- * its inf.Dec slow path fails only when the number has no digit. Go's
- * int32 arithmetic wraps, and so does the scale here.
- */
-static int
-quantity_fast(int base, int32_t exp, size_t numlen, size_t denlen)
-{
-	int64_t	 precision;
-	int32_t	 scale;
-
-	if (numlen > 1000 || denlen > 1000)
-		return (0);
-	if (base == 2)	/* 2^10 .. 2^60: exp*3/10 is exact in float32 */
-		return (denlen == 0 &&
-		    15 - (int64_t)numlen - exp * 3 / 10 - 1 >= 0);
-	precision = 18 - (int64_t)(numlen + denlen);
-	scale = (int32_t)(uint32_t)((uint32_t)exp - (uint32_t)denlen);
-	return (precision >= 0 && scale >= -9);
-}
-
-/*
- * ParseQuantity's verdict (apimachinery api/resource/quantity.go): NULL
- * if it parses, else why not. Mirrors parseQuantityString, so "+", "." or
- * "Gi" (all zero) and "1." pass; any exponent that fits int64 passes
- * (Go then truncates it to int32).
- */
-static const char *
-quantity_why(const char *s)
-{
-	size_t		 pos = 0, len, numlen, denlen = 0, sfx;
-	int		 digit = 0, base;
-	int32_t		 exp;
-
-	if (s == NULL || (len = strlen(s)) == 0)
-		return ("must not be empty");
-	if (s[0] == '+' || s[0] == '-')
-		pos++;
-	while (pos < len && s[pos] == '0')
-		pos++, digit = 1;
-	if (pos == len)
-		return (NULL);
-	numlen = span_digits(s + pos);
-	pos += numlen;
-	digit |= numlen > 0;
-	if (numlen == 0)
-		numlen = 1;	/* num is "0" */
-	if (s[pos] == '.') {
-		denlen = span_digits(s + ++pos);
-		pos += denlen;
-		digit |= denlen > 0;
-	}
-	sfx = pos;
-	pos += strspn(s + pos, "eEinumkKMGTP");
-	if (pos < len) {
-		if (s[pos] == '+' || s[pos] == '-')
-			pos++;
-		if (s[pos + span_digits(s + pos)] != '\0')
-			return ("must match '^([+-]?[0-9.]+)"
-			    "([eEinumkKMGTP]*[-+]?[0-9]*)$'");
-	}
-	if (suffix_interpret(s + sfx, len - sfx, &base, &exp) != 0)
-		return ("has an unknown suffix (Ki Mi Gi Ti Pi Ei, n u m k M "
-		    "G T P E, or e/E with an integer)");
-	if (!digit && !quantity_fast(base, exp, numlen, denlen))
-		return ("has no digit in its number");
-	return (NULL);
-}
-
-int
-validate_quantity(const char *s)
-{
-	return (quantity_why(s) == NULL ? 0 : KP_EINVAL);
-}
-
-/* <numeric identifier>: 0|[1-9][0-9]* */
-static const char *
-semver_num(const char *p)
-{
-	size_t	 n = span_digits(p);
-
-	return (n == 0 || (n > 1 && p[0] == '0') ? NULL : p + n);
-}
-
-/* Dot-separated identifiers of [0-9A-Za-z-]+; prerelease ones that are
- * all digits must not have a leading zero. */
-static const char *
-semver_ids(const char *p, int pre)
-{
-	size_t	 n;
-
-	for (;;) {
-		n = strspn(p, "0123456789abcdefghijklmnopqrstuvwxyz"
-		    "ABCDEFGHIJKLMNOPQRSTUVWXYZ-");
-		if (n == 0)
-			return (NULL);
-		if (pre && span_digits(p) == n && n > 1 && p[0] == '0')
-			return (NULL);
-		p += n;
-		if (*p != '.')
-			return (p);
-		p++;
-	}
-}
-
-/* The server's semverRe (semver.org 2.0.0), without its length rule. */
-int
-validate_semver(const char *s)
-{
-	const char	*p = s;
-	int		 i;
-
-	if (p == NULL)
-		return (KP_EINVAL);
-	for (i = 0; i < 3; i++) {
-		if ((p = semver_num(p)) == NULL)
-			return (KP_EINVAL);
-		if (i < 2 && *p++ != '.')
-			return (KP_EINVAL);
-	}
-	if (*p == '-' && (p = semver_ids(p + 1, 1)) == NULL)
-		return (KP_EINVAL);
-	if (*p == '+' && (p = semver_ids(p + 1, 0)) == NULL)
-		return (KP_EINVAL);
-	return (*p == '\0' ? 0 : KP_EINVAL);
 }
 
 static int
 check_attribute(struct vctx *v, const struct kp_attribute *a, size_t i)
 {
 	char		 b[SHOW + 8], f[SHOW + 32];
-	const char	*why, *s = a->string_value;
+	const char	*s = a->string_value;
+	int		 r;
 
-	if (a->name == NULL)
-		return (vfail(v, "attributes[%zu]: name is NULL", i));
-	snprintf(f, sizeof(f), "attributes[%s]", show(b, a->name));
-	if ((why = key_why(a->name)) != NULL)
-		return (vfail(v, "%s: %s", f, why));
+	if ((r = check_entry_name(v, "attributes", a->name, i, f,
+	    sizeof(f))) != 0)
+		return (r);
 	switch (a->type) {
 	case KP_ATTR_INT:
 	case KP_ATTR_BOOL:
@@ -542,7 +168,7 @@ check_attribute(struct vctx *v, const struct kp_attribute *a, size_t i)
 		return (vfail(v, "%s: %s value is %zu bytes, at most 64 "
 		    "allowed", f, a->type == KP_ATTR_STRING ? "string" :
 		    "version", strlen(s)));
-	if (!is_utf8((const unsigned char *)s))
+	if (!val_is_utf8((const unsigned char *)s))
 		return (vfail(v, "%s: string value is not UTF-8", f));
 	return (0);
 }
@@ -552,15 +178,14 @@ check_capacity(struct vctx *v, const struct kp_capacity *c, size_t i)
 {
 	char		 b[SHOW + 8], f[SHOW + 32];
 	const char	*why;
+	int		 r;
 
-	if (c->name == NULL)
-		return (vfail(v, "capacities[%zu]: name is NULL", i));
-	snprintf(f, sizeof(f), "capacities[%s]", show(b, c->name));
-	if ((why = key_why(c->name)) != NULL)
-		return (vfail(v, "%s: %s", f, why));
+	if ((r = check_entry_name(v, "capacities", c->name, i, f,
+	    sizeof(f))) != 0)
+		return (r);
 	if (c->quantity == NULL)
 		return (vfail(v, "%s: quantity is NULL", f));
-	if ((why = quantity_why(c->quantity)) != NULL)
+	if ((why = val_quantity_why(c->quantity)) != NULL)
 		return (vfail(v, "%s: quantity %s %s", f, show(b, c->quantity),
 		    why));
 	v->slice_bytes += strlen(c->quantity);
@@ -588,10 +213,10 @@ check_device(struct vctx *v, const struct kp_device *d)
 
 	if (d->name == NULL)
 		return (vfail(v, "name is NULL"));
-	if (strlen(d->name) > MAX_LABEL || !is_label(d->name,
+	if (strlen(d->name) > VAL_MAX_LABEL || !val_is_label(d->name,
 	    strlen(d->name)))
-		return (vfail(v, "name: %s", strlen(d->name) > MAX_LABEL ?
-		    "must be no more than 63 characters" : R_LABEL));
+		return (vfail(v, "name: %s", strlen(d->name) > VAL_MAX_LABEL ?
+		    "must be no more than 63 characters" : VAL_R_LABEL));
 	if ((d->n_attributes > 0 && d->attributes == NULL) ||
 	    (d->n_capacities > 0 && d->capacities == NULL))
 		return (vfail(v, "%s is NULL with a count of %zu",
@@ -742,12 +367,13 @@ check_requirement(struct vctx *v, const char *f,
 	if (field && strcmp(q->key, "metadata.name") != 0)
 		return (vfail(v, "%s: key %s: only \"metadata.name\" is a "
 		    "node field", f, show(b, q->key)));
-	if (!field && (why = label_key_why(q->key)) != NULL)
+	if (!field && (why = val_label_key_why(q->key)) != NULL)
 		return (vfail(v, "%s: key %s: %s", f, show(b, q->key), why));
 	for (i = 0; i < q->n_values; i++) {
-		why = field ? (is_subdomain(q->values[i],
-		    strlen(q->values[i])) ? NULL : "a node name " R_SUBDOMAIN) :
-		    label_value_why(q->values[i]);
+		why = field ? (val_is_subdomain(q->values[i],
+		    strlen(q->values[i])) ? NULL :
+		    "a node name " VAL_R_SUBDOMAIN) :
+		    val_label_value_why(q->values[i]);
 		if (why != NULL)
 			return (vfail(v, "%s: values[%zu] %s: %s", f, i,
 			    show(b, q->values[i]), why));
@@ -788,15 +414,15 @@ check_pool_name(struct vctx *v, const char *name)
 
 	if (name == NULL || *name == '\0')
 		return (vfail(v, "name: required"));
-	if ((n = strlen(name)) > MAX_SUBDOMAIN)
+	if ((n = strlen(name)) > VAL_MAX_SUBDOMAIN)
 		return (vfail(v, "name: %zu characters, at most 253 allowed",
 		    n));
 	for (s = name;; s = slash + 1, part++) {
 		slash = strchr(s, '/');
 		n = slash != NULL ? (size_t)(slash - s) : strlen(s);
-		if (!is_subdomain(s, n))
+		if (!val_is_subdomain(s, n))
 			return (vfail(v, "name: part %zu %s", part,
-			    n == 0 ? "is empty" : R_SUBDOMAIN));
+			    n == 0 ? "is empty" : VAL_R_SUBDOMAIN));
 		if (slash == NULL)
 			return (0);
 	}

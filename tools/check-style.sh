@@ -17,7 +17,8 @@ only() {	# only <pattern> <allowed file regex> <what>
 }
 only '#include <grpc/' '^rpc/grpc_core\.c$' '<grpc/...> included'
 only '\bgrpc_[a-z_]+\(' '^rpc/' 'grpc_* called'
-only '#include <curl/' '^publisher/http\.c$' '<curl/...> included'
+only '#include <curl/' '^publisher/(http(_auth|_watch)?\.c|http_int\.h)$' \
+    '<curl/...> included'
 only '#include <seccomp\.h>' '^policy/' '<seccomp.h> included'
 only '#include <cap-ng\.h>' '^policy/' '<cap-ng.h> included'
 

@@ -1,0 +1,75 @@
+/*
+ * http_int.h - private interface of the HTTP client (http.c, http_auth.c,
+ * http_watch.c). It includes <curl/curl.h>, so only those three files may
+ * include it (tools/check-style.sh, STYLE 13); the rest of the publisher
+ * sees struct http_client as an opaque type in publisher.h.
+ */
+#ifndef KP_HTTP_INT_H
+#define KP_HTTP_INT_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <time.h>
+
+#include <curl/curl.h>
+
+#include "publisher/publisher.h"
+
+#define HTTP_POOL		8	/* idle easy handles kept */
+#define HTTP_TOKEN_MAX		16384	/* bearer token bytes, NUL included */
+
+struct http_client {
+	struct kube_config	*cfg;
+	char			*base;		/* URL prefix */
+	char			*host_hdr;	/* "Host: ..." with tls-server-name */
+	struct curl_slist	*connect_to;	/* tls-server-name -> server */
+	char			 ua[64];
+	pthread_mutex_t		 lock;		/* below */
+	double			 qps, burst, tokens;
+	struct timespec		 last;
+	CURL			*idle[HTTP_POOL];
+	int			 nidle;
+};
+
+/* One exchange: a request, or a watch stream (http_watch.c). */
+struct http_xfer {
+	struct http_client	*c;
+	const char		*method;
+	const char		*path;
+	const char		*body;
+	char			*token;		/* the bearer used; secret */
+	/* watch */
+	http_line_fn		 line_fn;
+	void			*user;
+	volatile int		*stop;
+	int			 stopped;	/* *stop or line_fn ended it */
+	/* response */
+	CURL			*h;
+	long			 status;
+	long			 retry_after;
+	char			*buf;		/* body, or a partial line */
+	size_t			 len, cap, max;
+	int			 too_large;
+	CURLcode		 cc;
+	char			 errbuf[CURL_ERROR_SIZE];
+};
+
+/* http.c */
+CURL	*http_handle_get(struct http_client *);
+void	 http_handle_put(struct http_client *, CURL *);
+int	 http_buf_add(struct http_xfer *, const char *, size_t);
+void	 http_xfer_reset(struct http_xfer *);
+int	 http_xfer_run(struct http_xfer *);
+
+/* http_auth.c */
+int	 http_auth_header(struct http_xfer *, struct curl_slist **);
+void	 http_headers_free(struct curl_slist *);
+int	 http_token_changed(struct http_xfer *);
+int	 http_tls_name(struct http_client *, const char *, const char *);
+void	 http_set_tls(struct http_client *, CURL *);
+
+/* http_watch.c */
+size_t	 http_watch_body(struct http_xfer *, char *, size_t);
+void	 http_watch_options(struct http_xfer *);
+
+#endif /* KP_HTTP_INT_H */

@@ -1,0 +1,126 @@
+/*
+ * http_watch.c - watch streams: a streaming GET without an overall
+ * timeout whose body is cut into lines (one JSON event each) for the
+ * caller, stopped by the caller's flag or by its line function.
+ */
+#include <string.h>
+
+#include <curl/curl.h>
+
+#include "ipc/log.h"
+#include "publisher/http_int.h"
+
+#define HTTP_MAX_LINE		(16 * 1024 * 1024)	/* one watch event */
+#define HTTP_MAX_ERRBODY	(64 * 1024)	/* non-200 body of a watch */
+
+/* Complete lines go to line_fn; the partial tail stays in x->buf. */
+static int
+watch_lines(struct http_xfer *x)
+{
+	char	*nl, *p = x->buf;
+	size_t	 left = x->len;
+
+	while (left > 0 && (nl = memchr(p, '\n', left)) != NULL) {
+		*nl = '\0';
+		if (nl > p && x->line_fn(x->user, p, nl - p) != 0) {
+			x->stopped = 1;
+			return (0);
+		}
+		left -= nl + 1 - p;
+		p = nl + 1;
+	}
+	memmove(x->buf, p, left);
+	x->len = left;
+	if (x->buf != NULL)
+		x->buf[left] = '\0';
+	return (1);
+}
+
+/*
+ * The body callback of a watch: a 200 stream is cut into lines for
+ * line_fn; any other status keeps a prefix of its body for the log.
+ */
+size_t
+http_watch_body(struct http_xfer *x, char *p, size_t n)
+{
+	long	 code = 0;
+
+	curl_easy_getinfo(x->h, CURLINFO_RESPONSE_CODE, &code);
+	x->max = code == 200 ? HTTP_MAX_LINE : HTTP_MAX_ERRBODY;
+	if (!http_buf_add(x, p, n))
+		return (code == 200 ? 0 : n);	/* keep a prefix */
+	if (code == 200 && !watch_lines(x))
+		return (0);
+	return (n);
+}
+
+static int
+on_progress(void *arg, curl_off_t dt, curl_off_t dn, curl_off_t ut,
+    curl_off_t un)
+{
+	struct http_xfer	*x = arg;
+
+	if (x->stop != NULL && *x->stop) {
+		x->stopped = 1;
+		return (1);
+	}
+	return (0);
+}
+
+/* A watch's own options, after the common ones (set_options() in http.c). */
+void
+http_watch_options(struct http_xfer *x)
+{
+	CURL	*h = x->h;
+
+	/*
+	 * No overall timeout. The server ends a watch within its
+	 * timeoutSeconds (at most KP_WATCH_TIMEOUT_S): silence for
+	 * longer means a dead connection. *stop is seen within 1 s.
+	 */
+	curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
+	curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME,
+	    (long)KP_WATCH_TIMEOUT_S + 30);
+	curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+	curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
+	curl_easy_setopt(h, CURLOPT_XFERINFODATA, x);
+}
+
+/*
+ * A watch: a streaming GET whose body lines go to fn. Returns 0 when the
+ * server ended the stream cleanly, fn returned non-zero or *stop was set
+ * (seen within about a second); KP_EKUBE for a status other than 200
+ * (logged with the Status message), KP_EIO / KP_ETIMEDOUT for transport
+ * failures (logged), KP_ENOMEM.
+ */
+int
+http_watch(struct http_client *c, const char *path, http_line_fn fn,
+    void *user, volatile int *stop)
+{
+	struct http_xfer	 x;
+	int			 r;
+
+	memset(&x, 0, sizeof(x));
+	x.c = c;
+	x.method = "GET";
+	x.path = path;
+	x.line_fn = fn;
+	x.user = user;
+	x.stop = stop;
+	if ((x.h = http_handle_get(c)) == NULL)
+		return (KP_ENOMEM);
+	r = http_xfer_run(&x);
+	if (r != 0)
+		log_warnx("watch %s: %s", path, x.errbuf);
+	else if (!x.stopped && x.status != 200 && (stop == NULL || !*stop)) {
+		log_warnx("watch %s: HTTP %ld: %.200s", path, x.status,
+		    x.buf != NULL ? x.buf : "");
+		r = KP_EKUBE;
+	} else if (!x.stopped && x.len > 0) {
+		log_warnx("watch %s: stream ended inside a line", path);
+		r = KP_EIO;
+	}
+	http_xfer_reset(&x);
+	http_handle_put(c, x.h);
+	return (r);
+}

@@ -1,0 +1,216 @@
+/*
+ * validate_names.c - the apimachinery rules for names (util/validation):
+ * DNS labels and subdomains, C identifiers, qualified names (attribute and
+ * capacity keys, label keys) and label values, and strict UTF-8. Each
+ * *_why() returns NULL for a valid name, else the broken rule as text.
+ */
+#include <stddef.h>
+#include <string.h>
+
+#include "publisher/publisher.h"
+
+#define MAX_CID		32		/* DeviceMaxIDLength */
+#define MAX_DOMAIN	63		/* DeviceMaxDomainLength */
+
+#define R_CID		"must be a C identifier ([A-Za-z_][A-Za-z0-9_]*)"
+#define R_QNAME		"must be alphanumerics, '-', '_' or '.', " \
+			"alphanumeric at both ends"
+
+static int
+is_alnum_lower(int c)
+{
+	return ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'));
+}
+
+static int
+is_alnum(int c)
+{
+	return (is_alnum_lower(c) || (c >= 'A' && c <= 'Z'));
+}
+
+/* [a-z0-9]([-a-z0-9]*[a-z0-9])?, no length limit. */
+int
+val_is_label(const char *s, size_t n)
+{
+	size_t	 i;
+
+	if (n == 0 || !is_alnum_lower(s[0]) || !is_alnum_lower(s[n - 1]))
+		return (0);
+	for (i = 1; i + 1 < n; i++)
+		if (!is_alnum_lower(s[i]) && s[i] != '-')
+			return (0);
+	return (1);
+}
+
+/* IsDNS1123Subdomain: <= 253, labels joined by '.'. */
+int
+val_is_subdomain(const char *s, size_t n)
+{
+	const char	*dot;
+	size_t		 part;
+
+	if (n > VAL_MAX_SUBDOMAIN)
+		return (0);
+	for (;;) {
+		dot = memchr(s, '.', n);
+		part = dot != NULL ? (size_t)(dot - s) : n;
+		if (!val_is_label(s, part))
+			return (0);
+		if (dot == NULL)
+			return (1);
+		s += part + 1;
+		n -= part + 1;
+	}
+}
+
+/* ([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9] */
+static int
+is_qname(const char *s, size_t n)
+{
+	size_t	 i;
+
+	if (n == 0 || !is_alnum(s[0]) || !is_alnum(s[n - 1]))
+		return (0);
+	for (i = 1; i + 1 < n; i++)
+		if (!is_alnum(s[i]) && strchr("-_.", s[i]) == NULL)
+			return (0);
+	return (1);
+}
+
+static int
+is_cid(const char *s, size_t n)
+{
+	size_t	 i;
+
+	if (n == 0 || (s[0] >= '0' && s[0] <= '9'))
+		return (0);
+	for (i = 0; i < n; i++)
+		if (!is_alnum(s[i]) && s[i] != '_')
+			return (0);
+	return (1);
+}
+
+/* Strict UTF-8: no overlong forms, no surrogates, at most U+10FFFF. */
+int
+val_is_utf8(const unsigned char *s)
+{
+	unsigned int	 c, min;
+	int		 k;
+
+	while ((c = *s++) != 0) {
+		if (c < 0x80)
+			continue;
+		if (c >= 0xc2 && c <= 0xdf)
+			k = 1, c &= 0x1f, min = 0x80;
+		else if (c >= 0xe0 && c <= 0xef)
+			k = 2, c &= 0x0f, min = 0x800;
+		else if (c >= 0xf0 && c <= 0xf4)
+			k = 3, c &= 0x07, min = 0x10000;
+		else
+			return (0);
+		for (; k > 0; k--, s++) {
+			if ((*s & 0xc0) != 0x80)
+				return (0);
+			c = (c << 6) | (*s & 0x3f);
+		}
+		if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+			return (0);
+	}
+	return (1);
+}
+
+/*
+ * ValidateCSIDriverName, the rule for the domain of a key: <= 63 bytes, a
+ * DNS subdomain after Go's strings.ToLower.
+ */
+static const char *
+domain_why(const char *s, size_t n)
+{
+	char	 low[MAX_DOMAIN];
+	size_t	 i, k = 0;
+
+	if (n > MAX_DOMAIN)
+		return ("the domain must be no more than 63 bytes");
+	for (i = 0; i < n; i++) {
+		if (s[i] >= 'A' && s[i] <= 'Z')
+			low[k++] = s[i] - 'A' + 'a';
+		else if ((unsigned char)s[i] < 0x80)
+			low[k++] = s[i];
+		else if (n - i >= 2 && memcmp(s + i, "\xc4\xb0", 2) == 0) {
+			low[k++] = 'i';
+			i += 1;
+		} else if (n - i >= 3 &&
+		    memcmp(s + i, "\xe2\x84\xaa", 3) == 0) {
+			low[k++] = 'k';
+			i += 2;
+		} else
+			return ("the domain " VAL_R_SUBDOMAIN);
+	}
+	return (val_is_subdomain(low, k) ? NULL :
+	    "the domain " VAL_R_SUBDOMAIN);
+}
+
+static const char *
+cid_why(const char *s, size_t n)
+{
+	if (n > MAX_CID)
+		return ("the identifier must be no more than 32 bytes");
+	return (is_cid(s, n) ? NULL : "the identifier " R_CID);
+}
+
+/* validateQualifiedName: an attribute or capacity name. */
+const char *
+val_key_why(const char *s)
+{
+	const char	*slash = strchr(s, '/');
+	const char	*why;
+
+	if (*s == '\0')
+		return ("a name is required");
+	if (slash == NULL)
+		return (cid_why(s, strlen(s)));
+	if (strchr(slash + 1, '/') != NULL)	/* unchecked upstream */
+		return (val_is_utf8((const unsigned char *)s) ? NULL :
+		    "must be UTF-8");
+	if (slash == s)
+		return ("the domain must not be empty");
+	if ((why = domain_why(s, slash - s)) != NULL)
+		return (why);
+	if (slash[1] == '\0')
+		return ("the name must not be empty");
+	return (cid_why(slash + 1, strlen(slash + 1)));
+}
+
+/* IsQualifiedName: a label key. */
+const char *
+val_label_key_why(const char *s)
+{
+	const char	*slash = strchr(s, '/'), *name = s;
+	size_t		 n;
+
+	if (slash != NULL) {
+		if (strchr(slash + 1, '/') != NULL)
+			return ("must be [prefix/]name with one '/' at most");
+		if (slash == s)
+			return ("the prefix must not be empty");
+		if (!val_is_subdomain(s, slash - s))
+			return ("the prefix " VAL_R_SUBDOMAIN);
+		name = slash + 1;
+	}
+	if ((n = strlen(name)) == 0)
+		return ("the name must not be empty");
+	if (n > VAL_MAX_LABEL)
+		return ("the name must be no more than 63 characters");
+	return (is_qname(name, n) ? NULL : "the name " R_QNAME);
+}
+
+const char *
+val_label_value_why(const char *s)
+{
+	size_t	 n = strlen(s);
+
+	if (n > VAL_MAX_LABEL)
+		return ("must be no more than 63 characters");
+	return (n == 0 || is_qname(s, n) ? NULL :
+	    "must be empty or " R_QNAME);
+}
