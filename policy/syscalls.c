@@ -251,8 +251,13 @@ static const struct pol_rule supervisor[] = {
 	{ "restart_syscall", POL_ALLOW, POL_ARG_NONE },
 	{ "set_tid_address", POL_ALLOW, POL_ARG_NONE },
 
-	/* the children's sandbox set-up, which runs before their filter */
+	/* the children's sandbox set-up, which runs before their filter:
+	 * ids are read to decide the user switch (policy.c, caps.c) */
 	{ "capget", POL_ALLOW, POL_ARG_NONE },
+	{ "getegid", POL_ALLOW, POL_ARG_NONE },
+	{ "geteuid", POL_ALLOW, POL_ARG_NONE },
+	{ "getgid", POL_ALLOW, POL_ARG_NONE },
+	{ "getuid", POL_ALLOW, POL_ARG_NONE },
 	{ "capset", POL_ALLOW, POL_ARG_NONE },
 	{ "chdir", POL_ALLOW, POL_ARG_NONE },
 	{ "chmod", POL_ALLOW, POL_ARG_NONE },

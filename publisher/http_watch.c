@@ -60,7 +60,7 @@ on_progress(void *arg, curl_off_t dt, curl_off_t dn, curl_off_t ut,
 {
 	struct http_xfer	*x = arg;
 
-	if (x->stop != NULL && *x->stop) {
+	if (x->stop != NULL && __atomic_load_n(x->stop, __ATOMIC_RELAXED)) {
 		x->stopped = 1;
 		return (1);
 	}
@@ -112,7 +112,8 @@ http_watch(struct http_client *c, const char *path, http_line_fn fn,
 	r = http_xfer_run(&x);
 	if (r != 0)
 		log_warnx("watch %s: %s", path, x.errbuf);
-	else if (!x.stopped && x.status != 200 && (stop == NULL || !*stop)) {
+	else if (!x.stopped && x.status != 200 && (stop == NULL ||
+	    !__atomic_load_n(stop, __ATOMIC_RELAXED))) {
 		log_warnx("watch %s: HTTP %ld: %.200s", path, x.status,
 		    x.buf != NULL ? x.buf : "");
 		r = KP_EKUBE;
