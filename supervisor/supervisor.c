@@ -27,15 +27,9 @@
 #define PFD_LOG(i)	(3 + 2 * (i))
 #define PFD_MAX		(2 + 2 * ROLE_COUNT)
 
-#define CLAIM_QPS	20.0	/* claim look-ups per second */
-#define CLAIM_BURST	50.0
 
 static void	sup_begin_stop(struct sup *);
 static void	sup_dispatch_child(struct sup *, struct child *);
-static void	sup_publish_status(struct sup *,
-		    const Kpipc__PublishStatus *);
-static int	sup_claim_track(struct sup *, uint64_t, int);
-static void	sup_claims_abort(struct sup *);
 
 /*
  * Signals arrive on a signalfd in its own poll slot: nothing runs in
@@ -76,7 +70,7 @@ sup_read_signals(struct sup *sup)
 	}
 }
 
-static int
+int
 sup_reply_driver(struct sup *sup, int code, const char *msg)
 {
 	Kpipc__Msg	 m = KPIPC__MSG__INIT;
@@ -208,7 +202,7 @@ sup_reap(struct sup *sup)
 		starting = c->state == CS_STARTING;
 		child_reaped(sup, c, status);
 		if (c->role == ROLE_PUBLISHER)
-			sup_claims_abort(sup);
+			relay_claims_abort(sup);
 		if (sup->phase == PHASE_STOPPING)
 			continue;
 		if (sup->phase < PHASE_RUNNING) {
@@ -219,119 +213,6 @@ sup_reap(struct sup *sup)
 		}
 		(void)starting;
 		child_schedule_restart(sup, c);
-	}
-}
-
-static void
-sup_reg_status(struct sup *sup, const Kpipc__RegStatus *rs)
-{
-	int	 state = rs->registered ? KP_REGISTRATION_REGISTERED :
-		    KP_REGISTRATION_FAILED;
-
-	/* kubelet may retry every second: log changes only. */
-	if (state != sup->reg_state || strcmp(rs->error, sup->reg_error)) {
-		if (rs->registered)
-			log_info(0, "registered with kubelet");
-		else
-			log_errorx("kubelet rejected the registration: %s",
-			    rs->error);
-	}
-	sup->reg_state = state;
-	snprintf(sup->reg_error, sizeof(sup->reg_error), "%s", rs->error);
-}
-
-/* Token bucket for claim look-ups from the nodeserver. */
-static int
-sup_claim_allowed(struct sup *sup)
-{
-	long long	 ms = -ts_ms_until(&sup->claim_refill);
-
-	clock_gettime(CLOCK_MONOTONIC, &sup->claim_refill);
-	sup->claim_tokens += ms * CLAIM_QPS / 1000.0;
-	if (sup->claim_tokens > CLAIM_BURST)
-		sup->claim_tokens = CLAIM_BURST;
-	if (sup->claim_tokens < 1.0)
-		return (0);
-	sup->claim_tokens -= 1.0;
-	return (1);
-}
-
-static void
-sup_claim_error(struct child *ns, uint64_t id, int code, const char *msg)
-{
-	Kpipc__Msg		 m = KPIPC__MSG__INIT;
-	Kpipc__ClaimReply	 r = KPIPC__CLAIM_REPLY__INIT;
-	Kpipc__Result		 res = KPIPC__RESULT__INIT;
-
-	res.code = code;
-	res.message = (char *)msg;
-	r.id = id;
-	r.result = &res;
-	m.m_case = KPIPC__MSG__M_CLAIM_REPLY;
-	m.claim_reply = &r;
-	(void)ipc_queue(&ns->ctl, &m);
-}
-
-static void
-sup_claim_get(struct sup *sup, Kpipc__Msg *m)
-{
-	struct child	*ns = &sup->children[ROLE_NODESERVER];
-	struct child	*pub = &sup->children[ROLE_PUBLISHER];
-
-	if (!sup_claim_allowed(sup)) {
-		sup_claim_error(ns, m->claim_get->id, KP_EBUSY,
-		    "claim look-ups are rate-limited; retry");
-		return;
-	}
-	if (pub->state != CS_READY) {
-		sup_claim_error(ns, m->claim_get->id, KP_ENOCLIENT,
-		    "publisher not running");
-		return;
-	}
-	if (m->claim_get->id == 0 || sup_claim_track(sup, m->claim_get->id,
-	    1) != 0) {
-		sup_claim_error(ns, m->claim_get->id, KP_EBUSY,
-		    "too many claim look-ups in flight");
-		return;
-	}
-	(void)ipc_queue(&pub->ctl, m);
-}
-
-/*
- * Look-ups at the publisher, by id: a reply is passed on only if it was
- * asked for, and a publisher that dies gets its pending look-ups answered
- * with an error instead of leaving the nodeserver waiting.
- */
-static int
-sup_claim_track(struct sup *sup, uint64_t id, int add)
-{
-	size_t	 i;
-
-	for (i = 0; i < KP_CLAIMS_INFLIGHT; i++) {
-		if (add && sup->claims[i] == 0) {
-			sup->claims[i] = id;
-			return (0);
-		}
-		if (!add && sup->claims[i] == id) {
-			sup->claims[i] = 0;
-			return (0);
-		}
-	}
-	return (-1);
-}
-
-static void
-sup_claims_abort(struct sup *sup)
-{
-	struct child	*ns = &sup->children[ROLE_NODESERVER];
-	size_t		 i;
-
-	for (i = 0; i < KP_CLAIMS_INFLIGHT; i++) {
-		if (sup->claims[i] == 0)
-			continue;
-		sup_claim_error(ns, sup->claims[i], KP_EKUBE, "publisher "
-		    "restarted during the look-up; retry");
-		sup->claims[i] = 0;
 	}
 }
 
@@ -356,13 +237,13 @@ sup_handle_child(struct sup *sup, struct child *c, Kpipc__Msg *m)
 		    m->start_failed->result->message);
 		break;
 	case KPIPC__MSG__M_REG_STATUS:
-		sup_reg_status(sup, m->reg_status);
+		relay_reg_status(sup, m->reg_status);
 		break;
 	case KPIPC__MSG__M_CLAIM_GET:
-		sup_claim_get(sup, m);
+		relay_claim_get(sup, m);
 		break;
 	case KPIPC__MSG__M_CLAIM_REPLY:
-		if (sup_claim_track(sup, m->claim_reply->id, 0) != 0) {
+		if (relay_claim_track(sup, m->claim_reply->id, 0) != 0) {
 			sup_child_violation(sup, c, "claim_reply for a "
 			    "look-up nobody asked for");
 			break;
@@ -370,7 +251,7 @@ sup_handle_child(struct sup *sup, struct child *c, Kpipc__Msg *m)
 		(void)ipc_queue(&sup->children[ROLE_NODESERVER].ctl, m);
 		break;
 	case KPIPC__MSG__M_PUBLISH_STATUS:
-		sup_publish_status(sup, m->publish_status);
+		relay_publish_status(sup, m->publish_status);
 		break;
 	default:
 		/* NOTREACHED: ipc_rule_check() allowed only the above. */
@@ -455,57 +336,6 @@ sup_drain_log(struct sup *sup, struct child *c)
 	}
 }
 
-/* The driver's resources: kept (a restarted publisher gets them again)
- * and passed on. */
-static void
-sup_publish(struct sup *sup, Kpipc__Msg *m)
-{
-	struct child	*pub = &sup->children[ROLE_PUBLISHER];
-
-	if (!pub->enabled) {
-		ipc_free(m);
-		sup_reply_driver(sup, KP_ENOCLIENT, "no Kubernetes access "
-		    "configured");
-		return;
-	}
-	ipc_free(sup->desired);
-	sup->desired = m;
-	if (pub->state == CS_READY)
-		(void)ipc_queue(&pub->ctl, m);
-	sup_reply_driver(sup, 0, "");
-}
-
-static void
-sup_publish_status(struct sup *sup, const Kpipc__PublishStatus *ps)
-{
-	if (strcmp(ps->last_error, sup->pub_error) != 0 &&
-	    ps->last_error[0] != '\0')
-		log_warnx("publisher: %s", ps->last_error);
-	sup->pub_status = *ps;
-	snprintf(sup->pub_error, sizeof(sup->pub_error), "%s",
-	    ps->last_error);
-	sup->pub_status.last_error = sup->pub_error;
-	sup->pub_status.base.unknown_fields = NULL;
-	sup->pub_status.base.n_unknown_fields = 0;
-}
-
-static void
-sup_publish_status_reply(struct sup *sup)
-{
-	Kpipc__Msg		 out = KPIPC__MSG__INIT;
-	Kpipc__PublishStatus	 ps = KPIPC__PUBLISH_STATUS__INIT;
-
-	if (sup->pub_status.last_error != NULL)
-		ps = sup->pub_status;
-	else
-		ps.last_error = "";
-	ps.publisher_running =
-	    sup->children[ROLE_PUBLISHER].state == CS_READY;
-	out.m_case = KPIPC__MSG__M_PUBLISH_STATUS;
-	out.publish_status = &ps;
-	(void)ipc_queue(&sup->driver, &out);
-}
-
 static void
 sup_dispatch_driver(struct sup *sup)
 {
@@ -538,11 +368,11 @@ sup_dispatch_driver(struct sup *sup)
 			(void)ipc_queue(&sup->driver, &out);
 			break;
 		case KPIPC__MSG__M_PUBLISH:
-			sup_publish(sup, m);
+			relay_publish(sup, m);
 			m = NULL;	/* kept as the desired state */
 			break;
 		case KPIPC__MSG__M_PUBLISH_STATUS_QUERY:
-			sup_publish_status_reply(sup);
+			relay_publish_status_reply(sup);
 			break;
 		case KPIPC__MSG__M_STOP:
 			sup->stop_replied = 1;
@@ -684,7 +514,7 @@ supervisor_main(const struct kp_options *cfg, const struct kp_hooks *hooks,
 	ipc_chan_init(&sup.driver, driver_fd, KP_IPC_MAX_FRAME);
 	sup.plugin_sock = *plugin_sock;
 	sup.reg_sock = *reg_sock;
-	sup.claim_tokens = CLAIM_BURST;
+	sup.claim_tokens = KP_CLAIM_BURST;
 	clock_gettime(CLOCK_MONOTONIC, &sup.claim_refill);
 	log_procinit("supervisor");
 	child_set_name("supervisor");

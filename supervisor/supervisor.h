@@ -23,6 +23,8 @@
 #define KP_BACKOFF_MAX_MS	30000
 #define KP_HEALTHY_MS		60000	/* up this long: backoff resets */
 #define KP_CLAIMS_INFLIGHT	64	/* look-ups at the publisher */
+#define KP_CLAIM_QPS		20.0	/* look-ups per second, and */
+#define KP_CLAIM_BURST		50.0	/* bursts, from the nodeserver */
 
 /* Exit codes of children: why a child ended (cf. OpenSSH mm_reap). */
 enum kp_exit {
@@ -136,7 +138,17 @@ int	fd_close_except(const int *, size_t);
 long long ts_ms_until(const struct timespec *);
 void	ts_after_ms(struct timespec *, long long);
 
+/* relay.c */
+void	relay_reg_status(struct sup *, const Kpipc__RegStatus *);
+void	relay_claim_get(struct sup *, Kpipc__Msg *);
+int	relay_claim_track(struct sup *, uint64_t, int);
+void	relay_claims_abort(struct sup *);
+void	relay_publish(struct sup *, Kpipc__Msg *);
+void	relay_publish_status(struct sup *, const Kpipc__PublishStatus *);
+void	relay_publish_status_reply(struct sup *);
+
 /* supervisor.c */
+int	sup_reply_driver(struct sup *, int, const char *);
 int	supervisor_main(const struct kp_options *, const struct kp_hooks *,
 	    int, struct sup_socket *, struct sup_socket *);
 void	sup_child_violation(struct sup *, struct child *, const char *);

@@ -1,0 +1,176 @@
+/*
+ * relay.c - what the supervisor passes between processes once each frame
+ * passed the state table and field rules: kubelet's registration verdict,
+ * claim look-ups (nodeserver -> publisher, rate-limited and tracked by id)
+ * and the driver's resources (kept for a restarted publisher).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "ipc/log.h"
+#include "supervisor/supervisor.h"
+
+void
+relay_reg_status(struct sup *sup, const Kpipc__RegStatus *rs)
+{
+	int	 state = rs->registered ? KP_REGISTRATION_REGISTERED :
+		    KP_REGISTRATION_FAILED;
+
+	/* kubelet may retry every second: log changes only. */
+	if (state != sup->reg_state || strcmp(rs->error, sup->reg_error)) {
+		if (rs->registered)
+			log_info(0, "registered with kubelet");
+		else
+			log_errorx("kubelet rejected the registration: %s",
+			    rs->error);
+	}
+	sup->reg_state = state;
+	snprintf(sup->reg_error, sizeof(sup->reg_error), "%s", rs->error);
+}
+
+/* Token bucket for claim look-ups from the nodeserver. */
+static int
+claim_allowed(struct sup *sup)
+{
+	long long	 ms = -ts_ms_until(&sup->claim_refill);
+
+	clock_gettime(CLOCK_MONOTONIC, &sup->claim_refill);
+	sup->claim_tokens += ms * KP_CLAIM_QPS / 1000.0;
+	if (sup->claim_tokens > KP_CLAIM_BURST)
+		sup->claim_tokens = KP_CLAIM_BURST;
+	if (sup->claim_tokens < 1.0)
+		return (0);
+	sup->claim_tokens -= 1.0;
+	return (1);
+}
+
+static void
+claim_error(struct child *ns, uint64_t id, int code, const char *msg)
+{
+	Kpipc__Msg		 m = KPIPC__MSG__INIT;
+	Kpipc__ClaimReply	 r = KPIPC__CLAIM_REPLY__INIT;
+	Kpipc__Result		 res = KPIPC__RESULT__INIT;
+
+	res.code = code;
+	res.message = (char *)msg;
+	r.id = id;
+	r.result = &res;
+	m.m_case = KPIPC__MSG__M_CLAIM_REPLY;
+	m.claim_reply = &r;
+	(void)ipc_queue(&ns->ctl, &m);
+}
+
+void
+relay_claim_get(struct sup *sup, Kpipc__Msg *m)
+{
+	struct child	*ns = &sup->children[ROLE_NODESERVER];
+	struct child	*pub = &sup->children[ROLE_PUBLISHER];
+
+	if (!claim_allowed(sup)) {
+		claim_error(ns, m->claim_get->id, KP_EBUSY,
+		    "claim look-ups are rate-limited; retry");
+		return;
+	}
+	if (pub->state != CS_READY) {
+		claim_error(ns, m->claim_get->id, KP_ENOCLIENT,
+		    "publisher not running");
+		return;
+	}
+	if (m->claim_get->id == 0 || relay_claim_track(sup, m->claim_get->id,
+	    1) != 0) {
+		claim_error(ns, m->claim_get->id, KP_EBUSY,
+		    "too many claim look-ups in flight");
+		return;
+	}
+	(void)ipc_queue(&pub->ctl, m);
+}
+
+/*
+ * Look-ups at the publisher, by id: a reply is passed on only if it was
+ * asked for, and a publisher that dies gets its pending look-ups answered
+ * with an error instead of leaving the nodeserver waiting.
+ */
+int
+relay_claim_track(struct sup *sup, uint64_t id, int add)
+{
+	size_t	 i;
+
+	for (i = 0; i < KP_CLAIMS_INFLIGHT; i++) {
+		if (add && sup->claims[i] == 0) {
+			sup->claims[i] = id;
+			return (0);
+		}
+		if (!add && sup->claims[i] == id) {
+			sup->claims[i] = 0;
+			return (0);
+		}
+	}
+	return (-1);
+}
+
+void
+relay_claims_abort(struct sup *sup)
+{
+	struct child	*ns = &sup->children[ROLE_NODESERVER];
+	size_t		 i;
+
+	for (i = 0; i < KP_CLAIMS_INFLIGHT; i++) {
+		if (sup->claims[i] == 0)
+			continue;
+		claim_error(ns, sup->claims[i], KP_EKUBE, "publisher "
+		    "restarted during the look-up; retry");
+		sup->claims[i] = 0;
+	}
+}
+
+/* The driver's resources: kept (a restarted publisher gets them again)
+ * and passed on. */
+void
+relay_publish(struct sup *sup, Kpipc__Msg *m)
+{
+	struct child	*pub = &sup->children[ROLE_PUBLISHER];
+
+	if (!pub->enabled) {
+		ipc_free(m);
+		sup_reply_driver(sup, KP_ENOCLIENT, "no Kubernetes access "
+		    "configured");
+		return;
+	}
+	ipc_free(sup->desired);
+	sup->desired = m;
+	if (pub->state == CS_READY)
+		(void)ipc_queue(&pub->ctl, m);
+	sup_reply_driver(sup, 0, "");
+}
+
+void
+relay_publish_status(struct sup *sup, const Kpipc__PublishStatus *ps)
+{
+	if (strcmp(ps->last_error, sup->pub_error) != 0 &&
+	    ps->last_error[0] != '\0')
+		log_warnx("publisher: %s", ps->last_error);
+	sup->pub_status = *ps;
+	snprintf(sup->pub_error, sizeof(sup->pub_error), "%s",
+	    ps->last_error);
+	sup->pub_status.last_error = sup->pub_error;
+	sup->pub_status.base.unknown_fields = NULL;
+	sup->pub_status.base.n_unknown_fields = 0;
+}
+
+void
+relay_publish_status_reply(struct sup *sup)
+{
+	Kpipc__Msg		 out = KPIPC__MSG__INIT;
+	Kpipc__PublishStatus	 ps = KPIPC__PUBLISH_STATUS__INIT;
+
+	if (sup->pub_status.last_error != NULL)
+		ps = sup->pub_status;
+	else
+		ps.last_error = "";
+	ps.publisher_running =
+	    sup->children[ROLE_PUBLISHER].state == CS_READY;
+	out.m_case = KPIPC__MSG__M_PUBLISH_STATUS;
+	out.publish_status = &ps;
+	(void)ipc_queue(&sup->driver, &out);
+}
+
