@@ -143,7 +143,7 @@ test('kubelet reporting a failed registration', async (t) => {
     return s.state === 2 ? s : null;
   });
   assert.match(st.error, /no handler registered for plugin type: DRAPlugin/);
-  assert.match(drv.stderr, /kubelet rejected the registration/);
+  await drv.stderrMatch(/kubelet rejected the registration/);
   assert.ok(sim);
 });
 
@@ -251,7 +251,7 @@ for (const role of ['nodeserver', 'registrar']) {
     const w = watch();
     assert.ok(w.samples > 100, `watched ${w.samples} samples`);
     assert.equal(w.missing, 0, 'socket files never disappeared');
-    assert.match(drv.stderr, new RegExp(`${role} killed by signal 9`));
+    await drv.stderrMatch(new RegExp(`${role} killed by signal 9`));
   });
 }
 
@@ -324,7 +324,7 @@ test('prepare and unprepare are serialized by default, concurrent when asked', a
     const { drv, sim } = await setup(t2, { args: ['--slow-ms', '300', '--workers', '4'] });
     await sim.waitForDriver(DRIVER);
     await Promise.all([1, 2, 3, 4].map((i) => sim.nodePrepareResources(DRIVER, [claim(`p${i}`)])));
-    assert.match(drv.stderr, /OVERLAP/);
+    await drv.stderrMatch(/OVERLAP/);
   });
 });
 

@@ -147,7 +147,7 @@ function startDriver(env, { expectFail = false } = {}) {
   const proc = spawn(PCI_DRIVER, env.args, { stdio: ['ignore', 'ignore', 'pipe'] });
   const d = { proc, stderr: '' };
   proc.stderr.on('data', (b) => { d.stderr += b.toString(); });
-  d.exited = new Promise((resolve) => proc.on('exit', (code, signal) => resolve({ code, signal })));
+  d.exited = new Promise((resolve) => proc.on('close', (code, signal) => resolve({ code, signal })));
   d.kill = async (sig = 'SIGKILL') => { try { proc.kill(sig); } catch { /* gone */ } return d.exited; };
   env.procs.push(d);
   if (expectFail) return d;

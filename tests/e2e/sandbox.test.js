@@ -86,7 +86,7 @@ for (const [what, name, sys] of [['ptrace', 'syscall-ptrace', 'ptrace'], ['fork'
     const before = roles(drv.proc.pid).nodeserver;
     await assert.rejects(sim.nodePrepareResources(DRIVER, [claim(name)], { timeoutMs: 10000 }));
     await until(() => new RegExp(`nodeserver\\] nodeserver killed by seccomp: ${sys}\\b`).test(drv.stderr));
-    assert.match(drv.stderr, new RegExp(`kp-nodeserver: seccomp violation: ${sys}\\b`));
+    await drv.stderrMatch(new RegExp(`kp-nodeserver: seccomp violation: ${sys}\\b`));
     await until(() => /supervisor\] nodeserver killed by seccomp \(SIGSYS\)/.test(drv.stderr));
     assert.doesNotMatch(drv.stderr, /a child was created/);
     await restarted(drv, 'nodeserver', before);
@@ -99,7 +99,7 @@ for (const sys of ['ptrace', 'fork']) {
     const { drv, sim } = await setup(t, { args: ['--interceptors'], env: { KP_TEST_REGISTRAR_SYSCALL: sys } });
     const before = roles(drv.proc.pid).registrar;
     await until(() => new RegExp(`registrar\\] registrar killed by seccomp: ${sys}\\b`).test(drv.stderr));
-    assert.match(drv.stderr, new RegExp(`kp-registrar: seccomp violation: ${sys}\\b`));
+    await drv.stderrMatch(new RegExp(`kp-registrar: seccomp violation: ${sys}\\b`));
     assert.doesNotMatch(drv.stderr, new RegExp(`probe: registrar: ${sys} returned`));
     await restarted(drv, 'registrar', before);
     // The nodeserver is unaffected and keeps serving.
@@ -121,7 +121,7 @@ test('the registrar cannot open /etc/passwd', async (t) => {
   const { drv, sim } = await setup(t, { args: ['--interceptors'], env: { KP_TEST_REGISTRAR_OPEN: '/etc/passwd' } });
   await sim.waitForDriver(DRIVER);
   await until(() => /probe: registrar open \/etc\/passwd: /.test(drv.stderr));
-  assert.match(drv.stderr, /probe: registrar open \/etc\/passwd: Permission denied/);
+  await drv.stderrMatch(/probe: registrar open \/etc\/passwd: Permission denied/);
   assert.doesNotMatch(drv.stderr, /killed by seccomp/);
 });
 
@@ -164,7 +164,7 @@ test('complain mode logs a syscall outside the allowlist and keeps running', asy
   const res = await sim.nodePrepareResources(DRIVER, [c]);
   assert.equal(res.claims[c.uid].devices[0].device_name, 'syscall-getppid');
   await until(() => /complain mode: nodeserver made a syscall outside its allowlist: getppid/.test(drv.stderr));
-  assert.match(drv.stderr, /probe: nodeserver: getppid returned [1-9]/);
+  await drv.stderrMatch(/probe: nodeserver: getppid returned [1-9]/);
   assert.equal(roles(drv.proc.pid).nodeserver, before, 'not restarted');
   assert.doesNotMatch(drv.stderr, /killed by seccomp/);
 });
@@ -173,7 +173,7 @@ test('a driver-listed syscall is allowed; unknown names fail at set time', async
   const { drv, sim } = await setup(t, { args: ['--sandbox-syscall', 'getppid'] });
   await sim.waitForDriver(DRIVER);
   await prepareOk(sim, 'syscall-getppid');
-  assert.match(drv.stderr, /probe: nodeserver: getppid returned [1-9]/);
+  await drv.stderrMatch(/probe: nodeserver: getppid returned [1-9]/);
   const root = makeRoot(DRIVER);
   t.after(() => root.cleanup());
   const bad = new TestDriver(root, ['--sandbox-syscall', 'no_such_call']);
@@ -188,8 +188,8 @@ test('off mode is loudly logged and loads no filter', async (t) => {
   const r = roles(drv.proc.pid);
   assert.equal(procStatus(r.nodeserver).Seccomp, '0');
   assert.equal(procStatus(r.nodeserver).NoNewPrivs, '1');
-  assert.match(drv.stderr, /SANDBOX OFF: no seccomp filter in the nodeserver/);
-  assert.match(drv.stderr, /SANDBOX OFF: no seccomp filter in the registrar/);
+  await drv.stderrMatch(/SANDBOX OFF: no seccomp filter in the nodeserver/);
+  await drv.stderrMatch(/SANDBOX OFF: no seccomp filter in the registrar/);
 });
 
 test('the OCI profile parses and names the allowlists', () => {

@@ -46,7 +46,8 @@ class TestDriver {
       this.lines.push(l);
       this.waiters = this.waiters.filter((w) => !w(l));
     });
-    this.exited = new Promise((resolve) => this.proc.on('exit', (code, signal) => resolve({ code, signal })));
+    // 'close', not 'exit': stdout and stderr are complete by then.
+    this.exited = new Promise((resolve) => this.proc.on('close', (code, signal) => resolve({ code, signal })));
   }
 
   // Resolves with the first stdout line (already seen or future) that
@@ -94,6 +95,16 @@ class TestDriver {
   kill(signal = 'SIGKILL') {
     try { this.proc.stdin.end(); } catch { /* gone */ }
     try { this.proc.kill(signal); } catch { /* gone */ }
+  }
+
+  // The plugin's log arrives on its own pipe, apart from stdout: wait for
+  // a line instead of asserting on what happened to arrive already.
+  async stderrMatch(re, timeoutMs = 10000) {
+    const end = Date.now() + timeoutMs;
+    while (!re.test(this.stderr)) {
+      if (Date.now() > end) throw new Error(`plugin log does not match ${re}:\n${this.stderr}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
   }
 
   // The driver's own pid (differs from proc.pid under strace).
