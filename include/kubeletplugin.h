@@ -625,7 +625,9 @@ struct kp_publish_status {
 	int		 pending_pools;	/* pools not yet in sync */
 	uint64_t	 creates, updates, deletes;	/* API writes so far */
 	int		 publisher_running;	/* 0: restarting or none */
-	char		 last_error[KP_ERROR_SIZE];	/* "" if none */
+	char		 last_error[KP_ERROR_SIZE];	/* the last API or
+					 * connection error; "" once every
+					 * pool is in sync again */
 };
 
 /*

@@ -74,6 +74,7 @@ pub_start_thread(void *arg)
 	}
 	if (p->quit)
 		return (NULL);
+	pub_set_error(p, "");
 	log_info(1, "using resource.k8s.io/%s",
 	    disc_version_name(p->version));
 	memset(&sc, 0, sizeof(sc));

@@ -354,6 +354,18 @@ slice_ctl_stats(struct slice_ctl *ctl, struct slice_stats *st)
 	pthread_mutex_unlock(&ctl->lock);
 }
 
+/* Pools whose last sync failed; the lock is held. */
+static size_t
+pools_failing(const struct slice_ctl *ctl)
+{
+	size_t	 i, n = 0;
+
+	for (i = 0; i < ctl->n_pools; i++)
+		if (ctl->pools[i].failures > 0)
+			n++;
+	return (n);
+}
+
 /* Stop both threads and free the controller. Never deletes slices. */
 void
 slice_ctl_stop(struct slice_ctl *ctl)
@@ -493,6 +505,10 @@ sync_main(void *arg)
 				ctl->stats.last_sync = time(NULL);
 				if (!p->queued)
 					pool_drop(ctl, p);
+				/* All pools in sync again: the last error
+				 * is history, not the current state. */
+				if (pools_failing(ctl) == 0)
+					ctl->stats.last_error[0] = '\0';
 			} else {
 				p->failures++;
 				ms = backoff_ms(p->failures);
