@@ -10,7 +10,7 @@ JOBS	?= 2
 CMAKE	?= cmake
 
 .PHONY: all build asan deps check check-unit check-asan check-e2e \
-	check-style demo clean
+	check-style demo clean fuzz fuzz-build check-fuzz
 
 all: build
 
@@ -29,7 +29,7 @@ deps:
 check: deps
 	@$(MAKE) --no-print-directory build asan
 	@$(MAKE) --no-print-directory check-style check-unit check-asan \
-	    check-e2e
+	    check-fuzz check-e2e
 
 check-style:
 	@tools/check-style.sh
@@ -50,8 +50,55 @@ check-e2e:
 	    tests/e2e/rpc.test.js tests/e2e/publish.test.js \
 	    tests/e2e/sandbox.test.js
 
+# libFuzzer targets (tests/fuzz/fuzz_*.c), a third build directory with
+# only them built. Each reads its seeds in tests/fuzz/corpus/<target> and
+# writes what it finds to $(FUZZ)/corpus/<target>, never to the seeds.
+FUZZ		?= build-fuzz
+FUZZ_SECONDS	?= 60
+FUZZERS		 = $(basename $(notdir $(wildcard tests/fuzz/fuzz_*.c)))
+FUZZ_RUN	 = ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1
+
+fuzz-build:
+	@CC=clang $(CMAKE) -S . -B $(FUZZ) -DCMAKE_BUILD_TYPE=Debug \
+	    -DKP_FUZZ=ON -DKP_SANITIZE=ON >/dev/null
+	@$(CMAKE) --build $(FUZZ) -j $(JOBS) --target $(FUZZERS)
+
+# Each target for FUZZ_SECONDS; its log is $(FUZZ)/<target>.log.
+fuzz: fuzz-build
+	@for t in $(FUZZERS); do \
+	    seeds=tests/fuzz/corpus/$$t; [ -d $$seeds ] || seeds=; \
+	    mkdir -p $(FUZZ)/corpus/$$t; \
+	    echo "fuzz: $$t for $(FUZZ_SECONDS) s"; \
+	    $(FUZZ_RUN) $(FUZZ)/tests/fuzz/$$t -max_total_time=$(FUZZ_SECONDS) \
+	        -timeout=25 -print_final_stats=1 \
+	        -artifact_prefix=$(FUZZ)/$$t- $(FUZZ)/corpus/$$t $$seeds \
+	        >$(FUZZ)/$$t.log 2>&1 || { tail -60 $(FUZZ)/$$t.log; \
+	        exit 1; }; \
+	    printf '  %s, peak RSS %s MB\n' \
+	        "$$(sed -n 's/^Done //p' $(FUZZ)/$$t.log)" \
+	        "$$(sed -n 's/^stat::peak_rss_mb: *//p' $(FUZZ)/$$t.log)"; \
+	done
+
+# The smoke pass of make check: every seed plus 2000 mutations a target.
+check-fuzz: fuzz-build
+	@for t in $(FUZZERS); do \
+	    seeds=tests/fuzz/corpus/$$t; [ -d $$seeds ] || seeds=; \
+	    rm -rf $(FUZZ)/smoke/$$t; mkdir -p $(FUZZ)/smoke/$$t; \
+	    $(FUZZ_RUN) $(FUZZ)/tests/fuzz/$$t -runs=2000 -seed=1 -timeout=25 \
+	        -artifact_prefix=$(FUZZ)/$$t- $(FUZZ)/smoke/$$t $$seeds \
+	        >$(FUZZ)/$$t.smoke.log 2>&1 || { \
+	        tail -60 $(FUZZ)/$$t.smoke.log; exit 1; }; \
+	done; echo "check-fuzz: ok ($(FUZZERS))"
+
 demo: deps build
 	@tools/demo.sh
+
+# Speed and memory against a bare gRPC C-core server, printed as a table
+# (bench/run.js; no timing is asserted). BENCH_FLAGS scales it, e.g.
+# BENCH_FLAGS="--rounds 5 --secs 5 --concurrency 16".
+.PHONY: bench
+bench: build
+	@KP_BUILD=$(BUILD) node bench/run.js $(BENCH_FLAGS)
 
 clean:
 	rm -rf $(BUILD) $(ASAN)
