@@ -353,6 +353,8 @@ test('bursts of 500 and 429 with Retry-After converge without duplicates', async
   const st = await ctl.stats();
   assert.equal(st.creates, 2);
   assert.equal(st.lastError, '', 'the error is cleared once every pool is in sync');
+  const rate = emu.checkRate({ qps: 5, burst: 10 });
+  assert.ok(rate.ok, `client-side rate limit kept: ${JSON.stringify(rate.violations)}`);
   await ctl.stop();
 });
 
