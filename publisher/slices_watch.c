@@ -331,8 +331,9 @@ do_list(struct sl_stream *st, char **rv, char *err, size_t errsize)
 		rc = http_request(ctl->http, "GET", path, NULL, &resp);
 		free(path);
 		if (resp.status != 200) {
-			if (resp.status == 0)
-				snprintf(err, errsize, "list: %s", resp.error[0]
+			if (resp.status == 0)	/* err: KP_ERROR_SIZE */
+				snprintf(err, errsize, "list: %.*s",
+				    KP_ERROR_SIZE - 7, resp.error[0]
 				    ? resp.error : kp_strerror(rc));
 			else {
 				m = conv_status_message(resp.body,

@@ -1,4 +1,6 @@
 /* minimal-driver NODE KUBECONFIG KUBELET_DIR: one device, CDI IDs only. */
+#include <err.h>
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <sys/stat.h>
@@ -38,24 +40,24 @@ main(int argc, char **argv)
 	struct kp_hooks hooks = { NULL, prepare, unprepare, NULL };
 	struct kp_attribute attr = { .name = "model", .type = KP_ATTR_STRING,
 	    .string_value = "demo" };
-	struct kp_device dev = { .name = "dev-0", .attributes = &attr,
-	    .n_attributes = 1 };
+	struct kp_device dev = { "dev-0", &attr, 1, NULL, 0 };
 	struct kp_slice slice = { &dev, 1 };
-	struct kp_pool pool = { .name = argv[1], .slices = &slice,
-	    .n_slices = 1 };
+	struct kp_pool pool = { .name = argv[1], .slices = &slice, .n_slices = 1 };
 	struct kp_resources resources = { &pool, 1 };
+	const char *dirs[] = { "plugins", "plugins_registry", ("plugins/" DRIVER) };
 	struct kp_options *o;
 	struct kp_plugin *p;
 	char reg[256], plug[256];
 	sigset_t set;
-	int sig;
 
 	if (argc != 4 || kp_options_new(&o) != 0)
-		return (2);
-	snprintf(reg, sizeof(reg), "%s/plugins_registry/" DRIVER "-reg.sock",
-	    argv[3]);
-	snprintf(plug, sizeof(plug), "%s/plugins/" DRIVER, argv[3]);
-	mkdir(plug, 0750);
+		errx(2, "usage: minimal-driver NODE KUBECONFIG KUBELET_DIR");
+	for (size_t i = 0; i < 3; i++) {	/* kubelet makes them on a node */
+		snprintf(plug, sizeof(plug), "%s/%s", argv[3], dirs[i]);
+		if (mkdir(plug, 0750) != 0 && errno != EEXIST)
+			err(1, "%s", plug);
+	}
+	snprintf(reg, sizeof(reg), "%s/plugins_registry/" DRIVER "-reg.sock", argv[3]);
 	snprintf(plug, sizeof(plug), "%s/plugins/" DRIVER "/dra.sock", argv[3]);
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
@@ -65,12 +67,13 @@ main(int argc, char **argv)
 	    kp_kube_client_kubeconfig(o, argv[2], NULL) ||
 	    kp_registrar_socket_path(o, reg) || kp_plugin_socket_path(o, plug) ||
 	    kp_start(o, &hooks, &p)) {
-		fprintf(stderr, "minimal-driver: %s\n", kp_options_last_error(o));
+		warnx("%s", kp_options_last_error(o));
+		kp_options_free(o);
 		return (1);
 	}
-	kp_options_free(o);
+	kp_options_free(o);	/* kp_start copied what it needs */
 	if (kp_publish_resources(p, &resources) != 0)
-		fprintf(stderr, "minimal-driver: %s\n", kp_plugin_last_error(p));
-	sigwait(&set, &sig);
+		warnx("%s", kp_plugin_last_error(p));
+	sigwaitinfo(&set, NULL);
 	return (kp_stop(p) == 0 ? 0 : 1);
 }

@@ -47,7 +47,9 @@ read_link_base(const char *dir, const char *file, char *out, size_t size)
 		return;
 	target[n] = '\0';
 	base = strrchr(target, '/');
-	snprintf(out, size, "%s", base != NULL ? base + 1 : target);
+	if ((size_t)snprintf(out, size, "%s", base != NULL ? base + 1 :
+	    target) >= size)
+		out[0] = '\0';		/* too long to be a name: none */
 }
 
 /* "0x8086" stays; anything else becomes "". */
@@ -95,8 +97,8 @@ bar_bytes(const char *dir)
 	FILE			*f;
 	int			 i;
 
-	snprintf(path, sizeof(path), "%s/resource", dir);
-	if ((f = fopen(path, "re")) == NULL)
+	if (snprintf(path, sizeof(path), "%s/resource", dir) >=
+	    (int)sizeof(path) || (f = fopen(path, "re")) == NULL)
 		return (0);
 	for (i = 0; i < 6 && fgets(line, sizeof(line), f) != NULL; i++) {
 		if (sscanf(line, "%llx %llx %llx", &start, &end, &flags) != 3)
@@ -186,14 +188,17 @@ cmp_dev(const void *a, const void *b)
 	    ((const struct pci_dev *)b)->addr));
 }
 
-static void
+/* -1 if addr is not a PCI address that fits. */
+static int
 read_dev(const char *dir, const char *addr, struct pci_dev *d)
 {
 	char	 g[32], *end;
 	long	 v;
 
 	memset(d, 0, sizeof(*d));
-	snprintf(d->addr, sizeof(d->addr), "%s", addr);
+	if (snprintf(d->addr, sizeof(d->addr), "%s", addr) >=
+	    (int)sizeof(d->addr))
+		return (-1);
 	(void)pci_name_from_addr(addr, d->name, sizeof(d->name));
 	hex_id(dir, "vendor", d->vendor, sizeof(d->vendor));
 	hex_id(dir, "device", d->device, sizeof(d->device));
@@ -213,6 +218,7 @@ read_dev(const char *dir, const char *addr, struct pci_dev *d)
 		d->iommu_group = (int)v;
 	d->bar_bytes = bar_bytes(dir);
 	pcie_root(dir, d->pcie_root, sizeof(d->pcie_root));
+	return (0);
 }
 
 /*
@@ -242,7 +248,8 @@ pci_discover(const char *sysfs, const struct pci_filter *filter,
 		if (snprintf(dir, sizeof(dir), "%s/%s", top, de->d_name) >=
 		    (int)sizeof(dir))
 			continue;
-		read_dev(dir, de->d_name, &d);
+		if (read_dev(dir, de->d_name, &d) != 0)
+			continue;
 		if (!prefix_match(filter->classes, filter->n_classes,
 		    d.class) || !prefix_match(filter->vendors,
 		    filter->n_vendors, d.vendor))

@@ -36,6 +36,7 @@ struct flags {
 	size_t		 n_allow_uids;
 	int		 rescan;	/* seconds; 0: never */
 	int		 list;
+	int		 v1alpha4;	/* also serve DRA v1alpha4 */
 };
 
 static struct pci_config	cfg;	/* the hooks' user pointer */
@@ -66,6 +67,7 @@ usage(FILE *f)
 "  --rescan SECONDS          rediscover this often, republish on change\n"
 "                            (60; 0: never; SIGHUP rescans at once)\n"
 "  --allow-uid UID           a uid allowed to connect (default: root)\n"
+"  --v1alpha4                also serve DRA v1alpha4 (kubelet 1.31)\n"
 "  --list                    print the devices found (JSON lines), exit\n"
 "  -v LEVEL                  log verbosity (0)\n");
 }
@@ -103,7 +105,7 @@ parse_args(int argc, char **argv, struct flags *fl)
 {
 	enum { O_DRIVER = 256, O_NODE, O_KDIR, O_REG, O_PLUG, O_KPLUG, O_KCFG,
 	    O_CTX, O_INCL, O_CDI, O_STATE, O_SYSFS, O_CLASS, O_VENDOR,
-	    O_RESCAN, O_UID, O_LIST, O_HELP };
+	    O_RESCAN, O_UID, O_LIST, O_V1ALPHA4, O_HELP };
 	static const struct option longopts[] = {
 		{ "driver-name", required_argument, NULL, O_DRIVER },
 		{ "node-name", required_argument, NULL, O_NODE },
@@ -122,6 +124,7 @@ parse_args(int argc, char **argv, struct flags *fl)
 		{ "rescan", required_argument, NULL, O_RESCAN },
 		{ "allow-uid", required_argument, NULL, O_UID },
 		{ "list", no_argument, NULL, O_LIST },
+		{ "v1alpha4", no_argument, NULL, O_V1ALPHA4 },
 		{ "help", no_argument, NULL, O_HELP },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -175,6 +178,7 @@ parse_args(int argc, char **argv, struct flags *fl)
 			fl->allow_uids[fl->n_allow_uids++] = (uid_t)v;
 			break;
 		case O_LIST: fl->list = 1; break;
+		case O_V1ALPHA4: fl->v1alpha4 = 1; break;
 		case 'v':
 			if (parse_int(optarg, 0, 10, &v) != 0)
 				goto bad;
@@ -236,7 +240,9 @@ resolve_defaults(struct flags *fl, char *reg, char *plug, size_t size)
 	    cfg.driver) >= size))
 		return (-1);
 	if (cfg.state_dir[0] == '\0') {
-		snprintf(cfg.state_dir, sizeof(cfg.state_dir), "%s", plug);
+		if (snprintf(cfg.state_dir, sizeof(cfg.state_dir), "%s",
+		    plug) >= (int)sizeof(cfg.state_dir))
+			return (-1);
 		if ((slash = strrchr(cfg.state_dir, '/')) != NULL &&
 		    slash != cfg.state_dir)
 			*slash = '\0';
@@ -262,6 +268,7 @@ configure(struct kp_options *o, struct flags *fl, const char *reg,
 	    (fl->kubeconfig != NULL && (r = kp_kube_client_kubeconfig(o,
 	    fl->kubeconfig, fl->context)) != 0) ||
 	    (fl->in_cluster && (r = kp_kube_client_in_cluster(o)) != 0) ||
+	    (fl->v1alpha4 && (r = kp_node_v1alpha4(o, 1)) != 0) ||
 	    (r = kp_log_verbosity(o, cfg.verbose)) != 0)
 		goto fail;
 	for (i = 0; i < fl->n_allow_uids; i++)
@@ -368,9 +375,13 @@ main(int argc, char **argv)
 
 	memset(&fl, 0, sizeof(fl));
 	fl.rescan = 60;
-	if (parse_args(argc, argv, &fl) != 0 ||
-	    resolve_defaults(&fl, reg, plug, sizeof(reg)) != 0)
+	if (parse_args(argc, argv, &fl) != 0)
 		return (2);
+	if (resolve_defaults(&fl, reg, plug, sizeof(reg)) != 0) {
+		fprintf(stderr, "pci-driver: a socket or state path is too "
+		    "long\n");
+		return (2);
+	}
 	kube = fl.kubeconfig != NULL || fl.in_cluster;
 	if (pci_discover(cfg.sysfs, &cfg.filter, &devs, err, sizeof(err)) !=
 	    0) {

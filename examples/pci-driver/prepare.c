@@ -199,8 +199,12 @@ prepare_new(const struct pci_config *cfg, const struct kp_claim *c,
 		}
 		/* Unique per kind across the claims' spec files. */
 		snprintf(names[k], sizeof(names[k]), "%s-%s", d->name, c->uid);
-		snprintf(id[k], sizeof(id[k]), "%s/pci=%s", cfg->driver,
-		    names[k]);
+		if (snprintf(id[k], sizeof(id[k]), "%s/pci=%s", cfg->driver,
+		    names[k]) >= (int)sizeof(id[k])) {
+			snprintf(err, errsize, "claim %s/%s: CDI device ID "
+			    "too long", c->namespace_, c->name);
+			return (NULL);
+		}
 		cd[k].name = names[k];
 		cd[k].addr = d->addr;
 		cd[k].vfio_group = strcmp(d->driver, "vfio-pci") == 0 ?
