@@ -14,8 +14,6 @@
 #define MAX_MESSAGE	1024		/* Result.message */
 #define MAX_KUBELET_ERR	4096		/* RegStatus.error */
 #define MAX_UID		128
-#define MAX_RESULTS	4096		/* ClaimReply.results */
-#define MAX_CONFIG	(512u * 1024)	/* ClaimReply.config_json */
 
 static int
 fail(char *err, size_t errsize, const char *fmt, ...)
@@ -165,19 +163,19 @@ check_claim_reply(const Kpipc__ClaimReply *r, char *err, size_t errsize)
 
 	if (check_result(r->result, err, errsize) != 0)
 		return (KP_EPROTO);
-	if (r->n_results > MAX_RESULTS)
+	if (r->n_results > KP_IPC_MAX_RESULTS)
 		return (fail(err, errsize, "claim_reply.results: more than "
-		    "%d", MAX_RESULTS));
+		    "%d", KP_IPC_MAX_RESULTS));
 	for (i = 0; i < r->n_results; i++) {
-		if (strlen(r->results[i]->request) > 253 ||
-		    strlen(r->results[i]->pool) > 253 ||
-		    strlen(r->results[i]->device) > 63)
+		if (strlen(r->results[i]->request) > KP_IPC_MAX_REQUEST ||
+		    strlen(r->results[i]->pool) > KP_IPC_MAX_POOL ||
+		    strlen(r->results[i]->device) > KP_IPC_MAX_DEVICE)
 			return (fail(err, errsize, "claim_reply.results[%zu]: "
 			    "name too long", i));
 	}
-	if (strlen(r->config_json) > MAX_CONFIG)
+	if (strlen(r->config_json) > KP_IPC_MAX_CONFIG)
 		return (fail(err, errsize, "claim_reply.config_json: longer "
-		    "than %u bytes", MAX_CONFIG));
+		    "than %u bytes", KP_IPC_MAX_CONFIG));
 	return (0);
 }
 

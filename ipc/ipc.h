@@ -17,6 +17,14 @@
 #define KP_IPC_CHILD_FRAME	(1u * 1024 * 1024)	/* from children */
 #define KP_IPC_SMALL_FRAME	(16u * 1024)		/* registrar */
 
+/* Limits of a ClaimReply, checked by the publisher before it sends one
+ * and by the supervisor when it receives one. */
+#define KP_IPC_MAX_RESULTS	4096		/* allocation results */
+#define KP_IPC_MAX_CONFIG	(512u * 1024)	/* config_json bytes */
+#define KP_IPC_MAX_REQUEST	253		/* request name bytes */
+#define KP_IPC_MAX_POOL		253		/* pool name bytes */
+#define KP_IPC_MAX_DEVICE	63		/* device name bytes */
+
 /* Process roles; the order is the supervisor's role table order. */
 enum kp_role {
 	ROLE_NODESERVER = 0,

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ipc/ipc.h"
 #include "publisher/slices.h"
 
 /* Store code and "claim <ns>/<name><what>" ("" for success). */
@@ -72,6 +73,37 @@ add_result(Kpipc__ClaimReply *r, const json_t *res)
 	return (0);
 }
 
+static size_t
+str_len(const json_t *o, const char *k)
+{
+	const char	*s = json_string_value(json_object_get(o, k));
+
+	return (s != NULL ? strlen(s) : 0);
+}
+
+/* Why allocation result i cannot be passed on, or NULL. */
+static const char *
+result_invalid(const Kpipc__ClaimReply *r, const json_t *res, size_t i)
+{
+	static __thread char	 why[128];
+
+	if (r->n_results >= KP_IPC_MAX_RESULTS)
+		snprintf(why, sizeof(why), ": more than %d allocation "
+		    "results", KP_IPC_MAX_RESULTS);
+	else if (str_len(res, "request") > KP_IPC_MAX_REQUEST)
+		snprintf(why, sizeof(why), ": results[%zu].request longer "
+		    "than %d bytes", i, KP_IPC_MAX_REQUEST);
+	else if (str_len(res, "pool") > KP_IPC_MAX_POOL)
+		snprintf(why, sizeof(why), ": results[%zu].pool longer than "
+		    "%d bytes", i, KP_IPC_MAX_POOL);
+	else if (str_len(res, "device") > KP_IPC_MAX_DEVICE)
+		snprintf(why, sizeof(why), ": results[%zu].device longer "
+		    "than %d bytes", i, KP_IPC_MAX_DEVICE);
+	else
+		return (NULL);
+	return (why);
+}
+
 /* The opaque configs for this driver, as [{source, requests, parameters}]. */
 static char *
 configs_json(const json_t *config, const char *driver)
@@ -117,7 +149,7 @@ claims_parse(const char *body, const char *driver, const Kpipc__ClaimGet *g,
     Kpipc__ClaimReply *r)
 {
 	json_t		*o, *alloc, *devs, *res;
-	const char	*uid, *d;
+	const char	*uid, *d, *what;
 	size_t		 i;
 	int		 rc = 0;
 
@@ -146,6 +178,12 @@ claims_parse(const char *body, const char *driver, const Kpipc__ClaimGet *g,
 		d = json_string_value(json_object_get(res, "driver"));
 		if (d == NULL || strcmp(d, driver) != 0)
 			continue;
+		/* What the supervisor would refuse is an API error here,
+		 * not a reason to get the publisher killed. */
+		if ((what = result_invalid(r, res, i)) != NULL) {
+			json_decref(o);
+			return (set_result(r, KP_EKUBE, g, what));
+		}
 		if ((rc = add_result(r, res)) != 0)
 			break;
 	}
@@ -155,7 +193,12 @@ claims_parse(const char *body, const char *driver, const Kpipc__ClaimGet *g,
 
 		if (c == NULL)
 			rc = KP_ENOMEM;
-		else {
+		else if (strlen(c) > KP_IPC_MAX_CONFIG) {
+			free(c);
+			json_decref(o);
+			return (set_result(r, KP_EKUBE, g, ": opaque "
+			    "configuration larger than 512 KiB"));
+		} else {
 			if (r->config_json != protobuf_c_empty_string)
 				free(r->config_json);
 			r->config_json = c;

@@ -7,6 +7,7 @@
 
 #include "publisher/publisher.h"
 #include "test.h"
+#include "ipc/ipc.h"
 
 static const char *claim =
     "{\"kind\":\"ResourceClaim\",\"apiVersion\":\"resource.k8s.io/v1\","
@@ -89,5 +90,28 @@ main(void)
 	claims_reply_free(&r);
 	CHECK_EQ(claims_parse("[1]", "gpu.example.com", &g, &r), KP_EPROTO);
 	claims_reply_free(&r);
+
+	/* Names the supervisor would refuse: an API error for the claim,
+	 * never a reply that gets the publisher killed. */
+	{
+		char	 body[1024], dev[70];
+		Kpipc__Msg m = KPIPC__MSG__INIT;
+		char	 err[KP_ERROR_SIZE];
+
+		memset(dev, 'd', 64);
+		dev[64] = '\0';
+		snprintf(body, sizeof(body), "{\"metadata\":{\"uid\":\"u-1\"},"
+		    "\"status\":{\"allocation\":{\"devices\":{\"results\":"
+		    "[{\"request\":\"r\",\"driver\":\"gpu.example.com\","
+		    "\"pool\":\"p\",\"device\":\"%s\"}]}}}}", dev);
+		CHECK_EQ(claims_parse(body, "gpu.example.com", &g, &r),
+		    KP_EKUBE);
+		CHECK_STREQ(r.result->message, "claim ns/c1: results[0].device "
+		    "longer than 63 bytes");
+		m.m_case = KPIPC__MSG__M_CLAIM_REPLY;
+		m.claim_reply = &r;
+		CHECK_EQ(ipc_check(&m, err, sizeof(err)), 0);
+		claims_reply_free(&r);
+	}
 	return (test_done("test_claims"));
 }
