@@ -15,6 +15,8 @@
 #define MAX_KUBELET_ERR	4096		/* RegStatus.error */
 #define MAX_UID		128
 
+static int	fail(char *, size_t, const char *, ...) KP_PRINTF(3, 4);
+
 static int
 fail(char *err, size_t errsize, const char *fmt, ...)
 {

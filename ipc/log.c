@@ -132,14 +132,14 @@ log_vmsg(enum kp_log_level level, int verbosity, const char *fmt, va_list ap)
 void
 log_warn(const char *fmt, ...)
 {
-	char	 f[512];
+	char	 text[KP_LOG_MAX];
 	int	 saved = errno;
 	va_list	 ap;
 
-	snprintf(f, sizeof(f), "%s: %s", fmt, strerror(saved));
 	va_start(ap, fmt);
-	log_vmsg(KP_LOG_WARNING, 0, f, ap);
+	vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
+	log_warnx("%s: %s", text, strerror(saved));
 	errno = saved;
 }
 

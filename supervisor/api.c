@@ -20,6 +20,9 @@
 #include "publisher/publisher.h"
 #include "supervisor/supervisor.h"
 
+static int	plugin_fail(struct kp_plugin *, int, const char *, ...)
+		    KP_PRINTF(3, 4);
+
 static int
 plugin_fail(struct kp_plugin *p, int code, const char *fmt, ...)
 {

@@ -68,6 +68,8 @@ load(struct kube_config *cfg, const char *context, const char *yaml)
 }
 
 /* The expected message: "kubeconfig <path>: " + fmt. */
+static const char	*msg(const char *, ...) KP_PRINTF(1, 2);
+
 static const char *
 msg(const char *fmt, ...)
 {

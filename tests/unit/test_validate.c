@@ -376,8 +376,8 @@ test_names(void)
 	    "Example.COM/model", "gpu.example.com/driver_Version",
 	    "a/b/c", "a//", "//", "x.com/y/z!", "\xc4\xb0nvidia.com/x",
 	    "\xe2\x84\xaa.com/x",
-	    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
-	    "aaaaaaaaaaaaaaaaaaaaaaa/x" };
+	    ("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	    "aaaaaaaaaaaaaaaaaaaaaaa/x") };
 	static const struct { const char *name, *why; } bad[] = {
 	    { "", "a name is required" },
 	    { "1x", "the identifier must be a C identifier" },
@@ -547,7 +547,7 @@ test_quantity(void)
 	    "+-1", "1e1.5", "1e3i", "Pi", "Ei", ".Pi", "-Ei", "e-10",
 	    ".e-10", "n-1", "1e9223372036854775808",
 	    "1e-9223372036854775809", "1e99999999999999999999", "1\n",
-	    "0x10", "1_000", "\xc2\xa0" "1" };
+	    "0x10", "1_000", ("\xc2\xa0" "1") };
 	size_t	 i;
 
 	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++)
