@@ -122,9 +122,11 @@ check_uid(const char *s)
 
 	if (len == 0 || len > MAX_UID)
 		return (-1);
+	/* The nodeserver's rule for a claim UID (dra_v1.c uid_ok): the
+	 * two must agree, or a kubelet request gets the nodeserver killed. */
 	for (i = 0; i < len; i++)
-		if (!is_lower_alnum(s[i]) && s[i] != '-' &&
-		    !(s[i] >= 'A' && s[i] <= 'Z'))
+		if (!is_lower_alnum(s[i]) && s[i] != '-' && s[i] != '_' &&
+		    s[i] != '.' && !(s[i] >= 'A' && s[i] <= 'Z'))
 			return (-1);
 	return (0);
 }
@@ -165,6 +167,9 @@ check_claim_reply(const Kpipc__ClaimReply *r, char *err, size_t errsize)
 
 	if (check_result(r->result, err, errsize) != 0)
 		return (KP_EPROTO);
+	if (strlen(r->namespace_) > 63 || strlen(r->name) > 253 ||
+	    strlen(r->uid) > MAX_UID)
+		return (fail(err, errsize, "claim_reply: claim name too long"));
 	if (r->n_results > KP_IPC_MAX_RESULTS)
 		return (fail(err, errsize, "claim_reply.results: more than "
 		    "%d", KP_IPC_MAX_RESULTS));

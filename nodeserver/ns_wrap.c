@@ -42,18 +42,24 @@ nomem:
 /* Wait for the reply with our id; stale replies of timed-out look-ups
  * are dropped. */
 static int
-ns_wait(struct ns_wrap *w, uint64_t id, Kpipc__Msg **out, char *err,
-    size_t errsize)
+ns_wait(struct ns_wrap *w, const Kpipc__ClaimGet *g, Kpipc__Msg **out,
+    char *err, size_t errsize)
 {
-	Kpipc__Msg	*m;
-	int		 r;
+	Kpipc__Msg		*m;
+	Kpipc__ClaimReply	*r;
+	int			 rc;
 
 	for (;;) {
-		r = ipc_recv(w->ctl, &m, NS_CLAIM_TIMEOUT_MS, err, errsize);
-		if (r != 0)
-			return (r);
-		if (m->m_case == KPIPC__MSG__M_CLAIM_REPLY &&
-		    m->claim_reply->id == id) {
+		rc = ipc_recv(w->ctl, &m, NS_CLAIM_TIMEOUT_MS, err, errsize);
+		if (rc != 0)
+			return (rc);
+		r = m->m_case == KPIPC__MSG__M_CLAIM_REPLY ?
+		    m->claim_reply : NULL;
+		/* The answer must be about the claim we asked about. */
+		if (r != NULL && r->id == g->id &&
+		    strcmp(r->namespace_, g->namespace_) == 0 &&
+		    strcmp(r->name, g->name) == 0 &&
+		    strcmp(r->uid, g->uid) == 0) {
 			*out = m;
 			return (0);
 		}
@@ -82,7 +88,7 @@ ns_claim_get(void *user, const char *ns, const char *name, const char *uid,
 	g.id = ++w->next_id;
 	r = ipc_send(w->ctl, &m);
 	if (r == 0)
-		r = ns_wait(w, g.id, &reply, why, sizeof(why));
+		r = ns_wait(w, &g, &reply, why, sizeof(why));
 	pthread_mutex_unlock(&w->lock);
 	if (r != 0) {
 		snprintf(err, errsize, "claim %s/%s: look-up failed: %s", ns,

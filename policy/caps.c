@@ -7,6 +7,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <signal.h>
 #include <grp.h>
 #include <pwd.h>
 #include <stdio.h>
@@ -81,6 +82,13 @@ change_ids(uid_t uid, gid_t gid, char *err, size_t errsize)
 		return (KP_ESANDBOX);
 	}
 	(void)prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0);
+	/* A uid change clears the parent-death signal: set it again, or a
+	 * child outlives a killed supervisor (and holds its socket). */
+	if (prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0) == -1 ||
+	    getppid() == 1) {
+		snprintf(err, errsize, "the supervisor is gone");
+		return (KP_ESANDBOX);
+	}
 	return (0);
 }
 

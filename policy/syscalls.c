@@ -56,10 +56,18 @@ static const struct pol_rule base[] = {
 	{ "kill", POL_ALLOW, POL_ARG_SELF_TGID },
 	{ "rt_sigaction", POL_ALLOW, POL_ARG_NONE },
 	{ "rt_sigprocmask", POL_ALLOW, POL_ARG_NONE },
+	{ "restart_syscall", POL_ALLOW, POL_ARG_NONE },	/* SIGSTOP then
+							 * SIGCONT resumes
+							 * a sleeping call */
 	{ "rt_sigreturn", POL_ALLOW, POL_ARG_NONE },
 	{ "rt_sigtimedwait", POL_ALLOW, POL_ARG_NONE },
 	{ "sigaltstack", POL_ALLOW, POL_ARG_NONE },
 	{ "tgkill", POL_ALLOW, POL_ARG_SELF_TGID },
+
+	/* one-off: glibc's qsort asks for the physical memory size
+	 * (sysinfo) before sorting large arrays (the nodeserver sorts a
+	 * request's claim UIDs, the publisher its JSON); read-only */
+	{ "sysinfo", POL_ALLOW, POL_ARG_NONE },
 
 	/* time (the vDSO answers most; these are its fallbacks) */
 	{ "clock_getres", POL_ALLOW, POL_ARG_NONE },
@@ -209,9 +217,6 @@ static const struct pol_rule publisher[] = {
 	{ "dup", POL_ALLOW, POL_ARG_NONE },
 	{ "dup3", POL_ALLOW, POL_ARG_NONE },
 
-	/* one-off: glibc's qsort asks for the physical memory size
-	 * (sysinfo) before sorting large arrays; read-only */
-	{ "sysinfo", POL_ALLOW, POL_ARG_NONE },
 };
 
 /* The supervisor's needs, for the OCI profile (its own filter is not

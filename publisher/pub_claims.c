@@ -12,8 +12,19 @@
 #include "ipc/log.h"
 #include "publisher/pub.h"
 
+/* The reply names the claim it answers (borrowed from the request). */
 static void
-reply_error(struct pub *p, uint64_t id, int code, const char *msg)
+echo(Kpipc__ClaimReply *r, const Kpipc__ClaimGet *g)
+{
+	r->id = g->id;
+	r->namespace_ = g->namespace_;
+	r->name = g->name;
+	r->uid = g->uid;
+}
+
+static void
+reply_error(struct pub *p, const Kpipc__ClaimGet *g, int code,
+    const char *msg)
 {
 	Kpipc__Msg		 m = KPIPC__MSG__INIT;
 	Kpipc__ClaimReply	 r = KPIPC__CLAIM_REPLY__INIT;
@@ -21,7 +32,7 @@ reply_error(struct pub *p, uint64_t id, int code, const char *msg)
 
 	res.code = code;
 	res.message = (char *)msg;
-	r.id = id;
+	echo(&r, g);
 	r.result = &res;
 	m.m_case = KPIPC__MSG__M_CLAIM_REPLY;
 	m.claim_reply = &r;
@@ -41,15 +52,15 @@ serve_one(struct pub *p, const Kpipc__ClaimGet *g)
 	v = p->version;
 	pthread_mutex_unlock(&p->lock);
 	if (!ok) {
-		reply_error(p, g->id, KP_EKUBE, "API server not reachable "
-		    "yet");
+		reply_error(p, g, KP_EKUBE, "API server not reachable yet");
 		return;
 	}
-	r.id = g->id;
 	claims_get(p->http, v, p->driver, g, &r);
+	echo(&r, g);
 	m.m_case = KPIPC__MSG__M_CLAIM_REPLY;
 	m.claim_reply = &r;
 	(void)pub_send(p, &m);
+	r.namespace_ = r.name = r.uid = (char *)protobuf_c_empty_string;
 	claims_reply_free(&r);
 }
 
@@ -89,14 +100,12 @@ pub_claims_start(struct pub *p)
 void
 pub_claims_queue(struct pub *p, Kpipc__Msg *m)
 {
-	uint64_t	 id = m->claim_get->id;
-
 	pthread_mutex_lock(&p->lock);
 	if (p->qlen == PUB_CLAIMS_QUEUE) {
 		pthread_mutex_unlock(&p->lock);
+		reply_error(p, m->claim_get, KP_EBUSY, "too many claim "
+		    "look-ups pending");
 		ipc_free(m);
-		reply_error(p, id, KP_EBUSY, "too many claim look-ups "
-		    "pending");
 		return;
 	}
 	p->queue[(p->qhead + p->qlen) % PUB_CLAIMS_QUEUE] = m;

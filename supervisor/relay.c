@@ -44,8 +44,10 @@ claim_allowed(struct sup *sup)
 	return (1);
 }
 
+/* Answer the nodeserver's look-up g (its id and claim) with an error. */
 static void
-claim_error(struct child *ns, uint64_t id, int code, const char *msg)
+claim_error(struct child *ns, const struct sup_claim *g, int code,
+    const char *msg)
 {
 	Kpipc__Msg		 m = KPIPC__MSG__INIT;
 	Kpipc__ClaimReply	 r = KPIPC__CLAIM_REPLY__INIT;
@@ -53,7 +55,10 @@ claim_error(struct child *ns, uint64_t id, int code, const char *msg)
 
 	res.code = code;
 	res.message = (char *)msg;
-	r.id = id;
+	r.id = g->ns_id;
+	r.namespace_ = (char *)g->namespace_;
+	r.name = (char *)g->name;
+	r.uid = (char *)g->uid;
 	r.result = &res;
 	m.m_case = KPIPC__MSG__M_CLAIM_REPLY;
 	m.claim_reply = &r;
@@ -63,49 +68,77 @@ claim_error(struct child *ns, uint64_t id, int code, const char *msg)
 void
 relay_claim_get(struct sup *sup, Kpipc__Msg *m)
 {
-	struct child	*ns = &sup->children[ROLE_NODESERVER];
-	struct child	*pub = &sup->children[ROLE_PUBLISHER];
+	struct child		*ns = &sup->children[ROLE_NODESERVER];
+	struct child		*pub = &sup->children[ROLE_PUBLISHER];
+	Kpipc__ClaimGet		*g = m->claim_get;
+	struct sup_claim	 ask, *e = NULL;
+	size_t			 i;
 
+	/* Field rules (ipc_check) bound these lengths already. */
+	memset(&ask, 0, sizeof(ask));
+	ask.ns_id = g->id;
+	ask.ns_pid = ns->pid;
+	snprintf(ask.namespace_, sizeof(ask.namespace_), "%s", g->namespace_);
+	snprintf(ask.name, sizeof(ask.name), "%s", g->name);
+	snprintf(ask.uid, sizeof(ask.uid), "%s", g->uid);
 	if (!claim_allowed(sup)) {
-		claim_error(ns, m->claim_get->id, KP_EBUSY,
-		    "claim look-ups are rate-limited; retry");
+		claim_error(ns, &ask, KP_EBUSY, "claim look-ups are "
+		    "rate-limited; retry");
 		return;
 	}
 	if (pub->state != CS_READY) {
-		claim_error(ns, m->claim_get->id, KP_ENOCLIENT,
-		    "publisher not running");
+		claim_error(ns, &ask, KP_ENOCLIENT, "publisher not running");
 		return;
 	}
-	if (m->claim_get->id == 0 || relay_claim_track(sup, m->claim_get->id,
-	    1) != 0) {
-		claim_error(ns, m->claim_get->id, KP_EBUSY,
-		    "too many claim look-ups in flight");
+	for (i = 0; i < KP_CLAIMS_INFLIGHT && e == NULL; i++)
+		if (sup->claims[i].id == 0)
+			e = &sup->claims[i];
+	if (e == NULL) {
+		claim_error(ns, &ask, KP_EBUSY, "too many claim look-ups in "
+		    "flight");
 		return;
 	}
+	*e = ask;
+	e->id = ++sup->next_claim_id;
+	g->id = e->id;
 	(void)ipc_queue(&pub->ctl, m);
 }
 
-/*
- * Look-ups at the publisher, by id: a reply is passed on only if it was
- * asked for, and a publisher that dies gets its pending look-ups answered
- * with an error instead of leaving the nodeserver waiting.
- */
-int
-relay_claim_track(struct sup *sup, uint64_t id, int add)
+static struct sup_claim *
+claim_find(struct sup *sup, uint64_t id)
 {
 	size_t	 i;
 
-	for (i = 0; i < KP_CLAIMS_INFLIGHT; i++) {
-		if (add && sup->claims[i] == 0) {
-			sup->claims[i] = id;
-			return (0);
-		}
-		if (!add && sup->claims[i] == id) {
-			sup->claims[i] = 0;
-			return (0);
-		}
+	for (i = 0; id != 0 && i < KP_CLAIMS_INFLIGHT; i++)
+		if (sup->claims[i].id == id)
+			return (&sup->claims[i]);
+	return (NULL);
+}
+
+/*
+ * The publisher's answer: only to a look-up it was asked, about the same
+ * claim, and only to the nodeserver that asked (a restarted one is told
+ * nothing about its predecessor's claims).
+ */
+void
+relay_claim_reply(struct sup *sup, struct child *pub, Kpipc__Msg *m)
+{
+	struct child		*ns = &sup->children[ROLE_NODESERVER];
+	Kpipc__ClaimReply	*r = m->claim_reply;
+	struct sup_claim	*e = claim_find(sup, r->id);
+
+	if (e == NULL || strcmp(e->uid, r->uid) != 0 ||
+	    strcmp(e->namespace_, r->namespace_) != 0 ||
+	    strcmp(e->name, r->name) != 0) {
+		sup_child_violation(sup, pub, "claim_reply for a look-up "
+		    "nobody asked for");
+		return;
 	}
-	return (-1);
+	if (e->ns_pid == ns->pid && ns->state == CS_READY) {
+		r->id = e->ns_id;
+		(void)ipc_queue(&ns->ctl, m);
+	}
+	memset(e, 0, sizeof(*e));
 }
 
 void
@@ -115,11 +148,12 @@ relay_claims_abort(struct sup *sup)
 	size_t		 i;
 
 	for (i = 0; i < KP_CLAIMS_INFLIGHT; i++) {
-		if (sup->claims[i] == 0)
+		if (sup->claims[i].id == 0)
 			continue;
-		claim_error(ns, sup->claims[i], KP_EKUBE, "publisher "
-		    "restarted during the look-up; retry");
-		sup->claims[i] = 0;
+		if (sup->claims[i].ns_pid == ns->pid)
+			claim_error(ns, &sup->claims[i], KP_EKUBE,
+			    "publisher restarted during the look-up; retry");
+		memset(&sup->claims[i], 0, sizeof(sup->claims[i]));
 	}
 }
 

@@ -243,12 +243,7 @@ sup_handle_child(struct sup *sup, struct child *c, Kpipc__Msg *m)
 		relay_claim_get(sup, m);
 		break;
 	case KPIPC__MSG__M_CLAIM_REPLY:
-		if (relay_claim_track(sup, m->claim_reply->id, 0) != 0) {
-			sup_child_violation(sup, c, "claim_reply for a "
-			    "look-up nobody asked for");
-			break;
-		}
-		(void)ipc_queue(&sup->children[ROLE_NODESERVER].ctl, m);
+		relay_claim_reply(sup, c, m);
 		break;
 	case KPIPC__MSG__M_PUBLISH_STATUS:
 		relay_publish_status(sup, m->publish_status);

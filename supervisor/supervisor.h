@@ -82,6 +82,20 @@ struct sup_socket {
 /* Start order: the publisher (claim look-ups work once kubelet calls),
  * the nodeserver (serving before kubelet can learn its endpoint), then
  * the registrar. */
+/*
+ * A claim look-up at the publisher. The supervisor numbers look-ups
+ * itself: ids the nodeserver picks restart with each nodeserver, and a
+ * reply meant for a dead one must never reach its successor.
+ */
+struct sup_claim {
+	uint64_t	 id;		/* ours, at the publisher; 0: free */
+	uint64_t	 ns_id;		/* the nodeserver's */
+	pid_t		 ns_pid;	/* the nodeserver that asked */
+	char		 namespace_[64];	/* the claim, checked in */
+	char		 name[254];		/* the reply */
+	char		 uid[129];
+};
+
 enum sup_phase {
 	PHASE_START_PUBLISHER,
 	PHASE_START_NODESERVER,
@@ -111,8 +125,8 @@ struct sup {
 						 * a restarted publisher */
 	Kpipc__PublishStatus	 pub_status;
 	char			 pub_error[KP_ERROR_SIZE];
-	uint64_t		 claims[KP_CLAIMS_INFLIGHT];	/* ids at
-						 * the publisher; 0: free */
+	struct sup_claim	 claims[KP_CLAIMS_INFLIGHT];
+	uint64_t		 next_claim_id;
 	double			 claim_tokens;
 	struct timespec		 claim_refill;
 };
@@ -141,7 +155,7 @@ void	ts_after_ms(struct timespec *, long long);
 /* relay.c */
 void	relay_reg_status(struct sup *, const Kpipc__RegStatus *);
 void	relay_claim_get(struct sup *, Kpipc__Msg *);
-int	relay_claim_track(struct sup *, uint64_t, int);
+void	relay_claim_reply(struct sup *, struct child *, Kpipc__Msg *);
 void	relay_claims_abort(struct sup *);
 void	relay_publish(struct sup *, Kpipc__Msg *);
 void	relay_publish_status(struct sup *, const Kpipc__PublishStatus *);
