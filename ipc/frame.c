@@ -59,6 +59,10 @@ ipc_queue(struct ipc_chan *c, const Kpipc__Msg *m)
 
 	if (len > KP_IPC_MAX_FRAME)
 		return (KP_EINVAL);
+	/* A peer that does not read must not grow our memory: it gets
+	 * at most KP_IPC_MAX_QUEUE bytes of frames waiting. */
+	if (c->wlen + IPC_HDR + len > KP_IPC_MAX_QUEUE)
+		return (KP_EBUSY);
 	if (grow(&c->wbuf, &c->wcap, c->wlen + IPC_HDR + len) != 0)
 		return (KP_ENOMEM);
 	p = c->wbuf + c->wlen;

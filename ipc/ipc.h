@@ -16,6 +16,7 @@
 #define KP_IPC_MAX_FRAME	(16u * 1024 * 1024)	/* driver's Publish */
 #define KP_IPC_CHILD_FRAME	(1u * 1024 * 1024)	/* from children */
 #define KP_IPC_SMALL_FRAME	(16u * 1024)		/* registrar */
+#define KP_IPC_MAX_QUEUE	(2 * KP_IPC_MAX_FRAME + 64)	/* unsent */
 
 /* Limits of a ClaimReply, checked by the publisher before it sends one
  * and by the supervisor when it receives one. */

@@ -79,15 +79,91 @@ log_stderr(const char *role, int pid, enum kp_log_level level,
 	(void)!write(STDERR_FILENO, line, (size_t)n);
 }
 
+/* Length of the UTF-8 sequence at s (1-4), or 0 if it is not valid. */
+static size_t
+utf8_len(const unsigned char *s)
+{
+	size_t	 n, i;
+	unsigned cp;
+
+	if (s[0] < 0x80)
+		return (1);
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		n = 2, cp = s[0] & 0x1f;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		n = 3, cp = s[0] & 0x0f;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		n = 4, cp = s[0] & 0x07;
+	else
+		return (0);
+	for (i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return (0);
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	/* overlong forms, surrogates, beyond U+10FFFF */
+	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 ||
+	    cp > 0x10ffff)) || (cp >= 0xd800 && cp <= 0xdfff))
+		return (0);
+	return (n);
+}
+
+/* Characters that end or reorder lines on a terminal or in a log
+ * collector: C0/C1 controls, DEL, U+2028/9, bidi overrides. */
+static int
+is_control(const unsigned char *s, size_t n)
+{
+	if (n == 1)
+		return (s[0] < 0x20 || s[0] == 0x7f);
+	if (n == 2)
+		return (s[0] == 0xc2 && s[1] <= 0x9f);
+	if (n == 3 && s[0] == 0xe2 && s[1] == 0x80)
+		return (s[2] == 0xa8 || s[2] == 0xa9 ||
+		    (s[2] >= 0xaa && s[2] <= 0xae));
+	if (n == 3 && s[0] == 0xe2 && s[1] == 0x81)
+		return (s[2] >= 0xa6 && s[2] <= 0xa9);
+	return (0);
+}
+
+/*
+ * Make text safe to print as one log line: text may come from kubelet,
+ * the API server or a compromised child. Controls and invalid UTF-8
+ * become '?'; writes at most size bytes to out, NUL included.
+ */
+void
+log_sanitize(const char *text, char *out, size_t size)
+{
+	const unsigned char	*s = (const unsigned char *)text;
+	size_t			 o = 0, n;
+
+	while (*s != '\0' && o + 1 < size) {
+		n = utf8_len(s);
+		if (n == 0 || is_control(s, n)) {
+			out[o++] = '?';
+			s += n ? n : 1;
+			continue;
+		}
+		if (o + n >= size)
+			break;
+		memcpy(out + o, s, n);
+		o += n;
+		s += n;
+	}
+	out[o] = '\0';
+}
+
 /* Emit a line that is known to be for this process's sink. */
 void
 log_emit(const char *role, int pid, enum kp_log_level level, int verbosity,
     const char *text)
 {
+	char	 safe[KP_LOG_MAX];
+
+	log_sanitize(text, safe, sizeof(safe));
 	if (log_fn != NULL)
-		log_fn(log_user, level, verbosity, role, text);
+		log_fn(log_user, level, verbosity, role, safe);
 	else
-		log_stderr(role, pid, level, text);
+		log_stderr(role, pid, level, safe);
 }
 
 static void

@@ -18,6 +18,7 @@ void	log_procinit(const char *role);
 void	log_set_sink(int fd);
 const char *log_role(void);
 int	log_enabled(int verbosity);
+void	log_sanitize(const char *, char *, size_t);
 void	log_emit(const char *role, int pid, enum kp_log_level level,
 	    int verbosity, const char *text);
 void	log_warn(const char *fmt, ...) KP_PRINTF(1, 2);

@@ -227,7 +227,12 @@ kp_start(struct kp_options *opts, const struct kp_hooks *hooks,
 	return (0);
 }
 
-/* One request, one reply; serialized among the driver's threads. */
+/*
+ * One request, one reply; serialized among the driver's threads. The
+ * supervisor answers every request once and in order, so the answers to
+ * requests that timed out are still owed: they are read and dropped
+ * first, and a late answer never passes for the next request's.
+ */
 static int
 request(struct kp_plugin *p, const Kpipc__Msg *req, Kpipc__Msg **reply,
     int timeout_ms)
@@ -235,10 +240,19 @@ request(struct kp_plugin *p, const Kpipc__Msg *req, Kpipc__Msg **reply,
 	char	 err[KP_ERROR_SIZE];
 	int	 r;
 
+	*reply = NULL;
 	pthread_mutex_lock(&p->lock);
 	r = ipc_send(&p->chan, req);
-	if (r == 0)
+	while (r == 0) {
 		r = ipc_recv(&p->chan, reply, timeout_ms, err, sizeof(err));
+		if (r != 0 || p->owed == 0)
+			break;
+		p->owed--;
+		ipc_free(*reply);
+		*reply = NULL;
+	}
+	if (r == KP_ETIMEDOUT)
+		p->owed++;
 	pthread_mutex_unlock(&p->lock);
 	if (r == KP_EIO || r == KP_EPROTO)
 		r = KP_EPIPE;
@@ -368,6 +382,7 @@ kp_publish_status(struct kp_plugin *p, struct kp_publish_status *out)
 
 	if (!plugin_valid(p) || out == NULL)
 		return (KP_EINVAL);
+	memset(out, 0, sizeof(*out));
 	if (!p->has_kube)
 		return (plugin_fail(p, KP_ENOCLIENT, "kp_publish_status: no "
 		    "Kubernetes access configured"));

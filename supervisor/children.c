@@ -172,6 +172,8 @@ child_spawn(struct sup *sup, struct child *c)
 	c->logfd = logp[0];
 	c->pid = pid;
 	c->state = CS_STARTING;
+	c->log_tokens = KP_LOG_BURST;
+	clock_gettime(CLOCK_MONOTONIC, &c->log_refill);
 	clock_gettime(CLOCK_MONOTONIC, &c->started);
 	log_info(2, "started %s, pid %d", c->name, (int)pid);
 	return (0);

@@ -46,8 +46,8 @@ claim_allowed(struct sup *sup)
 
 /* Answer the nodeserver's look-up g (its id and claim) with an error. */
 static void
-claim_error(struct child *ns, const struct sup_claim *g, int code,
-    const char *msg)
+claim_error(struct sup *sup, struct child *ns, const struct sup_claim *g,
+    int code, const char *msg)
 {
 	Kpipc__Msg		 m = KPIPC__MSG__INIT;
 	Kpipc__ClaimReply	 r = KPIPC__CLAIM_REPLY__INIT;
@@ -62,7 +62,7 @@ claim_error(struct child *ns, const struct sup_claim *g, int code,
 	r.result = &res;
 	m.m_case = KPIPC__MSG__M_CLAIM_REPLY;
 	m.claim_reply = &r;
-	(void)ipc_queue(&ns->ctl, &m);
+	sup_queue(sup, ns, &m);
 }
 
 void
@@ -82,26 +82,26 @@ relay_claim_get(struct sup *sup, Kpipc__Msg *m)
 	snprintf(ask.name, sizeof(ask.name), "%s", g->name);
 	snprintf(ask.uid, sizeof(ask.uid), "%s", g->uid);
 	if (!claim_allowed(sup)) {
-		claim_error(ns, &ask, KP_EBUSY, "claim look-ups are "
+		claim_error(sup, ns, &ask, KP_EBUSY, "claim look-ups are "
 		    "rate-limited; retry");
 		return;
 	}
 	if (pub->state != CS_READY) {
-		claim_error(ns, &ask, KP_ENOCLIENT, "publisher not running");
+		claim_error(sup, ns, &ask, KP_ENOCLIENT, "publisher not running");
 		return;
 	}
 	for (i = 0; i < KP_CLAIMS_INFLIGHT && e == NULL; i++)
 		if (sup->claims[i].id == 0)
 			e = &sup->claims[i];
 	if (e == NULL) {
-		claim_error(ns, &ask, KP_EBUSY, "too many claim look-ups in "
+		claim_error(sup, ns, &ask, KP_EBUSY, "too many claim look-ups in "
 		    "flight");
 		return;
 	}
 	*e = ask;
 	e->id = ++sup->next_claim_id;
 	g->id = e->id;
-	(void)ipc_queue(&pub->ctl, m);
+	sup_queue(sup, pub, m);
 }
 
 static struct sup_claim *
@@ -136,7 +136,7 @@ relay_claim_reply(struct sup *sup, struct child *pub, Kpipc__Msg *m)
 	}
 	if (e->ns_pid == ns->pid && ns->state == CS_READY) {
 		r->id = e->ns_id;
-		(void)ipc_queue(&ns->ctl, m);
+		sup_queue(sup, ns, m);
 	}
 	memset(e, 0, sizeof(*e));
 }
@@ -151,7 +151,7 @@ relay_claims_abort(struct sup *sup)
 		if (sup->claims[i].id == 0)
 			continue;
 		if (sup->claims[i].ns_pid == ns->pid)
-			claim_error(ns, &sup->claims[i], KP_EKUBE,
+			claim_error(sup, ns, &sup->claims[i], KP_EKUBE,
 			    "publisher restarted during the look-up; retry");
 		memset(&sup->claims[i], 0, sizeof(sup->claims[i]));
 	}
@@ -173,7 +173,7 @@ relay_publish(struct sup *sup, Kpipc__Msg *m)
 	ipc_free(sup->desired);
 	sup->desired = m;
 	if (pub->state == CS_READY)
-		(void)ipc_queue(&pub->ctl, m);
+		sup_queue(sup, pub, m);
 	sup_reply_driver(sup, 0, "");
 }
 

@@ -95,6 +95,16 @@ sup_fail_start(struct sup *sup, int code, const char *msg)
 	sup_begin_stop(sup);
 }
 
+/* Queue a frame for a child; one that stopped reading is a violation. */
+void
+sup_queue(struct sup *sup, struct child *c, const Kpipc__Msg *m)
+{
+	if (c->pid <= 0 || c->ctl.fd == -1)
+		return;
+	if (ipc_queue(&c->ctl, m) != 0)
+		sup_child_violation(sup, c, "not reading its channel");
+}
+
 void
 sup_child_violation(struct sup *sup, struct child *c, const char *why)
 {
@@ -225,7 +235,7 @@ sup_handle_child(struct sup *sup, struct child *c, Kpipc__Msg *m)
 		log_info(c->restarts ? 0 : 2, "%s ready, pid %d%s", c->name,
 		    (int)c->pid, c->restarts ? " (restarted)" : "");
 		if (c->role == ROLE_PUBLISHER && sup->desired != NULL)
-			(void)ipc_queue(&c->ctl, sup->desired);
+			sup_queue(sup, c, sup->desired);
 		if (sup->phase < PHASE_RUNNING)
 			sup_start_next(sup);
 		break;
@@ -288,14 +298,7 @@ sup_dispatch_child(struct sup *sup, struct child *c)
 	}
 }
 
-/* A child's text may not forge log lines: no control characters. */
-static void
-sanitize(char *s)
-{
-	for (; *s != '\0'; s++)
-		if ((unsigned char)*s < 0x20 || *s == 0x7f)
-			*s = '?';
-}
+static int	sup_log_allowed(struct child *);
 
 static void
 sup_drain_log(struct sup *sup, struct child *c)
@@ -322,13 +325,38 @@ sup_drain_log(struct sup *sup, struct child *c)
 			    "log channel");
 			return;
 		}
-		sanitize(m->log->text);
-		if (m->log->level != KP_LOG_INFO ||
-		    log_enabled(m->log->verbosity))
+		if ((m->log->level != KP_LOG_INFO ||
+		    log_enabled(m->log->verbosity)) && sup_log_allowed(c))
 			log_emit(c->name, (int)c->pid, m->log->level,
 			    m->log->verbosity, m->log->text);
 		ipc_free(m);
 	}
+}
+
+/*
+ * A child may not flood the log (and the disk behind it): 200 lines a
+ * second, bursts of 1000; what is dropped is counted and reported.
+ */
+static int
+sup_log_allowed(struct child *c)
+{
+	long long	 ms = -ts_ms_until(&c->log_refill);
+
+	clock_gettime(CLOCK_MONOTONIC, &c->log_refill);
+	c->log_tokens += ms * KP_LOG_LPS / 1000.0;
+	if (c->log_tokens > KP_LOG_BURST)
+		c->log_tokens = KP_LOG_BURST;
+	if (c->log_tokens < 1.0) {
+		c->log_dropped++;
+		return (0);
+	}
+	c->log_tokens -= 1.0;
+	if (c->log_dropped > 0) {
+		log_warnx("%s: %llu log lines dropped (more than %d a "
+		    "second)", c->name, c->log_dropped, (int)KP_LOG_LPS);
+		c->log_dropped = 0;
+	}
+	return (1);
 }
 
 static void

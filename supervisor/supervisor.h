@@ -23,6 +23,8 @@
 #define KP_BACKOFF_MAX_MS	30000
 #define KP_HEALTHY_MS		60000	/* up this long: backoff resets */
 #define KP_CLAIMS_INFLIGHT	64	/* look-ups at the publisher */
+#define KP_LOG_LPS		200.0	/* log lines a second from a child, */
+#define KP_LOG_BURST		1000.0	/* and in bursts */
 #define KP_CLAIM_QPS		20.0	/* look-ups per second, and */
 #define KP_CLAIM_BURST		50.0	/* bursts, from the nodeserver */
 
@@ -42,6 +44,7 @@ struct kp_plugin {
 	pthread_mutex_t	 lock;	/* the driver may call from threads */
 	int		 has_kube;
 	int		 has_node;
+	unsigned	 owed;	/* answers to timed-out requests */
 	char		 errbuf[KP_ERROR_SIZE];
 };
 
@@ -68,6 +71,9 @@ struct child {
 	struct timespec		 restart_at;
 	int			 backoff_ms;
 	int			 restarts;
+	double			 log_tokens;	/* log rate limit */
+	struct timespec		 log_refill;
+	unsigned long long	 log_dropped;
 };
 
 /* A listening socket the supervisor owns. */
@@ -163,6 +169,7 @@ void	relay_publish_status_reply(struct sup *);
 
 /* supervisor.c */
 int	sup_reply_driver(struct sup *, int, const char *);
+void	sup_queue(struct sup *, struct child *, const Kpipc__Msg *);
 int	supervisor_main(const struct kp_options *, const struct kp_hooks *,
 	    int, struct sup_socket *, struct sup_socket *);
 void	sup_child_violation(struct sup *, struct child *, const char *);
