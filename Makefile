@@ -44,9 +44,9 @@ check-asan:
 # The whole suite against the normal build, then the suites that drive our
 # C code again against the sanitizer build.
 check-e2e:
-	@KP_BUILD=$(BUILD) node --test --test-concurrency=1 --test-timeout=180000 tests/e2e/
+	@KP_BUILD=$(BUILD) node --test --test-concurrency=1 --test-timeout=300000 tests/e2e/
 	@KP_BUILD=$(ASAN) ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
-	    node --test --test-concurrency=1 --test-timeout=180000 tests/e2e/core.test.js \
+	    node --test --test-concurrency=1 --test-timeout=300000 tests/e2e/core.test.js \
 	    tests/e2e/rpc.test.js tests/e2e/publish.test.js \
 	    tests/e2e/sandbox.test.js
 

@@ -13,7 +13,8 @@
 #include "nodeserver/dra.h"
 #include "nodeserver/ns_wrap.h"
 
-#define NS_CLAIM_TIMEOUT_MS	30000	/* kubelet's deadline is 45 s */
+#define NS_CLAIM_TIMEOUT_MS	25000	/* the publisher gives up at 20 s;
+					 * kubelet's deadline is 45 s */
 
 static int
 ns_fill(const Kpipc__ClaimReply *r, struct dra_claim_alloc *out, char *err,

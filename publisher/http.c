@@ -76,6 +76,29 @@ elapsed_s(const struct timespec *a, const struct timespec *b)
 	    (double)(b->tv_nsec - a->tv_nsec) / 1e9);
 }
 
+/* Seconds left of the transfer's budget; a large number without one. */
+static double
+budget_left(const struct http_xfer *x)
+{
+	struct timespec	 now;
+
+	if (x->budget_s <= 0)
+		return (1e9);
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (x->budget_s - elapsed_s(&x->started, &now));
+}
+
+/* One attempt's time limit: the usual one, or what the budget leaves. */
+static long
+attempt_timeout(const struct http_xfer *x)
+{
+	double	 left = budget_left(x);
+
+	if (left >= KP_HTTP_TIMEOUT_S)
+		return (KP_HTTP_TIMEOUT_S);
+	return (left < 1 ? 1 : (long)left);
+}
+
 /* Sleep s seconds; with stop, wake every 100 ms to look at it. */
 static void
 sleep_s(double s, volatile int *stop)
@@ -311,7 +334,7 @@ set_options(struct http_xfer *x, char *url, struct curl_slist *hdrs)
 	if (x->line_fn != NULL)
 		http_watch_options(x);
 	else
-		curl_easy_setopt(h, CURLOPT_TIMEOUT, (long)KP_HTTP_TIMEOUT_S);
+		curl_easy_setopt(h, CURLOPT_TIMEOUT, attempt_timeout(x));
 	if (x->body != NULL) {
 		curl_easy_setopt(h, CURLOPT_POSTFIELDS, x->body);
 		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE,
@@ -440,8 +463,11 @@ http_xfer_run(struct http_xfer *x)
 		    x->retry_after >= 0)
 			wait = x->retry_after > HTTP_MAX_RETRY_AFTER ?
 			    HTTP_MAX_RETRY_AFTER : x->retry_after;
+		/* With a budget, a retry that cannot finish in time is not
+		 * started: the caller's own deadline comes first. */
 		if (wait < 0 || tries >= HTTP_MAX_RETRIES ||
-		    (x->stop != NULL && *x->stop))
+		    (x->stop != NULL && *x->stop) ||
+		    wait + 1 > budget_left(x))
 			return (r);
 		tries++;
 		if (r != 0)
@@ -468,6 +494,19 @@ int
 http_request(struct http_client *c, const char *method, const char *path,
     const char *body, struct http_response *resp)
 {
+	return (http_request_within(c, method, path, body, 0, resp));
+}
+
+/*
+ * http_request() within budget_s seconds for every attempt and retry
+ * together (0: no budget): a claim look-up must answer before kubelet's
+ * deadline, even when the API server throttles.
+ */
+int
+http_request_within(struct http_client *c, const char *method,
+    const char *path, const char *body, double budget_s,
+    struct http_response *resp)
+{
 	struct http_xfer	 x;
 	int			 r;
 
@@ -478,6 +517,8 @@ http_request(struct http_client *c, const char *method, const char *path,
 	x.method = method;
 	x.path = path;
 	x.body = body;
+	x.budget_s = budget_s;
+	clock_gettime(CLOCK_MONOTONIC, &x.started);
 	if ((x.h = http_handle_get(c)) == NULL) {
 		snprintf(resp->error, sizeof(resp->error), "out of memory");
 		return (KP_ENOMEM);

@@ -43,6 +43,9 @@ struct http_xfer {
 	void			*user;
 	volatile int		*stop;
 	int			 stopped;	/* *stop or line_fn ended it */
+	/* a time budget for all attempts together (0: none), seconds */
+	double			 budget_s;
+	struct timespec		 started;
 	/* response */
 	CURL			*h;
 	long			 status;

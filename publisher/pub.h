@@ -9,6 +9,8 @@
 #include "publisher/publisher.h"
 
 #define PUB_CLAIMS_QUEUE	64	/* look-ups waiting at most */
+#define PUB_CLAIMS_THREADS	4	/* look-ups at once: one slow claim
+					 * does not hold up the others */
 
 struct child_env;
 
@@ -31,7 +33,7 @@ struct pub {
 	/* claim look-ups */
 	Kpipc__Msg		*queue[PUB_CLAIMS_QUEUE];
 	size_t			 qhead, qlen;
-	pthread_t		 claims_thread;
+	pthread_t		 claims_thread[PUB_CLAIMS_THREADS];
 	int			 claims_started;
 };
 

@@ -1,7 +1,8 @@
 /*
- * pub_claims.c - the publisher's claim look-ups: a bounded queue and one
- * worker thread doing exactly one GET per look-up (claims.c), so a slow
- * API server never blocks the supervisor's channel.
+ * pub_claims.c - the publisher's claim look-ups: a bounded queue and a few
+ * worker threads, each doing exactly one GET per look-up (claims.c), so a
+ * slow API server never blocks the supervisor's channel, and one slow
+ * claim never holds up the others.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -90,9 +91,11 @@ claims_thread(void *arg)
 int
 pub_claims_start(struct pub *p)
 {
-	if (pthread_create(&p->claims_thread, NULL, claims_thread, p) != 0)
-		return (KP_EIO);
-	p->claims_started = 1;
+	for (p->claims_started = 0; p->claims_started < PUB_CLAIMS_THREADS;
+	    p->claims_started++)
+		if (pthread_create(&p->claims_thread[p->claims_started], NULL,
+		    claims_thread, p) != 0)
+			return (p->claims_started > 0 ? 0 : KP_EIO);
 	return (0);
 }
 
@@ -121,9 +124,8 @@ pub_claims_stop(struct pub *p)
 	p->quit = 1;
 	pthread_cond_broadcast(&p->cond);
 	pthread_mutex_unlock(&p->lock);
-	if (p->claims_started)
-		pthread_join(p->claims_thread, NULL);
-	p->claims_started = 0;
+	while (p->claims_started > 0)
+		pthread_join(p->claims_thread[--p->claims_started], NULL);
 	while (p->qlen > 0) {
 		ipc_free(p->queue[p->qhead]);
 		p->qhead = (p->qhead + 1) % PUB_CLAIMS_QUEUE;

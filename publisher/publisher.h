@@ -31,6 +31,7 @@
 #define KP_TOKEN_REREAD_S	60	/* re-read a token file at least this often */
 #define KP_HTTP_TIMEOUT_S	30	/* every request but watches */
 #define KP_WATCH_TIMEOUT_S	600	/* server-side timeoutSeconds upper bound */
+#define KP_CLAIM_BUDGET_S	20	/* a claim look-up, retries included */
 
 /*
  * Kubernetes access, from in-cluster configuration or a kubeconfig. Secret
@@ -104,6 +105,8 @@ int	http_client_new(struct kube_config *, double, int,
 void	http_client_free(struct http_client *);
 int	http_request(struct http_client *, const char *, const char *,
 	    const char *, struct http_response *);
+int	http_request_within(struct http_client *, const char *,
+	    const char *, const char *, double, struct http_response *);
 void	http_response_free(struct http_response *);
 char	*http_escape(const char *);
 

@@ -46,8 +46,13 @@ class TestDriver {
       this.lines.push(l);
       this.waiters = this.waiters.filter((w) => !w(l));
     });
-    // 'close', not 'exit': stdout and stderr are complete by then.
-    this.exited = new Promise((resolve) => this.proc.on('close', (code, signal) => resolve({ code, signal })));
+    // 'close', not 'exit': stdout and stderr are complete by then. A
+    // process left holding the pipes (a plugin child that outlived its
+    // driver: a bug the tests then catch elsewhere) must not hang us.
+    this.exited = new Promise((resolve) => {
+      this.proc.on('close', (code, signal) => resolve({ code, signal }));
+      this.proc.on('exit', (code, signal) => setTimeout(() => resolve({ code, signal }), 10000).unref());
+    });
   }
 
   // Resolves with the first stdout line (already seen or future) that
