@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "ipc/log.h"
+#include "ipc/utf8.h"
 #include "ipc.pb-c.h"
 
 static int		 log_verbosity;
@@ -79,35 +80,6 @@ log_stderr(const char *role, int pid, enum kp_log_level level,
 	(void)!write(STDERR_FILENO, line, (size_t)n);
 }
 
-/* Length of the UTF-8 sequence at s (1-4), or 0 if it is not valid. */
-static size_t
-utf8_len(const unsigned char *s)
-{
-	size_t	 n, i;
-	unsigned cp;
-
-	if (s[0] < 0x80)
-		return (1);
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		n = 2, cp = s[0] & 0x1f;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		n = 3, cp = s[0] & 0x0f;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		n = 4, cp = s[0] & 0x07;
-	else
-		return (0);
-	for (i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return (0);
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	/* overlong forms, surrogates, beyond U+10FFFF */
-	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 ||
-	    cp > 0x10ffff)) || (cp >= 0xd800 && cp <= 0xdfff))
-		return (0);
-	return (n);
-}
-
 /* Characters that end or reorder lines on a terminal or in a log
  * collector: C0/C1 controls, DEL, U+2028/9, bidi overrides. */
 static int
@@ -134,20 +106,21 @@ void
 log_sanitize(const char *text, char *out, size_t size)
 {
 	const unsigned char	*s = (const unsigned char *)text;
-	size_t			 o = 0, n;
+	size_t			 o = 0, n, left = strlen(text);
 
-	while (*s != '\0' && o + 1 < size) {
-		n = utf8_len(s);
+	while (left > 0 && o + 1 < size) {
+		n = utf8_char((const char *)s, left);
 		if (n == 0 || is_control(s, n)) {
 			out[o++] = '?';
-			s += n ? n : 1;
-			continue;
-		}
-		if (o + n >= size)
+			n = n ? n : 1;
+		} else if (o + n >= size)
 			break;
-		memcpy(out + o, s, n);
-		o += n;
+		else {
+			memcpy(out + o, s, n);
+			o += n;
+		}
 		s += n;
+		left -= n;
 	}
 	out[o] = '\0';
 }

@@ -170,8 +170,6 @@ int	dra_encode_prepare(const struct dra_results *, int, uint8_t **,
 	    size_t *);
 int	dra_encode_unprepare(const struct dra_results *, uint8_t **,
 	    size_t *);
-int	dra_utf8_valid(const char *);
-size_t	dra_utf8_char(const char *, size_t);
 extern const struct dra_version_info dra_v1_info;
 
 /* dra_v1beta1.c, dra_v1alpha4.c */

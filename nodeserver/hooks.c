@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ipc/utf8.h"
 #include "nodeserver/dra.h"
 
 #define PREPARE_MAGIC	0x6b707072u	/* "kppr" */
@@ -110,7 +111,7 @@ error_copy(const char *msg)
 	    NULL)
 		return (NULL);
 	for (in = out = 0; in < len; in += k) {
-		if ((k = dra_utf8_char(msg + in, len - in)) == 0) {
+		if ((k = utf8_char(msg + in, len - in)) == 0) {
 			k = 1;
 			if (out + 1 >= DRA_MAX_ERROR)
 				break;
@@ -169,7 +170,7 @@ strings_problem(const char *const *v, size_t n, const char *what)
 	if (n > 0 && v == NULL)
 		return (what);
 	for (i = 0; i < n; i++)
-		if (v[i] == NULL || !dra_utf8_valid(v[i]))
+		if (v[i] == NULL || !utf8_valid(v[i]))
 			return (what);
 	return (NULL);
 }
@@ -185,10 +186,10 @@ device_problem(const struct kp_prepared_device *dev)
 		return ("invalid device: pool_name required");
 	if (dev->device_name == NULL || dev->device_name[0] == '\0')
 		return ("invalid device: device_name required");
-	if (!dra_utf8_valid(dev->pool_name) ||
-	    !dra_utf8_valid(dev->device_name))
+	if (!utf8_valid(dev->pool_name) ||
+	    !utf8_valid(dev->device_name))
 		return ("invalid device: name not UTF-8");
-	if (dev->share_id != NULL && !dra_utf8_valid(dev->share_id))
+	if (dev->share_id != NULL && !utf8_valid(dev->share_id))
 		return ("invalid device: share_id not UTF-8");
 	if ((why = strings_problem(dev->request_names, dev->n_request_names,
 	    "invalid device: bad request_names")) != NULL)

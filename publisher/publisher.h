@@ -174,7 +174,6 @@ int	validate_resources(const struct kp_resources *, char *, size_t);
 /* validate_names.c */
 int	val_is_label(const char *, size_t);
 int	val_is_subdomain(const char *, size_t);
-int	val_is_utf8(const unsigned char *);
 const char *val_key_why(const char *);
 const char *val_label_key_why(const char *);
 const char *val_label_value_why(const char *);

@@ -42,6 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ipc/utf8.h"
 #include "publisher/publisher.h"
 
 #define MAX_POOLS	4096		/* ipc_check_resources */
@@ -168,7 +169,7 @@ check_attribute(struct vctx *v, const struct kp_attribute *a, size_t i)
 		return (vfail(v, "%s: %s value is %zu bytes, at most 64 "
 		    "allowed", f, a->type == KP_ATTR_STRING ? "string" :
 		    "version", strlen(s)));
-	if (!val_is_utf8((const unsigned char *)s))
+	if (!utf8_valid(s))
 		return (vfail(v, "%s: string value is not UTF-8", f));
 	return (0);
 }

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "ipc/utf8.h"
 #include "publisher/publisher.h"
 
 #define MAX_CID		32		/* DeviceMaxIDLength */
@@ -90,35 +91,6 @@ is_cid(const char *s, size_t n)
 	return (1);
 }
 
-/* Strict UTF-8: no overlong forms, no surrogates, at most U+10FFFF. */
-int
-val_is_utf8(const unsigned char *s)
-{
-	unsigned int	 c, min;
-	int		 k;
-
-	while ((c = *s++) != 0) {
-		if (c < 0x80)
-			continue;
-		if (c >= 0xc2 && c <= 0xdf)
-			k = 1, c &= 0x1f, min = 0x80;
-		else if (c >= 0xe0 && c <= 0xef)
-			k = 2, c &= 0x0f, min = 0x800;
-		else if (c >= 0xf0 && c <= 0xf4)
-			k = 3, c &= 0x07, min = 0x10000;
-		else
-			return (0);
-		for (; k > 0; k--, s++) {
-			if ((*s & 0xc0) != 0x80)
-				return (0);
-			c = (c << 6) | (*s & 0x3f);
-		}
-		if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
-			return (0);
-	}
-	return (1);
-}
-
 /*
  * ValidateCSIDriverName, the rule for the domain of a key: <= 63 bytes, a
  * DNS subdomain after Go's strings.ToLower.
@@ -170,7 +142,7 @@ val_key_why(const char *s)
 	if (slash == NULL)
 		return (cid_why(s, strlen(s)));
 	if (strchr(slash + 1, '/') != NULL)	/* unchecked upstream */
-		return (val_is_utf8((const unsigned char *)s) ? NULL :
+		return (utf8_valid(s) ? NULL :
 		    "must be UTF-8");
 	if (slash == s)
 		return ("the domain must not be empty");
