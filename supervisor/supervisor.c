@@ -281,7 +281,7 @@ sup_dispatch_child(struct sup *sup, struct child *c)
 		    "file descriptor passed" : "read failed");
 		return;
 	}
-	while (c->state != CS_STOPPED && c->pid > 0 &&
+	while ((c->state == CS_STARTING || c->state == CS_READY) &&
 	    (r = ipc_next(&c->ctl, &m, err, sizeof(err))) != 0) {
 		if (r < 0) {
 			sup_child_violation(sup, c, err);
