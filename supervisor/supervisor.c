@@ -276,6 +276,10 @@ sup_dispatch_child(struct sup *sup, struct child *c)
 		 * reaped, then handle what it sent before. */
 		close(c->ctl.fd);
 		c->ctl.fd = -1;
+	} else if (r < 0 && c->state == CS_STOPPING) {
+		close(c->ctl.fd);	/* already being killed */
+		c->ctl.fd = -1;
+		return;
 	} else if (r < 0) {
 		sup_child_violation(sup, c, r == KP_EPROTO ?
 		    "file descriptor passed" : "read failed");
