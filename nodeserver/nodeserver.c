@@ -54,11 +54,17 @@ nodeserver_main(struct child_env *env)
 	rc.stream = cfg->stream;
 	rc.n_stream = cfg->n_stream;
 	rc.verbosity = cfg->grpc_verbosity;
-	rc.workers = cfg->serialize ? 1 : cfg->workers;
+	/* Calls run on a pool even when serialized: dra.c holds its lock
+	 * around the driver's hooks only, so claim look-ups of several
+	 * calls overlap, as upstream (the lock is taken after them). */
+	rc.workers = cfg->workers;
 	/* The sandbox (policy/): the init hook above ran privileged. */
 	if (policy_apply(ROLE_NODESERVER, cfg, env->logfd, err,
 	    sizeof(err)) != 0)
 		return (rpc_serve_fail(env, KP_ESANDBOX, "sandbox: %s", err));
+	if (ctx.lookup != NULL && ns_wrap_start(&wrap) != 0)
+		return (rpc_serve_fail(env, KP_EIO, "claim look-ups: cannot "
+		    "start the reader"));
 	code = rpc_serve_child(env, &rc);
 	dra_free(&ctx);
 	ns_wrap_free(&wrap);

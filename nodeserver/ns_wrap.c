@@ -1,12 +1,19 @@
 /*
  * ns_wrap.c - the nodeserver's synchronous requests to the supervisor,
  * shaped like the call they stand for (OpenSSH monitor_wrap.c): a claim
- * look-up sends ClaimGet and waits for the ClaimReply with its id. Only
- * namespace, name and UID leave this process.
+ * look-up sends ClaimGet and waits for the ClaimReply that answers it (same
+ * id, same claim). A reader thread delivers answers, so calls look up
+ * their claims concurrently. Only namespace, name and UID leave this
+ * process.
  */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "ipc/ipc.h"
 #include "ipc/log.h"
@@ -40,32 +47,118 @@ nomem:
 	return (KP_ENOMEM);
 }
 
-/* Wait for the reply with our id; stale replies of timed-out look-ups
- * are dropped. */
+/* The reply answers look-up g: same id and the same claim. */
 static int
-ns_wait(struct ns_wrap *w, const Kpipc__ClaimGet *g, Kpipc__Msg **out,
-    char *err, size_t errsize)
+ns_matches(const Kpipc__ClaimReply *r, const Kpipc__ClaimGet *g)
 {
-	Kpipc__Msg		*m;
-	Kpipc__ClaimReply	*r;
-	int			 rc;
+	return (r->id == g->id && strcmp(r->namespace_, g->namespace_) == 0 &&
+	    strcmp(r->name, g->name) == 0 && strcmp(r->uid, g->uid) == 0);
+}
 
-	for (;;) {
-		rc = ipc_recv(w->ctl, &m, NS_CLAIM_TIMEOUT_MS, err, errsize);
-		if (rc != 0)
-			return (rc);
-		r = m->m_case == KPIPC__MSG__M_CLAIM_REPLY ?
-		    m->claim_reply : NULL;
-		/* The answer must be about the claim we asked about. */
-		if (r != NULL && r->id == g->id &&
-		    strcmp(r->namespace_, g->namespace_) == 0 &&
-		    strcmp(r->name, g->name) == 0 &&
-		    strcmp(r->uid, g->uid) == 0) {
-			*out = m;
-			return (0);
-		}
-		ipc_free(m);
+/* Hand a frame to the look-up it answers; anything else is dropped. */
+static void
+ns_deliver(struct ns_wrap *w, Kpipc__Msg *m)
+{
+	size_t	 i;
+
+	pthread_mutex_lock(&w->lock);
+	for (i = 0; m != NULL && i < NS_PENDING; i++) {
+		if (w->pend[i].g == NULL || w->pend[i].reply != NULL ||
+		    m->m_case != KPIPC__MSG__M_CLAIM_REPLY ||
+		    !ns_matches(m->claim_reply, w->pend[i].g))
+			continue;
+		w->pend[i].reply = m;
+		m = NULL;
 	}
+	pthread_cond_broadcast(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+	ipc_free(m);
+}
+
+/*
+ * The reader: the only thread that reads the supervisor's channel, so
+ * look-ups of several calls can be in flight at once (one slow claim does
+ * not hold up the others).
+ */
+static void *
+ns_reader(void *arg)
+{
+	struct ns_wrap	*w = arg;
+	struct pollfd	 pfd[2];
+	Kpipc__Msg	*m;
+	char		 err[KP_ERROR_SIZE];
+	int		 r = 0;
+
+	pfd[0].fd = w->ctl->fd;
+	pfd[0].events = POLLIN;
+	pfd[1].fd = w->stop[0];
+	pfd[1].events = POLLIN;
+	while (r >= 0) {
+		if (poll(pfd, 2, -1) == -1 && errno != EINTR)
+			break;
+		if (pfd[1].revents != 0)
+			return (NULL);
+		if (pfd[0].revents == 0)
+			continue;
+		if ((r = ipc_read(w->ctl)) < 0)
+			break;
+		while ((r = ipc_next(w->ctl, &m, err, sizeof(err))) > 0)
+			ns_deliver(w, m);
+	}
+	pthread_mutex_lock(&w->lock);
+	w->dead = 1;
+	pthread_cond_broadcast(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+	return (NULL);
+}
+
+static void
+deadline_after(struct timespec *ts, int ms)
+{
+	clock_gettime(CLOCK_REALTIME, ts);
+	ts->tv_sec += ms / 1000;
+	ts->tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (ts->tv_nsec >= 1000000000L) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000L;
+	}
+}
+
+/* Send g and wait for its answer; the lock is held. */
+static int
+ns_ask(struct ns_wrap *w, Kpipc__ClaimGet *g, Kpipc__Msg **out)
+{
+	Kpipc__Msg		 m = KPIPC__MSG__INIT;
+	struct ns_pending	*p = NULL;
+	struct timespec		 end;
+	size_t			 i;
+	int			 r = 0;
+
+	deadline_after(&end, NS_CLAIM_TIMEOUT_MS);
+	while (p == NULL && !w->dead && r != ETIMEDOUT) {
+		for (i = 0; i < NS_PENDING && p == NULL; i++)
+			if (w->pend[i].g == NULL)
+				p = &w->pend[i];
+		if (p == NULL)
+			r = pthread_cond_timedwait(&w->cond, &w->lock, &end);
+	}
+	if (p == NULL)
+		return (w->dead ? KP_EPIPE : KP_ETIMEDOUT);
+	g->id = ++w->next_id;
+	p->g = g;
+	p->reply = NULL;
+	m.m_case = KPIPC__MSG__M_CLAIM_GET;
+	m.claim_get = g;
+	if ((r = ipc_send(w->ctl, &m)) == 0) {
+		while (p->reply == NULL && !w->dead && r != ETIMEDOUT)
+			r = pthread_cond_timedwait(&w->cond, &w->lock, &end);
+		r = p->reply != NULL ? 0 : w->dead ? KP_EPIPE : KP_ETIMEDOUT;
+	}
+	*out = p->reply;
+	p->g = NULL;
+	p->reply = NULL;
+	pthread_cond_broadcast(&w->cond);	/* a slot is free */
+	return (r);
 }
 
 /* A dra_lookup_fn: the claim's allocation for this driver. */
@@ -74,22 +167,15 @@ ns_claim_get(void *user, const char *ns, const char *name, const char *uid,
     struct dra_claim_alloc *out, char *err, size_t errsize)
 {
 	struct ns_wrap		*w = user;
-	Kpipc__Msg		 m = KPIPC__MSG__INIT;
 	Kpipc__ClaimGet		 g = KPIPC__CLAIM_GET__INIT;
 	Kpipc__Msg		*reply = NULL;
-	char			 why[KP_ERROR_SIZE];
 	int			 r;
 
 	g.namespace_ = (char *)ns;
 	g.name = (char *)name;
 	g.uid = (char *)uid;
-	m.m_case = KPIPC__MSG__M_CLAIM_GET;
-	m.claim_get = &g;
 	pthread_mutex_lock(&w->lock);
-	g.id = ++w->next_id;
-	r = ipc_send(w->ctl, &m);
-	if (r == 0)
-		r = ns_wait(w, &g, &reply, why, sizeof(why));
+	r = ns_ask(w, &g, &reply);
 	pthread_mutex_unlock(&w->lock);
 	if (r != 0) {
 		snprintf(err, errsize, "claim %s/%s: look-up failed: %s", ns,
@@ -106,11 +192,37 @@ ns_wrap_init(struct ns_wrap *w, struct ipc_chan *ctl)
 {
 	memset(w, 0, sizeof(*w));
 	w->ctl = ctl;
+	w->stop[0] = w->stop[1] = -1;
 	pthread_mutex_init(&w->lock, NULL);
+	pthread_cond_init(&w->cond, NULL);
+}
+
+/* Start the reader; after the sandbox (it refuses extra threads). */
+int
+ns_wrap_start(struct ns_wrap *w)
+{
+	if (pipe2(w->stop, O_CLOEXEC) == -1)
+		return (KP_EIO);
+	if (pthread_create(&w->reader, NULL, ns_reader, w) != 0) {
+		close(w->stop[0]);
+		close(w->stop[1]);
+		w->stop[0] = w->stop[1] = -1;
+		return (KP_EIO);
+	}
+	w->started = 1;
+	return (0);
 }
 
 void
 ns_wrap_free(struct ns_wrap *w)
 {
+	if (w->started) {
+		(void)!write(w->stop[1], "x", 1);
+		pthread_join(w->reader, NULL);
+		close(w->stop[0]);
+		close(w->stop[1]);
+		w->started = 0;
+	}
+	pthread_cond_destroy(&w->cond);
 	pthread_mutex_destroy(&w->lock);
 }

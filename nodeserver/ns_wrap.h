@@ -10,14 +10,29 @@
 #include "ipc/ipc.h"
 #include "nodeserver/dra.h"
 
+#define NS_PENDING	32	/* look-ups in flight at once */
+
+/* One look-up waiting for its answer. */
+struct ns_pending {
+	const Kpipc__ClaimGet	*g;	/* NULL: free slot */
+	Kpipc__Msg		*reply;
+};
+
 struct ns_wrap {
-	struct ipc_chan	*ctl;
-	pthread_mutex_t	 lock;	/* one request in flight at a time */
-	uint64_t	 next_id;
+	struct ipc_chan		*ctl;
+	pthread_mutex_t		 lock;	/* all below; sends on ctl */
+	pthread_cond_t		 cond;
+	uint64_t		 next_id;
+	struct ns_pending	 pend[NS_PENDING];
+	int			 dead;	/* the channel failed */
+	int			 stop[2];	/* wakes the reader */
+	pthread_t		 reader;
+	int			 started;
 };
 
 /* ns_wrap.c */
 void	ns_wrap_init(struct ns_wrap *, struct ipc_chan *);
+int	ns_wrap_start(struct ns_wrap *);
 void	ns_wrap_free(struct ns_wrap *);
 int	ns_claim_get(void *, const char *, const char *, const char *,
 	    struct dra_claim_alloc *, char *, size_t);

@@ -251,3 +251,19 @@ test('only the publisher ever opens the token file', async (t) => {
     assert.equal(owner(tid), 'kp-publisher', `token opened outside the publisher: ${l}`);
   }
 });
+
+test('a slow claim look-up does not hold up another call', async (t) => {
+  const { emu, kubelet } = await setup(t);
+  const slow = { namespace: 'default', name: 'slow', uid: randomUUID() };
+  const fast = { namespace: 'default', name: 'fast', uid: randomUUID() };
+  for (const c of [slow, fast]) {
+    emu.addClaim({ ...c, allocation: { results: [{ request: 'r', driver: DRIVER, pool: NODE, device: `dev-${c.name}` }] } });
+  }
+  emu.inject({ method: 'GET', path: '*/resourceclaims/slow', action: 'delay', delayMs: 3000 });
+  const order = [];
+  const a = kubelet.nodePrepareResources(DRIVER, [slow]).then(() => order.push('slow'));
+  await sleep(300);
+  const b = kubelet.nodePrepareResources(DRIVER, [fast]).then(() => order.push('fast'));
+  await Promise.all([a, b]);
+  assert.deepEqual(order, ['fast', 'slow'], 'the second call was answered first');
+});
