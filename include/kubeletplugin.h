@@ -354,16 +354,18 @@ KP_EXTERN int kp_socket_mode(struct kp_options *opts, unsigned int mode);
 KP_EXTERN int kp_allowed_peer_uid(struct kp_options *opts, uid_t uid);
 
 /*
- * kp_serialize - 1 (default): Prepare and Unprepare calls run one at a time,
- * as upstream since 1.33; 0: they run concurrently on a pool of
- * kp_worker_threads() threads, and the driver must lock for itself.
+ * kp_serialize - 1 (default): the prepare and unprepare hooks run one at a
+ * time, as upstream since 1.33 (calls are served on kp_worker_threads()
+ * threads, so the claim look-ups of concurrent calls still overlap; the
+ * lock is taken after them, as upstream); 0: hooks run concurrently too,
+ * and the driver must lock for itself.
  * Errors: KP_EINVAL. Mirrors kubeletplugin.Serialize, 1.33.
  */
 KP_EXTERN int kp_serialize(struct kp_options *opts, int enable);
 
 /*
- * kp_worker_threads - threads serving Prepare/Unprepare when kp_serialize()
- * is 0. Range 1..64, default 4. Errors: KP_EINVAL.
+ * kp_worker_threads - threads of the nodeserver serving Prepare/Unprepare
+ * calls. Range 1..64, default 4. Errors: KP_EINVAL.
  */
 KP_EXTERN int kp_worker_threads(struct kp_options *opts, int n);
 
