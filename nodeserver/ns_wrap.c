@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ipc/clock.h"
 #include "ipc/ipc.h"
 #include "ipc/log.h"
 #include "nodeserver/dra.h"
@@ -112,18 +113,6 @@ ns_reader(void *arg)
 	return (NULL);
 }
 
-static void
-deadline_after(struct timespec *ts, int ms)
-{
-	clock_gettime(CLOCK_REALTIME, ts);
-	ts->tv_sec += ms / 1000;
-	ts->tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (ts->tv_nsec >= 1000000000L) {
-		ts->tv_sec++;
-		ts->tv_nsec -= 1000000000L;
-	}
-}
-
 /* Send g and wait for its answer; the lock is held. */
 static int
 ns_ask(struct ns_wrap *w, Kpipc__ClaimGet *g, Kpipc__Msg **out)
@@ -134,7 +123,7 @@ ns_ask(struct ns_wrap *w, Kpipc__ClaimGet *g, Kpipc__Msg **out)
 	size_t			 i;
 	int			 r = 0;
 
-	deadline_after(&end, NS_CLAIM_TIMEOUT_MS);
+	ts_deadline(&end, CLOCK_REALTIME, NS_CLAIM_TIMEOUT_MS);
 	while (p == NULL && !w->dead && r != ETIMEDOUT) {
 		for (i = 0; i < NS_PENDING && p == NULL; i++)
 			if (w->pend[i].g == NULL)

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "ipc/clock.h"
 #include "ipc/ipc.h"
 #include "ipc/log.h"
 #include "publisher/pub.h"
@@ -147,13 +148,7 @@ pub_sleep(struct pub *p, int ms)
 {
 	struct timespec	 ts;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += ms / 1000;
-	ts.tv_nsec += (ms % 1000) * 1000000L;
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
+	ts_deadline(&ts, CLOCK_REALTIME, ms);
 	pthread_mutex_lock(&p->lock);
 	while (!p->quit && pthread_cond_timedwait(&p->cond, &p->lock,
 	    &ts) != ETIMEDOUT)

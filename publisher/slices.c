@@ -25,6 +25,7 @@
 #include <time.h>
 
 #include "ipc/log.h"
+#include "ipc/clock.h"
 #include "publisher/slices.h"
 
 static void	*sync_main(void *);
@@ -32,13 +33,7 @@ static void	*sync_main(void *);
 void
 sl_deadline(struct timespec *ts, int ms)
 {
-	clock_gettime(CLOCK_MONOTONIC, ts);
-	ts->tv_sec += ms / 1000;
-	ts->tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (ts->tv_nsec >= 1000000000L) {
-		ts->tv_sec++;
-		ts->tv_nsec -= 1000000000L;
-	}
+	ts_deadline(ts, CLOCK_MONOTONIC, ms);
 }
 
 static int

@@ -230,25 +230,3 @@ child_schedule_restart(struct sup *sup, struct child *c)
 		c->backoff_ms = KP_BACKOFF_MAX_MS;
 	c->restarts++;
 }
-
-/* Milliseconds from now until ts (negative: in the past). */
-long long
-ts_ms_until(const struct timespec *ts)
-{
-	struct timespec	 now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return ((long long)(ts->tv_sec - now.tv_sec) * 1000 +
-	    (ts->tv_nsec - now.tv_nsec) / 1000000);
-}
-
-void
-ts_after_ms(struct timespec *ts, long long ms)
-{
-	ts->tv_sec += ms / 1000;
-	ts->tv_nsec += (ms % 1000) * 1000000;
-	if (ts->tv_nsec >= 1000000000) {
-		ts->tv_sec++;
-		ts->tv_nsec -= 1000000000;
-	}
-}

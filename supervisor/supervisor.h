@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "kubeletplugin.h"
+#include "ipc/clock.h"
 #include "ipc/ipc.h"
 #include "supervisor/config.h"
 
@@ -155,8 +156,6 @@ void	child_set_name(const char *);
 void	child_reaped(struct sup *, struct child *, int);
 void	child_schedule_restart(struct sup *, struct child *);
 int	fd_close_except(const int *, size_t);
-long long ts_ms_until(const struct timespec *);
-void	ts_after_ms(struct timespec *, long long);
 
 /* relay.c */
 void	relay_reg_status(struct sup *, const Kpipc__RegStatus *);
