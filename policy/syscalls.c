@@ -216,7 +216,6 @@ static const struct pol_rule publisher[] = {
 	/* fds */
 	{ "dup", POL_ALLOW, POL_ARG_NONE },
 	{ "dup3", POL_ALLOW, POL_ARG_NONE },
-
 };
 
 /* The supervisor's needs, for the OCI profile (its own filter is not
