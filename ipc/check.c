@@ -8,12 +8,12 @@
 #include <string.h>
 
 #include "kubeletplugin.h"
+#include "base/names.h"
 #include "ipc/ipc.h"
-#include "ipc/log.h"
+#include "base/log.h"
 
 #define MAX_MESSAGE	1024		/* Result.message */
 #define MAX_KUBELET_ERR	4096		/* RegStatus.error */
-#define MAX_UID		128
 
 static int	fail(char *, size_t, const char *, ...) KP_PRINTF(3, 4);
 
@@ -72,28 +72,6 @@ has_unknown(const ProtobufCMessage *m)
 	return (0);
 }
 
-static int
-is_lower_alnum(char c)
-{
-	return ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'));
-}
-
-/* DNS-1123 label of at most max characters. */
-static int
-check_label(const char *s, size_t len)
-{
-	size_t	 i;
-
-	if (len == 0 || len > 63)
-		return (-1);
-	if (!is_lower_alnum(s[0]) || !is_lower_alnum(s[len - 1]))
-		return (-1);
-	for (i = 0; i < len; i++)
-		if (!is_lower_alnum(s[i]) && s[i] != '-')
-			return (-1);
-	return (0);
-}
-
 /*
  * A Kubernetes object name: a DNS-1123 subdomain of at most max characters
  * (labels of [a-z0-9-] joined by dots). Returns 0 or -1.
@@ -101,34 +79,19 @@ check_label(const char *s, size_t len)
 int
 ipc_check_k8s_name(const char *s, size_t max)
 {
-	size_t	 len, start = 0, i;
+	size_t	 len;
 
 	if (s == NULL || (len = strlen(s)) == 0 || len > max)
 		return (-1);
-	for (i = 0; i <= len; i++) {
-		if (s[i] != '.' && s[i] != '\0')
-			continue;
-		if (check_label(s + start, i - start) != 0)
-			return (-1);
-		start = i + 1;
-	}
-	return (0);
+	return (name_is_subdomain(s, len) ? 0 : -1);
 }
 
+/* The nodeserver's rule for a claim UID (base/names.c): the two must
+ * agree, or a kubelet request gets the nodeserver killed. */
 static int
 check_uid(const char *s)
 {
-	size_t	 i, len = strlen(s);
-
-	if (len == 0 || len > MAX_UID)
-		return (-1);
-	/* The nodeserver's rule for a claim UID (dra_v1.c uid_ok): the
-	 * two must agree, or a kubelet request gets the nodeserver killed. */
-	for (i = 0; i < len; i++)
-		if (!is_lower_alnum(s[i]) && s[i] != '-' && s[i] != '_' &&
-		    s[i] != '.' && !(s[i] >= 'A' && s[i] <= 'Z'))
-			return (-1);
-	return (0);
+	return (name_is_claim_uid(s, strlen(s)) ? 0 : -1);
 }
 
 static int
@@ -148,7 +111,8 @@ check_result(const Kpipc__Result *r, char *err, size_t errsize)
 static int
 check_claim_get(const Kpipc__ClaimGet *g, char *err, size_t errsize)
 {
-	if (check_label(g->namespace_, strlen(g->namespace_)) != 0)
+	if (strlen(g->namespace_) > NAME_MAX_LABEL ||
+	    !name_is_label(g->namespace_, strlen(g->namespace_)))
 		return (fail(err, errsize, "claim_get.namespace \"%.64s\": "
 		    "not a DNS label", g->namespace_));
 	if (ipc_check_k8s_name(g->name, 253) != 0)
@@ -168,7 +132,7 @@ check_claim_reply(const Kpipc__ClaimReply *r, char *err, size_t errsize)
 	if (check_result(r->result, err, errsize) != 0)
 		return (KP_EPROTO);
 	if (strlen(r->namespace_) > 63 || strlen(r->name) > 253 ||
-	    strlen(r->uid) > MAX_UID)
+	    strlen(r->uid) > NAME_MAX_UID)
 		return (fail(err, errsize, "claim_reply: claim name too long"));
 	if (r->n_results > KP_IPC_MAX_RESULTS)
 		return (fail(err, errsize, "claim_reply.results: more than "

@@ -1,5 +1,8 @@
 /*
  * frame.c - length-prefixed protobuf-c frames on a SOCK_STREAM socket.
+ *
+ * Runs in: every process (ipc/ is the one typed channel between them;
+ * the supervisor's side treats every frame as hostile).
  */
 #include <errno.h>
 #include <poll.h>

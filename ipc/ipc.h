@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "ipc.pb-c.h"
+#include "base/config.h"
 
 #define KP_IPC_MAX_FRAME	(16u * 1024 * 1024)	/* driver's Publish */
 #define KP_IPC_CHILD_FRAME	(1u * 1024 * 1024)	/* from children */
@@ -25,16 +26,6 @@
 #define KP_IPC_MAX_REQUEST	253		/* request name bytes */
 #define KP_IPC_MAX_POOL		253		/* pool name bytes */
 #define KP_IPC_MAX_DEVICE	63		/* device name bytes */
-
-/* Process roles; the order is the supervisor's role table order. */
-enum kp_role {
-	ROLE_NODESERVER = 0,
-	ROLE_REGISTRAR = 1,
-	ROLE_PUBLISHER = 2,
-	ROLE_COUNT = 3,
-	ROLE_DRIVER = 4,
-	ROLE_SUPERVISOR = 5
-};
 
 /* A child's state as the supervisor tracks it (monitor.c's mon_table
  * states). READY and START_FAILED move a child out of STARTING, so each

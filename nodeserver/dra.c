@@ -90,28 +90,6 @@ enabled(const struct kp_options *cfg, enum dra_version v)
 	}
 }
 
-/*
- * supported_versions for the registrar: "v1.DRAPlugin", "v1beta1.DRAPlugin",
- * and for v1alpha4 "v1alpha3.NodeService" and "1.0.0", each only when
- * enabled, in that order. Returns the number stored in out (at most max).
- */
-size_t
-dra_advertised(const struct kp_options *cfg, const char **out, size_t max)
-{
-	const struct dra_version_info	*info;
-	size_t				 i, j, n = 0;
-
-	for (i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
-		if (!enabled(cfg, order[i]))
-			continue;
-		info = dra_version(order[i]);
-		for (j = 0; j < 2 && info->advertise[j] != NULL; j++)
-			if (n < max)
-				out[n++] = info->advertise[j];
-	}
-	return (n);
-}
-
 /* The gRPC status of a failed decode; msg names the method or field. */
 static int
 decode_status(int rc, const char *path, char *msg, size_t msgsize)

@@ -21,7 +21,7 @@
 
 #include "kubeletplugin.h"
 #include "rpc/rpc.h"
-#include "supervisor/config.h"
+#include "base/config.h"
 
 #define DRA_MAX_ERROR	1024	/* bytes of a claim's error text */
 
@@ -45,7 +45,6 @@ struct dra_version_info {
 	const char	*name;		/* "v1", for messages */
 	const char	*prepare_path;	/* "/pkg.Service/Method" */
 	const char	*unprepare_path;
-	const char	*advertise[2];	/* supported_versions */
 	int		 share_id;	/* Device.share_id exists */
 };
 
@@ -145,7 +144,6 @@ int	dra_unprepare(struct dra_ctx *, enum dra_version, const uint8_t *,
 	    size_t, int (*)(void *), void *, uint8_t **, size_t *, char *,
 	    size_t);
 size_t	dra_methods(struct dra_ctx *, struct rpc_method *, size_t);
-size_t	dra_advertised(const struct kp_options *, const char **, size_t);
 const struct dra_version_info *dra_version(enum dra_version);
 
 /* dra_alloc.c */

@@ -12,11 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ipc/utf8.h"
+#include "base/log.h"
+#include "base/names.h"
+#include "base/utf8.h"
 #include "nodeserver/dra.h"
 #include "dra_v1.pb-c.h"
 
-#define UID_MAX	128	/* Kubernetes UIDs are 36-byte UUIDs */
 
 typedef V1T(NodePrepareResourcesRequest)
     Request;
@@ -42,23 +43,9 @@ const struct dra_version_info dra_v1_info = {
 	"v1",
 	"/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NodePrepareResources",
 	"/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NodeUnprepareResources",
-	{ "v1.DRAPlugin", NULL },
 	1
 };
 
-
-static int
-uid_ok(const char *s)
-{
-	size_t	i;
-
-	for (i = 0; s[i] != '\0'; i++)
-		if (i >= UID_MAX || !((s[i] >= 'a' && s[i] <= 'z') ||
-		    (s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= '0' &&
-		    s[i] <= '9') || s[i] == '-' || s[i] == '_' || s[i] == '.'))
-			return (0);
-	return (1);
-}
 
 /*
  * Check one claim as the API server would have: namespace a DNS label,
@@ -70,22 +57,30 @@ static int
 claim_check(const Claim *c, size_t i, char *msg, size_t msgsize)
 {
 	const char	*field = NULL, *rule = "required";
+	char		 uid[NAME_MAX_UID + 1], shown[4 * 64 + 8];
 
-	if (c->uid == NULL || c->uid[0] == '\0')
-		field = "uid";
-	else if (c->namespace_ == NULL || c->namespace_[0] == '\0')
+	if (c->namespace_ == NULL || c->namespace_[0] == '\0')
 		field = "namespace";
 	else if (c->name == NULL || c->name[0] == '\0')
 		field = "name";
-	else if (!uid_ok(c->uid)) {
-		field = "uid";
-		rule = "at most 128 letters, digits, '-', '_' or '.'";
-	} else if (opt_check_label(c->namespace_, 63) != 0) {
+	else if (strlen(c->namespace_) > NAME_MAX_LABEL ||
+	    !name_is_label(c->namespace_, strlen(c->namespace_))) {
 		field = "namespace";
 		rule = "must be a DNS label";
-	} else if (opt_check_subdomain(c->name, 253) != 0) {
+	} else if (!name_is_subdomain(c->name, strlen(c->name))) {
 		field = "name";
 		rule = "must be a DNS subdomain";
+	} else if (c->uid == NULL || c->uid[0] == '\0')
+		field = "uid";
+	else if (!name_is_claim_uid(c->uid, strlen(c->uid))) {
+		/* The claim is named (its namespace and name passed);
+		 * the UID is shown made printable and cut short. */
+		snprintf(uid, sizeof(uid) < 65 ? sizeof(uid) : 65, "%s",
+		    c->uid);
+		log_sanitize(uid, shown, sizeof(shown));
+		snprintf(msg, msgsize, "claims[%zu] %s/%s: uid \"%s\": %s", i,
+		    c->namespace_, c->name, shown, NAME_R_UID);
+		return (KP_EINVAL);
 	}
 	if (field == NULL)
 		return (0);

@@ -16,6 +16,5 @@ const struct dra_version_info dra_v1alpha4_info = {
 	"v1alpha4",
 	"/v1alpha3.Node/NodePrepareResources",
 	"/v1alpha3.Node/NodeUnprepareResources",
-	{ "v1alpha3.NodeService", "1.0.0" },
 	0
 };

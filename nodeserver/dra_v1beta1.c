@@ -11,6 +11,5 @@ const struct dra_version_info dra_v1beta1_info = {
 	"v1beta1",
 	"/k8s.io.kubelet.pkg.apis.dra.v1beta1.DRAPlugin/NodePrepareResources",
 	"/k8s.io.kubelet.pkg.apis.dra.v1beta1.DRAPlugin/NodeUnprepareResources",
-	{ "v1beta1.DRAPlugin", NULL },
 	0
 };

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ipc/utf8.h"
+#include "base/utf8.h"
 #include "nodeserver/dra.h"
 
 #define PREPARE_MAGIC	0x6b707072u	/* "kppr" */

@@ -3,14 +3,19 @@
  * services on the plugin socket and runs the driver's hooks. Claim
  * look-ups go through the supervisor to the publisher (ns_wrap.c); the
  * nodeserver never holds Kubernetes credentials.
+ *
+ * Runs in: the nodeserver child, with the driver's code: root until the
+ * init hook returned, then its own uid, the driver's declared
+ * capabilities, a private mount namespace, seccomp (docs/security.md).
  */
 #include <string.h>
 
-#include "ipc/log.h"
+#include "base/log.h"
+#include "ipc/child.h"
 #include "nodeserver/dra.h"
 #include "nodeserver/ns_wrap.h"
+#include "policy/policy.h"
 #include "rpc/serve.h"
-#include "supervisor/supervisor.h"
 
 #define NS_MAX_METHODS	16
 
@@ -29,11 +34,11 @@ nodeserver_main(struct child_env *env)
 	/* The driver's own set-up, in this process, before serving. */
 	if (hooks->init != NULL && hooks->init(hooks->user, err,
 	    sizeof(err)) != 0)
-		return (rpc_serve_fail(env, KP_EHOOK, "init hook failed: %s",
+		return (child_start_fail(env, KP_EHOOK, "init hook failed: %s",
 		    err[0] ? err : "(no message)"));
 
 	if (dra_init(&ctx, cfg, hooks) != 0)
-		return (rpc_serve_fail(env, KP_ENOMEM, "out of memory"));
+		return (child_start_fail(env, KP_ENOMEM, "out of memory"));
 	/* Without Kubernetes access there is no publisher: claims reach
 	 * the hook without allocation data. */
 	ns_wrap_init(&wrap, &env->ctl);
@@ -61,9 +66,9 @@ nodeserver_main(struct child_env *env)
 	/* The sandbox (policy/): the init hook above ran privileged. */
 	if (policy_apply(ROLE_NODESERVER, cfg, env->logfd, err,
 	    sizeof(err)) != 0)
-		return (rpc_serve_fail(env, KP_ESANDBOX, "sandbox: %s", err));
+		return (child_start_fail(env, KP_ESANDBOX, "sandbox: %s", err));
 	if (ctx.lookup != NULL && ns_wrap_start(&wrap) != 0)
-		return (rpc_serve_fail(env, KP_EIO, "claim look-ups: cannot "
+		return (child_start_fail(env, KP_EIO, "claim look-ups: cannot "
 		    "start the reader"));
 	code = rpc_serve_child(env, &rc);
 	dra_free(&ctx);

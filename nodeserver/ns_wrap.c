@@ -15,9 +15,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ipc/clock.h"
+#include "base/clock.h"
 #include "ipc/ipc.h"
-#include "ipc/log.h"
+#include "base/log.h"
 #include "nodeserver/dra.h"
 #include "nodeserver/ns_wrap.h"
 

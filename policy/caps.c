@@ -18,7 +18,7 @@
 
 #include <cap-ng.h>
 
-#include "ipc/log.h"
+#include "base/log.h"
 #include "policy/policy.h"
 
 #define NOBODY_ID	65534	/* when the user database has no nobody */

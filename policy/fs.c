@@ -24,7 +24,7 @@
 
 #include <cap-ng.h>
 
-#include "ipc/log.h"
+#include "base/log.h"
 #include "policy/policy.h"
 
 static int

@@ -3,6 +3,9 @@
  * STYLE 3: (fds were closed at fork) filesystem, NO_NEW_PRIVS, user and
  * capabilities, seccomp. The filter is built first, while the child is
  * still privileged (it allocates and resolves names), and loaded last.
+ *
+ * Runs in: each child, at the end of its privileged set-up (policy/ is
+ * the sandbox; the supervisor only exports it as an OCI profile).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -12,9 +15,9 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "ipc/log.h"
+#include "base/log.h"
 #include "policy/policy.h"
-#include "supervisor/config.h"
+#include "base/config.h"
 
 static struct pol_filter	*loaded;	/* lives as long as the child */
 

@@ -15,28 +15,8 @@
 #include <sys/types.h>
 
 #include "kubeletplugin.h"
+#include "base/config.h"
 #include "ipc/ipc.h"
-
-#define POL_MAX_SYSCALLS	64	/* nodeserver extras */
-#define POL_MAX_PATHS		16	/* hidden paths */
-#define POL_PATH_MAX		256	/* bytes of a hidden path, NUL incl. */
-#define POL_TOKEN_DIR		"/var/run/secrets/kubernetes.io/serviceaccount"
-
-/* The policy options, part of struct kp_options (config.h). Fixed-size on
- * purpose: opt_copy() copies them with the struct, nothing to free. */
-struct policy_opts {
-	int		 mode;		/* enum kp_sandbox_mode */
-	uint64_t	 ns_caps;	/* bit n: nodeserver keeps cap n */
-	int		 ns_syscalls[POL_MAX_SYSCALLS];	/* native numbers */
-	size_t		 n_ns_syscalls;
-	char		 hidden[POL_MAX_PATHS][POL_PATH_MAX];
-	size_t		 n_hidden;
-	struct {
-		uid_t	 uid;
-		gid_t	 gid;
-		int	 set;
-	}		 user[ROLE_COUNT];
-};
 
 /* The action of one syscall rule of a role table. */
 enum pol_action {
@@ -91,9 +71,6 @@ int	pol_fs(enum kp_role, const struct policy_opts *, char *, size_t);
 
 /* oci.c */
 int	pol_oci_json(const struct policy_opts *, char **);
-
-/* options_policy.c (supervisor/) */
-void	pol_opts_init(struct policy_opts *);
 
 /* policy.c */
 int	policy_apply(enum kp_role, const struct kp_options *, int, char *,

@@ -29,7 +29,7 @@
 
 #include <seccomp.h>
 
-#include "ipc/log.h"
+#include "base/log.h"
 #include "policy/policy.h"
 
 #define NAMES_MAX	1024	/* native syscall numbers we can name */

@@ -33,7 +33,7 @@
 
 #include <curl/curl.h>
 
-#include "ipc/log.h"
+#include "base/log.h"
 #include "publisher/http_int.h"
 
 #define HTTP_MAX_BODY		(64 * 1024 * 1024)

@@ -7,7 +7,7 @@
 
 #include <curl/curl.h>
 
-#include "ipc/log.h"
+#include "base/log.h"
 #include "publisher/http_int.h"
 
 #define HTTP_MAX_LINE		(16 * 1024 * 1024)	/* one watch event */

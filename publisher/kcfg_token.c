@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ipc/log.h"
+#include "base/log.h"
 #include "publisher/publisher.h"
 
 #define KCFG_MAX_TOKEN	(64 * 1024)		/* token file bytes */

@@ -23,7 +23,7 @@
 
 #include <yaml.h>
 
-#include "ipc/log.h"
+#include "base/log.h"
 #include "publisher/publisher.h"
 
 #define KCFG_MAX_FILE	(16 * 1024 * 1024)	/* kubeconfig bytes */

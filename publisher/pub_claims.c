@@ -9,9 +9,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "ipc/clock.h"
+#include "base/clock.h"
 #include "ipc/ipc.h"
-#include "ipc/log.h"
+#include "base/log.h"
 #include "publisher/pub.h"
 
 /* The reply names the claim it answers (borrowed from the request). */

@@ -9,6 +9,9 @@
  * a start thread discovers the API version (retrying while the API server
  * is unreachable) and starts the controller; a claims thread serves the
  * look-ups; the controller runs its own (slices.c).
+ *
+ * Runs in: the publisher child: its own uid, no capabilities, a private
+ * mount namespace, seccomp; the only holder of Kubernetes credentials.
  */
 #include <errno.h>
 #include <poll.h>
@@ -20,12 +23,11 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
-#include "ipc/log.h"
+#include "base/log.h"
 #include "policy/policy.h"
 #include "publisher/publisher.h"
 #include "publisher/pub.h"
-#include "rpc/serve.h"
-#include "supervisor/supervisor.h"
+#include "ipc/child.h"
 
 #define PUB_STATUS_MS	1000	/* how often progress goes out */
 
@@ -243,19 +245,19 @@ publisher_main(struct child_env *env)
 	pthread_mutex_init(&p.ctl_lock, NULL);
 	pthread_cond_init(&p.cond, NULL);
 	if ((sigfd = pub_signals()) == -1)
-		return (rpc_serve_fail(env, KP_EIO, "signalfd failed"));
+		return (child_start_fail(env, KP_EIO, "signalfd failed"));
 	if (pub_load_config(&p, err, sizeof(err)) != 0)
-		return (rpc_serve_fail(env, KP_ECHILD, "%s", err));
+		return (child_start_fail(env, KP_ECHILD, "%s", err));
 	/* Credentials are loaded; from here on only the allowlist. */
 	if (policy_apply(ROLE_PUBLISHER, env->cfg, env->logfd, err,
 	    sizeof(err)) != 0) {
 		kcfg_free(&p.kc);
-		return (rpc_serve_fail(env, KP_ESANDBOX, "sandbox: %s", err));
+		return (child_start_fail(env, KP_ESANDBOX, "sandbox: %s", err));
 	}
 	if (http_global_init() != 0 || http_client_new(&p.kc,
 	    env->cfg->kube_qps, env->cfg->kube_burst, &p.http) != 0) {
 		kcfg_free(&p.kc);
-		return (rpc_serve_fail(env, KP_EIO, "HTTP client set-up "
+		return (child_start_fail(env, KP_EIO, "HTTP client set-up "
 		    "failed"));
 	}
 	ready.pid = getpid();

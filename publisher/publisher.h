@@ -9,9 +9,6 @@
  *   convert.c     ResourceSlice JSON per API version (jansson)
  *   slices.c      the ResourceSlice controller (upstream semantics)
  *   claims.c      the one GET behind a claim look-up
- *   validate.c    API-server rules for kp_publish_resources (driver side);
- *                 validate_names.c names and keys, validate_value.c
- *                 quantities and versions
  *   publisher.c   publisher_main(), threads, IPC with the supervisor
  */
 #ifndef KP_PUBLISHER_H
@@ -158,40 +155,5 @@ int	slice_ctl_start(const struct slice_ctl_config *, struct slice_ctl **);
 int	slice_ctl_update(struct slice_ctl *, const Kpipc__Publish *);
 void	slice_ctl_stats(struct slice_ctl *, struct slice_stats *);
 void	slice_ctl_stop(struct slice_ctl *);
-
-/* validate.c: the API server's rules, applied in the driver process. */
-int	validate_resources(const struct kp_resources *, char *, size_t);
-
-/* Limits and rule texts that validate.c and validate_names.c share. */
-#define VAL_MAX_LABEL		63
-#define VAL_MAX_SUBDOMAIN	253
-#define VAL_R_SUBDOMAIN	"must be a DNS subdomain (lower case " \
-			"alphanumerics, '-' and '.', alphanumeric at both " \
-			"ends)"
-#define VAL_R_LABEL	"must be a DNS label (lower case " \
-			"alphanumerics and '-', alphanumeric at both ends)"
-
-/* validate_names.c */
-int	val_is_label(const char *, size_t);
-int	val_is_subdomain(const char *, size_t);
-const char *val_key_why(const char *);
-const char *val_label_key_why(const char *);
-const char *val_label_value_why(const char *);
-
-/* validate_value.c */
-int	validate_quantity(const char *);
-int	validate_semver(const char *);
-const char *val_quantity_why(const char *);
-
-/*
- * pack.c: struct kp_resources -> a Kpipc__Publish tree (driver side), to
- * send with ipc_send(); pack_free() frees what pack_resources() built.
- */
-int	pack_resources(const struct kp_resources *, Kpipc__Publish **);
-void	pack_free(Kpipc__Publish *);
-
-/* publisher.c */
-struct child_env;
-int	publisher_main(struct child_env *);
 
 #endif /* KP_PUBLISHER_H */

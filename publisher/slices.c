@@ -24,8 +24,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "ipc/log.h"
-#include "ipc/clock.h"
+#include "base/log.h"
+#include "base/clock.h"
 #include "publisher/slices.h"
 
 static void	*sync_main(void *);

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ipc/log.h"
+#include "base/log.h"
 #include "publisher/slices.h"
 
 static const Kpipc__Slice empty_slice = KPIPC__SLICE__INIT;

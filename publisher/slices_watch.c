@@ -20,7 +20,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "ipc/log.h"
+#include "base/log.h"
 #include "publisher/slices.h"
 
 #define TOMBSTONE_TTL_S	300

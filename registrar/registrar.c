@@ -4,15 +4,19 @@
  * driver name, the endpoint and the supported versions, and can only tell
  * the supervisor what kubelet said. The sandbox (issue: policy) goes
  * between fd hygiene (done by the supervisor at fork) and serving.
+ *
+ * Runs in: the registrar child, the hardest sandbox: its own non-root
+ * uid, no capabilities, an empty root, seccomp (policy/syscalls.c).
  */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "ipc/log.h"
+#include "base/log.h"
+#include "ipc/child.h"
+#include "policy/policy.h"
 #include "registrar/registrar.h"
 #include "rpc/serve.h"
-#include "supervisor/supervisor.h"
 
 int
 registrar_main(struct child_env *env)
@@ -28,7 +32,7 @@ registrar_main(struct child_env *env)
 	rs.ctl = &env->ctl;
 	pthread_mutex_init(&rs.ctl_lock, NULL);
 	if (reg_info_build(&rs, cfg) != 0)
-		return (rpc_serve_fail(env, KP_ENOMEM, "out of memory"));
+		return (child_start_fail(env, KP_ENOMEM, "out of memory"));
 
 	memset(&rc, 0, sizeof(rc));
 	rc.name = "registrar";
@@ -45,7 +49,7 @@ registrar_main(struct child_env *env)
 	rc.workers = 1;
 	if (policy_apply(ROLE_REGISTRAR, cfg, env->logfd, err,
 	    sizeof(err)) != 0)
-		return (rpc_serve_fail(env, KP_ESANDBOX, "sandbox: %s", err));
+		return (child_start_fail(env, KP_ESANDBOX, "sandbox: %s", err));
 	code = rpc_serve_child(env, &rc);
 	free(rs.info);
 	pthread_mutex_destroy(&rs.ctl_lock);

@@ -9,7 +9,7 @@
 
 #include "ipc/ipc.h"
 #include "rpc/rpc.h"
-#include "supervisor/config.h"
+#include "base/config.h"
 
 struct reg_state {
 	uint8_t			*info;		/* packed PluginInfo */

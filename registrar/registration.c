@@ -9,12 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ipc/log.h"
-#include "nodeserver/dra.h"
+#include "base/log.h"
 #include "pluginregistration.pb-c.h"
 #include "registrar/registrar.h"
 
-#define MAX_VERSIONS	8
 
 static const char *const DRA_PLUGIN_TYPE = "DRAPlugin";
 
@@ -24,7 +22,6 @@ reg_info_build(struct reg_state *rs, const struct kp_options *cfg)
 {
 	Pluginregistration__PluginInfo	 info =
 	    PLUGINREGISTRATION__PLUGIN_INFO__INIT;
-	const char			*versions[MAX_VERSIONS];
 
 	info.type = (char *)DRA_PLUGIN_TYPE;
 	info.name = cfg->driver_name;
@@ -32,9 +29,8 @@ reg_info_build(struct reg_state *rs, const struct kp_options *cfg)
 	    cfg->kubelet_plugin_socket_path : cfg->plugin_socket_path;
 	if (info.endpoint == NULL)
 		info.endpoint = "";
-	info.n_supported_versions = dra_advertised(cfg, versions,
-	    MAX_VERSIONS);
-	info.supported_versions = (char **)versions;
+	info.n_supported_versions = cfg->n_advertised;
+	info.supported_versions = (char **)cfg->advertised;
 	rs->info_len = pluginregistration__plugin_info__get_packed_size(&info);
 	if ((rs->info = malloc(rs->info_len)) == NULL)
 		return (KP_ENOMEM);

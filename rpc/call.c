@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ipc/log.h"
+#include "base/log.h"
 #include "rpc/rpc_int.h"
 
 #define RPC_LOG_MSG	1024	/* bytes of a rendered message in the log */
@@ -170,7 +170,7 @@ call_info(const struct rpc_call *call, struct kp_call *kc)
 	kc->message = "";
 }
 
-static const struct rpc_interceptor *
+static const struct interceptor *
 chain(const struct rpc_call *call, size_t *n)
 {
 	if (call->method->server_streaming) {
@@ -185,7 +185,7 @@ chain(const struct rpc_call *call, size_t *n)
 static int
 intercept_before(struct rpc_call *call, char *msg, size_t size)
 {
-	const struct rpc_interceptor	*ic;
+	const struct interceptor	*ic;
 	struct kp_call			 kc;
 	size_t				 i, n;
 	int				 rc;
@@ -208,7 +208,7 @@ static void
 intercept(struct rpc_call *call, enum kp_call_phase phase,
     const uint8_t *resp, size_t len, int status, const char *msg)
 {
-	const struct rpc_interceptor	*ic;
+	const struct interceptor	*ic;
 	struct kp_call			 kc;
 	char				 ignored[KP_ERROR_SIZE];
 	size_t				 i, n;

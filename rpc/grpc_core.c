@@ -8,6 +8,9 @@
  * arrives; one generic request catches every other method and answers
  * UNIMPLEMENTED at once (DESIGN 8: otherwise such calls hang until their
  * deadline).
+ *
+ * Runs in: the registrar and the nodeserver (rpc/ is their gRPC
+ * adapter), after their sandbox is in place.
  */
 #include <errno.h>
 #include <limits.h>
@@ -24,7 +27,7 @@
 #include <grpc/slice.h>
 #include <grpc/support/time.h>
 
-#include "ipc/log.h"
+#include "base/log.h"
 #include "rpc/rpc_int.h"
 
 /* An armed request for one registered method. */

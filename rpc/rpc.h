@@ -28,6 +28,7 @@
 #include <sys/types.h>
 
 #include "kubeletplugin.h"
+#include "base/config.h"
 
 /* gRPC status codes used by the handlers (values of grpc_status_code). */
 enum rpc_status {
@@ -90,11 +91,6 @@ struct rpc_method {
  * message, on the sending thread. kp_call.request_id counts this process's
  * calls from 1.
  */
-struct rpc_interceptor {
-	kp_interceptor_fn fn;
-	void *user;
-};
-
 struct rpc_config {
 	const char *name;		/* "registrar" or "nodeserver": logs */
 	int listen_fd;			/* listening AF_UNIX socket; borrowed */
@@ -102,9 +98,9 @@ struct rpc_config {
 	size_t n_allowed_uids;
 	const struct rpc_method *methods;	/* borrowed for server life */
 	size_t n_methods;
-	const struct rpc_interceptor *unary;	/* in order added */
+	const struct interceptor *unary;	/* in order added */
 	size_t n_unary;
-	const struct rpc_interceptor *stream;
+	const struct interceptor *stream;
 	size_t n_stream;
 	/*
 	 * Call logging as the Go helper's interceptor: "handling request"

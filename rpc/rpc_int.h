@@ -70,9 +70,9 @@ struct rpc_server {
 	size_t				 n_uids;
 	const struct rpc_method		*methods;
 	size_t				 n_methods;
-	const struct rpc_interceptor	*unary;
+	const struct interceptor	*unary;
 	size_t				 n_unary;
-	const struct rpc_interceptor	*stream;
+	const struct interceptor	*stream;
 	size_t				 n_stream;
 	int				 verbosity;
 	int				 workers;

@@ -12,10 +12,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ipc/log.h"
+#include "base/log.h"
 #include "rpc/rpc.h"
 #include "rpc/serve.h"
-#include "supervisor/supervisor.h"
+#include "ipc/child.h"
 
 struct serve_run {
 	struct rpc_server	*srv;
@@ -53,11 +53,11 @@ rpc_serve_child(struct child_env *env, const struct rpc_config *rc)
 	memset(&run, 0, sizeof(run));
 	run.main = pthread_self();
 	if (pipe2(stop, O_CLOEXEC) == -1)
-		return (rpc_serve_fail(env, KP_EIO, "pipe: %s", strerror(errno)));
+		return (child_start_fail(env, KP_EIO, "pipe: %s", strerror(errno)));
 	if ((r = rpc_server_new(rc, &run.srv)) != 0) {
 		close(stop[0]);
 		close(stop[1]);
-		return (rpc_serve_fail(env, r, "gRPC server: %s", kp_strerror(r)));
+		return (child_start_fail(env, r, "gRPC server: %s", kp_strerror(r)));
 	}
 	run.stop_fd = stop[0];
 	/* READY goes out before any handler can use the channel. */
@@ -86,27 +86,4 @@ rpc_serve_child(struct child_env *env, const struct rpc_config *rc)
 	close(stop[0]);
 	close(stop[1]);
 	return (run.result == 0 ? KP_EXIT_OK : KP_EXIT_SERVE);
-}
-
-/* Report a failed start to the supervisor (it tells kp_start()). */
-int
-rpc_serve_fail(struct child_env *env, int code, const char *fmt, ...)
-{
-	Kpipc__Msg		 m = KPIPC__MSG__INIT;
-	Kpipc__StartFailed	 sf = KPIPC__START_FAILED__INIT;
-	Kpipc__Result		 res = KPIPC__RESULT__INIT;
-	char			 msg[KP_ERROR_SIZE + 32], text[KP_ERROR_SIZE];
-	va_list			 ap;
-
-	va_start(ap, fmt);
-	vsnprintf(text, sizeof(text), fmt, ap);
-	va_end(ap);
-	snprintf(msg, sizeof(msg), "%s: %s", log_role(), text);
-	res.code = code;
-	res.message = msg;
-	sf.result = &res;
-	m.m_case = KPIPC__MSG__M_START_FAILED;
-	m.start_failed = &sf;
-	(void)ipc_send(&env->ctl, &m);
-	return (KP_EXIT_START);
 }

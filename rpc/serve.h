@@ -11,7 +11,5 @@ struct child_env;
 
 /* serve.c */
 int	rpc_serve_child(struct child_env *, const struct rpc_config *);
-int	rpc_serve_fail(struct child_env *, int, const char *, ...)
-	    KP_PRINTF(3, 4);
 
 #endif /* KP_SERVE_H */

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "ipc/log.h"
+#include "base/log.h"
 #include "rpc/rpc_int.h"
 
 #define RPC_MAX_WORKERS		64

@@ -13,8 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "ipc/log.h"
-#include "publisher/publisher.h"
+#include "base/log.h"
 #include "supervisor/supervisor.h"
 
 /* The role table: fork order is table order (nodeserver serves first). */

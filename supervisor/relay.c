@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ipc/log.h"
+#include "base/log.h"
 #include "supervisor/supervisor.h"
 
 void

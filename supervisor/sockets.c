@@ -14,7 +14,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "ipc/log.h"
+#include "base/log.h"
 #include "supervisor/supervisor.h"
 
 /*

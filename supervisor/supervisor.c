@@ -4,6 +4,10 @@
  * send (after the state table and field rules allowed it), restarts them
  * with backoff, and stops everything when the driver asks or goes away.
  * It never calls grpc_init or curl_global_init and never reads credentials.
+ *
+ * Runs in: the supervisor, forked by kp_start() with the driver's
+ * privileges (root on a node: it creates the children's sandboxes); one
+ * thread; no seccomp filter of its own (docs/security.md).
  */
 #include <errno.h>
 #include <poll.h>
@@ -16,7 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "ipc/log.h"
+#include "base/log.h"
 #include "supervisor/supervisor.h"
 
 /* Fixed pollfd slots (ntpd's PFD_*): signals, the driver, then two per

@@ -1,6 +1,8 @@
 /*
- * supervisor.h - the driver-side API state, the supervisor's state and the
- * role table (relayd's procs[]): one struct child per role.
+ * supervisor.h - the supervisor process: its state and the role table
+ * (relayd's procs[]), one struct child per role. Nothing here names gRPC,
+ * libcurl or a role's internals: a role is its main function
+ * (ipc/child.h) and its channel.
  */
 #ifndef KP_SUPERVISOR_H
 #define KP_SUPERVISOR_H
@@ -12,11 +14,11 @@
 #include <time.h>
 
 #include "kubeletplugin.h"
-#include "ipc/clock.h"
+#include "base/clock.h"
 #include "ipc/ipc.h"
-#include "supervisor/config.h"
+#include "base/config.h"
+#include "ipc/child.h"
 
-#define KP_PLUGIN_MAGIC		0x6b70706cu	/* "kppl" */
 #define KP_START_TIMEOUT_MS	30000
 #define KP_STOP_GRACE_MS	5000
 #define KP_REQUEST_TIMEOUT_MS	10000
@@ -28,35 +30,6 @@
 #define KP_LOG_BURST		1000.0	/* and in bursts */
 #define KP_CLAIM_QPS		20.0	/* look-ups per second, and */
 #define KP_CLAIM_BURST		50.0	/* bursts, from the nodeserver */
-
-/* Exit codes of children: why a child ended (cf. OpenSSH mm_reap). */
-enum kp_exit {
-	KP_EXIT_OK = 0,		/* asked to stop */
-	KP_EXIT_START = 1,	/* start failed; StartFailed was sent */
-	KP_EXIT_IPC = 2,	/* the supervisor went away */
-	KP_EXIT_SERVE = 3	/* serving failed */
-};
-
-/* The driver process's handle. */
-struct kp_plugin {
-	uint32_t	 magic;
-	pid_t		 sup_pid;
-	struct ipc_chan	 chan;
-	pthread_mutex_t	 lock;	/* the driver may call from threads */
-	int		 has_kube;
-	int		 has_node;
-	unsigned	 owed;	/* answers to timed-out requests */
-	char		 errbuf[KP_ERROR_SIZE];
-};
-
-/* What a child's main function gets; it owns ctl and logfd. */
-struct child_env {
-	const struct kp_options	*cfg;
-	const struct kp_hooks	*hooks;
-	struct ipc_chan		 ctl;
-	int			 logfd;
-	int			 listen_fd;	/* -1 for the publisher */
-};
 
 struct child {
 	enum kp_role		 role;
@@ -138,9 +111,6 @@ struct sup {
 	struct timespec		 claim_refill;
 };
 
-/* api.c */
-int	sup_threads(void);
-
 /* sockets.c */
 int	sock_check_path(const char *, const char *, char *, size_t);
 int	sock_listen(struct sup_socket *, const char *, unsigned int,
@@ -172,9 +142,5 @@ void	sup_queue(struct sup *, struct child *, const Kpipc__Msg *);
 int	supervisor_main(const struct kp_options *, const struct kp_hooks *,
 	    int, struct sup_socket *, struct sup_socket *);
 void	sup_child_violation(struct sup *, struct child *, const char *);
-
-/* role mains, one per file of their own module */
-int	registrar_main(struct child_env *);
-int	nodeserver_main(struct child_env *);
 
 #endif /* KP_SUPERVISOR_H */

@@ -1,11 +1,12 @@
 #!/bin/sh
-# check-style.sh - project rules a grep can enforce (STYLE.md 13 and 22):
-# one internal interface per foreign library, and no banned calls in the
+# check-style.sh - project rules a grep can enforce (STYLE.md 13 and 22,
+# docs/design.md "Layout"): one internal interface per foreign library,
+# the include graph of the process folders, and no banned calls in the
 # library's code.
 set -eu
 cd "$(dirname "$0")/.."
 fail=0
-LIBDIRS="supervisor ipc rpc registrar nodeserver publisher policy"
+LIBDIRS="api base supervisor ipc rpc registrar nodeserver publisher policy"
 
 only() {	# only <pattern> <allowed file regex> <what>
 	bad=$(grep -rlE "$1" $LIBDIRS --include='*.c' --include='*.h' |
@@ -21,6 +22,31 @@ only '#include <curl/' '^publisher/(http(_auth|_watch)?\.c|http_int\.h)$' \
     '<curl/...> included'
 only '#include <seccomp\.h>' '^policy/' '<seccomp.h> included'
 only '#include <cap-ng\.h>' '^policy/' '<cap-ng.h> included'
+
+# The include graph (docs/design.md): base/ at the bottom; ipc/, policy/
+# and rpc/ above it; each role folder on top of those and never another
+# role's; the supervisor never sees gRPC, libcurl or a role's internals;
+# api/ (the driver process) is the only folder that starts the supervisor.
+# Proto output (*.pb-c.h) and the public header are allowed everywhere.
+includes() {	# includes <folder> <allowed folders, space separated>
+	allowed=$(printf '%s|' $2 "$1")
+	bad=$(grep -HnE '#include "[a-z_]+/' "$1"/*.c "$1"/*.h 2>/dev/null |
+	    grep -vE "#include \"(${allowed%|})/" || true)
+	if [ -n "$bad" ]; then
+		echo "check-style: $1/ includes outside its layer:" >&2
+		echo "$bad" >&2
+		fail=1
+	fi
+}
+includes base ""
+includes ipc "base"
+includes policy "base ipc"
+includes rpc "base ipc"
+includes supervisor "base ipc"
+includes registrar "base ipc policy rpc"
+includes nodeserver "base ipc policy rpc"
+includes publisher "base ipc policy"
+includes api "base ipc policy supervisor"
 
 banned=$(grep -rnE '(^|[^_a-z])(exit|abort|assert|sprintf|vsprintf|strcpy|strcat|atoi|atol|system|gets)\(' \
     $LIBDIRS --include='*.c' | grep -v 'check-style: allow' || true)

@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #include "ipc/ipc.h"
-#include "ipc/log.h"
+#include "base/log.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 

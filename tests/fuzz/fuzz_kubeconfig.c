@@ -29,7 +29,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ipc/log.h"
+#include "base/log.h"
 #include "publisher/publisher.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *, size_t);

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/api.h"
 #include "publisher/publisher.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *, size_t);

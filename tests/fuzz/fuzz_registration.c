@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 #include "ipc/ipc.h"
-#include "ipc/log.h"
+#include "base/log.h"
 #include "pluginregistration.pb-c.h"
 #include "registrar/registrar.h"
 

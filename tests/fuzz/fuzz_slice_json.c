@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ipc/log.h"
+#include "base/log.h"
 #include "publisher/slices.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *, size_t);

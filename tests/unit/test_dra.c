@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "api/api.h"
 #include "nodeserver/dra.h"
 #include "dra_v1.pb-c.h"
 #include "dra_v1beta1.pb-c.h"
@@ -318,7 +319,13 @@ test_prepare_failures(struct dra_ctx *ctx, enum dra_version v)
 		{ 0, "ns", "u1", "", "claims[0].name: required" },
 		{ 0, "ns", "u1", "../etc", "claims[0].name: must be a DNS" },
 		{ 0, "NS", "u1", "c1", "claims[0].namespace: must be a DNS" },
-		{ 0, "ns", "u/1", "c1", "claims[0].uid: at most 128" }
+		{ 0, "ns", "u/1", "c1", "claims[0] ns/c1: uid \"u/1\": at most 128" },
+		{ 0, "ns", ".", "c1", "claims[0] ns/c1: uid \".\": at most" },
+		{ 0, "ns", "..", "c1", "claims[0] ns/c1: uid \"..\": at most" },
+		{ 0, "ns", "...", "c1", "claims[0] ns/c1: uid \"...\": at most" },
+		{ 0, "ns", ".hidden", "c1", "starting and ending with a letter" },
+		{ 0, "ns", "a\nb", "c1", "claims[0] ns/c1: uid \"a?b\": at most" },
+		{ 0, "ns", "a\x1b[31m", "c1", "uid \"a?[31m\"" }
 	};
 
 	reset(ctx);
@@ -519,7 +526,6 @@ static void
 test_advertised(void)
 {
 	struct kp_options	 o;
-	const char		*out[8];
 	char			 got[128];
 	size_t			 n, i;
 	int			 mask;
@@ -539,17 +545,19 @@ test_advertised(void)
 		o.v1alpha4 = mask & 1;
 		o.v1beta1 = (mask >> 1) & 1;
 		o.v1 = (mask >> 2) & 1;
-		n = dra_advertised(&o, out, 8);
+		opt_advertise(&o);
+		n = o.n_advertised;
 		got[0] = '\0';
 		for (i = 0; i < n; i++) {
 			if (i > 0)
 				strcat(got, " ");
-			strcat(got, out[i]);
+			strcat(got, o.advertised[i]);
 		}
 		CHECK_STREQ(got, want[mask]);
 	}
 	o.v1alpha4 = o.v1beta1 = o.v1 = 1;
-	CHECK_EQ(dra_advertised(&o, out, 2), 2);
+	opt_advertise(&o);
+	CHECK_EQ(o.n_advertised, 4);
 }
 
 static void

@@ -4,7 +4,7 @@
  */
 #include <string.h>
 
-#include "ipc/log.h"
+#include "base/log.h"
 #include "test.h"
 
 static const char *

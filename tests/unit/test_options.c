@@ -1,5 +1,5 @@
 /*
- * test_options.c - every setter of supervisor/options.c: for each rule a
+ * test_options.c - every setter of api/options*.c: for each rule a
  * good and a bad value, the code returned and a message that names the
  * option and the rule; the previous value survives a failed call; the
  * cross-field checks of opt_check(); opt_copy() independence; invalid
@@ -18,7 +18,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "supervisor/config.h"
+#include "api/api.h"
 #include "test.h"
 
 /* call must fail with code; the message names opt and contains rule. */

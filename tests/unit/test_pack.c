@@ -14,6 +14,7 @@
 
 #include "test.h"
 #include "ipc/ipc.h"
+#include "api/api.h"
 #include "publisher/publisher.h"
 
 static char	 model[16] = "A100";

@@ -11,7 +11,7 @@
 
 #include "test.h"
 #include "policy/policy.h"
-#include "supervisor/config.h"
+#include "api/api.h"
 
 static void
 check_table(const char *what, const struct pol_rule *t, size_t n)

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "test.h"
+#include "api/api.h"
 #include "publisher/publisher.h"
 
 static struct kp_attribute	 attrs[40];

@@ -23,7 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ipc/log.h"
+#include "base/log.h"
 #include "publisher/publisher.h"
 
 #define BURST_THREADS	4

@@ -30,7 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ipc/log.h"
+#include "base/log.h"
 #include "rpc/rpc.h"
 
 #define MAX_UIDS	16
@@ -247,12 +247,12 @@ static const struct rpc_method methods[] = {
 	{ "/test.Echo/Stream", 1, 0, stream, NULL, format_text, format_text },
 };
 
-static const struct rpc_interceptor unary[] = {
+static const struct interceptor unary[] = {
 	{ trace, "A" },
 	{ trace, "B" },
 };
 
-static const struct rpc_interceptor streamic[] = {
+static const struct interceptor streamic[] = {
 	{ trace, "S" },
 };
 

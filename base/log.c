@@ -10,8 +10,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ipc/log.h"
-#include "ipc/utf8.h"
+#include "base/log.h"
+#include "base/utf8.h"
 #include "ipc.pb-c.h"
 
 static int		 log_verbosity;

@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "ipc/utf8.h"
+#include "base/utf8.h"
 
 /*
  * Length of the well-formed UTF-8 character at s (at most len bytes), or 0

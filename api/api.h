@@ -1,66 +1,33 @@
 /*
- * config.h - struct kp_options: every option of the plugin, validated by
- * the setters in options.c, options_kube.c, options_sockets.c and
- * options_policy.c. kp_start() copies it into the supervisor; the
- * children inherit that copy through fork (no configuration crosses IPC).
+ * api.h - the driver-side library: what runs in the driver's own process
+ * (the option setters, kp_start/kp_stop, kp_publish_resources and the
+ * status calls, validation and packing of the driver's resources). It has
+ * the driver's privileges and no sandbox; it talks to the supervisor over
+ * one socketpair (struct kp_plugin's chan).
  */
-#ifndef KP_CONFIG_H
-#define KP_CONFIG_H
+#ifndef KP_API_H
+#define KP_API_H
 
+#include <pthread.h>
 #include <stdint.h>
-#include <sys/types.h>
 
 #include "kubeletplugin.h"
-#include "rpc/rpc.h"
-#include "policy/policy.h"
+#include "base/config.h"
+#include "base/names.h"
+#include "ipc/ipc.h"
 
-#define KP_OPTIONS_MAGIC	0x6b706f70u	/* "kpop" */
-#define KP_MAX_INTERCEPTORS	16
-#define KP_MAX_PEER_UIDS	16
-#define KP_SUN_PATH_MAX		107	/* sun_path less the NUL */
+#define KP_PLUGIN_MAGIC		0x6b70706cu	/* "kppl" */
 
-enum kp_kube_mode {
-	KP_KUBE_NONE = 0,
-	KP_KUBE_IN_CLUSTER = 1,
-	KP_KUBE_KUBECONFIG = 2
-};
-
-struct kp_options {
-	uint32_t		 magic;
-	char			*driver_name;
-	char			*node_name;
-	char			*node_uid;
-
-	enum kp_kube_mode	 kube_mode;
-	char			*kubeconfig;	/* absolute path */
-	char			*kube_context;	/* NULL: current-context */
-	double			 kube_qps;
-	int			 kube_burst;
-
-	char			*kubelet_plugin_socket_path;
-	char			*plugin_socket_path;
-	int			 plugin_listener;	/* -1: none */
-	char			*registrar_socket_path;
-	int			 registrar_listener;	/* -1: none */
-	unsigned int		 socket_mode;
-	uid_t			 peer_uids[KP_MAX_PEER_UIDS];
-	size_t			 n_peer_uids;
-	int			 peer_uids_set;	/* first call replaces 0 */
-
-	int			 v1alpha4, v1beta1, v1;
-	int			 grpc_verbosity;
-	int			 log_verbosity;
-	kp_log_fn		 log_fn;
-	void			*log_user;
-	struct rpc_interceptor	 unary[KP_MAX_INTERCEPTORS];
-	size_t			 n_unary;
-	struct rpc_interceptor	 stream[KP_MAX_INTERCEPTORS];
-	size_t			 n_stream;
-	int			 serialize;
-	int			 workers;
-	struct policy_opts	 policy;	/* options_policy.c */
-
-	char			 errbuf[KP_ERROR_SIZE];
+/* The driver process's handle. */
+struct kp_plugin {
+	uint32_t	 magic;
+	pid_t		 sup_pid;
+	struct ipc_chan	 chan;
+	pthread_mutex_t	 lock;	/* the driver may call from threads */
+	int		 has_kube;
+	int		 has_node;
+	unsigned	 owed;	/* answers to timed-out requests */
+	char		 errbuf[KP_ERROR_SIZE];
 };
 
 /* How each option names itself in messages: setter (Go option). */
@@ -106,4 +73,42 @@ int	opt_errno_code(int);
 int	opt_set_string(struct kp_options *, const char *, char **,
 	    const char *);
 
-#endif /* KP_CONFIG_H */
+/* options_policy.c */
+void	pol_opts_init(struct policy_opts *);
+
+/* advertise.c */
+void	opt_advertise(struct kp_options *);
+
+/* api.c */
+int	sup_threads(void);
+
+/* validate.c: the API server's rules, applied in the driver process. */
+int	validate_resources(const struct kp_resources *, char *, size_t);
+
+/* Limits and rule texts that validate.c and validate_names.c share. */
+#define VAL_MAX_LABEL		NAME_MAX_LABEL
+#define VAL_MAX_SUBDOMAIN	NAME_MAX_SUBDOMAIN
+#define VAL_R_SUBDOMAIN	"must be a DNS subdomain (lower case " \
+			"alphanumerics, '-' and '.', alphanumeric at both " \
+			"ends)"
+#define VAL_R_LABEL	"must be a DNS label (lower case " \
+			"alphanumerics and '-', alphanumeric at both ends)"
+
+/* validate_names.c */
+const char *val_key_why(const char *);
+const char *val_label_key_why(const char *);
+const char *val_label_value_why(const char *);
+
+/* validate_value.c */
+int	validate_quantity(const char *);
+int	validate_semver(const char *);
+const char *val_quantity_why(const char *);
+
+/*
+ * pack.c: struct kp_resources -> a Kpipc__Publish tree (driver side), to
+ * send with ipc_send(); pack_free() frees what pack_resources() built.
+ */
+int	pack_resources(const struct kp_resources *, Kpipc__Publish **);
+void	pack_free(Kpipc__Publish *);
+
+#endif /* KP_API_H */

@@ -22,7 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "supervisor/config.h"
+#include "api/api.h"
 
 /*
  * A value as messages show it: quoted, control and non-ASCII bytes as
@@ -492,7 +492,7 @@ kp_log_callback(struct kp_options *opts, kp_log_fn fn, void *user)
 
 static int
 add_interceptor(struct kp_options *opts, const char *what,
-    struct rpc_interceptor *list, size_t *n, kp_interceptor_fn fn,
+    struct interceptor *list, size_t *n, kp_interceptor_fn fn,
     void *user)
 {
 	if (fn == NULL)

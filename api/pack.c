@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "publisher/publisher.h"
+#include "api/api.h"
 
 #define CHUNK_SIZE	(64u * 1024)
 #define ALIGN		(sizeof(max_align_t))

@@ -7,8 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "api/api.h"
 #include "policy/policy.h"
-#include "supervisor/config.h"
 
 #define O_SB_MODE	"kp_sandbox_mode (beyond upstream)"
 #define O_SB_CAP	"kp_sandbox_capability (beyond upstream)"

@@ -11,7 +11,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "supervisor/config.h"
+#include "api/api.h"
 
 /*
  * The rules every socket path follows: set, absolute, naming a file, short

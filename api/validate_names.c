@@ -7,8 +7,8 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "ipc/utf8.h"
-#include "publisher/publisher.h"
+#include "base/utf8.h"
+#include "api/api.h"
 
 #define MAX_CID		32		/* DeviceMaxIDLength */
 #define MAX_DOMAIN	63		/* DeviceMaxDomainLength */
@@ -27,41 +27,6 @@ static int
 is_alnum(int c)
 {
 	return (is_alnum_lower(c) || (c >= 'A' && c <= 'Z'));
-}
-
-/* [a-z0-9]([-a-z0-9]*[a-z0-9])?, no length limit. */
-int
-val_is_label(const char *s, size_t n)
-{
-	size_t	 i;
-
-	if (n == 0 || !is_alnum_lower(s[0]) || !is_alnum_lower(s[n - 1]))
-		return (0);
-	for (i = 1; i + 1 < n; i++)
-		if (!is_alnum_lower(s[i]) && s[i] != '-')
-			return (0);
-	return (1);
-}
-
-/* IsDNS1123Subdomain: <= 253, labels joined by '.'. */
-int
-val_is_subdomain(const char *s, size_t n)
-{
-	const char	*dot;
-	size_t		 part;
-
-	if (n > VAL_MAX_SUBDOMAIN)
-		return (0);
-	for (;;) {
-		dot = memchr(s, '.', n);
-		part = dot != NULL ? (size_t)(dot - s) : n;
-		if (!val_is_label(s, part))
-			return (0);
-		if (dot == NULL)
-			return (1);
-		s += part + 1;
-		n -= part + 1;
-	}
 }
 
 /* ([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9] */
@@ -118,7 +83,7 @@ domain_why(const char *s, size_t n)
 		} else
 			return ("the domain " VAL_R_SUBDOMAIN);
 	}
-	return (val_is_subdomain(low, k) ? NULL :
+	return (name_is_subdomain(low, k) ? NULL :
 	    "the domain " VAL_R_SUBDOMAIN);
 }
 
@@ -165,7 +130,7 @@ val_label_key_why(const char *s)
 			return ("must be [prefix/]name with one '/' at most");
 		if (slash == s)
 			return ("the prefix must not be empty");
-		if (!val_is_subdomain(s, slash - s))
+		if (!name_is_subdomain(s, slash - s))
 			return ("the prefix " VAL_R_SUBDOMAIN);
 		name = slash + 1;
 	}

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "supervisor/config.h"
+#include "api/api.h"
 
 int
 kp_kube_client_in_cluster(struct kp_options *opts)

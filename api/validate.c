@@ -42,8 +42,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ipc/utf8.h"
-#include "publisher/publisher.h"
+#include "base/utf8.h"
+#include "api/api.h"
 
 #define MAX_POOLS	4096		/* ipc_check_resources */
 #define MAX_DEVICES	128		/* ResourceSliceMaxDevices */
@@ -214,7 +214,7 @@ check_device(struct vctx *v, const struct kp_device *d)
 
 	if (d->name == NULL)
 		return (vfail(v, "name is NULL"));
-	if (strlen(d->name) > VAL_MAX_LABEL || !val_is_label(d->name,
+	if (strlen(d->name) > VAL_MAX_LABEL || !name_is_label(d->name,
 	    strlen(d->name)))
 		return (vfail(v, "name: %s", strlen(d->name) > VAL_MAX_LABEL ?
 		    "must be no more than 63 characters" : VAL_R_LABEL));
@@ -371,7 +371,7 @@ check_requirement(struct vctx *v, const char *f,
 	if (!field && (why = val_label_key_why(q->key)) != NULL)
 		return (vfail(v, "%s: key %s: %s", f, show(b, q->key), why));
 	for (i = 0; i < q->n_values; i++) {
-		why = field ? (val_is_subdomain(q->values[i],
+		why = field ? (name_is_subdomain(q->values[i],
 		    strlen(q->values[i])) ? NULL :
 		    "a node name " VAL_R_SUBDOMAIN) :
 		    val_label_value_why(q->values[i]);
@@ -421,7 +421,7 @@ check_pool_name(struct vctx *v, const char *name)
 	for (s = name;; s = slash + 1, part++) {
 		slash = strchr(s, '/');
 		n = slash != NULL ? (size_t)(slash - s) : strlen(s);
-		if (!val_is_subdomain(s, n))
+		if (!name_is_subdomain(s, n))
 			return (vfail(v, "name: part %zu %s", part,
 			    n == 0 ? "is empty" : VAL_R_SUBDOMAIN));
 		if (slash == NULL)

@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "publisher/publisher.h"
+#include "api/api.h"
 
 static size_t
 span_digits(const char *s)

@@ -4,7 +4,7 @@
  */
 #include <time.h>
 
-#include "ipc/clock.h"
+#include "base/clock.h"
 
 /* Move ts ms milliseconds later. */
 void

@@ -2,6 +2,10 @@
  * api.c - the driver-side entry points: kp_start, kp_stop,
  * kp_registration_status, kp_publish_resources. Each is a synchronous
  * request to the supervisor over the driver's socketpair.
+ *
+ * Runs in: the driver's process, with the driver's privileges and no
+ * sandbox (api/ is everything that runs there: setters, kp_start,
+ * validation and packing of the driver's resources).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -16,8 +20,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "ipc/log.h"
-#include "publisher/publisher.h"
+#include "base/log.h"
+#include "api/api.h"
 #include "supervisor/supervisor.h"
 
 static int	plugin_fail(struct kp_plugin *, int, const char *, ...)
@@ -66,6 +70,7 @@ start_checks(struct kp_options *opts, const struct kp_hooks *hooks)
 
 	if ((r = opt_check(opts)) != 0)
 		return (r);
+	opt_advertise(opts);
 	if (hooks == NULL || hooks->prepare == NULL ||
 	    hooks->unprepare == NULL)
 		return (opt_fail(opts, KP_EINVAL, "kp_start: hooks: prepare "

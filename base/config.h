@@ -1,0 +1,115 @@
+/*
+ * config.h - struct kp_options: every option of the plugin, validated by
+ * the setters in api/ (the driver process). kp_start() copies it into the
+ * supervisor; the children inherit that copy through fork (no
+ * configuration crosses IPC). Every process reads it, so it sits in base/
+ * and names nothing of a role: the interceptor and policy types it holds
+ * are defined here, and the supported_versions the registrar advertises
+ * are computed once by kp_start() (api/advertise.c).
+ *
+ * Runs in: every process (base/ is linked into all of them and includes
+ * nothing above it).
+ */
+#ifndef KP_CONFIG_H
+#define KP_CONFIG_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "kubeletplugin.h"
+
+#define KP_OPTIONS_MAGIC	0x6b706f70u	/* "kpop" */
+#define KP_MAX_INTERCEPTORS	16
+#define KP_MAX_PEER_UIDS	16
+#define KP_SUN_PATH_MAX		107	/* sun_path less the NUL */
+
+/* Process roles; the order is the supervisor's role table order. */
+enum kp_role {
+	ROLE_NODESERVER = 0,
+	ROLE_REGISTRAR = 1,
+	ROLE_PUBLISHER = 2,
+	ROLE_COUNT = 3,
+	ROLE_DRIVER = 4,
+	ROLE_SUPERVISOR = 5
+};
+
+/* One interceptor as added (rpc/ runs them; kp_interceptor_fn is the
+ * public type). */
+struct interceptor {
+	kp_interceptor_fn	 fn;
+	void			*user;
+};
+
+#define POL_MAX_SYSCALLS	64	/* nodeserver extras */
+#define POL_MAX_PATHS		16	/* hidden paths */
+#define POL_PATH_MAX		256	/* bytes of a hidden path, NUL incl. */
+#define POL_TOKEN_DIR		"/var/run/secrets/kubernetes.io/serviceaccount"
+
+/* The policy options (api/options_policy.c; applied by policy/).
+ * Fixed-size on purpose: opt_copy() copies them with the struct, nothing
+ * to free. */
+struct policy_opts {
+	int		 mode;		/* enum kp_sandbox_mode */
+	uint64_t	 ns_caps;	/* bit n: nodeserver keeps cap n */
+	int		 ns_syscalls[POL_MAX_SYSCALLS];	/* native numbers */
+	size_t		 n_ns_syscalls;
+	char		 hidden[POL_MAX_PATHS][POL_PATH_MAX];
+	size_t		 n_hidden;
+	struct {
+		uid_t	 uid;
+		gid_t	 gid;
+		int	 set;
+	}		 user[ROLE_COUNT];
+};
+
+/* supported_versions entries: v1, v1beta1, v1alpha4's two. */
+#define KP_MAX_ADVERTISED	8
+
+enum kp_kube_mode {
+	KP_KUBE_NONE = 0,
+	KP_KUBE_IN_CLUSTER = 1,
+	KP_KUBE_KUBECONFIG = 2
+};
+
+struct kp_options {
+	uint32_t		 magic;
+	char			*driver_name;
+	char			*node_name;
+	char			*node_uid;
+
+	enum kp_kube_mode	 kube_mode;
+	char			*kubeconfig;	/* absolute path */
+	char			*kube_context;	/* NULL: current-context */
+	double			 kube_qps;
+	int			 kube_burst;
+
+	char			*kubelet_plugin_socket_path;
+	char			*plugin_socket_path;
+	int			 plugin_listener;	/* -1: none */
+	char			*registrar_socket_path;
+	int			 registrar_listener;	/* -1: none */
+	unsigned int		 socket_mode;
+	uid_t			 peer_uids[KP_MAX_PEER_UIDS];
+	size_t			 n_peer_uids;
+	int			 peer_uids_set;	/* first call replaces 0 */
+
+	int			 v1alpha4, v1beta1, v1;
+	int			 grpc_verbosity;
+	int			 log_verbosity;
+	kp_log_fn		 log_fn;
+	void			*log_user;
+	struct interceptor	 unary[KP_MAX_INTERCEPTORS];
+	size_t			 n_unary;
+	struct interceptor	 stream[KP_MAX_INTERCEPTORS];
+	size_t			 n_stream;
+	int			 serialize;
+	int			 workers;
+	struct policy_opts	 policy;	/* options_policy.c */
+	/* Filled by kp_start() from v1/v1beta1/v1alpha4 (advertise.c). */
+	const char		*advertised[KP_MAX_ADVERTISED];
+	size_t			 n_advertised;
+
+	char			 errbuf[KP_ERROR_SIZE];
+};
+
+#endif /* KP_CONFIG_H */

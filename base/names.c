@@ -1,0 +1,77 @@
+/*
+ * names.c - DNS labels and subdomains (IsDNS1123Label/Subdomain of
+ * k8s.io/apimachinery) and the claim UID rule. Runs in every process that
+ * links it; pure functions, no state.
+ */
+#include <string.h>
+
+#include "base/names.h"
+
+static int
+is_alnum_lower(int c)
+{
+	return ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'));
+}
+
+static int
+is_alnum(int c)
+{
+	return (is_alnum_lower(c) || (c >= 'A' && c <= 'Z'));
+}
+
+/* [a-z0-9]([-a-z0-9]*[a-z0-9])?, no length limit. */
+int
+name_is_label(const char *s, size_t n)
+{
+	size_t	 i;
+
+	if (n == 0 || !is_alnum_lower(s[0]) || !is_alnum_lower(s[n - 1]))
+		return (0);
+	for (i = 1; i + 1 < n; i++)
+		if (!is_alnum_lower(s[i]) && s[i] != '-')
+			return (0);
+	return (1);
+}
+
+/* IsDNS1123Subdomain: <= 253, labels joined by '.'. */
+int
+name_is_subdomain(const char *s, size_t n)
+{
+	const char	*dot;
+	size_t		 part;
+
+	if (n > NAME_MAX_SUBDOMAIN)
+		return (0);
+	for (;;) {
+		dot = memchr(s, '.', n);
+		part = dot != NULL ? (size_t)(dot - s) : n;
+		if (!name_is_label(s, part))
+			return (0);
+		if (dot == NULL)
+			return (1);
+		s += part + 1;
+		n -= part + 1;
+	}
+}
+
+/*
+ * A claim UID as hooks get it. The API server makes UUIDs; kubelet passes
+ * on whatever the claim says, and drivers put UIDs into file names (CDI
+ * specs, checkpoints), so anything that could name a directory entry
+ * other than a plain file of its own ("", ".", "..", "...", a leading
+ * dot, '/', controls) is refused.
+ */
+int
+name_is_claim_uid(const char *s, size_t n)
+{
+	size_t	 i;
+
+	if (n == 0 || n > NAME_MAX_UID || !is_alnum(s[0]) ||
+	    !is_alnum(s[n - 1]))
+		return (0);
+	for (i = 1; i + 1 < n; i++)
+		if (!is_alnum(s[i]) && s[i] != '-' && s[i] != '_' &&
+		    s[i] != '.')
+			return (0);
+	return (1);
+}

@@ -1,0 +1,26 @@
+/*
+ * names.h - the Kubernetes name rules that more than one process applies:
+ * the driver process (option setters, kp_publish_resources), the
+ * nodeserver (claims in kubelet's requests) and the supervisor (claim
+ * look-ups from the nodeserver). One implementation, so the rules agree:
+ * a claim the nodeserver accepts must never get it killed by the
+ * supervisor's check of the same strings.
+ */
+#ifndef KP_NAMES_H
+#define KP_NAMES_H
+
+#include <stddef.h>
+
+#define NAME_MAX_LABEL		63
+#define NAME_MAX_SUBDOMAIN	253
+#define NAME_MAX_UID		128
+
+#define NAME_R_UID	"at most 128 letters, digits, '-', '_' or '.', " \
+			"starting and ending with a letter or digit"
+
+/* names.c: each returns 1 if s[0..n) follows the rule, else 0. */
+int	name_is_label(const char *, size_t);
+int	name_is_subdomain(const char *, size_t);
+int	name_is_claim_uid(const char *, size_t);
+
+#endif /* KP_NAMES_H */

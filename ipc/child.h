@@ -1,0 +1,41 @@
+/*
+ * child.h - what the supervisor hands a child at fork, and the entry point
+ * of each role (relayd's proc.h). The supervisor knows a role only by
+ * these: it includes no role's header.
+ */
+#ifndef KP_CHILD_H
+#define KP_CHILD_H
+
+#include "kubeletplugin.h"
+#include "base/config.h"
+#include "ipc/ipc.h"
+
+/* Exit codes of children: why a child ended (cf. OpenSSH mm_reap). */
+enum kp_exit {
+	KP_EXIT_OK = 0,		/* asked to stop */
+	KP_EXIT_START = 1,	/* start failed; StartFailed was sent */
+	KP_EXIT_IPC = 2,	/* the supervisor went away */
+	KP_EXIT_SERVE = 3	/* serving failed */
+};
+
+/* What a child's main function gets; it owns ctl and logfd. */
+struct child_env {
+	const struct kp_options	*cfg;
+	const struct kp_hooks	*hooks;
+	struct ipc_chan		 ctl;
+	int			 logfd;
+	int			 listen_fd;	/* -1 for the publisher */
+};
+
+/* The role mains, one per role folder (registrar/registrar.c,
+ * nodeserver/nodeserver.c, publisher/publisher.c). Each returns the
+ * child's exit code (enum kp_exit). */
+int	registrar_main(struct child_env *);
+int	nodeserver_main(struct child_env *);
+int	publisher_main(struct child_env *);
+
+/* child.c */
+int	child_start_fail(struct child_env *, int, const char *, ...)
+	    KP_PRINTF(3, 4);
+
+#endif /* KP_CHILD_H */
