@@ -9,6 +9,7 @@
 #include "publisher/publisher.h"
 
 #define PUB_CLAIMS_QUEUE	64	/* look-ups waiting at most */
+#define PUB_CLAIMS_WAIT_MS	10000	/* for discovery, at start */
 #define PUB_CLAIMS_THREADS	4	/* look-ups at once: one slow claim
 					 * does not hold up the others */
 
@@ -23,7 +24,8 @@ struct pub {
 	volatile int		 quit;
 	pthread_mutex_t		 lock;		/* below, and the controller */
 	pthread_cond_t		 cond;
-	int			 discovered;
+	int			 discovered;	/* controller started */
+	int			 have_version;	/* discovery done */
 	struct slice_ctl	*ctl;
 	Kpipc__Msg		*desired_msg;
 	const Kpipc__Publish	*desired;

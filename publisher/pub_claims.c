@@ -46,15 +46,22 @@ serve_one(struct pub *p, const Kpipc__ClaimGet *g)
 {
 	Kpipc__Msg		 m = KPIPC__MSG__INIT;
 	Kpipc__ClaimReply	 r = KPIPC__CLAIM_REPLY__INIT;
+	struct timespec		 until;
 	enum kube_version	 v;
 	int			 ok;
 
+	/* A publisher that just (re)started answers once discovery is
+	 * done, within a bounded wait, rather than failing the claim. */
+	ts_deadline(&until, CLOCK_REALTIME, PUB_CLAIMS_WAIT_MS);
 	pthread_mutex_lock(&p->lock);
-	ok = p->discovered;
+	while (!p->have_version && !p->quit && pthread_cond_timedwait(
+	    &p->cond, &p->lock, &until) != ETIMEDOUT)
+		;
+	ok = p->have_version;
 	v = p->version;
 	pthread_mutex_unlock(&p->lock);
 	if (!ok) {
-		reply_error(p, g, KP_EKUBE, "API server not reachable yet");
+		reply_error(p, g, KP_EKUBE, "API server not reachable for 10 s");
 		return;
 	}
 	claims_get(p->http, v, p->driver, g, &r);

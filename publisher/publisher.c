@@ -77,6 +77,12 @@ pub_start_thread(void *arg)
 	if (p->quit)
 		return (NULL);
 	pub_set_error(p, "");
+	/* Claim look-ups need only the version, not the controller's first
+	 * LIST: let them go ahead now. */
+	pthread_mutex_lock(&p->lock);
+	p->have_version = 1;
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
 	log_info(1, "using resource.k8s.io/%s",
 	    disc_version_name(p->version));
 	memset(&sc, 0, sizeof(sc));

@@ -28,9 +28,9 @@ relay_reg_status(struct sup *sup, const Kpipc__RegStatus *rs)
 	snprintf(sup->reg_error, sizeof(sup->reg_error), "%s", rs->error);
 }
 
-/* Token bucket for claim look-ups from the nodeserver. */
-static int
-claim_allowed(struct sup *sup)
+/* Refill the token bucket for claim look-ups from the nodeserver. */
+static void
+claim_refill(struct sup *sup)
 {
 	long long	 ms = -ts_ms_until(&sup->claim_refill);
 
@@ -38,10 +38,6 @@ claim_allowed(struct sup *sup)
 	sup->claim_tokens += ms * KP_CLAIM_QPS / 1000.0;
 	if (sup->claim_tokens > KP_CLAIM_BURST)
 		sup->claim_tokens = KP_CLAIM_BURST;
-	if (sup->claim_tokens < 1.0)
-		return (0);
-	sup->claim_tokens -= 1.0;
-	return (1);
 }
 
 /* Answer the nodeserver's look-up g (its id and claim) with an error. */
@@ -65,6 +61,99 @@ claim_error(struct sup *sup, struct child *ns, const struct sup_claim *g,
 	sup_queue(sup, ns, &m);
 }
 
+/* Send a waiting look-up to the publisher under our own id. */
+static void
+claim_send(struct sup *sup, struct sup_claim *e)
+{
+	Kpipc__Msg	 m = KPIPC__MSG__INIT;
+	Kpipc__ClaimGet	 g = KPIPC__CLAIM_GET__INIT;
+
+	g.id = e->id;
+	g.namespace_ = e->namespace_;
+	g.name = e->name;
+	g.uid = e->uid;
+	m.m_case = KPIPC__MSG__M_CLAIM_GET;
+	m.claim_get = &g;
+	e->sent = 1;
+	sup_queue(sup, &sup->children[ROLE_PUBLISHER], &m);
+}
+
+/*
+ * Look-ups that wait here: for a token (the rate limit guards the
+ * publisher against a flooding nodeserver) or for a publisher that is
+ * starting or restarting. They go out in arrival order as soon as both
+ * are there, and fail only after KP_CLAIM_WAIT_MS, so a publisher crash
+ * or a burst of pods costs kubelet latency, not errors. Look-ups of a
+ * nodeserver that died meanwhile are dropped.
+ */
+void
+relay_claims_tick(struct sup *sup)
+{
+	struct child		*ns = &sup->children[ROLE_NODESERVER];
+	struct child		*pub = &sup->children[ROLE_PUBLISHER];
+	struct sup_claim	*e, *first;
+	size_t			 i;
+
+	claim_refill(sup);
+	for (;;) {
+		first = NULL;
+		for (i = 0; i < KP_CLAIMS_INFLIGHT; i++) {
+			e = &sup->claims[i];
+			if (e->id == 0 || e->sent)
+				continue;
+			if (e->ns_pid != ns->pid) {
+				memset(e, 0, sizeof(*e));
+				continue;
+			}
+			if (ts_ms_until(&e->wait_until) <= 0) {
+				claim_error(sup, ns, e, pub->state ==
+				    CS_READY ? KP_EBUSY : KP_ENOCLIENT,
+				    pub->state == CS_READY ? "claim look-ups "
+				    "rate-limited for 10 s; retry" :
+				    "publisher not running for 10 s");
+				memset(e, 0, sizeof(*e));
+				continue;
+			}
+			if (first == NULL || e->id < first->id)
+				first = e;
+		}
+		if (first == NULL || pub->state != CS_READY ||
+		    sup->claim_tokens < 1.0)
+			return;
+		sup->claim_tokens -= 1.0;
+		claim_send(sup, first);
+	}
+}
+
+/* Milliseconds until relay_claims_tick() has work; -1: none. */
+long long
+relay_claims_next_ms(struct sup *sup)
+{
+	const struct sup_claim	*e;
+	long long		 t = -1, d;
+	size_t			 i;
+
+	for (i = 0; i < KP_CLAIMS_INFLIGHT; i++) {
+		e = &sup->claims[i];
+		if (e->id == 0 || e->sent)
+			continue;
+		d = ts_ms_until(&e->wait_until);
+		if (sup->children[ROLE_PUBLISHER].state == CS_READY) {
+			/* the next token */
+			long long tok = (long long)((1.0 - sup->claim_tokens) *
+			    1000.0 / KP_CLAIM_QPS) + 1;
+
+			if (tok < d)
+				d = tok;
+		}
+		if (d < 0)
+			d = 0;
+		if (t < 0 || d < t)
+			t = d;
+	}
+	return (t);
+}
+
 void
 relay_claim_get(struct sup *sup, Kpipc__Msg *m)
 {
@@ -81,13 +170,9 @@ relay_claim_get(struct sup *sup, Kpipc__Msg *m)
 	snprintf(ask.namespace_, sizeof(ask.namespace_), "%s", g->namespace_);
 	snprintf(ask.name, sizeof(ask.name), "%s", g->name);
 	snprintf(ask.uid, sizeof(ask.uid), "%s", g->uid);
-	if (!claim_allowed(sup)) {
-		claim_error(sup, ns, &ask, KP_EBUSY, "claim look-ups are "
-		    "rate-limited; retry");
-		return;
-	}
-	if (pub->state != CS_READY) {
-		claim_error(sup, ns, &ask, KP_ENOCLIENT, "publisher not running");
+	if (!pub->enabled) {
+		claim_error(sup, ns, &ask, KP_ENOCLIENT, "no Kubernetes "
+		    "access configured");
 		return;
 	}
 	for (i = 0; i < KP_CLAIMS_INFLIGHT && e == NULL; i++)
@@ -100,8 +185,9 @@ relay_claim_get(struct sup *sup, Kpipc__Msg *m)
 	}
 	*e = ask;
 	e->id = ++sup->next_claim_id;
-	g->id = e->id;
-	sup_queue(sup, pub, m);
+	clock_gettime(CLOCK_MONOTONIC, &e->wait_until);
+	ts_after_ms(&e->wait_until, KP_CLAIM_WAIT_MS);
+	relay_claims_tick(sup);
 }
 
 static struct sup_claim *
@@ -141,19 +227,23 @@ relay_claim_reply(struct sup *sup, struct child *pub, Kpipc__Msg *m)
 	memset(e, 0, sizeof(*e));
 }
 
+/*
+ * The publisher died: the look-ups it had are asked again of the next one
+ * (a GET is idempotent), within their wait budget from now.
+ */
 void
 relay_claims_abort(struct sup *sup)
 {
-	struct child	*ns = &sup->children[ROLE_NODESERVER];
-	size_t		 i;
+	struct sup_claim	*e;
+	size_t			 i;
 
 	for (i = 0; i < KP_CLAIMS_INFLIGHT; i++) {
-		if (sup->claims[i].id == 0)
+		e = &sup->claims[i];
+		if (e->id == 0 || !e->sent)
 			continue;
-		if (sup->claims[i].ns_pid == ns->pid)
-			claim_error(sup, ns, &sup->claims[i], KP_EKUBE,
-			    "publisher restarted during the look-up; retry");
-		memset(&sup->claims[i], 0, sizeof(sup->claims[i]));
+		e->sent = 0;
+		clock_gettime(CLOCK_MONOTONIC, &e->wait_until);
+		ts_after_ms(&e->wait_until, KP_CLAIM_WAIT_MS);
 	}
 }
 

@@ -240,6 +240,8 @@ sup_handle_child(struct sup *sup, struct child *c, Kpipc__Msg *m)
 		    (int)c->pid, c->restarts ? " (restarted)" : "");
 		if (c->role == ROLE_PUBLISHER && sup->desired != NULL)
 			sup_queue(sup, c, sup->desired);
+		if (c->role == ROLE_PUBLISHER)
+			relay_claims_tick(sup);	/* look-ups that waited */
 		if (sup->phase < PHASE_RUNNING)
 			sup_start_next(sup);
 		break;
@@ -433,6 +435,8 @@ sup_timeout(struct sup *sup)
 		if (d < t)
 			t = d;
 	}
+	if ((d = relay_claims_next_ms(sup)) >= 0 && d < t)
+		t = d;
 	return (t < 0 ? 0 : t > 1000 ? 1000 : (int)t);
 }
 
@@ -446,6 +450,8 @@ sup_timers(struct sup *sup)
 	    ts_ms_until(&sup->start_deadline) <= 0)
 		sup_fail_start(sup, KP_ETIMEDOUT, "plugin processes did not "
 		    "report ready within 30 s");
+	if (sup->phase == PHASE_RUNNING)
+		relay_claims_tick(sup);
 	for (i = 0; i < ROLE_COUNT; i++) {
 		c = &sup->children[i];
 		if (sup->phase == PHASE_STOPPING && c->pid > 0 &&

@@ -30,6 +30,8 @@
 #define KP_LOG_BURST		1000.0	/* and in bursts */
 #define KP_CLAIM_QPS		20.0	/* look-ups per second, and */
 #define KP_CLAIM_BURST		50.0	/* bursts, from the nodeserver */
+#define KP_CLAIM_WAIT_MS	10000	/* a look-up waits this long for a
+					 * token or a (re)started publisher */
 
 struct child {
 	enum kp_role		 role;
@@ -71,6 +73,9 @@ struct sup_claim {
 	uint64_t	 id;		/* ours, at the publisher; 0: free */
 	uint64_t	 ns_id;		/* the nodeserver's */
 	pid_t		 ns_pid;	/* the nodeserver that asked */
+	int		 sent;		/* 0: waiting here (for a token or
+					 * for the publisher) */
+	struct timespec	 wait_until;	/* while waiting */
 	char		 namespace_[64];	/* the claim, checked in */
 	char		 name[254];		/* the reply */
 	char		 uid[129];
@@ -132,6 +137,8 @@ void	relay_reg_status(struct sup *, const Kpipc__RegStatus *);
 void	relay_claim_get(struct sup *, Kpipc__Msg *);
 void	relay_claim_reply(struct sup *, struct child *, Kpipc__Msg *);
 void	relay_claims_abort(struct sup *);
+void	relay_claims_tick(struct sup *);
+long long relay_claims_next_ms(struct sup *);
 void	relay_publish(struct sup *, Kpipc__Msg *);
 void	relay_publish_status(struct sup *, const Kpipc__PublishStatus *);
 void	relay_publish_status_reply(struct sup *);

@@ -267,3 +267,32 @@ test('a slow claim look-up does not hold up another call', async (t) => {
   await Promise.all([a, b]);
   assert.deepEqual(order, ['fast', 'slow'], 'the second call was answered first');
 });
+
+// Issue 15: a publisher crash is invisible to kubelet. A look-up that
+// arrives while the publisher is down, or that the dead publisher had in
+// flight, waits for the next publisher instead of failing.
+test('claim look-ups during a publisher restart wait and succeed', async (t) => {
+  const { emu, drv, kubelet } = await setup(t);
+  const claims = [];
+  for (let i = 0; i < 6; i++) {
+    const c = { namespace: 'default', name: `during-${i}`, uid: randomUUID() };
+    emu.addClaim({ ...c, allocation: { results: [{ request: 'r', driver: DRIVER, pool: NODE, device: `dev-${i}` }] } });
+    claims.push(c);
+  }
+  // The first look-up is held at the API server, then the publisher dies
+  // with it in flight; the others arrive while it is down.
+  emu.inject({ method: 'GET', path: '*/resourceclaims/during-0', action: 'delay', delayMs: 1500, times: 1 });
+  const before = roles(drv.proc.pid).publisher;
+  const first = kubelet.nodePrepareResources(DRIVER, [claims[0]], { timeoutMs: 45000 });
+  await sleep(300);
+  process.kill(before, 'SIGKILL');
+  const rest = claims.slice(1).map((c) => kubelet.nodePrepareResources(DRIVER, [c], { timeoutMs: 45000 }));
+  const all = await Promise.all([first, ...rest]);
+  all.forEach((res, i) => assert.equal(res.claims[claims[i].uid].devices.length, 1));
+  for (let i = 0; i < claims.length; i++) {
+    await until(() => new RegExp(`ALLOC default/during-${i} results=1 r:node-1/dev-${i}`).test(drv.stderr));
+  }
+  const now = roles(drv.proc.pid).publisher;
+  assert.ok(now && now !== before, 'the publisher was restarted');
+  assert.doesNotMatch(drv.stderr, /publisher not running|restarted during the look-up/);
+});
