@@ -1,6 +1,6 @@
 /*
  * children.c - the role table, fork with fd hygiene, and restart backoff
- * (100 ms doubling to 30 s, reset after 60 s up).
+ * (100 ms doubling to 3.2 s, reset after 60 s up).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -215,12 +215,26 @@ child_reaped(struct sup *sup, struct child *c, int status)
 	c->state = CS_STOPPED;
 }
 
-/* Backoff: 100 ms doubling to 30 s; reset once a child ran 60 s. */
+/*
+ * Backoff: 100 ms doubling to 3.2 s; reset once a child ran 60 s. The cap
+ * is low on purpose: the listening sockets stay open while a child is
+ * down, so kubelet's calls queue in the backlog and are served by the next
+ * child; a long backoff would turn a crash storm into a lock-out. A storm
+ * (the cap reached) is reported once per storm.
+ */
 void
 child_schedule_restart(struct sup *sup, struct child *c)
 {
-	if (-ts_ms_until(&c->started) >= KP_HEALTHY_MS)
+	if (-ts_ms_until(&c->started) >= KP_HEALTHY_MS) {
 		c->backoff_ms = KP_BACKOFF_MIN_MS;
+		c->storm = 0;
+	}
+	if (c->backoff_ms >= KP_BACKOFF_MAX_MS && !c->storm) {
+		c->storm = 1;
+		log_errorx("%s is crash-looping (%d restarts): restarting it "
+		    "every %d ms until it stays up for %d s", c->name,
+		    c->restarts + 1, KP_BACKOFF_MAX_MS, KP_HEALTHY_MS / 1000);
+	}
 	clock_gettime(CLOCK_MONOTONIC, &c->restart_at);
 	ts_after_ms(&c->restart_at, c->backoff_ms);
 	log_info(1, "restarting %s in %d ms", c->name, c->backoff_ms);

@@ -23,7 +23,10 @@
 #define KP_STOP_GRACE_MS	5000
 #define KP_REQUEST_TIMEOUT_MS	10000
 #define KP_BACKOFF_MIN_MS	100
-#define KP_BACKOFF_MAX_MS	30000
+#define KP_BACKOFF_MAX_MS	3200	/* a crash loop restarts at most every
+					 * 3.2 s: a call kubelet makes meanwhile
+					 * waits in the socket's backlog, well
+					 * inside its 45 s deadline */
 #define KP_HEALTHY_MS		60000	/* up this long: backoff resets */
 #define KP_CLAIMS_INFLIGHT	64	/* look-ups at the publisher */
 #define KP_LOG_LPS		200.0	/* log lines a second from a child, */
@@ -47,6 +50,7 @@ struct child {
 	struct timespec		 restart_at;
 	int			 backoff_ms;
 	int			 restarts;
+	int			 storm;		/* crash loop reported */
 	double			 log_tokens;	/* log rate limit */
 	struct timespec		 log_refill;
 	unsigned long long	 log_dropped;

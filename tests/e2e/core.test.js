@@ -380,3 +380,34 @@ test('restarts back off: 100 ms, doubling', async (t) => {
   const delays = [...drv.stderr.matchAll(/restarting nodeserver in (\d+) ms/g)].map((m) => Number(m[1]));
   assert.deepEqual(delays, [100, 200, 400]);
 });
+
+// Issue 15: a crash storm cannot lock the plugin out: the backoff stops at
+// 3.2 s, the storm is reported once, and a call made while the nodeserver
+// is down waits in the socket's backlog and succeeds.
+test('a crash loop restarts at most every 3.2 s, is reported, and a call made meanwhile succeeds', async (t) => {
+  const { drv, sim, root } = await setup(t);
+  await sim.waitForDriver(DRIVER);
+  let prev = roles(drv.proc.pid).nodeserver;
+  for (let i = 0; i < 7; i++) {
+    process.kill(prev, 'SIGKILL');
+    prev = (await until(() => {
+      const now = roles(drv.proc.pid);
+      return now.nodeserver && now.nodeserver !== prev ? now : null;
+    }, 15000)).nodeserver;
+  }
+  const delays = [...drv.stderr.matchAll(/restarting nodeserver in (\d+) ms/g)].map((m) => Number(m[1]));
+  assert.deepEqual(delays, [100, 200, 400, 800, 1600, 3200, 3200]);
+  assert.equal([...drv.stderr.matchAll(/nodeserver is crash-looping/g)].length, 1, 'reported once');
+  // Kill once more and call at once from a new connection (kubelet's
+  // old one dies with the child): it waits in the backlog for the next
+  // child, 3.2 s later, and succeeds.
+  process.kill(prev, 'SIGKILL');
+  const fresh = new KubeletSim({ registryDir: root.registry, version: '1.34', retryInitialMs: 100 }).start();
+  t.after(() => fresh.stop());
+  await fresh.waitForDriver(DRIVER);
+  const c = { namespace: 'default', name: 'during-storm', uid: randomUUID() };
+  const t0 = Date.now();
+  const res = await fresh.nodePrepareResources(DRIVER, [c], { timeoutMs: 45000 });
+  assert.equal(res.claims[c.uid].devices.length, 1);
+  t.diagnostic(`served ${Date.now() - t0} ms after the kill`);
+});
