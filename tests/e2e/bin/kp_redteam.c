@@ -241,19 +241,21 @@ read_path(const char *path, char *buf, size_t size)
 	return (got);
 }
 
-/* Reads path and notes what came of it: the attack reading a file. */
+/* Reads path and notes what came of it: the attack reading a file. An
+ * empty read is no theft (a hidden file is /dev/null). */
 static void
 steal_file(struct res *r, const char *what, const char *path)
 {
 	static char	 buf[64 << 10];
 	ssize_t		 n;
 
-	if ((n = read_path(path, buf, sizeof(buf))) == -1) {
+	if ((n = read_path(path, buf, sizeof(buf))) == -1)
 		note(r, 0, "%s %s: %s", what, path, errtext(errno));
-		return;
-	}
-	note(r, 1, "read %zd bytes of %s %s (starts \"%.6s\")", n, what, path,
-	    buf);
+	else if (n == 0)
+		note(r, 0, "%s %s: read 0 bytes (empty or hidden)", what, path);
+	else
+		note(r, 1, "read %zd bytes of %s %s (starts \"%.6s\")", n,
+		    what, path, buf);
 }
 
 /* Simple syscall outcome: >= 0 worked, an EPERM/EACCES/ENOSYS (or also)
@@ -542,13 +544,17 @@ p_kubeconfig(const char *arg, struct res *r)
 	char			 dir[PATH_MAX], file[PATH_MAX * 2], *p, *v;
 	const char		*path;
 	size_t			 i, l;
+	ssize_t			 n;
 
 	if ((path = need("kubeconfig", r)) == NULL)
 		return;
-	if (read_path(path, kc, sizeof(kc)) == -1)
+	if ((n = read_path(path, kc, sizeof(kc))) == -1)
 		note(r, 0, "read kubeconfig %s: %s", path, errtext(errno));
+	else if (n == 0)
+		note(r, 0, "kubeconfig %s: read 0 bytes (empty or hidden)",
+		    path);
 	else {
-		note(r, 1, "read kubeconfig %s", path);
+		note(r, 1, "read kubeconfig %s (%zd bytes)", path, n);
 		snprintf(dir, sizeof(dir), "%s", path);
 		if ((p = strrchr(dir, '/')) != NULL)
 			*p = '\0';
@@ -571,17 +577,21 @@ p_kubeconfig(const char *arg, struct res *r)
 			steal_file(r, keys[i], path);
 }
 
-/* statpath-<key>: stat the target (what is visible). */
+/* statpath-<key>: stat the target (what is visible; /dev/null over it
+ * is hidden). */
 static void
 p_statpath(const char *arg, struct res *r)
 {
 	const char	*path;
-	struct stat	 st;
+	struct stat	 st, null;
 
 	if ((path = need(arg, r)) == NULL)
 		return;
 	if (fstatat(AT_FDCWD, path, &st, 0) == -1)
 		note(r, 0, "stat %s: %s", path, errtext(errno));
+	else if (S_ISCHR(st.st_mode) && stat("/dev/null", &null) == 0 &&
+	    st.st_rdev == null.st_rdev)
+		note(r, 0, "stat %s: /dev/null is over it (hidden)", path);
 	else
 		note(r, 1, "stat %s: mode %o uid %u size %lld", path,
 		    (unsigned)st.st_mode, (unsigned)st.st_uid,
