@@ -12,6 +12,8 @@ const ROOT = path.resolve(__dirname, '..', '..', '..');
 const BUILD = path.resolve(ROOT, process.env.KP_BUILD || 'build');
 const TESTDRIVER = path.join(BUILD, 'tests', 'kp_testdriver');
 const PCI_DRIVER = path.join(BUILD, 'examples', 'pci-driver');
+// The red-team driver (tests/e2e/bin/kp_redteam.c, redteam.test.js).
+const REDTEAM = path.join(BUILD, 'tests', 'kp_redteam');
 
 // A kubelet-like directory tree: plugins_registry and plugins/<driver>.
 function makeRoot(driver = 'test.example.com') {
@@ -195,6 +197,6 @@ function isAlive(pid) {
 }
 
 module.exports = {
-  ROOT, BUILD, TESTDRIVER, PCI_DRIVER, makeRoot, TestDriver, childrenOf, comm, procStatus,
+  ROOT, BUILD, TESTDRIVER, PCI_DRIVER, REDTEAM, makeRoot, TestDriver, childrenOf, comm, procStatus,
   roles, sleep, until, watchSockets, isAlive,
 };
