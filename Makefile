@@ -102,3 +102,11 @@ bench: build
 
 clean:
 	rm -rf $(BUILD) $(ASAN)
+
+# The example driver's container image, built offline with podman from
+# this machine's files (tools/image.sh; deploy/image/Containerfile).
+# IMAGE names it.
+IMAGE	?= localhost/kubeletplugin/pci-driver:0.1.0
+.PHONY: image
+image: build
+	@tools/image.sh $(BUILD) $(IMAGE)

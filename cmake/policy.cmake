@@ -8,6 +8,7 @@ endif()
 add_executable(kubeletplugin-policy
     ${CMAKE_SOURCE_DIR}/tools/kubeletplugin-policy.c)
 target_compile_options(kubeletplugin-policy PRIVATE ${KP_WARN})
-target_link_libraries(kubeletplugin-policy PRIVATE kubeletplugin)
+target_link_libraries(kubeletplugin-policy PRIVATE kubeletplugin
+    PkgConfig::JANSSON)
 set_target_properties(kubeletplugin-policy PROPERTIES
     RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tools)

@@ -1,30 +1,193 @@
 'use strict';
-// deploy/: every YAML file parses (Debian's /usr/bin/python3 with
-// python3-yaml: node has no YAML parser) and holds what a DRA kubelet
-// plugin needs; the seccomp profile is what the code exports today
-// (regenerate: build/tools/kubeletplugin-policy -o deploy/seccomp/kubeletplugin.json).
+// deploy/: the kustomize base, components and the example overlay render
+// (kubectl kustomize, kustomize v5) for the example driver and for a
+// renamed driver with other directories; the rendered objects validate
+// against Kubernetes' OpenAPI schemas (npm kubernetes-models, offline:
+// tests/e2e/lib/k8s-schema.mjs says which kinds are checked structurally
+// instead) and hold what a DRA kubelet plugin needs; the seccomp profile
+// and the SeccompProfile object are what the code exports today
+// (regenerate: build/tools/kubeletplugin-policy -o deploy/seccomp/kubeletplugin.json
+// and ... -f spo -o deploy/components/seccomp-spo/seccompprofile.yaml).
+// YAML is parsed by Debian's /usr/bin/python3 with python3-yaml.
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const { execFileSync } = require('node:child_process');
+const { execFileSync, spawnSync } = require('node:child_process');
 const fs = require('node:fs');
+const os = require('node:os');
 const path = require('node:path');
 const { ROOT, BUILD } = require('./lib/plugin');
 
 const DEPLOY = path.join(ROOT, 'deploy');
 const PY = '/usr/bin/python3';
-const DRIVER = 'pci.example.com';
+const POLICY = path.join(BUILD, 'tools', 'kubeletplugin-policy');
+const PLACEHOLDER = 'driver.example.com';
 
-// All documents of a YAML file, as JSON.
-function loadYaml(file) {
+function parseYaml(text) {
   const out = execFileSync(PY, ['-c',
-    'import json, sys, yaml\nprint(json.dumps([d for d in yaml.safe_load_all(open(sys.argv[1])) if d is not None]))', file]);
+    'import json, sys, yaml\nprint(json.dumps([d for d in yaml.safe_load_all(sys.stdin) if d is not None]))'],
+  { input: text });
   return JSON.parse(out.toString());
 }
+const loadYaml = (file) => parseYaml(fs.readFileSync(file));
 
-const yamlFiles = () => fs.readdirSync(DEPLOY).filter((f) => /\.ya?ml$/.test(f)).sort();
-const all = () => yamlFiles().flatMap((f) => loadYaml(path.join(DEPLOY, f)).map((d) => ({ ...d, file: f })));
+function yamlFiles(dir = DEPLOY) {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) return yamlFiles(p);
+    return /\.ya?ml$/.test(e.name) ? [p] : [];
+  }).sort();
+}
+
+// A kubectl (or kustomize) whose kustomize has components and
+// replacements: v5 (kubectl 1.27 and later). Debian 12's kubectl 1.20
+// embeds kustomize v2.0.3, which has neither.
+function findKustomize() {
+  const cands = [process.env.KP_KUBECTL, 'kubectl', 'kustomize'].filter(Boolean);
+  const seen = [];
+  for (const c of cands) {
+    const isKustomize = path.basename(c) === 'kustomize';
+    const r = spawnSync(c, isKustomize ? ['version'] : ['version', '--client'], { encoding: 'utf8' });
+    if (r.error) { seen.push(`${c}: not found`); continue; }
+    const m = /(?:Kustomize Version: |^)v?(\d+)\.(\d+)/m.exec(r.stdout);
+    if (m && Number(m[1]) >= 5) return { cmd: c, args: isKustomize ? ['build'] : ['kustomize'], version: m[0] };
+    seen.push(`${c}: kustomize ${m ? m[0] : 'version unknown'}`);
+  }
+  return { missing: `no kustomize v5 (kubectl 1.27+ or kustomize; Debian 12's kubectl 1.20 has kustomize v2.0.3, without components): ${seen.join('; ')}` };
+}
+const KUSTOMIZE = findKustomize();
+const needKustomize = KUSTOMIZE.missing ? { skip: KUSTOMIZE.missing } : {};
+
+function render(dir) {
+  const r = spawnSync(KUSTOMIZE.cmd, [...KUSTOMIZE.args, dir], { encoding: 'utf8' });
+  assert.equal(r.status, 0, `${KUSTOMIZE.cmd} kustomize ${dir}: ${r.stderr}`);
+  return parseYaml(r.stdout);
+}
 const byKind = (docs, kind) => docs.filter((d) => d.kind === kind);
+const one = (docs, kind) => {
+  const l = byKind(docs, kind);
+  assert.equal(l.length, 1, `one ${kind}`);
+  return l[0];
+};
+
+// A driver of someone else's, as a new user writes it: one overlay file.
+function renamedOverlay() {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kp-overlay-'));
+  const rel = (p) => path.relative(dir, path.join(DEPLOY, p));
+  fs.writeFileSync(path.join(dir, 'kustomization.yaml'), `apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+namespace: acme-gpu
+resources:
+- ${rel('base')}
+components:
+- ${rel('components/deviceclass-v1beta1')}
+configMapGenerator:
+- name: kubeletplugin-driver
+  behavior: merge
+  literals:
+  - driverName=gpu.acme.example
+  - kubeletDir=/var/snap/microk8s/common/var/lib/kubelet
+  - cdiDir=/etc/cdi
+images:
+- name: kubeletplugin-driver
+  newName: registry.acme.example/gpu-driver
+  newTag: "2.1"
+transformers:
+- ${rel('names')}
+`);
+  return dir;
+}
+
+// What every rendering must hold, whatever the names.
+function checkDeployment(docs, { driver, ns, kubeletDir, cdiDir, image }) {
+  const text = JSON.stringify(docs);
+  assert.ok(!text.includes(PLACEHOLDER), `placeholder ${PLACEHOLDER} left in the output`);
+  assert.equal(byKind(docs, 'ConfigMap').length, 0, 'the parameters ConfigMap is local-config');
+
+  const nsObj = one(docs, 'Namespace');
+  assert.equal(nsObj.metadata.name, ns);
+  assert.equal(nsObj.metadata.labels['pod-security.kubernetes.io/enforce'], 'privileged');
+  const sa = one(docs, 'ServiceAccount');
+  assert.equal(sa.metadata.namespace, ns);
+
+  const ds = one(docs, 'DaemonSet');
+  assert.equal(ds.metadata.namespace, ns);
+  const pod = ds.spec.template.spec;
+  const [c] = pod.containers;
+  assert.equal(c.image, image);
+  assert.equal(pod.priorityClassName, 'system-node-critical');
+  assert.equal(pod.serviceAccountName, sa.metadata.name);
+  const env = Object.fromEntries(c.env.filter((e) => 'value' in e).map((e) => [e.name, e.value]));
+  assert.deepEqual(env, { DRIVER_NAME: driver, KUBELET_DIR: kubeletDir, CDI_DIR: cdiDir });
+  assert.equal(c.env.find((e) => e.name === 'NODE_NAME').valueFrom.fieldRef.fieldPath, 'spec.nodeName');
+  for (const a of ['--driver-name=$(DRIVER_NAME)', '--in-cluster', '--kubelet-dir=$(KUBELET_DIR)', '--cdi-dir=$(CDI_DIR)']) {
+    assert.ok(c.args.includes(a), `args: ${a}`);
+  }
+  const host = Object.fromEntries(pod.volumes.filter((v) => v.hostPath).map((v) => [v.name, v.hostPath.path]));
+  const mounts = Object.fromEntries(c.volumeMounts.map((m) => [m.name, m.mountPath]));
+  assert.deepEqual(host, {
+    'plugins-registry': `${kubeletDir}/plugins_registry`,
+    'plugin-dir': `${kubeletDir}/plugins/${driver}`,
+    cdi: cdiDir,
+  });
+  for (const [n, p] of Object.entries(host)) assert.equal(mounts[n], p, `${p} mounted at the same path`);
+  const sc = c.securityContext;
+  assert.notEqual(sc.privileged, true, 'a privileged pod would run unconfined');
+  assert.equal(sc.readOnlyRootFilesystem, true);
+  assert.deepEqual(sc.capabilities.drop, ['ALL']);
+  assert.equal(sc.seccompProfile.type, 'Localhost');
+
+  const role = one(docs, 'ClusterRole');
+  const rule = (group, res) => role.rules.find((r) => r.apiGroups.includes(group) && r.resources.includes(res));
+  assert.deepEqual(rule('resource.k8s.io', 'resourceslices').verbs.slice().sort(),
+    ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch']);
+  assert.deepEqual(rule('', 'nodes').verbs, ['get']);
+  assert.ok(rule('resource.k8s.io', 'resourceclaims').verbs.includes('get'));
+  assert.ok(!role.rules.some((r) => r.verbs.includes('deletecollection')));
+  assert.equal(role.metadata.name, ns, 'cluster-scoped names follow the namespace');
+  const binding = one(docs, 'ClusterRoleBinding');
+  assert.equal(binding.metadata.name, ns);
+  assert.equal(binding.roleRef.name, role.metadata.name);
+  assert.deepEqual(binding.subjects[0], { kind: 'ServiceAccount', name: sa.metadata.name, namespace: ns });
+
+  const vap = one(docs, 'ValidatingAdmissionPolicy');
+  assert.equal(vap.metadata.name, ns);
+  assert.equal(vap.metadata.namespace, undefined, 'cluster-scoped');
+  assert.equal(vap.spec.failurePolicy, 'Fail');
+  const rr = vap.spec.matchConstraints.resourceRules[0];
+  assert.deepEqual(rr.resources, ['resourceslices']);
+  assert.deepEqual(rr.operations.slice().sort(), ['CREATE', 'DELETE', 'UPDATE']);
+  assert.deepEqual(rr.apiVersions.slice().sort(), ['v1', 'v1beta1', 'v1beta2']);
+  assert.equal(vap.spec.matchConditions[0].expression,
+    `request.userInfo.username == "system:serviceaccount:${ns}:${sa.metadata.name}"`);
+  const vars = Object.fromEntries(vap.spec.variables.map((v) => [v.name, v.expression]));
+  assert.match(vars.userNodeName, /authentication\.kubernetes\.io\/node-name/);
+  assert.match(vars.objectNodeName, /request\.operation == "DELETE" \? oldObject : object/);
+  assert.equal(vap.spec.validations.length, 2);
+  assert.match(vap.spec.validations[1].expression, /userNodeName == variables\.objectNodeName/);
+  const vb = one(docs, 'ValidatingAdmissionPolicyBinding');
+  assert.equal(vb.metadata.namespace, undefined, 'cluster-scoped');
+  assert.equal(vb.spec.policyName, vap.metadata.name);
+  assert.deepEqual(vb.spec.validationActions, ['Deny']);
+
+  const dc = one(docs, 'DeviceClass');
+  assert.equal(dc.metadata.name, driver);
+  assert.equal(dc.metadata.namespace, undefined, 'cluster-scoped');
+  assert.equal(dc.spec.selectors[0].cel.expression, `device.driver == "${driver}"`);
+  return { ds, c, dc };
+}
+
+async function validateAll(docs) {
+  const { validate, hasSchema } = await import('./lib/k8s-schema.mjs');
+  const problems = [];
+  const schema = [];
+  for (const d of docs) {
+    for (const p of validate(d)) problems.push(`${d.apiVersion} ${d.kind} ${d.metadata && d.metadata.name}: ${p}`);
+    if (hasSchema(d)) schema.push(d.kind);
+  }
+  assert.deepEqual(problems, []);
+  return schema;
+}
 
 test('every YAML file in deploy/ parses', () => {
   assert.ok(fs.existsSync(PY), `${PY} missing`);
@@ -34,93 +197,133 @@ test('every YAML file in deploy/ parses', () => {
     assert.fail('python3-yaml is missing: run tools/deps.sh');
   }
   const files = yamlFiles();
-  for (const f of ['daemonset.yaml', 'rbac.yaml', 'validatingadmissionpolicy.yaml', 'namespace.yaml', 'kustomization.yaml']) {
-    assert.ok(files.includes(f), `deploy/${f}`);
+  for (const f of ['base/kustomization.yaml', 'base/daemonset.yaml', 'names/replacements.yaml',
+    'examples/pci-driver/kustomization.yaml', 'components/seccomp-spo/seccompprofile.yaml']) {
+    assert.ok(files.includes(path.join(DEPLOY, f)), `deploy/${f}`);
   }
   for (const f of files) {
-    const docs = loadYaml(path.join(DEPLOY, f));
+    const docs = loadYaml(f);
     assert.ok(docs.length >= 1, `${f}: no documents`);
-    for (const d of docs) {
-      assert.ok(d.apiVersion && d.kind, `${f}: a document without apiVersion/kind`);
-    }
+    for (const d of docs) assert.ok(d.apiVersion && d.kind, `${f}: a document without apiVersion/kind`);
   }
-  const k = loadYaml(path.join(DEPLOY, 'kustomization.yaml'))[0];
-  for (const r of k.resources) assert.ok(fs.existsSync(path.join(DEPLOY, r)), `kustomization: ${r}`);
 });
 
-test('the DaemonSet mounts the kubelet directories and the CDI dir, with the node name', () => {
-  const docs = all();
-  const [ds] = byKind(docs, 'DaemonSet');
-  const pod = ds.spec.template.spec;
-  const [c] = pod.containers;
-  const host = Object.fromEntries(pod.volumes.filter((v) => v.hostPath).map((v) => [v.name, v.hostPath.path]));
-  const mounts = Object.fromEntries(c.volumeMounts.map((m) => [m.name, m.mountPath]));
-  const paths = Object.values(host);
-  for (const p of ['/var/lib/kubelet/plugins_registry', `/var/lib/kubelet/plugins/${DRIVER}`, '/var/run/cdi']) {
-    assert.ok(paths.includes(p), `hostPath ${p}`);
-    const name = Object.keys(host).find((n) => host[n] === p);
-    assert.equal(mounts[name], p, `${p} mounted at the same path`);
-  }
-  const env = c.env.find((e) => e.name === 'NODE_NAME');
-  assert.equal(env.valueFrom.fieldRef.fieldPath, 'spec.nodeName');
-  assert.ok(c.args.includes('--in-cluster'));
-  assert.ok(c.args.includes(`--driver-name=${DRIVER}`));
-  assert.deepEqual(c.securityContext.seccompProfile, { type: 'Localhost', localhostProfile: 'kubeletplugin.json' });
-  assert.notEqual(c.securityContext.privileged, true, 'a privileged pod would run unconfined');
-  assert.deepEqual(c.securityContext.capabilities.drop, ['ALL']);
-  const [sa] = byKind(docs, 'ServiceAccount');
-  assert.equal(pod.serviceAccountName, sa.metadata.name);
-  assert.equal(ds.metadata.namespace, sa.metadata.namespace);
+test('the driver name is written in one place', () => {
+  // Outside the base's placeholders, only the example overlay (and its
+  // example pod) names the example driver.
+  const named = yamlFiles().filter((f) => fs.readFileSync(f, 'utf8').includes('pci.example.com'))
+    .map((f) => path.relative(DEPLOY, f));
+  assert.deepEqual(named, ['examples/pci-driver/example-pod.yaml', 'examples/pci-driver/kustomization.yaml']);
 });
 
-test('RBAC and the ValidatingAdmissionPolicy follow reference section 6', () => {
-  const docs = all();
-  const [role] = byKind(docs, 'ClusterRole');
-  const rule = (group, res) => role.rules.find((r) => r.apiGroups.includes(group) && r.resources.includes(res));
-  assert.deepEqual(rule('resource.k8s.io', 'resourceslices').verbs.sort(),
-    ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch']);
-  assert.deepEqual(rule('', 'nodes').verbs, ['get']);
-  assert.ok(rule('resource.k8s.io', 'resourceclaims').verbs.includes('get'));
-  assert.ok(!role.rules.some((r) => r.verbs.includes('deletecollection')));
-  const [binding] = byKind(docs, 'ClusterRoleBinding');
-  assert.equal(binding.roleRef.name, role.metadata.name);
-  const [sa] = byKind(docs, 'ServiceAccount');
-  assert.deepEqual(binding.subjects[0], { kind: 'ServiceAccount', name: sa.metadata.name, namespace: sa.metadata.namespace });
+test('the example overlay renders, validates and deploys the example driver', needKustomize, async () => {
+  const docs = render(path.join(DEPLOY, 'examples', 'pci-driver'));
+  const { c, ds } = checkDeployment(docs, {
+    driver: 'pci.example.com', ns: 'dra-pci-driver', kubeletDir: '/var/lib/kubelet',
+    cdiDir: '/var/run/cdi', image: 'localhost/kubeletplugin/pci-driver:0.1.0',
+  });
+  assert.equal(one(docs, 'DeviceClass').apiVersion, 'resource.k8s.io/v1');
+  assert.ok(c.args.includes('--rescan=60'));
+  assert.deepEqual(ds.spec.template.spec.nodeSelector, { 'example.com/pci-driver': 'true' });
+  // The Security Profiles Operator's profile, and the path it installs it at.
+  const sp = one(docs, 'SeccompProfile');
+  assert.equal(sp.metadata.namespace, 'dra-pci-driver');
+  assert.equal(c.securityContext.seccompProfile.localhostProfile,
+    `operator/dra-pci-driver/${sp.metadata.name}.json`);
+  const schema = await validateAll(docs);
+  for (const k of ['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'DaemonSet', 'DeviceClass',
+    'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']) {
+    assert.ok(schema.includes(k), `${k} validated against its OpenAPI schema`);
+  }
+});
 
-  const [vap] = byKind(docs, 'ValidatingAdmissionPolicy');
-  assert.equal(vap.apiVersion, 'admissionregistration.k8s.io/v1');
-  assert.equal(vap.spec.failurePolicy, 'Fail');
-  const rr = vap.spec.matchConstraints.resourceRules[0];
-  assert.deepEqual(rr.resources, ['resourceslices']);
-  assert.deepEqual(rr.operations.sort(), ['CREATE', 'DELETE', 'UPDATE']);
-  assert.ok(rr.apiVersions.includes('v1') && rr.apiVersions.includes('v1beta1'));
-  assert.match(vap.spec.matchConditions[0].expression,
-    new RegExp(`system:serviceaccount:${sa.metadata.namespace}:${sa.metadata.name}`));
-  const vars = Object.fromEntries(vap.spec.variables.map((v) => [v.name, v.expression]));
-  assert.match(vars.userNodeName, /authentication\.kubernetes\.io\/node-name/);
-  assert.match(vars.objectNodeName, /request\.operation == "DELETE" \? oldObject : object/);
-  assert.equal(vap.spec.validations.length, 2);
-  assert.match(vap.spec.validations[1].expression, /userNodeName == variables\.objectNodeName/);
-  const [vb] = byKind(docs, 'ValidatingAdmissionPolicyBinding');
-  assert.equal(vb.spec.policyName, vap.metadata.name);
-  assert.deepEqual(vb.spec.validationActions, ['Deny']);
+test('a renamed driver with other directories renders and validates from one overlay file', needKustomize, async (t) => {
+  const dir = renamedOverlay();
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const docs = render(dir);
+  const { c } = checkDeployment(docs, {
+    driver: 'gpu.acme.example', ns: 'acme-gpu', kubeletDir: '/var/snap/microk8s/common/var/lib/kubelet',
+    cdiDir: '/etc/cdi', image: 'registry.acme.example/gpu-driver:2.1',
+  });
+  assert.equal(one(docs, 'DeviceClass').apiVersion, 'resource.k8s.io/v1beta1');
+  // Without the seccomp-spo component: the profile file on each node.
+  assert.equal(byKind(docs, 'SeccompProfile').length, 0);
+  assert.equal(c.securityContext.seccompProfile.localhostProfile, 'kubeletplugin.json');
+  await validateAll(docs);
+});
+
+test('every DeviceClass component renders and validates', needKustomize, async (t) => {
+  for (const v of ['v1', 'v1beta2', 'v1beta1']) {
+    const dir = renamedOverlay();
+    t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+    const k = path.join(dir, 'kustomization.yaml');
+    fs.writeFileSync(k, fs.readFileSync(k, 'utf8').replace('deviceclass-v1beta1', `deviceclass-${v}`));
+    const docs = render(dir);
+    const dc = one(docs, 'DeviceClass');
+    assert.equal(dc.apiVersion, `resource.k8s.io/${v}`);
+    await validateAll([dc]);
+  }
+});
+
+test('schema validation catches a broken object', async () => {
+  const { validate } = await import('./lib/k8s-schema.mjs');
+  const [ds] = loadYaml(path.join(DEPLOY, 'base', 'daemonset.yaml'));
+  assert.deepEqual(validate(ds), []);
+  const bad = structuredClone(ds);
+  bad.spec.template.spec.containers[0].securityContext.capabilities.add = 'SYS_ADMIN';
+  assert.notDeepEqual(validate(bad), []);
+  const [sp] = loadYaml(path.join(DEPLOY, 'components', 'seccomp-spo', 'seccompprofile.yaml'));
+  assert.deepEqual(validate(sp), []);
+  const badSp = structuredClone(sp);
+  badSp.spec.syscalls.find((r) => r.errnoRet !== undefined).errnoRet = 38;
+  badSp.spec.defaultErrnoRet = 1;
+  assert.equal(validate(badSp).length, 2);
 });
 
 test('deploy/seccomp/kubeletplugin.json is what kubeletplugin-policy exports', () => {
-  const tool = path.join(BUILD, 'tools', 'kubeletplugin-policy');
-  const exported = execFileSync(tool).toString();
+  const exported = execFileSync(POLICY).toString();
   const committed = fs.readFileSync(path.join(DEPLOY, 'seccomp', 'kubeletplugin.json'), 'utf8');
   assert.equal(committed, exported,
-    `deploy/seccomp/kubeletplugin.json is stale: run ${path.relative(ROOT, tool)} -o deploy/seccomp/kubeletplugin.json`);
+    `deploy/seccomp/kubeletplugin.json is stale: run ${path.relative(ROOT, POLICY)} -o deploy/seccomp/kubeletplugin.json`);
   const p = JSON.parse(committed);
   assert.equal(p.defaultAction, 'SCMP_ACT_ERRNO');
+  // The OCI runtime's own syscalls are in (tests/e2e/container.test.js
+  // shows runc needs them) ...
+  const allowed = new Set(p.syscalls.filter((r) => r.action === 'SCMP_ACT_ALLOW' && !r.args).flatMap((r) => r.names));
+  for (const s of ['fstatfs', 'setgid', 'setuid']) assert.ok(allowed.has(s), s);
+  // ... and --no-runtime leaves them out.
+  const bare = JSON.parse(execFileSync(POLICY, ['--no-runtime']).toString());
+  assert.equal(bare.syscalls.length, p.syscalls.length - 1);
 });
 
-test('the Dockerfile is a multi-stage Debian 12 build of the example driver', () => {
-  const df = fs.readFileSync(path.join(DEPLOY, 'Dockerfile'), 'utf8');
+test('the SeccompProfile object is what kubeletplugin-policy -f spo exports, the same rules', () => {
+  const file = path.join(DEPLOY, 'components', 'seccomp-spo', 'seccompprofile.yaml');
+  const exported = execFileSync(POLICY, ['-f', 'spo']).toString();
+  assert.equal(fs.readFileSync(file, 'utf8'), exported,
+    `${path.relative(ROOT, file)} is stale: run ${path.relative(ROOT, POLICY)} -f spo -o ${path.relative(ROOT, file)}`);
+  const [sp] = loadYaml(file);
+  assert.equal(sp.apiVersion, 'security-profiles-operator.x-k8s.io/v1beta1');
+  assert.equal(sp.kind, 'SeccompProfile');
+  const oci = JSON.parse(fs.readFileSync(path.join(DEPLOY, 'seccomp', 'kubeletplugin.json'), 'utf8'));
+  assert.equal(oci.defaultErrnoRet, 1, 'EPERM, the SPO profile\'s implicit default');
+  const asOci = oci.syscalls.map((r) => (r.errnoRet === undefined ? r : { ...r, errnoRet: String(r.errnoRet) }));
+  assert.deepEqual(sp.spec.syscalls, asOci);
+  assert.deepEqual(sp.spec.architectures, oci.architectures);
+  assert.equal(sp.spec.defaultAction, oci.defaultAction);
+  // The tool refuses what it cannot write.
+  const r = spawnSync(POLICY, ['-f', 'yaml']);
+  assert.equal(r.status, 2);
+});
+
+test('the images: a scratch Containerfile and a Debian multi-stage Dockerfile of the example', () => {
+  const cf = fs.readFileSync(path.join(DEPLOY, 'image', 'Containerfile'), 'utf8');
+  assert.deepEqual(cf.split('\n').filter((l) => /^FROM /.test(l)), ['FROM scratch']);
+  assert.match(cf, /ENTRYPOINT \["\/usr\/local\/bin\/pci-driver"\]/);
+  const df = fs.readFileSync(path.join(DEPLOY, 'image', 'Dockerfile'), 'utf8');
   const froms = df.split('\n').filter((l) => /^FROM /.test(l));
   assert.ok(froms.length >= 2, 'multi-stage');
   for (const f of froms) assert.match(f, /^FROM debian:12(-slim)?\b/);
   assert.match(df, /--target pci-driver/);
   assert.match(df, /COPY --from=build \S*\/examples\/pci-driver /);
+  assert.doesNotMatch(df, /libkubeletplugin\.so/, 'the example links libkubeletplugin statically');
 });
