@@ -105,7 +105,7 @@ core_register(struct rpc_server *srv, struct rpc_core *core)
 	return (0);
 }
 
-#define CORE_MAX_ARGS	6
+#define CORE_MAX_ARGS	5
 
 static void
 core_int_arg(grpc_arg *arg, char *key, int value)
@@ -125,9 +125,9 @@ core_int_arg(grpc_arg *arg, char *key, int value)
  * kubelet answers at once (grpc-go's reader acknowledges PINGs even with
  * no call in flight), so its idle connection stays open indefinitely; a
  * peer that sent the preface and then stopped reading loses its slot.
- * PERMIT_WITHOUT_CALLS, else the core pings only during calls; and no cap
- * on PINGs between data frames (MAX_PINGS_WITHOUT_DATA 0), else pinging
- * would stop after two and a dead peer would be kept after all.
+ * PERMIT_WITHOUT_CALLS, else the core pings only during calls. (1.51 does
+ * not count keepalive PINGs against GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA:
+ * they go on for as long as the connection is idle; rpc.test.js checks.)
  * Not set, on purpose: GRPC_ARG_MAX_CONNECTION_IDLE_MS and _AGE_MS (they
  * would cut an idle or old kubelet connection, and a 1.34.0 kubelet may
  * deadlock on the reconnect: kubernetes#133920);
@@ -148,7 +148,6 @@ core_args(struct rpc_server *srv, grpc_arg *arg)
 	    RPC_KEEPALIVE_TIMEOUT_MS < srv->keepalive_ms ?
 	    RPC_KEEPALIVE_TIMEOUT_MS : srv->keepalive_ms);
 	core_int_arg(&arg[n++], GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
-	core_int_arg(&arg[n++], GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
 	return (n);
 }
 
