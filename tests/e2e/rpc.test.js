@@ -321,6 +321,12 @@ test('peer uid not allowed: connection refused and logged', async () => {
 	    `code ${r.err.code} ${r.err.details}`);
 	await until('refusal logged', () =>
 	    /uid \d+ \(pid \d+\) refused/.test(srv.stderr));
+	// A flood of refused connections is not a flood of log lines.
+	await Promise.all(Array.from({ length: 40 }, () =>
+	    rawConnect(srv.sock, null, 50)));
+	const lines = srv.stderr.split('\n').filter((l) =>
+	    /uid \d+ \(pid \d+\) refused/.test(l));
+	assert.ok(lines.length <= 3, `${lines.length} refusal lines`);
 	assert.equal(srv.proc.exitCode, null);
 	await stop(srv);
 });
