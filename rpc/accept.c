@@ -55,6 +55,9 @@ enum peek {
 	PEEK_GONE		/* EOF or error */
 };
 
+static void	 conn_log(struct rpc_ratelim *, enum kp_log_level, int,
+		    const char *, ...) KP_PRINTF(4, 5);
+
 /*
  * Log at most once per RATELIM_MS per kind: a flood must not turn into a
  * flood of log lines. The lines not logged are counted in the next one.

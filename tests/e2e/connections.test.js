@@ -108,7 +108,7 @@ test('silent flood of cap+50: over the cap closed at once, the rest after the ha
   assert.equal(fast.length, 50 + 1, `closed at once: ${flood.map((c) => c.closedAfter)}`);
   assert.equal(slow.length, CAP - 1);
   for (const c of slow) {
-    assert.ok(c.closedAfter >= HANDSHAKE_MS - 50 && c.closedAfter < HANDSHAKE_MS + 1500,
+    assert.ok(c.closedAfter >= HANDSHAKE_MS - 200 && c.closedAfter < HANDSHAKE_MS + 1500,
       `pending connection closed after ${c.closedAfter} ms`);
     assert.equal(c.got, 0, 'a connection without preface got bytes');
   }
@@ -182,7 +182,7 @@ test('garbage instead of the preface is closed at once; a partial preface waits 
   assert.ok(await garbage.closed < 300, `garbage closed after ${garbage.closedAfter} ms`);
   assert.ok(await wrongTail.closed < 300, `bad tail closed after ${wrongTail.closedAfter} ms`);
   const p = await partial.closed;
-  assert.ok(p >= HANDSHAKE_MS - 50 && p < HANDSHAKE_MS + 1000, `partial closed after ${p} ms`);
+  assert.ok(p >= HANDSHAKE_MS - 200 && p < HANDSHAKE_MS + 1500, `partial closed after ${p} ms`);
   // A preface in two writes is accepted.
   const split = raw(root.draSock, PREFACE.subarray(0, 7), conns);
   await connected(split);
