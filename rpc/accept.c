@@ -278,7 +278,9 @@ conn_new(struct rpc_server *srv, int fd)
 	struct rpc_conn_stats	*cs = &srv->conn_stats;
 	struct rpc_conn		*c;
 
-	conn_sweep(srv);
+	/* At the cap, make sure: the core may have closed some since. */
+	if (srv->n_pend + srv->n_live >= (size_t)srv->max_conns)
+		conn_sweep(srv);
 	if (srv->n_pend + srv->n_live >= (size_t)srv->max_conns) {
 		cs->over_cap++;
 		conn_log(&cs->rl_cap, KP_LOG_INFO, 2, "%s: connection refused: "

@@ -5,8 +5,9 @@
  *
  * Model: the server owns a listening AF_UNIX fd it did not create (inherited
  * from the supervisor). rpc_server_run() runs an accept4() loop on it,
- * checks SO_PEERCRED against the allowed uids, and hands accepted
- * connections to gRPC (grpc_server_add_channel_from_fd). Calls to registered
+ * checks SO_PEERCRED against the allowed uids, holds at most max_conns
+ * connections, waits (bounded) for each one's HTTP/2 client preface, and
+ * then hands it to gRPC (grpc_server_add_channel_from_fd). Calls to registered
  * methods are dispatched to their handler on a worker thread; calls to any
  * other method get UNIMPLEMENTED. A handler answers with rpc_call_reply(),
  * possibly later and from another thread; unary calls must be answered
