@@ -113,6 +113,8 @@ test('silent flood of cap+50: over the cap closed at once, the rest after the ha
     assert.equal(c.got, 0, 'a connection without preface got bytes');
   }
   assert.ok(fdsMax <= fdsBefore + CAP + 2, `nodeserver fds ${fdsBefore} -> max ${fdsMax}`);
+  t.diagnostic(`nodeserver fds ${fdsBefore}, at most ${fdsMax} during the flood; pending closed after ` +
+    `${Math.min(...slow.map((c) => c.closedAfter))}..${Math.max(...slow.map((c) => c.closedAfter))} ms`);
   await until(() => fdCount(ns) <= fdsBefore, 3000);
   await drv.stderrMatch(/nodeserver\] nodeserver: connection refused: 8 connections open, 7 of them in their handshake \(kp_grpc_max_connections 8; \d+ refused so far\)/);
   await drv.stderrMatch(/nodeserver: connection closed: no HTTP\/2 client preface within 1000 ms/);
@@ -245,6 +247,7 @@ test('accept4 out of fds (RLIMIT_NOFILE): backs off without spinning, logs rate-
   await sleep(2000);
   const ticks = cpu() - c0;
   assert.ok(ticks < 50, `nodeserver used ${ticks} ticks in 2 s while out of fds`);
+  t.diagnostic(`out of fds: ${ticks} ticks of CPU in 2 s`);
   const lines = drv.stderr.split('\n').filter((l) => /nodeserver: accept4: Too many open files/.test(l));
   assert.ok(lines.length <= 5, `${lines.length} EMFILE lines`);
   assert.ok(fdCount(ns) <= NOFILE);
