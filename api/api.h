@@ -55,6 +55,8 @@ struct kp_plugin {
 #define OPT_PEER	"kp_allowed_peer_uid (beyond upstream)"
 #define OPT_SERIALIZE	"kp_serialize (Serialize)"
 #define OPT_WORKERS	"kp_worker_threads (beyond upstream)"
+#define OPT_MAX_CONNS	"kp_grpc_max_connections (beyond upstream)"
+#define OPT_HANDSHAKE	"kp_grpc_handshake_timeout (beyond upstream)"
 
 #define OPT_QUOTE_MAX	64	/* characters of a value in a message */
 #define OPT_QUOTE_SIZE	(OPT_QUOTE_MAX * 4 + 8)	/* opt_quote()'s buffer */

@@ -210,6 +210,8 @@ kp_options_new(struct kp_options **out)
 	opts->log_verbosity = 0;
 	opts->serialize = 1;
 	opts->workers = 4;
+	opts->max_conns = KP_DEF_MAX_CONNS;
+	opts->handshake_ms = KP_DEF_HANDSHAKE_MS;
 	pol_opts_init(&opts->policy);
 	*out = opts;
 	return (0);

@@ -23,6 +23,14 @@
 #define KP_MAX_PEER_UIDS	16
 #define KP_SUN_PATH_MAX		107	/* sun_path less the NUL */
 
+/* Connections per gRPC socket (kp_grpc_max_connections, rpc/accept.c). */
+#define KP_DEF_MAX_CONNS	8
+#define KP_MAX_CONNS		1024
+/* Time to send the HTTP/2 client preface (kp_grpc_handshake_timeout). */
+#define KP_DEF_HANDSHAKE_MS	10000
+#define KP_MIN_HANDSHAKE_MS	100
+#define KP_MAX_HANDSHAKE_MS	600000
+
 /* Process roles; the order is the supervisor's role table order. */
 enum kp_role {
 	ROLE_NODESERVER = 0,
@@ -104,6 +112,9 @@ struct kp_options {
 	size_t			 n_stream;
 	int			 serialize;
 	int			 workers;
+	/* Connection limits of both gRPC sockets (options_rpc.c). */
+	int			 max_conns;
+	int			 handshake_ms;
 	struct policy_opts	 policy;	/* options_policy.c */
 	/* Filled by kp_start() from v1/v1beta1/v1alpha4 (advertise.c). */
 	const char		*advertised[KP_MAX_ADVERTISED];

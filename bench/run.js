@@ -349,7 +349,10 @@ async function main() {
     bare: (dir) => new Server('bare', path.join(BUILD, 'bench', 'bare_server'),
       (s) => [s.draSock, s.regSock, DRIVER], dir),
     kp: (dir) => new Server('kp', path.join(BUILD, 'tests', 'kp_testdriver'),
-      (s) => ['--driver-name', DRIVER, '--registrar-socket', s.regSock, '--plugin-socket', s.draSock], dir),
+      // The load clients plus the sequential ones exceed the default cap
+      // of 8 connections per socket (sized for kubelet).
+      (s) => ['--driver-name', DRIVER, '--registrar-socket', s.regSock, '--plugin-socket', s.draSock,
+        '--max-connections', String(Math.min(1024, o.concurrency + 8))], dir),
   };
   const servers = o.servers.map((name) => {
     const dir = path.join(tmp, name);

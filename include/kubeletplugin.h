@@ -369,6 +369,41 @@ KP_EXTERN int kp_serialize(struct kp_options *opts, int enable);
  */
 KP_EXTERN int kp_worker_threads(struct kp_options *opts, int n);
 
+/*
+ * Connection limits of the two gRPC sockets (the registration socket and
+ * the DRA socket, each on its own). A connection counts from accept until
+ * it is closed, including while it has not yet sent the HTTP/2 client
+ * preface. One over the limit is accepted and closed at once (logged at
+ * V(2), at most once a second). What stays open: an established
+ * connection (its preface arrived) is never closed by the plugin, busy or
+ * idle, for as long as its peer answers HTTP/2 PINGs (sent after 60 s
+ * without traffic; no answer within 20 s closes it: a peer that stopped
+ * reading). kubelet answers them, so its connection lasts for hours.
+ * Trade-off: while the limit is taken by connections that have not sent
+ * their preface, a new one, kubelet's too, is refused until they time out
+ * (kp_grpc_handshake_timeout()); kubelet retries.
+ */
+
+/*
+ * kp_grpc_max_connections - connections each socket holds at once, 1..1024.
+ * Default 8: kubelet keeps one connection to the DRA socket (1.34+ dials
+ * at registration, older ones on the first call) and dials the
+ * registration socket once per registration; the rest is headroom for a
+ * restarting kubelet whose old connection is still being torn down, a
+ * health stream's reconnect, and a debugging client.
+ * Errors: KP_EINVAL (out of range). Beyond upstream.
+ */
+KP_EXTERN int kp_grpc_max_connections(struct kp_options *opts, int n);
+
+/*
+ * kp_grpc_handshake_timeout - milliseconds a new connection has to send the
+ * 24-byte HTTP/2 client preface before it is closed, 100..600000; one that
+ * sends anything else is closed at once. Default 10000 (kubelet sends the
+ * preface as soon as it is connected). Errors: KP_EINVAL (out of range).
+ * Beyond upstream.
+ */
+KP_EXTERN int kp_grpc_handshake_timeout(struct kp_options *opts, int ms);
+
 /* ------------------------------------------------------------------------
  * Driver hooks. They run inside the nodeserver process, after fork and
  * inside its sandbox, on gRPC serving threads.

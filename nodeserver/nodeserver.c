@@ -59,6 +59,8 @@ nodeserver_main(struct child_env *env)
 	rc.stream = cfg->stream;
 	rc.n_stream = cfg->n_stream;
 	rc.verbosity = cfg->grpc_verbosity;
+	rc.max_conns = cfg->max_conns;
+	rc.handshake_ms = cfg->handshake_ms;
 	/* Calls run on a pool even when serialized: dra.c holds its lock
 	 * around the driver's hooks only, so claim look-ups of several
 	 * calls overlap, as upstream (the lock is taken after them). */

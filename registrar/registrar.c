@@ -46,6 +46,8 @@ registrar_main(struct child_env *env)
 	rc.stream = cfg->stream;
 	rc.n_stream = cfg->n_stream;
 	rc.verbosity = cfg->grpc_verbosity;
+	rc.max_conns = cfg->max_conns;
+	rc.handshake_ms = cfg->handshake_ms;
 	rc.workers = 1;
 	if (policy_apply(ROLE_REGISTRAR, cfg, env->logfd, err,
 	    sizeof(err)) != 0)

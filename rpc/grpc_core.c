@@ -105,11 +105,57 @@ core_register(struct rpc_server *srv, struct rpc_core *core)
 	return (0);
 }
 
+#define CORE_MAX_ARGS	5
+
+static void
+core_int_arg(grpc_arg *arg, char *key, int value)
+{
+	memset(arg, 0, sizeof(*arg));
+	arg->type = GRPC_ARG_INTEGER;
+	arg->key = key;
+	arg->value.integer = value;
+}
+
+/*
+ * The server's channel arguments; grpc_server_add_channel_from_fd() gives
+ * them to every connection.
+ *
+ * Keepalive: a connection idle for keepalive_ms gets a PING, and the core
+ * closes it if no PING ACK came within RPC_KEEPALIVE_TIMEOUT_MS. A live
+ * kubelet answers at once (grpc-go's reader acknowledges PINGs even with
+ * no call in flight), so its idle connection stays open indefinitely; a
+ * peer that sent the preface and then stopped reading loses its slot.
+ * PERMIT_WITHOUT_CALLS, else the core pings only during calls. (1.51 does
+ * not count keepalive PINGs against GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA:
+ * they go on for as long as the connection is idle; rpc.test.js checks.)
+ * Not set, on purpose: GRPC_ARG_MAX_CONNECTION_IDLE_MS and _AGE_MS (they
+ * would cut an idle or old kubelet connection, and a 1.34.0 kubelet may
+ * deadlock on the reconnect: kubernetes#133920);
+ * GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS (1.51 applies it to its own
+ * listeners' handshakers only, never to a connection added from an fd:
+ * accept.c waits for the preface instead).
+ */
+static size_t
+core_args(struct rpc_server *srv, grpc_arg *arg)
+{
+	size_t	 n = 0;
+
+	/* Oversized requests get RESOURCE_EXHAUSTED from the core. */
+	core_int_arg(&arg[n++], GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH,
+	    RPC_MAX_RECV_BYTES);
+	core_int_arg(&arg[n++], GRPC_ARG_KEEPALIVE_TIME_MS, srv->keepalive_ms);
+	core_int_arg(&arg[n++], GRPC_ARG_KEEPALIVE_TIMEOUT_MS,
+	    RPC_KEEPALIVE_TIMEOUT_MS < srv->keepalive_ms ?
+	    RPC_KEEPALIVE_TIMEOUT_MS : srv->keepalive_ms);
+	core_int_arg(&arg[n++], GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+	return (n);
+}
+
 int
 rpc_core_new(struct rpc_server *srv)
 {
 	struct rpc_core	*core;
-	grpc_arg	 arg;
+	grpc_arg	 arg[CORE_MAX_ARGS];
 	grpc_channel_args args;
 
 	if ((core = calloc(1, sizeof(*core))) == NULL)
@@ -127,13 +173,8 @@ rpc_core_new(struct rpc_server *srv)
 	srv->core = core;
 	core_grpc_init();
 
-	/* Oversized requests get RESOURCE_EXHAUSTED from the core. */
-	memset(&arg, 0, sizeof(arg));
-	arg.type = GRPC_ARG_INTEGER;
-	arg.key = GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH;
-	arg.value.integer = RPC_MAX_RECV_BYTES;
-	args.num_args = 1;
-	args.args = &arg;
+	args.num_args = core_args(srv, arg);
+	args.args = arg;
 	if ((core->server = grpc_server_create(&args, NULL)) == NULL ||
 	    (core->cq = grpc_completion_queue_create_for_next(NULL)) == NULL ||
 	    (core->creds = grpc_insecure_server_credentials_create()) == NULL)

@@ -5,8 +5,9 @@
  *
  * Model: the server owns a listening AF_UNIX fd it did not create (inherited
  * from the supervisor). rpc_server_run() runs an accept4() loop on it,
- * checks SO_PEERCRED against the allowed uids, and hands accepted
- * connections to gRPC (grpc_server_add_channel_from_fd). Calls to registered
+ * checks SO_PEERCRED against the allowed uids, holds at most max_conns
+ * connections, waits (bounded) for each one's HTTP/2 client preface, and
+ * then hands it to gRPC (grpc_server_add_channel_from_fd). Calls to registered
  * methods are dispatched to their handler on a worker thread; calls to any
  * other method get UNIMPLEMENTED. A handler answers with rpc_call_reply(),
  * possibly later and from another thread; unary calls must be answered
@@ -111,15 +112,35 @@ struct rpc_config {
 	 */
 	int verbosity;
 	int workers;		/* handler threads, 1..64 (1 = serialized) */
+	/*
+	 * Connections (accept.c): at most max_conns at once, counting those
+	 * still in their handshake (1..KP_MAX_CONNS; 0: KP_DEF_MAX_CONNS);
+	 * one over it is accepted and closed at once. A new connection is
+	 * handed to gRPC only once it sent the whole HTTP/2 client preface,
+	 * within handshake_ms (KP_MIN..KP_MAX_HANDSHAKE_MS; 0: the
+	 * default); otherwise, or if it sends anything else, it is closed.
+	 * keepalive_ms: idle time after which the core pings a connection
+	 * and closes it if no answer came within RPC_KEEPALIVE_TIMEOUT_MS
+	 * (0: RPC_DEF_KEEPALIVE_MS; tests shorten it). Idle connections that
+	 * answer are never closed.
+	 */
+	int max_conns;
+	int handshake_ms;
+	int keepalive_ms;
 };
+
+#define RPC_DEF_KEEPALIVE_MS	 60000
+#define RPC_MIN_KEEPALIVE_MS	 100
+#define RPC_KEEPALIVE_TIMEOUT_MS 20000
 
 /*
  * rpc_server_new - initialise gRPC (grpc_init: never before fork) and
  * create a server for cfg. Everything in cfg is copied except the method
  * and interceptor tables, which must outlive the server. Signals must be
  * blocked in the calling thread already (see the top of this file).
- * Errors: KP_EINVAL (bad cfg: listen_fd < 0, workers out of range, a
- * method without '/'-path or handler, an interceptor without fn), KP_ENOMEM,
+ * Errors: KP_EINVAL (bad cfg: listen_fd < 0, workers, max_conns,
+ * handshake_ms or keepalive_ms out of range, a method without '/'-path or
+ * handler, an interceptor without fn), KP_ENOMEM,
  * KP_EIO (gRPC refused, e.g. a method path registered twice).
  */
 int rpc_server_new(const struct rpc_config *cfg, struct rpc_server **out);

@@ -7,6 +7,7 @@
 #ifndef KP_RPC_INT_H
 #define KP_RPC_INT_H
 
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -63,6 +64,39 @@ struct rpc_call {
 
 struct rpc_core;
 
+/*
+ * A connection the accept loop knows: pending (accepted, not yet handed
+ * to the core: deadline set) or handed off (dev/ino of its socket, to see
+ * when the core closed it; accept.c explains why that is enough).
+ */
+struct rpc_conn {
+	int				 fd;
+	int				 partial;	/* preface begun */
+	int64_t				 deadline_ms;	/* pending only */
+	dev_t				 dev;		/* handed off only */
+	ino_t				 ino;
+};
+
+/* At most one log line per second per kind; the rest are counted. */
+struct rpc_ratelim {
+	int64_t				 last_ms;
+	uint64_t			 quiet;		/* not logged */
+};
+
+/* What the accept loop refused or closed, by reason (logs, tests). */
+struct rpc_conn_stats {
+	uint64_t			 over_cap;
+	uint64_t			 timed_out;
+	uint64_t			 bad_preface;
+	uint64_t			 peer_gone;
+	uint64_t			 uid_refused;
+	struct rpc_ratelim		 rl_cap;
+	struct rpc_ratelim		 rl_timeout;
+	struct rpc_ratelim		 rl_bad;
+	struct rpc_ratelim		 rl_uid;
+	struct rpc_ratelim		 rl_accept;
+};
+
 struct rpc_server {
 	char				*name;
 	int				 listen_fd;
@@ -76,6 +110,18 @@ struct rpc_server {
 	size_t				 n_stream;
 	int				 verbosity;
 	int				 workers;
+	int				 max_conns;
+	int				 handshake_ms;
+	int				 keepalive_ms;
+
+	/* The accept loop's own, touched by its thread only (accept.c). */
+	struct rpc_conn			*pend;		/* max_conns slots */
+	size_t				 n_pend;
+	struct rpc_conn			*live;		/* max_conns slots */
+	size_t				 n_live;
+	struct pollfd			*pfd;		/* 2 + max_conns */
+	int64_t				 swept_ms;
+	struct rpc_conn_stats		 conn_stats;
 
 	struct rpc_core			*core;		/* gRPC state */
 	int				 ran;

@@ -49,7 +49,13 @@ server_check(const struct rpc_config *cfg)
 	    (cfg->n_allowed_uids > 0 && cfg->allowed_uids == NULL) ||
 	    (cfg->n_methods > 0 && cfg->methods == NULL) ||
 	    (cfg->n_unary > 0 && cfg->unary == NULL) ||
-	    (cfg->n_stream > 0 && cfg->stream == NULL))
+	    (cfg->n_stream > 0 && cfg->stream == NULL) ||
+	    cfg->max_conns < 0 || cfg->max_conns > KP_MAX_CONNS ||
+	    (cfg->handshake_ms != 0 &&
+	    (cfg->handshake_ms < KP_MIN_HANDSHAKE_MS ||
+	    cfg->handshake_ms > KP_MAX_HANDSHAKE_MS)) ||
+	    (cfg->keepalive_ms != 0 &&
+	    cfg->keepalive_ms < RPC_MIN_KEEPALIVE_MS))
 		return (KP_EINVAL);
 	for (i = 0; i < cfg->n_methods; i++)
 		if (cfg->methods[i].path == NULL ||
@@ -88,8 +94,19 @@ server_copy(struct rpc_server *srv, const struct rpc_config *cfg)
 	srv->n_stream = cfg->n_stream;
 	srv->verbosity = cfg->verbosity;
 	srv->workers = cfg->workers;
+	srv->max_conns = cfg->max_conns > 0 ? cfg->max_conns :
+	    KP_DEF_MAX_CONNS;
+	srv->handshake_ms = cfg->handshake_ms > 0 ? cfg->handshake_ms :
+	    KP_DEF_HANDSHAKE_MS;
+	srv->keepalive_ms = cfg->keepalive_ms > 0 ? cfg->keepalive_ms :
+	    RPC_DEF_KEEPALIVE_MS;
+	/* The accept loop's tables, sized now: it never allocates. */
+	srv->pend = calloc((size_t)srv->max_conns, sizeof(*srv->pend));
+	srv->live = calloc((size_t)srv->max_conns, sizeof(*srv->live));
+	srv->pfd = calloc((size_t)srv->max_conns + 2, sizeof(*srv->pfd));
 	srv->threads = calloc((size_t)cfg->workers, sizeof(pthread_t));
-	return (srv->threads == NULL ? KP_ENOMEM : 0);
+	return (srv->threads == NULL || srv->pend == NULL ||
+	    srv->live == NULL || srv->pfd == NULL ? KP_ENOMEM : 0);
 }
 
 static int
@@ -309,6 +326,9 @@ rpc_server_free(struct rpc_server *srv)
 		pthread_mutex_destroy(&srv->lock);
 	}
 	free(srv->threads);
+	free(srv->pend);
+	free(srv->live);
+	free(srv->pfd);
 	free(srv->uids);
 	free(srv->name);
 	free(srv);

@@ -215,6 +215,103 @@ test('garbage on the socket does not kill the server', async () => {
 	await stop(srv);
 });
 
+// A raw HTTP/2 peer: preface and SETTINGS, then it never reads a frame
+// (so it never answers a PING). Resolves the ms until the server closed
+// it, or null if still open after holdMs.
+function deafPeer(sock, holdMs) {
+	return new Promise((resolve) => {
+		const t0 = Date.now();
+		const s = net.connect(sock, () => s.write(Buffer.concat([
+		    Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n'),
+		    Buffer.from([0, 0, 0, 4, 0, 0, 0, 0, 0])])));
+		const t = setTimeout(() => { s.destroy(); resolve(null); },
+		    holdMs);
+		s.on('error', () => {});
+		s.on('data', () => {});
+		s.on('close', () => { clearTimeout(t); resolve(Date.now() - t0); });
+	});
+}
+
+// A raw HTTP/2 peer that acknowledges the server's PINGs for answerMs,
+// then goes deaf. Resolves { pings, closedAfter } (ms after going deaf,
+// or null if still open holdMs later).
+function pingPeer(sock, answerMs, holdMs) {
+	return new Promise((resolve) => {
+		const t0 = Date.now();
+		let buf = Buffer.alloc(0), pings = 0, deafAt = null;
+		const s = net.connect(sock, () => s.write(Buffer.concat([
+		    Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n'),
+		    Buffer.from([0, 0, 0, 4, 0, 0, 0, 0, 0])])));
+		const done = (v) => { clearTimeout(t); resolve({ pings, ...v }); };
+		const t = setTimeout(() => { s.destroy(); done({ closedAfter:
+		    null }); }, answerMs + holdMs);
+		s.on('error', () => {});
+		s.on('close', () => done({ closedAfter: deafAt === null ? -1 :
+		    Date.now() - deafAt }));
+		s.on('data', (d) => {
+			buf = Buffer.concat([buf, d]);
+			while (buf.length >= 9 && buf.length >= 9 + buf.readUIntBE(0, 3)) {
+				const len = buf.readUIntBE(0, 3);
+				const type = buf[3], flags = buf[4];
+				const payload = buf.subarray(9, 9 + len);
+				buf = buf.subarray(9 + len);
+				if (Date.now() - t0 > answerMs) {
+					if (deafAt === null)
+						deafAt = Date.now();
+					continue;
+				}
+				if (type === 6 && !(flags & 1)) {
+					pings++;
+					s.write(Buffer.concat([Buffer.from([0, 0, 8, 6, 1,
+					    0, 0, 0, 0]), payload]));
+				}
+			}
+		});
+	});
+}
+
+test('keepalive: PINGs continue on a long idle connection, so a peer ' +
+    'that stops answering later is closed too', async () => {
+	const srv = await start(['--keepalive-ms', '300']);
+	const r = await pingPeer(srv.sock, 3000, 5000);
+	assert.ok(r.pings >= 4, `only ${r.pings} PINGs answered in 3 s`);
+	assert.ok(r.closedAfter !== null && r.closedAfter >= 0,
+	    `closed after ${r.closedAfter} ms of deafness (pings ${r.pings})`);
+	await stop(srv);
+});
+
+test('keepalive: a peer that does not answer PINGs is closed, an idle ' +
+    'client that does is kept', async () => {
+	const srv = await start(['--keepalive-ms', '500', '--v', '5']);
+	const ms = await deafPeer(srv.sock, 8000);
+	assert.ok(ms !== null && ms >= 400, `deaf peer closed after ${ms} ms`);
+	// grpc-js answers PINGs: idle for many keepalive periods, its one
+	// connection stays up (no reconnect, no state change).
+	const c = srv.client();
+	const r1 = await unary(c, '/test.Echo/Echo', 'one');
+	assert.equal(r1.err, null);
+	const ch = c.getChannel();
+	let changes = 0;
+	const watch = (st) => ch.watchConnectivityState(st,
+	    Date.now() + 60000, (err) => {
+		if (err)
+			return;
+		changes++;
+	});
+	watch(ch.getConnectivityState(false));
+	await sleep(4000);
+	assert.equal(changes, 0, 'the idle connection changed state');
+	const r2 = await unary(c, '/test.Echo/Echo', 'two');
+	assert.equal(r2.err, null);
+	const handed = srv.stderr.match(/connection handed to gRPC/g) || [];
+	assert.equal(handed.length, 2, 'the idle client reconnected');
+	await stop(srv);
+	// Without the short keepalive the same deaf peer stays (60 s default).
+	const dflt = await start();
+	assert.equal(await deafPeer(dflt.sock, 3000), null);
+	await stop(dflt);
+});
+
 test('peer uid not allowed: connection refused and logged', async () => {
 	const srv = await start(['--allow-uid', '12345']);
 	const r = await unary(srv.client(), '/test.Echo/Echo', 'x',
@@ -224,6 +321,12 @@ test('peer uid not allowed: connection refused and logged', async () => {
 	    `code ${r.err.code} ${r.err.details}`);
 	await until('refusal logged', () =>
 	    /uid \d+ \(pid \d+\) refused/.test(srv.stderr));
+	// A flood of refused connections is not a flood of log lines.
+	await Promise.all(Array.from({ length: 40 }, () =>
+	    rawConnect(srv.sock, null, 50)));
+	const lines = srv.stderr.split('\n').filter((l) =>
+	    /uid \d+ \(pid \d+\) refused/.test(l));
+	assert.ok(lines.length <= 3, `${lines.length} refusal lines`);
 	assert.equal(srv.proc.exitCode, null);
 	await stop(srv);
 });

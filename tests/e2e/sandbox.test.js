@@ -207,7 +207,10 @@ test('the OCI profile parses and names the allowlists', () => {
 });
 
 test('stress: 8 clients, 10 000 calls, enforce mode, no violation', async (t) => {
-  const { drv, root, sim } = await setup(t, { args: ['--workers', '4', '-v', '0', '--grpc-verbosity', '-1'] });
+  // 8 clients and the sim's own connection: above the default cap of 8
+  // connections per socket, which is sized for kubelet (connections.test.js).
+  const { drv, root, sim } = await setup(t, { args: ['--workers', '4', '-v', '0', '--grpc-verbosity', '-1',
+    '--max-connections', '16'] });
   await sim.waitForDriver(DRIVER);
   const before = roles(drv.proc.pid);
   const s = await stress({ draSock: root.draSock, regSock: root.regSock, clients: 8, calls: 10000 });

@@ -142,6 +142,8 @@ test_defaults(void)
 	CHECK_EQ(o->log_verbosity, 0);
 	CHECK_EQ(o->serialize, 1);
 	CHECK_EQ(o->workers, 4);
+	CHECK_EQ(o->max_conns, 8);
+	CHECK_EQ(o->handshake_ms, 10000);
 	CHECK_EQ(o->n_unary, 0);
 	CHECK_EQ(o->n_stream, 0);
 	CHECK(o->log_fn == NULL);
@@ -189,6 +191,8 @@ test_bad_handles(void)
 		CHECK_EQ(kp_allowed_peer_uid(h, 1000), KP_EINVAL);
 		CHECK_EQ(kp_serialize(h, 0), KP_EINVAL);
 		CHECK_EQ(kp_worker_threads(h, 2), KP_EINVAL);
+		CHECK_EQ(kp_grpc_max_connections(h, 8), KP_EINVAL);
+		CHECK_EQ(kp_grpc_handshake_timeout(h, 1000), KP_EINVAL);
 		CHECK_STREQ(kp_options_last_error(h), "");
 		CHECK_EQ(opt_check(h), KP_EINVAL);
 		CHECK(!opt_valid_handle(h));
@@ -588,6 +592,32 @@ test_flags_and_ranges(void)
 	FAILS(o, kp_worker_threads(o, 65), KP_EINVAL, "kp_worker_threads",
 	    "between 1 and 64");
 	CHECK_EQ(o->workers, 64);
+
+	OK(kp_grpc_max_connections(o, 1));
+	OK(kp_grpc_max_connections(o, 1024));
+	FAILS(o, kp_grpc_max_connections(o, 0), KP_EINVAL,
+	    "kp_grpc_max_connections (beyond upstream)",
+	    "connection count 0 must be between 1 and 1024");
+	FAILS(o, kp_grpc_max_connections(o, 1025), KP_EINVAL,
+	    "kp_grpc_max_connections", "between 1 and 1024");
+	FAILS(o, kp_grpc_max_connections(o, -1), KP_EINVAL,
+	    "kp_grpc_max_connections", "count -1 must be");
+	CHECK_EQ(o->max_conns, 1024);
+	OK(kp_grpc_max_connections(o, 3));
+	CHECK_EQ(o->max_conns, 3);
+
+	OK(kp_grpc_handshake_timeout(o, 100));
+	OK(kp_grpc_handshake_timeout(o, 600000));
+	FAILS(o, kp_grpc_handshake_timeout(o, 99), KP_EINVAL,
+	    "kp_grpc_handshake_timeout (beyond upstream)",
+	    "timeout 99 ms must be between 100 and 600000");
+	FAILS(o, kp_grpc_handshake_timeout(o, 600001), KP_EINVAL,
+	    "kp_grpc_handshake_timeout", "between 100 and 600000");
+	FAILS(o, kp_grpc_handshake_timeout(o, 0), KP_EINVAL,
+	    "kp_grpc_handshake_timeout", "timeout 0 ms");
+	CHECK_EQ(o->handshake_ms, 600000);
+	OK(kp_grpc_handshake_timeout(o, 1500));
+	CHECK_EQ(o->handshake_ms, 1500);
 
 	OK(kp_socket_mode(o, 0600));
 	OK(kp_socket_mode(o, 0777));

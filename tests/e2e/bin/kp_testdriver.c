@@ -394,6 +394,9 @@ apply(struct kp_options *o, int ch, const char *a)
 	case 302: return (kp_sandbox_syscall(o, a));
 	case 303: return (kp_sandbox_hide_path(o, a));
 	case 304: return (sandbox_user(o, a));
+	case 305: return (kp_grpc_max_connections(o, (int)strtol(a, 0, 10)));
+	case 306:
+		return (kp_grpc_handshake_timeout(o, (int)strtol(a, 0, 10)));
 	case 'i':
 		return (kp_grpc_interceptor(o, icpt, "A") ||
 		    kp_grpc_interceptor(o, icpt, "B"));
@@ -419,6 +422,8 @@ parse(int argc, char **argv, struct kp_options *o)
 		{ "sandbox-mode", 1, 0, 300 }, { "sandbox-cap", 1, 0, 301 },
 		{ "sandbox-syscall", 1, 0, 302 }, { "hide-path", 1, 0, 303 },
 		{ "sandbox-user", 1, 0, 304 },
+		{ "max-connections", 1, 0, 305 },
+		{ "handshake-timeout-ms", 1, 0, 306 },
 		{ "spawn-thread", 0, 0, 'T' }, { "node-uid", 1, 0, 'U' },
 		{ 0, 0, 0, 0 }
 	};

@@ -321,6 +321,15 @@ parse(int argc, char **argv, struct rpc_config *cfg, uid_t *uids,
 		else if (strcmp(argv[i], "--verbosity") == 0 &&
 		    number(argv[++i], -1, 100, &n) == 0)
 			cfg->verbosity = (int)n;
+		else if (strcmp(argv[i], "--max-connections") == 0 &&
+		    number(argv[++i], 0, INT_MAX, &n) == 0)
+			cfg->max_conns = (int)n;
+		else if (strcmp(argv[i], "--handshake-ms") == 0 &&
+		    number(argv[++i], 0, INT_MAX, &n) == 0)
+			cfg->handshake_ms = (int)n;
+		else if (strcmp(argv[i], "--keepalive-ms") == 0 &&
+		    number(argv[++i], 0, INT_MAX, &n) == 0)
+			cfg->keepalive_ms = (int)n;
 		else if (strcmp(argv[i], "--v") == 0 &&
 		    number(argv[++i], 0, 100, &n) == 0)
 			*logv = (int)n;
@@ -395,7 +404,8 @@ main(int argc, char **argv)
 	if (parse(argc, argv, &cfg, uids, &path, &logv) != 0) {
 		fprintf(stderr, "usage: rpc_echo --socket PATH [--workers N]"
 		    " [--allow-uid U]... [--verbosity N] [--v N]"
-		    " [--interceptors]\n");
+		    " [--interceptors] [--max-connections N]"
+		    " [--handshake-ms MS] [--keepalive-ms MS]\n");
 		return (2);
 	}
 	if (cfg.n_allowed_uids == 0)
