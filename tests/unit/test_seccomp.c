@@ -2,15 +2,18 @@
  * test_seccomp.c - the filters themselves, loaded for real: each case
  * forks a child that builds and loads one role's filter (policy/seccomp.c)
  * and makes the calls an attacker would. Argument rules (fcntl, socket,
- * socketpair, newfstatat, kill, clone), the nodeserver's EPERM with its
- * record (policy/sigsys.c), the hooks' claim errors (nodeserver/hooks.c),
+ * socketpair, newfstatat, kill, clone, ioctl, prctl), the nodeserver's
+ * EPERM with its record (policy/sigsys.c), the hooks' claim errors
+ * (nodeserver/hooks.c), what a hook's own SIGSYS handler or mask changes,
  * strict mode and the other roles' death by SIGSYS.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/netlink.h>
+#include <netdb.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -100,6 +103,8 @@ nodeserver_calls(void)
 	DENIED(socket(AF_INET, SOCK_STREAM, 0));
 	DENIED(kill(target, SIGTERM));
 	DENIED(kill(-1, 0));
+	DENIED(kill(0, 0));
+	DENIED(ioctl(fd[0], FIOSETOWN, &target));
 	CHECK(kill(getpid(), 0) == 0);
 	DENIED(syscall(SYS_clone, CLONE_THREAD | CLONE_NEWNET, 0, 0, 0, 0));
 	DENIED(fork());
@@ -177,6 +182,51 @@ nodeserver_strict(void)
 	_exit(0);		/* not reached: SIGSYS */
 }
 
+/* A hook's own SIGSYS handler: the call still does not run. */
+static void
+noop(int sig)
+{
+	(void)sig;
+}
+
+static void
+nodeserver_own_handler(void)
+{
+	long	 r;
+
+	sandbox(ROLE_NODESERVER, KP_SANDBOX_ENFORCE);
+	signal(SIGSYS, noop);
+	r = syscall(SYS_socket, AF_INET, SOCK_STREAM, 0);
+	/* The registers were rolled back: the "fd" is the syscall number,
+	 * and no socket exists. */
+	CHECK_EQ(r, SYS_socket);
+	CHECK(fcntl((int)r, F_GETFD) == -1 && errno == EBADF);
+	CHECK_EQ(pol_denied_count(pol_syscall_number("socket")), 0);
+}
+
+/* A hook that blocks SIGSYS: the kernel forces it, the process dies. */
+static void
+nodeserver_blocked(void)
+{
+	sigset_t	 set;
+
+	sandbox(ROLE_NODESERVER, KP_SANDBOX_ENFORCE);
+	sigemptyset(&set);
+	sigaddset(&set, SIGSYS);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	(void)socket(AF_INET, SOCK_STREAM, 0);
+	_exit(0);		/* not reached: SIGSYS */
+}
+
+/* A SIGSYS that seccomp did not send ends the process. */
+static void
+nodeserver_raise(void)
+{
+	sandbox(ROLE_NODESERVER, KP_SANDBOX_ENFORCE);
+	(void)raise(SIGSYS);
+	_exit(0);		/* not reached: SIGSYS */
+}
+
 static void
 registrar_calls(void)
 {
@@ -203,6 +253,20 @@ registrar_calls(void)
 	_exit(0);		/* not reached: SIGSYS */
 }
 
+static int
+resolves(const char *host, int flags)
+{
+	struct addrinfo	 h, *r;
+
+	memset(&h, 0, sizeof(h));
+	h.ai_socktype = SOCK_STREAM;
+	h.ai_flags = flags;
+	if (getaddrinfo(host, "443", &h, &r) != 0)
+		return (0);
+	freeaddrinfo(r);
+	return (1);
+}
+
 static void
 publisher_calls(void)
 {
@@ -221,6 +285,12 @@ publisher_calls(void)
 	CHECK(socket(AF_NETLINK, SOCK_RAW, NETLINK_ROUTE) == -1 &&
 	    errno == EACCES);
 	CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0);
+	/* Name resolution falls back past the nscd (AF_UNIX) and
+	 * AI_ADDRCONFIG (netlink) probes. */
+	CHECK(resolves("localhost", 0));
+	CHECK(resolves("localhost", AI_ADDRCONFIG));
+	CHECK(resolves("127.0.0.1", AI_ADDRCONFIG));
+	CHECK(resolves("::1", AI_NUMERICHOST));
 	if (test_failures > 0)
 		_exit(1);
 	(void)socketpair(AF_UNIX, SOCK_DGRAM, 0, sv);
@@ -267,6 +337,9 @@ main(void)
 	st = in_child(nodeserver_hook);
 	CHECK(st == 0);
 	CHECK(died_of_sigsys(in_child(nodeserver_strict)));
+	CHECK(in_child(nodeserver_own_handler) == 0);
+	CHECK(died_of_sigsys(in_child(nodeserver_blocked)));
+	CHECK(died_of_sigsys(in_child(nodeserver_raise)));
 	CHECK(died_of_sigsys(in_child(registrar_calls)));
 	CHECK(died_of_sigsys(in_child(publisher_calls)));
 	CHECK(died_of_sigsys(in_child(publisher_raw)));
