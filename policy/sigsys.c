@@ -240,6 +240,11 @@ die(int nr, int seccomp)
 	dfl.sa_handler = SIG_DFL;
 	(void)sigaction(SIGSYS, &dfl, NULL);
 	(void)raise(SIGSYS);
+	/* Pid 1 of its own pid namespace drops a default-action signal it
+	 * sends itself (SIGNAL_UNKILLABLE): it would carry on. Exit as a
+	 * shell reports a death by SIGSYS. */
+	if (getpid() == 1)
+		_exit(128 + SIGSYS);
 }
 
 void

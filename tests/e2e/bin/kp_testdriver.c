@@ -136,7 +136,8 @@ log_allocation(const struct kp_claim *c)
  * Sandbox probes (tests/e2e/sandbox.test.js). Claim "syscall-<name>" makes
  * the prepare hook call that syscall with zero arguments (a -1 return
  * fails the claim with the errno, as a driver would), claim "fork"
- * calls fork(), claim "fcntl-signal" tries to make a pipe signal
+ * calls fork(), claim "thread-syscall-<name>" makes the syscall on a
+ * thread the hook starts, claim "fcntl-signal" tries to make a pipe signal
  * $KP_TEST_SIGNAL_PID (F_SETOWN, F_SETSIG SIGKILL, O_ASYNC, a write),
  * claim "open-<x>" opens $KP_TEST_OPEN_PATH and fails the
  * claim with the outcome. In the registrar the interceptors (with
@@ -161,6 +162,17 @@ probe_syscall(const char *who, const char *name, int *err)
 	fprintf(stderr, "probe: %s: %s returned %ld (%s)\n", who, name, r,
 	    strerror(*err));
 	return (r);
+}
+
+/* The syscall of "thread-syscall-<name>", on a thread of the hook's. */
+static void *
+probe_thread(void *arg)
+{
+	static int	 err;
+
+	if (probe_syscall("nodeserver thread", arg, &err) != -1)
+		err = 0;
+	return (&err);
 }
 
 static void
@@ -208,9 +220,11 @@ probe_open(const char *path, char *out, size_t size)
 static int
 sandbox_claim(struct kp_prepare_results *res, size_t i, const char *name)
 {
-	char	 out[300];
-	pid_t	 pid;
-	int	 err;
+	char		 out[300];
+	pthread_t	 th;
+	void		*ret;
+	pid_t		 pid;
+	int		 err;
 
 	if (strncmp(name, "syscall-", 8) == 0) {
 		if (probe_syscall("nodeserver", name + 8, &err) == -1) {
@@ -219,6 +233,15 @@ sandbox_claim(struct kp_prepare_results *res, size_t i, const char *name)
 			kp_prepare_claim_error(res, i, out);
 			return (1);
 		}
+	} else if (strncmp(name, "thread-syscall-", 15) == 0) {
+		if (pthread_create(&th, NULL, probe_thread,
+		    (void *)(name + 15)) != 0 || pthread_join(th, &ret) != 0)
+			snprintf(out, sizeof(out), "thread: not started");
+		else
+			snprintf(out, sizeof(out), "thread: %s: %s", name + 15,
+			    strerror(*(int *)ret));
+		kp_prepare_claim_error(res, i, out);
+		return (1);
 	} else if (strcmp(name, "fcntl-signal") == 0) {
 		probe_fcntl(out, sizeof(out));
 		kp_prepare_claim_error(res, i, out);
