@@ -719,8 +719,8 @@ KP_EXTERN int kp_sandbox_capability(struct kp_options *opts,
  * driver's hooks need it). name: as libseccomp names it for this
  * architecture ("ioctl", "mount"); copied (resolved to a number now).
  * Listing a syscall that the allowlist restricts by argument (clone to
- * threads, kill and tgkill to the own process, ioctl, prctl) allows it
- * with any argument. Each call adds one, at most 64.
+ * threads, kill and tgkill to the own process, ioctl, prctl, fcntl
+ * without F_SETOWN and F_SETSIG) allows it with any argument. Each call adds one, at most 64.
  * Errors: KP_EINVAL (NULL handle; the name is unknown: the message names
  * it), KP_ENOMEM (more than 64). Beyond upstream.
  */
