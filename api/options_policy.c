@@ -43,10 +43,10 @@ kp_sandbox_mode(struct kp_options *opts, enum kp_sandbox_mode mode)
 	if (!opt_valid_handle(opts))
 		return (KP_EINVAL);
 	if (mode != KP_SANDBOX_ENFORCE && mode != KP_SANDBOX_COMPLAIN &&
-	    mode != KP_SANDBOX_OFF)
+	    mode != KP_SANDBOX_OFF && mode != KP_SANDBOX_STRICT)
 		return (opt_fail(opts, KP_EINVAL, "%s: mode %d is not "
-		    "KP_SANDBOX_ENFORCE, KP_SANDBOX_COMPLAIN or KP_SANDBOX_OFF",
-		    O_SB_MODE, (int)mode));
+		    "KP_SANDBOX_ENFORCE, KP_SANDBOX_STRICT, KP_SANDBOX_COMPLAIN "
+		    "or KP_SANDBOX_OFF", O_SB_MODE, (int)mode));
 	opts->policy.mode = mode;
 	return (0);
 }

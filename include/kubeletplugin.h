@@ -689,15 +689,23 @@ KP_EXTERN int kp_publish_status(struct kp_plugin *plugin,
  */
 
 enum kp_sandbox_mode {
-	KP_SANDBOX_ENFORCE = 0,	/* a syscall outside the allowlist kills
-				 * the child (SIGSYS; logged with its
-				 * name, the child restarts) */
+	KP_SANDBOX_ENFORCE = 0,	/* a syscall outside the allowlist fails
+				 * with EPERM in the nodeserver (the
+				 * driver's hooks: logged once with the
+				 * hook and syscall names, named in the
+				 * claims' errors) and kills the registrar
+				 * and the publisher (SIGSYS; logged with
+				 * its name, the child restarts) */
 	KP_SANDBOX_COMPLAIN = 1,	/* such syscalls are logged once each
 					 * ("complain mode: nodeserver made a
 					 * syscall outside its allowlist:
 					 * <name>") and allowed */
-	KP_SANDBOX_OFF = 2	/* no seccomp filter (the other steps stay);
+	KP_SANDBOX_OFF = 2,	/* no seccomp filter (the other steps stay);
 				 * for debugging, logged as an error */
+	KP_SANDBOX_STRICT = 3	/* as ENFORCE, but a violation kills the
+				 * nodeserver too (SIGSYS, restart): for
+				 * drivers that prefer a crash to a hook
+				 * that carries on after a denied call */
 };
 
 /* The sandboxed processes, for kp_sandbox_user(). */
@@ -709,10 +717,20 @@ enum kp_process {
 
 /*
  * kp_sandbox_mode - what a syscall outside a process's allowlist does.
- * Default KP_SANDBOX_ENFORCE. Complain mode helps a driver author find
- * the syscalls their hooks need (then list them with kp_sandbox_syscall());
- * it needs Linux 5.5 for its own log line, else only the kernel's audit
- * log shows the syscalls. Errors: KP_EINVAL (NULL handle, unknown mode).
+ * Default KP_SANDBOX_ENFORCE: in the nodeserver the call returns -1 with
+ * errno EPERM to the hook (or to whatever thread made it), the syscall is
+ * logged ("prepare hook: sandbox denied socket (EPERM); add it with
+ * kp_sandbox_syscall() if the driver needs it") once, then at 10, 100,
+ * ... denials, and "; sandbox denied <name>" is appended to the error of
+ * every claim the hook failed in that call (and to the call's error when
+ * the hook returned one; claims the hook prepared stay prepared). The
+ * registrar and the publisher, which run only the library's code, are
+ * killed and restarted in every mode but complain and off.
+ * KP_SANDBOX_STRICT kills the nodeserver too (beyond upstream, as all
+ * modes). Complain mode helps a driver author find the syscalls their
+ * hooks need (then list them with kp_sandbox_syscall()); it needs Linux
+ * 5.5 for its own log line, else only the kernel's audit log shows the
+ * syscalls. Errors: KP_EINVAL (NULL handle, unknown mode).
  * Beyond upstream.
  */
 KP_EXTERN int kp_sandbox_mode(struct kp_options *opts,
@@ -736,8 +754,8 @@ KP_EXTERN int kp_sandbox_capability(struct kp_options *opts,
  * driver's hooks need it). name: as libseccomp names it for this
  * architecture ("ioctl", "mount"); copied (resolved to a number now).
  * Listing a syscall that the allowlist restricts by argument (clone to
- * threads, kill and tgkill to the own process, ioctl, prctl) allows it
- * with any argument. Each call adds one, at most 64.
+ * threads, kill and tgkill to the own process, ioctl, prctl, fcntl
+ * without F_SETOWN and F_SETSIG) allows it with any argument. Each call adds one, at most 64.
  * Errors: KP_EINVAL (NULL handle; the name is unknown: the message names
  * it), KP_ENOMEM (more than 64). Beyond upstream.
  */

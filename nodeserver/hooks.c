@@ -6,13 +6,19 @@
  * fails (bad device, no memory) leaves that claim failed: a driver that
  * ignores the return value can not report a claim as prepared with a
  * device missing.
+ *
+ * A syscall the sandbox denies during a hook call returns EPERM to the
+ * hook (policy/sigsys.c); here it is logged and named in the errors of
+ * the claims the hook failed in that call (denied_report).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/log.h"
 #include "base/utf8.h"
 #include "nodeserver/dra.h"
+#include "policy/policy.h"
 
 #define PREPARE_MAGIC	0x6b707072u	/* "kppr" */
 #define UNPREPARE_MAGIC	0x6b707572u	/* "kpur" */
@@ -343,9 +349,96 @@ kp_unprepare_cancelled(const struct kp_unprepare_results *res)
 }
 
 /*
+ * Append "; sandbox denied <names>" to the claim's error, cutting the
+ * error (at a character boundary) rather than the suffix. Out of memory
+ * leaves the error as it was: the claim is failed either way.
+ */
+static void
+error_append(struct dra_result *c, const char *suffix)
+{
+	char	*s;
+	size_t	 keep, sl = strlen(suffix);
+
+	if (sl >= DRA_MAX_ERROR / 2)
+		return;
+	keep = strlen(c->error);
+	if (keep > DRA_MAX_ERROR - 1 - sl) {
+		keep = DRA_MAX_ERROR - 1 - sl;
+		while (keep > 0 && ((unsigned char)c->error[keep] & 0xc0) ==
+		    0x80)
+			keep--;
+	}
+	if ((s = malloc(keep + sl + 1)) == NULL)
+		return;
+	memcpy(s, c->error, keep);
+	memcpy(s + keep, suffix, sl + 1);
+	result_clear_error(c);
+	c->error = error_copy(s);
+	free(s);
+	if (c->error == NULL) {
+		c->error = (char *)OOM_TEXT;
+		c->error_static = 1;
+	}
+}
+
+/*
+ * The hook made n denied syscalls (nrs). Log each (once, then at 10,
+ * 100, ... denials: pol_denied_due) and name them in the error of every
+ * claim the hook failed, and in errbuf when the hook failed the whole
+ * call (rc != 0). A claim the hook prepared despite a denial stays
+ * prepared: the hook saw the EPERM and judged it harmless (a probe, an
+ * optional feature); the log line still tells the driver's author.
+ */
+static void
+denied_report(const char *hook, const int *nrs, size_t n,
+    struct dra_results *r, int rc, char *errbuf, size_t errsize)
+{
+	char		 names[256], suffix[300];
+	const char	*nm;
+	unsigned long	 count;
+	size_t		 i, o = 0, len;
+
+	names[0] = '\0';
+	for (i = 0; i < n; i++) {
+		if ((nm = pol_sigsys_name(nrs[i])) == NULL)
+			nm = "(unknown syscall)";
+		if (pol_denied_due(nrs[i], &count)) {
+			if (count <= 1)
+				log_warnx("%s hook: sandbox denied %s (EPERM); "
+				    "add it with kp_sandbox_syscall() if the "
+				    "driver needs it", hook, nm);
+			else
+				log_warnx("%s hook: sandbox denied %s (EPERM), "
+				    "%lu times so far", hook, nm, count);
+		}
+		len = strlen(nm);
+		if (o + len + 3 >= sizeof(names))
+			break;
+		if (o > 0) {
+			memcpy(names + o, ", ", 2);
+			o += 2;
+		}
+		memcpy(names + o, nm, len + 1);
+		o += len;
+	}
+	snprintf(suffix, sizeof(suffix), "; sandbox denied %s", names);
+	for (i = 0; i < r->n_hook; i++)
+		if (r->claims[i].error != NULL)
+			error_append(&r->claims[i], suffix);
+	if (rc != 0) {
+		if (errbuf[0] == '\0')
+			snprintf(errbuf, errsize, "%s", kp_strerror(rc));
+		len = strlen(errbuf);
+		snprintf(errbuf + len, errsize - len, "%s", suffix);
+	}
+}
+
+/*
  * Run the prepare (or unprepare) hook on r->n_hook claims. Returns the
  * hook's value; errbuf holds its message, NUL-terminated here. The results
  * handle lives on this stack frame: valid only during the hook call.
+ * Syscalls the sandbox denies meanwhile on this thread are reported
+ * (denied_report); the init hook runs before the sandbox.
  */
 int
 dra_hook_call(const struct kp_hooks *hooks, int prepare,
@@ -354,15 +447,22 @@ dra_hook_call(const struct kp_hooks *hooks, int prepare,
 {
 	struct kp_prepare_results	p = { PREPARE_MAGIC, r };
 	struct kp_unprepare_results	u = { UNPREPARE_MAGIC, r };
+	int				nrs[POL_DENIED_MAX];
+	size_t				n;
 	int				rc = KP_EINVAL;
 
 	errbuf[0] = '\0';
+	pol_denied_begin();
 	if (prepare && hooks->prepare != NULL)
 		rc = hooks->prepare(hooks->user, claims, r->n_hook, &p, errbuf,
 		    errsize);
 	else if (!prepare && hooks->unprepare != NULL)
 		rc = hooks->unprepare(hooks->user, claims, r->n_hook, &u,
 		    errbuf, errsize);
+	n = pol_denied_end(nrs, POL_DENIED_MAX);
 	errbuf[errsize - 1] = '\0';
+	if (n > 0)
+		denied_report(prepare ? "prepare" : "unprepare", nrs, n, r, rc,
+		    errbuf, errsize);
 	return (rc);
 }

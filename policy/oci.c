@@ -42,7 +42,7 @@ u_add(struct u_set *u, const char *name, enum pol_action a, enum pol_arg arg)
 	if (a == POL_TRAP)
 		return;
 	if (a == POL_ALLOW && (arg == POL_ARG_NONE ||
-	    arg == POL_ARG_SELF_TGID || arg == POL_ARG_EMPTY_PATH))
+	    arg == POL_ARG_SELF_TGID || arg == POL_ARG_FD_EMPTY_PATH))
 		rank = 3;
 	else
 		rank = a == POL_ALLOW ? 2 : 1;
@@ -80,35 +80,74 @@ cmp_entry(const void *a, const void *b)
 #define ONE	",\n    {\"names\": [\"%s\"], \"action\": " \
 	    "\"SCMP_ACT_ALLOW\", \"args\": [{\"index\": %d, \"value\": " \
 	    "%lu, \"valueTwo\": %lu, \"op\": \"%s\"}]}"
+#define TWO	",\n    {\"names\": [\"%s\"], \"action\": " \
+	    "\"%s\"%s, \"args\": [{\"index\": %d, \"value\": %lu, " \
+	    "\"valueTwo\": %lu, \"op\": \"SCMP_CMP_MASKED_EQ\"}, " \
+	    "{\"index\": %d, \"value\": %lu, \"valueTwo\": %lu, " \
+	    "\"op\": \"SCMP_CMP_MASKED_EQ\"}]}"
+#define LOW32	0xffffffffUL
+#define CLONE_NEW_ANY	(CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | \
+	CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET)
+
+/* socket: as seccomp.c socket_rules (runc ANDs the args of one entry). */
+static void
+socket_rules(FILE *f, const char *name)
+{
+	static const int fam[] = { AF_INET, AF_INET6 };
+	static const int type[] = { SOCK_STREAM, SOCK_DGRAM };
+	size_t		 i, k;
+
+	for (i = 0; i < sizeof(fam) / sizeof(fam[0]); i++)
+		for (k = 0; k < sizeof(type) / sizeof(type[0]); k++)
+			fprintf(f, TWO, name, "SCMP_ACT_ALLOW", "", 0, LOW32,
+			    (unsigned long)fam[i], 1, 0xfUL,
+			    (unsigned long)type[k]);
+	fprintf(f, ",\n    {\"names\": [\"%s\"], \"action\": "
+	    "\"SCMP_ACT_ERRNO\", \"errnoRet\": %d, \"args\": [{\"index\": 0, "
+	    "\"value\": %lu, \"valueTwo\": %lu, \"op\": "
+	    "\"SCMP_CMP_MASKED_EQ\"}]}", name, EACCES, LOW32,
+	    (unsigned long)AF_UNIX);
+	fprintf(f, TWO, name, "SCMP_ACT_ERRNO", ", \"errnoRet\": 13", 0, LOW32,
+	    (unsigned long)AF_NETLINK, 2, LOW32, 0UL);
+}
 
 static void
 arg_rules(FILE *f, const struct u_entry *e)
 {
 	static const unsigned long notif[] = { SECCOMP_IOCTL_NOTIF_RECV,
 	    SECCOMP_IOCTL_NOTIF_SEND, SECCOMP_IOCTL_NOTIF_ID_VALID };
-	static const int fam[] = { AF_UNIX, AF_INET, AF_INET6, AF_NETLINK };
 	static const int pr[] = { PR_SET_NAME, PR_GET_NAME };
 	size_t		 i;
 
 	switch (e->arg) {
 	case POL_ARG_CLONE_THREAD:
-		fprintf(f, ONE, e->name, 0, (unsigned long)CLONE_THREAD,
-		    (unsigned long)CLONE_THREAD, "SCMP_CMP_MASKED_EQ");
+		fprintf(f, ONE, e->name, 0, (unsigned long)(CLONE_THREAD |
+		    CLONE_NEW_ANY), (unsigned long)CLONE_THREAD,
+		    "SCMP_CMP_MASKED_EQ");
 		break;
 	case POL_ARG_NOTIF_IOCTL:
 		for (i = 0; i < sizeof(notif) / sizeof(notif[0]); i++)
-			fprintf(f, ONE, e->name, 1, notif[i], 0UL,
-			    "SCMP_CMP_EQ");
+			fprintf(f, ONE, e->name, 1, LOW32, notif[i] & LOW32,
+			    "SCMP_CMP_MASKED_EQ");
 		break;
-	case POL_ARG_AF_UNIX_INET:
-		for (i = 0; i < sizeof(fam) / sizeof(fam[0]); i++)
-			fprintf(f, ONE, e->name, 0, (unsigned long)fam[i], 0UL,
-			    "SCMP_CMP_EQ");
+	case POL_ARG_SOCKET_INET:
+		socket_rules(f, e->name);
+		break;
+	case POL_ARG_SOCKETPAIR_STREAM:
+		fprintf(f, TWO, e->name, "SCMP_ACT_ALLOW", "", 0, LOW32,
+		    (unsigned long)AF_UNIX, 1, 0xfUL,
+		    (unsigned long)SOCK_STREAM);
 		break;
 	case POL_ARG_PRCTL_NAME:
 		for (i = 0; i < sizeof(pr) / sizeof(pr[0]); i++)
-			fprintf(f, ONE, e->name, 0, (unsigned long)pr[i], 0UL,
-			    "SCMP_CMP_EQ");
+			fprintf(f, ONE, e->name, 0, LOW32, (unsigned long)pr[i],
+			    "SCMP_CMP_MASKED_EQ");
+		break;
+	case POL_ARG_FCNTL:
+		for (i = 0; i < pol_n_fcntl_allowed; i++)
+			fprintf(f, ONE, e->name, 1, LOW32,
+			    (unsigned long)pol_fcntl_allowed[i],
+			    "SCMP_CMP_MASKED_EQ");
 		break;
 	default:
 		break;

@@ -50,7 +50,8 @@ static const char *
 mode_name(int mode)
 {
 	return (mode == KP_SANDBOX_COMPLAIN ? "complain" :
-	    mode == KP_SANDBOX_OFF ? "off" : "enforce");
+	    mode == KP_SANDBOX_OFF ? "off" :
+	    mode == KP_SANDBOX_STRICT ? "strict" : "enforce");
 }
 
 /*

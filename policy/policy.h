@@ -12,6 +12,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <signal.h>
 #include <sys/types.h>
 
 #include "kubeletplugin.h"
@@ -30,14 +31,23 @@ enum pol_action {
 /* Argument rules: the few syscalls allowed only with some arguments. */
 enum pol_arg {
 	POL_ARG_NONE = 0,
-	POL_ARG_CLONE_THREAD,	/* clone: CLONE_THREAD set (threads only) */
-	POL_ARG_SELF_TGID,	/* tgkill/kill/tkill: own thread group */
+	POL_ARG_CLONE_THREAD,	/* clone: CLONE_THREAD set, no CLONE_NEW*
+				 * (threads only) */
+	POL_ARG_SELF_TGID,	/* tgkill/kill: own thread group */
 	POL_ARG_NOTIF_IOCTL,	/* ioctl: SECCOMP_IOCTL_NOTIF_* only */
-	POL_ARG_AF_UNIX_INET,	/* socket: AF_UNIX, AF_INET, AF_INET6, and
-				 * AF_NETLINK (getaddrinfo AI_ADDRCONFIG) */
+	POL_ARG_SOCKET_INET,	/* socket: AF_INET, AF_INET6 stream or
+				 * datagram; AF_UNIX and AF_NETLINK
+				 * NETLINK_ROUTE EACCES (glibc's nscd and
+				 * AI_ADDRCONFIG probes fall back) */
 	POL_ARG_PRCTL_NAME,	/* prctl: PR_SET_NAME, PR_GET_NAME */
-	POL_ARG_EMPTY_PATH	/* newfstatat: AT_EMPTY_PATH (fstat), else
-				 * EACCES */
+	POL_ARG_FD_EMPTY_PATH,	/* newfstatat: a real fd and AT_EMPTY_PATH
+				 * (fstat), else EACCES */
+	POL_ARG_FCNTL,		/* fcntl: no F_SETOWN(_EX), F_SETSIG,
+				 * F_SETLEASE, F_NOTIFY (signals to other
+				 * processes) */
+	POL_ARG_SOCKETPAIR_STREAM	/* socketpair: AF_UNIX SOCK_STREAM
+					 * (a datagram pair could sendto
+					 * any datagram socket path) */
 };
 
 struct pol_rule {
@@ -60,6 +70,19 @@ int	pol_filter_load(struct pol_filter *, char *, size_t);
 void	pol_filter_free(struct pol_filter *);
 int	pol_syscall_number(const char *);
 int	pol_syscall_name(int, char *, size_t);
+extern const int pol_fcntl_allowed[];
+extern const size_t pol_n_fcntl_allowed;
+
+/* sigsys.c: the SIGSYS handler and the record of denied syscalls */
+#define POL_NAMES_MAX	1024	/* native syscall numbers we can name */
+#define POL_DENIED_MAX	8	/* distinct denials kept per hook call */
+void	pol_sigsys_setup(const char *, int, int);
+void	pol_sigsys(int, siginfo_t *, void *);
+const char *pol_sigsys_name(int);
+void	pol_denied_begin(void);
+size_t	pol_denied_end(int *, size_t);
+unsigned long pol_denied_count(int);
+int	pol_denied_due(int, unsigned long *);
 
 /* caps.c */
 int	pol_cap_number(const char *);

@@ -2,12 +2,10 @@
  * seccomp.c - build a role's filter from the tables in syscalls.c while
  * the child is still privileged, load it last; report violations.
  *
- * Enforce: anything not listed traps (SCMP_ACT_TRAP). The SIGSYS handler
- * is async-signal-safe: it looks the name up in a table built before the
- * filter was loaded, writes "kp-<role>: seccomp violation: <name>" to
- * stderr, sends a pre-encoded Log datagram "<role> killed by seccomp:
- * <name>" on the log channel (send(2) is async-signal-safe) and ends the
- * process with SIGSYS, so the supervisor logs the death and restarts it.
+ * Enforce and strict: anything not listed traps (SCMP_ACT_TRAP); the
+ * SIGSYS handler (sigsys.c) fails the call with EPERM in the enforcing
+ * nodeserver and kills every other role, and the nodeserver in strict
+ * mode, with a report to the supervisor.
  *
  * Complain: anything not listed goes to a user-space listener
  * (SCMP_ACT_NOTIFY) on a thread of the child, which logs the syscall once
@@ -16,6 +14,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/netlink.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -32,23 +31,19 @@
 #include "base/log.h"
 #include "policy/policy.h"
 
-#define NAMES_MAX	1024	/* native syscall numbers we can name */
-
 struct pol_filter {
 	scmp_filter_ctx	 ctx;
 	int		 notify;	/* complain mode via a listener */
 	int		 mode;
 };
 
-/* Read by the SIGSYS handler and the complain listener; written once,
- * before the filter is loaded. */
-static const char	*sig_names[NAMES_MAX];
-static const char	*sig_role = "?";
-static int		 sig_logfd = -1;
+/* Read by the complain listener; written once, before the filter is
+ * loaded. */
+static const char	*notify_role = "?";
 static int		 notify_fd = -1;
 static struct seccomp_notif	 *notify_req;
 static struct seccomp_notif_resp *notify_resp;
-static unsigned char	 notify_seen[NAMES_MAX];
+static unsigned char	 notify_seen[POL_NAMES_MAX];
 
 /* A syscall's native number; -1 for a name libseccomp does not know. */
 int
@@ -76,105 +71,13 @@ pol_syscall_name(int nr, char *buf, size_t size)
 	return (0);
 }
 
-static void
-names_build(void)
-{
-	int	 nr;
-
-	for (nr = 0; nr < NAMES_MAX; nr++)
-		if (sig_names[nr] == NULL)
-			sig_names[nr] = seccomp_syscall_resolve_num_arch(
-			    SCMP_ARCH_NATIVE, nr);	/* kept for life */
-}
-
-/* Async-signal-safe string helpers for the handler. */
-static size_t
-put(char *d, size_t o, size_t cap, const char *s)
-{
-	while (*s != '\0' && o < cap)
-		d[o++] = *s++;
-	return (o);
-}
-
-static size_t
-put_num(char *d, size_t o, size_t cap, unsigned long v)
-{
-	char	 t[24];
-	size_t	 n = 0;
-
-	do
-		t[n++] = (char)('0' + v % 10);
-	while ((v /= 10) != 0 && n < sizeof(t));
-	while (n > 0 && o < cap)
-		d[o++] = t[--n];
-	return (o);
-}
-
-static size_t
-put_name(char *d, size_t o, size_t cap, int nr)
-{
-	if (nr >= 0 && nr < NAMES_MAX && sig_names[nr] != NULL)
-		return (put(d, o, cap, sig_names[nr]));
-	o = put(d, o, cap, "syscall #");
-	return (put_num(d, o, cap, (unsigned long)(unsigned)nr));
-}
-
-/*
- * A kpipc.Msg { log = 11: Log { level = 1: ERROR (0, omitted), text = 3 } }
- * encoded by hand: no allocation, no locks. text is < 128 bytes, so each
- * length is one varint byte.
- */
-static size_t
-log_datagram(uint8_t *d, const char *text, size_t len)
-{
-	d[0] = 0x5a;			/* field 11, length-delimited */
-	d[1] = (uint8_t)(len + 2);
-	d[2] = 0x1a;			/* Log.text: field 3 */
-	d[3] = (uint8_t)len;
-	memcpy(d + 4, text, len);
-	return (len + 4);
-}
-
-static void
-pol_sigsys(int sig, siginfo_t *si, void *uctx)
-{
-	struct sigaction	 dfl;
-	char			 line[128], text[120];
-	uint8_t			 dg[128];
-	size_t			 o;
-	int			 saved = errno;
-
-	o = put(line, 0, sizeof(line) - 1, "kp-");
-	o = put(line, o, sizeof(line) - 1, sig_role);
-	o = put(line, o, sizeof(line) - 1, ": seccomp violation: ");
-	o = put_name(line, o, sizeof(line) - 1, si->si_syscall);
-	line[o++] = '\n';
-	(void)!write(STDERR_FILENO, line, o);
-
-	o = put(text, 0, sizeof(text), sig_role);
-	o = put(text, o, sizeof(text), " killed by seccomp: ");
-	o = put_name(text, o, sizeof(text), si->si_syscall);
-	if (sig_logfd != -1)
-		(void)send(sig_logfd, dg, log_datagram(dg, text, o),
-		    MSG_NOSIGNAL | MSG_DONTWAIT);
-
-	/* Die of SIGSYS: the default action, raised now, delivered when
-	 * the handler returns (SIGSYS is blocked until then). */
-	memset(&dfl, 0, sizeof(dfl));
-	dfl.sa_handler = SIG_DFL;
-	(void)sigaction(SIGSYS, &dfl, NULL);
-	(void)raise(SIGSYS);
-	errno = saved;
-}
-
 /* Complain mode: log each unlisted syscall once, then let it run. */
 static void *
 pol_listener(void *arg)
 {
 	struct seccomp_notif		*req = notify_req;
 	struct seccomp_notif_resp	*resp = notify_resp;
-	char				 name[64];
-	size_t				 o;
+	const char			*name;
 	int				 nr;
 
 	/* Only ioctl, send and memory calls here: a syscall outside the
@@ -191,13 +94,15 @@ pol_listener(void *arg)
 		resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
 		(void)seccomp_notify_respond(notify_fd, resp);
 		nr = req->data.nr;
-		if (nr >= 0 && nr < NAMES_MAX && notify_seen[nr]++)
+		if (nr >= 0 && nr < POL_NAMES_MAX && notify_seen[nr]++)
 			continue;
-		o = put_name(name, 0, sizeof(name) - 1, nr);
-		name[o] = '\0';
+		if ((name = pol_sigsys_name(nr)) == NULL)
+			name = "(unknown)";
 		log_warnx("complain mode: %s made a syscall outside its "
-		    "allowlist: %s (pid %d); enforce mode would kill it",
-		    sig_role, name, (int)req->pid);
+		    "allowlist: %s (#%d, pid %d); enforce mode would %s",
+		    notify_role, name, nr, (int)req->pid,
+		    strcmp(notify_role, "nodeserver") == 0 ?
+		    "fail it with EPERM" : "kill the process");
 	}
 	return (arg);
 }
@@ -228,6 +133,111 @@ rule_action(const struct pol_filter *f, enum pol_action a)
 }
 
 #define SECCOMP_NOTIF_IOCTLS	3
+#define LOW32		0xffffffffUL	/* an int argument as the kernel
+					 * reads it (upper half ignored) */
+#define SOCK_TYPE_MASK	0xf		/* socket(2)'s type without
+					 * SOCK_NONBLOCK, SOCK_CLOEXEC */
+#define FD_MAX		0x7fffffffUL	/* a real fd: not AT_FDCWD, not
+					 * negative */
+#define CLONE_NEW_ANY	(CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | \
+	CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET)
+
+/*
+ * The fcntl commands allowed (POL_ARG_FCNTL): what our code, glibc,
+ * gRPC, libcurl, OpenSSL and the usual hook code use. Not listed, so a
+ * violation (EPERM in the nodeserver): F_SETOWN, F_SETOWN_EX, F_SETSIG
+ * (signals to any process the uid may signal on I/O, or SIGKILL as the
+ * signal), F_SETLEASE, F_NOTIFY (signals on another process's file
+ * activity), and the rarely used rest (F_SETPIPE_SZ, write hints).
+ * F_SETFL with O_ASYNC stays allowed: without F_SETOWN the open file has
+ * no owner (f_owner.pid NULL), and send_sigio() (fs/fcntl.c) signals
+ * nobody then; tests/e2e/sandbox.test.js checks that the target lives.
+ */
+const int pol_fcntl_allowed[] = {
+	F_DUPFD, F_GETFD, F_SETFD, F_GETFL, F_SETFL, F_GETLK, F_SETLK,
+	F_SETLKW, F_GETOWN, F_GETSIG, F_GETOWN_EX, F_OFD_GETLK,
+	F_OFD_SETLK, F_OFD_SETLKW, F_GETLEASE, F_DUPFD_CLOEXEC,
+	F_GETPIPE_SZ, F_ADD_SEALS, F_GET_SEALS
+};
+const size_t pol_n_fcntl_allowed = sizeof(pol_fcntl_allowed) /
+    sizeof(pol_fcntl_allowed[0]);
+
+static const struct scmp_arg_cmp none;	/* an unused comparison */
+
+/* seccomp_rule_add, where an identical rule already there is no error. */
+static int
+add(struct pol_filter *f, uint32_t act, int nr, unsigned n,
+    struct scmp_arg_cmp a, struct scmp_arg_cmp b)
+{
+	int	 e;
+
+	if (n == 0)
+		e = seccomp_rule_add(f->ctx, act, nr, 0);
+	else if (n == 1)
+		e = seccomp_rule_add(f->ctx, act, nr, 1, a);
+	else
+		e = seccomp_rule_add(f->ctx, act, nr, 2, a, b);
+	return (e == -EEXIST ? 0 : e);
+}
+
+/*
+ * socket (publisher): TCP and UDP over IPv4 and IPv6 only. AF_UNIX is
+ * EACCES, not a violation: glibc probes nscd's socket
+ * (/var/run/nscd/socket) on every look-up and falls back to files and DNS
+ * when it cannot; AF_NETLINK NETLINK_ROUTE likewise (getaddrinfo with
+ * AI_ADDRCONFIG asks for the local addresses and, without an answer,
+ * assumes both families). Any other family is a violation.
+ */
+static int
+socket_rules(struct pol_filter *f, uint32_t act, int nr)
+{
+	static const int	 fam[] = { AF_INET, AF_INET6 };
+	static const int	 type[] = { SOCK_STREAM, SOCK_DGRAM };
+	size_t			 i, k;
+	int			 e;
+
+	for (i = 0; i < sizeof(fam) / sizeof(fam[0]); i++)
+		for (k = 0; k < sizeof(type) / sizeof(type[0]); k++)
+			if ((e = add(f, act, nr, 2,
+			    SCMP_A0(SCMP_CMP_MASKED_EQ, LOW32, fam[i]),
+			    SCMP_A1(SCMP_CMP_MASKED_EQ, SOCK_TYPE_MASK,
+			    type[k]))) != 0)
+				return (e);
+	if ((e = add(f, SCMP_ACT_ERRNO(EACCES), nr, 1,
+	    SCMP_A0(SCMP_CMP_MASKED_EQ, LOW32, AF_UNIX), none)) !=
+	    0)
+		return (e);
+	return (add(f, SCMP_ACT_ERRNO(EACCES), nr, 2,
+	    SCMP_A0(SCMP_CMP_MASKED_EQ, LOW32, AF_NETLINK),
+	    SCMP_A2(SCMP_CMP_MASKED_EQ, LOW32, NETLINK_ROUTE)));
+}
+
+/*
+ * newfstatat (registrar): only fstat, i.e. a real fd (not AT_FDCWD, not
+ * negative) with AT_EMPTY_PATH; everything else EACCES, as open. The
+ * filter cannot read the path string: with AT_EMPTY_PATH and a non-empty
+ * path the kernel still resolves it. A relative one resolves against the
+ * fd, and the registrar holds no directory fd (ENOTDIR); an absolute one
+ * against the root, which as root is an empty removed directory (policy
+ * fs.c), so nothing is found. Without root there is no chroot, and such
+ * a call stats any host path the uid can reach (metadata, not contents):
+ * docs/security.md, "Without root".
+ */
+static int
+fstat_rules(struct pol_filter *f, uint32_t act, int nr)
+{
+	int	 e;
+
+	if ((e = add(f, act, nr, 2, SCMP_A0(SCMP_CMP_LE, FD_MAX, 0),
+	    SCMP_A3(SCMP_CMP_MASKED_EQ, AT_EMPTY_PATH, AT_EMPTY_PATH))) != 0)
+		return (e);
+	if ((e = add(f, SCMP_ACT_ERRNO(EACCES), nr, 2,
+	    SCMP_A0(SCMP_CMP_GT, FD_MAX, 0),
+	    SCMP_A3(SCMP_CMP_MASKED_EQ, AT_EMPTY_PATH, AT_EMPTY_PATH))) != 0)
+		return (e);
+	return (add(f, SCMP_ACT_ERRNO(EACCES), nr, 1,
+	    SCMP_A3(SCMP_CMP_MASKED_EQ, AT_EMPTY_PATH, 0), none));
+}
 
 /* Add one table rule, with its argument rule. */
 static int
@@ -237,47 +247,54 @@ rule_add(struct pol_filter *f, const struct pol_rule *r, int nr)
 		SECCOMP_IOCTL_NOTIF_RECV, SECCOMP_IOCTL_NOTIF_SEND,
 		SECCOMP_IOCTL_NOTIF_ID_VALID
 	};
-	static const int	 families[] = { AF_UNIX, AF_INET, AF_INET6,
-	    AF_NETLINK };
 	uint32_t		 act = rule_action(f, r->action);
 	size_t			 i;
 	int			 e;
 
 	switch (r->arg) {
 	case POL_ARG_CLONE_THREAD:
-		return (seccomp_rule_add(f->ctx, act, nr, 1,
-		    SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, CLONE_THREAD)));
+		/* A thread, and no namespace for it (a driver granted
+		 * CAP_SYS_ADMIN could otherwise give one a new mount or
+		 * network namespace). */
+		return (add(f, act, nr, 1, SCMP_A0(SCMP_CMP_MASKED_EQ,
+		    CLONE_THREAD | CLONE_NEW_ANY, CLONE_THREAD), none));
 	case POL_ARG_SELF_TGID:
-		return (seccomp_rule_add(f->ctx, act, nr, 1,
-		    SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)getpid(), 0)));
+		/* getpid() here, in the child after its fork: the pid as
+		 * the child sees it, also in a pid namespace of its own
+		 * (where it is 1). Full 64-bit compare: kill(-1, ...) and
+		 * kill(0, ...) (every process, the process group) differ. */
+		return (add(f, act, nr, 1,
+		    SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)getpid(), 0), none));
 	case POL_ARG_NOTIF_IOCTL:
 		for (i = 0; i < SECCOMP_NOTIF_IOCTLS; i++)
-			if ((e = seccomp_rule_add(f->ctx, act, nr, 1,
-			    SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffUL,
-			    notif[i] & 0xffffffffUL))) != 0)
+			if ((e = add(f, act, nr, 1, SCMP_A1(SCMP_CMP_MASKED_EQ,
+			    LOW32, notif[i] & LOW32), none)) != 0)
 				return (e);
 		return (0);
-	case POL_ARG_AF_UNIX_INET:
-		for (i = 0; i < sizeof(families) / sizeof(families[0]); i++)
-			if ((e = seccomp_rule_add(f->ctx, act, nr, 1,
-			    SCMP_A0(SCMP_CMP_EQ, families[i], 0))) != 0)
-				return (e);
-		return (0);
+	case POL_ARG_SOCKET_INET:
+		return (socket_rules(f, act, nr));
+	case POL_ARG_SOCKETPAIR_STREAM:
+		return (add(f, act, nr, 2,
+		    SCMP_A0(SCMP_CMP_MASKED_EQ, LOW32, AF_UNIX),
+		    SCMP_A1(SCMP_CMP_MASKED_EQ, SOCK_TYPE_MASK, SOCK_STREAM)));
 	case POL_ARG_PRCTL_NAME:
-		if ((e = seccomp_rule_add(f->ctx, act, nr, 1,
-		    SCMP_A0(SCMP_CMP_EQ, PR_SET_NAME, 0))) != 0)
+		if ((e = add(f, act, nr, 1, SCMP_A0(SCMP_CMP_MASKED_EQ, LOW32,
+		    PR_SET_NAME), none)) != 0)
 			return (e);
-		return (seccomp_rule_add(f->ctx, act, nr, 1,
-		    SCMP_A0(SCMP_CMP_EQ, PR_GET_NAME, 0)));
-	case POL_ARG_EMPTY_PATH:
-		if ((e = seccomp_rule_add(f->ctx, act, nr, 1,
-		    SCMP_A3(SCMP_CMP_MASKED_EQ, AT_EMPTY_PATH,
-		    AT_EMPTY_PATH))) != 0)
-			return (e);
-		return (seccomp_rule_add(f->ctx, SCMP_ACT_ERRNO(EACCES), nr, 1,
-		    SCMP_A3(SCMP_CMP_MASKED_EQ, AT_EMPTY_PATH, 0)));
+		return (add(f, act, nr, 1, SCMP_A0(SCMP_CMP_MASKED_EQ, LOW32,
+		    PR_GET_NAME), none));
+	case POL_ARG_FD_EMPTY_PATH:
+		return (fstat_rules(f, act, nr));
+	case POL_ARG_FCNTL:
+		/* The kernel reads cmd as an unsigned int. */
+		for (i = 0; i < pol_n_fcntl_allowed; i++)
+			if ((e = add(f, act, nr, 1, SCMP_A1(SCMP_CMP_MASKED_EQ,
+			    LOW32, (scmp_datum_t)pol_fcntl_allowed[i]),
+			    none)) != 0)
+				return (e);
+		return (0);
 	default:
-		return (seccomp_rule_add(f->ctx, act, nr, 0));
+		return (add(f, act, nr, 0, none, none));
 	}
 }
 
@@ -342,9 +359,11 @@ pol_filter_build(enum kp_role role, const struct policy_opts *po, int logfd,
 	f->mode = po->mode;
 	f->notify = f->mode == KP_SANDBOX_COMPLAIN &&
 	    seccomp_api_get() >= 6;
-	sig_role = ipc_role_name(role);
-	sig_logfd = logfd;
-	names_build();
+	notify_role = ipc_role_name(role);
+	/* EPERM for the driver's hooks; our own code is killed (its
+	 * allowlist is complete, so a violation there is an attack). */
+	pol_sigsys_setup(notify_role, logfd, role == ROLE_NODESERVER &&
+	    f->mode == KP_SANDBOX_ENFORCE);
 	if (f->notify && seccomp_notify_alloc(&notify_req, &notify_resp) != 0)
 		f->notify = 0;
 	if ((f->ctx = seccomp_init(violation_action(f))) == NULL) {

@@ -14,6 +14,7 @@
  * clock_nanosleep, sched_getaffinity) are in base[].
  */
 #include <stddef.h>
+#include <sys/syscall.h>
 
 #include "policy/policy.h"
 
@@ -51,8 +52,9 @@ static const struct pol_rule base[] = {
 	{ "sched_yield", POL_ALLOW, POL_ARG_NONE },
 	{ "set_robust_list", POL_ALLOW, POL_ARG_NONE },
 
-	/* signals (tgkill/tkill/kill: own thread group only; pthread_kill
-	 * and raise) */
+	/* signals (tgkill and kill: own thread group only, for
+	 * pthread_kill and raise; tkill, which names a tid of any process,
+	 * is not listed) */
 	{ "kill", POL_ALLOW, POL_ARG_SELF_TGID },
 	{ "rt_sigaction", POL_ALLOW, POL_ARG_NONE },
 	{ "rt_sigprocmask", POL_ALLOW, POL_ARG_NONE },
@@ -86,9 +88,13 @@ static const struct pol_rule base[] = {
 	{ "poll", POL_ALLOW, POL_ARG_NONE },
 	{ "ppoll", POL_ALLOW, POL_ARG_NONE },
 
-	/* fds and connected sockets */
+	/* fds and connected sockets (fcntl: no command that signals
+	 * another process, seccomp.c pol_fcntl_allowed) */
 	{ "close", POL_ALLOW, POL_ARG_NONE },
-	{ "fcntl", POL_ALLOW, POL_ARG_NONE },
+	{ "fcntl", POL_ALLOW, POL_ARG_FCNTL },
+#ifdef __NR_fcntl64
+	{ "fcntl64", POL_ALLOW, POL_ARG_FCNTL },	/* 32-bit ABIs */
+#endif
 	{ "getpeername", POL_ALLOW, POL_ARG_NONE },
 	{ "getsockname", POL_ALLOW, POL_ARG_NONE },
 	{ "getsockopt", POL_ALLOW, POL_ARG_NONE },
@@ -129,10 +135,11 @@ static const struct pol_rule registrar[] = {
 	{ "accept4", POL_ALLOW, POL_ARG_NONE },
 
 	/* fds (fstat is newfstatat(fd, "", AT_EMPTY_PATH) in glibc 2.36;
-	 * with a path it is EACCES as open) */
+	 * AT_FDCWD or no AT_EMPTY_PATH is EACCES as open; why a path
+	 * string it cannot read is harmless: seccomp.c fstat_rules) */
 	{ "fstat", POL_ALLOW, POL_ARG_NONE },
 	{ "lseek", POL_ALLOW, POL_ARG_NONE },
-	{ "newfstatat", POL_ALLOW, POL_ARG_EMPTY_PATH },
+	{ "newfstatat", POL_ALLOW, POL_ARG_FD_EMPTY_PATH },
 };
 
 /* The nodeserver: serving gRPC, plus the file work drivers' hooks do
@@ -186,14 +193,17 @@ static const struct pol_rule nodeserver[] = {
  * resolver), reading the kubeconfig, token, CA and client cert files (the
  * token again every 60 s). */
 static const struct pol_rule publisher[] = {
-	/* sockets: TCP to the API server, UDP and TCP to DNS servers,
-	 * netlink for getaddrinfo's AI_ADDRCONFIG, nscd's Unix socket */
+	/* sockets: TCP to the API server, UDP and TCP to DNS servers;
+	 * AF_UNIX (nscd's probe) and NETLINK_ROUTE (AI_ADDRCONFIG) get
+	 * EACCES and glibc falls back (seccomp.c socket_rules); no Unix
+	 * socket can be created, so connect reaches no local service */
 	{ "bind", POL_ALLOW, POL_ARG_NONE },	/* glibc's resolver binds
 						 * its UDP socket */
 	{ "connect", POL_ALLOW, POL_ARG_NONE },
-	{ "socket", POL_ALLOW, POL_ARG_AF_UNIX_INET },
-	{ "socketpair", POL_ALLOW, POL_ARG_NONE },	/* curl's wakeup
-							 * pair */
+	{ "socket", POL_ALLOW, POL_ARG_SOCKET_INET },
+	/* one-off: curl's wakeup pair (stream only: a datagram pair
+	 * could sendto(2) any datagram socket by path) */
+	{ "socketpair", POL_ALLOW, POL_ARG_SOCKETPAIR_STREAM },
 
 	/* files: config, token, CA and certificates; /etc/resolv.conf,
 	 * /etc/hosts, /etc/nsswitch.conf for getaddrinfo */

@@ -1,8 +1,10 @@
 'use strict';
 // The sandbox of each process (policy/): what /proc shows of it, what a
-// forbidden syscall does (SIGSYS, logged with its name and the role, the
-// child restarts), what the processes cannot reach, complain mode, the
-// OCI profile, and a concurrent stress run with no violation.
+// forbidden syscall does (in the nodeserver's hooks: EPERM, logged and
+// named in the claim's error, no restart; in strict mode and in the
+// registrar: SIGSYS, logged with its name and the role, the child
+// restarts), what the processes cannot reach, complain mode, the OCI
+// profile, and a concurrent stress run with no violation.
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
@@ -10,10 +12,11 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { randomUUID } = require('node:crypto');
-const { execFileSync } = require('node:child_process');
+const { execFileSync, spawn } = require('node:child_process');
 const { KubeletSim } = require('../kubelet-sim');
 const { makeRoot, TestDriver, roles, until, procStatus, BUILD } = require('./lib/plugin');
 const { stress } = require('./stress');
+const { startEmulator, kubeconfig } = require('../apiserver-emu');
 
 const DRIVER = 'test.example.com';
 const TOKEN_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
@@ -43,6 +46,14 @@ async function restarted(drv, role, before) {
     return r[role] && r[role] !== before ? r : null;
   }, 15000);
   return now[role];
+}
+
+// The error of claim c, which the hook fails (kubelet's message names it).
+async function claimError(sim, c) {
+  const err = await sim.nodePrepareResources(DRIVER, [c], { timeoutMs: 10000 }).then(() => null, (e) => e);
+  assert.ok(err && err.response, `expected a failed claim, got ${err}`);
+  assert.match(err.message, new RegExp(`failed for claim default/${c.name}: `));
+  return err.response.claims[c.uid].error;
 }
 
 async function prepareOk(sim, name) {
@@ -78,17 +89,69 @@ test('each child: capabilities as declared, NoNewPrivs, seccomp filter; registra
   await prepareOk(sim, 'inside');
 });
 
-for (const [what, name, sys] of [['ptrace', 'syscall-ptrace', 'ptrace'], ['fork', 'fork', 'clone'],
-  ['execve', 'syscall-execve', 'execve']]) {
-  test(`the nodeserver calling ${what} dies of SIGSYS, is named in the log and restarts`, async (t) => {
+// Each: the probe claim, the syscall the sandbox sees, the hook's errno text.
+const DENIALS = [['socket', 'syscall-socket', 'socket', 'socket: Operation not permitted'],
+  ['ptrace', 'syscall-ptrace', 'ptrace', 'ptrace: Operation not permitted'],
+  ['fork', 'fork', 'clone', 'fork: Operation not permitted'],
+  ['execve', 'syscall-execve', 'execve', 'execve: Operation not permitted']];
+
+for (const [what, name, sys, text] of DENIALS) {
+  test(`a prepare hook calling ${what} gets EPERM: the claim error names ${sys}, the nodeserver lives`, async (t) => {
     const { drv, sim } = await setup(t);
+    await sim.waitForDriver(DRIVER);
+    const before = roles(drv.proc.pid).nodeserver;
+    for (let i = 0; i < 2; i++) {
+      assert.equal(await claimError(sim, claim(name)), `${text}; sandbox denied ${sys}`);
+    }
+    await until(() => new RegExp(`nodeserver\\] prepare hook: sandbox denied ${sys} \\(EPERM\\); ` +
+      'add it with kp_sandbox_syscall\\(\\) if the driver needs it').test(drv.stderr));
+    // Once per syscall, not per call.
+    assert.equal(drv.stderr.split(`prepare hook: sandbox denied ${sys} (EPERM)`).length - 1, 1);
+    assert.doesNotMatch(drv.stderr, /killed by seccomp|seccomp violation|a child was created/);
+    assert.equal(roles(drv.proc.pid).nodeserver, before, 'not restarted');
+    await prepareOk(sim, 'after');
+  });
+}
+
+test('a hook cannot make a pipe signal another process: F_SETOWN and F_SETSIG are EPERM, the target lives', async (t) => {
+  const target = spawn('sleep', ['300'], { stdio: 'ignore' });
+  const gone = new Promise((resolve) => target.on('exit', (code, sig) => resolve(sig || code)));
+  t.after(() => target.kill('SIGKILL'));
+  const { drv, sim } = await setup(t, { env: { KP_TEST_SIGNAL_PID: String(target.pid) } });
+  await sim.waitForDriver(DRIVER);
+  const before = roles(drv.proc.pid).nodeserver;
+  // O_ASYNC is allowed: with no owner set, the write signals nobody.
+  assert.equal(await claimError(sim, claim('fcntl-signal')), 'fcntl: F_SETOWN Operation not permitted, F_SETSIG Operation not ' +
+    'permitted, O_ASYNC Success, write 1; sandbox denied fcntl');
+  const r = await Promise.race([gone, new Promise((resolve) => setTimeout(() => resolve('alive'), 1000))]);
+  assert.equal(r, 'alive');
+  assert.equal(roles(drv.proc.pid).nodeserver, before, 'not restarted');
+  await drv.stderrMatch(/prepare hook: sandbox denied fcntl \(EPERM\)/);
+});
+
+test('a denial on a thread outside a hook call is logged once, the nodeserver lives', async (t) => {
+  const { drv, sim } = await setup(t);
+  await sim.waitForDriver(DRIVER);
+  const before = roles(drv.proc.pid).nodeserver;
+  for (let i = 0; i < 2; i++) {
+    assert.equal(await claimError(sim, claim('thread-syscall-getppid')), 'thread: getppid: Operation not permitted');
+  }
+  await until(() => /nodeserver\] sandbox denied getppid \(EPERM\) outside a hook call/.test(drv.stderr));
+  assert.equal(drv.stderr.split('sandbox denied getppid (EPERM) outside a hook call').length - 1, 1);
+  assert.doesNotMatch(drv.stderr, /prepare hook: sandbox denied getppid/);
+  assert.equal(roles(drv.proc.pid).nodeserver, before, 'not restarted');
+});
+
+for (const [what, name, sys] of [['socket', 'syscall-socket', 'socket'], ['fork', 'fork', 'clone']]) {
+  test(`strict mode: the nodeserver calling ${what} dies of SIGSYS, is named in the log and restarts`, async (t) => {
+    const { drv, sim } = await setup(t, { args: ['--sandbox-mode', 'strict'] });
     await sim.waitForDriver(DRIVER);
     const before = roles(drv.proc.pid).nodeserver;
     await assert.rejects(sim.nodePrepareResources(DRIVER, [claim(name)], { timeoutMs: 10000 }));
     await until(() => new RegExp(`nodeserver\\] nodeserver killed by seccomp: ${sys}\\b`).test(drv.stderr));
     await drv.stderrMatch(new RegExp(`kp-nodeserver: seccomp violation: ${sys}\\b`));
     await until(() => /supervisor\] nodeserver killed by seccomp \(SIGSYS\)/.test(drv.stderr));
-    assert.doesNotMatch(drv.stderr, /a child was created/);
+    assert.doesNotMatch(drv.stderr, /a child was created|sandbox denied/);
     await restarted(drv, 'nodeserver', before);
     await prepareOk(sim, 'after');
   });
@@ -116,6 +179,47 @@ for (const sys of ['ptrace', 'fork']) {
     assert.equal(res.code, 0);
   });
 }
+
+// libcurl answers "localhost" itself; a name from /etc/hosts (this host's,
+// when it maps to 127.0.0.1) goes through glibc's getaddrinfo, whose nscd
+// probe (AF_UNIX) the publisher's filter refuses with EACCES.
+async function hostsName() {
+  const r = await require('node:dns').promises.lookup(os.hostname(), { family: 4 }).catch(() => null);
+  return r && r.address === '127.0.0.1' ? os.hostname() : null;
+}
+
+test('the sandboxed publisher reaches the API server by name (localhost, /etc/hosts)', async (t) => {
+  for (const name of ['localhost', await hostsName()]) {
+    if (name === null) {
+      t.diagnostic('this host name does not map to 127.0.0.1: /etc/hosts case skipped');
+      continue;
+    }
+    await t.test(name, async (t2) => {
+      const root = makeRoot(DRIVER);
+      const emu = await startEmulator({ nodes: ['node-a'], tokenFile: path.join(root.dir, 'token') });
+      fs.copyFileSync(emu.caFile, path.join(root.dir, 'ca.crt'));
+      const kc = path.join(root.dir, 'kubeconfig');
+      const url = new URL(emu.url);
+      assert.equal(url.hostname, '127.0.0.1');
+      url.hostname = name;
+      // The emulator's certificate names 127.0.0.1 and localhost.
+      fs.writeFileSync(kc, kubeconfig({ server: url.toString().replace(/\/$/, '') })
+        .replace(/^(\s+)server: .*$/m, (l, sp) => `${l}\n${sp}tls-server-name: localhost`));
+      const drv = new TestDriver(root, ['--kubeconfig', kc, '--node-name', 'node-a']);
+      t2.after(async () => {
+        drv.kill();
+        await drv.exited;
+        await emu.stop();
+        root.cleanup();
+      });
+      await drv.ready();
+      const l = await drv.command('publish 3 1 a', 'publish ');
+      assert.match(l, /^publish KP_OK/, l);
+      await until(() => emu.getSlices({}).length === 1, 15000, 100);
+      assert.doesNotMatch(drv.stderr, /killed by seccomp|seccomp violation|sandbox denied/);
+    });
+  }
+});
 
 test('the registrar cannot open /etc/passwd', async (t) => {
   const { drv, sim } = await setup(t, { args: ['--interceptors'], env: { KP_TEST_REGISTRAR_OPEN: '/etc/passwd' } });

@@ -5,6 +5,7 @@
  * setters validate, and the OCI profile is well-formed enough to carry
  * the tables (the e2e suite parses it as JSON).
  */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +46,31 @@ in_table(const struct pol_rule *t, size_t n, const char *name)
 	return (0);
 }
 
+static int
+fcntl_allows(int cmd)
+{
+	size_t	 i;
+
+	for (i = 0; i < pol_n_fcntl_allowed; i++)
+		if (pol_fcntl_allowed[i] == cmd)
+			return (1);
+	return (0);
+}
+
+/* The argument rule of name in role's table; -1 if not listed. */
+static int
+rule_arg(enum kp_role role, const char *name)
+{
+	const struct pol_rule	*t;
+	size_t			 n, i;
+
+	t = pol_table(role, &n);
+	for (i = 0; i < n; i++)
+		if (strcmp(t[i].name, name) == 0)
+			return ((int)t[i].arg);
+	return (-1);
+}
+
 int
 main(void)
 {
@@ -83,6 +109,33 @@ main(void)
 		CHECK(strcmp(b[i].name, "execve") != 0);
 	}
 
+	/* fcntl: argument-filtered in every role, without the commands that
+	 * signal other processes. */
+	for (i = 0, k = 0; i < nb; i++)
+		if (strcmp(b[i].name, "fcntl") == 0) {
+			CHECK(b[i].arg == POL_ARG_FCNTL);
+			k++;
+		}
+	CHECK_EQ(k, 1);
+	for (i = 0; i < pol_n_fcntl_allowed; i++) {
+		CHECK(pol_fcntl_allowed[i] != F_SETOWN);
+		CHECK(pol_fcntl_allowed[i] != F_SETOWN_EX);
+		CHECK(pol_fcntl_allowed[i] != F_SETSIG);
+		CHECK(pol_fcntl_allowed[i] != F_SETLEASE);
+		CHECK(pol_fcntl_allowed[i] != F_NOTIFY);
+	}
+	CHECK(fcntl_allows(F_GETFL) && fcntl_allows(F_SETFL) &&
+	    fcntl_allows(F_GETFD) && fcntl_allows(F_SETFD) &&
+	    fcntl_allows(F_DUPFD_CLOEXEC) && fcntl_allows(F_SETLKW) &&
+	    fcntl_allows(F_OFD_SETLK) && fcntl_allows(F_ADD_SEALS));
+	/* The publisher's sockets, the registrar's fstat. */
+	CHECK(rule_arg(ROLE_PUBLISHER, "socket") == POL_ARG_SOCKET_INET);
+	CHECK(rule_arg(ROLE_PUBLISHER, "socketpair") ==
+	    POL_ARG_SOCKETPAIR_STREAM);
+	CHECK(rule_arg(ROLE_REGISTRAR, "newfstatat") == POL_ARG_FD_EMPTY_PATH);
+	CHECK(rule_arg(ROLE_NODESERVER, "socket") == -1);
+	CHECK(rule_arg(ROLE_REGISTRAR, "socket") == -1);
+
 	/* Capability names. */
 	CHECK(pol_cap_number("CAP_SYS_ADMIN") == 21);
 	CHECK(pol_cap_number("cap_net_admin") == 12);
@@ -98,7 +151,11 @@ main(void)
 	CHECK(kp_sandbox_mode(o, KP_SANDBOX_COMPLAIN) == 0);
 	CHECK(kp_sandbox_mode(o, (enum kp_sandbox_mode)7) == KP_EINVAL);
 	CHECK_CONTAINS(kp_options_last_error(o), "kp_sandbox_mode");
+	CHECK_CONTAINS(kp_options_last_error(o), "KP_SANDBOX_STRICT");
 	CHECK(o->policy.mode == KP_SANDBOX_COMPLAIN);
+	CHECK(kp_sandbox_mode(o, KP_SANDBOX_STRICT) == 0);
+	CHECK(o->policy.mode == KP_SANDBOX_STRICT);
+	CHECK(kp_sandbox_mode(o, KP_SANDBOX_COMPLAIN) == 0);
 	CHECK(kp_sandbox_capability(o, "CAP_SYS_ADMIN") == 0);
 	CHECK(o->policy.ns_caps == (1ULL << 21));
 	CHECK(kp_sandbox_capability(o, "CAP_WHATEVER") == KP_EINVAL);
@@ -129,6 +186,11 @@ main(void)
 	CHECK(strstr(json, "\"accept4\""));
 	CHECK(strstr(json, "\"errnoRet\": 38"));
 	CHECK(strstr(json, "\"ptrace\"") == NULL);
+	/* fcntl only with its command list: F_GETFL (3), not F_SETOWN. */
+	CHECK(strstr(json, "\"names\": [\"fcntl\"], \"action\": "
+	    "\"SCMP_ACT_ALLOW\", \"args\": [{\"index\": 1, \"value\": "
+	    "4294967295, \"valueTwo\": 3,"));
+	CHECK(strstr(json, "\"valueTwo\": 8, \"op\"") == NULL);
 	free(json);
 	CHECK(kp_policy_export_oci(NULL, &json) == 0);
 	CHECK(strstr(json, "\"getcpu\"") == NULL);

@@ -134,27 +134,66 @@ log_allocation(const struct kp_claim *c)
 
 /*
  * Sandbox probes (tests/e2e/sandbox.test.js). Claim "syscall-<name>" makes
- * the prepare hook call that syscall with zero arguments, claim "fork"
- * calls fork(), claim "open-<x>" opens $KP_TEST_OPEN_PATH and fails the
+ * the prepare hook call that syscall with zero arguments (a -1 return
+ * fails the claim with the errno, as a driver would), claim "fork"
+ * calls fork(), claim "thread-syscall-<name>" makes the syscall on a
+ * thread the hook starts, claim "fcntl-signal" tries to make a pipe signal
+ * $KP_TEST_SIGNAL_PID (F_SETOWN, F_SETSIG SIGKILL, O_ASYNC, a write),
+ * claim "open-<x>" opens $KP_TEST_OPEN_PATH and fails the
  * claim with the outcome. In the registrar the interceptors (with
  * --interceptors) do the same on GetInfo with $KP_TEST_REGISTRAR_SYSCALL
  * and $KP_TEST_REGISTRAR_OPEN, printing the outcome on stderr.
  */
-static void
-probe_syscall(const char *who, const char *name)
+static long
+probe_syscall(const char *who, const char *name, int *err)
 {
 	int	 nr = seccomp_syscall_resolve_name(name);
 	long	 r;
 
+	*err = ENOSYS;
 	if (nr < 0) {
 		fprintf(stderr, "probe: %s: unknown syscall %s\n", who, name);
-		return;
+		return (-1);
 	}
 	fprintf(stderr, "probe: %s calls %s\n", who, name);
 	errno = 0;
 	r = syscall(nr, 0, 0, 0, 0, 0, 0);
+	*err = errno;
 	fprintf(stderr, "probe: %s: %s returned %ld (%s)\n", who, name, r,
-	    strerror(errno));
+	    strerror(*err));
+	return (r);
+}
+
+/* The syscall of "thread-syscall-<name>", on a thread of the hook's. */
+static void *
+probe_thread(void *arg)
+{
+	static int	 err;
+
+	if (probe_syscall("nodeserver thread", arg, &err) != -1)
+		err = 0;
+	return (&err);
+}
+
+static void
+probe_fcntl(char *out, size_t size)
+{
+	const char	*p = getenv("KP_TEST_SIGNAL_PID");
+	int		 fd[2], own, sig, async;
+	ssize_t		 w;
+
+	if (p == NULL || pipe2(fd, O_CLOEXEC) == -1) {
+		snprintf(out, size, "fcntl: no pid or no pipe");
+		return;
+	}
+	own = fcntl(fd[0], F_SETOWN, (int)strtol(p, NULL, 10)) == -1 ? errno : 0;
+	sig = fcntl(fd[0], F_SETSIG, SIGKILL) == -1 ? errno : 0;
+	async = fcntl(fd[0], F_SETFL, O_ASYNC | O_NONBLOCK) == -1 ? errno : 0;
+	w = write(fd[1], "x", 1);
+	close(fd[0]);
+	close(fd[1]);
+	snprintf(out, size, "fcntl: F_SETOWN %s, F_SETSIG %s, O_ASYNC %s, "
+	    "write %zd", strerror(own), strerror(sig), strerror(async), w);
 }
 
 static void
@@ -181,12 +220,33 @@ probe_open(const char *path, char *out, size_t size)
 static int
 sandbox_claim(struct kp_prepare_results *res, size_t i, const char *name)
 {
-	char	 out[300];
-	pid_t	 pid;
+	char		 out[300];
+	pthread_t	 th;
+	void		*ret;
+	pid_t		 pid;
+	int		 err;
 
-	if (strncmp(name, "syscall-", 8) == 0)
-		probe_syscall("nodeserver", name + 8);
-	else if (strcmp(name, "fork") == 0) {
+	if (strncmp(name, "syscall-", 8) == 0) {
+		if (probe_syscall("nodeserver", name + 8, &err) == -1) {
+			snprintf(out, sizeof(out), "%s: %s", name + 8,
+			    strerror(err));
+			kp_prepare_claim_error(res, i, out);
+			return (1);
+		}
+	} else if (strncmp(name, "thread-syscall-", 15) == 0) {
+		if (pthread_create(&th, NULL, probe_thread,
+		    (void *)(name + 15)) != 0 || pthread_join(th, &ret) != 0)
+			snprintf(out, sizeof(out), "thread: not started");
+		else
+			snprintf(out, sizeof(out), "thread: %s: %s", name + 15,
+			    strerror(*(int *)ret));
+		kp_prepare_claim_error(res, i, out);
+		return (1);
+	} else if (strcmp(name, "fcntl-signal") == 0) {
+		probe_fcntl(out, sizeof(out));
+		kp_prepare_claim_error(res, i, out);
+		return (1);
+	} else if (strcmp(name, "fork") == 0) {
 		if ((pid = fork()) == 0)
 			_exit(0);
 		snprintf(out, sizeof(out), "fork: %s", pid == -1 ?
@@ -207,6 +267,7 @@ sandbox_icpt(enum kp_call_phase phase, const struct kp_call *call)
 	const char	*sc = getenv("KP_TEST_REGISTRAR_SYSCALL");
 	const char	*path = getenv("KP_TEST_REGISTRAR_OPEN");
 	char		 out[300];
+	int		 err;
 
 	if (phase != KP_CALL_BEFORE || strcmp(call->server, "registrar") ||
 	    strstr(call->method, "GetInfo") == NULL)
@@ -216,7 +277,7 @@ sandbox_icpt(enum kp_call_phase phase, const struct kp_call *call)
 		fprintf(stderr, "probe: registrar %s\n", out);
 	}
 	if (sc != NULL)
-		probe_syscall("registrar", sc);
+		(void)probe_syscall("registrar", sc, &err);
 }
 
 /* --sandbox-user role:uid:gid */
@@ -246,6 +307,8 @@ sandbox_mode(struct kp_options *o, const char *a)
 		return (kp_sandbox_mode(o, KP_SANDBOX_COMPLAIN));
 	if (strcmp(a, "off") == 0)
 		return (kp_sandbox_mode(o, KP_SANDBOX_OFF));
+	if (strcmp(a, "strict") == 0)
+		return (kp_sandbox_mode(o, KP_SANDBOX_STRICT));
 	return (kp_sandbox_mode(o, (enum kp_sandbox_mode)99));
 }
 
