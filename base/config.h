@@ -109,6 +109,12 @@ struct kp_options {
 	const char		*advertised[KP_MAX_ADVERTISED];
 	size_t			 n_advertised;
 
+	/* Resource health (api/options_health.c). Stored inverted, so the
+	 * zeroed set holds upstream v0.37's defaults (all on). */
+	int			 health_off;
+	int			 health_v1_off;
+	int			 health_v1alpha1_off;
+
 	char			 errbuf[KP_ERROR_SIZE];
 };
 

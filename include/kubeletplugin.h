@@ -750,6 +750,111 @@ KP_EXTERN int kp_sandbox_user(struct kp_options *opts, enum kp_process proc,
 KP_EXTERN int kp_policy_export_oci(const struct kp_options *opts,
     char **out);
 
+/* ------------------------------------------------------------------------
+ * Resource health (KEP-4680; issue 11). The nodeserver serves
+ * v1.DRAResourceHealth and v1alpha1.DRAResourceHealth/NodeWatchResources
+ * (server streaming) on the DRA socket: each stream kubelet opens gets the
+ * complete current list of devices at once, then the complete list again
+ * after every change. A stream whose reader is slow gets only the latest
+ * list when it can take one (older lists are dropped, never queued), so no
+ * reader can hold up another stream or a prepare call. Mirrors the Go
+ * helper v0.37 (DRAPlugin.WatchHealthStatus, DeviceHealth).
+ */
+
+enum kp_health_status {
+	KP_HEALTH_UNKNOWN = 0,
+	KP_HEALTH_HEALTHY = 1,
+	KP_HEALTH_UNHEALTHY = 2
+};
+
+#define KP_HEALTH_MESSAGE_MAX	1024	/* bytes of kp_device_health.message */
+#define KP_HEALTH_MAX_DEVICES	512	/* devices in the list */
+
+/*
+ * One device's health. struct_size: sizeof(struct kp_device_health) as the
+ * caller compiled it, so later fields can be added without breaking old
+ * callers; start from KP_DEVICE_HEALTH_INIT. All strings borrowed for the
+ * call.
+ *   pool, device: the ResourceSlice pool and device name (a pool name is
+ *     DNS subdomains joined by '/', at most 253 bytes; a device name a DNS
+ *     label); required.
+ *   status: enum kp_health_status.
+ *   last_updated: Unix seconds when the driver last determined the status;
+ *     0 = unknown (sent as 0, as upstream for a zero time); >= 0.
+ *   timeout_s: seconds after which kubelet treats the state as stale
+ *     (health_check_timeout_seconds); 0 = kubelet's default (30 s);
+ *     0..86400.
+ *   message: optional detail (NULL or ""), valid UTF-8, at most
+ *     KP_HEALTH_MESSAGE_MAX bytes (kubelet truncates longer ones).
+ */
+struct kp_device_health {
+	size_t			 struct_size;
+	const char		*pool;
+	const char		*device;
+	enum kp_health_status	 status;
+	int64_t			 last_updated;
+	int			 timeout_s;
+	const char		*message;
+};
+
+#define KP_DEVICE_HEALTH_INIT \
+	{ sizeof(struct kp_device_health), NULL, NULL, KP_HEALTH_UNKNOWN, 0, \
+	    0, NULL }
+
+/*
+ * kp_health_service - serve and advertise resource health. Default 1 (as
+ * upstream v0.37 HealthService). 0: "v1.DRAResourceHealth" and
+ * "v1alpha1.DRAResourceHealth" are not advertised, but a stream kubelet
+ * opens anyway (kubelets 1.34-1.36 open it for every plugin, and 1.36
+ * logs an ERROR every 5 s for a plugin that answers UNIMPLEMENTED) is kept
+ * open and idle: it never gets a message. enable: 0 or 1.
+ * Errors: KP_EINVAL. Mirrors kubeletplugin.HealthService, 1.37.
+ */
+KP_EXTERN int kp_health_service(struct kp_options *opts, int enable);
+
+/*
+ * kp_health_v1 / kp_health_v1alpha1 - serve and advertise each version of
+ * the health service (with kp_health_service() on). Defaults 1 and 1, as
+ * upstream v0.37 (HealthV1, HealthV1alpha1; kubelet 1.37 prefers v1,
+ * 1.34-1.36 know only v1alpha1). A version turned off is not served:
+ * kubelet gets UNIMPLEMENTED. enable: 0 or 1. Errors: KP_EINVAL.
+ * Mirror kubeletplugin.HealthV1 and HealthV1alpha1, 1.37.
+ */
+KP_EXTERN int kp_health_v1(struct kp_options *opts, int enable);
+KP_EXTERN int kp_health_v1alpha1(struct kp_options *opts, int enable);
+
+/*
+ * kp_health_report - report the health of n devices from the driver
+ * process (any thread; calls are serialized). Each device's state
+ * replaces what was reported for it before (same pool and device); other
+ * devices keep theirs, so several sources may report subsets. Every open
+ * stream then gets the complete list. Report again within each device's
+ * timeout: when no report (from here or kp_hook_health_report()) came
+ * within the smallest timeout of the listed devices (30 s when none is
+ * set) while kubelet watches, a warning is logged ("device health reports
+ * are stale") once per stale period, checked every 10 s, as upstream.
+ * devices: n entries, borrowed for the call; n may be 0 (only refreshes
+ * the report time). Nothing is sent unless every entry is valid.
+ * Errors: KP_EINVAL (invalid handle or entry: the message names the
+ * index, field and rule), KP_ENOMEM (more than KP_HEALTH_MAX_DEVICES
+ * devices in all), KP_EPIPE (supervisor gone). Mirrors the reports of
+ * DRAPlugin.WatchHealthStatus, 1.37.
+ */
+KP_EXTERN int kp_health_report(struct kp_plugin *plugin,
+    const struct kp_device_health *devices, size_t n);
+
+/*
+ * kp_hook_health_report - as kp_health_report(), from the driver's code in
+ * the nodeserver (hooks, and threads they started): the report goes
+ * straight to the streams, without the supervisor. Reports from here are
+ * lost when the nodeserver restarts (those of kp_health_report() are
+ * re-sent to it). errbuf: errsize bytes for the message, may be NULL.
+ * Errors: KP_EINVAL (an entry breaks a rule), KP_ENOMEM, KP_ENOTSUP
+ * (called outside the nodeserver). Beyond upstream.
+ */
+KP_EXTERN int kp_hook_health_report(const struct kp_device_health *devices,
+    size_t n, char *errbuf, size_t errsize);
+
 #ifdef __cplusplus
 }
 #endif
