@@ -59,6 +59,11 @@ struct kp_plugin {
 #define OPT_PEER	"kp_allowed_peer_uid (beyond upstream)"
 #define OPT_SERIALIZE	"kp_serialize (Serialize)"
 #define OPT_WORKERS	"kp_worker_threads (beyond upstream)"
+#define OPT_ROOT	"kp_kubelet_root_dir (beyond upstream: kubelet --root-dir)"
+#define OPT_REG_DIR	"kp_registrar_directory_path (RegistrarDirectoryPath)"
+#define OPT_REG_FILE	"kp_registrar_socket_filename (RegistrarSocketFilename)"
+#define OPT_PLUGIN_DIR	"kp_plugin_data_directory_path (PluginDataDirectoryPath)"
+#define OPT_PLUGIN_FILE	"kp_plugin_socket (PluginSocket)"
 #define OPT_HEALTH	"kp_health_service (HealthService)"
 #define OPT_HEALTH_V1	"kp_health_v1 (HealthV1)"
 #define OPT_HEALTH_V1A1	"kp_health_v1alpha1 (HealthV1alpha1)"
@@ -82,6 +87,9 @@ int	opt_set_string(struct kp_options *, const char *, char **,
 
 /* options_policy.c */
 void	pol_opts_init(struct policy_opts *);
+
+/* options_dirs.c */
+int	opt_dirs_resolve(struct kp_options *);
 
 /* advertise.c */
 void	opt_advertise(struct kp_options *);

@@ -115,6 +115,17 @@ struct kp_options {
 	int			 health_v1_off;
 	int			 health_v1alpha1_off;
 
+	/* Directory options (api/options_dirs.c), upstream v0.33+ names;
+	 * "" = the default derived from the kubelet root and the driver
+	 * name at kp_start(). Fixed size: copied with the struct. */
+	char			 kubelet_root[KP_SUN_PATH_MAX + 1];
+	char			 registrar_dir[KP_SUN_PATH_MAX + 1];
+	char			 registrar_file[KP_SUN_PATH_MAX + 1];
+	char			 plugin_dir[KP_SUN_PATH_MAX + 1];
+	char			 plugin_file[KP_SUN_PATH_MAX + 1];
+	int			 plugin_path_derived;	/* kp_start() set */
+	int			 registrar_path_derived;	/* the paths */
+
 	char			 errbuf[KP_ERROR_SIZE];
 };
 

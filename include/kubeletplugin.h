@@ -250,6 +250,68 @@ KP_EXTERN int kp_registrar_socket_path(struct kp_options *opts,
 KP_EXTERN int kp_registrar_listener(struct kp_options *opts, int fd);
 
 /*
+ * Directory options (Go helper v0.33+). When neither a socket path of the
+ * 1.32 options above (they override) nor a listener is set, kp_start()
+ * derives the sockets from these: the registration socket
+ * <registrar directory>/<registrar file name>, default
+ * <kubelet root>/plugins_registry/<driver>-reg.sock, and the DRA socket
+ * <plugin data directory>/<plugin socket>, default
+ * <kubelet root>/plugins/<driver>/dra.sock. So a driver needs no path
+ * option at all on a standard node. kp_start() creates a missing plugin
+ * data directory (mode 0750, when its parent exists), never the registry
+ * directory (kubelet creates it; a missing one means kubelet watches
+ * elsewhere), and fails with KP_ENOENT or KP_EACCES naming the path and
+ * the option when a directory is missing or not writable, and with
+ * KP_ENAMETOOLONG when a socket path would be >= 108 bytes (sun_path).
+ * Every directory: absolute, clean (no '//', '.' or '..' components), no
+ * trailing '/', shorter than 106 bytes; copied. Every file name: not
+ * empty, no '/', not starting with '.'. A socket path that a setter can
+ * already compute (directory and file name both known) is checked for
+ * sun_path at set time. Errors of each: KP_EINVAL (the rule, in the
+ * message), KP_ENAMETOOLONG.
+ */
+
+/*
+ * kp_kubelet_root_dir - kubelet's --root-dir. Default /var/lib/kubelet.
+ * Once set, a plugin data directory outside it is refused (at set time,
+ * whichever is set first, and at kp_start for the default one): kubelets
+ * 1.37+ refuse DRA endpoints outside their root. Beyond upstream (drivers
+ * add a --kubelet-root-dir flag for relocated roots).
+ */
+KP_EXTERN int kp_kubelet_root_dir(struct kp_options *opts, const char *dir);
+
+/*
+ * kp_registrar_directory_path - where the registration socket is created;
+ * default <kubelet root>/plugins_registry. Must exist at kp_start().
+ * Mirrors kubeletplugin.RegistrarDirectoryPath, 1.33.
+ */
+KP_EXTERN int kp_registrar_directory_path(struct kp_options *opts,
+    const char *dir);
+
+/*
+ * kp_registrar_socket_filename - the registration socket's file name;
+ * default <driver>-reg.sock. Mirrors kubeletplugin.RegistrarSocketFilename,
+ * 1.33.
+ */
+KP_EXTERN int kp_registrar_socket_filename(struct kp_options *opts,
+    const char *name);
+
+/*
+ * kp_plugin_data_directory_path - the plugin's own directory, holding the
+ * DRA socket; default <kubelet root>/plugins/<driver>; the same path
+ * inside and outside the container, not shared with other plugins.
+ * Mirrors kubeletplugin.PluginDataDirectoryPath, 1.33.
+ */
+KP_EXTERN int kp_plugin_data_directory_path(struct kp_options *opts,
+    const char *dir);
+
+/*
+ * kp_plugin_socket - the DRA socket's file name in the plugin data
+ * directory; default dra.sock. Mirrors kubeletplugin.PluginSocket, 1.34.
+ */
+KP_EXTERN int kp_plugin_socket(struct kp_options *opts, const char *name);
+
+/*
  * kp_node_v1alpha4 / kp_node_v1beta1 / kp_node_v1 - serve and advertise the
  * DRA API versions. Defaults: v1alpha4 off (kubelet 1.31-1.33 only; served
  * as /v1alpha3.Node/, advertised as "v1alpha3.NodeService" plus "1.0.0" so

@@ -431,6 +431,11 @@ apply(struct kp_options *o, int ch, const char *a)
 	case 312: return (kp_health_v1alpha1(o, 0));
 	case 313: return (kp_grpc_stream_interceptor(o, stream_icpt, NULL));
 	case 314: drv.hook_health = 1; return (0);
+	case 320: return (kp_kubelet_root_dir(o, a));
+	case 321: return (kp_registrar_directory_path(o, a));
+	case 322: return (kp_registrar_socket_filename(o, a));
+	case 323: return (kp_plugin_data_directory_path(o, a));
+	case 324: return (kp_plugin_socket(o, a));
 	default: return (-1);
 	}
 }
@@ -458,6 +463,10 @@ parse(int argc, char **argv, struct kp_options *o)
 		{ "no-health-v1alpha1", 0, 0, 312 },
 		{ "stream-interceptor", 0, 0, 313 },
 		{ "hook-health", 0, 0, 314 },
+		{ "kubelet-root-dir", 1, 0, 320 }, { "registrar-dir", 1, 0, 321 },
+		{ "registrar-file", 1, 0, 322 },
+		{ "plugin-data-dir", 1, 0, 323 },
+		{ "plugin-socket-name", 1, 0, 324 },
 		{ 0, 0, 0, 0 }
 	};
 	int	 ch;
