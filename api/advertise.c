@@ -25,5 +25,11 @@ opt_advertise(struct kp_options *o)
 		o->advertised[n++] = "v1alpha3.NodeService";
 		o->advertised[n++] = "1.0.0";
 	}
+	/* Health after the DRA services, v1 first (upstream v0.37; a 1.37
+	 * kubelet prefers v1, 1.34-1.36 use v1alpha1 whatever is listed). */
+	if (!o->health_off && !o->health_v1_off)
+		o->advertised[n++] = "v1.DRAResourceHealth";
+	if (!o->health_off && !o->health_v1alpha1_off)
+		o->advertised[n++] = "v1alpha1.DRAResourceHealth";
 	o->n_advertised = n;
 }

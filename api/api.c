@@ -68,7 +68,7 @@ start_checks(struct kp_options *opts, const struct kp_hooks *hooks)
 	char	 err[KP_ERROR_SIZE];
 	int	 r, n;
 
-	if ((r = opt_check(opts)) != 0)
+	if ((r = opt_dirs_resolve(opts)) != 0 || (r = opt_check(opts)) != 0)
 		return (r);
 	opt_advertise(opts);
 	if (hooks == NULL || hooks->prepare == NULL ||
@@ -218,10 +218,12 @@ kp_start(struct kp_options *opts, const struct kp_hooks *hooks,
 	p->has_kube = opts->kube_mode != KP_KUBE_NONE;
 	p->has_node = opts->node_name != NULL;
 	pthread_mutex_init(&p->lock, NULL);
+	pthread_mutex_init(&p->health_lock, NULL);
 	ipc_chan_init(&p->chan, sv[0], KP_IPC_CHILD_FRAME);
 	if ((r = start_wait(p, opts)) != 0) {
 		ipc_chan_close(&p->chan);
 		reap_supervisor(p, 15000);
+		pthread_mutex_destroy(&p->health_lock);
 		pthread_mutex_destroy(&p->lock);
 		p->magic = 0;
 		free(p);
@@ -303,10 +305,34 @@ kp_stop(struct kp_plugin *p)
 	ipc_free(reply);
 	ipc_chan_close(&p->chan);
 	reap_supervisor(p, 5000);
+	pthread_mutex_destroy(&p->health_lock);
+	health_table_free(&p->health);
 	pthread_mutex_destroy(&p->lock);
 	p->magic = 0;
 	free(p);
 	return (r == 0 ? 0 : KP_EIO);
+}
+
+/* A request answered by a Result, for the driver API in other files. */
+int
+api_request(struct kp_plugin *p, const Kpipc__Msg *m, const char *fn)
+{
+	Kpipc__Msg	*reply = NULL;
+	int		 r;
+
+	r = request(p, m, &reply, KP_REQUEST_TIMEOUT_MS);
+	return (result_of(p, fn, r, reply));
+}
+
+int
+api_fail(struct kp_plugin *p, int code, const char *fmt, ...)
+{
+	va_list	 ap;
+
+	va_start(ap, fmt);
+	vsnprintf(p->errbuf, sizeof(p->errbuf), fmt, ap);
+	va_end(ap);
+	return (code);
 }
 
 const char *

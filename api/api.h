@@ -13,6 +13,7 @@
 
 #include "kubeletplugin.h"
 #include "base/config.h"
+#include "base/health.h"
 #include "base/names.h"
 #include "ipc/ipc.h"
 
@@ -28,6 +29,9 @@ struct kp_plugin {
 	int		 has_node;
 	unsigned	 owed;	/* answers to timed-out requests */
 	char		 errbuf[KP_ERROR_SIZE];
+	/* Resource health (health.c): every device reported so far. */
+	pthread_mutex_t	 health_lock;	/* taken before lock */
+	struct health_table health;
 };
 
 /* How each option names itself in messages: setter (Go option). */
@@ -57,6 +61,14 @@ struct kp_plugin {
 #define OPT_WORKERS	"kp_worker_threads (beyond upstream)"
 #define OPT_MAX_CONNS	"kp_grpc_max_connections (beyond upstream)"
 #define OPT_HANDSHAKE	"kp_grpc_handshake_timeout (beyond upstream)"
+#define OPT_ROOT	"kp_kubelet_root_dir (beyond upstream: kubelet --root-dir)"
+#define OPT_REG_DIR	"kp_registrar_directory_path (RegistrarDirectoryPath)"
+#define OPT_REG_FILE	"kp_registrar_socket_filename (RegistrarSocketFilename)"
+#define OPT_PLUGIN_DIR	"kp_plugin_data_directory_path (PluginDataDirectoryPath)"
+#define OPT_PLUGIN_FILE	"kp_plugin_socket (PluginSocket)"
+#define OPT_HEALTH	"kp_health_service (HealthService)"
+#define OPT_HEALTH_V1	"kp_health_v1 (HealthV1)"
+#define OPT_HEALTH_V1A1	"kp_health_v1alpha1 (HealthV1alpha1)"
 
 #define OPT_QUOTE_MAX	64	/* characters of a value in a message */
 #define OPT_QUOTE_SIZE	(OPT_QUOTE_MAX * 4 + 8)	/* opt_quote()'s buffer */
@@ -78,11 +90,16 @@ int	opt_set_string(struct kp_options *, const char *, char **,
 /* options_policy.c */
 void	pol_opts_init(struct policy_opts *);
 
+/* options_dirs.c */
+int	opt_dirs_resolve(struct kp_options *);
+
 /* advertise.c */
 void	opt_advertise(struct kp_options *);
 
 /* api.c */
 int	sup_threads(void);
+int	api_request(struct kp_plugin *, const Kpipc__Msg *, const char *);
+int	api_fail(struct kp_plugin *, int, const char *, ...) KP_PRINTF(3, 4);
 
 /* validate.c: the API server's rules, applied in the driver process. */
 int	validate_resources(const struct kp_resources *, char *, size_t);

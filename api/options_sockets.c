@@ -66,10 +66,15 @@ kp_kubelet_plugin_socket_path(struct kp_options *opts, const char *path)
 int
 kp_plugin_socket_path(struct kp_options *opts, const char *path)
 {
+	int	rc;
+
 	if (!opt_valid_handle(opts))
 		return (KP_EINVAL);
-	return (set_socket_path(opts, OPT_PLUGIN_PATH,
-	    &opts->plugin_socket_path, path));
+	if ((rc = set_socket_path(opts, OPT_PLUGIN_PATH,
+	    &opts->plugin_socket_path, path)) != 0)
+		return (rc);
+	opts->plugin_path_derived = 0;	/* the caller's now */
+	return (0);
 }
 
 int
@@ -86,8 +91,11 @@ kp_registrar_socket_path(struct kp_options *opts, const char *path)
 		return (opt_fail(opts, KP_EINVAL, "%s: %s: the base name must "
 		    "not start with '.' (kubelet ignores such files)",
 		    OPT_REG_PATH, opt_quote(path, q, sizeof(q))));
-	return (opt_set_string(opts, OPT_REG_PATH,
-	    &opts->registrar_socket_path, path));
+	if ((rc = opt_set_string(opts, OPT_REG_PATH,
+	    &opts->registrar_socket_path, path)) != 0)
+		return (rc);
+	opts->registrar_path_derived = 0;	/* the caller's now */
+	return (0);
 }
 
 /*

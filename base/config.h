@@ -120,6 +120,23 @@ struct kp_options {
 	const char		*advertised[KP_MAX_ADVERTISED];
 	size_t			 n_advertised;
 
+	/* Resource health (api/options_health.c). Stored inverted, so the
+	 * zeroed set holds upstream v0.37's defaults (all on). */
+	int			 health_off;
+	int			 health_v1_off;
+	int			 health_v1alpha1_off;
+
+	/* Directory options (api/options_dirs.c), upstream v0.33+ names;
+	 * "" = the default derived from the kubelet root and the driver
+	 * name at kp_start(). Fixed size: copied with the struct. */
+	char			 kubelet_root[KP_SUN_PATH_MAX + 1];
+	char			 registrar_dir[KP_SUN_PATH_MAX + 1];
+	char			 registrar_file[KP_SUN_PATH_MAX + 1];
+	char			 plugin_dir[KP_SUN_PATH_MAX + 1];
+	char			 plugin_file[KP_SUN_PATH_MAX + 1];
+	int			 plugin_path_derived;	/* kp_start() set */
+	int			 registrar_path_derived;	/* the paths */
+
 	char			 errbuf[KP_ERROR_SIZE];
 };
 

@@ -1,6 +1,6 @@
 # protobuf-c sources are generated at build time, never committed.
 set(KP_PROTOS pluginregistration dra_v1alpha4 dra_v1beta1 dra_v1
-    dra_health_v1alpha1 ipc)
+    dra_health_v1alpha1 dra_health_v1 ipc)
 set(KP_PROTO_OUT ${CMAKE_BINARY_DIR}/proto)
 file(MAKE_DIRECTORY ${KP_PROTO_OUT})
 set(KP_PROTO_SRCS)

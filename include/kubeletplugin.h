@@ -250,6 +250,68 @@ KP_EXTERN int kp_registrar_socket_path(struct kp_options *opts,
 KP_EXTERN int kp_registrar_listener(struct kp_options *opts, int fd);
 
 /*
+ * Directory options (Go helper v0.33+). When neither a socket path of the
+ * 1.32 options above (they override) nor a listener is set, kp_start()
+ * derives the sockets from these: the registration socket
+ * <registrar directory>/<registrar file name>, default
+ * <kubelet root>/plugins_registry/<driver>-reg.sock, and the DRA socket
+ * <plugin data directory>/<plugin socket>, default
+ * <kubelet root>/plugins/<driver>/dra.sock. So a driver needs no path
+ * option at all on a standard node. kp_start() creates a missing plugin
+ * data directory (mode 0750, when its parent exists), never the registry
+ * directory (kubelet creates it; a missing one means kubelet watches
+ * elsewhere), and fails with KP_ENOENT or KP_EACCES naming the path and
+ * the option when a directory is missing or not writable, and with
+ * KP_ENAMETOOLONG when a socket path would be >= 108 bytes (sun_path).
+ * Every directory: absolute, clean (no '//', '.' or '..' components), no
+ * trailing '/', shorter than 106 bytes; copied. Every file name: not
+ * empty, no '/', not starting with '.'. A socket path that a setter can
+ * already compute (directory and file name both known) is checked for
+ * sun_path at set time. Errors of each: KP_EINVAL (the rule, in the
+ * message), KP_ENAMETOOLONG.
+ */
+
+/*
+ * kp_kubelet_root_dir - kubelet's --root-dir. Default /var/lib/kubelet.
+ * Once set, a plugin data directory outside it is refused (at set time,
+ * whichever is set first, and at kp_start for the default one): kubelets
+ * 1.37+ refuse DRA endpoints outside their root. Beyond upstream (drivers
+ * add a --kubelet-root-dir flag for relocated roots).
+ */
+KP_EXTERN int kp_kubelet_root_dir(struct kp_options *opts, const char *dir);
+
+/*
+ * kp_registrar_directory_path - where the registration socket is created;
+ * default <kubelet root>/plugins_registry. Must exist at kp_start().
+ * Mirrors kubeletplugin.RegistrarDirectoryPath, 1.33.
+ */
+KP_EXTERN int kp_registrar_directory_path(struct kp_options *opts,
+    const char *dir);
+
+/*
+ * kp_registrar_socket_filename - the registration socket's file name;
+ * default <driver>-reg.sock. Mirrors kubeletplugin.RegistrarSocketFilename,
+ * 1.33.
+ */
+KP_EXTERN int kp_registrar_socket_filename(struct kp_options *opts,
+    const char *name);
+
+/*
+ * kp_plugin_data_directory_path - the plugin's own directory, holding the
+ * DRA socket; default <kubelet root>/plugins/<driver>; the same path
+ * inside and outside the container, not shared with other plugins.
+ * Mirrors kubeletplugin.PluginDataDirectoryPath, 1.33.
+ */
+KP_EXTERN int kp_plugin_data_directory_path(struct kp_options *opts,
+    const char *dir);
+
+/*
+ * kp_plugin_socket - the DRA socket's file name in the plugin data
+ * directory; default dra.sock. Mirrors kubeletplugin.PluginSocket, 1.34.
+ */
+KP_EXTERN int kp_plugin_socket(struct kp_options *opts, const char *name);
+
+/*
  * kp_node_v1alpha4 / kp_node_v1beta1 / kp_node_v1 - serve and advertise the
  * DRA API versions. Defaults: v1alpha4 off (kubelet 1.31-1.33 only; served
  * as /v1alpha3.Node/, advertised as "v1alpha3.NodeService" plus "1.0.0" so
@@ -802,6 +864,111 @@ KP_EXTERN int kp_sandbox_user(struct kp_options *opts, enum kp_process proc,
  */
 KP_EXTERN int kp_policy_export_oci(const struct kp_options *opts,
     char **out);
+
+/* ------------------------------------------------------------------------
+ * Resource health (KEP-4680; issue 11). The nodeserver serves
+ * v1.DRAResourceHealth and v1alpha1.DRAResourceHealth/NodeWatchResources
+ * (server streaming) on the DRA socket: each stream kubelet opens gets the
+ * complete current list of devices at once, then the complete list again
+ * after every change. A stream whose reader is slow gets only the latest
+ * list when it can take one (older lists are dropped, never queued), so no
+ * reader can hold up another stream or a prepare call. Mirrors the Go
+ * helper v0.37 (DRAPlugin.WatchHealthStatus, DeviceHealth).
+ */
+
+enum kp_health_status {
+	KP_HEALTH_UNKNOWN = 0,
+	KP_HEALTH_HEALTHY = 1,
+	KP_HEALTH_UNHEALTHY = 2
+};
+
+#define KP_HEALTH_MESSAGE_MAX	1024	/* bytes of kp_device_health.message */
+#define KP_HEALTH_MAX_DEVICES	512	/* devices in the list */
+
+/*
+ * One device's health. struct_size: sizeof(struct kp_device_health) as the
+ * caller compiled it, so later fields can be added without breaking old
+ * callers; start from KP_DEVICE_HEALTH_INIT. All strings borrowed for the
+ * call.
+ *   pool, device: the ResourceSlice pool and device name (a pool name is
+ *     DNS subdomains joined by '/', at most 253 bytes; a device name a DNS
+ *     label); required.
+ *   status: enum kp_health_status.
+ *   last_updated: Unix seconds when the driver last determined the status;
+ *     0 = unknown (sent as 0, as upstream for a zero time); >= 0.
+ *   timeout_s: seconds after which kubelet treats the state as stale
+ *     (health_check_timeout_seconds); 0 = kubelet's default (30 s);
+ *     0..86400.
+ *   message: optional detail (NULL or ""), valid UTF-8, at most
+ *     KP_HEALTH_MESSAGE_MAX bytes (kubelet truncates longer ones).
+ */
+struct kp_device_health {
+	size_t			 struct_size;
+	const char		*pool;
+	const char		*device;
+	enum kp_health_status	 status;
+	int64_t			 last_updated;
+	int			 timeout_s;
+	const char		*message;
+};
+
+#define KP_DEVICE_HEALTH_INIT \
+	{ sizeof(struct kp_device_health), NULL, NULL, KP_HEALTH_UNKNOWN, 0, \
+	    0, NULL }
+
+/*
+ * kp_health_service - serve and advertise resource health. Default 1 (as
+ * upstream v0.37 HealthService). 0: "v1.DRAResourceHealth" and
+ * "v1alpha1.DRAResourceHealth" are not advertised, but a stream kubelet
+ * opens anyway (kubelets 1.34-1.36 open it for every plugin, and 1.36
+ * logs an ERROR every 5 s for a plugin that answers UNIMPLEMENTED) is kept
+ * open and idle: it never gets a message. enable: 0 or 1.
+ * Errors: KP_EINVAL. Mirrors kubeletplugin.HealthService, 1.37.
+ */
+KP_EXTERN int kp_health_service(struct kp_options *opts, int enable);
+
+/*
+ * kp_health_v1 / kp_health_v1alpha1 - serve and advertise each version of
+ * the health service (with kp_health_service() on). Defaults 1 and 1, as
+ * upstream v0.37 (HealthV1, HealthV1alpha1; kubelet 1.37 prefers v1,
+ * 1.34-1.36 know only v1alpha1). A version turned off is not served:
+ * kubelet gets UNIMPLEMENTED. enable: 0 or 1. Errors: KP_EINVAL.
+ * Mirror kubeletplugin.HealthV1 and HealthV1alpha1, 1.37.
+ */
+KP_EXTERN int kp_health_v1(struct kp_options *opts, int enable);
+KP_EXTERN int kp_health_v1alpha1(struct kp_options *opts, int enable);
+
+/*
+ * kp_health_report - report the health of n devices from the driver
+ * process (any thread; calls are serialized). Each device's state
+ * replaces what was reported for it before (same pool and device); other
+ * devices keep theirs, so several sources may report subsets. Every open
+ * stream then gets the complete list. Report again within each device's
+ * timeout: when no report (from here or kp_hook_health_report()) came
+ * within the smallest timeout of the listed devices (30 s when none is
+ * set) while kubelet watches, a warning is logged ("device health reports
+ * are stale") once per stale period, checked every 10 s, as upstream.
+ * devices: n entries, borrowed for the call; n may be 0 (only refreshes
+ * the report time). Nothing is sent unless every entry is valid.
+ * Errors: KP_EINVAL (invalid handle or entry: the message names the
+ * index, field and rule), KP_ENOMEM (more than KP_HEALTH_MAX_DEVICES
+ * devices in all), KP_EPIPE (supervisor gone). Mirrors the reports of
+ * DRAPlugin.WatchHealthStatus, 1.37.
+ */
+KP_EXTERN int kp_health_report(struct kp_plugin *plugin,
+    const struct kp_device_health *devices, size_t n);
+
+/*
+ * kp_hook_health_report - as kp_health_report(), from the driver's code in
+ * the nodeserver (hooks, and threads they started): the report goes
+ * straight to the streams, without the supervisor. Reports from here are
+ * lost when the nodeserver restarts (those of kp_health_report() are
+ * re-sent to it). errbuf: errsize bytes for the message, may be NULL.
+ * Errors: KP_EINVAL (an entry breaks a rule), KP_ENOMEM, KP_ENOTSUP
+ * (called outside the nodeserver). Beyond upstream.
+ */
+KP_EXTERN int kp_hook_health_report(const struct kp_device_health *devices,
+    size_t n, char *errbuf, size_t errsize);
 
 #ifdef __cplusplus
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "kubeletplugin.h"
+#include "base/health.h"
 #include "base/names.h"
 #include "ipc/ipc.h"
 #include "base/log.h"
@@ -165,6 +166,37 @@ check_log(const Kpipc__Log *l, char *err, size_t errsize)
 	return (0);
 }
 
+/* The driver's health report: the rules kp_health_report() applied. */
+static int
+check_health_report(const Kpipc__HealthReport *r, char *err,
+    size_t errsize)
+{
+	struct kp_device_health	 d = KP_DEVICE_HEALTH_INIT;
+	const Kpipc__DeviceHealth *x;
+	char			 why[KP_ERROR_SIZE];
+	size_t			 i;
+
+	if (r->n_devices > KP_HEALTH_MAX_DEVICES)
+		return (fail(err, errsize, "health_report.devices: more than "
+		    "%d", KP_HEALTH_MAX_DEVICES));
+	for (i = 0; i < r->n_devices; i++) {
+		x = r->devices[i];
+		if (x->timeout_seconds < 0 ||
+		    x->timeout_seconds > HEALTH_MAX_TIMEOUT)
+			return (fail(err, errsize, "health_report.devices[%zu]"
+			    ": field out of range", i));
+		d.pool = x->pool;
+		d.device = x->device;
+		d.status = (enum kp_health_status)x->status;
+		d.last_updated = x->last_updated;
+		d.timeout_s = (int)x->timeout_seconds;
+		d.message = x->message;
+		if (health_check(&d, i, why, sizeof(why)) != 0)
+			return (fail(err, errsize, "health_report.%s", why));
+	}
+	return (0);
+}
+
 /* Field rules of every message case; the case itself is checked by
  * rules.c against the sender's role and state. */
 int
@@ -213,6 +245,13 @@ ipc_check(const Kpipc__Msg *m, char *err, size_t errsize)
 		return (0);
 	case KPIPC__MSG__M_LOG:
 		return (check_log(m->log, err, errsize));
+	case KPIPC__MSG__M_HEALTH_REPORT:
+		return (check_health_report(m->health_report, err, errsize));
+	case KPIPC__MSG__M_HEALTH_STALE:
+		if (strlen(m->health_stale->message) > MAX_MESSAGE)
+			return (fail(err, errsize, "health_stale.message: "
+			    "longer than %d bytes", MAX_MESSAGE));
+		return (0);
 	default:
 		return (fail(err, errsize, "frame without a known type (%d)",
 		    (int)m->m_case));

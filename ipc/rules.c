@@ -35,6 +35,9 @@ static const struct ipc_rule rules[] = {
 	{ KPIPC__MSG__M_PUBLISH, ROLE_DRIVER, ST(CS_READY) },
 	{ KPIPC__MSG__M_PUBLISH_STATUS_QUERY, ROLE_DRIVER, ST(CS_READY) },
 	{ KPIPC__MSG__M_STOP, ROLE_DRIVER, ST(CS_READY) },
+	/* resource health: the driver reports, the nodeserver warns */
+	{ KPIPC__MSG__M_HEALTH_REPORT, ROLE_DRIVER, ST(CS_READY) },
+	{ KPIPC__MSG__M_HEALTH_STALE, ROLE_NODESERVER, ST(CS_READY) },
 };
 
 static const char *const case_names[] = {
@@ -51,6 +54,8 @@ static const char *const case_names[] = {
 	[KPIPC__MSG__M_LOG] = "log",
 	[KPIPC__MSG__M_PUBLISH_STATUS] = "publish_status",
 	[KPIPC__MSG__M_PUBLISH_STATUS_QUERY] = "publish_status_query",
+	[KPIPC__MSG__M_HEALTH_REPORT] = "health_report",
+	[KPIPC__MSG__M_HEALTH_STALE] = "health_stale",
 };
 
 const char *

@@ -13,11 +13,26 @@
 #include "base/log.h"
 #include "ipc/child.h"
 #include "nodeserver/dra.h"
+#include "nodeserver/health.h"
 #include "nodeserver/ns_wrap.h"
 #include "policy/policy.h"
 #include "rpc/serve.h"
 
 #define NS_MAX_METHODS	16
+
+/* Stale health reports: the driver process hears of it (its error
+ * callback) through the supervisor. */
+static void
+ns_health_stale(void *user, const char *msg)
+{
+	Kpipc__Msg		 m = KPIPC__MSG__INIT;
+	Kpipc__HealthStale	 hs = KPIPC__HEALTH_STALE__INIT;
+
+	hs.message = (char *)msg;
+	m.m_case = KPIPC__MSG__M_HEALTH_STALE;
+	m.health_stale = &hs;
+	(void)ns_wrap_send(user, &m);
+}
 
 int
 nodeserver_main(struct child_env *env)
@@ -26,6 +41,7 @@ nodeserver_main(struct child_env *env)
 	const struct kp_hooks	*hooks = env->hooks;
 	struct dra_ctx		 ctx;
 	struct ns_wrap		 wrap;
+	struct ns_health	 health;
 	struct rpc_method	 methods[NS_MAX_METHODS];
 	struct rpc_config	 rc;
 	char			 err[KP_ERROR_SIZE] = "";
@@ -42,6 +58,12 @@ nodeserver_main(struct child_env *env)
 	/* Without Kubernetes access there is no publisher: claims reach
 	 * the hook without allocation data. */
 	ns_wrap_init(&wrap, &env->ctl);
+	if (ns_health_init(&health, cfg) != 0)
+		return (child_start_fail(env, KP_ENOMEM, "out of memory"));
+	health.stale = ns_health_stale;
+	health.stale_user = &wrap;
+	wrap.other = ns_health_ipc;
+	wrap.other_user = &health;
 	if (cfg->kube_mode != KP_KUBE_NONE) {
 		ctx.lookup = ns_claim_get;
 		ctx.lookup_user = &wrap;
@@ -54,6 +76,8 @@ nodeserver_main(struct child_env *env)
 	rc.n_allowed_uids = cfg->n_peer_uids;
 	rc.methods = methods;
 	rc.n_methods = dra_methods(&ctx, methods, NS_MAX_METHODS);
+	rc.n_methods += ns_health_methods(&health, methods + rc.n_methods,
+	    NS_MAX_METHODS - rc.n_methods);
 	rc.unary = cfg->unary;
 	rc.n_unary = cfg->n_unary;
 	rc.stream = cfg->stream;
@@ -69,11 +93,19 @@ nodeserver_main(struct child_env *env)
 	if (policy_apply(ROLE_NODESERVER, cfg, env->logfd, err,
 	    sizeof(err)) != 0)
 		return (child_start_fail(env, KP_ESANDBOX, "sandbox: %s", err));
-	if (ctx.lookup != NULL && ns_wrap_start(&wrap) != 0)
+	/* The reader also brings the driver's health reports. */
+	if (ns_wrap_start(&wrap) != 0)
 		return (child_start_fail(env, KP_EIO, "claim look-ups: cannot "
 		    "start the reader"));
+	if (ns_health_start(&health) != 0)
+		return (child_start_fail(env, KP_ENOMEM, "health: cannot "
+		    "start its thread"));
 	code = rpc_serve_child(env, &rc);
-	dra_free(&ctx);
+	/* The server finished every stream: stop the pump (it sends on
+	 * wrap), then the reader (it delivers into health). */
+	ns_health_stop(&health);
 	ns_wrap_free(&wrap);
+	ns_health_free(&health);
+	dra_free(&ctx);
 	return (code);
 }

@@ -62,6 +62,11 @@ ns_deliver(struct ns_wrap *w, Kpipc__Msg *m)
 {
 	size_t	 i;
 
+	if (m != NULL && m->m_case != KPIPC__MSG__M_CLAIM_REPLY &&
+	    w->other != NULL) {
+		w->other(w->other_user, m);
+		return;
+	}
 	pthread_mutex_lock(&w->lock);
 	for (i = 0; m != NULL && i < NS_PENDING; i++) {
 		if (w->pend[i].g == NULL || w->pend[i].reply != NULL ||
@@ -200,6 +205,21 @@ ns_wrap_start(struct ns_wrap *w)
 	}
 	w->started = 1;
 	return (0);
+}
+
+/*
+ * A frame to the supervisor from outside a look-up (health staleness);
+ * serialized with the look-ups' sends.
+ */
+int
+ns_wrap_send(struct ns_wrap *w, const Kpipc__Msg *m)
+{
+	int	 r;
+
+	pthread_mutex_lock(&w->lock);
+	r = w->dead ? KP_EPIPE : ipc_send(w->ctl, m);
+	pthread_mutex_unlock(&w->lock);
+	return (r);
 }
 
 void

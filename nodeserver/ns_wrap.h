@@ -28,12 +28,17 @@ struct ns_wrap {
 	int			 stop[2];	/* wakes the reader */
 	pthread_t		 reader;
 	int			 started;
+	/* Frames other than claim answers (health reports), owned by the
+	 * callee; NULL: dropped. */
+	void			(*other)(void *, Kpipc__Msg *);
+	void			*other_user;
 };
 
 /* ns_wrap.c */
 void	ns_wrap_init(struct ns_wrap *, struct ipc_chan *);
 int	ns_wrap_start(struct ns_wrap *);
 void	ns_wrap_free(struct ns_wrap *);
+int	ns_wrap_send(struct ns_wrap *, const Kpipc__Msg *);
 int	ns_claim_get(void *, const char *, const char *, const char *,
 	    struct dra_claim_alloc *, char *, size_t);
 

@@ -152,6 +152,12 @@ log_send(const struct rpc_call *call, const uint8_t *msg, size_t len,
 
 	if (!call_logs(call))
 		return;
+	if (msg == NULL) {	/* an asynchronous send's completion */
+		log_info(call->srv->verbosity, "\"sending stream message%s\""
+		    " requestID=%" PRIu64 " method=\"%s\"", phase,
+		    call->request_id, call->method->path);
+		return;
+	}
 	render(call->method->format_response, msg, len, text, sizeof(text));
 	log_info(call->srv->verbosity, "\"sending stream message%s\""
 	    " requestID=%" PRIu64 " method=\"%s\" message=\"%s\"", phase,
@@ -270,12 +276,29 @@ rpc_call_closed(struct rpc_call *call, int cancelled)
 void
 rpc_call_sent(struct rpc_call *call, int success)
 {
+	rpc_sent_fn	 fn;
+	void		*arg;
+
 	pthread_mutex_lock(&call->lock);
 	call->send_busy = 0;
 	call->send_ok = success;
 	call->send_gen++;
+	fn = call->sent_fn;
+	arg = call->sent_arg;
+	call->sent_fn = NULL;
+	call->sent_arg = NULL;
 	pthread_cond_broadcast(&call->cond);
 	pthread_mutex_unlock(&call->lock);
+	if (fn != NULL) {
+		if (success)
+			log_send(call, NULL, 0, " succeeded");
+		else
+			log_errorx("\"sending stream message failed\" "
+			    "err=\"client is gone\" requestID=%" PRIu64
+			    " method=\"%s\"", call->request_id,
+			    call->method->path);
+		fn(arg, success);
+	}
 	rpc_call_unref(call);
 }
 
@@ -375,6 +398,50 @@ rpc_call_send(struct rpc_call *call, const uint8_t *msg, size_t len)
 	}
 	log_send(call, msg, len, " succeeded");
 	return (0);
+}
+
+/*
+ * Asynchronous send: the batch is started and the completion (TAG_SEND,
+ * rpc_call_sent) calls done instead of waking a waiting sender, so a
+ * reader that never reads holds no thread of ours.
+ */
+int
+rpc_call_send_async(struct rpc_call *call, const uint8_t *msg, size_t len,
+    rpc_sent_fn done, void *arg)
+{
+	int	 rv;
+
+	if (call == NULL || call->method == NULL ||
+	    !call->method->server_streaming || (msg == NULL && len > 0) ||
+	    done == NULL)
+		return (KP_EINVAL);
+	pthread_mutex_lock(&call->lock);
+	if (call->answered) {
+		pthread_mutex_unlock(&call->lock);
+		return (KP_EINVAL);
+	}
+	if (call->send_busy) {
+		pthread_mutex_unlock(&call->lock);
+		return (KP_EBUSY);
+	}
+	call->send_busy = 1;
+	pthread_mutex_unlock(&call->lock);
+	intercept(call, KP_STREAM_SEND, msg, len, RPC_OK, "");
+	log_send(call, msg, len, "");
+	atomic_fetch_add(&call->refs, 1);
+	pthread_mutex_lock(&call->lock);
+	call->sent_fn = done;
+	call->sent_arg = arg;
+	if ((rv = rpc_core_send(call, msg, len)) != 0) {
+		call->sent_fn = NULL;
+		call->sent_arg = NULL;
+		call->send_busy = 0;
+		pthread_cond_broadcast(&call->cond);
+	}
+	pthread_mutex_unlock(&call->lock);
+	if (rv != 0)
+		rpc_call_unref(call);
+	return (rv);
 }
 
 int

@@ -187,6 +187,26 @@ int rpc_call_reply(struct rpc_call *call, int status, const char *msg,
 int rpc_call_send(struct rpc_call *call, const uint8_t *msg, size_t len);
 
 /*
+ * Completion of rpc_call_send_async(): ok 1 if gRPC sent the message, 0 if
+ * the client went away (then finish the call). Runs on the
+ * completion-queue thread: it must not block or call rpc_call_*().
+ */
+typedef void (*rpc_sent_fn)(void *arg, int ok);
+
+/*
+ * rpc_call_send_async - start sending one message on a server-streaming
+ * call (copied) and return at once; done(arg, ok) follows when gRPC has
+ * taken it or the call failed. One message at a time per call: a reader
+ * that does not read keeps its message in flight and no thread waits
+ * for it (the caller decides what to drop). Stream interceptors see
+ * KP_STREAM_SEND here, on the calling thread. Returns 0 (done will be
+ * called), KP_EBUSY (a send is in flight), KP_EINVAL (finished or not a
+ * streaming call), KP_EPIPE or KP_ENOMEM (done will not be called).
+ */
+int rpc_call_send_async(struct rpc_call *call, const uint8_t *msg,
+    size_t len, rpc_sent_fn done, void *arg);
+
+/*
  * rpc_call_finish - end a server-streaming call with a status (msg copied;
  * NULL = ""), after any message in flight. The call is invalid afterwards,
  * as after rpc_call_reply(). Returns as rpc_call_reply().

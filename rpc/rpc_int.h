@@ -58,6 +58,8 @@ struct rpc_call {
 	int				 send_ok;
 	uint64_t			 send_gen;	/* sends */
 	void				*send_buf;	/* grpc_byte_buffer * */
+	rpc_sent_fn			 sent_fn;	/* async send: */
+	void				*sent_arg;	/* its completion */
 
 	struct rpc_call			*next;		/* worker FIFO */
 };

@@ -68,6 +68,21 @@ bind_mode(int fd, const struct sockaddr_un *sun, unsigned int mode)
 	return (r);
 }
 
+/* Someone accepts connections at sun: the socket is not stale. */
+static int
+sock_is_live(const struct sockaddr_un *sun)
+{
+	int	 fd, live;
+
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC |
+	    SOCK_NONBLOCK, 0)) == -1)
+		return (0);
+	live = connect(fd, (const struct sockaddr *)sun, sizeof(*sun)) == 0 ||
+	    errno == EAGAIN;
+	close(fd);
+	return (live);
+}
+
 /* Create, bind and listen on path; a stale socket there is removed. */
 int
 sock_listen(struct sup_socket *s, const char *path, unsigned int mode,
@@ -87,6 +102,10 @@ sock_listen(struct sup_socket *s, const char *path, unsigned int mode,
 		return (KP_ENAMETOOLONG);
 	}
 	memcpy(sun.sun_path, path, strlen(path) + 1);
+	if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode) &&
+	    sock_is_live(&sun))
+		log_warnx("%s: replacing a live socket: another instance of "
+		    "this plugin is serving there", path);
 	if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode) &&
 	    unlink(path) == -1) {
 		snprintf(err, errsize, "remove stale socket %s: %s", path,

@@ -242,6 +242,7 @@ sup_handle_child(struct sup *sup, struct child *c, Kpipc__Msg *m)
 			sup_queue(sup, c, sup->desired);
 		if (c->role == ROLE_PUBLISHER)
 			relay_claims_tick(sup);	/* look-ups that waited */
+		health_child_ready(sup, c);
 		if (sup->phase < PHASE_RUNNING)
 			sup_start_next(sup);
 		break;
@@ -263,6 +264,9 @@ sup_handle_child(struct sup *sup, struct child *c, Kpipc__Msg *m)
 		break;
 	case KPIPC__MSG__M_PUBLISH_STATUS:
 		relay_publish_status(sup, m->publish_status);
+		break;
+	case KPIPC__MSG__M_HEALTH_STALE:
+		health_relay_stale(sup, m->health_stale);
 		break;
 	default:
 		/* NOTREACHED: ipc_rule_check() allowed only the above. */
@@ -407,6 +411,10 @@ sup_dispatch_driver(struct sup *sup)
 		case KPIPC__MSG__M_PUBLISH_STATUS_QUERY:
 			relay_publish_status_reply(sup);
 			break;
+		case KPIPC__MSG__M_HEALTH_REPORT:
+			health_relay_report(sup, m);
+			m = NULL;	/* kept for a restarted nodeserver */
+			break;
 		case KPIPC__MSG__M_STOP:
 			sup->stop_replied = 1;
 			sup_begin_stop(sup);
@@ -534,6 +542,7 @@ sup_finish(struct sup *sup)
 		ipc_chan_close(&sup->children[i].ctl);
 	ipc_chan_close(&sup->driver);
 	ipc_free(sup->desired);
+	ipc_free(sup->health);
 	close(sup->sigfd);
 	log_info(1, "supervisor stopped");
 }

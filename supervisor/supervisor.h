@@ -118,6 +118,10 @@ struct sup {
 	uint64_t		 next_claim_id;
 	double			 claim_tokens;
 	struct timespec		 claim_refill;
+	/* Resource health (health.c) */
+	Kpipc__Msg		*health;	/* last HealthReport, re-sent
+						 * to a restarted nodeserver */
+	unsigned long long	 health_stale;	/* warnings so far */
 };
 
 /* sockets.c */
@@ -146,6 +150,11 @@ long long relay_claims_next_ms(struct sup *);
 void	relay_publish(struct sup *, Kpipc__Msg *);
 void	relay_publish_status(struct sup *, const Kpipc__PublishStatus *);
 void	relay_publish_status_reply(struct sup *);
+
+/* health.c */
+void	health_relay_report(struct sup *, Kpipc__Msg *);
+void	health_relay_stale(struct sup *, const Kpipc__HealthStale *);
+void	health_child_ready(struct sup *, struct child *);
 
 /* supervisor.c */
 int	sup_reply_driver(struct sup *, int, const char *);

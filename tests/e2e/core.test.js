@@ -37,7 +37,8 @@ test('registers with kubelet 1.34 and serves v1', async (t) => {
   const { drv, sim, root } = await setup(t);
   const d = await sim.waitForDriver(DRIVER);
   assert.equal(d.api, 'v1');
-  assert.deepEqual(d.supportedVersions, ['v1.DRAPlugin', 'v1beta1.DRAPlugin']);
+  assert.deepEqual(d.supportedVersions, ['v1.DRAPlugin', 'v1beta1.DRAPlugin',
+    'v1.DRAResourceHealth', 'v1alpha1.DRAResourceHealth']);
   assert.equal(d.endpoint, root.draSock);
   await until(async () => (await drv.status()).state === 1);
   const c = claim('c1');

@@ -11,7 +11,7 @@ const { EventEmitter } = require('node:events');
 const grpc = require('@grpc/grpc-js');
 const proto = require('./proto');
 const { RegistryWatcher } = require('./watcher');
-const { validateSupportedVersions, KUBELET_VERSIONS } = require('./validate');
+const { validateSupportedVersions, KUBELET_VERSIONS, MODERN_VERSIONS } = require('./validate');
 const { goStatusError, newClient, waitForReady, rawUnary, callRaw } = require('./grpc-util');
 
 const { IDLE, CONNECTING, READY } = grpc.connectivityState;
@@ -27,8 +27,10 @@ const DEFAULTS = {
   notifyTimeoutMs: 5000,
   connectTimeoutMs: 1000, // 1.31-1.33 wait for the lazy DRA connection
   callTimeoutMs: 45000, // defaultClientCallTimeout
-  healthStream: false, // 1.34 with feature gate ResourceHealthStatus
-  healthRetryMs: 5000,
+  // Gate ResourceHealthStatus: off by default in 1.34/1.35 (alpha), on
+  // from 1.36 (beta); undefined takes the version's default.
+  healthStream: undefined,
+  healthRetryMs: 5000, // wait.UntilWithContext period
   rejectWith: null,
   log: null,
 };
@@ -74,6 +76,11 @@ class KubeletSim extends EventEmitter {
       throw new Error(`KubeletSim: version must be one of ${KUBELET_VERSIONS.join(', ')}`);
     }
     this.version = this.options.version;
+    this.modern = MODERN_VERSIONS.includes(this.version);
+    if (this.options.healthStream === undefined) {
+      this.options.healthStream = this.version === '1.36' || this.version === '1.37';
+    }
+    this.healthErrors = 0; // "Error receiving from WatchResources stream" lines
     this.rejectWith = this.options.rejectWith; // may be changed at runtime
     this.watcher = new RegistryWatcher({ dir: this.options.registryDir, rescanMs: this.options.rescanMs });
     this.actual = new Map(); // socket path -> { generation, name, endpoint, handlerRegistered }
@@ -264,6 +271,7 @@ class KubeletSim extends EventEmitter {
       supportedVersions: [...info.supported_versions],
       api: chosen.api,
       service: chosen.service,
+      healthService: chosen.healthService,
       servicePrefix: proto.APIS[chosen.api].prefix,
       highestVersion: chosen.highestVersion ? String(chosen.highestVersion) : undefined,
       kubeletVersion: this.version,
@@ -285,7 +293,7 @@ class KubeletSim extends EventEmitter {
       throw new RegistrationError('register', msg, info.name);
     }
     a.handlerRegistered = true;
-    if (this.version === '1.34') this.connectNow(inst);
+    if (this.modern) this.connectNow(inst);
     return inst;
   }
 
@@ -362,7 +370,7 @@ class KubeletSim extends EventEmitter {
 
   handlerDeregister(name, endpoint) {
     const list = this.store.get(name) || [];
-    if (this.version !== '1.34') {
+    if (!this.modern) {
       // DeRegisterPlugin(name): drops whatever is registered under the name
       // (this is what breaks rolling updates on 1.31/1.32).
       list.forEach((i) => i.close());
@@ -436,25 +444,49 @@ class KubeletSim extends EventEmitter {
     return client;
   }
 
-  // 1.34 + ResourceHealthStatus: NodeWatchResources right after
-  // registration, re-opened 5 s after it ends, regardless of supported_versions.
+  // Health streams (upstream-2026.md §4.5). 1.34-1.36 with the gate:
+  // v1alpha1 NodeWatchResources right after registration whatever
+  // supported_versions says, re-opened 5 s after it ends (each failure is
+  // an ERROR line: "Error receiving from WatchResources stream"). 1.37:
+  // only for an advertised health service, v1 preferred; UNIMPLEMENTED is
+  // terminal.
   watchHealth(inst) {
     if (inst.closed || this.stopped) return;
-    const path = `/${proto.HEALTH_SERVICE}/NodeWatchResources`;
+    let service = proto.HEALTH_SERVICE;
+    if (this.version === '1.37') {
+      if (!inst.healthService) return;
+      service = inst.healthService;
+    }
+    const pkg = service.split('.')[0];
+    const path = `/${service}/NodeWatchResources`;
     const call = inst.client.makeServerStreamRequest(path, (b) => b, (b) => b,
-      proto.encode('v1alpha1.NodeWatchResourcesRequest', {}), new grpc.Metadata(), {});
+      proto.encode(`${pkg}.NodeWatchResourcesRequest`, {}), new grpc.Metadata(), {});
     inst.healthCall = call;
+    inst.healthStreams = (inst.healthStreams || 0) + 1;
+    this.emit('healthOpen', { name: inst.name, endpoint: inst.endpoint, service });
     call.on('data', (buf) => {
       try {
-        const msg = proto.decode('v1alpha1.NodeWatchResourcesResponse', buf);
+        const msg = proto.decode(`${pkg}.NodeWatchResourcesResponse`, buf);
         inst.health = msg.devices;
-        this.emit('health', { name: inst.name, endpoint: inst.endpoint, devices: msg.devices });
+        inst.healthServiceUsed = service;
+        inst.healthMessages = (inst.healthMessages || 0) + 1;
+        this.emit('health', { name: inst.name, endpoint: inst.endpoint, service, devices: msg.devices });
       } catch (err) {
         this.log(`health stream of ${inst.name}: bad message: ${err.message}`);
       }
     });
-    call.on('error', (err) => this.log(`health stream of ${inst.name} failed: ${goStatusError(err.code, err.details)}`));
-    call.on('status', () => {
+    call.on('error', (err) => {
+      if (inst.closed || this.stopped) return;
+      this.healthErrors++;
+      this.log(`ERROR Error receiving from WatchResources stream of ${inst.name}: ${goStatusError(err.code, err.details)}`);
+      this.emit('healthError', { name: inst.name, endpoint: inst.endpoint, service, code: err.code, details: err.details });
+    });
+    call.on('status', (st) => {
+      if (inst.closed || this.stopped) return;
+      if (this.version === '1.37' && st.code === grpc.status.UNIMPLEMENTED) {
+        this.log(`health service of ${inst.name} is not implemented: health monitoring off`);
+        return;
+      }
       const t = setTimeout(() => this.watchHealth(inst), this.options.healthRetryMs);
       t.unref();
     });
@@ -470,7 +502,7 @@ class KubeletSim extends EventEmitter {
   getDriver(name) {
     const list = this.store.get(name);
     if (!list || !list.length) return undefined;
-    if (this.version === '1.34') {
+    if (this.modern) {
       const connected = list.filter((i) => i.connected);
       if (connected.length) return connected[connected.length - 1];
     }
@@ -527,7 +559,7 @@ class KubeletSim extends EventEmitter {
     if (!inst) throw this.callError(driverName, method, `failed to get gRPC client for driver ${driverName}: ${this.notRegisteredText(driverName)}`);
     let client;
     try {
-      client = this.version === '1.34' ? inst.client : await this.lazyConnection(inst);
+      client = this.modern ? inst.client : await this.lazyConnection(inst);
     } catch (err) {
       throw this.callError(driverName, method, `${method} failed: ${err.message}`);
     }
@@ -549,7 +581,7 @@ class KubeletSim extends EventEmitter {
   }
 
   notRegisteredText(name) {
-    return this.version === '1.34'
+    return this.modern
       ? `DRA driver ${name} is not registered`
       : `plugin name ${name} not found in the list of registered DRA plugins`;
   }

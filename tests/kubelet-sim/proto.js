@@ -23,6 +23,7 @@ const PROTO_FILES = [
   'dra_v1beta1.proto',
   'dra_v1.proto',
   'dra_health_v1alpha1.proto',
+  'dra_health_v1.proto',
 ];
 const LOADER_OPTIONS = { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true };
 
@@ -45,6 +46,7 @@ for (const api of Object.values(APIS)) api.prefix = `/${api.service}/`;
 
 const REGISTRATION_SERVICE = 'pluginregistration.Registration';
 const HEALTH_SERVICE = 'v1alpha1.DRAResourceHealth';
+const HEALTH_V1_SERVICE = 'v1.DRAResourceHealth';
 
 const packageDefinition = protoLoader.loadSync(PROTO_FILES, {
   ...LOADER_OPTIONS,
@@ -105,6 +107,7 @@ module.exports = {
   APIS,
   REGISTRATION_SERVICE,
   HEALTH_SERVICE,
+  HEALTH_V1_SERVICE,
   packageDefinition,
   grpcObject,
   root,

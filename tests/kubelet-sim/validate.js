@@ -3,7 +3,16 @@
 // plugin (upstream-api.md §3.3). Error texts follow upstream so tests can
 // match them; Go's %q/%v formatting is imitated by goQuote/goList.
 
-const KUBELET_VERSIONS = ['1.31', '1.32', '1.34'];
+const KUBELET_VERSIONS = ['1.31', '1.32', '1.34', '1.35', '1.36', '1.37'];
+// Versions with the 1.34 plugin manager (registration, connections).
+const MODERN_VERSIONS = ['1.34', '1.35', '1.36', '1.37'];
+
+// 1.37 pickHealthService: v1 preferred, v1alpha1 kept for 1.37-1.39.
+const HEALTH_SERVICES_1_37 = ['v1.DRAResourceHealth', 'v1alpha1.DRAResourceHealth'];
+
+function pickHealthService(versions) {
+  return HEALTH_SERVICES_1_37.find((s) => versions.includes(s)) || null;
+}
 
 // 1.32/1.33: kubelet's own preference order, independent of the plugin's.
 const SERVICES_1_32 = [
@@ -157,13 +166,20 @@ function validateSupportedVersions(kubeletVersion, { name, endpoint, versions, e
   switch (kubeletVersion) {
     case '1.31': return validate131(name, endpoint, versions, existingHighest);
     case '1.32': return validate132(name, versions);
-    case '1.34': return validate134(name, endpoint, versions);
+    case '1.34':
+    case '1.35':
+    case '1.36':
+      return validate134(name, endpoint, versions);
+    case '1.37':
+      return { ...validate134(name, endpoint, versions), healthService: pickHealthService(versions) };
     default: throw new Error(`unsupported kubelet version ${kubeletVersion} (use ${KUBELET_VERSIONS.join(', ')})`);
   }
 }
 
 module.exports = {
   KUBELET_VERSIONS,
+  MODERN_VERSIONS,
+  pickHealthService,
   EMPTY_SERVICES_ERR,
   goQuote,
   goQuoteList,

@@ -542,6 +542,7 @@ test_advertised(void)
 
 	for (mask = 0; mask < 8; mask++) {
 		memset(&o, 0, sizeof(o));
+		o.health_off = 1;	/* health entries: test_health.c */
 		o.v1alpha4 = mask & 1;
 		o.v1beta1 = (mask >> 1) & 1;
 		o.v1 = (mask >> 2) & 1;

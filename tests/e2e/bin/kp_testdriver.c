@@ -4,6 +4,9 @@
  * prints "ready <pid>" on stdout and then reads commands on stdin:
  *   status   prints "status <state> <kubelet error>"
  *   publish  calls kp_publish_resources with one device, prints the result
+ *   health <pool> <device> <status 0-2> [timeout_s [message]]
+ *            calls kp_health_report with one device, prints
+ *            "health <KP_NAME> <message>"
  *   stop     calls kp_stop, prints "stopped <code>", exits
  * End of input stops as "stop" does. A failed start prints
  * "error <KP_NAME> <message>" and exits 1.
@@ -22,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <seccomp.h>
@@ -36,6 +40,7 @@ struct tdrv {
 	int		 init_fail;
 	int		 slow_ms;
 	int		 spawn_thread;
+	int		 hook_health;	/* prepare reports health */
 };
 
 static struct tdrv	 drv;
@@ -358,6 +363,19 @@ prepare_body(const struct kp_claim *c, size_t n,
 			kp_prepare_claim_error(res, i, "test claim failure");
 			continue;
 		}
+		if (drv.hook_health) {
+			struct kp_device_health hd = KP_DEVICE_HEALTH_INIT;
+			char	 herr[KP_ERROR_SIZE];
+
+			hd.pool = "hook-pool";
+			hd.device = c[i].name;
+			hd.status = KP_HEALTH_UNHEALTHY;
+			hd.last_updated = 1700000000;
+			hd.message = "reported by the prepare hook";
+			if (kp_hook_health_report(&hd, 1, herr,
+			    sizeof(herr)) != 0)
+				fprintf(stderr, "hook health: %s\n", herr);
+		}
 		log_allocation(&c[i]);
 		snprintf(cdi, sizeof(cdi), "%s/test=%s", drv.name, c[i].name);
 		memset(&dev, 0, sizeof(dev));
@@ -402,6 +420,17 @@ init_hook(void *user, char *errbuf, size_t errsize)
 		snprintf(errbuf, errsize, "test init failure");
 		return (-1);
 	}
+	return (0);
+}
+
+/* Logs every stream message: stream interceptors see each one. */
+static int
+stream_icpt(void *user, enum kp_call_phase phase, const struct kp_call *call,
+    char *msg, size_t msgsize)
+{
+	fprintf(stderr, "stream-interceptor %s %s len=%zu\n",
+	    phase == KP_CALL_BEFORE ? "before" : phase == KP_CALL_AFTER ?
+	    "after" : "send", call->method, call->response_len);
 	return (0);
 }
 
@@ -463,6 +492,16 @@ apply(struct kp_options *o, int ch, const char *a)
 	case 'i':
 		return (kp_grpc_interceptor(o, icpt, "A") ||
 		    kp_grpc_interceptor(o, icpt, "B"));
+	case 310: return (kp_health_service(o, 0));
+	case 311: return (kp_health_v1(o, 0));
+	case 312: return (kp_health_v1alpha1(o, 0));
+	case 313: return (kp_grpc_stream_interceptor(o, stream_icpt, NULL));
+	case 314: drv.hook_health = 1; return (0);
+	case 320: return (kp_kubelet_root_dir(o, a));
+	case 321: return (kp_registrar_directory_path(o, a));
+	case 322: return (kp_registrar_socket_filename(o, a));
+	case 323: return (kp_plugin_data_directory_path(o, a));
+	case 324: return (kp_plugin_socket(o, a));
 	default: return (-1);
 	}
 }
@@ -488,6 +527,14 @@ parse(int argc, char **argv, struct kp_options *o)
 		{ "max-connections", 1, 0, 305 },
 		{ "handshake-timeout-ms", 1, 0, 306 },
 		{ "spawn-thread", 0, 0, 'T' }, { "node-uid", 1, 0, 'U' },
+		{ "no-health", 0, 0, 310 }, { "no-health-v1", 0, 0, 311 },
+		{ "no-health-v1alpha1", 0, 0, 312 },
+		{ "stream-interceptor", 0, 0, 313 },
+		{ "hook-health", 0, 0, 314 },
+		{ "kubelet-root-dir", 1, 0, 320 }, { "registrar-dir", 1, 0, 321 },
+		{ "registrar-file", 1, 0, 322 },
+		{ "plugin-data-dir", 1, 0, 323 },
+		{ "plugin-socket-name", 1, 0, 324 },
 		{ 0, 0, 0, 0 }
 	};
 	int	 ch;
@@ -560,6 +607,28 @@ publish(struct kp_plugin *p, const char *args)
 	return (kp_publish_resources(p, &res));
 }
 
+/* "health <pool> <device> <status> [timeout_s [message]]" */
+static int
+health(struct kp_plugin *p, const char *args)
+{
+	struct kp_device_health	 d = KP_DEVICE_HEALTH_INIT;
+	char			 pool[300], dev[100], msg[2100];
+	int			 st = 0, timeout = 0, n;
+
+	msg[0] = '\0';
+	n = sscanf(args, "%299s %99s %d %d %2099[^\n]", pool, dev, &st,
+	    &timeout, msg);
+	if (n < 3)
+		return (KP_EINVAL);
+	d.pool = pool;
+	d.device = dev;
+	d.status = (enum kp_health_status)st;
+	d.last_updated = (int64_t)time(NULL);
+	d.timeout_s = timeout;
+	d.message = msg;
+	return (kp_health_report(p, &d, 1));
+}
+
 static void *
 idle_thread(void *arg)
 {
@@ -571,7 +640,7 @@ static void
 commands(struct kp_plugin *p, int fds_before)
 {
 	enum kp_registration_state	 st;
-	char				 line[256], err[KP_ERROR_SIZE];
+	char				 line[4096], err[KP_ERROR_SIZE];
 	int				 r;
 
 	while (fgets(line, sizeof(line), stdin) != NULL) {
@@ -595,6 +664,10 @@ commands(struct kp_plugin *p, int fds_before)
 		} else if (strncmp(line, "publish", 7) == 0) {
 			r = publish(p, line + 7);
 			printf("publish %s %s\n", kp_err_name(r),
+			    r ? kp_plugin_last_error(p) : "");
+		} else if (strncmp(line, "health", 6) == 0) {
+			r = health(p, line + 6);
+			printf("health %s %s\n", kp_err_name(r),
 			    r ? kp_plugin_last_error(p) : "");
 		} else if (strncmp(line, "stop", 4) == 0)
 			break;

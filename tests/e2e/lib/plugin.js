@@ -35,10 +35,12 @@ function makeRoot(driver = 'test.example.com') {
 // One running test driver. Lines on stdout answer commands; stderr is the
 // plugin's log (klog lines of every process).
 class TestDriver {
-  constructor(root, extraArgs = [], { env = {}, binary = TESTDRIVER, prefixArgs = [] } = {}) {
+  // paths: false leaves the socket paths to the directory options.
+  constructor(root, extraArgs = [], { env = {}, binary = TESTDRIVER, prefixArgs = [], paths = true } = {}) {
     this.root = root;
-    const args = ['--driver-name', root.driver, '--registrar-socket', root.regSock,
-      '--plugin-socket', root.draSock, '-v', '4', ...extraArgs];
+    const args = ['--driver-name', root.driver,
+      ...(paths ? ['--registrar-socket', root.regSock, '--plugin-socket', root.draSock] : []),
+      '-v', '4', ...extraArgs];
     this.proc = spawn(binary, [...prefixArgs, ...args], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
     this.stderr = '';
     this.lines = [];

@@ -1,0 +1,308 @@
+/*
+ * options_dirs.c - the directory options of the Go helper v0.33+
+ * (RegistrarDirectoryPath, RegistrarSocketFilename,
+ * PluginDataDirectoryPath, PluginSocket) and a kubelet root directory for
+ * nodes whose kubelet runs with --root-dir. kp_start() derives the socket
+ * paths from them (opt_dirs_resolve) when the 1.32 path options are not
+ * set: <root>/plugins_registry/<driver>-reg.sock and
+ * <root>/plugins/<driver>/dra.sock by default, as upstream.
+ *
+ * Runs in: the driver process.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/log.h"
+#include "api/api.h"
+
+#define DEFAULT_ROOT	"/var/lib/kubelet"
+
+static const char *
+root_of(const struct kp_options *o)
+{
+	return (o->kubelet_root[0] != '\0' ? o->kubelet_root : DEFAULT_ROOT);
+}
+
+/* An absolute directory without trailing '/' or "."/".." components. */
+static int
+check_dir(struct kp_options *o, const char *what, const char *dir)
+{
+	char		 q[OPT_QUOTE_SIZE];
+	const char	*p;
+	size_t		 len;
+
+	opt_quote(dir, q, sizeof(q));
+	if (dir == NULL || dir[0] != '/')
+		return (opt_fail(o, KP_EINVAL, "%s: %s must be an absolute "
+		    "path", what, q));
+	if ((len = strlen(dir)) >= KP_SUN_PATH_MAX - 1)
+		return (opt_fail(o, KP_ENAMETOOLONG, "%s: %s is %zu bytes: a "
+		    "socket in it would not fit in sun_path (108 bytes)", what,
+		    q, len));
+	if (len > 1 && dir[len - 1] == '/')
+		return (opt_fail(o, KP_EINVAL, "%s: %s must not end in '/'",
+		    what, q));
+	for (p = dir; (p = strchr(p, '/')) != NULL; p++)
+		if (strncmp(p, "//", 2) == 0 || strncmp(p, "/./", 3) == 0 ||
+		    strcmp(p, "/.") == 0 || strncmp(p, "/../", 4) == 0 ||
+		    strcmp(p, "/..") == 0)
+			return (opt_fail(o, KP_EINVAL, "%s: %s must be a clean "
+			    "path (no '//', '.' or '..' components)", what, q));
+	return (0);
+}
+
+/* A socket file name: no '/', not starting with '.'. */
+static int
+check_file(struct kp_options *o, const char *what, const char *name)
+{
+	char	 q[OPT_QUOTE_SIZE];
+
+	opt_quote(name, q, sizeof(q));
+	if (name == NULL || name[0] == '\0' || strchr(name, '/') != NULL)
+		return (opt_fail(o, KP_EINVAL, "%s: %s must be a file name "
+		    "(not empty, no '/')", what, q));
+	if (name[0] == '.')
+		return (opt_fail(o, KP_EINVAL, "%s: %s must not start with "
+		    "'.' (kubelet ignores such files)", what, q));
+	if (strlen(name) >= KP_SUN_PATH_MAX - 1)
+		return (opt_fail(o, KP_ENAMETOOLONG, "%s: %s is too long for "
+		    "sun_path (108 bytes)", what, q));
+	return (0);
+}
+
+/* dir lexically inside root (both clean, absolute). */
+static int
+inside(const char *dir, const char *root)
+{
+	size_t	 n = strlen(root);
+
+	if (strcmp(root, "/") == 0)
+		return (1);
+	return (strncmp(dir, root, n) == 0 && (dir[n] == '/' ||
+	    dir[n] == '\0'));
+}
+
+/* A socket path dir/name must be < 108 bytes (sun_path with its NUL). */
+static int
+check_join(struct kp_options *o, const char *what, const char *dir,
+    const char *name)
+{
+	size_t	 n = strlen(dir) + 1 + strlen(name);
+
+	if (n > KP_SUN_PATH_MAX)
+		return (opt_fail(o, KP_ENAMETOOLONG, "%s: the socket path "
+		    "%s/%s is %zu bytes, at most %d (sun_path)", what, dir,
+		    name, n, KP_SUN_PATH_MAX));
+	return (0);
+}
+
+/*
+ * 1.37 kubelets refuse a DRA endpoint outside their root directory; so do
+ * we, once a root is known (set explicitly).
+ */
+static int
+check_inside_root(struct kp_options *o, const char *what, const char *dir)
+{
+	if (o->kubelet_root[0] == '\0' || dir[0] == '\0' ||
+	    inside(dir, o->kubelet_root))
+		return (0);
+	return (opt_fail(o, KP_EINVAL, "%s: \"%s\" is not inside the kubelet "
+	    "root directory \"%s\" (kp_kubelet_root_dir); kubelets 1.37+ "
+	    "refuse such endpoints", what, dir, o->kubelet_root));
+}
+
+int
+kp_kubelet_root_dir(struct kp_options *o, const char *dir)
+{
+	int	 rc;
+
+	if (!opt_valid_handle(o))
+		return (KP_EINVAL);
+	if ((rc = check_dir(o, OPT_ROOT, dir)) != 0)
+		return (rc);
+	if (o->plugin_dir[0] != '\0' && !inside(o->plugin_dir, dir))
+		return (opt_fail(o, KP_EINVAL, "%s: \"%s\" does not contain "
+		    "the plugin data directory \"%s\" (%s); kubelets 1.37+ "
+		    "refuse endpoints outside their root", OPT_ROOT, dir,
+		    o->plugin_dir, OPT_PLUGIN_DIR));
+	snprintf(o->kubelet_root, sizeof(o->kubelet_root), "%s", dir);
+	return (0);
+}
+
+int
+kp_registrar_directory_path(struct kp_options *o, const char *dir)
+{
+	int	 rc;
+
+	if (!opt_valid_handle(o))
+		return (KP_EINVAL);
+	if ((rc = check_dir(o, OPT_REG_DIR, dir)) != 0 ||
+	    (o->registrar_file[0] != '\0' &&
+	    (rc = check_join(o, OPT_REG_DIR, dir, o->registrar_file)) != 0))
+		return (rc);
+	snprintf(o->registrar_dir, sizeof(o->registrar_dir), "%s", dir);
+	return (0);
+}
+
+int
+kp_registrar_socket_filename(struct kp_options *o, const char *name)
+{
+	int	 rc;
+
+	if (!opt_valid_handle(o))
+		return (KP_EINVAL);
+	if ((rc = check_file(o, OPT_REG_FILE, name)) != 0 ||
+	    (o->registrar_dir[0] != '\0' &&
+	    (rc = check_join(o, OPT_REG_FILE, o->registrar_dir, name)) != 0))
+		return (rc);
+	snprintf(o->registrar_file, sizeof(o->registrar_file), "%s", name);
+	return (0);
+}
+
+int
+kp_plugin_data_directory_path(struct kp_options *o, const char *dir)
+{
+	int	 rc;
+
+	if (!opt_valid_handle(o))
+		return (KP_EINVAL);
+	if ((rc = check_dir(o, OPT_PLUGIN_DIR, dir)) != 0 ||
+	    (rc = check_inside_root(o, OPT_PLUGIN_DIR, dir)) != 0 ||
+	    (rc = check_join(o, OPT_PLUGIN_DIR, dir, o->plugin_file[0] ?
+	    o->plugin_file : "dra.sock")) != 0)
+		return (rc);
+	snprintf(o->plugin_dir, sizeof(o->plugin_dir), "%s", dir);
+	return (0);
+}
+
+int
+kp_plugin_socket(struct kp_options *o, const char *name)
+{
+	int	 rc;
+
+	if (!opt_valid_handle(o))
+		return (KP_EINVAL);
+	if ((rc = check_file(o, OPT_PLUGIN_FILE, name)) != 0 ||
+	    (o->plugin_dir[0] != '\0' &&
+	    (rc = check_join(o, OPT_PLUGIN_FILE, o->plugin_dir, name)) != 0))
+		return (rc);
+	snprintf(o->plugin_file, sizeof(o->plugin_file), "%s", name);
+	return (0);
+}
+
+/*
+ * A directory the plugin needs: create the data directory (0750) if its
+ * parent exists; never the registry (kubelet creates it: a missing one
+ * means kubelet watches elsewhere). Writable and searchable, or
+ * KP_EACCES; missing, KP_ENOENT; both naming the path and the option.
+ */
+static int
+ensure_dir(struct kp_options *o, const char *what, const char *dir,
+    int create)
+{
+	struct stat	 st;
+
+	if (stat(dir, &st) == -1) {
+		if (errno == ENOENT && create && mkdir(dir, 0750) == 0) {
+			log_info(1, "created %s (%s)", dir, what);
+			return (0);
+		}
+		if (errno == ENOENT)
+			return (opt_fail(o, KP_ENOENT, "%s: %s does not exist%s "
+			    "(kubelet root \"%s\": if kubelet runs with "
+			    "--root-dir elsewhere, set kp_kubelet_root_dir)",
+			    what, dir, create ? ", nor does its parent" : "",
+			    root_of(o)));
+		return (opt_fail(o, opt_errno_code(errno), "%s: %s: %s", what,
+		    dir, strerror(errno)));
+	}
+	if (!S_ISDIR(st.st_mode))
+		return (opt_fail(o, KP_ENOENT, "%s: %s is not a directory",
+		    what, dir));
+	if (access(dir, W_OK | X_OK) == -1)
+		return (opt_fail(o, KP_EACCES, "%s: %s: not writable by this "
+		    "process (%s)", what, dir, strerror(errno)));
+	return (0);
+}
+
+/* dir/name into *field (owned), marking it derived. */
+static int
+derive(struct kp_options *o, const char *what, char **field, int *derived,
+    const char *dir, const char *name)
+{
+	char	 path[KP_SUN_PATH_MAX + 64];
+	int	 rc;
+
+	if ((rc = check_join(o, what, dir, name)) != 0)
+		return (rc);
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	free(*field);
+	if ((*field = strdup(path)) == NULL)
+		return (opt_fail(o, KP_ENOMEM, "%s: out of memory", what));
+	*derived = 1;
+	return (0);
+}
+
+/*
+ * At kp_start(), before opt_check(): the socket paths from the directory
+ * options and their defaults, where no 1.32 path option (which overrides)
+ * and no listener is set; the directories exist (or are created) and are
+ * writable. Also the start checks that the directory model adds.
+ */
+int
+opt_dirs_resolve(struct kp_options *o)
+{
+	char	 dir[KP_SUN_PATH_MAX + 64], name[KP_SUN_PATH_MAX + 64];
+	int	 rc;
+
+	if (o->driver_name == NULL)
+		return (0);	/* opt_check() names it */
+	if (o->kube_mode != KP_KUBE_NONE && o->node_name == NULL)
+		return (opt_fail(o, KP_EINVAL, "%s: must be set when Kubernetes "
+		    "access is configured (kp_kube_client_*): ResourceSlices "
+		    "and claim look-ups are per node", OPT_NODE));
+	if (o->plugin_path_derived) {
+		free(o->plugin_socket_path);
+		o->plugin_socket_path = NULL;
+		o->plugin_path_derived = 0;
+	}
+	if (o->registrar_path_derived) {
+		free(o->registrar_socket_path);
+		o->registrar_socket_path = NULL;
+		o->registrar_path_derived = 0;
+	}
+	if (o->plugin_socket_path == NULL && o->plugin_listener < 0) {
+		if (o->plugin_dir[0] != '\0')
+			snprintf(dir, sizeof(dir), "%s", o->plugin_dir);
+		else
+			snprintf(dir, sizeof(dir), "%s/plugins/%s", root_of(o),
+			    o->driver_name);
+		if ((rc = check_inside_root(o, OPT_PLUGIN_DIR, dir)) != 0 ||
+		    (rc = derive(o, OPT_PLUGIN_DIR, &o->plugin_socket_path,
+		    &o->plugin_path_derived, dir, o->plugin_file[0] ?
+		    o->plugin_file : "dra.sock")) != 0 ||
+		    (rc = ensure_dir(o, OPT_PLUGIN_DIR, dir, 1)) != 0)
+			return (rc);
+	}
+	if (o->registrar_socket_path == NULL && o->registrar_listener < 0) {
+		if (o->registrar_dir[0] != '\0')
+			snprintf(dir, sizeof(dir), "%s", o->registrar_dir);
+		else
+			snprintf(dir, sizeof(dir), "%s/plugins_registry",
+			    root_of(o));
+		if (o->registrar_file[0] != '\0')
+			snprintf(name, sizeof(name), "%s", o->registrar_file);
+		else
+			snprintf(name, sizeof(name), "%s-reg.sock",
+			    o->driver_name);
+		if ((rc = derive(o, OPT_REG_DIR, &o->registrar_socket_path,
+		    &o->registrar_path_derived, dir, name)) != 0 ||
+		    (rc = ensure_dir(o, OPT_REG_DIR, dir, 0)) != 0)
+			return (rc);
+	}
+	return (0);
+}

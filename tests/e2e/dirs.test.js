@@ -1,0 +1,104 @@
+'use strict';
+// End-to-end tests of the directory options (issue 11): socket paths
+// derived from the kubelet root and the driver name as upstream v0.33+,
+// directories created or reported by path and option, endpoints outside
+// the kubelet root refused, a live socket replaced with a warning, and
+// Kubernetes access without a node name refused at once.
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const path = require('node:path');
+const { KubeletSim } = require('../kubelet-sim');
+const { makeRoot, TestDriver, until } = require('./lib/plugin');
+
+const DRIVER = 'test.example.com';
+
+function start(t, root, args, opts = {}) {
+  const drv = new TestDriver(root, args, { paths: false, ...opts });
+  t.after(async () => {
+    drv.kill();
+    await drv.exited;
+  });
+  return drv;
+}
+
+test('no socket option: the defaults under the kubelet root; the data directory is created 0750', async (t) => {
+  const root = makeRoot(DRIVER);
+  t.after(() => root.cleanup());
+  fs.rmSync(path.dirname(root.draSock), { recursive: true });
+  const drv = start(t, root, ['--kubelet-root-dir', root.dir]);
+  await drv.ready();
+  assert.ok(fs.lstatSync(root.regSock).isSocket(), 'plugins_registry/<driver>-reg.sock');
+  assert.ok(fs.lstatSync(root.draSock).isSocket(), 'plugins/<driver>/dra.sock');
+  assert.equal(fs.statSync(path.dirname(root.draSock)).mode & 0o777, 0o750);
+  const sim = new KubeletSim({ registryDir: root.registry, version: '1.37', retryInitialMs: 100, healthStream: false }).start();
+  t.after(() => sim.stop());
+  const d = await sim.waitForDriver(DRIVER);
+  assert.equal(d.endpoint, root.draSock);
+  const st = await drv.stop();
+  assert.equal(st.code, 0);
+  assert.ok(!fs.existsSync(root.regSock) && !fs.existsSync(root.draSock), 'kp_stop removed both');
+});
+
+test('explicit directories and file names', async (t) => {
+  const root = makeRoot(DRIVER);
+  t.after(() => root.cleanup());
+  const data = path.join(root.dir, 'plugins', 'mine');
+  const drv = start(t, root, ['--kubelet-root-dir', root.dir, '--registrar-dir', root.registry,
+    '--registrar-file', 'custom-reg.sock', '--plugin-data-dir', data, '--plugin-socket-name', 'x.sock']);
+  await drv.ready();
+  assert.ok(fs.lstatSync(path.join(root.registry, 'custom-reg.sock')).isSocket());
+  assert.ok(fs.lstatSync(path.join(data, 'x.sock')).isSocket());
+});
+
+test('a missing registry directory is KP_ENOENT naming the path and the option', async (t) => {
+  const root = makeRoot(DRIVER);
+  t.after(() => root.cleanup());
+  fs.rmSync(root.registry, { recursive: true });
+  const drv = start(t, root, ['--kubelet-root-dir', root.dir]);
+  const l = await drv.line(['ready', 'error']);
+  assert.match(l, /^error KP_ENOENT kp_registrar_directory_path \(RegistrarDirectoryPath\): .*plugins_registry does not exist .*kp_kubelet_root_dir/);
+  assert.ok(!fs.existsSync(root.registry), 'the registry directory is not created');
+});
+
+test('the data directory with a missing parent is KP_ENOENT', async (t) => {
+  const root = makeRoot(DRIVER);
+  t.after(() => root.cleanup());
+  const drv = start(t, root, ['--kubelet-root-dir', root.dir, '--plugin-data-dir', path.join(root.dir, 'no', 'such')]);
+  const l = await drv.line(['ready', 'error']);
+  assert.match(l, /^error KP_ENOENT kp_plugin_data_directory_path \(PluginDataDirectoryPath\): .*no\/such does not exist, nor does its parent/);
+});
+
+test('an endpoint outside the kubelet root and over-long paths are refused at set time', async (t) => {
+  const root = makeRoot(DRIVER);
+  t.after(() => root.cleanup());
+  let drv = start(t, root, ['--kubelet-root-dir', root.dir, '--plugin-data-dir', '/run/elsewhere']);
+  assert.match(await drv.line(['ready', 'error']), /is not inside the kubelet root directory .*kubelets 1\.37\+ refuse/);
+  drv = start(t, root, ['--plugin-data-dir', '/run/elsewhere', '--kubelet-root-dir', root.dir]);
+  assert.match(await drv.line(['ready', 'error']), /does not contain the plugin data directory/);
+  drv = start(t, root, ['--plugin-data-dir', `/${'d'.repeat(100)}`]);
+  assert.match(await drv.line(['ready', 'error']), /dra\.sock is 110 bytes, at most 107/);
+  drv = start(t, root, ['--plugin-socket-name', '.hidden']);
+  assert.match(await drv.line(['ready', 'error']), /must not start with '\.'/);
+});
+
+test('Kubernetes access without a node name fails kp_start at once, naming the option', async (t) => {
+  const root = makeRoot(DRIVER);
+  t.after(() => root.cleanup());
+  const drv = new TestDriver(root, ['--kubeconfig', '/nonexistent/kubeconfig']);
+  t.after(async () => { drv.kill(); await drv.exited; });
+  assert.match(await drv.line(['ready', 'error']), /^error KP_EINVAL kp_node_name \(NodeName\): must be set when Kubernetes access is configured/);
+});
+
+test('replacing a live socket (another instance serving) is warned about', async (t) => {
+  const root = makeRoot(DRIVER);
+  t.after(() => root.cleanup());
+  const first = start(t, root, ['--kubelet-root-dir', root.dir]);
+  await first.ready();
+  const second = start(t, root, ['--kubelet-root-dir', root.dir]);
+  await second.ready();
+  await second.stderrMatch(/dra\.sock: replacing a live socket: another instance of this plugin is serving there/);
+  await until(() => /reg\.sock: replacing a live socket/.test(second.stderr), 10000);
+  assert.doesNotMatch(first.stderr, /replacing a live socket/);
+});
