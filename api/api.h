@@ -75,6 +75,7 @@ int	opt_set_string(struct kp_options *, const char *, char **,
 
 /* options_policy.c */
 void	pol_opts_init(struct policy_opts *);
+int	pol_opts_check(struct kp_options *);
 
 /* advertise.c */
 void	opt_advertise(struct kp_options *);

@@ -31,6 +31,8 @@ nodeserver_main(struct child_env *env)
 	char			 err[KP_ERROR_SIZE] = "";
 	int			 code;
 
+	/* Before the init hook: it may ask for CDI spec files. */
+	ns_wrap_init(&wrap, &env->ctl, cfg->driver_name);
 	/* The driver's own set-up, in this process, before serving. */
 	if (hooks->init != NULL && hooks->init(hooks->user, err,
 	    sizeof(err)) != 0)
@@ -41,7 +43,6 @@ nodeserver_main(struct child_env *env)
 		return (child_start_fail(env, KP_ENOMEM, "out of memory"));
 	/* Without Kubernetes access there is no publisher: claims reach
 	 * the hook without allocation data. */
-	ns_wrap_init(&wrap, &env->ctl);
 	if (cfg->kube_mode != KP_KUBE_NONE) {
 		ctx.lookup = ns_claim_get;
 		ctx.lookup_user = &wrap;
@@ -67,9 +68,10 @@ nodeserver_main(struct child_env *env)
 	if (policy_apply(ROLE_NODESERVER, cfg, env->logfd, err,
 	    sizeof(err)) != 0)
 		return (child_start_fail(env, KP_ESANDBOX, "sandbox: %s", err));
-	if (ctx.lookup != NULL && ns_wrap_start(&wrap) != 0)
-		return (child_start_fail(env, KP_EIO, "claim look-ups: cannot "
-		    "start the reader"));
+	/* The reader delivers claim look-ups and CDI spec answers. */
+	if (ns_wrap_start(&wrap) != 0)
+		return (child_start_fail(env, KP_EIO, "requests to the "
+		    "supervisor: cannot start the reader"));
 	code = rpc_serve_child(env, &rc);
 	dra_free(&ctx);
 	ns_wrap_free(&wrap);

@@ -109,6 +109,11 @@ struct sup {
 	uint64_t		 next_claim_id;
 	double			 claim_tokens;
 	struct timespec		 claim_refill;
+	/* The nodeserver's CDI spec requests (files.c). */
+	int			 cdi_fd;	/* the CDI directory; -1 */
+	char			 cdi_err[KP_ERROR_SIZE];	/* why -1 */
+	double			 cdi_tokens;
+	struct timespec		 cdi_refill;
 };
 
 /* sockets.c */
@@ -126,6 +131,11 @@ void	child_set_name(const char *);
 void	child_reaped(struct sup *, struct child *, int);
 void	child_schedule_restart(struct sup *, struct child *);
 int	fd_close_except(const int *, size_t);
+
+/* files.c */
+int	files_prepare(struct sup *, char *, size_t);
+void	files_cdi(struct sup *, struct child *, const Kpipc__Msg *);
+void	files_close(struct sup *);
 
 /* relay.c */
 void	relay_reg_status(struct sup *, const Kpipc__RegStatus *);
