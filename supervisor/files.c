@@ -62,10 +62,15 @@ state_dir(const char *path, uid_t uid, gid_t gid, char *err, size_t errsize)
 		    path, strerror(errno), errno == ENOENT ?
 		    " (its parent must exist)" : ""));
 	if ((fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-	    O_CLOEXEC)) == -1)
+	    O_CLOEXEC)) == -1) {
+		r = errno;
+		/* O_NOFOLLOW with O_DIRECTORY: a symlink is ENOTDIR too. */
+		if (r == ELOOP || (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)))
+			return (cdi_fail(err, errsize, KP_EIO, "state directory "
+			    "%s: is a symbolic link", path));
 		return (cdi_fail(err, errsize, KP_EIO, "state directory %s: %s",
-		    path, errno == ELOOP ? "is a symbolic link" :
-		    errno == ENOTDIR ? "is not a directory" : strerror(errno)));
+		    path, r == ENOTDIR ? "is not a directory" : strerror(r)));
+	}
 	if (fstat(fd, &st) == -1)
 		r = cdi_fail(err, errsize, KP_EIO, "state directory %s: %s",
 		    path, strerror(errno));
