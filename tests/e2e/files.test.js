@@ -18,7 +18,7 @@ const path = require('node:path');
 const { spawn } = require('node:child_process');
 const { randomUUID } = require('node:crypto');
 const { KubeletSim } = require('../kubelet-sim');
-const { makeRoot, TestDriver, roles, until, sleep, isAlive } = require('./lib/plugin');
+const { makeRoot, TestDriver, roles, until, sleep, isAlive, procStatus } = require('./lib/plugin');
 
 const DRIVER = 'test.example.com';
 const ROOT_USER = process.getuid() === 0;
@@ -126,13 +126,20 @@ test('hooks read only beneath the read set and the declared read paths', async (
 });
 
 test('a hook cannot signal a process outside its domain, nor open its /proc memory, root or environment', async (t) => {
-  const sleeper = spawn('sleep', ['120'], { stdio: 'ignore' });
+  // A target the nodeserver's uid and (empty) capabilities could reach
+  // without Landlock: the same uid, no capabilities (the kernel's ptrace
+  // check would already refuse a target with more capabilities).
+  const sleeper = ROOT_USER
+    ? spawn('setpriv', ['--bounding-set=-all', '--inh-caps=-all', 'sleep', '120'], { stdio: 'ignore' })
+    : spawn('sleep', ['120'], { stdio: 'ignore' });
   t.after(() => { try { sleeper.kill('SIGKILL'); } catch { /* gone */ } });
   await until(() => isAlive(sleeper.pid));
   // kill is allowed by seccomp here (without it only the own pid may be
   // signalled): what refuses is Landlock's signal scope (ABI 6).
   const { drv, run } = await setup(t, { args: ['--sandbox-syscall', 'kill'] });
   const sup = roles(drv.proc.pid).supervisor;
+  assert.ok(landlockAbi(drv.stderr) >= 1, 'this kernel has Landlock');
+  await until(() => (procStatus(sleeper.pid) || {}).CapEff === '0000000000000000' || !ROOT_USER);
   if (landlockAbi(drv.stderr) >= 6) {
     assert.match(await run(`kill:${sleeper.pid}`), /Operation not permitted/);
     assert.match(await run(`kill:${sup}`), /Operation not permitted/);
@@ -144,8 +151,8 @@ test('a hook cannot signal a process outside its domain, nor open its /proc memo
     t.diagnostic(`Landlock ABI ${landlockAbi(drv.stderr)}: no signal scope (needs 6)`);
   }
   // ptrace-class access across domains is refused by any Landlock ABI.
-  for (const spec of [`rdwr:/proc/${sup}/mem`, `read:/proc/${sup}/environ`,
-    `read:/proc/${sup}/root/etc/hostname`, `read:/proc/${sleeper.pid}/environ`]) {
+  for (const spec of [`rdwr:/proc/${sleeper.pid}/mem`, `read:/proc/${sleeper.pid}/environ`,
+    `read:/proc/${sleeper.pid}/root/etc/hostname`, `rdwr:/proc/${sup}/mem`, `read:/proc/${sup}/environ`]) {
     assert.match(await run(spec), /Permission denied/, spec);
   }
   assert.match(await run('read:/proc/self/environ'), /ok, read/, 'its own is readable');
