@@ -34,7 +34,8 @@ async function setup(t, { args = [], env = {}, stateDir = true, prep = null } = 
   const probes = fs.mkdtempSync(path.join(os.tmpdir(), 'kp-probes-'));
   if (prep) prep(root, probes);
   const drv = new TestDriver(root, [...(stateDir ? ['--state-dir', state] : []), '--cdi-dir', cdi,
-    '--read-path', probes, ...(ROOT_USER ? ['--sandbox-user', 'nodeserver:0:0'] : []), ...args],
+    '--read-path', probes, ...(ROOT_USER ? ['--sandbox-user', 'nodeserver:0:0'] : ['--allow-uid', String(process.getuid())]),
+    ...args],
   { env: { KP_TEST_PROBE_DIR: probes, ...env } });
   t.after(async () => {
     drv.kill();
