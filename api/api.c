@@ -22,6 +22,7 @@
 
 #include "base/log.h"
 #include "api/api.h"
+#include "policy/policy.h"
 #include "supervisor/supervisor.h"
 
 static int	plugin_fail(struct kp_plugin *, int, const char *, ...)
@@ -71,6 +72,11 @@ start_checks(struct kp_options *opts, const struct kp_hooks *hooks)
 	if ((r = opt_dirs_resolve(opts)) != 0 || (r = opt_check(opts)) != 0)
 		return (r);
 	opt_advertise(opts);
+	/* The supervisor hands the state directories to this uid. */
+	if ((r = pol_role_ids(ROLE_NODESERVER, &opts->policy,
+	    &opts->policy.ns_uid, &opts->policy.ns_gid)) != 0)
+		return (opt_fail(opts, r, "kp_start: the nodeserver's uid: %s",
+		    kp_strerror(r)));
 	if (hooks == NULL || hooks->prepare == NULL ||
 	    hooks->unprepare == NULL)
 		return (opt_fail(opts, KP_EINVAL, "kp_start: hooks: prepare "

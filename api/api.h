@@ -89,6 +89,7 @@ int	opt_set_string(struct kp_options *, const char *, char **,
 
 /* options_policy.c */
 void	pol_opts_init(struct policy_opts *);
+int	pol_opts_check(struct kp_options *);
 
 /* options_dirs.c */
 int	opt_dirs_resolve(struct kp_options *);

@@ -367,7 +367,7 @@ opt_check(const struct kp_options *copts)
 		return (opt_fail(opts, KP_EINVAL, "%s / %s / %s: no supported "
 		    "DRA gRPC API is implemented and enabled", OPT_V1ALPHA4,
 		    OPT_V1BETA1, OPT_V1));
-	return (0);
+	return (pol_opts_check(opts));
 }
 
 int

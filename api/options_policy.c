@@ -15,6 +15,9 @@
 #define O_SB_SYSCALL	"kp_sandbox_syscall (beyond upstream)"
 #define O_SB_HIDE	"kp_sandbox_hide_path (beyond upstream)"
 #define O_SB_USER	"kp_sandbox_user (beyond upstream)"
+#define O_SB_STATE	"kp_sandbox_state_dir (beyond upstream)"
+#define O_SB_READ	"kp_sandbox_read_path (beyond upstream)"
+#define O_CDI_DIR	"kp_cdi_directory (CDIDirectory)"
 
 void
 pol_opts_init(struct policy_opts *po)
@@ -147,6 +150,151 @@ kp_sandbox_user(struct kp_options *opts, enum kp_process proc, uid_t uid,
 	opts->policy.user[role].uid = uid;
 	opts->policy.user[role].gid = gid;
 	opts->policy.user[role].set = 1;
+	return (0);
+}
+
+/* ------------------------------------------------------------------------
+ * The nodeserver's files: state directories, read paths, the CDI
+ * directory (docs/security.md, "The nodeserver's filesystem").
+ */
+
+/*
+ * A path the sandbox names a directory or file by: absolute, no empty,
+ * "." or ".." component (the path means what it says: Landlock rules and
+ * the supervisor's checks apply to exactly that inode), no trailing '/',
+ * no control bytes, not "/" itself. NULL if fine, else the rule broken.
+ */
+static const char *
+path_problem(const char *p)
+{
+	const char	*c;
+	size_t		 n;
+
+	if (p == NULL || p[0] != '/')
+		return ("is not an absolute path");
+	if (p[1] == '\0')
+		return ("is the root directory");
+	if (strlen(p) >= POL_PATH_MAX)
+		return ("is longer than 255 bytes");
+	for (c = p; *c != '\0'; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			return ("contains a control character");
+	for (c = p; *c == '/'; c += n) {
+		c++;
+		n = strcspn(c, "/");
+		if (n == 0)
+			return ("has an empty component or a trailing '/'");
+		if ((n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' &&
+		    c[1] == '.'))
+			return ("has a '.' or '..' component");
+	}
+	return (NULL);
+}
+
+/* Add path to list (no duplicates); the setter's error otherwise. */
+static int
+path_add(struct kp_options *opts, const char *what, char list[][POL_PATH_MAX],
+    size_t *n, size_t max, const char *path)
+{
+	const char	*why;
+	char		 b[80];
+	size_t		 i;
+
+	if ((why = path_problem(path)) != NULL)
+		return (opt_fail(opts, path != NULL && strlen(path) >=
+		    POL_PATH_MAX ? KP_ENAMETOOLONG : KP_EINVAL, "%s: \"%s\" %s",
+		    what, shown(path, b, sizeof(b)), why));
+	for (i = 0; i < *n; i++)
+		if (strcmp(list[i], path) == 0)
+			return (0);
+	if (*n == max)
+		return (opt_fail(opts, KP_ENOMEM, "%s: at most %zu paths", what,
+		    max));
+	snprintf(list[(*n)++], POL_PATH_MAX, "%s", path);
+	return (0);
+}
+
+int
+kp_sandbox_state_dir(struct kp_options *opts, const char *path)
+{
+	struct policy_opts	*po;
+
+	if (!opt_valid_handle(opts))
+		return (KP_EINVAL);
+	po = &opts->policy;
+	return (path_add(opts, O_SB_STATE, po->state_dirs, &po->n_state_dirs,
+	    POL_MAX_STATE_DIRS, path));
+}
+
+int
+kp_sandbox_read_path(struct kp_options *opts, const char *path)
+{
+	struct policy_opts	*po;
+
+	if (!opt_valid_handle(opts))
+		return (KP_EINVAL);
+	po = &opts->policy;
+	return (path_add(opts, O_SB_READ, po->read_paths, &po->n_read_paths,
+	    POL_MAX_PATHS, path));
+}
+
+int
+kp_cdi_directory(struct kp_options *opts, const char *path)
+{
+	const char	*why;
+	char		 b[80];
+
+	if (!opt_valid_handle(opts))
+		return (KP_EINVAL);
+	if ((why = path_problem(path)) != NULL)
+		return (opt_fail(opts, path != NULL && strlen(path) >=
+		    POL_PATH_MAX ? KP_ENAMETOOLONG : KP_EINVAL, "%s: \"%s\" %s",
+		    O_CDI_DIR, shown(path, b, sizeof(b)), why));
+	snprintf(opts->policy.cdi_dir, sizeof(opts->policy.cdi_dir), "%s",
+	    path);
+	return (0);
+}
+
+/* p is dir or lies beneath it. */
+static int
+within(const char *dir, const char *p)
+{
+	size_t	 n = strlen(dir);
+
+	return (p != NULL && strncmp(p, dir, n) == 0 &&
+	    (p[n] == '\0' || p[n] == '/'));
+}
+
+/*
+ * At kp_start(): a state directory is handed to the nodeserver (chowned,
+ * writable under Landlock), so it must not hold what the nodeserver must
+ * not replace: the CDI directory (specs go through the supervisor, under
+ * the driver's prefix), the kubelet sockets, the kubeconfig.
+ */
+int
+pol_opts_check(struct kp_options *opts)
+{
+	const struct policy_opts	*po = &opts->policy;
+	const char			*cdi, *d;
+	size_t				 i;
+
+	cdi = po->cdi_dir[0] != '\0' ? po->cdi_dir : POL_CDI_DIR;
+	for (i = 0; i < po->n_state_dirs; i++) {
+		d = po->state_dirs[i];
+		if (within(d, cdi) || within(cdi, d))
+			return (opt_fail(opts, KP_EINVAL, "%s: %s and the CDI "
+			    "directory %s must not contain one another (CDI "
+			    "specs are written by the supervisor, see "
+			    "kp_cdi_spec_write)", O_SB_STATE, d, cdi));
+		if (within(d, opts->plugin_socket_path) ||
+		    within(d, opts->registrar_socket_path))
+			return (opt_fail(opts, KP_EINVAL, "%s: %s must not "
+			    "contain the plugin or registrar socket (the "
+			    "nodeserver could remove it)", O_SB_STATE, d));
+		if (within(d, opts->kubeconfig))
+			return (opt_fail(opts, KP_EINVAL, "%s: %s must not "
+			    "contain the kubeconfig", O_SB_STATE, d));
+	}
 	return (0);
 }
 

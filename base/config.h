@@ -51,6 +51,8 @@ struct interceptor {
 #define POL_MAX_SYSCALLS	64	/* nodeserver extras */
 #define POL_MAX_PATHS		16	/* hidden paths */
 #define POL_PATH_MAX		256	/* bytes of a hidden path, NUL incl. */
+#define POL_MAX_STATE_DIRS	4	/* kp_sandbox_state_dir() */
+#define POL_CDI_DIR		"/var/run/cdi"	/* upstream DefaultCDIDir */
 #define POL_TOKEN_DIR		"/var/run/secrets/kubernetes.io/serviceaccount"
 
 /* The policy options (api/options_policy.c; applied by policy/).
@@ -68,6 +70,15 @@ struct policy_opts {
 		gid_t	 gid;
 		int	 set;
 	}		 user[ROLE_COUNT];
+	/* The nodeserver's files (api/options_policy.c; prepared by
+	 * supervisor/files.c, confined by policy/landlock.c). */
+	char		 state_dirs[POL_MAX_STATE_DIRS][POL_PATH_MAX];
+	size_t		 n_state_dirs;
+	char		 read_paths[POL_MAX_PATHS][POL_PATH_MAX];
+	size_t		 n_read_paths;
+	char		 cdi_dir[POL_PATH_MAX];	/* "": POL_CDI_DIR */
+	uid_t		 ns_uid;	/* the nodeserver's ids, resolved */
+	gid_t		 ns_gid;	/* by kp_start() (pol_role_ids) */
 };
 
 /* supported_versions entries: v1, v1beta1, v1alpha4's two. */

@@ -1,6 +1,7 @@
 /*
  * names.c - DNS labels and subdomains (IsDNS1123Label/Subdomain of
- * k8s.io/apimachinery) and the claim UID rule. Runs in every process that
+ * k8s.io/apimachinery), the claim UID rule and the CDI spec file name
+ * rule. Runs in every process that
  * links it; pure functions, no state.
  */
 #include <string.h>
@@ -70,6 +71,35 @@ name_is_claim_uid(const char *s, size_t n)
 	    !is_alnum(s[n - 1]))
 		return (0);
 	for (i = 1; i + 1 < n; i++)
+		if (!is_alnum(s[i]) && s[i] != '-' && s[i] != '_' &&
+		    s[i] != '.')
+			return (0);
+	return (1);
+}
+
+/*
+ * A CDI spec file name of driver (names.h). The prefix ties a file to
+ * its driver: driver names are DNS subdomains, which have no '_', so the
+ * first '_' ends the driver name and no driver can name another's file.
+ * The rest can only name a plain entry of the directory: no '/', no
+ * leading dot (temporary files are dot-files), no NUL.
+ */
+int
+name_is_cdi_spec(const char *driver, const char *s, size_t n)
+{
+	size_t	 dlen = strlen(driver), i, mid;
+
+	if (n > NAME_MAX_CDI_SPEC || n < dlen + 2 + 5 ||
+	    memcmp(s, driver, dlen) != 0 || s[dlen] != '_')
+		return (0);
+	if (memcmp(s + n - 5, ".json", 5) != 0 &&
+	    memcmp(s + n - 5, ".yaml", 5) != 0)
+		return (0);
+	mid = n - dlen - 1 - 5;
+	s += dlen + 1;
+	if (mid > NAME_MAX_CDI_MIDDLE || !is_alnum(s[0]))
+		return (0);
+	for (i = 1; i < mid; i++)
 		if (!is_alnum(s[i]) && s[i] != '-' && s[i] != '_' &&
 		    s[i] != '.')
 			return (0);

@@ -850,6 +850,105 @@ KP_EXTERN int kp_sandbox_hide_path(struct kp_options *opts,
 KP_EXTERN int kp_sandbox_user(struct kp_options *opts, enum kp_process proc,
     uid_t uid, gid_t gid);
 
+/* ------------------------------------------------------------------------
+ * The nodeserver's files (docs/security.md, "The nodeserver's
+ * filesystem"). Where the kernel has Landlock, the driver's prepare and
+ * unprepare hooks may write only beneath the state directories and read
+ * only beneath a default set (/sys, /dev, /proc, time zones, libraries)
+ * and the read paths; this holds for a nodeserver running as uid 0 too.
+ * CDI spec files, which live in a directory every driver of the node
+ * shares, are written by the supervisor on the hooks' request
+ * (kp_cdi_spec_write()).
+ */
+
+/*
+ * kp_sandbox_state_dir - a directory the driver's hooks own: checkpoints,
+ * journals, anything they create, write, rename and remove. At kp_start()
+ * the supervisor creates it when missing (mode 0700; its parent must
+ * exist), refuses a symlink, a non-directory, or one owned by another uid
+ * than root or the nodeserver's, and chowns it to the nodeserver's uid and
+ * gid; Landlock then allows writes beneath it and nowhere else.
+ * path: absolute, no "." or ".." component, no trailing '/', not "/", at
+ * most 255 bytes; copied. Each call adds one, at most 4; a repeated path
+ * is ignored. It must not contain, or lie beneath, the CDI directory, and
+ * must not contain the plugin or registrar socket or the kubeconfig
+ * (checked by kp_start(), KP_EINVAL). kp_start() fails with KP_EIO or
+ * KP_EACCES, naming the directory, when it cannot be prepared. Default:
+ * none (the hooks can write no file). Errors: KP_EINVAL (NULL handle, a rule broken: the message
+ * names it), KP_ENAMETOOLONG, KP_ENOMEM (more than 4). Beyond upstream.
+ */
+KP_EXTERN int kp_sandbox_state_dir(struct kp_options *opts,
+    const char *path);
+
+/*
+ * kp_sandbox_read_path - let the driver's hooks read (and list, and
+ * execute) files beneath path, in addition to the default set. A path
+ * that does not exist when the nodeserver starts is skipped. path: the
+ * rules of kp_sandbox_state_dir(); copied. Each call adds one, at most 16.
+ * Errors: KP_EINVAL, KP_ENAMETOOLONG, KP_ENOMEM (more than 16). Beyond
+ * upstream.
+ */
+KP_EXTERN int kp_sandbox_read_path(struct kp_options *opts,
+    const char *path);
+
+/*
+ * kp_cdi_directory - the CDI spec directory kp_cdi_spec_write() writes
+ * to. Default "/var/run/cdi" (upstream's DefaultCDIDir). The supervisor
+ * opens it once at kp_start(), creating it (mode 0755; its parent must
+ * exist) when missing; when that fails for the default, CDI requests fail
+ * with the reason, for a directory set here kp_start() fails (KP_EIO, the
+ * message names the directory).
+ * path: the rules of kp_sandbox_state_dir(); copied; last call wins.
+ * Errors: KP_EINVAL (NULL handle, a rule broken), KP_ENAMETOOLONG.
+ * Mirrors upstream's CDIDirectory option.
+ */
+KP_EXTERN int kp_cdi_directory(struct kp_options *opts, const char *path);
+
+/*
+ * kp_cdi_spec_write - write a CDI spec file into the CDI directory, from
+ * a hook. The nodeserver may not write that directory itself (it is
+ * shared by every driver of the node): the supervisor does, atomically
+ * (a temporary dot-file, fsync, rename, fsync of the directory), owned by
+ * root, mode 0644. An existing file of that name is replaced.
+ * name: "<driver name>_" then 1 to 200 letters, digits, '.', '_' or '-'
+ * starting with a letter or digit, then ".json" or ".yaml", at most 243
+ * bytes in all (so a driver can only name its own files; container
+ * runtimes read *.json and *.yaml, not subdirectories). data, len: the
+ * content, at most 256 KiB of valid UTF-8 (not parsed: a spec the runtime
+ * rejects is the driver's bug). Both borrowed for the call. err, errsize:
+ * where the reason goes on failure (may be NULL, 0), naming the rule.
+ * Callable from the init, prepare and unprepare hooks and from threads
+ * they start, concurrently (requests go one at a time); blocks until the
+ * supervisor answered (at most 10 s). Requests are rate-limited (50 a
+ * second, bursts of 100).
+ * Errors: KP_EINVAL (a rule broken; NULL name or data), KP_ENOTSUP
+ * (called outside the nodeserver), KP_EBUSY (rate limit; retry),
+ * KP_EIO (the supervisor's write failed; the message says why),
+ * KP_EPIPE (supervisor gone), KP_ETIMEDOUT. Beyond upstream.
+ */
+KP_EXTERN int kp_cdi_spec_write(const char *name, const void *data,
+    size_t len, char *err, size_t errsize);
+
+/*
+ * kp_cdi_spec_remove - remove a CDI spec file written by
+ * kp_cdi_spec_write(); a file that does not exist is not an error. name:
+ * the rule of kp_cdi_spec_write(). Same context, errors and limits.
+ * Beyond upstream.
+ */
+KP_EXTERN int kp_cdi_spec_remove(const char *name, char *err,
+    size_t errsize);
+
+/*
+ * kp_cdi_spec_list - call fn once for each CDI spec file of this driver
+ * in the CDI directory (names following the rule of kp_cdi_spec_write(),
+ * in no particular order), for reconciliation after a restart. name is
+ * valid during the call only; fn returning non-zero stops the walk (and
+ * kp_cdi_spec_list returns 0). At most 1024 names. Same context and errors
+ * as kp_cdi_spec_write(). Beyond upstream.
+ */
+KP_EXTERN int kp_cdi_spec_list(int (*fn)(void *user, const char *name),
+    void *user, char *err, size_t errsize);
+
 /*
  * kp_policy_export_oci - an OCI seccomp profile (JSON) for the pod's
  * Localhost seccompProfile: the union of every process's allowlist, the

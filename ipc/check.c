@@ -151,6 +151,41 @@ check_claim_reply(const Kpipc__ClaimReply *r, char *err, size_t errsize)
 	return (0);
 }
 
+/*
+ * The CDI requests' size rules. The name rule itself (the driver's
+ * prefix, the characters) and UTF-8 are the supervisor's to refuse with
+ * an answer (files.c): a hook that passes a bad name gets an error, the
+ * nodeserver is not killed. Only a frame no wrapper sends breaks these.
+ */
+static int
+check_cdi_name(const char *what, const char *name, char *err,
+    size_t errsize)
+{
+	size_t	 n = strlen(name);
+
+	if (n == 0 || n > NAME_MAX_CDI_SPEC)
+		return (fail(err, errsize, "%s.name: empty or longer than %d "
+		    "bytes", what, NAME_MAX_CDI_SPEC));
+	return (0);
+}
+
+static int
+check_cdi_reply(const Kpipc__CdiReply *r, char *err, size_t errsize)
+{
+	size_t	 i;
+
+	if (check_result(r->result, err, errsize) != 0)
+		return (KP_EPROTO);
+	if (r->n_names > KP_IPC_MAX_CDI_NAMES)
+		return (fail(err, errsize, "cdi_reply.names: more than %d",
+		    KP_IPC_MAX_CDI_NAMES));
+	for (i = 0; i < r->n_names; i++)
+		if (strlen(r->names[i]) > NAME_MAX_CDI_SPEC)
+			return (fail(err, errsize, "cdi_reply.names[%zu]: "
+			    "longer than %d bytes", i, NAME_MAX_CDI_SPEC));
+	return (0);
+}
+
 static int
 check_log(const Kpipc__Log *l, char *err, size_t errsize)
 {
@@ -252,6 +287,19 @@ ipc_check(const Kpipc__Msg *m, char *err, size_t errsize)
 			return (fail(err, errsize, "health_stale.message: "
 			    "longer than %d bytes", MAX_MESSAGE));
 		return (0);
+	case KPIPC__MSG__M_CDI_WRITE:
+		if (m->cdi_write->content.len > KP_IPC_MAX_CDI_CONTENT)
+			return (fail(err, errsize, "cdi_write.content: longer "
+			    "than %u bytes", KP_IPC_MAX_CDI_CONTENT));
+		return (check_cdi_name("cdi_write", m->cdi_write->name, err,
+		    errsize));
+	case KPIPC__MSG__M_CDI_REMOVE:
+		return (check_cdi_name("cdi_remove", m->cdi_remove->name, err,
+		    errsize));
+	case KPIPC__MSG__M_CDI_LIST:
+		return (0);
+	case KPIPC__MSG__M_CDI_REPLY:
+		return (check_cdi_reply(m->cdi_reply, err, errsize));
 	default:
 		return (fail(err, errsize, "frame without a known type (%d)",
 		    (int)m->m_case));

@@ -27,6 +27,10 @@
 #define KP_IPC_MAX_POOL		253		/* pool name bytes */
 #define KP_IPC_MAX_DEVICE	63		/* device name bytes */
 
+/* Limits of the CDI spec requests (supervisor/files.c). */
+#define KP_IPC_MAX_CDI_CONTENT	(256u * 1024)	/* bytes of one spec */
+#define KP_IPC_MAX_CDI_NAMES	1024		/* names in a CdiReply */
+
 /* A child's state as the supervisor tracks it (monitor.c's mon_table
  * states). READY and START_FAILED move a child out of STARTING, so each
  * can arrive only once. */

@@ -30,6 +30,18 @@ static const struct ipc_rule rules[] = {
 	{ KPIPC__MSG__M_CLAIM_GET, ROLE_NODESERVER, ST(CS_READY) },
 	{ KPIPC__MSG__M_CLAIM_REPLY, ROLE_PUBLISHER, ST(CS_READY) },
 	{ KPIPC__MSG__M_PUBLISH_STATUS, ROLE_PUBLISHER, ST(CS_READY) },
+	/*
+	 * CDI spec files, from the nodeserver only. Also while STARTING:
+	 * the init hook (privileged, before the sandbox) rewrites the specs
+	 * a reboot removed from the tmpfs /var/run/cdi; the supervisor's
+	 * rules are the same in both states.
+	 */
+	{ KPIPC__MSG__M_CDI_WRITE, ROLE_NODESERVER,
+	    ST(CS_STARTING) | ST(CS_READY) },
+	{ KPIPC__MSG__M_CDI_REMOVE, ROLE_NODESERVER,
+	    ST(CS_STARTING) | ST(CS_READY) },
+	{ KPIPC__MSG__M_CDI_LIST, ROLE_NODESERVER,
+	    ST(CS_STARTING) | ST(CS_READY) },
 	/* the driver process, always READY once the plugin started */
 	{ KPIPC__MSG__M_REG_STATUS_QUERY, ROLE_DRIVER, ST(CS_READY) },
 	{ KPIPC__MSG__M_PUBLISH, ROLE_DRIVER, ST(CS_READY) },
@@ -56,6 +68,10 @@ static const char *const case_names[] = {
 	[KPIPC__MSG__M_PUBLISH_STATUS_QUERY] = "publish_status_query",
 	[KPIPC__MSG__M_HEALTH_REPORT] = "health_report",
 	[KPIPC__MSG__M_HEALTH_STALE] = "health_stale",
+	[KPIPC__MSG__M_CDI_WRITE] = "cdi_write",
+	[KPIPC__MSG__M_CDI_REMOVE] = "cdi_remove",
+	[KPIPC__MSG__M_CDI_LIST] = "cdi_list",
+	[KPIPC__MSG__M_CDI_REPLY] = "cdi_reply",
 };
 
 const char *

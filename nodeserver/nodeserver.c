@@ -47,6 +47,8 @@ nodeserver_main(struct child_env *env)
 	char			 err[KP_ERROR_SIZE] = "";
 	int			 code;
 
+	/* Before the init hook: it may ask for CDI spec files. */
+	ns_wrap_init(&wrap, &env->ctl, cfg->driver_name);
 	/* The driver's own set-up, in this process, before serving. */
 	if (hooks->init != NULL && hooks->init(hooks->user, err,
 	    sizeof(err)) != 0)
@@ -55,15 +57,14 @@ nodeserver_main(struct child_env *env)
 
 	if (dra_init(&ctx, cfg, hooks) != 0)
 		return (child_start_fail(env, KP_ENOMEM, "out of memory"));
-	/* Without Kubernetes access there is no publisher: claims reach
-	 * the hook without allocation data. */
-	ns_wrap_init(&wrap, &env->ctl);
 	if (ns_health_init(&health, cfg) != 0)
 		return (child_start_fail(env, KP_ENOMEM, "out of memory"));
 	health.stale = ns_health_stale;
 	health.stale_user = &wrap;
 	wrap.other = ns_health_ipc;
 	wrap.other_user = &health;
+	/* Without Kubernetes access there is no publisher: claims reach
+	 * the hook without allocation data. */
 	if (cfg->kube_mode != KP_KUBE_NONE) {
 		ctx.lookup = ns_claim_get;
 		ctx.lookup_user = &wrap;
@@ -93,10 +94,11 @@ nodeserver_main(struct child_env *env)
 	if (policy_apply(ROLE_NODESERVER, cfg, env->logfd, err,
 	    sizeof(err)) != 0)
 		return (child_start_fail(env, KP_ESANDBOX, "sandbox: %s", err));
-	/* The reader also brings the driver's health reports. */
+	/* The reader delivers claim look-ups, CDI spec answers and the
+	 * driver's health reports. */
 	if (ns_wrap_start(&wrap) != 0)
-		return (child_start_fail(env, KP_EIO, "claim look-ups: cannot "
-		    "start the reader"));
+		return (child_start_fail(env, KP_EIO, "requests to the "
+		    "supervisor: cannot start the reader"));
 	if (ns_health_start(&health) != 0)
 		return (child_start_fail(env, KP_ENOMEM, "health: cannot "
 		    "start its thread"));

@@ -5,6 +5,11 @@
  * id, same claim). A reader thread delivers answers, so calls look up
  * their claims concurrently. Only namespace, name and UID leave this
  * process.
+ *
+ * The CDI spec requests of the hooks (kp_cdi_spec_write, _remove, _list:
+ * the public functions are here) go one at a time; the supervisor does
+ * the writing (supervisor/files.c). Before the reader runs (in the init
+ * hook) the caller reads the answer itself.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -16,6 +21,7 @@
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "base/names.h"
 #include "ipc/ipc.h"
 #include "base/log.h"
 #include "nodeserver/dra.h"
@@ -23,6 +29,11 @@
 
 #define NS_CLAIM_TIMEOUT_MS	25000	/* the publisher gives up at 20 s;
 					 * kubelet's deadline is 45 s */
+#define NS_CDI_TIMEOUT_MS	10000
+
+/* The nodeserver's wrapper, for the public kp_cdi_spec_* functions: set
+ * only in the nodeserver process (NULL in every other). */
+static struct ns_wrap	*ns_self;
 
 static int
 ns_fill(const Kpipc__ClaimReply *r, struct dra_claim_alloc *out, char *err,
@@ -68,6 +79,12 @@ ns_deliver(struct ns_wrap *w, Kpipc__Msg *m)
 		return;
 	}
 	pthread_mutex_lock(&w->lock);
+	if (m != NULL && m->m_case == KPIPC__MSG__M_CDI_REPLY &&
+	    w->cdi_id != 0 && m->cdi_reply->id == w->cdi_id &&
+	    w->cdi_reply == NULL) {
+		w->cdi_reply = m;
+		m = NULL;
+	}
 	for (i = 0; m != NULL && i < NS_PENDING; i++) {
 		if (w->pend[i].g == NULL || w->pend[i].reply != NULL ||
 		    m->m_case != KPIPC__MSG__M_CLAIM_REPLY ||
@@ -182,13 +199,16 @@ ns_claim_get(void *user, const char *ns, const char *name, const char *uid,
 }
 
 void
-ns_wrap_init(struct ns_wrap *w, struct ipc_chan *ctl)
+ns_wrap_init(struct ns_wrap *w, struct ipc_chan *ctl, const char *driver)
 {
 	memset(w, 0, sizeof(*w));
 	w->ctl = ctl;
+	w->driver = driver;
 	w->stop[0] = w->stop[1] = -1;
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_cond_init(&w->cond, NULL);
+	pthread_mutex_init(&w->cdi_lock, NULL);
+	ns_self = w;
 }
 
 /* Start the reader; after the sandbox (it refuses extra threads). */
@@ -232,6 +252,209 @@ ns_wrap_free(struct ns_wrap *w)
 		close(w->stop[1]);
 		w->started = 0;
 	}
+	ns_self = NULL;
+	ipc_free(w->cdi_reply);
+	pthread_mutex_destroy(&w->cdi_lock);
 	pthread_cond_destroy(&w->cond);
 	pthread_mutex_destroy(&w->lock);
+}
+
+/* ------------------------------------------------------------------------
+ * CDI spec files: kp_cdi_spec_write, kp_cdi_spec_remove, kp_cdi_spec_list.
+ */
+
+/* Wait for the answer to request id; w->lock is held. */
+static int
+ns_cdi_wait(struct ns_wrap *w, uint64_t id, Kpipc__Msg **out)
+{
+	struct timespec	 end;
+	Kpipc__Msg	*m;
+	char		 err[KP_ERROR_SIZE];
+	int		 r = 0;
+
+	if (w->started) {
+		ts_deadline(&end, CLOCK_REALTIME, NS_CDI_TIMEOUT_MS);
+		while (w->cdi_reply == NULL && !w->dead && r != ETIMEDOUT)
+			r = pthread_cond_timedwait(&w->cond, &w->lock, &end);
+		*out = w->cdi_reply;
+		w->cdi_reply = NULL;
+		return (*out != NULL ? 0 : w->dead ? KP_EPIPE : KP_ETIMEDOUT);
+	}
+	/* No reader yet (the init hook, single-threaded): read here. */
+	for (;;) {
+		if ((r = ipc_recv(w->ctl, &m, NS_CDI_TIMEOUT_MS, err,
+		    sizeof(err))) != 0)
+			return (r == KP_ETIMEDOUT ? r : KP_EPIPE);
+		if (m->m_case == KPIPC__MSG__M_CDI_REPLY &&
+		    m->cdi_reply->id == id) {
+			*out = m;
+			return (0);
+		}
+		ipc_free(m);
+	}
+}
+
+/* Send req (its id is set here) and return the supervisor's answer. */
+static int
+ns_cdi_ask(struct ns_wrap *w, Kpipc__Msg *req, uint64_t *id,
+    Kpipc__Msg **out)
+{
+	int	 r;
+
+	*out = NULL;
+	pthread_mutex_lock(&w->cdi_lock);
+	pthread_mutex_lock(&w->lock);
+	*id = ++w->next_id;
+	w->cdi_id = *id;
+	w->cdi_reply = NULL;
+	if (w->dead)
+		r = KP_EPIPE;
+	else if ((r = ipc_send(w->ctl, req)) == 0)
+		r = ns_cdi_wait(w, *id, out);
+	else
+		r = KP_EPIPE;
+	w->cdi_id = 0;
+	pthread_mutex_unlock(&w->lock);
+	pthread_mutex_unlock(&w->cdi_lock);
+	return (r);
+}
+
+/*
+ * Checks that keep a request within the supervisor's field rules (a
+ * frame outside them would be a violation); the name rule itself is the
+ * supervisor's, which answers with an error.
+ */
+static int
+ns_cdi_check(const char *fn, const char *name, char *err, size_t errsize)
+{
+	if (ns_self == NULL) {
+		snprintf(err, errsize, "%s: only the driver's hooks, in the "
+		    "nodeserver process, can ask for CDI spec files", fn);
+		return (KP_ENOTSUP);
+	}
+	if (name != NULL && (name[0] == '\0' ||
+	    strlen(name) > NAME_MAX_CDI_SPEC)) {
+		snprintf(err, errsize, "%s: CDI spec name: empty or longer "
+		    "than %d bytes (%s)", fn, NAME_MAX_CDI_SPEC,
+		    NAME_R_CDI_SPEC);
+		return (KP_EINVAL);
+	}
+	return (0);
+}
+
+/* The answer's code, its message into err. */
+static int
+ns_cdi_result(const char *fn, int r, Kpipc__Msg *reply, char *err,
+    size_t errsize)
+{
+	if (r != 0) {
+		snprintf(err, errsize, "%s: supervisor: %s", fn,
+		    r == KP_ETIMEDOUT ? "no answer within 10 s" :
+		    kp_strerror(r));
+		return (r);
+	}
+	if ((r = reply->cdi_reply->result->code) != 0)
+		snprintf(err, errsize, "%s: %s", fn,
+		    reply->cdi_reply->result->message);
+	return (r);
+}
+
+int
+kp_cdi_spec_write(const char *name, const void *data, size_t len, char *err,
+    size_t errsize)
+{
+	Kpipc__Msg	 m = KPIPC__MSG__INIT, *reply;
+	Kpipc__CdiWrite	 w = KPIPC__CDI_WRITE__INIT;
+	char		 e[KP_ERROR_SIZE];
+	int		 r;
+
+	if (err == NULL || errsize == 0) {
+		err = e;
+		errsize = sizeof(e);
+	}
+	err[0] = '\0';
+	if (name == NULL || (data == NULL && len > 0)) {
+		snprintf(err, errsize, "kp_cdi_spec_write: name or data is "
+		    "NULL");
+		return (KP_EINVAL);
+	}
+	if ((r = ns_cdi_check("kp_cdi_spec_write", name, err, errsize)) != 0)
+		return (r);
+	if (len > KP_IPC_MAX_CDI_CONTENT) {
+		snprintf(err, errsize, "kp_cdi_spec_write: CDI spec %.64s: "
+		    "content of %zu bytes, more than %u KiB", name, len,
+		    KP_IPC_MAX_CDI_CONTENT / 1024);
+		return (KP_EINVAL);
+	}
+	w.name = (char *)name;
+	w.content.data = (uint8_t *)data;
+	w.content.len = len;
+	m.m_case = KPIPC__MSG__M_CDI_WRITE;
+	m.cdi_write = &w;
+	r = ns_cdi_ask(ns_self, &m, &w.id, &reply);
+	r = ns_cdi_result("kp_cdi_spec_write", r, reply, err, errsize);
+	ipc_free(reply);
+	return (r);
+}
+
+int
+kp_cdi_spec_remove(const char *name, char *err, size_t errsize)
+{
+	Kpipc__Msg	 m = KPIPC__MSG__INIT, *reply;
+	Kpipc__CdiRemove rm = KPIPC__CDI_REMOVE__INIT;
+	char		 e[KP_ERROR_SIZE];
+	int		 r;
+
+	if (err == NULL || errsize == 0) {
+		err = e;
+		errsize = sizeof(e);
+	}
+	err[0] = '\0';
+	if (name == NULL) {
+		snprintf(err, errsize, "kp_cdi_spec_remove: name is NULL");
+		return (KP_EINVAL);
+	}
+	if ((r = ns_cdi_check("kp_cdi_spec_remove", name, err,
+	    errsize)) != 0)
+		return (r);
+	rm.name = (char *)name;
+	m.m_case = KPIPC__MSG__M_CDI_REMOVE;
+	m.cdi_remove = &rm;
+	r = ns_cdi_ask(ns_self, &m, &rm.id, &reply);
+	r = ns_cdi_result("kp_cdi_spec_remove", r, reply, err, errsize);
+	ipc_free(reply);
+	return (r);
+}
+
+int
+kp_cdi_spec_list(int (*fn)(void *, const char *), void *user, char *err,
+    size_t errsize)
+{
+	Kpipc__Msg	 m = KPIPC__MSG__INIT, *reply;
+	Kpipc__CdiList	 l = KPIPC__CDI_LIST__INIT;
+	char		 e[KP_ERROR_SIZE];
+	size_t		 i;
+	int		 r;
+
+	if (err == NULL || errsize == 0) {
+		err = e;
+		errsize = sizeof(e);
+	}
+	err[0] = '\0';
+	if (fn == NULL) {
+		snprintf(err, errsize, "kp_cdi_spec_list: fn is NULL");
+		return (KP_EINVAL);
+	}
+	if ((r = ns_cdi_check("kp_cdi_spec_list", NULL, err, errsize)) != 0)
+		return (r);
+	m.m_case = KPIPC__MSG__M_CDI_LIST;
+	m.cdi_list = &l;
+	r = ns_cdi_ask(ns_self, &m, &l.id, &reply);
+	if ((r = ns_cdi_result("kp_cdi_spec_list", r, reply, err,
+	    errsize)) == 0)
+		for (i = 0; i < reply->cdi_reply->n_names; i++)
+			if (fn(user, reply->cdi_reply->names[i]) != 0)
+				break;
+	ipc_free(reply);
+	return (r);
 }

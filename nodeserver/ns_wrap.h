@@ -32,10 +32,15 @@ struct ns_wrap {
 	 * callee; NULL: dropped. */
 	void			(*other)(void *, Kpipc__Msg *);
 	void			*other_user;
+	/* CDI spec requests (kp_cdi_spec_*), one at a time. */
+	const char		*driver;
+	pthread_mutex_t		 cdi_lock;	/* held for a request */
+	uint64_t		 cdi_id;	/* waiting for; 0: none */
+	Kpipc__Msg		*cdi_reply;
 };
 
 /* ns_wrap.c */
-void	ns_wrap_init(struct ns_wrap *, struct ipc_chan *);
+void	ns_wrap_init(struct ns_wrap *, struct ipc_chan *, const char *);
 int	ns_wrap_start(struct ns_wrap *);
 void	ns_wrap_free(struct ns_wrap *);
 int	ns_wrap_send(struct ns_wrap *, const Kpipc__Msg *);

@@ -1,7 +1,7 @@
 /*
  * policy.c - policy_apply(): the sandbox of a child, in the fixed order of
  * STYLE 3: (fds were closed at fork) filesystem, NO_NEW_PRIVS, user and
- * capabilities, seccomp. The filter is built first, while the child is
+ * capabilities, Landlock, seccomp. The filter is built first, while the child is
  * still privileged (it allocates and resolves names), and loaded last.
  *
  * Runs in: each child, at the end of its privileged set-up (policy/ is
@@ -89,6 +89,10 @@ policy_apply(enum kp_role role, const struct kp_options *cfg, int logfd,
 		goto fail;
 	}
 	if ((r = pol_ids_caps(role, po, err, errsize)) != 0)
+		goto fail;
+	/* After the ids (its rules are opened as the role's uid), before
+	 * the filter (its syscalls are in no allowlist); in every mode. */
+	if ((r = pol_landlock(role, po, err, errsize)) != 0)
 		goto fail;
 	/* A violation ends in SIGSYS, whose default action dumps core. */
 	(void)setrlimit(RLIMIT_CORE, &core);

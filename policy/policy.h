@@ -95,6 +95,16 @@ int	pol_fs(enum kp_role, const struct policy_opts *, char *, size_t);
 /* oci.c */
 int	pol_oci_json(const struct policy_opts *, char **);
 
+/* landlock.c */
+int	pol_landlock(enum kp_role, const struct policy_opts *, char *,
+	    size_t);
+int	pol_landlock_abi(void);
+int	policy_allow_read(const char *);
+
+/* role_ids.c (XXX(merge): the ns branch's pol_role_ids replaces it) */
+int	pol_role_ids(enum kp_role, const struct policy_opts *, uid_t *,
+	    gid_t *);
+
 /* policy.c */
 int	policy_apply(enum kp_role, const struct kp_options *, int, char *,
 	    size_t);

@@ -56,6 +56,43 @@ pub_load_config(struct pub *p, char *err, size_t errsize)
 
 /* Discover the API version, then start the controller; retried with
  * backoff while the API server cannot be reached. */
+/*
+ * Landlock (policy/landlock.c) lets the publisher read, after the
+ * sandbox, the directories of the files it re-reads: the token (every
+ * 60 s), the CA and client certificate and key (curl opens them for each
+ * connection). Directories, not files: a rotated token or certificate is
+ * a new inode (a projected volume swaps a ..data symlink).
+ */
+static int
+pub_allow_files(const struct kube_config *kc, char *err, size_t errsize)
+{
+	const char	*files[4] = { kc->token_file, kc->ca_file,
+			    kc->cert_file, kc->key_file };
+	char		 dir[POL_PATH_MAX], *slash;
+	size_t		 i;
+	int		 r;
+
+	for (i = 0; i < 4; i++) {
+		if (files[i] == NULL || files[i][0] != '/')
+			continue;
+		if (strlen(files[i]) >= sizeof(dir)) {
+			snprintf(err, errsize, "%.160s: path too long for the "
+			    "sandbox (at most %zu bytes)", files[i],
+			    sizeof(dir) - 1);
+			return (KP_ENAMETOOLONG);
+		}
+		snprintf(dir, sizeof(dir), "%s", files[i]);
+		slash = strrchr(dir, '/');
+		slash[slash == dir ? 1 : 0] = '\0';
+		if ((r = policy_allow_read(dir)) != 0) {
+			snprintf(err, errsize, "%.160s: %s", dir,
+			    kp_strerror(r));
+			return (r);
+		}
+	}
+	return (0);
+}
+
 static void *
 pub_start_thread(void *arg)
 {
@@ -254,6 +291,10 @@ publisher_main(struct child_env *env)
 		return (child_start_fail(env, KP_EIO, "signalfd failed"));
 	if (pub_load_config(&p, err, sizeof(err)) != 0)
 		return (child_start_fail(env, KP_ECHILD, "%s", err));
+	if (pub_allow_files(&p.kc, err, sizeof(err)) != 0) {
+		kcfg_free(&p.kc);
+		return (child_start_fail(env, KP_ESANDBOX, "sandbox: %s", err));
+	}
 	/* Credentials are loaded; from here on only the allowlist. */
 	if (policy_apply(ROLE_PUBLISHER, env->cfg, env->logfd, err,
 	    sizeof(err)) != 0) {

@@ -268,6 +268,11 @@ sup_handle_child(struct sup *sup, struct child *c, Kpipc__Msg *m)
 	case KPIPC__MSG__M_HEALTH_STALE:
 		health_relay_stale(sup, m->health_stale);
 		break;
+	case KPIPC__MSG__M_CDI_WRITE:
+	case KPIPC__MSG__M_CDI_REMOVE:
+	case KPIPC__MSG__M_CDI_LIST:
+		files_cdi(sup, c, m);
+		break;
 	default:
 		/* NOTREACHED: ipc_rule_check() allowed only the above. */
 		sup_child_violation(sup, c, "unhandled frame");
@@ -543,6 +548,7 @@ sup_finish(struct sup *sup)
 	ipc_chan_close(&sup->driver);
 	ipc_free(sup->desired);
 	ipc_free(sup->health);
+	files_close(sup);
 	close(sup->sigfd);
 	log_info(1, "supervisor stopped");
 }
@@ -553,6 +559,8 @@ supervisor_main(const struct kp_options *cfg, const struct kp_hooks *hooks,
     struct sup_socket *reg_sock)
 {
 	struct sup	 sup;
+	char		 err[KP_ERROR_SIZE];
+	int		 r;
 
 	memset(&sup, 0, sizeof(sup));
 	sup.cfg = cfg;
@@ -567,6 +575,15 @@ supervisor_main(const struct kp_options *cfg, const struct kp_hooks *hooks,
 	if ((sup.sigfd = sup_signals()) == -1) {
 		sup_reply_driver(&sup, KP_EIO, "supervisor: signalfd failed");
 		(void)ipc_flush(&sup.driver);
+		return (1);
+	}
+	/* The nodeserver's directories, before it exists. */
+	if ((r = files_prepare(&sup, err, sizeof(err))) != 0) {
+		log_errorx("start failed: %s", err);
+		sup_reply_driver(&sup, r, err);
+		(void)ipc_flush(&sup.driver);
+		files_close(&sup);
+		sock_remove(&sup.plugin_sock);
 		return (1);
 	}
 	child_table_init(&sup);

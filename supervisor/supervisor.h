@@ -122,6 +122,11 @@ struct sup {
 	Kpipc__Msg		*health;	/* last HealthReport, re-sent
 						 * to a restarted nodeserver */
 	unsigned long long	 health_stale;	/* warnings so far */
+	/* The nodeserver's CDI spec requests (files.c). */
+	int			 cdi_fd;	/* the CDI directory; -1 */
+	char			 cdi_err[KP_ERROR_SIZE];	/* why -1 */
+	double			 cdi_tokens;
+	struct timespec		 cdi_refill;
 };
 
 /* sockets.c */
@@ -139,6 +144,11 @@ void	child_set_name(const char *);
 void	child_reaped(struct sup *, struct child *, int);
 void	child_schedule_restart(struct sup *, struct child *);
 int	fd_close_except(const int *, size_t);
+
+/* files.c */
+int	files_prepare(struct sup *, char *, size_t);
+void	files_cdi(struct sup *, struct child *, const Kpipc__Msg *);
+void	files_close(struct sup *);
 
 /* relay.c */
 void	relay_reg_status(struct sup *, const Kpipc__RegStatus *);

@@ -93,6 +93,7 @@ async function main() {
   const registry = path.join(kubeletDir, 'plugins_registry');
   const pluginDir = path.join(kubeletDir, 'plugins', DRIVER);
   const cdiDir = path.join(dir, 'cdi');
+  const stateDir = path.join(dir, 'state');	// the nodeserver's own
   fs.mkdirSync(registry, { recursive: true });
   fs.mkdirSync(pluginDir, { recursive: true });
   const NODE = nodeName();
@@ -124,7 +125,7 @@ async function main() {
 
     section(`the example driver: ${DRIVER_BIN.startsWith(ROOT) ? path.relative(ROOT, DRIVER_BIN) : DRIVER_BIN}`);
     const args = ['--driver-name', DRIVER, '--node-name', NODE, '--kubelet-dir', kubeletDir,
-      '--kubeconfig', kc, '--cdi-dir', cdiDir, '--rescan', '5', '-v', '1'];
+      '--kubeconfig', kc, '--cdi-dir', cdiDir, '--state-dir', stateDir, '--rescan', '5', '-v', '1'];
     if (!isRoot) args.push('--allow-uid', String(process.getuid()));
     const found = execFileSync(DRIVER_BIN, ['--list']).toString().trim().split('\n').filter(Boolean).map(JSON.parse);
     out(`  pci-driver ${args.join(' ').replaceAll(dir, '$TMP')}`);
@@ -197,7 +198,7 @@ async function main() {
       out(`    requests:        ${(d.requestNames || d.request_names || []).join(', ')}`);
       out(`    CDI device IDs:  ${(d.cdiDeviceIds || d.cdi_device_ids || []).join(', ')}`);
     }
-    const specPath = path.join(cdiDir, `${DRIVER}-${claim.uid}.json`);
+    const specPath = path.join(cdiDir, `${DRIVER}_${claim.uid}.json`);
     const before = fs.statSync(specPath);
     out(`  CDI spec ${specPath.replaceAll(dir, '$TMP')}:`);
     out(indent(fs.readFileSync(specPath, 'utf8').trim(), 4));
@@ -207,8 +208,8 @@ async function main() {
     out(`  prepared again (kubelet retries): ${same ? 'same result' : 'DIFFERENT RESULT'}, spec file ` +
       `${before.mtimeMs === after.mtimeMs && before.ino === after.ino ? 'not rewritten' : 'REWRITTEN'}`);
     if (!same) throw new Error('a repeated prepare changed the result');
-    const cp = JSON.parse(fs.readFileSync(path.join(pluginDir, 'checkpoint.json'), 'utf8'));
-    out(`  checkpoint ${path.join(pluginDir, 'checkpoint.json').replaceAll(dir, '$TMP')}: version ${cp.version}, ` +
+    const cp = JSON.parse(fs.readFileSync(path.join(stateDir, 'checkpoint.json'), 'utf8'));
+    out(`  checkpoint ${path.join(stateDir, 'checkpoint.json').replaceAll(dir, '$TMP')}: version ${cp.version}, ` +
       `${Object.keys(cp.claims).length} prepared claim(s), ${cp.checksum}`);
 
     section('NodeUnprepareResources');
@@ -216,7 +217,7 @@ async function main() {
     const ue = un.claims[claim.uid];
     out(`  claim ${claim.uid}: ${ue && ue.error ? `error: ${ue.error}` : 'unprepared'}`);
     out(`  CDI spec file: ${fs.existsSync(specPath) ? 'STILL THERE' : 'removed'}`);
-    const cp2 = JSON.parse(fs.readFileSync(path.join(pluginDir, 'checkpoint.json'), 'utf8'));
+    const cp2 = JSON.parse(fs.readFileSync(path.join(stateDir, 'checkpoint.json'), 'utf8'));
     out(`  checkpoint: ${Object.keys(cp2.claims).length} prepared claim(s)`);
     const un2 = await sim.nodeUnprepareResources(DRIVER, [{ namespace: 'default', name: 'never-prepared', uid: randomUUID() }]);
     const ue2 = Object.values(un2.claims)[0];

@@ -1,14 +1,15 @@
 /*
  * cdi.c - Container Device Interface spec files, one per prepared claim:
- * <cdi-dir>/<driver>-<claim uid>.json with kind <driver>/pci and one
+ * <cdi-dir>/<driver>_<claim uid>.json with kind <driver>/pci and one
  * device per allocated PCI function. Each device sets an environment
  * variable naming its PCI address and, for a function bound to vfio-pci,
  * the device nodes /dev/vfio/vfio and /dev/vfio/<IOMMU group>.
  *
- * Files are written atomically: a temporary dot-file (container runtimes
- * only read *.json and *.yaml) in the same directory, fsync, rename,
- * fsync of the directory. Runs in the sandboxed nodeserver (openat,
- * write, fsync, rename and unlink are on its allowlist).
+ * The hooks run in the sandboxed nodeserver, which may not write the CDI
+ * directory (every driver of the node shares it): the JSON is made here
+ * and kp_cdi_spec_write() has the library's supervisor write it
+ * atomically, under this driver's "<driver>_" prefix. The checkpoint, in
+ * the driver's own state directory, is written directly (write_atomic).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -23,14 +24,27 @@
 
 #define CDI_VERSION	"0.5.0"
 
+/* The spec's file name: the library's rule, "<driver>_" + the UID. */
 int
-cdi_spec_path(const struct pci_config *cfg, const char *claim_uid,
+cdi_spec_name(const struct pci_config *cfg, const char *claim_uid,
     char *out, size_t size)
 {
 	int	 n;
 
-	n = snprintf(out, size, "%s/%s-%s.json", cfg->cdi_dir, cfg->driver,
-	    claim_uid);
+	n = snprintf(out, size, "%s_%s.json", cfg->driver, claim_uid);
+	return (n < 0 || (size_t)n >= size ? -1 : 0);
+}
+
+int
+cdi_spec_path(const struct pci_config *cfg, const char *claim_uid,
+    char *out, size_t size)
+{
+	char	 name[256];
+	int	 n;
+
+	if (cdi_spec_name(cfg, claim_uid, name, sizeof(name)) != 0)
+		return (-1);
+	n = snprintf(out, size, "%s/%s", cfg->cdi_dir, name);
 	return (n < 0 || (size_t)n >= size ? -1 : 0);
 }
 
@@ -57,9 +71,10 @@ fail:
 	return (-1);
 }
 
-/* Write data to path atomically (temp + fsync + rename + fsync dir). */
+/* Write data to path atomically (temp + fsync + rename + fsync dir);
+ * for the checkpoint in the state directory. */
 int
-cdi_write_atomic(const char *path, const char *data, size_t len, char *err,
+write_atomic(const char *path, const char *data, size_t len, char *err,
     size_t errsize)
 {
 	char		 tmp[PATH_MAX], dir[PATH_MAX], *slash;
@@ -165,13 +180,13 @@ int
 cdi_write_spec(const struct pci_config *cfg, const char *claim_uid,
     const struct cdi_device *devs, size_t n, char *err, size_t errsize)
 {
-	char	 path[PATH_MAX], kind[128], *text = NULL;
+	char	 name[256], kind[128], *text = NULL;
 	json_t	*spec, *list, *d;
 	size_t	 i;
-	int	 r = -1;
+	int	 r;
 
-	if (cdi_spec_path(cfg, claim_uid, path, sizeof(path)) != 0) {
-		snprintf(err, errsize, "CDI spec path too long");
+	if (cdi_spec_name(cfg, claim_uid, name, sizeof(name)) != 0) {
+		snprintf(err, errsize, "CDI spec name too long");
 		return (-1);
 	}
 	snprintf(kind, sizeof(kind), "%s/pci", cfg->driver);
@@ -190,9 +205,9 @@ cdi_write_spec(const struct pci_config *cfg, const char *claim_uid,
 	json_decref(spec);
 	if (text == NULL)
 		goto oom;
-	r = cdi_write_atomic(path, text, strlen(text), err, errsize);
+	r = kp_cdi_spec_write(name, text, strlen(text), err, errsize);
 	free(text);
-	return (r);
+	return (r == 0 ? 0 : -1);
 oom:
 	snprintf(err, errsize, "CDI spec: out of memory");
 	return (-1);
@@ -203,15 +218,11 @@ int
 cdi_remove_spec(const struct pci_config *cfg, const char *claim_uid,
     char *err, size_t errsize)
 {
-	char	 path[PATH_MAX];
+	char	 name[256];
 
-	if (cdi_spec_path(cfg, claim_uid, path, sizeof(path)) != 0) {
-		snprintf(err, errsize, "CDI spec path too long");
+	if (cdi_spec_name(cfg, claim_uid, name, sizeof(name)) != 0) {
+		snprintf(err, errsize, "CDI spec name too long");
 		return (-1);
 	}
-	if (unlink(path) == -1 && errno != ENOENT) {
-		snprintf(err, errsize, "remove %s: %s", path, strerror(errno));
-		return (-1);
-	}
-	return (0);
+	return (kp_cdi_spec_remove(name, err, errsize) == 0 ? 0 : -1);
 }

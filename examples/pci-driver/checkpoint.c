@@ -8,7 +8,7 @@
  *         "devices": [ { "request": "...", "pool": "...", "device": "...",
  *             "pciAddress": "...", "cdiDeviceId": "..." } ] } } }
  *
- * Written through a temporary file, fsync and rename (cdi_write_atomic),
+ * Written through a temporary file, fsync and rename (write_atomic in cdi.c),
  * so a crash leaves the old or the new file, never a torn one. A file that
  * is empty, does not parse, fails its checksum or has a version this code
  * does not know is never overwritten: loading fails with a message that
@@ -190,7 +190,7 @@ checkpoint_save(const struct pci_config *cfg, json_t *claims, char *err,
 		return (-1);
 	}
 	json_decref(root);
-	r = cdi_write_atomic(path, text, strlen(text), err, errsize);
+	r = write_atomic(path, text, strlen(text), err, errsize);
 	free(text);
 	return (r);
 }

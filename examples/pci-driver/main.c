@@ -58,7 +58,8 @@ usage(FILE *f)
 "                            Kubernetes access: publish ResourceSlices and\n"
 "                            look claims up (without: register only)\n"
 "  --cdi-dir DIR             CDI spec directory (/var/run/cdi)\n"
-"  --state-dir DIR           checkpoint directory (the plugin socket's)\n"
+"  --state-dir DIR           checkpoint directory (/var/lib/<driver>): the\n"
+"                            nodeserver's own, it may write nothing else\n"
 "  --sysfs-root DIR          sysfs to discover from (/sys)\n"
 "  --class PREFIX            publish only these classes, e.g. 0x02 or\n"
 "                            0x0300 (repeatable)\n"
@@ -211,7 +212,6 @@ resolve_defaults(struct flags *fl, char *reg, char *plug, size_t size)
 	const char	*kdir = fl->kubelet_dir ? fl->kubelet_dir :
 			    "/var/lib/kubelet";
 	const char	*env;
-	char		*slash;
 	size_t		 i;
 
 	if (cfg.driver[0] == '\0')
@@ -239,14 +239,13 @@ resolve_defaults(struct flags *fl, char *reg, char *plug, size_t size)
 	    (size_t)snprintf(plug, size, "%s/plugins/%s/dra.sock", kdir,
 	    cfg.driver) >= size))
 		return (-1);
-	if (cfg.state_dir[0] == '\0') {
-		if (snprintf(cfg.state_dir, sizeof(cfg.state_dir), "%s",
-		    plug) >= (int)sizeof(cfg.state_dir))
-			return (-1);
-		if ((slash = strrchr(cfg.state_dir, '/')) != NULL &&
-		    slash != cfg.state_dir)
-			*slash = '\0';
-	}
+	/* Not the plugin socket's directory (upstream's habit): the
+	 * library hands the state directory to the sandboxed nodeserver,
+	 * which must not be able to replace the socket kubelet dials. */
+	if (cfg.state_dir[0] == '\0' && snprintf(cfg.state_dir,
+	    sizeof(cfg.state_dir), "/var/lib/%s", cfg.driver) >=
+	    (int)sizeof(cfg.state_dir))
+		return (-1);
 	return (0);
 }
 
@@ -270,6 +269,12 @@ configure(struct kp_options *o, struct flags *fl, const char *reg,
 	    (fl->in_cluster && (r = kp_kube_client_in_cluster(o)) != 0) ||
 	    (fl->v1alpha4 && (r = kp_node_v1alpha4(o, 1)) != 0) ||
 	    (r = kp_log_verbosity(o, cfg.verbose)) != 0)
+		goto fail;
+	/* The sandboxed hooks' files: the checkpoint in the state
+	 * directory, CDI specs through the library, sysfs to read. */
+	if ((r = kp_sandbox_state_dir(o, cfg.state_dir)) != 0 ||
+	    (r = kp_cdi_directory(o, cfg.cdi_dir)) != 0 ||
+	    (r = kp_sandbox_read_path(o, cfg.sysfs)) != 0)
 		goto fail;
 	for (i = 0; i < fl->n_allow_uids; i++)
 		if ((r = kp_allowed_peer_uid(o, fl->allow_uids[i])) != 0)
@@ -409,10 +414,14 @@ main(int argc, char **argv)
 		    "sandbox is reduced (no private mount namespace or empty "
 		    "root, no uid change); seccomp and NO_NEW_PRIVS still "
 		    "apply\n");
-	/* The socket directories (kubelet creates plugins_registry; a
-	 * test or demo kubelet root may not have them yet). */
+	/* The parents of the socket, state and CDI directories (kubelet
+	 * creates plugins_registry; a test or demo kubelet root may not
+	 * have them yet); the library creates the state and CDI
+	 * directories themselves. */
 	if (make_parent(reg, err, sizeof(err)) != 0 ||
-	    make_parent(plug, err, sizeof(err)) != 0) {
+	    make_parent(plug, err, sizeof(err)) != 0 ||
+	    make_parent(cfg.state_dir, err, sizeof(err)) != 0 ||
+	    make_parent(cfg.cdi_dir, err, sizeof(err)) != 0) {
 		fprintf(stderr, "pci-driver: %s\n", err);
 		return (1);
 	}

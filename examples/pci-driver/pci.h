@@ -83,6 +83,8 @@ struct cdi_device {
 	const char	*addr;		/* PCI address */
 	int		 vfio_group;	/* /dev/vfio/<group>; -1: no node */
 };
+int	 cdi_spec_name(const struct pci_config *, const char *claim_uid,
+	    char *out, size_t size);
 int	 cdi_spec_path(const struct pci_config *, const char *claim_uid,
 	    char *out, size_t size);
 int	 cdi_write_spec(const struct pci_config *, const char *claim_uid,
@@ -90,7 +92,7 @@ int	 cdi_write_spec(const struct pci_config *, const char *claim_uid,
 int	 cdi_remove_spec(const struct pci_config *, const char *claim_uid,
 	    char *err, size_t errsize);
 int	 pci_mkdirs(const char *path, mode_t mode, char *err, size_t errsize);
-int	 cdi_write_atomic(const char *path, const char *data, size_t len,
+int	 write_atomic(const char *path, const char *data, size_t len,
 	    char *err, size_t errsize);
 
 /* checkpoint.c */

@@ -3,8 +3,8 @@
  * nodeserver process (after fork; init before the sandbox, prepare and
  * unprepare inside it, one call at a time as kp_serialize() defaults).
  *
- * init: create the CDI and state directories, load the checkpoint (a bad
- * one fails the start with its message), and rewrite the CDI spec of every
+ * init: load the checkpoint from the state directory (a bad one fails the
+ * start with its message), and rewrite the CDI spec of every
  * checkpointed claim whose file is gone (/var/run/cdi is a tmpfs: a reboot
  * empties it while the checkpoint survives, and kubelet does not prepare
  * claims again that its own checkpoint lists as prepared).
@@ -112,9 +112,8 @@ pci_hook_init(void *user, char *err, size_t errsize)
 	const char		*uid;
 	json_t			*entry;
 
-	if (pci_mkdirs(cfg->cdi_dir, 0755, err, errsize) != 0 ||
-	    pci_mkdirs(cfg->state_dir, 0750, err, errsize) != 0)
-		return (-1);
+	/* The library's supervisor created both directories (the state
+	 * directory is this process's; CDI specs go through it). */
 	json_decref(claims);
 	if (checkpoint_load(cfg, &claims, err, errsize) != 0)
 		return (-1);

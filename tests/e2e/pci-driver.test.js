@@ -122,9 +122,10 @@ async function setup(t, { devices = ODD, extra = [], sim = true, sysfs } = {}) {
   const env = {
     root, sys, emu, kc,
     cdi: path.join(root.dir, 'cdi'),
-    state: path.join(root.dir, 'plugins', DRIVER),
+    state: path.join(root.dir, 'state'),
     args: ['--driver-name', DRIVER, '--node-name', NODE, '--registrar-socket', root.regSock,
       '--plugin-socket', root.draSock, '--kubeconfig', kc, '--cdi-dir', path.join(root.dir, 'cdi'),
+      '--state-dir', path.join(root.dir, 'state'),
       '--sysfs-root', sys, '-v', '1', ...extra],
     procs: [],
   };
@@ -209,7 +210,7 @@ test('prepare writes a CDI spec, is idempotent, recreates a lost spec; unprepare
   assert.equal(r.devices.length, 1);
   const id = `${DRIVER}/pci=pci-0000-00-02-0-${c.uid}`;
   assert.deepEqual(r.devices[0].cdiDeviceIds || r.devices[0].cdi_device_ids, [id]);
-  const spec = path.join(env.cdi, `${DRIVER}-${c.uid}.json`);
+  const spec = path.join(env.cdi, `${DRIVER}_${c.uid}.json`);
   const json = JSON.parse(fs.readFileSync(spec, 'utf8'));
   assert.equal(json.kind, `${DRIVER}/pci`);
   assert.match(json.cdiVersion, /^0\.[5-9]\.0$/);
@@ -273,7 +274,7 @@ test('the checkpoint survives nodeserver and driver restarts; a corrupt one stop
   // the init hook rewrites the spec from the checkpoint. Then the claim
   // goes from the API server (unprepare must not need it).
   await env.drv.kill('SIGTERM');
-  const spec = path.join(env.cdi, `${DRIVER}-${c.uid}.json`);
+  const spec = path.join(env.cdi, `${DRIVER}_${c.uid}.json`);
   fs.rmSync(spec);
   env.drv = await env.start();
   assert.match(env.drv.stderr, /1 prepared claim\(s\) in the checkpoint/);

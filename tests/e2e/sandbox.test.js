@@ -251,7 +251,9 @@ test('the nodeserver cannot read the token directory or a hidden path', async (t
   for (const [file, expect] of [[path.join(TOKEN_DIR, 'token'), gone],
     [path.join(hidden, 'key'), gone], [path.join(visible, 'data'), /ok, read 6 bytes/]]) {
     await t.test(file, async (t2) => {
-      const { sim } = await setup(t2, { args: ['--hide-path', hidden], env: { KP_TEST_OPEN_PATH: file } });
+      // The visible directory is a declared read path: Landlock lets
+      // the hooks read nothing else outside the default read set.
+      const { sim } = await setup(t2, { args: ['--hide-path', hidden, '--read-path', visible], env: { KP_TEST_OPEN_PATH: file } });
       await sim.waitForDriver(DRIVER);
       await assert.rejects(sim.nodePrepareResources(DRIVER, [claim('open-x')]), expect);
     });

@@ -19,6 +19,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <signal.h>
 #include <stdio.h>
@@ -221,11 +222,202 @@ probe_open(const char *path, char *out, size_t size)
 	snprintf(out, size, "open %s: ok, read %zd bytes", path, n);
 }
 
+/* A CDI spec content of len bytes: '{"x":"aaa..."}', or invalid UTF-8. */
+static char *
+spec_content(size_t len, int bad)
+{
+	char	*b;
+
+	if (len < 8)
+		len = 8;
+	if ((b = malloc(len)) == NULL)
+		return (NULL);
+	memset(b, 'a', len);
+	memcpy(b, "{\"x\":\"", 6);
+	memcpy(b + len - 2, "\"}", 2);
+	if (bad)
+		b[7] = (char)0xff;
+	return (b);
+}
+
+/* protobuf varint. */
+static size_t
+varint(uint8_t *p, uint64_t v)
+{
+	size_t	 n = 0;
+
+	do {
+		p[n++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+		v >>= 7;
+	} while (v != 0);
+	return (n);
+}
+
+/*
+ * Plays compromised driver code that bypasses kp_cdi_spec_write: a
+ * hand-encoded CdiWrite frame (Msg field 20: id 1, name, content) on the
+ * channel to the supervisor. The answer goes to the reader, which drops
+ * it: the test looks at the files and the supervisor's log.
+ */
+static void
+raw_cdi(const char *name, size_t len)
+{
+	uint8_t		*f, hdr[16];
+	char		*c = spec_content(len, 0);
+	size_t		 nl = strlen(name), inner, n = 4, h;
+	struct sockaddr_un sun;
+	socklen_t	 sl;
+	DIR		*d;
+	struct dirent	*de;
+	int		 fd, type, acc;
+
+	if (c == NULL || (f = malloc(len + nl + 64)) == NULL)
+		return;
+	if (len < 8)
+		len = 8;
+	inner = 2 + 1 + varint(hdr, nl) + nl + 1 + varint(hdr, len) + len;
+	f[n++] = 0xa2;			/* field 20, length-delimited */
+	f[n++] = 0x01;
+	n += varint(f + n, inner);
+	f[n++] = 0x08;			/* id = 1 */
+	f[n++] = 0x01;
+	f[n++] = 0x12;			/* name */
+	n += varint(f + n, nl);
+	memcpy(f + n, name, nl);
+	n += nl;
+	f[n++] = 0x1a;			/* content */
+	n += varint(f + n, len);
+	memcpy(f + n, c, len);
+	n += len;
+	h = n - 4;
+	f[0] = (uint8_t)(h >> 24);
+	f[1] = (uint8_t)(h >> 16);
+	f[2] = (uint8_t)(h >> 8);
+	f[3] = (uint8_t)h;
+	if ((d = opendir("/proc/self/fd")) == NULL)
+		goto out;
+	while ((de = readdir(d)) != NULL) {
+		fd = atoi(de->d_name);
+		sl = sizeof(type);
+		if (fd < 3 || getsockopt(fd, SOL_SOCKET, SO_TYPE, &type,
+		    &sl) == -1 || type != SOCK_STREAM)
+			continue;
+		sl = sizeof(acc);
+		if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &acc, &sl) ||
+		    acc)
+			continue;
+		sl = sizeof(sun);
+		if (getsockname(fd, (struct sockaddr *)&sun, &sl) == -1 ||
+		    sun.sun_family != AF_UNIX || sl > sizeof(sa_family_t))
+			continue;
+		(void)!write(fd, f, n);
+	}
+	closedir(d);
+out:
+	free(f);
+	free(c);
+}
+
+static int
+list_name(void *user, const char *name)
+{
+	char	*out = user;
+	size_t	 n = strlen(out);
+
+	snprintf(out + n, 300 - n, "%s%s", n > 0 ? "," : "", name);
+	return (0);
+}
+
+/*
+ * Claim "probe-<n>" runs the probe in $KP_TEST_PROBE_<n> and fails the
+ * claim with its outcome: write:<path>, read:<path>, rdwr:<path>,
+ * mkdir:<path>, unlink:<path>, rename:<from>:<to>, kill:<pid>,
+ * setown:<pid> (SIGKILL through F_SETOWN/F_SETSIG/O_ASYNC on a pipe),
+ * cdi-write:<name>:<len>, cdi-write-bad:<name>, cdi-remove:<name>,
+ * cdi-list, raw-cdi:<name>:<len>.
+ */
+static void
+probe(const char *spec, char *out, size_t size)
+{
+	char		 op[32], a[256] = "", b[256] = "", err[KP_ERROR_SIZE];
+	char		*c, list[300] = "";
+	int		 fd, r, p[2];
+	ssize_t		 n;
+
+	if (spec == NULL || sscanf(spec, "%31[^:]:%255[^:]:%255s", op, a,
+	    b) < 1) {
+		snprintf(out, size, "probe: no spec");
+		return;
+	}
+	errno = 0;
+	if (strcmp(op, "write") == 0) {
+		fd = open(a, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		r = fd == -1 ? -1 : (int)write(fd, "x", 1);
+		if (fd != -1)
+			close(fd);
+	} else if (strcmp(op, "read") == 0 || strcmp(op, "rdwr") == 0) {
+		fd = open(a, (op[1] == 'e' ? O_RDONLY : O_RDWR) | O_CLOEXEC);
+		r = fd == -1 ? -1 : 0;
+		if (fd != -1) {
+			char buf[64];
+
+			n = read(fd, buf, sizeof(buf));
+			close(fd);
+			snprintf(out, size, "%s %s: ok, read %zd bytes", op, a,
+			    n);
+			return;
+		}
+	} else if (strcmp(op, "mkdir") == 0)
+		r = mkdir(a, 0755);
+	else if (strcmp(op, "unlink") == 0)
+		r = unlink(a);
+	else if (strcmp(op, "rename") == 0)
+		r = rename(a, b);
+	else if (strcmp(op, "kill") == 0)
+		r = kill((pid_t)strtol(a, NULL, 10), SIGKILL);
+	else if (strcmp(op, "setown") == 0) {
+		r = pipe(p);
+		if (r == 0 && (fcntl(p[0], F_SETOWN, (int)strtol(a, NULL,
+		    10)) == -1 || fcntl(p[0], F_SETSIG, SIGKILL) == -1 ||
+		    fcntl(p[0], F_SETFL, O_ASYNC) == -1 ||
+		    write(p[1], "x", 1) != 1))
+			r = -1;
+	} else if (strncmp(op, "cdi-", 4) == 0) {
+		if (strcmp(op, "cdi-list") == 0)
+			r = kp_cdi_spec_list(list_name, list, err,
+			    sizeof(err));
+		else if (strcmp(op, "cdi-remove") == 0)
+			r = kp_cdi_spec_remove(a, err, sizeof(err));
+		else {
+			size_t len = b[0] ? strtoul(b, NULL, 10) : 16;
+
+			if ((c = spec_content(len, op[9] == '-')) == NULL)
+				return;
+			r = kp_cdi_spec_write(a, c, len < 8 ? 8 : len, err,
+			    sizeof(err));
+			free(c);
+		}
+		snprintf(out, size, "%s %.40s: %s%s%s", op, a, r == 0 ? "ok" :
+		    kp_err_name(r), r == 0 ? list : " ", r == 0 ? "" : err);
+		return;
+	} else if (strcmp(op, "raw-cdi") == 0) {
+		raw_cdi(a, b[0] ? strtoul(b, NULL, 10) : 16);
+		usleep(300000);
+		snprintf(out, size, "raw-cdi %s: sent", a);
+		return;
+	} else {
+		snprintf(out, size, "probe: unknown op %s", op);
+		return;
+	}
+	snprintf(out, size, "%s %s: %s", op, a, r == -1 ? strerror(errno) :
+	    "ok");
+}
+
 /* 1 if claim i was a sandbox probe (answered here). */
 static int
 sandbox_claim(struct kp_prepare_results *res, size_t i, const char *name)
 {
-	char		 out[300];
+	char		 out[600];
 	pthread_t	 th;
 	void		*ret;
 	pid_t		 pid;
@@ -262,6 +454,28 @@ sandbox_claim(struct kp_prepare_results *res, size_t i, const char *name)
 		probe_open(getenv("KP_TEST_OPEN_PATH"), out, sizeof(out));
 		kp_prepare_claim_error(res, i, out);
 		return (1);
+	} else if (strncmp(name, "probe-", 6) == 0) {
+		char	 var[300], spec[600] = "", *dir;
+		FILE	*f;
+
+		/* The spec: $KP_TEST_PROBE_<n>, or the file <n> in
+		 * $KP_TEST_PROBE_DIR (written by the test at any time; a
+		 * --read-path directory). */
+		snprintf(var, sizeof(var), "KP_TEST_PROBE_%s", name + 6);
+		if (getenv(var) != NULL)
+			snprintf(spec, sizeof(spec), "%s", getenv(var));
+		else if ((dir = getenv("KP_TEST_PROBE_DIR")) != NULL) {
+			snprintf(var, sizeof(var), "%s/%s", dir, name + 6);
+			if ((f = fopen(var, "re")) != NULL) {
+				if (fgets(spec, sizeof(spec), f) == NULL)
+					spec[0] = '\0';
+				spec[strcspn(spec, "\n")] = '\0';
+				fclose(f);
+			}
+		}
+		probe(spec[0] ? spec : NULL, out, sizeof(out));
+		kp_prepare_claim_error(res, i, out);
+		return (1);
 	}
 	return (0);
 }
@@ -271,7 +485,7 @@ sandbox_icpt(enum kp_call_phase phase, const struct kp_call *call)
 {
 	const char	*sc = getenv("KP_TEST_REGISTRAR_SYSCALL");
 	const char	*path = getenv("KP_TEST_REGISTRAR_OPEN");
-	char		 out[300];
+	char		 out[600];
 	int		 err;
 
 	if (phase != KP_CALL_BEFORE || strcmp(call->server, "registrar") ||
@@ -416,6 +630,14 @@ unprepare(void *user, const struct kp_claim *c, size_t n,
 static int
 init_hook(void *user, char *errbuf, size_t errsize)
 {
+	const char	*spec = getenv("KP_TEST_INIT_PROBE");
+	char		 out[300];
+
+	/* The init hook's CDI requests (before the reader thread runs). */
+	if (spec != NULL) {
+		probe(spec, out, sizeof(out));
+		fprintf(stderr, "init probe: %s\n", out);
+	}
 	if (drv.init_fail) {
 		snprintf(errbuf, errsize, "test init failure");
 		return (-1);
@@ -489,6 +711,9 @@ apply(struct kp_options *o, int ch, const char *a)
 	case 305: return (kp_grpc_max_connections(o, (int)strtol(a, 0, 10)));
 	case 306:
 		return (kp_grpc_handshake_timeout(o, (int)strtol(a, 0, 10)));
+	case 330: return (kp_sandbox_state_dir(o, a));
+	case 331: return (kp_sandbox_read_path(o, a));
+	case 332: return (kp_cdi_directory(o, a));
 	case 'i':
 		return (kp_grpc_interceptor(o, icpt, "A") ||
 		    kp_grpc_interceptor(o, icpt, "B"));
@@ -526,6 +751,8 @@ parse(int argc, char **argv, struct kp_options *o)
 		{ "sandbox-user", 1, 0, 304 },
 		{ "max-connections", 1, 0, 305 },
 		{ "handshake-timeout-ms", 1, 0, 306 },
+		{ "state-dir", 1, 0, 330 }, { "read-path", 1, 0, 331 },
+		{ "cdi-dir", 1, 0, 332 },
 		{ "spawn-thread", 0, 0, 'T' }, { "node-uid", 1, 0, 'U' },
 		{ "no-health", 0, 0, 310 }, { "no-health-v1", 0, 0, 311 },
 		{ "no-health-v1alpha1", 0, 0, 312 },

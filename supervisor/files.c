@@ -1,0 +1,342 @@
+/*
+ * files.c - the files the supervisor prepares or writes for the
+ * nodeserver, which may write nothing else (policy/landlock.c):
+ *
+ * State directories (kp_sandbox_state_dir): created at start when missing,
+ * checked (a directory, not a symlink, owned by root or the nodeserver, not
+ * group- or world-writable) and chowned to the nodeserver's uid and gid;
+ * from then on the nodeserver owns what is in them.
+ *
+ * CDI spec files: the CDI directory is shared by every driver of the node,
+ * so the nodeserver asks (CdiWrite, CdiRemove, CdiList) and the supervisor
+ * writes, as root, through a directory fd opened once at start, only names
+ * under the driver's prefix (base/names.c). The content is not parsed (no
+ * JSON parser in the supervisor): it must be small and UTF-8.
+ *
+ * Runs in: the supervisor (one thread; each request is done before the
+ * next frame is read, rate-limited so the poll loop stays responsive).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/log.h"
+#include "base/names.h"
+#include "base/utf8.h"
+#include "supervisor/supervisor.h"
+
+#define CDI_QPS		50.0	/* requests a second, and */
+#define CDI_BURST	100.0	/* bursts, from the nodeserver */
+#define CDI_TMP_TRIES	8
+
+static int	cdi_fail(char *, size_t, int, const char *, ...)
+		    KP_PRINTF(4, 5);
+
+static int
+cdi_fail(char *err, size_t errsize, int code, const char *fmt, ...)
+{
+	va_list	 ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errsize, fmt, ap);
+	va_end(ap);
+	return (code);
+}
+
+/* Create (0700, the parent must exist), check and hand over one. */
+static int
+state_dir(const char *path, uid_t uid, gid_t gid, char *err, size_t errsize)
+{
+	struct stat	 st;
+	int		 fd, r = 0;
+
+	if (mkdir(path, 0700) == -1 && errno != EEXIST)
+		return (cdi_fail(err, errsize, KP_EIO, "state directory %s: %s%s",
+		    path, strerror(errno), errno == ENOENT ?
+		    " (its parent must exist)" : ""));
+	if ((fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC)) == -1) {
+		r = errno;
+		/* O_NOFOLLOW with O_DIRECTORY: a symlink is ENOTDIR too. */
+		if (r == ELOOP || (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)))
+			return (cdi_fail(err, errsize, KP_EIO, "state directory "
+			    "%s: is a symbolic link", path));
+		return (cdi_fail(err, errsize, KP_EIO, "state directory %s: %s",
+		    path, r == ENOTDIR ? "is not a directory" : strerror(r)));
+	}
+	if (fstat(fd, &st) == -1)
+		r = cdi_fail(err, errsize, KP_EIO, "state directory %s: %s",
+		    path, strerror(errno));
+	else if (st.st_uid != 0 && st.st_uid != uid)
+		r = cdi_fail(err, errsize, KP_EACCES, "state directory %s: "
+		    "owned by uid %u, not root or the nodeserver's uid %u",
+		    path, (unsigned)st.st_uid, (unsigned)uid);
+	else if (st.st_mode & (S_IWGRP | S_IWOTH))
+		r = cdi_fail(err, errsize, KP_EACCES, "state directory %s: "
+		    "group- or world-writable (mode %03o)", path,
+		    (unsigned)(st.st_mode & 07777));
+	else if ((st.st_uid != uid || st.st_gid != gid) &&
+	    fchown(fd, uid, gid) == -1)
+		r = cdi_fail(err, errsize, KP_EACCES, "state directory %s: "
+		    "chown to %u:%u: %s", path, (unsigned)uid, (unsigned)gid,
+		    strerror(errno));
+	close(fd);
+	if (r == 0)
+		log_info(2, "state directory %s: the nodeserver's (%u:%u)",
+		    path, (unsigned)uid, (unsigned)gid);
+	return (r);
+}
+
+/*
+ * At start, before any child: the state directories and the CDI
+ * directory's fd. An explicit CDI directory that cannot be opened fails
+ * the start; the default one only makes CDI requests fail (a driver that
+ * writes no specs must not need /var/run/cdi).
+ */
+int
+files_prepare(struct sup *sup, char *err, size_t errsize)
+{
+	const struct policy_opts	*po = &sup->cfg->policy;
+	const char			*dir;
+	size_t				 i;
+	int				 r;
+
+	sup->cdi_fd = -1;
+	sup->cdi_tokens = CDI_BURST;
+	clock_gettime(CLOCK_MONOTONIC, &sup->cdi_refill);
+	for (i = 0; i < po->n_state_dirs; i++)
+		if ((r = state_dir(po->state_dirs[i], po->ns_uid, po->ns_gid,
+		    err, errsize)) != 0)
+			return (r);
+	dir = po->cdi_dir[0] != '\0' ? po->cdi_dir : POL_CDI_DIR;
+	if (mkdir(dir, 0755) == -1 && errno != EEXIST)
+		r = errno;
+	else if ((sup->cdi_fd = open(dir, O_RDONLY | O_DIRECTORY |
+	    O_NOFOLLOW | O_CLOEXEC)) == -1)
+		r = errno;
+	else
+		return (0);
+	snprintf(sup->cdi_err, sizeof(sup->cdi_err), "CDI directory %.180s: %s",
+	    dir, r == ELOOP ? "is a symbolic link" : strerror(r));
+	if (po->cdi_dir[0] != '\0')
+		return (cdi_fail(err, errsize, KP_EIO, "kp_cdi_directory: %s",
+		    sup->cdi_err));
+	log_info(1, "%s: CDI spec requests will fail", sup->cdi_err);
+	return (0);
+}
+
+void
+files_close(struct sup *sup)
+{
+	if (sup->cdi_fd != -1)
+		close(sup->cdi_fd);
+	sup->cdi_fd = -1;
+}
+
+/* Token bucket: a compromised nodeserver must not keep the loop busy. */
+static int
+cdi_allowed(struct sup *sup)
+{
+	long long	 ms = -ts_ms_until(&sup->cdi_refill);
+
+	clock_gettime(CLOCK_MONOTONIC, &sup->cdi_refill);
+	sup->cdi_tokens += ms * CDI_QPS / 1000.0;
+	if (sup->cdi_tokens > CDI_BURST)
+		sup->cdi_tokens = CDI_BURST;
+	if (sup->cdi_tokens < 1.0)
+		return (0);
+	sup->cdi_tokens -= 1.0;
+	return (1);
+}
+
+static int
+cdi_name_ok(struct sup *sup, const char *name, char *err, size_t errsize)
+{
+	if (name_is_cdi_spec(sup->cfg->driver_name, name, strlen(name)))
+		return (0);
+	return (cdi_fail(err, errsize, KP_EINVAL, "CDI spec name \"%.64s\": "
+	    "not %s", name, NAME_R_CDI_SPEC));
+}
+
+static int
+write_all(int fd, const uint8_t *p, size_t len)
+{
+	ssize_t	 w;
+
+	while (len > 0) {
+		if ((w = write(fd, p, len)) == -1) {
+			if (errno == EINTR)
+				continue;
+			return (-1);
+		}
+		p += w;
+		len -= (size_t)w;
+	}
+	return (0);
+}
+
+/* ".<name>.tmp-XXXXXX", created O_EXCL; the fd or -1. */
+static int
+tmp_create(int dfd, const char *name, char *tmp, size_t size)
+{
+	static const char	 al[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+	unsigned char		 rnd[6];
+	char			 sfx[7];
+	int			 fd, i, k;
+
+	for (k = 0; k < CDI_TMP_TRIES; k++) {
+		if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+			return (-1);
+		for (i = 0; i < 6; i++)
+			sfx[i] = al[rnd[i] % (sizeof(al) - 1)];
+		sfx[6] = '\0';
+		snprintf(tmp, size, ".%s.tmp-%s", name, sfx);
+		fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+		    O_CLOEXEC, 0644);
+		if (fd != -1 || errno != EEXIST)
+			return (fd);
+	}
+	return (-1);
+}
+
+static int
+cdi_write(struct sup *sup, const Kpipc__CdiWrite *w, char *err,
+    size_t errsize)
+{
+	char	 tmp[NAME_MAX_CDI_SPEC + 16];
+	size_t	 i, k;
+	int	 fd, r;
+
+	if ((r = cdi_name_ok(sup, w->name, err, errsize)) != 0)
+		return (r);
+	for (i = 0; i < w->content.len; i += k)
+		if (w->content.data[i] == '\0' || (k = utf8_char((const char *)
+		    w->content.data + i, w->content.len - i)) == 0)
+			return (cdi_fail(err, errsize, KP_EINVAL, "CDI spec "
+			    "%s: content is not UTF-8 text (byte %zu)", w->name,
+			    i));
+	if ((fd = tmp_create(sup->cdi_fd, w->name, tmp, sizeof(tmp))) == -1)
+		return (cdi_fail(err, errsize, KP_EIO, "CDI spec %s: create "
+		    "a temporary file: %s", w->name, strerror(errno)));
+	/* 0644 whatever the umask: container runtimes read it. */
+	if (fchmod(fd, 0644) == -1 || write_all(fd, w->content.data,
+	    w->content.len) == -1 || fsync(fd) == -1) {
+		r = errno;
+		close(fd);
+		(void)unlinkat(sup->cdi_fd, tmp, 0);
+		return (cdi_fail(err, errsize, KP_EIO, "CDI spec %s: write: "
+		    "%s", w->name, strerror(r)));
+	}
+	close(fd);
+	if (renameat(sup->cdi_fd, tmp, sup->cdi_fd, w->name) == -1) {
+		r = errno;
+		(void)unlinkat(sup->cdi_fd, tmp, 0);
+		return (cdi_fail(err, errsize, KP_EIO, "CDI spec %s: rename: "
+		    "%s", w->name, strerror(r)));
+	}
+	(void)fsync(sup->cdi_fd);
+	log_info(3, "CDI spec %s written (%zu bytes)", w->name,
+	    w->content.len);
+	return (0);
+}
+
+static int
+cdi_remove(struct sup *sup, const Kpipc__CdiRemove *rm, char *err,
+    size_t errsize)
+{
+	int	 r;
+
+	if ((r = cdi_name_ok(sup, rm->name, err, errsize)) != 0)
+		return (r);
+	if (unlinkat(sup->cdi_fd, rm->name, 0) == -1 && errno != ENOENT)
+		return (cdi_fail(err, errsize, KP_EIO, "CDI spec %s: remove: "
+		    "%s", rm->name, strerror(errno)));
+	(void)fsync(sup->cdi_fd);
+	log_info(3, "CDI spec %s removed", rm->name);
+	return (0);
+}
+
+/* This driver's spec files; *names are strdup'ed, at most the cap. */
+static int
+cdi_list(struct sup *sup, char ***names, size_t *n, char *err,
+    size_t errsize)
+{
+	struct dirent	*de;
+	DIR		*d;
+	int		 fd;
+
+	*names = NULL;
+	*n = 0;
+	if ((fd = openat(sup->cdi_fd, ".", O_RDONLY | O_DIRECTORY |
+	    O_CLOEXEC)) == -1 || (d = fdopendir(fd)) == NULL) {
+		if (fd != -1)
+			close(fd);
+		return (cdi_fail(err, errsize, KP_EIO, "CDI directory: %s",
+		    strerror(errno)));
+	}
+	if ((*names = calloc(KP_IPC_MAX_CDI_NAMES, sizeof(**names))) == NULL) {
+		closedir(d);
+		return (cdi_fail(err, errsize, KP_ENOMEM, "out of memory"));
+	}
+	while (*n < KP_IPC_MAX_CDI_NAMES && (de = readdir(d)) != NULL) {
+		if (!name_is_cdi_spec(sup->cfg->driver_name, de->d_name,
+		    strlen(de->d_name)))
+			continue;
+		if (((*names)[*n] = strdup(de->d_name)) == NULL)
+			break;
+		(*n)++;
+	}
+	closedir(d);
+	return (0);
+}
+
+/* A CdiWrite, CdiRemove or CdiList from the nodeserver c: one answer. */
+void
+files_cdi(struct sup *sup, struct child *c, const Kpipc__Msg *m)
+{
+	Kpipc__Msg	 out = KPIPC__MSG__INIT;
+	Kpipc__CdiReply	 rep = KPIPC__CDI_REPLY__INIT;
+	Kpipc__Result	 res = KPIPC__RESULT__INIT;
+	char		 err[KP_ERROR_SIZE] = "", **names = NULL;
+	size_t		 i, n = 0;
+	int		 r;
+
+	if (m->m_case == KPIPC__MSG__M_CDI_WRITE)
+		rep.id = m->cdi_write->id;
+	else if (m->m_case == KPIPC__MSG__M_CDI_REMOVE)
+		rep.id = m->cdi_remove->id;
+	else
+		rep.id = m->cdi_list->id;
+	if (!cdi_allowed(sup))
+		r = cdi_fail(err, sizeof(err), KP_EBUSY, "CDI spec requests "
+		    "are rate-limited (%d a second); retry", (int)CDI_QPS);
+	else if (sup->cdi_fd == -1)
+		r = cdi_fail(err, sizeof(err), KP_EIO, "%s", sup->cdi_err);
+	else if (m->m_case == KPIPC__MSG__M_CDI_WRITE)
+		r = cdi_write(sup, m->cdi_write, err, sizeof(err));
+	else if (m->m_case == KPIPC__MSG__M_CDI_REMOVE)
+		r = cdi_remove(sup, m->cdi_remove, err, sizeof(err));
+	else
+		r = cdi_list(sup, &names, &n, err, sizeof(err));
+	if (r != 0 && r != KP_EBUSY)
+		log_warnx("%s: %s refused: %s", c->name,
+		    ipc_case_name(m->m_case), err);
+	res.code = r;
+	res.message = err;
+	rep.result = &res;
+	rep.names = names;
+	rep.n_names = n;
+	out.m_case = KPIPC__MSG__M_CDI_REPLY;
+	out.cdi_reply = &rep;
+	sup_queue(sup, c, &out);
+	for (i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+}
