@@ -60,7 +60,19 @@ struct policy_opts {
 		gid_t	 gid;
 		int	 set;
 	}		 user[ROLE_COUNT];
+	/* Identities (policy/ids.c): each role's default uid and gid is
+	 * uid_base + its POL_ID_OFF_* (kp_sandbox_uid_base). */
+	uid_t		 uid_base;
 };
+
+/* Per-role offsets from uid_base (KP_SANDBOX_UID_BASE by default). The
+ * observer's is reserved for a future role, so that adding it never
+ * moves another role's ids. */
+#define POL_ID_OFF_NODESERVER	0
+#define POL_ID_OFF_REGISTRAR	1
+#define POL_ID_OFF_PUBLISHER	2
+#define POL_ID_OFF_OBSERVER	3	/* reserved */
+#define POL_ID_COUNT		4
 
 /* supported_versions entries: v1, v1beta1, v1alpha4's two. */
 #define KP_MAX_ADVERTISED	8

@@ -135,6 +135,26 @@ log_datagram(uint8_t *d, const char *text, size_t len)
 	return (len + 4);
 }
 
+/* The trapped syscall again, with its arguments (so that an argument
+ * rule traps it the same way). */
+static void
+trap_again(int nr, void *uctx)
+{
+#if defined(__x86_64__)
+	const greg_t	*g = ((ucontext_t *)uctx)->uc_mcontext.gregs;
+
+	(void)syscall(nr, g[REG_RDI], g[REG_RSI], g[REG_RDX], g[REG_R10],
+	    g[REG_R8], g[REG_R9]);
+#elif defined(__aarch64__)
+	const unsigned long long *x = ((ucontext_t *)uctx)->uc_mcontext.regs;
+
+	(void)syscall(nr, x[0], x[1], x[2], x[3], x[4], x[5]);
+#else
+	(void)uctx;
+	(void)syscall(nr, 0, 0, 0, 0, 0, 0);
+#endif
+}
+
 static void
 pol_sigsys(int sig, siginfo_t *si, void *uctx)
 {
@@ -158,12 +178,20 @@ pol_sigsys(int sig, siginfo_t *si, void *uctx)
 		(void)send(sig_logfd, dg, log_datagram(dg, text, o),
 		    MSG_NOSIGNAL | MSG_DONTWAIT);
 
-	/* Die of SIGSYS: the default action, raised now, delivered when
-	 * the handler returns (SIGSYS is blocked until then). */
+	/*
+	 * Die of SIGSYS: the default action, then the same syscall again.
+	 * Not raise(): every child is pid 1 of its pid namespace, and an
+	 * init ignores a signal it sent itself that has no handler, SIGKILL
+	 * included. The seccomp trap's own SIGSYS is forced: with SIG_DFL
+	 * the kernel clears the init's immunity and unblocks it (it is
+	 * blocked inside this handler), so the process dies of it.
+	 */
 	memset(&dfl, 0, sizeof(dfl));
 	dfl.sa_handler = SIG_DFL;
 	(void)sigaction(SIGSYS, &dfl, NULL);
-	(void)raise(SIGSYS);
+	trap_again(si->si_syscall, uctx);
+	/* NOTREACHED unless the syscall became allowed meanwhile */
+	_exit(128 + SIGSYS);
 	errno = saved;
 }
 

@@ -10,10 +10,12 @@
  * is unreachable) and starts the controller; a claims thread serves the
  * look-ups; the controller runs its own (slices.c).
  *
- * Runs in: the publisher child: its own uid, no capabilities, a private
- * mount namespace, seccomp; the only holder of Kubernetes credentials.
+ * Runs in: the publisher child: its own uid, no capabilities, its own pid
+ * and mount namespaces (no kubelet plugin directories), seccomp; the only
+ * holder of Kubernetes credentials.
  */
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -228,12 +230,63 @@ pub_teardown(struct pub *p, pthread_t start)
 	kcfg_free(&p->kc);
 }
 
+/* The files the nodeserver must not read, by their real path. */
+struct pub_hide {
+	char	 path[KP_IPC_MAX_HIDE][KP_IPC_PATH_MAX];
+	char	*ptr[KP_IPC_MAX_HIDE];
+	size_t	 n;
+};
+
+static void
+pub_hide_add(struct pub_hide *h, const char *path)
+{
+	char	 real[PATH_MAX];
+	size_t	 i;
+
+	/* Real paths: canonical (no "..", as ipc_check() wants), and the
+	 * file a symlink names is the one a mount would cover anyway. */
+	if (path == NULL || realpath(path, real) == NULL)
+		return;
+	for (i = 0; i < h->n; i++)
+		if (strcmp(h->path[i], real) == 0)
+			return;
+	if (h->n == KP_IPC_MAX_HIDE || strlen(real) >= KP_IPC_PATH_MAX ||
+	    strcmp(real, "/") == 0) {
+		log_warnx("cannot ask the nodeserver to hide %s", real);
+		return;
+	}
+	snprintf(h->path[h->n], KP_IPC_PATH_MAX, "%s", real);
+	h->ptr[h->n] = h->path[h->n];
+	h->n++;
+}
+
+/*
+ * Every file the credentials came from: the kubeconfig and what it names
+ * (token file, CA, client certificate and key). Only this process parses
+ * them; READY carries the list to the supervisor for the nodeserver.
+ * Computed before the sandbox (realpath needs lstat and readlink).
+ */
+static void
+pub_hide_list(const struct pub *p, struct pub_hide *h)
+{
+	const struct kube_config	*kc = &p->kc;
+
+	memset(h, 0, sizeof(*h));
+	if (p->env->cfg->kube_mode == KP_KUBE_KUBECONFIG)
+		pub_hide_add(h, p->env->cfg->kubeconfig);
+	pub_hide_add(h, kc->token_file);
+	pub_hide_add(h, kc->ca_file);
+	pub_hide_add(h, kc->cert_file);
+	pub_hide_add(h, kc->key_file);
+}
+
 int
 publisher_main(struct child_env *env)
 {
 	Kpipc__Msg	 m = KPIPC__MSG__INIT;
 	Kpipc__Ready	 ready = KPIPC__READY__INIT;
 	struct pub	 p;
+	struct pub_hide	 hide;
 	char		 err[KP_ERROR_SIZE];
 	pthread_t	 start;
 	int		 sigfd, code;
@@ -248,8 +301,9 @@ publisher_main(struct child_env *env)
 		return (child_start_fail(env, KP_EIO, "signalfd failed"));
 	if (pub_load_config(&p, err, sizeof(err)) != 0)
 		return (child_start_fail(env, KP_ECHILD, "%s", err));
+	pub_hide_list(&p, &hide);
 	/* Credentials are loaded; from here on only the allowlist. */
-	if (policy_apply(ROLE_PUBLISHER, env->cfg, env->logfd, err,
+	if (policy_apply(ROLE_PUBLISHER, env, err,
 	    sizeof(err)) != 0) {
 		kcfg_free(&p.kc);
 		return (child_start_fail(env, KP_ESANDBOX, "sandbox: %s", err));
@@ -261,6 +315,8 @@ publisher_main(struct child_env *env)
 		    "failed"));
 	}
 	ready.pid = getpid();
+	ready.hide_paths = hide.ptr;
+	ready.n_hide_paths = hide.n;
 	m.m_case = KPIPC__MSG__M_READY;
 	m.ready = &ready;
 	if (pub_send(&p, &m) != 0 || pub_claims_start(&p) != 0 ||

@@ -47,7 +47,7 @@ registrar_main(struct child_env *env)
 	rc.n_stream = cfg->n_stream;
 	rc.verbosity = cfg->grpc_verbosity;
 	rc.workers = 1;
-	if (policy_apply(ROLE_REGISTRAR, cfg, env->logfd, err,
+	if (policy_apply(ROLE_REGISTRAR, env, err,
 	    sizeof(err)) != 0)
 		return (child_start_fail(env, KP_ESANDBOX, "sandbox: %s", err));
 	code = rpc_serve_child(env, &rc);
