@@ -15,6 +15,7 @@
  * holder of Kubernetes credentials.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
@@ -280,6 +281,37 @@ pub_hide_list(const struct pub *p, struct pub_hide *h)
 	pub_hide_add(h, kc->key_file);
 }
 
+/*
+ * The files libcurl and the token re-read open again after the sandbox
+ * (CA, client certificate and key at each connection, the token file
+ * every 60 s) must be readable by this process's own uid now: fail the
+ * start naming the file, rather than the first reconnect.
+ */
+static int
+pub_files_readable(const struct pub *p, uid_t uid, gid_t gid, char *err,
+    size_t errsize)
+{
+	const char	*f[4] = { p->kc.token_file, p->kc.ca_file,
+			    p->kc.cert_file, p->kc.key_file };
+	size_t		 i;
+	int		 fd;
+
+	for (i = 0; i < 4; i++) {
+		if (f[i] == NULL)
+			continue;
+		if ((fd = open(f[i], O_RDONLY | O_CLOEXEC)) == -1) {
+			snprintf(err, errsize, "sandbox: the publisher (uid "
+			    "%u, gid %u) cannot read %s: %s; make it readable "
+			    "for that uid or gid (docs/security.md)",
+			    (unsigned)uid, (unsigned)gid, f[i],
+			    strerror(errno));
+			return (KP_ESANDBOX);
+		}
+		close(fd);
+	}
+	return (0);
+}
+
 int
 publisher_main(struct child_env *env)
 {
@@ -287,6 +319,8 @@ publisher_main(struct child_env *env)
 	Kpipc__Ready	 ready = KPIPC__READY__INIT;
 	struct pub	 p;
 	struct pub_hide	 hide;
+	uid_t		 uid = 0;
+	gid_t		 gid = 0;
 	char		 err[KP_ERROR_SIZE];
 	pthread_t	 start;
 	int		 sigfd, code;
@@ -302,11 +336,19 @@ publisher_main(struct child_env *env)
 	if (pub_load_config(&p, err, sizeof(err)) != 0)
 		return (child_start_fail(env, KP_ECHILD, "%s", err));
 	pub_hide_list(&p, &hide);
+	/* The ids the sandbox gives us, for the message below (getgid is
+	 * not in the allowlist). */
+	(void)pol_role_ids(ROLE_PUBLISHER, &env->cfg->policy, &uid, &gid);
 	/* Credentials are loaded; from here on only the allowlist. */
 	if (policy_apply(ROLE_PUBLISHER, env, err,
 	    sizeof(err)) != 0) {
 		kcfg_free(&p.kc);
 		return (child_start_fail(env, KP_ESANDBOX, "sandbox: %s", err));
+	}
+	if ((code = pub_files_readable(&p, uid, gid, err,
+	    sizeof(err))) != 0) {
+		kcfg_free(&p.kc);
+		return (child_start_fail(env, code, "%s", err));
 	}
 	if (http_global_init() != 0 || http_client_new(&p.kc,
 	    env->cfg->kube_qps, env->cfg->kube_burst, &p.http) != 0) {
