@@ -258,3 +258,33 @@ test('a credential file the publisher\'s uid cannot read fails the start, naming
   const l = await drv.line(['ready', 'error']);
   assert.match(l, new RegExp(`^error KP_ECHILD .*the publisher \\(uid ${IDS.publisher}, gid ${IDS.publisher}\\) cannot read ${tokenFile}: Permission denied`));
 });
+
+// Without root (setpriv to nobody, no capabilities): what is missing is
+// said in the log, and what needs no privilege stays: each child is not
+// dumpable, so its /proc files are closed to its siblings of the same uid.
+test('without root: shared uid and pid namespace, warned; children still not dumpable', { skip }, async (t) => {
+  const { spawnSync } = require('node:child_process');
+  const SETPRIV = ['--reuid=65534', '--regid=65534', '--clear-groups', '--inh-caps=-all'];
+  const ok = spawnSync('setpriv', [...SETPRIV, 'sh', '-c', `test -x '${require('./lib/plugin').TESTDRIVER}'`]);
+  if (ok.status !== 0) {
+    t.skip('nobody cannot run the build here');
+    return;
+  }
+  const root = makeRoot(DRIVER);
+  spawnSync('chown', ['-R', '65534:65534', root.dir]);
+  const drv = new TestDriver(root, ['--allow-uid', '65534'], { binary: 'setpriv', prefixArgs: [...SETPRIV, require('./lib/plugin').TESTDRIVER] });
+  t.after(async () => { drv.kill(); await drv.exited; root.cleanup(); });
+  await drv.ready();
+  await drv.stderrMatch(/not started as root: the nodeserver keeps uid 65534/);
+  await drv.stderrMatch(/no pid namespace per child/);
+  const r = await until(() => {
+    const x = roles(Number(drv.lines.find((l) => l.startsWith('ready')).split(' ')[1]));
+    return x.nodeserver && x.registrar ? x : null;
+  });
+  for (const role of ['nodeserver', 'registrar']) {
+    const st = procStatus(r[role]);
+    assert.equal(st.Uid.split(/\s+/)[0], '65534');
+    assert.equal(st.NSpid.split(/\s+/).length, 1, `${role}: no pid namespace`);
+    assert.equal(fs.statSync(`/proc/${r[role]}/mem`).uid, 0, `${role} not dumpable`);
+  }
+});
