@@ -72,9 +72,10 @@ start_checks(struct kp_options *opts, const struct kp_hooks *hooks)
 	if ((r = opt_dirs_resolve(opts)) != 0 || (r = opt_check(opts)) != 0)
 		return (r);
 	opt_advertise(opts);
-	/* The supervisor hands the state directories to this uid. */
+	/* The supervisor hands the state directories to this uid (1: the
+	 * caller's own ids are kept, not root). */
 	if ((r = pol_role_ids(ROLE_NODESERVER, &opts->policy,
-	    &opts->policy.ns_uid, &opts->policy.ns_gid)) != 0)
+	    &opts->policy.ns_uid, &opts->policy.ns_gid)) < 0)
 		return (opt_fail(opts, r, "kp_start: the nodeserver's uid: %s",
 		    kp_strerror(r)));
 	if (hooks == NULL || hooks->prepare == NULL ||

@@ -18,12 +18,14 @@
 #define O_SB_STATE	"kp_sandbox_state_dir (beyond upstream)"
 #define O_SB_READ	"kp_sandbox_read_path (beyond upstream)"
 #define O_CDI_DIR	"kp_cdi_directory (CDIDirectory)"
+#define O_SB_UIDBASE	"kp_sandbox_uid_base (beyond upstream)"
 
 void
 pol_opts_init(struct policy_opts *po)
 {
 	memset(po, 0, sizeof(*po));
 	po->mode = KP_SANDBOX_ENFORCE;
+	po->uid_base = KP_SANDBOX_UID_BASE;
 }
 
 /* A name as messages show it: at most 64 printable bytes. */
@@ -295,6 +297,24 @@ pol_opts_check(struct kp_options *opts)
 			return (opt_fail(opts, KP_EINVAL, "%s: %s must not "
 			    "contain the kubeconfig", O_SB_STATE, d));
 	}
+	return (0);
+}
+
+int
+kp_sandbox_uid_base(struct kp_options *opts, uid_t base)
+{
+	if (!opt_valid_handle(opts))
+		return (KP_EINVAL);
+	if (base == 0)
+		return (opt_fail(opts, KP_EINVAL, "%s: base 0 would run a "
+		    "process as root", O_SB_UIDBASE));
+	/* Every offset must fit, and none may reach (uid_t)-1, which
+	 * setresuid() reads as "unchanged". */
+	if (base > (uid_t)-1 - POL_ID_COUNT)
+		return (opt_fail(opts, KP_EINVAL, "%s: base %u leaves no room "
+		    "for the %d role ids below %u", O_SB_UIDBASE,
+		    (unsigned)base, POL_ID_COUNT, (unsigned)(uid_t)-1));
+	opts->policy.uid_base = base;
 	return (0);
 }
 

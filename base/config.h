@@ -79,7 +79,19 @@ struct policy_opts {
 	char		 cdi_dir[POL_PATH_MAX];	/* "": POL_CDI_DIR */
 	uid_t		 ns_uid;	/* the nodeserver's ids, resolved */
 	gid_t		 ns_gid;	/* by kp_start() (pol_role_ids) */
+	/* Identities (policy/ids.c): each role's default uid and gid is
+	 * uid_base + its POL_ID_OFF_* (kp_sandbox_uid_base). */
+	uid_t		 uid_base;
 };
+
+/* Per-role offsets from uid_base (KP_SANDBOX_UID_BASE by default). The
+ * observer's is reserved for a future role, so that adding it never
+ * moves another role's ids. */
+#define POL_ID_OFF_NODESERVER	0
+#define POL_ID_OFF_REGISTRAR	1
+#define POL_ID_OFF_PUBLISHER	2
+#define POL_ID_OFF_OBSERVER	3	/* reserved */
+#define POL_ID_COUNT		4
 
 /* supported_versions entries: v1, v1beta1, v1alpha4's two. */
 #define KP_MAX_ADVERTISED	8

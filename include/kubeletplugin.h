@@ -838,14 +838,14 @@ KP_EXTERN int kp_sandbox_hide_path(struct kp_options *opts,
     const char *path);
 
 /*
- * kp_sandbox_user - the uid and gid process proc runs as (supplementary
- * groups: gid only). Default: the registrar runs as nobody (65534 when the
- * user database has none) when started as root, the others keep the
- * caller's ids. The nodeserver keeps its kp_sandbox_capability() set
- * across the change. Changing ids needs CAP_SETUID and CAP_SETGID at
- * kp_start() (else kp_start() fails with KP_ECHILD naming the process).
- * Last call per process wins. Errors: KP_EINVAL (NULL handle, unknown
- * proc, uid or gid (uid_t)-1). Beyond upstream.
+ * kp_sandbox_user - the uid and gid process proc runs as, overriding the
+ * default of kp_sandbox_uid_base(); supplementary groups are emptied.
+ * The nodeserver keeps its kp_sandbox_capability() set across the change.
+ * Changing ids needs CAP_SETUID and CAP_SETGID at kp_start() (else
+ * kp_start() fails with KP_ECHILD naming the process). No check that two
+ * processes get different ids: the caller chose them. Last call per
+ * process wins. Errors: KP_EINVAL (NULL handle, unknown proc, uid or gid
+ * (uid_t)-1). Beyond upstream.
  */
 KP_EXTERN int kp_sandbox_user(struct kp_options *opts, enum kp_process proc,
     uid_t uid, gid_t gid);
@@ -948,6 +948,31 @@ KP_EXTERN int kp_cdi_spec_remove(const char *name, char *err,
  */
 KP_EXTERN int kp_cdi_spec_list(int (*fn)(void *user, const char *name),
     void *user, char *err, size_t errsize);
+
+/*
+ * Identities. Started as root, each sandboxed process runs as its own
+ * non-root uid and gid, KP_SANDBOX_UID_BASE (61000) plus an offset: 0 the
+ * nodeserver, 1 the registrar, 2 the publisher, 3 reserved (a future
+ * observer). Neither /etc/passwd nor /etc/group is consulted. The range
+ * lies in what systemd documents as unused (60578-61183): above the
+ * regular users (login.defs UID_MAX 60000) and systemd-homed
+ * (60001-60513), below systemd's dynamic users (61184-65519), the
+ * distroless "nonroot" 65532 and nobody 65534, and inside the first 65536
+ * ids, so it maps in a container user namespace of that size and never
+ * meets the 65536-aligned ranges kubelet gives pods with user namespaces.
+ * Started without root, every process keeps the caller's ids (a warning
+ * says so).
+ */
+#define KP_SANDBOX_UID_BASE	61000
+
+/*
+ * kp_sandbox_uid_base - move the default ids of the processes (the
+ * Identities table above) to base .. base + 3, uids and gids alike, for
+ * clusters that allocate ids. kp_sandbox_user() still overrides a single
+ * process. Default KP_SANDBOX_UID_BASE. Errors: KP_EINVAL (NULL handle,
+ * base 0, base + 3 not below (uid_t)-1). Beyond upstream.
+ */
+KP_EXTERN int kp_sandbox_uid_base(struct kp_options *opts, uid_t base);
 
 /*
  * kp_policy_export_oci - an OCI seccomp profile (JSON) for the pod's

@@ -234,6 +234,56 @@ check_health_report(const Kpipc__HealthReport *r, char *err,
 
 /* Field rules of every message case; the case itself is checked by
  * rules.c against the sender's role and state. */
+/*
+ * A path another process will mount over (Ready.hide_paths): absolute,
+ * not the root, no "." or ".." component, no control bytes, bounded. A
+ * lying publisher can then only hide more from the nodeserver.
+ */
+static int
+check_hide_path(const char *p, size_t i, char *err, size_t errsize)
+{
+	const char	*c;
+	size_t		 len = strlen(p), n;
+
+	if (p[0] != '/' || len < 2)
+		return (fail(err, errsize, "ready.hide_paths[%zu]: must be an "
+		    "absolute path other than /", i));
+	if (len >= KP_IPC_PATH_MAX)
+		return (fail(err, errsize, "ready.hide_paths[%zu]: longer "
+		    "than %d bytes", i, KP_IPC_PATH_MAX - 1));
+	for (c = p; *c != '\0'; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			return (fail(err, errsize, "ready.hide_paths[%zu]: "
+			    "control character", i));
+	for (c = p; *c != '\0'; c += n) {
+		c++;			/* the slash */
+		n = strcspn(c, "/");
+		if ((n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' &&
+		    c[1] == '.'))
+			return (fail(err, errsize, "ready.hide_paths[%zu]: "
+			    "\".\" or \"..\" component", i));
+	}
+	return (0);
+}
+
+static int
+check_ready(const Kpipc__Ready *r, char *err, size_t errsize)
+{
+	size_t	 i;
+	int	 rc;
+
+	if (r->pid <= 0)
+		return (fail(err, errsize, "ready.pid: must be > 0"));
+	if (r->n_hide_paths > KP_IPC_MAX_HIDE)
+		return (fail(err, errsize, "ready.hide_paths: more than %d",
+		    KP_IPC_MAX_HIDE));
+	for (i = 0; i < r->n_hide_paths; i++)
+		if ((rc = check_hide_path(r->hide_paths[i], i, err,
+		    errsize)) != 0)
+			return (rc);
+	return (0);
+}
+
 int
 ipc_check(const Kpipc__Msg *m, char *err, size_t errsize)
 {
@@ -245,9 +295,7 @@ ipc_check(const Kpipc__Msg *m, char *err, size_t errsize)
 	case KPIPC__MSG__M_RESULT:
 		return (check_result(m->result, err, errsize));
 	case KPIPC__MSG__M_READY:
-		if (m->ready->pid <= 0)
-			return (fail(err, errsize, "ready.pid: must be > 0"));
-		return (0);
+		return (check_ready(m->ready, err, errsize));
 	case KPIPC__MSG__M_START_FAILED:
 		return (check_result(m->start_failed->result, err, errsize));
 	case KPIPC__MSG__M_REG_STATUS:

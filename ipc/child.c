@@ -2,6 +2,7 @@
  * child.c - the one thing every role does the same way before it serves:
  * tell the supervisor that it could not start. Runs in the children.
  */
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -29,4 +30,21 @@ child_start_fail(struct child_env *env, int code, const char *fmt, ...)
 	m.start_failed = &sf;
 	(void)ipc_send(&env->ctl, &m);
 	return (KP_EXIT_START);
+}
+
+/*
+ * 1 if the supervisor is gone: the peer of the control channel (only the
+ * supervisor holds it) hung up. Called right after PR_SET_PDEATHSIG, to
+ * close the window in which the supervisor died before the signal was
+ * armed. getppid() == 1 cannot tell in a pid namespace: there the parent
+ * is outside and getppid() is 0 whether it lives or not.
+ */
+int
+child_supervisor_gone(int ctl)
+{
+	struct pollfd	 p = { .fd = ctl, .events = POLLRDHUP };
+
+	if (poll(&p, 1, 0) == -1)
+		return (0);	/* unknown: the signal still comes */
+	return ((p.revents & (POLLHUP | POLLRDHUP | POLLNVAL)) != 0);
 }

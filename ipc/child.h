@@ -25,6 +25,12 @@ struct child_env {
 	struct ipc_chan		 ctl;
 	int			 logfd;
 	int			 listen_fd;	/* -1 for the publisher */
+	/* Files the publisher reads (its kubeconfig and every file it
+	 * names), as its READY reported them: the nodeserver hides them
+	 * (policy/fs.c). Owned by the supervisor; n_hide 0 before the
+	 * publisher's first READY and for the other roles. */
+	const char		(*hide)[KP_IPC_PATH_MAX];
+	size_t			 n_hide;
 };
 
 /* The role mains, one per role folder (registrar/registrar.c,
@@ -37,5 +43,6 @@ int	publisher_main(struct child_env *);
 /* child.c */
 int	child_start_fail(struct child_env *, int, const char *, ...)
 	    KP_PRINTF(3, 4);
+int	child_supervisor_gone(int);
 
 #endif /* KP_CHILD_H */

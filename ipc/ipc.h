@@ -25,6 +25,8 @@
 #define KP_IPC_MAX_CONFIG	(512u * 1024)	/* config_json bytes */
 #define KP_IPC_MAX_REQUEST	253		/* request name bytes */
 #define KP_IPC_MAX_POOL		253		/* pool name bytes */
+#define KP_IPC_MAX_HIDE		8		/* Ready.hide_paths */
+#define KP_IPC_PATH_MAX		256		/* a hidden path, NUL incl. */
 #define KP_IPC_MAX_DEVICE	63		/* device name bytes */
 
 /* Limits of the CDI spec requests (supervisor/files.c). */

@@ -91,7 +91,7 @@ nodeserver_main(struct child_env *env)
 	 * calls overlap, as upstream (the lock is taken after them). */
 	rc.workers = cfg->workers;
 	/* The sandbox (policy/): the init hook above ran privileged. */
-	if (policy_apply(ROLE_NODESERVER, cfg, env->logfd, err,
+	if (policy_apply(ROLE_NODESERVER, env, err,
 	    sizeof(err)) != 0)
 		return (child_start_fail(env, KP_ESANDBOX, "sandbox: %s", err));
 	/* The reader delivers claim look-ups, CDI spec answers and the

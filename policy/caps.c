@@ -9,7 +9,6 @@
 #include <errno.h>
 #include <signal.h>
 #include <grp.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,9 +18,8 @@
 #include <cap-ng.h>
 
 #include "base/log.h"
+#include "ipc/child.h"
 #include "policy/policy.h"
-
-#define NOBODY_ID	65534	/* when the user database has no nobody */
 
 /*
  * A capability's number from "CAP_SYS_ADMIN", "cap_sys_admin",
@@ -53,28 +51,13 @@ pol_cap_number(const char *name)
 	return (capng_name_to_capability(low));
 }
 
-/* The registrar's default user when started as root: nobody. */
-static void
-nobody(uid_t *uid, gid_t *gid)
-{
-	struct passwd	 pw, *res = NULL;
-	char		 buf[1024];
-
-	*uid = NOBODY_ID;
-	*gid = NOBODY_ID;
-	if (getpwnam_r("nobody", &pw, buf, sizeof(buf), &res) == 0 &&
-	    res != NULL) {
-		*uid = pw.pw_uid;
-		*gid = pw.pw_gid;
-	}
-}
-
-/* Change to uid/gid keeping the permitted capabilities. */
+/* Change to uid/gid keeping the permitted capabilities; no supplementary
+ * groups (root's would otherwise stay). */
 static int
-change_ids(uid_t uid, gid_t gid, char *err, size_t errsize)
+change_ids(uid_t uid, gid_t gid, int ctl, char *err, size_t errsize)
 {
 	if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) == -1 ||
-	    setgroups(1, &gid) == -1 ||
+	    setgroups(0, NULL) == -1 ||
 	    setresgid(gid, gid, gid) == -1 ||
 	    setresuid(uid, uid, uid) == -1) {
 		snprintf(err, errsize, "cannot change to uid %u gid %u: %s",
@@ -83,9 +66,11 @@ change_ids(uid_t uid, gid_t gid, char *err, size_t errsize)
 	}
 	(void)prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0);
 	/* A uid change clears the parent-death signal: set it again, or a
-	 * child outlives a killed supervisor (and holds its socket). */
+	 * child outlives a killed supervisor (and holds its socket). Then
+	 * check the supervisor did not die before: getppid() says nothing
+	 * in a pid namespace (0), the control channel does. */
 	if (prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0) == -1 ||
-	    getppid() == 1) {
+	    child_supervisor_gone(ctl)) {
 		snprintf(err, errsize, "the supervisor is gone");
 		return (KP_ESANDBOX);
 	}
@@ -98,8 +83,8 @@ change_ids(uid_t uid, gid_t gid, char *err, size_t errsize)
  * them; a missing one is a warning).
  */
 int
-pol_ids_caps(enum kp_role role, const struct policy_opts *po, char *err,
-    size_t errsize)
+pol_ids_caps(enum kp_role role, const struct policy_opts *po, int ctl,
+    char *err, size_t errsize)
 {
 	uint64_t	 keep = 0;
 	uid_t		 uid = geteuid();
@@ -118,14 +103,15 @@ pol_ids_caps(enum kp_role role, const struct policy_opts *po, char *err,
 			    "nodeserver but not held by this process",
 			    capng_capability_to_name(cap));
 	}
-	if (role < ROLE_COUNT && po->user[role].set) {
-		uid = po->user[role].uid;
-		gid = po->user[role].gid;
-		change = 1;
-	} else if (role == ROLE_REGISTRAR && geteuid() == 0) {
-		nobody(&uid, &gid);
-		change = 1;
+	if ((change = pol_role_ids(role, po, &uid, &gid)) < 0) {
+		snprintf(err, errsize, "no ids for role %d", (int)role);
+		return (KP_ESANDBOX);
 	}
+	change = change == 0;
+	if (!change)
+		log_warnx("sandbox: not started as root: the %s keeps uid %u "
+		    "(every process shares it; no uid of its own)",
+		    ipc_role_name(role), (unsigned)uid);
 
 	capng_clear(CAPNG_SELECT_BOTH);
 	for (cap = 0; cap < 64; cap++)
@@ -140,7 +126,7 @@ pol_ids_caps(enum kp_role role, const struct policy_opts *po, char *err,
 	if (!setpcap)
 		log_info(1, "sandbox: no CAP_SETPCAP: the capability "
 		    "bounding set stays (NO_NEW_PRIVS makes it moot)");
-	if (change && change_ids(uid, gid, err, errsize) != 0)
+	if (change && change_ids(uid, gid, ctl, err, errsize) != 0)
 		return (KP_ESANDBOX);
 	if (capng_apply(CAPNG_SELECT_CAPS) != 0) {
 		snprintf(err, errsize, "cannot set the capabilities");

@@ -4,13 +4,23 @@
  * registrar: its root becomes an empty directory that no longer exists: a
  * fresh mkdtemp() directory is entered, removed, and chrooted into (a
  * removed directory stays empty: nothing can be created in it), so there
- * is nothing to clean up and nothing to read. Needs CAP_SYS_CHROOT.
+ * is nothing to clean up and nothing to read, not even /proc. Needs
+ * CAP_SYS_CHROOT.
  *
  * nodeserver: a private mount namespace (slave of the host's, so mounts
- * made later on the host still show) with an empty read-only tmpfs over
- * the service-account token directory and over every directory the
- * driver hides (/dev/null over a file). Needs CAP_SYS_ADMIN; without it
- * the paths stay readable and a warning says so.
+ * made later on the host still show) with a private /proc (ns.c), an
+ * empty read-only tmpfs over the service-account token directory and
+ * over every directory the driver hides (/dev/null over a file), the
+ * publisher's credential files (its kubeconfig and every file the
+ * kubeconfig names, as the publisher's READY reported them: this process
+ * never parses credentials) and kubelet's plugin directories but its own
+ * (ns.c).
+ *
+ * publisher: a private mount namespace with a private /proc and without
+ * kubelet's plugin directories; it reads its credential files.
+ *
+ * Mount namespaces need CAP_SYS_ADMIN; without it the paths stay
+ * readable and a warning says so.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -67,8 +77,8 @@ empty_root(char *err, size_t errsize)
 	return (0);
 }
 
-static int
-hide(const char *path, char *err, size_t errsize)
+int
+pol_hide(const char *path, char *err, size_t errsize)
 {
 	struct stat	 st;
 	int		 r;
@@ -93,45 +103,81 @@ hide(const char *path, char *err, size_t errsize)
 	return (0);
 }
 
+/* A private mount namespace, slave of the host's. */
 static int
-hide_paths(const struct policy_opts *po, char *err, size_t errsize)
+private_ns(char *err, size_t errsize)
 {
-	struct stat	 st;
-	size_t		 i;
-	int		 r;
-
-	if (!have_cap(CAP_SYS_ADMIN)) {
-		if (stat(POL_TOKEN_DIR, &st) == 0 || po->n_hidden > 0)
-			log_warnx("sandbox: no CAP_SYS_ADMIN (not root): the "
-			    "nodeserver cannot hide %s%s from the driver's "
-			    "hooks", POL_TOKEN_DIR, po->n_hidden > 0 ?
-			    " and the hidden paths" : "");
-		return (0);
-	}
 	if (unshare(CLONE_NEWNS) == -1 ||
 	    mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) == -1) {
 		snprintf(err, errsize, "private mount namespace: %s",
 		    strerror(errno));
 		return (KP_ESANDBOX);
 	}
-	if ((r = hide(POL_TOKEN_DIR, err, errsize)) != 0)
-		return (r);
-	for (i = 0; i < po->n_hidden; i++)
-		if ((r = hide(po->hidden[i], err, errsize)) != 0)
-			return (r);
 	return (0);
 }
 
+static int
+hide_paths(const struct child_env *env, char *err, size_t errsize)
+{
+	const struct policy_opts	*po = &env->cfg->policy;
+	struct stat			 st;
+	size_t				 i;
+	int				 r;
+
+	if (!have_cap(CAP_SYS_ADMIN)) {
+		log_warnx("sandbox: no CAP_SYS_ADMIN (not root): the "
+		    "nodeserver cannot hide %s%s%s, kubelet's plugin "
+		    "directories or other processes in /proc from the "
+		    "driver's hooks", stat(POL_TOKEN_DIR, &st) == 0 ?
+		    POL_TOKEN_DIR ", " : "", env->n_hide > 0 ?
+		    "the publisher's credential files, " : "",
+		    po->n_hidden > 0 ? "the hidden paths" : "");
+		return (0);
+	}
+	if ((r = private_ns(err, errsize)) != 0 ||
+	    (r = pol_ns_proc(err, errsize)) != 0 ||
+	    (r = pol_hide(POL_TOKEN_DIR, err, errsize)) != 0)
+		return (r);
+	for (i = 0; i < po->n_hidden; i++)
+		if ((r = pol_hide(po->hidden[i], err, errsize)) != 0)
+			return (r);
+	/* Hidden file by file: a directory of them may hold what the
+	 * driver needs (docs/security.md says how to hide more). */
+	for (i = 0; i < env->n_hide; i++)
+		if ((r = pol_hide(env->hide[i], err, errsize)) != 0)
+			return (r);
+	return (pol_ns_kubelet_dirs(ROLE_NODESERVER, env->cfg, err, errsize));
+}
+
+static int
+publisher_ns(const struct child_env *env, char *err, size_t errsize)
+{
+	int	 r;
+
+	if (!have_cap(CAP_SYS_ADMIN)) {
+		log_warnx("sandbox: no CAP_SYS_ADMIN (not root): the "
+		    "publisher sees kubelet's plugin directories and every "
+		    "process in /proc");
+		return (0);
+	}
+	if ((r = private_ns(err, errsize)) != 0 ||
+	    (r = pol_ns_proc(err, errsize)) != 0)
+		return (r);
+	return (pol_ns_kubelet_dirs(ROLE_PUBLISHER, env->cfg, err, errsize));
+}
+
 int
-pol_fs(enum kp_role role, const struct policy_opts *po, char *err,
+pol_fs(enum kp_role role, const struct child_env *env, char *err,
     size_t errsize)
 {
 	switch (role) {
 	case ROLE_REGISTRAR:
 		return (empty_root(err, errsize));
 	case ROLE_NODESERVER:
-		return (hide_paths(po, err, errsize));
+		return (hide_paths(env, err, errsize));
+	case ROLE_PUBLISHER:
+		return (publisher_ns(env, err, errsize));
 	default:
-		return (0);	/* the publisher reads its files */
+		return (0);
 	}
 }

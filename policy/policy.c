@@ -1,8 +1,10 @@
 /*
  * policy.c - policy_apply(): the sandbox of a child, in the fixed order of
- * STYLE 3: (fds were closed at fork) filesystem, NO_NEW_PRIVS, user and
- * capabilities, Landlock, seccomp. The filter is built first, while the child is
- * still privileged (it allocates and resolves names), and loaded last.
+ * STYLE 3: (fds were closed and the pid namespace entered at fork)
+ * filesystem and mount namespace, NO_NEW_PRIVS, user and capabilities,
+ * Landlock, not dumpable, seccomp. The filter is built first, while the
+ * child is still privileged (it allocates and resolves names), and loaded
+ * last.
  *
  * Runs in: each child, at the end of its privileged set-up (policy/ is
  * the sandbox; the supervisor only exports it as an OCI profile).
@@ -60,10 +62,11 @@ mode_name(int mode)
  * must then not serve (rpc_serve_fail).
  */
 int
-policy_apply(enum kp_role role, const struct kp_options *cfg, int logfd,
-    char *err, size_t errsize)
+policy_apply(enum kp_role role, const struct child_env *env, char *err,
+    size_t errsize)
 {
-	const struct policy_opts	*po = &cfg->policy;
+	const struct policy_opts	*po = &env->cfg->policy;
+	int				 logfd = env->logfd;
 	struct pol_filter		*f = NULL;
 	struct rlimit			 core = { 0, 0 };
 	uid_t				 uid;
@@ -80,7 +83,7 @@ policy_apply(enum kp_role role, const struct kp_options *cfg, int logfd,
 	if (po->mode != KP_SANDBOX_OFF &&
 	    (r = pol_filter_build(role, po, logfd, &f, err, errsize)) != 0)
 		return (r);
-	if ((r = pol_fs(role, po, err, errsize)) != 0)
+	if ((r = pol_fs(role, env, err, errsize)) != 0)
 		goto fail;
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1) {
 		snprintf(err, errsize, "PR_SET_NO_NEW_PRIVS: %s",
@@ -88,7 +91,7 @@ policy_apply(enum kp_role role, const struct kp_options *cfg, int logfd,
 		r = KP_ESANDBOX;
 		goto fail;
 	}
-	if ((r = pol_ids_caps(role, po, err, errsize)) != 0)
+	if ((r = pol_ids_caps(role, po, env->ctl.fd, err, errsize)) != 0)
 		goto fail;
 	/* After the ids (its rules are opened as the role's uid), before
 	 * the filter (its syscalls are in no allowlist); in every mode. */
@@ -96,6 +99,19 @@ policy_apply(enum kp_role role, const struct kp_options *cfg, int logfd,
 		goto fail;
 	/* A violation ends in SIGSYS, whose default action dumps core. */
 	(void)setrlimit(RLIMIT_CORE, &core);
+	/*
+	 * Not dumpable, last before the filter: the uid change above resets
+	 * the flag to fs.suid_dumpable (which may be 1 or 2), so it is set
+	 * after it. Then this process's /proc/<pid>/{mem,environ,fd,root,
+	 * maps...} are root's and closed to every other process of any uid
+	 * without CAP_SYS_PTRACE; the process itself still reads its own
+	 * /proc/self/maps (ASan does) through the same-thread-group check.
+	 */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == -1) {
+		snprintf(err, errsize, "PR_SET_DUMPABLE: %s", strerror(errno));
+		r = KP_ESANDBOX;
+		goto fail;
+	}
 	uid = getuid();
 	if (po->mode == KP_SANDBOX_OFF) {
 		log_errorx("SANDBOX OFF: no seccomp filter in the %s "

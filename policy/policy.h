@@ -18,6 +18,7 @@
 #include "kubeletplugin.h"
 #include "base/config.h"
 #include "ipc/ipc.h"
+#include "ipc/child.h"
 
 /* The action of one syscall rule of a role table. */
 enum pol_action {
@@ -86,11 +87,21 @@ int	pol_denied_due(int, unsigned long *);
 
 /* caps.c */
 int	pol_cap_number(const char *);
-int	pol_ids_caps(enum kp_role, const struct policy_opts *, char *,
+int	pol_ids_caps(enum kp_role, const struct policy_opts *, int, char *,
 	    size_t);
 
 /* fs.c */
-int	pol_fs(enum kp_role, const struct policy_opts *, char *, size_t);
+int	pol_fs(enum kp_role, const struct child_env *, char *, size_t);
+int	pol_hide(const char *, char *, size_t);
+
+/* ids.c */
+int	pol_role_ids(enum kp_role, const struct policy_opts *, uid_t *,
+	    gid_t *);
+
+/* ns.c */
+int	pol_ns_proc(char *, size_t);
+int	pol_ns_kubelet_dirs(enum kp_role, const struct kp_options *, char *,
+	    size_t);
 
 /* oci.c */
 int	pol_oci_json(const struct policy_opts *, char **);
@@ -106,7 +117,7 @@ int	pol_role_ids(enum kp_role, const struct policy_opts *, uid_t *,
 	    gid_t *);
 
 /* policy.c */
-int	policy_apply(enum kp_role, const struct kp_options *, int, char *,
+int	policy_apply(enum kp_role, const struct child_env *, char *,
 	    size_t);
 
 #endif /* KP_POLICY_H */

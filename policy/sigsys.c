@@ -210,9 +210,29 @@ record(int nr)
 	log_send(KP_LOG_WARNING, text, o);
 }
 
+/* The trapped syscall again, with its arguments, so that the filter
+ * traps it the same way (an argument rule included). */
+static void
+trap_again(int nr, void *uctx)
+{
+#if defined(__x86_64__)
+	const greg_t	*g = ((ucontext_t *)uctx)->uc_mcontext.gregs;
+
+	(void)syscall(nr, g[REG_RDI], g[REG_RSI], g[REG_RDX], g[REG_R10],
+	    g[REG_R8], g[REG_R9]);
+#elif defined(__aarch64__)
+	const unsigned long long *x = ((ucontext_t *)uctx)->uc_mcontext.regs;
+
+	(void)syscall(nr, x[0], x[1], x[2], x[3], x[4], x[5]);
+#else
+	(void)uctx;
+	(void)syscall(nr, 0, 0, 0, 0, 0, 0);
+#endif
+}
+
 /* Report a violation and die of SIGSYS. */
 static void
-die(int nr, int seccomp)
+die(int nr, int seccomp, void *uctx)
 {
 	struct sigaction	 dfl;
 	char			 line[128], text[112];
@@ -234,11 +254,19 @@ die(int nr, int seccomp)
 		log_send(KP_LOG_ERROR, text, o);
 	}
 
-	/* Die of SIGSYS: the default action, raised now, delivered when
-	 * the handler returns (SIGSYS is blocked until then). */
+	/*
+	 * Die of SIGSYS. Every child is pid 1 of its pid namespace, and an
+	 * init ignores a default-action signal it sends itself: raise()
+	 * would not kill it. A seccomp trap's own SIGSYS is forced, and with
+	 * SIG_DFL the kernel clears the init's immunity: so the trapped
+	 * syscall is made again. raise() covers a SIGSYS that seccomp did
+	 * not send (outside a pid namespace it kills on return).
+	 */
 	memset(&dfl, 0, sizeof(dfl));
 	dfl.sa_handler = SIG_DFL;
 	(void)sigaction(SIGSYS, &dfl, NULL);
+	if (seccomp)
+		trap_again(nr, uctx);
 	(void)raise(SIGSYS);
 	/* Pid 1 of its own pid namespace drops a default-action signal it
 	 * sends itself (SIGNAL_UNKILLABLE): it would carry on. Exit as a
@@ -256,11 +284,11 @@ pol_sigsys(int sig, siginfo_t *si, void *uctx)
 	/* Only a seccomp trap has a syscall to fail; a SIGSYS sent with
 	 * kill or raise (own process only) is the sender's own end. */
 	if (si->si_code != SYS_SECCOMP)
-		die(0, 0);
+		die(0, 0, uctx);
 	else if (sig_eperm && set_return(uctx, -EPERM) == 0)
 		record(si->si_syscall);
 	else
-		die(si->si_syscall, 1);
+		die(si->si_syscall, 1, uctx);
 	errno = saved;
 }
 

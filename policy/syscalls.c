@@ -236,6 +236,7 @@ static const struct pol_rule supervisor[] = {
 	{ "fork", POL_ALLOW, POL_ARG_NONE },
 	{ "getppid", POL_ALLOW, POL_ARG_NONE },
 	{ "kill", POL_ALLOW, POL_ARG_NONE },
+	{ "setns", POL_ALLOW, POL_ARG_NONE },	/* back from a child's pid ns */
 	{ "wait4", POL_ALLOW, POL_ARG_NONE },
 	{ "waitid", POL_ALLOW, POL_ARG_NONE },
 

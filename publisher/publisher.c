@@ -10,10 +10,13 @@
  * is unreachable) and starts the controller; a claims thread serves the
  * look-ups; the controller runs its own (slices.c).
  *
- * Runs in: the publisher child: its own uid, no capabilities, a private
- * mount namespace, seccomp; the only holder of Kubernetes credentials.
+ * Runs in: the publisher child: its own uid, no capabilities, its own pid
+ * and mount namespaces (no kubelet plugin directories), seccomp; the only
+ * holder of Kubernetes credentials.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -271,12 +274,96 @@ pub_teardown(struct pub *p, pthread_t start)
 	kcfg_free(&p->kc);
 }
 
+/* The files the nodeserver must not read, by their real path. */
+struct pub_hide {
+	char	 path[KP_IPC_MAX_HIDE][KP_IPC_PATH_MAX];
+	char	*ptr[KP_IPC_MAX_HIDE];
+	size_t	 n;
+};
+
+static void
+pub_hide_add(struct pub_hide *h, const char *path)
+{
+	char	 real[PATH_MAX];
+	size_t	 i;
+
+	/* Real paths: canonical (no "..", as ipc_check() wants), and the
+	 * file a symlink names is the one a mount would cover anyway. */
+	if (path == NULL || realpath(path, real) == NULL)
+		return;
+	for (i = 0; i < h->n; i++)
+		if (strcmp(h->path[i], real) == 0)
+			return;
+	if (h->n == KP_IPC_MAX_HIDE || strlen(real) >= KP_IPC_PATH_MAX ||
+	    strcmp(real, "/") == 0) {
+		log_warnx("cannot ask the nodeserver to hide %s", real);
+		return;
+	}
+	snprintf(h->path[h->n], KP_IPC_PATH_MAX, "%s", real);
+	h->ptr[h->n] = h->path[h->n];
+	h->n++;
+}
+
+/*
+ * Every file the credentials came from: the kubeconfig and what it names
+ * (token file, CA, client certificate and key). Only this process parses
+ * them; READY carries the list to the supervisor for the nodeserver.
+ * Computed before the sandbox (realpath needs lstat and readlink).
+ */
+static void
+pub_hide_list(const struct pub *p, struct pub_hide *h)
+{
+	const struct kube_config	*kc = &p->kc;
+
+	memset(h, 0, sizeof(*h));
+	if (p->env->cfg->kube_mode == KP_KUBE_KUBECONFIG)
+		pub_hide_add(h, p->env->cfg->kubeconfig);
+	pub_hide_add(h, kc->token_file);
+	pub_hide_add(h, kc->ca_file);
+	pub_hide_add(h, kc->cert_file);
+	pub_hide_add(h, kc->key_file);
+}
+
+/*
+ * The files libcurl and the token re-read open again after the sandbox
+ * (CA, client certificate and key at each connection, the token file
+ * every 60 s) must be readable by this process's own uid now: fail the
+ * start naming the file, rather than the first reconnect.
+ */
+static int
+pub_files_readable(const struct pub *p, uid_t uid, gid_t gid, char *err,
+    size_t errsize)
+{
+	const char	*f[4] = { p->kc.token_file, p->kc.ca_file,
+			    p->kc.cert_file, p->kc.key_file };
+	size_t		 i;
+	int		 fd;
+
+	for (i = 0; i < 4; i++) {
+		if (f[i] == NULL)
+			continue;
+		if ((fd = open(f[i], O_RDONLY | O_CLOEXEC)) == -1) {
+			snprintf(err, errsize, "sandbox: the publisher (uid "
+			    "%u, gid %u) cannot read %s: %s; make it readable "
+			    "for that uid or gid (docs/security.md)",
+			    (unsigned)uid, (unsigned)gid, f[i],
+			    strerror(errno));
+			return (KP_ESANDBOX);
+		}
+		close(fd);
+	}
+	return (0);
+}
+
 int
 publisher_main(struct child_env *env)
 {
 	Kpipc__Msg	 m = KPIPC__MSG__INIT;
 	Kpipc__Ready	 ready = KPIPC__READY__INIT;
 	struct pub	 p;
+	struct pub_hide	 hide;
+	uid_t		 uid = 0;
+	gid_t		 gid = 0;
 	char		 err[KP_ERROR_SIZE];
 	pthread_t	 start;
 	int		 sigfd, code;
@@ -295,11 +382,20 @@ publisher_main(struct child_env *env)
 		kcfg_free(&p.kc);
 		return (child_start_fail(env, KP_ESANDBOX, "sandbox: %s", err));
 	}
+	pub_hide_list(&p, &hide);
+	/* The ids the sandbox gives us, for the message below (getgid is
+	 * not in the allowlist). */
+	(void)pol_role_ids(ROLE_PUBLISHER, &env->cfg->policy, &uid, &gid);
 	/* Credentials are loaded; from here on only the allowlist. */
-	if (policy_apply(ROLE_PUBLISHER, env->cfg, env->logfd, err,
+	if (policy_apply(ROLE_PUBLISHER, env, err,
 	    sizeof(err)) != 0) {
 		kcfg_free(&p.kc);
 		return (child_start_fail(env, KP_ESANDBOX, "sandbox: %s", err));
+	}
+	if ((code = pub_files_readable(&p, uid, gid, err,
+	    sizeof(err))) != 0) {
+		kcfg_free(&p.kc);
+		return (child_start_fail(env, code, "%s", err));
 	}
 	if (http_global_init() != 0 || http_client_new(&p.kc,
 	    env->cfg->kube_qps, env->cfg->kube_burst, &p.http) != 0) {
@@ -308,6 +404,8 @@ publisher_main(struct child_env *env)
 		    "failed"));
 	}
 	ready.pid = getpid();
+	ready.hide_paths = hide.ptr;
+	ready.n_hide_paths = hide.n;
 	m.m_case = KPIPC__MSG__M_READY;
 	m.ready = &ready;
 	if (pub_send(&p, &m) != 0 || pub_claims_start(&p) != 0 ||

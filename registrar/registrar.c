@@ -49,7 +49,7 @@ registrar_main(struct child_env *env)
 	rc.max_conns = cfg->max_conns;
 	rc.handshake_ms = cfg->handshake_ms;
 	rc.workers = 1;
-	if (policy_apply(ROLE_REGISTRAR, cfg, env->logfd, err,
+	if (policy_apply(ROLE_REGISTRAR, env, err,
 	    sizeof(err)) != 0)
 		return (child_start_fail(env, KP_ESANDBOX, "sandbox: %s", err));
 	code = rpc_serve_child(env, &rc);

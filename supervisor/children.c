@@ -1,9 +1,11 @@
 /*
- * children.c - the role table, fork with fd hygiene, and restart backoff
- * (100 ms doubling to 3.2 s, reset after 60 s up).
+ * children.c - the role table, fork with fd hygiene and a pid namespace
+ * per child, and restart backoff (100 ms doubling to 3.2 s, reset after
+ * 60 s up).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,6 +105,70 @@ child_set_name(const char *role)
 	(void)prctl(PR_SET_NAME, name, 0, 0, 0);
 }
 
+/*
+ * Remember our pid namespace, so that each child can get a fresh one
+ * (child_fork). Children share ours when this fails (not root).
+ */
+void
+child_ns_init(struct sup *sup)
+{
+	sup->pidns_fd = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
+	if (sup->pidns_fd == -1)
+		log_warn("open /proc/self/ns/pid: children share the "
+		    "supervisor's pid namespace");
+}
+
+/*
+ * fork() into a new pid namespace: the child is its pid 1 and sees no
+ * other process (policy/ns.c mounts its /proc). unshare(CLONE_NEWPID)
+ * moves only the children made next, so the supervisor enters the new
+ * namespace for this fork and returns to its own right after.
+ *
+ * Not clone(CLONE_NEWPID) as a raw syscall: that skips what glibc's fork
+ * does in the child beyond the atfork handlers (moot here: one thread, no
+ * handlers registered): it stores the new tid in the thread descriptor
+ * (CLONE_CHILD_SETTID) and registers the robust-futex list again. Without
+ * the tid, pthread_kill() of the main thread (rpc/serve.c wakes it so)
+ * and error-checking mutexes would use the supervisor's tid.
+ *
+ * Without CAP_SYS_ADMIN (not root) a plain fork, warned once.
+ */
+static pid_t
+child_fork(struct sup *sup, struct child *c)
+{
+	static int	 warned;
+	pid_t		 pid;
+	int		 e;
+
+	if (sup->pidns_fd == -1 || unshare(CLONE_NEWPID) == -1) {
+		if (!warned++)
+			log_warnx("no pid namespace per child (%s): every "
+			    "child sees the others in /proc", sup->pidns_fd ==
+			    -1 ? "no namespace fd" : strerror(errno));
+		return (fork());
+	}
+	pid = fork();
+	e = errno;
+	if (pid == 0)
+		return (0);
+	if (setns(sup->pidns_fd, CLONE_NEWPID) == -1) {
+		/* The next fork would join this child's namespace. */
+		log_warn("setns back to the supervisor's pid namespace; "
+		    "no more pid namespaces");
+		close(sup->pidns_fd);
+		sup->pidns_fd = -1;
+		if (pid > 0) {
+			(void)kill(pid, SIGKILL);
+			(void)waitpid(pid, NULL, 0);
+		}
+		errno = EAGAIN;
+		return (-1);
+	}
+	errno = e;
+	log_info(2, "%s in a pid namespace of its own", c->name);
+	return (pid);
+}
+
 /* Runs in the new child; never returns. */
 static void
 child_run(struct sup *sup, struct child *c, int ctl, int logfd)
@@ -115,8 +181,6 @@ child_run(struct sup *sup, struct child *c, int ctl, int logfd)
 	child_reset_signals();
 	/* The supervisor's death (SIGKILL) ends the children too. */
 	(void)prctl(PR_SET_PDEATHSIG, SIGTERM);
-	if (getppid() == 1)
-		_exit(KP_EXIT_IPC);
 	if (lfd >= 0) {
 		int k2[6] = { 0, 1, 2, ctl, logfd, lfd };
 
@@ -125,6 +189,10 @@ child_run(struct sup *sup, struct child *c, int ctl, int logfd)
 		code = fd_close_except(keep, 5);
 	if (code == -1)
 		_exit(KP_EXIT_START);
+	/* Died before the signal was armed? (Only now: until the close
+	 * above this process held the supervisor's end itself.) */
+	if (child_supervisor_gone(ctl))
+		_exit(KP_EXIT_IPC);
 	log_procinit(c->name);
 	log_set_sink(logfd);
 	child_set_name(c->name);
@@ -134,6 +202,19 @@ child_run(struct sup *sup, struct child *c, int ctl, int logfd)
 	ipc_chan_init(&env.ctl, ctl, KP_IPC_CHILD_FRAME);
 	env.logfd = logfd;
 	env.listen_fd = lfd;
+	if (c->role == ROLE_NODESERVER) {
+		env.hide = sup->pub_hide;
+		env.n_hide = sup->n_pub_hide;
+	}
+	/*
+	 * This process is pid 1 of its namespace (child_fork). Two things
+	 * differ for an init, both moot here: it would reap orphans, but
+	 * no child creates processes (fork is a seccomp violation); and it
+	 * gets only signals it handles, which the roles do: every signal
+	 * is blocked from child_reset_signals() on, and a blocked signal
+	 * is queued even for an init, where sigwait() (rpc/serve.c) or a
+	 * signalfd (publisher) takes SIGTERM.
+	 */
 	code = c->main(&env);
 	_exit(code);
 }
@@ -152,7 +233,7 @@ child_spawn(struct sup *sup, struct child *c)
 		close(ctl[1]);
 		return (KP_EIO);
 	}
-	if ((pid = fork()) == -1) {
+	if ((pid = child_fork(sup, c)) == -1) {
 		log_warn("fork %s", c->name);
 		close(ctl[0]);
 		close(ctl[1]);
@@ -190,7 +271,10 @@ child_kill(struct child *c, int sig)
 static void
 child_log_exit(struct child *c, int status)
 {
-	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS)
+	/* 159 = 128 + SIGSYS: policy/sigsys.c's last resort when the
+	 * forced SIGSYS did not end the process. */
+	if ((WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS) ||
+	    (WIFEXITED(status) && WEXITSTATUS(status) == 128 + SIGSYS))
 		log_errorx("%s killed by seccomp (SIGSYS)", c->name);
 	else if (WIFSIGNALED(status))
 		log_errorx("%s killed by signal %d (%s)", c->name,
@@ -213,6 +297,26 @@ child_reaped(struct sup *sup, struct child *c, int status)
 	c->logfd = -1;
 	c->pid = -1;
 	c->state = CS_STOPPED;
+}
+
+/*
+ * A child's READY: only the publisher may name files to hide; the list
+ * replaces the last one and reaches each nodeserver started from now on
+ * (restarts included). Returns -1 for hide_paths from another role.
+ */
+int
+child_ready(struct sup *sup, struct child *c, const Kpipc__Ready *r)
+{
+	size_t	 i;
+
+	if (c->role != ROLE_PUBLISHER)
+		return (r->n_hide_paths == 0 ? 0 : -1);
+	/* ipc_check() bounded the count and the lengths. */
+	for (i = 0; i < r->n_hide_paths && i < KP_IPC_MAX_HIDE; i++)
+		snprintf(sup->pub_hide[i], sizeof(sup->pub_hide[i]), "%s",
+		    r->hide_paths[i]);
+	sup->n_pub_hide = i;
+	return (0);
 }
 
 /*

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -235,6 +236,11 @@ sup_handle_child(struct sup *sup, struct child *c, Kpipc__Msg *m)
 {
 	switch (m->m_case) {
 	case KPIPC__MSG__M_READY:
+		if (child_ready(sup, c, m->ready) != 0) {
+			sup_child_violation(sup, c, "hide_paths in the READY "
+			    "of a role other than the publisher");
+			break;
+		}
 		c->state = CS_READY;
 		log_info(c->restarts ? 0 : 2, "%s ready, pid %d%s", c->name,
 		    (int)c->pid, c->restarts ? " (restarted)" : "");
@@ -550,6 +556,8 @@ sup_finish(struct sup *sup)
 	ipc_free(sup->health);
 	files_close(sup);
 	close(sup->sigfd);
+	if (sup->pidns_fd != -1)
+		close(sup->pidns_fd);
 	log_info(1, "supervisor stopped");
 }
 
@@ -572,6 +580,12 @@ supervisor_main(const struct kp_options *cfg, const struct kp_hooks *hooks,
 	clock_gettime(CLOCK_MONOTONIC, &sup.claim_refill);
 	log_procinit("supervisor");
 	child_set_name("supervisor");
+	/* Nothing may open this process's /proc/<pid>/mem, environ or fd
+	 * (it holds every channel): no process of the same uid, and none
+	 * of the children, which start non-dumpable too (inherited). */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == -1)
+		log_warn("PR_SET_DUMPABLE");
+	child_ns_init(&sup);
 	if ((sup.sigfd = sup_signals()) == -1) {
 		sup_reply_driver(&sup, KP_EIO, "supervisor: signalfd failed");
 		(void)ipc_flush(&sup.driver);

@@ -127,6 +127,11 @@ struct sup {
 	char			 cdi_err[KP_ERROR_SIZE];	/* why -1 */
 	double			 cdi_tokens;
 	struct timespec		 cdi_refill;
+	/* Namespaces and hidden files (children.c). */
+	int			 pidns_fd;	/* our pid namespace; -1:
+						 * children share it */
+	char			 pub_hide[KP_IPC_MAX_HIDE][KP_IPC_PATH_MAX];
+	size_t			 n_pub_hide;	/* publisher's READY */
 };
 
 /* sockets.c */
@@ -138,6 +143,8 @@ int	sock_from_listener(struct sup_socket *, int, const char *);
 
 /* children.c */
 void	child_table_init(struct sup *);
+void	child_ns_init(struct sup *);
+int	child_ready(struct sup *, struct child *, const Kpipc__Ready *);
 int	child_spawn(struct sup *, struct child *);
 void	child_kill(struct child *, int);
 void	child_set_name(const char *);

@@ -96,6 +96,12 @@ async function main() {
   const stateDir = path.join(dir, 'state');	// the nodeserver's own
   fs.mkdirSync(registry, { recursive: true });
   fs.mkdirSync(pluginDir, { recursive: true });
+  // As root the plugin's processes run as their own uids (61000 the
+  // nodeserver, 61002 the publisher): the temporary tree must be open to
+  // them, and the CDI and checkpoint directories the nodeserver's.
+  fs.chmodSync(dir, 0o755);
+  fs.mkdirSync(cdiDir, { recursive: true });
+  if (isRoot) for (const d of [cdiDir, pluginDir]) fs.chownSync(d, 61000, 61000);
   const NODE = nodeName();
   const cleanups = [];
   const cleanup = async () => {

@@ -74,7 +74,7 @@ async function startEmulator(opts = {}) {
   const pki = makePki(opts.dir);
   const tokenList = opts.tokens || [{ token: newToken(), user: 'system:serviceaccount:kube-system:dra-plugin', groups: ['system:serviceaccounts', 'system:serviceaccounts:kube-system'] }];
   for (const t of tokenList) emu.tokens.set(t.token, { user: t.user, groups: t.groups || [] });
-  const writeTokenFile = () => { if (opts.tokenFile) fs.writeFileSync(opts.tokenFile, [...emu.tokens.keys()][0] + '\n', { mode: 0o600 }); };
+  const writeTokenFile = () => { if (opts.tokenFile) fs.writeFileSync(opts.tokenFile, [...emu.tokens.keys()][0] + '\n', { mode: 0o644 }); };
   writeTokenFile();
 
   let server = null;

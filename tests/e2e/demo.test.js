@@ -44,7 +44,8 @@ test('tools/demo.sh runs the main job end to end and exits 0', () => {
   assert.equal(r.code, 0, `demo failed:\n${r.out}\n${r.err}`);
   checkKeyLines(r.out);
   if (process.getuid() === 0) {
-    assert.match(r.out, /\n\s+registrar\s+\d+\s+\d+\s+65534\s/, 'registrar as nobody');
+    assert.match(r.out, /\n\s+registrar\s+\d+\s+\d+\s+61001\s/, 'registrar as its own uid');
+    assert.match(r.out, /\n\s+nodeserver\s+\d+\s+\d+\s+61000\s/, 'nodeserver as its own uid');
   }
 });
 

@@ -12,7 +12,7 @@ const path = require('node:path');
 const { randomUUID } = require('node:crypto');
 const { KubeletSim } = require('../kubelet-sim');
 const { startEmulator, kubeconfig } = require('../apiserver-emu');
-const { PCI_DRIVER, makeRoot, roles, until, sleep } = require('./lib/plugin');
+const { PCI_DRIVER, makeRoot, roles, until, sleep, giveToNodeserver } = require('./lib/plugin');
 
 const DRIVER = 'pci.example.com';
 const NODE = 'node-1';
@@ -129,6 +129,9 @@ async function setup(t, { devices = ODD, extra = [], sim = true, sysfs } = {}) {
       '--sysfs-root', sys, '-v', '1', ...extra],
     procs: [],
   };
+  // The nodeserver runs as its own uid: its CDI and checkpoint
+  // directories must be its own.
+  giveToNodeserver(env.cdi, env.state);
   t.after(async () => {
     for (const p of env.procs) await p.kill();
     if (env.kubelet) await env.kubelet.stop();

@@ -413,6 +413,84 @@ probe(const char *spec, char *out, size_t size)
 	    "ok");
 }
 
+/*
+ * Claim "isolation": what the nodeserver sees of other processes and of
+ * hidden files (tests/e2e/isolation.test.js). Prints one line per finding
+ * on stderr, "isolation: <what> <outcome>":
+ *   proc <n>          each numeric entry of /proc (its pid namespace)
+ *   mem <n> <result>  open(/proc/<n>/mem, O_RDWR)
+ *   read <path> <result>   for each path in $KP_TEST_READ (':'-separated)
+ *   list <path> <result>   for each path in $KP_TEST_LIST (the entries)
+ *   status <line>     the Uid:, Gid:, Groups: lines of /proc/self/status
+ * then "isolation: done"; the claim fails with "isolation probe".
+ */
+static void
+probe_isolation(void)
+{
+	char		 path[300], line[256], list[4096], *save, *p, *env;
+	struct dirent	*de;
+	DIR		*d;
+	FILE		*f;
+	ssize_t		 n;
+	int		 fd;
+
+	if ((d = opendir("/proc")) != NULL) {
+		while ((de = readdir(d)) != NULL) {
+			if (de->d_name[0] < '1' || de->d_name[0] > '9')
+				continue;
+			fprintf(stderr, "isolation: proc %s\n", de->d_name);
+			snprintf(path, sizeof(path), "/proc/%s/mem",
+			    de->d_name);
+			fd = open(path, O_RDWR | O_CLOEXEC);
+			fprintf(stderr, "isolation: mem %s %s\n", de->d_name,
+			    fd == -1 ? strerror(errno) : "opened");
+			if (fd != -1)
+				close(fd);
+		}
+		closedir(d);
+	} else
+		fprintf(stderr, "isolation: proc-unreadable %s\n",
+		    strerror(errno));
+	env = getenv("KP_TEST_READ");
+	snprintf(list, sizeof(list), "%s", env ? env : "");
+	for (p = strtok_r(list, ":", &save); p; p = strtok_r(NULL, ":",
+	    &save)) {
+		if ((fd = open(p, O_RDONLY | O_CLOEXEC)) == -1) {
+			fprintf(stderr, "isolation: read %s %s\n", p,
+			    strerror(errno));
+			continue;
+		}
+		n = read(fd, line, sizeof(line));
+		close(fd);
+		fprintf(stderr, "isolation: read %s %zd bytes\n", p, n);
+	}
+	env = getenv("KP_TEST_LIST");
+	snprintf(list, sizeof(list), "%s", env ? env : "");
+	for (p = strtok_r(list, ":", &save); p; p = strtok_r(NULL, ":",
+	    &save)) {
+		if ((d = opendir(p)) == NULL) {
+			fprintf(stderr, "isolation: list %s %s\n", p,
+			    strerror(errno));
+			continue;
+		}
+		fprintf(stderr, "isolation: list %s [", p);
+		while ((de = readdir(d)) != NULL)
+			if (de->d_name[0] != '.')
+				fprintf(stderr, " %s", de->d_name);
+		fprintf(stderr, " ]\n");
+		closedir(d);
+	}
+	if ((f = fopen("/proc/self/status", "re")) != NULL) {
+		while (fgets(line, sizeof(line), f) != NULL)
+			if (strncmp(line, "Uid:", 4) == 0 ||
+			    strncmp(line, "Gid:", 4) == 0 ||
+			    strncmp(line, "Groups:", 7) == 0)
+				fprintf(stderr, "isolation: status %s", line);
+		fclose(f);
+	}
+	fprintf(stderr, "isolation: done\n");
+}
+
 /* 1 if claim i was a sandbox probe (answered here). */
 static int
 sandbox_claim(struct kp_prepare_results *res, size_t i, const char *name)
@@ -449,6 +527,10 @@ sandbox_claim(struct kp_prepare_results *res, size_t i, const char *name)
 		snprintf(out, sizeof(out), "fork: %s", pid == -1 ?
 		    strerror(errno) : "a child was created");
 		kp_prepare_claim_error(res, i, out);
+		return (1);
+	} else if (strcmp(name, "isolation") == 0) {
+		probe_isolation();
+		kp_prepare_claim_error(res, i, "isolation probe");
 		return (1);
 	} else if (strncmp(name, "open-", 5) == 0) {
 		probe_open(getenv("KP_TEST_OPEN_PATH"), out, sizeof(out));
@@ -714,6 +796,8 @@ apply(struct kp_options *o, int ch, const char *a)
 	case 330: return (kp_sandbox_state_dir(o, a));
 	case 331: return (kp_sandbox_read_path(o, a));
 	case 332: return (kp_cdi_directory(o, a));
+	case 340: return (kp_sandbox_uid_base(o, (uid_t)strtoul(a, 0, 10)));
+	case 341: return (kp_kube_client_in_cluster(o));
 	case 'i':
 		return (kp_grpc_interceptor(o, icpt, "A") ||
 		    kp_grpc_interceptor(o, icpt, "B"));
@@ -753,6 +837,7 @@ parse(int argc, char **argv, struct kp_options *o)
 		{ "handshake-timeout-ms", 1, 0, 306 },
 		{ "state-dir", 1, 0, 330 }, { "read-path", 1, 0, 331 },
 		{ "cdi-dir", 1, 0, 332 },
+		{ "uid-base", 1, 0, 340 }, { "in-cluster", 0, 0, 341 },
 		{ "spawn-thread", 0, 0, 'T' }, { "node-uid", 1, 0, 'U' },
 		{ "no-health", 0, 0, 310 }, { "no-health-v1", 0, 0, 311 },
 		{ "no-health-v1alpha1", 0, 0, 312 },

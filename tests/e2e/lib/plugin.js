@@ -18,6 +18,9 @@ const REDTEAM = path.join(BUILD, 'tests', 'kp_redteam');
 // A kubelet-like directory tree: plugins_registry and plugins/<driver>.
 function makeRoot(driver = 'test.example.com') {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kp-e2e-'));
+  // Open to every uid: the plugin's processes run as their own (the
+  // publisher reads its credential files here).
+  fs.chmodSync(dir, 0o755);
   const registry = path.join(dir, 'plugins_registry');
   const plugins = path.join(dir, 'plugins', driver);
   fs.mkdirSync(registry, { recursive: true });
@@ -30,6 +33,22 @@ function makeRoot(driver = 'test.example.com') {
     draSock: path.join(plugins, 'dra.sock'),
     cleanup: () => fs.rmSync(dir, { recursive: true, force: true }),
   };
+}
+
+// The ids the sandboxed processes run as by default when started as root
+// (KP_SANDBOX_UID_BASE in include/kubeletplugin.h plus the role's offset).
+const UID_BASE = 61000;
+const IDS = { nodeserver: UID_BASE, registrar: UID_BASE + 1, publisher: UID_BASE + 2 };
+
+// Hands directories to the nodeserver's uid, so that a driver's hooks can
+// write there (CDI specs, checkpoints). A stand-in, in the tests only,
+// for the state directory the library is to prepare itself.
+function giveToNodeserver(...dirs) {
+  if (process.getuid() !== 0) return;
+  for (const d of dirs) {
+    fs.mkdirSync(d, { recursive: true });
+    fs.chownSync(d, IDS.nodeserver, IDS.nodeserver);
+  }
 }
 
 // One running test driver. Lines on stdout answer commands; stderr is the
@@ -200,5 +219,5 @@ function isAlive(pid) {
 
 module.exports = {
   ROOT, BUILD, TESTDRIVER, PCI_DRIVER, REDTEAM, makeRoot, TestDriver, childrenOf, comm, procStatus,
-  roles, sleep, until, watchSockets, isAlive,
+  roles, sleep, until, watchSockets, isAlive, UID_BASE, IDS, giveToNodeserver,
 };

@@ -1,0 +1,290 @@
+'use strict';
+// Identities and namespaces of the sandboxed processes (policy/ids.c,
+// policy/ns.c, supervisor/children.c), checked from outside through the
+// host's /proc and from inside by the test driver's "isolation" probe
+// (a prepare hook that lists /proc, opens /proc/<n>/mem, reads the
+// credential files and lists kubelet's directories): each role has its own
+// non-root uid and gid and no supplementary groups, is not dumpable, is
+// pid 1 of its own pid namespace with a private /proc; the nodeserver does
+// not see the kubeconfig, the files it names, plugins_registry/ or other
+// plugins' directories; the publisher keeps working (kubeconfig and
+// in-cluster mode), and SIGTERM still stops every child.
+// Run as root: without root none of this can be set up (docs/security.md).
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const path = require('node:path');
+const { randomUUID } = require('node:crypto');
+const { KubeletSim } = require('../kubelet-sim');
+const { startEmulator, kubeconfig } = require('../apiserver-emu');
+const { makeRoot, TestDriver, roles, until, procStatus, IDS } = require('./lib/plugin');
+
+const DRIVER = 'test.example.com';
+const NODE = 'node-1';
+const TOKEN_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
+const asRoot = process.getuid() === 0;
+const skip = asRoot ? false : 'needs root (uids, namespaces)';
+
+// /proc/<pid>/mountinfo as { point, root, fstype, source, opts }.
+function mounts(pid) {
+  const unesc = (s) => s.replace(/\\([0-7]{3})/g, (_, o) => String.fromCharCode(parseInt(o, 8)));
+  return fs.readFileSync(`/proc/${pid}/mountinfo`, 'utf8').trim().split('\n').map((l) => {
+    const [pre, post] = l.split(' - ');
+    const f = pre.split(' ');
+    const g = post.split(' ');
+    return { root: unesc(f[3]), point: unesc(f[4]), opts: f[5], fstype: g[0], source: g[1] };
+  });
+}
+const covered = (ms, p) => ms.some((m) => m.point === p);
+
+// Everything the isolation probe printed, as [what, rest] pairs.
+async function probe(drv, sim, emu) {
+  drv.stderr = '';
+  const c = { namespace: 'default', name: 'isolation', uid: randomUUID() };
+  emu.addClaim({ ...c, allocation: { results: [{ request: 'r', driver: DRIVER, pool: NODE, device: 'dev-0' }] } });
+  await assert.rejects(sim.nodePrepareResources(DRIVER, [c], { timeoutMs: 10000 }), /isolation probe/);
+  await drv.stderrMatch(/isolation: done/);
+  return drv.stderr.split('\n').filter((l) => l.startsWith('isolation: ')).map((l) => {
+    const rest = l.slice('isolation: '.length);
+    const i = rest.indexOf(' ');
+    return [rest.slice(0, i), rest.slice(i + 1)];
+  });
+}
+
+// An emulator, a kubeconfig for it (token file, CA file), the test driver
+// and a kubelet simulator; env for the driver.
+async function setup(t, { args = [], env = {}, inCluster = false } = {}) {
+  const root = makeRoot(DRIVER);
+  const credDir = inCluster ? TOKEN_DIR : root.dir;
+  const tokenFile = path.join(credDir, 'token');
+  const emu = await startEmulator({ versions: ['v1'], nodes: [NODE], tokenFile });
+  fs.copyFileSync(emu.caFile, path.join(credDir, 'ca.crt'));
+  const kc = path.join(root.dir, 'kubeconfig');
+  fs.writeFileSync(kc, kubeconfig({ server: emu.url }));
+  const kube = inCluster ? ['--in-cluster'] : ['--kubeconfig', kc];
+  const denv = inCluster ? { KUBERNETES_SERVICE_HOST: '127.0.0.1', KUBERNETES_SERVICE_PORT: String(new URL(emu.url).port) } : {};
+  const drv = new TestDriver(root, [...kube, '--node-name', NODE, ...args], { env: { ...denv, ...env } });
+  t.after(async () => {
+    drv.kill();
+    await drv.exited;
+    await emu.stop();
+    root.cleanup();
+  });
+  await drv.ready();
+  const sim = new KubeletSim({ registryDir: root.registry, retryInitialMs: 100 }).start();
+  t.after(() => sim.stop());
+  await sim.waitForDriver(DRIVER);
+  return { root, emu, drv, sim, kc, tokenFile, caFile: path.join(credDir, 'ca.crt') };
+}
+
+// A claim look-up through the publisher reaches the hook.
+async function lookupWorks(emu, sim, drv, name) {
+  const c = { namespace: 'default', name, uid: randomUUID() };
+  emu.addClaim({ ...c, allocation: { results: [{ request: 'r', driver: DRIVER, pool: NODE, device: 'dev-0' }] } });
+  const res = await sim.nodePrepareResources(DRIVER, [c], { timeoutMs: 10000 });
+  assert.equal(res.claims[c.uid].error || '', '');
+  await drv.stderrMatch(new RegExp(`ALLOC default/${name} results=1 r:${NODE}/dev-0`));
+}
+
+test('each role runs as its own non-root uid and gid, no supplementary groups, not dumpable', { skip }, async (t) => {
+  const { drv } = await setup(t);
+  const r = roles(drv.proc.pid);
+  const sup = procStatus(r.supervisor);
+  for (const role of ['nodeserver', 'registrar', 'publisher']) {
+    const st = procStatus(r[role]);
+    assert.deepEqual(st.Uid.split(/\s+/).map(Number), Array(4).fill(IDS[role]), `${role} Uid`);
+    assert.deepEqual(st.Gid.split(/\s+/).map(Number), Array(4).fill(IDS[role]), `${role} Gid`);
+    assert.equal(st.Groups, '', `${role} Groups`);
+    assert.notEqual(st.Uid, sup.Uid, `${role} shares no uid with the supervisor`);
+    // A process that is not dumpable has its /proc/<pid> files owned by
+    // root whatever its uid: the only outside view of PR_SET_DUMPABLE 0.
+    for (const f of ['mem', 'environ', 'maps', 'fd']) {
+      assert.equal(fs.statSync(`/proc/${r[role]}/${f}`).uid, 0, `${role} /proc/${r[role]}/${f} owner`);
+    }
+  }
+  assert.equal(new Set(['nodeserver', 'registrar', 'publisher'].map((x) => IDS[x])).size, 3);
+});
+
+test('each child is pid 1 of its own pid namespace; SIGTERM still stops every child', { skip }, async (t) => {
+  const { drv } = await setup(t);
+  const r = roles(drv.proc.pid);
+  assert.equal(procStatus(r.supervisor).NSpid.split(/\s+/).length, 1, 'the supervisor stays in the host namespace');
+  const nsOf = (pid) => fs.readlinkSync(`/proc/${pid}/ns/pid`);
+  const seen = new Set([nsOf(r.supervisor)]);
+  for (const role of ['nodeserver', 'registrar', 'publisher']) {
+    assert.deepEqual(procStatus(r[role]).NSpid.split(/\s+/).map(Number), [r[role], 1], `${role} NSpid`);
+    assert.ok(!seen.has(nsOf(r[role])), `${role} has a pid namespace of its own`);
+    seen.add(nsOf(r[role]));
+  }
+  await drv.stderrMatch(/publisher in a pid namespace of its own/);
+  // pid 1 ignores signals without a handler: the roles block them and
+  // take SIGTERM with sigwait / a signalfd. Each exits by itself, well
+  // before the supervisor's 5 s grace would end in SIGKILL.
+  const t0 = Date.now();
+  const res = await drv.stop();
+  assert.equal(res.code, 0);
+  assert.ok(Date.now() - t0 < 4000, `stopped in ${Date.now() - t0} ms`);
+  for (const role of ['nodeserver', 'registrar', 'publisher']) {
+    assert.match(drv.stderr, new RegExp(`supervisor\\] ${role} exited\\n`));
+  }
+  assert.doesNotMatch(drv.stderr, /did not stop in time|killed by signal/);
+});
+
+test('the nodeserver sees only itself in /proc and none of the credential files or kubelet directories', { skip }, async (t) => {
+  const { root, emu, drv, sim, kc, tokenFile, caFile } = await setup(t, { env: {} });
+  const registry = root.registry;
+  const plugins = path.dirname(path.dirname(root.draSock));
+  const own = path.dirname(root.draSock);
+  // The probe's paths reach the nodeserver through the driver's env.
+  process.env.KP_TEST_READ = [kc, tokenFile, caFile].join(':');
+  process.env.KP_TEST_LIST = [registry, plugins].join(':');
+  t.after(() => { delete process.env.KP_TEST_READ; delete process.env.KP_TEST_LIST; });
+  drv.kill();
+  await drv.exited;
+  const drv2 = new TestDriver(root, ['--kubeconfig', kc, '--node-name', NODE]);
+  t.after(async () => { drv2.kill(); await drv2.exited; });
+  await drv2.ready();
+  await sim.waitForDriver(DRIVER);
+  const r = roles(drv2.proc.pid);
+
+  // From outside: what the nodeserver's mount namespace covers.
+  const ms = mounts(r.nodeserver);
+  // The last mount on /proc is the one on top.
+  const proc = ms.filter((m) => m.point === '/proc' && m.fstype === 'proc').pop();
+  assert.ok(proc, 'a proc of its own on /proc');
+  assert.match(proc.opts, /nosuid/);
+  assert.match(proc.opts, /nodev/);
+  assert.match(proc.opts, /noexec/);
+  for (const p of [kc, tokenFile, caFile].map((f) => fs.realpathSync(f))) {
+    assert.ok(covered(ms, p), `${p} covered`);
+  }
+  assert.ok(covered(ms, registry), 'plugins_registry covered');
+  assert.ok(ms.some((m) => m.point === plugins && m.fstype === 'tmpfs' && /^ro,/.test(m.opts)), 'plugins/ under a read-only tmpfs');
+  assert.ok(covered(ms, own), 'its own plugin directory bound back');
+  // The host view is unchanged.
+  assert.ok(fs.readFileSync(kc, 'utf8').includes('server:'));
+
+  // From inside.
+  const out = await probe(drv2, sim, emu);
+  const get = (what) => out.filter(([w]) => w === what).map(([, v]) => v);
+  assert.deepEqual(get('proc'), ['1'], 'only itself in /proc');
+  assert.deepEqual(get('mem'), ['1 Permission denied'], 'not even its own mem (not dumpable, not root)');
+  for (const f of [kc, tokenFile, caFile]) {
+    const line = get('read').find((l) => l.startsWith(`${f} `));
+    // /dev/null over a hidden file: opens, reads nothing.
+    assert.equal(line, `${f} 0 bytes`, line);
+  }
+  const lists = get('list');
+  assert.match(lists.find((l) => l.startsWith(`${registry} `)), /Permission denied|\[ \]$/);
+  assert.equal(lists.find((l) => l.startsWith(`${plugins} `)), `${plugins} [ ${DRIVER} ]`);
+  assert.deepEqual(get('status').map((x) => x.trimEnd()), [`Uid:\t${Array(4).fill(IDS.nodeserver).join('\t')}`,
+    `Gid:\t${Array(4).fill(IDS.nodeserver).join('\t')}`, 'Groups:'], 'its own ids, read from its own /proc/self/status');
+
+  // The publisher: private /proc, no kubelet directories, its files visible.
+  const pm = mounts(r.publisher);
+  assert.ok(pm.some((m) => m.point === '/proc' && m.fstype === 'proc'));
+  assert.ok(covered(pm, registry) && covered(pm, plugins));
+  assert.ok(!covered(pm, fs.realpathSync(tokenFile)) && !covered(pm, fs.realpathSync(kc)));
+  // ... and still works.
+  const l = await drv2.command('publish 2 1 x', 'publish ');
+  assert.match(l, /^publish KP_OK/);
+  await until(() => emu.getSlices({ fieldSelector: `spec.driver=${DRIVER}` }).length === 1);
+  await lookupWorks(emu, sim, drv2, 'after-probe');
+
+  // A restarted nodeserver hides the same files.
+  process.kill(r.nodeserver, 'SIGKILL');
+  const again = await until(() => {
+    const x = roles(drv2.proc.pid).nodeserver;
+    return x && x !== r.nodeserver && /nodeserver ready/.test(drv2.stderr.split('restarting nodeserver')[1] || '') ? x : null;
+  }, 15000);
+  const ms2 = mounts(again);
+  for (const p of [kc, tokenFile, caFile].map((f) => fs.realpathSync(f))) assert.ok(covered(ms2, p), `${p} covered after a restart`);
+});
+
+test('in-cluster mode: the publisher reads the token directory, the nodeserver does not', { skip: skip || (fs.existsSync(TOKEN_DIR) && !fs.existsSync(path.join(TOKEN_DIR, '.kp-test')) ? 'a real token directory exists' : false) }, async (t) => {
+  // The machine has no service-account directory: make one for the test.
+  let made = null;
+  if (!fs.existsSync(TOKEN_DIR)) {
+    made = TOKEN_DIR.split('/').slice(0, 4).join('/');	// /var/run/secrets
+    if (fs.existsSync(made)) made = TOKEN_DIR;
+    fs.mkdirSync(TOKEN_DIR, { recursive: true });
+  }
+  fs.writeFileSync(path.join(TOKEN_DIR, '.kp-test'), '');
+  t.after(() => { if (made) fs.rmSync(made, { recursive: true, force: true }); });
+  process.env.KP_TEST_READ = path.join(TOKEN_DIR, 'token');
+  t.after(() => { delete process.env.KP_TEST_READ; });
+  const { emu, drv, sim } = await setup(t, { inCluster: true });
+  const l = await drv.command('publish 1 1 x', 'publish ');
+  assert.match(l, /^publish KP_OK/);
+  await until(() => emu.getSlices({ fieldSelector: `spec.driver=${DRIVER}` }).length === 1);
+  await lookupWorks(emu, sim, drv, 'in-cluster');
+  const r = roles(drv.proc.pid);
+  assert.ok(covered(mounts(r.nodeserver), fs.realpathSync(TOKEN_DIR)));
+  assert.ok(!covered(mounts(r.publisher), fs.realpathSync(TOKEN_DIR)));
+  const out = await probe(drv, sim, emu);
+  const line = out.find(([w, v]) => w === 'read' && v.startsWith(`${TOKEN_DIR}/token `));
+  assert.match(line[1], /Permission denied|No such file/);
+});
+
+test('kp_sandbox_uid_base moves every default id; kp_sandbox_user overrides one role', { skip }, async (t) => {
+  const root = makeRoot(DRIVER);
+  const drv = new TestDriver(root, ['--uid-base', '70000', '--sandbox-user', 'registrar:4242:4343']);
+  t.after(async () => { drv.kill(); await drv.exited; root.cleanup(); });
+  await drv.ready();
+  const r = roles(drv.proc.pid);
+  assert.equal(procStatus(r.nodeserver).Uid.split(/\s+/)[0], '70000');
+  assert.equal(procStatus(r.nodeserver).Gid.split(/\s+/)[0], '70000');
+  assert.equal(procStatus(r.registrar).Uid.split(/\s+/)[0], '4242');
+  assert.equal(procStatus(r.registrar).Gid.split(/\s+/)[0], '4343');
+  assert.equal(procStatus(r.registrar).Groups, '');
+  const bad = new TestDriver(makeRoot(DRIVER), ['--uid-base', '0']);
+  const l = await bad.line(['ready', 'error']);
+  await bad.exited;
+  bad.root.cleanup();
+  assert.match(l, /^error KP_EINVAL kp_sandbox_uid_base .*base 0/);
+});
+
+test('a credential file the publisher\'s uid cannot read fails the start, naming it', { skip }, async (t) => {
+  const root = makeRoot(DRIVER);
+  const tokenFile = path.join(root.dir, 'token');
+  const emu = await startEmulator({ versions: ['v1'], nodes: [NODE], tokenFile });
+  fs.chmodSync(tokenFile, 0o600);
+  fs.copyFileSync(emu.caFile, path.join(root.dir, 'ca.crt'));
+  const kc = path.join(root.dir, 'kubeconfig');
+  fs.writeFileSync(kc, kubeconfig({ server: emu.url }));
+  const drv = new TestDriver(root, ['--kubeconfig', kc, '--node-name', NODE]);
+  t.after(async () => { drv.kill(); await drv.exited; await emu.stop(); root.cleanup(); });
+  const l = await drv.line(['ready', 'error']);
+  assert.match(l, new RegExp(`^error KP_ECHILD .*the publisher \\(uid ${IDS.publisher}, gid ${IDS.publisher}\\) cannot read ${tokenFile}: Permission denied`));
+});
+
+// Without root (setpriv to nobody, no capabilities): what is missing is
+// said in the log, and what needs no privilege stays: each child is not
+// dumpable, so its /proc files are closed to its siblings of the same uid.
+test('without root: shared uid and pid namespace, warned; children still not dumpable', { skip }, async (t) => {
+  const { spawnSync } = require('node:child_process');
+  const SETPRIV = ['--reuid=65534', '--regid=65534', '--clear-groups', '--inh-caps=-all'];
+  const ok = spawnSync('setpriv', [...SETPRIV, 'sh', '-c', `test -x '${require('./lib/plugin').TESTDRIVER}'`]);
+  if (ok.status !== 0) {
+    t.skip('nobody cannot run the build here');
+    return;
+  }
+  const root = makeRoot(DRIVER);
+  spawnSync('chown', ['-R', '65534:65534', root.dir]);
+  const drv = new TestDriver(root, ['--allow-uid', '65534'], { binary: 'setpriv', prefixArgs: [...SETPRIV, require('./lib/plugin').TESTDRIVER] });
+  t.after(async () => { drv.kill(); await drv.exited; root.cleanup(); });
+  await drv.ready();
+  await drv.stderrMatch(/not started as root: the nodeserver keeps uid 65534/);
+  await drv.stderrMatch(/no pid namespace per child/);
+  const r = await until(() => {
+    const x = roles(Number(drv.lines.find((l) => l.startsWith('ready')).split(' ')[1]));
+    return x.nodeserver && x.registrar ? x : null;
+  });
+  for (const role of ['nodeserver', 'registrar']) {
+    const st = procStatus(r[role]);
+    assert.equal(st.Uid.split(/\s+/)[0], '65534');
+    assert.equal(st.NSpid.split(/\s+/).length, 1, `${role}: no pid namespace`);
+    assert.equal(fs.statSync(`/proc/${r[role]}/mem`).uid, 0, `${role} not dumpable`);
+  }
+});
