@@ -74,7 +74,7 @@ ns_deliver(struct ns_wrap *w, Kpipc__Msg *m)
 	size_t	 i;
 
 	if (m != NULL && m->m_case != KPIPC__MSG__M_CLAIM_REPLY &&
-	    w->other != NULL) {
+	    m->m_case != KPIPC__MSG__M_CDI_REPLY && w->other != NULL) {
 		w->other(w->other_user, m);
 		return;
 	}

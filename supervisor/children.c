@@ -44,6 +44,7 @@ child_table_init(struct sup *sup)
 		    sup->cfg->kube_mode != KP_KUBE_NONE;
 		c->pid = -1;
 		c->logfd = -1;
+		c->errfd = -1;
 		c->backoff_ms = KP_BACKOFF_MIN_MS;
 		ipc_chan_init(&c->ctl, -1, c->role == ROLE_REGISTRAR ?
 		    KP_IPC_SMALL_FRAME : KP_IPC_CHILD_FRAME);
@@ -169,9 +170,33 @@ child_fork(struct sup *sup, struct child *c)
 	return (pid);
 }
 
+/*
+ * The child's stdio: nothing to read, stdout discarded, stderr a pipe the
+ * supervisor turns into log lines ("<role>] stderr: ..."), sanitised and
+ * rate-limited like every other line. The driver's own fds 0-2 never
+ * reach a child: raw bytes there would bypass the sanitiser (a forged log
+ * line) or land on the driver's stdout. Returns -1 on failure.
+ */
+static int
+child_stdio(int errw)
+{
+	int	 null;
+
+	if ((null = open("/dev/null", O_RDWR | O_CLOEXEC)) == -1)
+		return (-1);
+	if (dup2(null, 0) == -1 || dup2(null, 1) == -1 ||
+	    dup2(errw, 2) == -1) {
+		close(null);
+		return (-1);
+	}
+	if (null > 2)
+		close(null);
+	return (0);
+}
+
 /* Runs in the new child; never returns. */
 static void
-child_run(struct sup *sup, struct child *c, int ctl, int logfd)
+child_run(struct sup *sup, struct child *c, int ctl, int logfd, int errw)
 {
 	struct child_env	 env;
 	int			 keep[5] = { 0, 1, 2, ctl, logfd };
@@ -179,6 +204,8 @@ child_run(struct sup *sup, struct child *c, int ctl, int logfd)
 	int			 code;
 
 	child_reset_signals();
+	if (child_stdio(errw) == -1)
+		_exit(KP_EXIT_START);
 	/* The supervisor's death (SIGKILL) ends the children too. */
 	(void)prctl(PR_SET_PDEATHSIG, SIGTERM);
 	if (lfd >= 0) {
@@ -223,14 +250,28 @@ child_run(struct sup *sup, struct child *c, int ctl, int logfd)
 int
 child_spawn(struct sup *sup, struct child *c)
 {
-	int	 ctl[2], logp[2];
+	int	 ctl[2], logp[2], errp[2];
 	pid_t	 pid;
 
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ctl) == -1)
 		return (KP_EIO);
-	if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, logp) == -1) {
+	/*
+	 * SOCK_SEQPACKET, not SOCK_DGRAM: a connected datagram socket still
+	 * takes sendto() with an address, which would let a child reach
+	 * any datagram socket it can name (journald, sd_notify); a
+	 * connection-mode socket refuses one (EISCONN).
+	 */
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0,
+	    logp) == -1) {
 		close(ctl[0]);
 		close(ctl[1]);
+		return (KP_EIO);
+	}
+	if (pipe2(errp, O_CLOEXEC) == -1) {
+		close(ctl[0]);
+		close(ctl[1]);
+		close(logp[0]);
+		close(logp[1]);
 		return (KP_EIO);
 	}
 	if ((pid = child_fork(sup, c)) == -1) {
@@ -239,17 +280,23 @@ child_spawn(struct sup *sup, struct child *c)
 		close(ctl[1]);
 		close(logp[0]);
 		close(logp[1]);
+		close(errp[0]);
+		close(errp[1]);
 		return (KP_EIO);
 	}
 	if (pid == 0)
-		child_run(sup, c, ctl[1], logp[1]);
+		child_run(sup, c, ctl[1], logp[1], errp[1]);
 	close(ctl[1]);
 	close(logp[1]);
+	close(errp[1]);
 	(void)fcntl(ctl[0], F_SETFL, O_NONBLOCK);
 	(void)fcntl(logp[0], F_SETFL, O_NONBLOCK);
+	(void)fcntl(errp[0], F_SETFL, O_NONBLOCK);
 	ipc_chan_close(&c->ctl);
 	c->ctl.fd = ctl[0];
 	c->logfd = logp[0];
+	c->errfd = errp[0];
+	c->errlen = 0;
 	c->pid = pid;
 	c->state = CS_STARTING;
 	c->log_tokens = KP_LOG_BURST;
@@ -295,6 +342,7 @@ child_reaped(struct sup *sup, struct child *c, int status)
 	if (c->logfd != -1)
 		close(c->logfd);
 	c->logfd = -1;
+	sup_drain_stderr(sup, c, 1);
 	c->pid = -1;
 	c->state = CS_STOPPED;
 }

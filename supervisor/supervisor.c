@@ -28,9 +28,10 @@
  * child. */
 #define PFD_SIGNAL	0
 #define PFD_DRIVER	1
-#define PFD_CTL(i)	(2 + 2 * (i))
-#define PFD_LOG(i)	(3 + 2 * (i))
-#define PFD_MAX		(2 + 2 * ROLE_COUNT)
+#define PFD_CTL(i)	(2 + 3 * (i))
+#define PFD_LOG(i)	(3 + 3 * (i))
+#define PFD_ERR(i)	(4 + 3 * (i))
+#define PFD_MAX		(2 + 3 * ROLE_COUNT)
 
 
 static void	sup_begin_stop(struct sup *);
@@ -336,7 +337,15 @@ sup_drain_log(struct sup *sup, struct child *c)
 
 	while (c->logfd != -1 && budget-- > 0) {
 		n = recv(c->logfd, buf, sizeof(buf), MSG_DONTWAIT | MSG_TRUNC);
-		if (n <= 0)
+		if (n == 0 || (n == -1 && errno != EAGAIN &&
+		    errno != EINTR)) {
+			/* The child closed its end (SOCK_SEQPACKET tells):
+			 * stop polling it, or the loop would spin. */
+			close(c->logfd);
+			c->logfd = -1;
+			return;
+		}
+		if (n < 0)
 			return;
 		if ((size_t)n > sizeof(buf) || (m = kpipc__msg__unpack(NULL,
 		    (size_t)n, buf)) == NULL) {
@@ -355,6 +364,61 @@ sup_drain_log(struct sup *sup, struct child *c)
 			log_emit(c->name, (int)c->pid, m->log->level,
 			    m->log->verbosity, m->log->text);
 		ipc_free(m);
+	}
+}
+
+/* One line of a child's stderr, as a warning of that child's. */
+static void
+sup_stderr_line(struct child *c, const char *line)
+{
+	char	 text[sizeof(c->errline) + 16];
+
+	if (!sup_log_allowed(c))
+		return;
+	snprintf(text, sizeof(text), "stderr: %s", line);
+	log_emit(c->name, (int)c->pid, KP_LOG_WARNING, 0, text);
+}
+
+/*
+ * A child's stderr (children.c child_stdio) becomes log lines: a line at
+ * a time, longer ones cut at sizeof(errline), each sanitised by log_emit
+ * and rate-limited with the child's other lines. final: the child was
+ * reaped; read what is left, flush the partial line, close the pipe.
+ */
+void
+sup_drain_stderr(struct sup *sup, struct child *c, int final)
+{
+	char	 buf[4096];
+	ssize_t	 n;
+	size_t	 i;
+	int	 budget = 16;	/* reads per pass: no starvation */
+
+	while (c->errfd != -1 && (final || budget-- > 0)) {
+		n = read(c->errfd, buf, sizeof(buf));
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (n == 0 || final || errno != EAGAIN) {
+				close(c->errfd);
+				c->errfd = -1;
+			}
+			break;
+		}
+		for (i = 0; i < (size_t)n; i++) {
+			if (buf[i] != '\n')
+				c->errline[c->errlen++] = buf[i];
+			if (buf[i] == '\n' ||
+			    c->errlen == sizeof(c->errline) - 1) {
+				c->errline[c->errlen] = '\0';
+				sup_stderr_line(c, c->errline);
+				c->errlen = 0;
+			}
+		}
+	}
+	if (final && c->errlen > 0) {
+		c->errline[c->errlen] = '\0';
+		sup_stderr_line(c, c->errline);
+		c->errlen = 0;
 	}
 }
 
@@ -501,6 +565,8 @@ sup_poll(struct sup *sup)
 		pfd[PFD_CTL(i)].events = POLLIN | (c->ctl.wlen ? POLLOUT : 0);
 		pfd[PFD_LOG(i)].fd = c->logfd;
 		pfd[PFD_LOG(i)].events = POLLIN;
+		pfd[PFD_ERR(i)].fd = c->errfd;
+		pfd[PFD_ERR(i)].events = POLLIN;
 	}
 	if (poll(pfd, PFD_MAX, t) == -1) {
 		if (errno != EINTR)
@@ -513,6 +579,8 @@ sup_poll(struct sup *sup)
 		c = &sup->children[i];
 		if (pfd[PFD_LOG(i)].revents & POLLIN)
 			sup_drain_log(sup, c);
+		if (pfd[PFD_ERR(i)].revents & (POLLIN | POLLHUP))
+			sup_drain_stderr(sup, c, 0);
 		if (pfd[PFD_CTL(i)].revents & (POLLIN | POLLHUP | POLLERR))
 			sup_dispatch_child(sup, c);
 		if (c->ctl.fd != -1 && ipc_flush(&c->ctl) != 0)

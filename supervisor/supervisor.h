@@ -45,6 +45,9 @@ struct child {
 	enum child_state	 state;
 	struct ipc_chan		 ctl;
 	int			 logfd;
+	int			 errfd;		/* the child's stderr, a pipe */
+	char			 errline[512];	/* its partial last line */
+	size_t			 errlen;
 	int			*listen_fd;	/* in struct sup */
 	struct timespec		 started;
 	struct timespec		 restart_at;
@@ -179,5 +182,6 @@ void	sup_queue(struct sup *, struct child *, const Kpipc__Msg *);
 int	supervisor_main(const struct kp_options *, const struct kp_hooks *,
 	    int, struct sup_socket *, struct sup_socket *);
 void	sup_child_violation(struct sup *, struct child *, const char *);
+void	sup_drain_stderr(struct sup *, struct child *, int);
 
 #endif /* KP_SUPERVISOR_H */

@@ -107,7 +107,10 @@ async function setup(t, profile, { nnp = true } = {}) {
   const pluginDir = path.join(kubeletDir, 'plugins', DRIVER);
   const cdiDir = path.join(dir, 'cdi');
   const sa = path.join(dir, 'serviceaccount');
-  for (const d of [registry, pluginDir, cdiDir, sa]) fs.mkdirSync(d, { recursive: true });
+  // The nodeserver's state directory: a hostPath volume in the DaemonSet
+  // (/var/lib/<driver>), here a directory of the test's.
+  const stateDir = path.join(dir, 'state');
+  for (const d of [registry, pluginDir, cdiDir, sa, stateDir]) fs.mkdirSync(d, { recursive: true });
   const emu = await startEmulator({ versions: ['v1', 'v1beta1'], nodes: [NODE], tokenFile: path.join(sa, 'token') });
   fs.copyFileSync(emu.caFile, path.join(sa, 'ca.crt'));
   fs.writeFileSync(path.join(sa, 'namespace'), 'dra-pci-driver');
@@ -123,7 +126,7 @@ async function setup(t, profile, { nnp = true } = {}) {
     '--cap-drop', 'ALL', ...sc.capabilities.add.flatMap((cap) => ['--cap-add', cap]),
     '--security-opt', `seccomp=${profile}`, ...(nnp ? ['--security-opt', 'no-new-privileges'] : []),
     '-v', `${registry}:${registry}`, '-v', `${pluginDir}:${pluginDir}`, '-v', `${cdiDir}:${cdiDir}`,
-    '-v', `${sa}:${SA_DIR}:ro`,
+    '-v', `${sa}:${SA_DIR}:ro`, '-v', `${stateDir}:/var/lib/${DRIVER}`,
     '-e', 'KUBERNETES_SERVICE_HOST=127.0.0.1', '-e', `KUBERNETES_SERVICE_PORT=${emu.port}`,
     ...Object.entries(env).flatMap(([k, v]) => ['-e', `${k}=${v}`]),
     IMAGE, ...args];
@@ -181,7 +184,7 @@ test('the image runs as the DaemonSet runs it: registers, publishes, prepares in
   const res = await h.kubelet.nodePrepareResources(DRIVER, [claim]);
   const got = res.claims[claim.uid];
   assert.ok(got && !got.error, `prepare: ${JSON.stringify(got)}\n${logs(h)}`);
-  const spec = path.join(h.cdiDir, `${DRIVER}-${claim.uid}.json`);
+  const spec = path.join(h.cdiDir, `${DRIVER}_${claim.uid}.json`);
   assert.ok(fs.existsSync(spec), `CDI spec ${spec} written through the mount`);
   const cdi = JSON.parse(fs.readFileSync(spec, 'utf8'));
   assert.equal(cdi.kind, `${DRIVER}/pci`);

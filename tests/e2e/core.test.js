@@ -13,6 +13,7 @@ const grpc = require('@grpc/grpc-js');
 const { KubeletSim, proto } = require('../kubelet-sim');
 const {
   makeRoot, TestDriver, roles, until, sleep, watchSockets, isAlive, procStatus, ROOT,
+  childLines,
 } = require('./lib/plugin');
 
 const DRIVER = 'test.example.com';
@@ -336,7 +337,7 @@ test('interceptors run in the order added and may reject', async (t) => {
   await sim.nodePrepareResources(DRIVER, [c]);
   // The interceptors write to the plugin's stderr, which arrives apart.
   const lines = await until(() => {
-    const l = drv.stderr.split('\n').filter((x) => x.startsWith('interceptor') && x.includes('NodePrepare'));
+    const l = childLines(drv.stderr).filter((x) => x.startsWith('interceptor') && x.includes('NodePrepare'));
     return l.length >= 4 ? l : null;
   });
   assert.deepEqual(lines.map((l) => l.split(' ').slice(1, 3).join(' ')),

@@ -129,7 +129,11 @@ function checkDeployment(docs, { driver, ns, kubeletDir, cdiDir, image }) {
     'plugins-registry': `${kubeletDir}/plugins_registry`,
     'plugin-dir': `${kubeletDir}/plugins/${driver}`,
     cdi: cdiDir,
+    // The nodeserver's own state directory (kp_sandbox_state_dir), named
+    // after the driver, outside the hidden kubelet dirs.
+    state: `/var/lib/${driver}`,
   });
+  assert.ok(c.args.includes('--state-dir=/var/lib/$(DRIVER_NAME)'), 'args: --state-dir');
   for (const [n, p] of Object.entries(host)) assert.equal(mounts[n], p, `${p} mounted at the same path`);
   const sc = c.securityContext;
   assert.notEqual(sc.privileged, true, 'a privileged pod would run unconfined');

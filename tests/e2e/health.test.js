@@ -185,7 +185,8 @@ test('invalid reports are refused naming the field and the rule', async (t) => {
 
 test('stuck stream readers block neither prepare calls nor other streams', async (t) => {
   // Call logging off: 20 streams x 40 updates would hit the log rate limit.
-  const { drv, sim, root } = await setup(t, { args: ['--grpc-verbosity', '10'] });
+  // 20 readers on their own connections: above the default cap of 8.
+  const { drv, sim, root } = await setup(t, { args: ['--grpc-verbosity', '10', '--max-connections', '32'] });
   await health(sim);
   await sim.waitForDriver(DRIVER);
   // 20 readers that do not read: their HTTP/2 windows fill up.

@@ -18,7 +18,7 @@ const path = require('node:path');
 const { randomUUID } = require('node:crypto');
 const { KubeletSim } = require('../kubelet-sim');
 const { startEmulator, kubeconfig } = require('../apiserver-emu');
-const { makeRoot, TestDriver, roles, until, procStatus, IDS } = require('./lib/plugin');
+const { makeRoot, TestDriver, roles, until, procStatus, IDS, childLines } = require('./lib/plugin');
 
 const DRIVER = 'test.example.com';
 const NODE = 'node-1';
@@ -45,7 +45,7 @@ async function probe(drv, sim, emu) {
   emu.addClaim({ ...c, allocation: { results: [{ request: 'r', driver: DRIVER, pool: NODE, device: 'dev-0' }] } });
   await assert.rejects(sim.nodePrepareResources(DRIVER, [c], { timeoutMs: 10000 }), /isolation probe/);
   await drv.stderrMatch(/isolation: done/);
-  return drv.stderr.split('\n').filter((l) => l.startsWith('isolation: ')).map((l) => {
+  return childLines(drv.stderr).filter((l) => l.startsWith('isolation: ')).map((l) => {
     const rest = l.slice('isolation: '.length);
     const i = rest.indexOf(' ');
     return [rest.slice(0, i), rest.slice(i + 1)];

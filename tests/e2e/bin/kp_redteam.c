@@ -813,18 +813,24 @@ p_setlease(const char *arg, struct res *r)
 
 	if ((path = need("leasefile", r)) == NULL)
 		return;
+	/* The target may be out of reach already (a uid of its own,
+	 * Landlock): then try the call on an fd the nodeserver has, so the
+	 * fcntl rule itself is probed. */
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
-		note(r, 0, "open %s: %s", path, errtext(errno));
-		r->error = 1;
-		return;
+		note(r, 0, "open %s: %s; on fd 0 instead", path,
+		    errtext(errno));
+		fd = dup(0);
 	}
-	if (fcntl(fd, F_SETLEASE, F_RDLCK) == -1)
+	if (fd == -1)
+		note(r, 0, "no fd to try F_SETLEASE on");
+	else if (fcntl(fd, F_SETLEASE, F_RDLCK) == -1)
 		note(r, 0, "F_SETLEASE F_RDLCK: %s", errtext(errno));
 	else {
-		note(r, 1, "F_SETLEASE F_RDLCK on %s worked", path);
+		note(r, 1, "F_SETLEASE F_RDLCK worked");
 		(void)fcntl(fd, F_SETLEASE, F_UNLCK);
 	}
-	close(fd);
+	if (fd != -1)
+		close(fd);
 }
 
 /* fnotify: dnotify on the target notifydir. */
@@ -837,17 +843,21 @@ p_fnotify(const char *arg, struct res *r)
 	if ((path = need("notifydir", r)) == NULL)
 		return;
 	if ((fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1) {
-		note(r, 0, "open %s: %s", path, errtext(errno));
-		r->error = 1;
-		return;
+		note(r, 0, "open %s: %s; on /sys instead", path,
+		    errtext(errno));
+		fd = open("/sys", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	}
-	if (fcntl(fd, F_NOTIFY, DN_MODIFY | DN_CREATE | DN_MULTISHOT) == -1)
+	if (fd == -1)
+		note(r, 0, "no directory to try F_NOTIFY on");
+	else if (fcntl(fd, F_NOTIFY, DN_MODIFY | DN_CREATE |
+	    DN_MULTISHOT) == -1)
 		note(r, 0, "F_NOTIFY: %s", errtext(errno));
 	else {
-		note(r, 1, "F_NOTIFY on %s worked", path);
+		note(r, 1, "F_NOTIFY worked");
 		(void)fcntl(fd, F_NOTIFY, 0);
 	}
-	close(fd);
+	if (fd != -1)
+		close(fd);
 }
 
 /* ---- signals and processes ---------------------------------------- */

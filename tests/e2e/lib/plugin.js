@@ -217,7 +217,19 @@ function isAlive(pid) {
   return st !== null && !/^Z/.test(st.State || '');
 }
 
+// What the children wrote to their stderr: the supervisor logs each line
+// as "<klog header> <role>] stderr: <line>" (supervisor.c
+// sup_drain_stderr); returns the <line>s, in order.
+function childLines(text) {
+  const out = [];
+  for (const l of text.split('\n')) {
+    const m = /^[IWEF]\d{4} [\d:.]+ +\d+ [a-z]+\] stderr: (.*)$/.exec(l);
+    if (m) out.push(m[1]);
+  }
+  return out;
+}
+
 module.exports = {
   ROOT, BUILD, TESTDRIVER, PCI_DRIVER, REDTEAM, makeRoot, TestDriver, childrenOf, comm, procStatus,
-  roles, sleep, until, watchSockets, isAlive, UID_BASE, IDS, giveToNodeserver,
+  roles, sleep, until, watchSockets, isAlive, UID_BASE, IDS, giveToNodeserver, childLines,
 };
