@@ -116,12 +116,24 @@ private_ns(char *err, size_t errsize)
 	return (0);
 }
 
+/* qsort: longer paths (deeper, for nested ones) first. */
+static int
+deeper_first(const void *a, const void *b)
+{
+	size_t	 x = strlen(*(const char *const *)a);
+	size_t	 y = strlen(*(const char *const *)b);
+
+	return (x < y ? 1 : x > y ? -1 : 0);
+}
+
 static int
 hide_paths(const struct child_env *env, char *err, size_t errsize)
 {
 	const struct policy_opts	*po = &env->cfg->policy;
+	const char			*paths[1 + POL_MAX_PATHS +
+					    KP_IPC_MAX_HIDE];
 	struct stat			 st;
-	size_t				 i;
+	size_t				 i, n;
 	int				 r;
 
 	if (!have_cap(CAP_SYS_ADMIN)) {
@@ -135,16 +147,25 @@ hide_paths(const struct child_env *env, char *err, size_t errsize)
 		return (0);
 	}
 	if ((r = private_ns(err, errsize)) != 0 ||
-	    (r = pol_ns_proc(err, errsize)) != 0 ||
-	    (r = pol_hide(POL_TOKEN_DIR, err, errsize)) != 0)
+	    (r = pol_ns_proc(err, errsize)) != 0)
 		return (r);
+	/*
+	 * The token directory, the driver's hidden paths and the
+	 * publisher's credential files (hidden file by file: a directory of
+	 * them may hold what the driver needs; docs/security.md says how to
+	 * hide more), deepest first: a path beneath one already covered by
+	 * the empty mode-0 tmpfs could no longer be looked up without
+	 * CAP_DAC_OVERRIDE, which a container's root lacks.
+	 */
+	n = 0;
+	paths[n++] = POL_TOKEN_DIR;
 	for (i = 0; i < po->n_hidden; i++)
-		if ((r = pol_hide(po->hidden[i], err, errsize)) != 0)
-			return (r);
-	/* Hidden file by file: a directory of them may hold what the
-	 * driver needs (docs/security.md says how to hide more). */
+		paths[n++] = po->hidden[i];
 	for (i = 0; i < env->n_hide; i++)
-		if ((r = pol_hide(env->hide[i], err, errsize)) != 0)
+		paths[n++] = env->hide[i];
+	qsort(paths, n, sizeof(paths[0]), deeper_first);
+	for (i = 0; i < n; i++)
+		if ((r = pol_hide(paths[i], err, errsize)) != 0)
 			return (r);
 	return (pol_ns_kubelet_dirs(ROLE_NODESERVER, env->cfg, err, errsize));
 }

@@ -247,6 +247,15 @@ static const struct pol_rule supervisor[] = {
 	{ "socket", POL_ALLOW, POL_ARG_NONE },
 	{ "socketpair", POL_ALLOW, POL_ARG_NONE },
 
+	/* a child's stdio at fork (children.c child_stdio) */
+	{ "dup2", POL_ALLOW, POL_ARG_NONE },
+
+	/* a child's Landlock domain (policy/landlock.c), before its own
+	 * filter is loaded: only the pod's profile sees these */
+	{ "landlock_add_rule", POL_ALLOW, POL_ARG_NONE },
+	{ "landlock_create_ruleset", POL_ALLOW, POL_ARG_NONE },
+	{ "landlock_restrict_self", POL_ALLOW, POL_ARG_NONE },
+
 	/* files: socket paths */
 	{ "close_range", POL_ALLOW, POL_ARG_NONE },
 	{ "fchmod", POL_ALLOW, POL_ARG_NONE },
@@ -256,6 +265,16 @@ static const struct pol_rule supervisor[] = {
 	{ "umask", POL_ALLOW, POL_ARG_NONE },
 	{ "unlink", POL_ALLOW, POL_ARG_NONE },
 	{ "unlinkat", POL_ALLOW, POL_ARG_NONE },
+
+	/* files: the state directories it hands to the nodeserver and the
+	 * CDI specs it writes for it (supervisor/files.c) */
+	{ "fchown", POL_ALLOW, POL_ARG_NONE },
+	{ "fdatasync", POL_ALLOW, POL_ARG_NONE },
+	{ "fsync", POL_ALLOW, POL_ARG_NONE },
+	{ "getdents64", POL_ALLOW, POL_ARG_NONE },
+	{ "mkdirat", POL_ALLOW, POL_ARG_NONE },
+	{ "renameat", POL_ALLOW, POL_ARG_NONE },
+	{ "renameat2", POL_ALLOW, POL_ARG_NONE },
 
 	/* the driver process: start-up (the dynamic loader) and idling */
 	{ "access", POL_ALLOW, POL_ARG_NONE },
