@@ -831,14 +831,23 @@ KP_EXTERN int kp_registration_status(struct kp_plugin *plugin,
 
 /*
  * kp_publish_resources - publish the driver's devices as ResourceSlices.
- * Validates res synchronously against the API server's rules (error names
- * pool, slice, device and field), deep-copies it and hands it to the
- * publisher; returns without waiting for the API server (see
- * kp_publish_status()). A later call replaces the earlier resources; pools
- * that disappear get their slices deleted.
- * Errors: KP_EINVAL (validation), KP_ENOCLIENT (no Kubernetes access
- * configured), KP_ENONODE (no node name), KP_EPIPE, KP_ENOMEM.
- * Mirrors kubeletplugin.DRAPlugin.PublishResources, 1.33 shape (pools).
+ * Checks every struct_size (see "How this data grows" above) and validates
+ * res synchronously against the API server's 1.37 rules and the 1.35
+ * controller's pool rules (the message names the field path, e.g.
+ * "pools[0].slices[1].devices[3].consumesCounters[0].counterSet: ..."),
+ * deep-copies it and hands it to the publisher; returns without waiting
+ * for the API server (see kp_publish_status()). A later call replaces the
+ * earlier resources; pools that disappear get their slices deleted.
+ * Asynchronous conditions reported in kp_publish_status().last_error
+ * (beyond upstream, which logs): a field the served API version lacks
+ * (the pool is not written), fields the server dropped because a feature
+ * gate is off (named, as upstream's DroppedFieldsError; the stored slice
+ * is then taken as the desired state and not rewritten).
+ * Errors: KP_EINVAL (struct_size or validation), KP_ENOCLIENT (no
+ * Kubernetes access configured), KP_ENONODE (no node name), KP_EPIPE,
+ * KP_ENOMEM.
+ * Mirrors kubeletplugin.DRAPlugin.PublishResources, 1.33 shape (pools),
+ * with the resource.k8s.io/v1 fields of 1.37.
  */
 KP_EXTERN int kp_publish_resources(struct kp_plugin *plugin,
     const struct kp_resources *res);
