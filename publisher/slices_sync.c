@@ -220,8 +220,13 @@ dropped_as(struct slice_ctl *ctl, const json_t *n)
 
 	json_array_foreach(ctl->dropped, i, e)
 		if (json_equal(json_object_get(e, "want"), n)) {
-			sl_set_sticky(ctl, "%s", json_string_value(
-			    json_object_get(e, "msg")));
+			/* Shown again, not logged again: reported once. */
+			pthread_mutex_lock(&ctl->lock);
+			snprintf(ctl->sticky, sizeof(ctl->sticky), "%s",
+			    json_string_value(json_object_get(e, "msg")));
+			memcpy(ctl->stats.last_error, ctl->sticky,
+			    sizeof(ctl->sticky));
+			pthread_mutex_unlock(&ctl->lock);
 			return (json_object_get(e, "got"));
 		}
 	return (NULL);

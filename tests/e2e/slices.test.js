@@ -636,6 +636,11 @@ test('fields dropped by a disabled feature gate: one report, the stored slice ad
   // Several sync delays later: still no write (upstream's loop wrote once a second).
   await sleep(2500);
   assert.equal(writes(emu).length, n, 'no update loop');
+  // Republishing the same resources (a rescan) writes and reports nothing.
+  await ctl.publish([gpuPool()]);
+  await ctl.settle();
+  assert.equal(writes(emu).length, n, 'no write after a republish');
+  assert.match((await ctl.stats()).lastError, /DRADeviceTaints/, 'still shown');
   assert.equal(ctl.stderr.match(/some fields were dropped/g).length, 1, 'reported once');
   // A real change is still published.
   const p = gpuPool();
