@@ -397,11 +397,12 @@ kp_publish_resources(struct kp_plugin *p, const struct kp_resources *res)
 	if (res == NULL)
 		return (plugin_fail(p, KP_EINVAL, "kp_publish_resources: "
 		    "resources: NULL"));
-	if ((r = validate_resources(res, err, sizeof(err))) != 0)
+	if ((r = pack_resources(res, &pub, err, sizeof(err))) != 0)
 		return (plugin_fail(p, r, "kp_publish_resources: %s", err));
-	if ((r = pack_resources(res, &pub)) != 0)
-		return (plugin_fail(p, r, "kp_publish_resources: %s",
-		    kp_strerror(r)));
+	if ((r = validate_publish(pub, err, sizeof(err))) != 0) {
+		pack_free(pub);
+		return (plugin_fail(p, r, "kp_publish_resources: %s", err));
+	}
 	m.m_case = KPIPC__MSG__M_PUBLISH;
 	m.publish = pub;
 	r = request(p, &m, &reply, KP_REQUEST_TIMEOUT_MS);

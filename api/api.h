@@ -103,6 +103,7 @@ int	api_request(struct kp_plugin *, const Kpipc__Msg *, const char *);
 int	api_fail(struct kp_plugin *, int, const char *, ...) KP_PRINTF(3, 4);
 
 /* validate.c: the API server's rules, applied in the driver process. */
+int	validate_publish(const Kpipc__Publish *, char *, size_t);
 int	validate_resources(const struct kp_resources *, char *, size_t);
 
 /* Limits and rule texts that validate.c and validate_names.c share. */
@@ -128,7 +129,8 @@ const char *val_quantity_why(const char *);
  * pack.c: struct kp_resources -> a Kpipc__Publish tree (driver side), to
  * send with ipc_send(); pack_free() frees what pack_resources() built.
  */
-int	pack_resources(const struct kp_resources *, Kpipc__Publish **);
+int	pack_resources(const struct kp_resources *, Kpipc__Publish **,
+	    char *, size_t);
 void	pack_free(Kpipc__Publish *);
 
 #endif /* KP_API_H */

@@ -580,70 +580,293 @@ struct kp_hooks {
 /* ------------------------------------------------------------------------
  * Driver resources for kp_publish_resources(): plain C data, borrowed for
  * the duration of the call (deep-copied before it returns).
+ *
+ * How this data grows without breaking compiled drivers: every struct
+ * below starts with size_t struct_size, set by its KP_*_INIT macro to
+ * sizeof the struct as the driver was compiled. Write them with
+ * designated initialisers:
+ *
+ *	static const struct kp_attribute attrs[] = {
+ *		KP_ATTR_STRING("model", "A100"),
+ *		KP_ATTR_INT("index", 0),
+ *	};
+ *	static const struct kp_device devs[] = {
+ *		{ KP_DEVICE_INIT, .name = "gpu-0", .attributes = attrs,
+ *		    .n_attributes = 2 },
+ *	};
+ *
+ * or in a loop: devs[i] = (struct kp_device){ KP_DEVICE_INIT, .name = n };
+ * Arrays are pointer + count. The library walks an array with its first
+ * element's struct_size as the stride and reads from each element only
+ * the fields that fit in it: fields a later release adds sit at the end,
+ * so a driver compiled against this header keeps working (the new fields
+ * read as zero, which always means "unset"). A driver compiled against a
+ * newer header and run with this library works as long as it leaves the
+ * fields this library does not know zero; a non-zero one is refused
+ * rather than silently dropped. kp_publish_resources() fails with
+ * KP_EINVAL, naming the field path (pools[0].slices[1].devices[3]...),
+ * when a struct_size is 0 (not initialised), smaller than this first
+ * release's struct, not a multiple of the struct's alignment, or differs
+ * between elements of one array. Why size fields and not builders: a
+ * driver with a static table of devices keeps it static (no calls, no
+ * frees, no error paths per field), one that builds devices in a loop
+ * fills an array, and both read like the Go structs they mirror.
+ *
+ * Zero means unset everywhere: NULL (or "") strings and lists, 0 flags,
+ * 0 times. Only what is set is published.
+ *
+ * The same scheme, for the data types other parts of the API add (header
+ * design; they are not part of this release):
+ *  - health reports: struct kp_device_health { size_t struct_size;
+ *    const char *pool; const char *device; enum kp_health health;
+ *    int64_t last_updated; int64_t timeout_s; const char *message; },
+ *    KP_DEVICE_HEALTH_INIT, passed as (const struct kp_device_health *, n)
+ *    to a kp_health_report() call and walked by struct_size like devices.
+ *  - prepared devices: struct kp_prepared_device gains struct_size as its
+ *    first member and a KP_PREPARED_DEVICE_INIT macro when the nodeserver
+ *    side changes next; kp_prepare_add_device() then reads the fields that
+ *    fit in the caller's struct_size, as kp_publish_resources() does.
+ * Every such struct: struct_size first, new fields only appended, zero
+ * means unset, an _INIT macro, arrays walked with the caller's stride.
  */
 
+/* Set struct_size of a struct of type T: { KP_STRUCT_INIT(T), ... }. */
+#define KP_STRUCT_INIT(T)	.struct_size = sizeof(T)
+
 enum kp_attribute_type {
-	KP_ATTR_INT = 0,
-	KP_ATTR_BOOL = 1,
-	KP_ATTR_STRING = 2,	/* at most 64 bytes */
-	KP_ATTR_VERSION = 3	/* semver 2.0.0, at most 64 bytes */
+	KP_ATTR_TYPE_INT = 0,
+	KP_ATTR_TYPE_BOOL = 1,
+	KP_ATTR_TYPE_STRING = 2,	/* at most 64 bytes */
+	KP_ATTR_TYPE_VERSION = 3,	/* semver 2.0.0, at most 64 bytes */
+	/* List types (1.36+, DRAListTypeAttributes): n_values values of
+	 * the list below; at most 48 list values per device in all. */
+	KP_ATTR_TYPE_INTS = 4,		/* int_values */
+	KP_ATTR_TYPE_BOOLS = 5,		/* bool_values */
+	KP_ATTR_TYPE_STRINGS = 6,	/* string_values, each <= 64 bytes */
+	KP_ATTR_TYPE_VERSIONS = 7	/* string_values, semver each */
 };
 
+/* A device attribute (DeviceAttribute): exactly one typed value. */
 struct kp_attribute {
+	size_t struct_size;		/* KP_ATTRIBUTE_INIT */
 	const char *name;	/* qualified name: [domain/]identifier */
 	enum kp_attribute_type type;
-	int64_t int_value;
-	int bool_value;
+	int64_t int_value;		/* INT */
+	int bool_value;			/* BOOL: 0 or 1 */
 	const char *string_value;	/* STRING and VERSION */
+	const int64_t *int_values;	/* INTS */
+	const int *bool_values;		/* BOOLS */
+	const char *const *string_values;	/* STRINGS and VERSIONS */
+	size_t n_values;		/* list types: >= 1 */
 };
+#define KP_ATTRIBUTE_INIT	KP_STRUCT_INIT(struct kp_attribute)
+
+/* Attribute initialisers, for tables and for compound literals:
+ * struct kp_attribute a = KP_ATTR_INT("example.com/index", 3); */
+#define KP_ATTR_INT(n, v)	{ KP_ATTRIBUTE_INIT, .name = (n),	\
+	.type = KP_ATTR_TYPE_INT, .int_value = (v) }
+#define KP_ATTR_BOOL(n, v)	{ KP_ATTRIBUTE_INIT, .name = (n),	\
+	.type = KP_ATTR_TYPE_BOOL, .bool_value = (v) }
+#define KP_ATTR_STRING(n, v)	{ KP_ATTRIBUTE_INIT, .name = (n),	\
+	.type = KP_ATTR_TYPE_STRING, .string_value = (v) }
+#define KP_ATTR_VERSION(n, v)	{ KP_ATTRIBUTE_INIT, .name = (n),	\
+	.type = KP_ATTR_TYPE_VERSION, .string_value = (v) }
+#define KP_ATTR_INTS(n, a, c)	{ KP_ATTRIBUTE_INIT, .name = (n),	\
+	.type = KP_ATTR_TYPE_INTS, .int_values = (a), .n_values = (c) }
+#define KP_ATTR_BOOLS(n, a, c)	{ KP_ATTRIBUTE_INIT, .name = (n),	\
+	.type = KP_ATTR_TYPE_BOOLS, .bool_values = (a), .n_values = (c) }
+#define KP_ATTR_STRINGS(n, a, c) { KP_ATTRIBUTE_INIT, .name = (n),	\
+	.type = KP_ATTR_TYPE_STRINGS, .string_values = (a), .n_values = (c) }
+#define KP_ATTR_VERSIONS(n, a, c) { KP_ATTRIBUTE_INIT, .name = (n),	\
+	.type = KP_ATTR_TYPE_VERSIONS, .string_values = (a), .n_values = (c) }
+
+/*
+ * How a request consumes a capacity of a device that allows multiple
+ * allocations (CapacityRequestPolicy, DRAConsumableCapacity). Quantities
+ * as strings. At most one of valid_values and the range.
+ */
+struct kp_request_policy {
+	size_t struct_size;		/* KP_REQUEST_POLICY_INIT */
+	const char *default_value;	/* NULL: unset; required with the
+					 * values or the range */
+	const char *const *valid_values;	/* <= 10, ascending */
+	size_t n_valid_values;
+	const char *range_min;		/* non-NULL: validRange is set */
+	const char *range_max;		/* NULL: no maximum */
+	const char *range_step;		/* NULL: no step */
+};
+#define KP_REQUEST_POLICY_INIT	KP_STRUCT_INIT(struct kp_request_policy)
 
 struct kp_capacity {
+	size_t struct_size;		/* KP_CAPACITY_INIT */
 	const char *name;	/* qualified name */
 	const char *quantity;	/* Kubernetes quantity, e.g. "80Gi" */
+	const struct kp_request_policy *request_policy;	/* NULL: none */
 };
+#define KP_CAPACITY_INIT	KP_STRUCT_INIT(struct kp_capacity)
+#define KP_CAPACITY(n, q)	{ KP_CAPACITY_INIT, .name = (n),	\
+	.quantity = (q) }
 
-/* A device of a ResourceSlice (resource.k8s.io Device). */
-struct kp_device {
+/* One counter of a counter set or of a consumption (Counter). */
+struct kp_counter {
+	size_t struct_size;		/* KP_COUNTER_INIT */
 	const char *name;	/* DNS label */
-	const struct kp_attribute *attributes;
-	size_t n_attributes;
-	const struct kp_capacity *capacities;
-	size_t n_capacities;	/* attributes + capacities <= 32 */
+	const char *quantity;
+};
+#define KP_COUNTER_INIT		KP_STRUCT_INIT(struct kp_counter)
+#define KP_COUNTER(n, q)	{ KP_COUNTER_INIT, .name = (n),		\
+	.quantity = (q) }
+
+/* A counter set of a slice (CounterSet, DRAPartitionableDevices). */
+struct kp_counter_set {
+	size_t struct_size;		/* KP_COUNTER_SET_INIT */
+	const char *name;	/* DNS label, unique in the pool */
+	const struct kp_counter *counters;
+	size_t n_counters;	/* 1 .. 32 */
+};
+#define KP_COUNTER_SET_INIT	KP_STRUCT_INIT(struct kp_counter_set)
+
+/* What a device takes from one counter set (DeviceCounterConsumption). */
+struct kp_counter_consumption {
+	size_t struct_size;		/* KP_COUNTER_CONSUMPTION_INIT */
+	const char *counter_set;	/* a counter set of the pool */
+	const struct kp_counter *counters;	/* its counters, 1 .. 32 */
+	size_t n_counters;
+};
+#define KP_COUNTER_CONSUMPTION_INIT \
+	KP_STRUCT_INIT(struct kp_counter_consumption)
+
+enum kp_taint_effect {
+	KP_TAINT_UNSET = 0,		/* invalid: effect is required */
+	KP_TAINT_NONE = 1,		/* "None" (1.35+) */
+	KP_TAINT_NO_SCHEDULE = 2,	/* "NoSchedule" */
+	KP_TAINT_NO_EXECUTE = 3		/* "NoExecute" */
 };
 
-struct kp_slice {
-	const struct kp_device *devices;
-	size_t n_devices;	/* at most 128 */
+/* A device taint (DeviceTaint, DRADeviceTaints). */
+struct kp_taint {
+	size_t struct_size;		/* KP_TAINT_INIT */
+	const char *key;	/* label key */
+	const char *value;	/* label value; NULL or "": none */
+	enum kp_taint_effect effect;
+	int64_t time_added;	/* Unix seconds; 0: the server's time (the
+				 * controller keeps a stored one) */
 };
+#define KP_TAINT_INIT		KP_STRUCT_INIT(struct kp_taint)
+
+/*
+ * How allocating the device adds to a node-allocatable resource
+ * (NodeAllocatableResource, 1.37 name, DRANodeAllocatableResources):
+ * a mapping (capacity_key with capacity_multiplier, or
+ * device_multiplier) and/or an overhead (per_pod, per_container).
+ */
+struct kp_node_allocatable {
+	size_t struct_size;		/* KP_NODE_ALLOCATABLE_INIT */
+	const char *resource;	/* "cpu", "memory", "hugepages-2Mi", ... */
+	const char *capacity_key;	/* mapping.capacityKey */
+	const char *capacity_multiplier;	/* mapping, quantity */
+	const char *device_multiplier;	/* mapping, quantity */
+	const char *per_pod;		/* overhead, quantity */
+	const char *per_container;	/* overhead, quantity */
+};
+#define KP_NODE_ALLOCATABLE_INIT KP_STRUCT_INIT(struct kp_node_allocatable)
 
 /* One requirement of a node selector term (core/v1). */
 struct kp_node_selector_requirement {
+	size_t struct_size;		/* KP_NODE_SELECTOR_REQUIREMENT_INIT */
 	const char *key;
 	const char *op;		/* In, NotIn, Exists, DoesNotExist, Gt, Lt */
 	const char *const *values;
 	size_t n_values;
 };
+#define KP_NODE_SELECTOR_REQUIREMENT_INIT \
+	KP_STRUCT_INIT(struct kp_node_selector_requirement)
 
 /* A node selector with exactly one term, as ResourceSlices require. */
 struct kp_node_selector {
+	size_t struct_size;		/* KP_NODE_SELECTOR_INIT */
 	const struct kp_node_selector_requirement *match_expressions;
 	size_t n_match_expressions;
 	const struct kp_node_selector_requirement *match_fields;
 	size_t n_match_fields;
 };
+#define KP_NODE_SELECTOR_INIT	KP_STRUCT_INIT(struct kp_node_selector)
 
+/* A device of a ResourceSlice (resource.k8s.io/v1 Device, 1.37). */
+struct kp_device {
+	size_t struct_size;		/* KP_DEVICE_INIT */
+	const char *name;	/* DNS label, unique in the pool */
+	const struct kp_attribute *attributes;
+	size_t n_attributes;
+	const struct kp_capacity *capacities;
+	size_t n_capacities;	/* attributes + capacities <= 32 */
+	/* DRAPartitionableDevices: <= 2, one per counter set */
+	const struct kp_counter_consumption *consumes_counters;
+	size_t n_consumes_counters;
+	/* Per-device node selection: exactly one of these three when the
+	 * slice has per_device_node_selection, none otherwise. */
+	const char *node_name;
+	const struct kp_node_selector *node_selector;
+	int all_nodes;
+	const struct kp_taint *taints;	/* DRADeviceTaints, <= 16 */
+	size_t n_taints;
+	/* DRADeviceBindingConditions: */
+	int binds_to_node;
+	const char *const *binding_conditions;	/* <= 4 */
+	size_t n_binding_conditions;
+	const char *const *binding_failure_conditions;	/* <= 4 */
+	size_t n_binding_failure_conditions;
+	int allow_multiple_allocations;	/* DRAConsumableCapacity */
+	/* DRANodeAllocatableResources, one per resource: */
+	const struct kp_node_allocatable *node_allocatable;
+	size_t n_node_allocatable;
+};
+#define KP_DEVICE_INIT		KP_STRUCT_INIT(struct kp_device)
+
+/*
+ * One ResourceSlice of a pool (ResourceSliceSpec less what the pool and
+ * the controller fill in). A slice holds devices or shared counters,
+ * never both (1.35). At most 128 devices, 64 when any device has taints,
+ * consumes counters or has a list attribute.
+ */
+struct kp_slice {
+	size_t struct_size;		/* KP_SLICE_INIT */
+	const struct kp_device *devices;
+	size_t n_devices;
+	const struct kp_counter_set *shared_counters;	/* <= 8 */
+	size_t n_shared_counters;
+	int per_device_node_selection;	/* devices choose their nodes */
+	/* DRAPartitionableDevicesType (1.37): the fully qualified name of
+	 * a string attribute every partition device carries. */
+	const char *partition_type_attribute;
+	/* DRAOptionalNodeOperations (1.37): "NodePrepareResources",
+	 * "NodeUnprepareResources" or "*" (Prepare only with Unprepare). */
+	const char *const *skip_node_operations;
+	size_t n_skip_node_operations;
+};
+#define KP_SLICE_INIT		KP_STRUCT_INIT(struct kp_slice)
+
+/*
+ * A pool. Node selection of its slices: node_selector, else all_nodes,
+ * else this node (spec.nodeName), unless a slice selects per device.
+ */
 struct kp_pool {
+	size_t struct_size;		/* KP_POOL_INIT */
 	const char *name;	/* '/'-separated DNS subdomains, <= 253 */
 	int64_t generation;	/* >= 0; the controller bumps it */
-	const struct kp_node_selector *node_selector;	/* NULL: this node */
+	const struct kp_node_selector *node_selector;	/* NULL: none */
 	const struct kp_slice *slices;
 	size_t n_slices;
+	int all_nodes;		/* Pool.AllNodes (1.36): every node */
 };
+#define KP_POOL_INIT		KP_STRUCT_INIT(struct kp_pool)
 
 struct kp_resources {
+	size_t struct_size;		/* KP_RESOURCES_INIT */
 	const struct kp_pool *pools;
 	size_t n_pools;
 };
+#define KP_RESOURCES_INIT	KP_STRUCT_INIT(struct kp_resources)
 
 /* ------------------------------------------------------------------------
  * The plugin
@@ -705,14 +928,23 @@ KP_EXTERN int kp_registration_status(struct kp_plugin *plugin,
 
 /*
  * kp_publish_resources - publish the driver's devices as ResourceSlices.
- * Validates res synchronously against the API server's rules (error names
- * pool, slice, device and field), deep-copies it and hands it to the
- * publisher; returns without waiting for the API server (see
- * kp_publish_status()). A later call replaces the earlier resources; pools
- * that disappear get their slices deleted.
- * Errors: KP_EINVAL (validation), KP_ENOCLIENT (no Kubernetes access
- * configured), KP_ENONODE (no node name), KP_EPIPE, KP_ENOMEM.
- * Mirrors kubeletplugin.DRAPlugin.PublishResources, 1.33 shape (pools).
+ * Checks every struct_size (see "How this data grows" above) and validates
+ * res synchronously against the API server's 1.37 rules and the 1.35
+ * controller's pool rules (the message names the field path, e.g.
+ * "pools[0].slices[1].devices[3].consumesCounters[0].counterSet: ..."),
+ * deep-copies it and hands it to the publisher; returns without waiting
+ * for the API server (see kp_publish_status()). A later call replaces the
+ * earlier resources; pools that disappear get their slices deleted.
+ * Asynchronous conditions reported in kp_publish_status().last_error
+ * (beyond upstream, which logs): a field the served API version lacks
+ * (the pool is not written), fields the server dropped because a feature
+ * gate is off (named, as upstream's DroppedFieldsError; the stored slice
+ * is then taken as the desired state and not rewritten).
+ * Errors: KP_EINVAL (struct_size or validation), KP_ENOCLIENT (no
+ * Kubernetes access configured), KP_ENONODE (no node name), KP_EPIPE,
+ * KP_ENOMEM.
+ * Mirrors kubeletplugin.DRAPlugin.PublishResources, 1.33 shape (pools),
+ * with the resource.k8s.io/v1 fields of 1.37.
  */
 KP_EXTERN int kp_publish_resources(struct kp_plugin *plugin,
     const struct kp_resources *res);

@@ -354,12 +354,50 @@ ipc_check(const Kpipc__Msg *m, char *err, size_t errsize)
 	}
 }
 
+/* The bounds of one device (validate.c's limits, counted again). */
+static int
+check_device_sizes(const Kpipc__Device *d, size_t i, size_t j, size_t k,
+    char *err, size_t errsize)
+{
+	size_t	 a, c, lv = 0;
+
+	if (d->n_attributes + d->n_capacities > 32 ||
+	    d->n_consumes_counters > 2 || d->n_taints > 16 ||
+	    d->n_binding_conditions > 4 ||
+	    d->n_binding_failure_conditions > 4 ||
+	    d->n_node_allocatable > 32)
+		return (fail(err, errsize, "publish.pools[%zu].slices[%zu]."
+		    "devices[%zu]: a list over its limit", i, j, k));
+	for (c = 0; c < d->n_consumes_counters; c++)
+		if (d->consumes_counters[c]->n_counters > 32)
+			return (fail(err, errsize, "publish.pools[%zu].slices"
+			    "[%zu].devices[%zu].consumesCounters[%zu]: more "
+			    "than 32 counters", i, j, k, c));
+	for (a = 0; a < d->n_attributes; a++) {
+		const Kpipc__Attribute *at = d->attributes[a];
+
+		lv += at->value_case == KPIPC__ATTRIBUTE__VALUE_INTS ?
+		    at->ints->n_values : at->value_case ==
+		    KPIPC__ATTRIBUTE__VALUE_BOOLS ? at->bools->n_values :
+		    at->value_case == KPIPC__ATTRIBUTE__VALUE_STRINGS ?
+		    at->strings->n_values : at->value_case ==
+		    KPIPC__ATTRIBUTE__VALUE_VERSIONS ?
+		    at->versions->n_values : 0;
+	}
+	if (lv > 48)
+		return (fail(err, errsize, "publish.pools[%zu].slices[%zu]."
+		    "devices[%zu]: more than 48 list attribute values", i, j,
+		    k));
+	return (0);
+}
+
 /* Size rules of a Publish frame; the API server's rules are applied by
- * kp_publish_resources() in the driver and by the publisher. */
+ * kp_publish_resources() in the driver (validate.c). */
 int
 ipc_check_resources(const Kpipc__Publish *p, char *err, size_t errsize)
 {
-	size_t	 i, j;
+	const Kpipc__Slice	*s;
+	size_t			 i, j, k;
 
 	if (p->n_pools > 4096)
 		return (fail(err, errsize, "publish.pools: more than 4096"));
@@ -367,11 +405,28 @@ ipc_check_resources(const Kpipc__Publish *p, char *err, size_t errsize)
 		if (strlen(p->pools[i]->name) > 253)
 			return (fail(err, errsize, "publish.pools[%zu].name: "
 			    "longer than 253", i));
-		for (j = 0; j < p->pools[i]->n_slices; j++)
-			if (p->pools[i]->slices[j]->n_devices > 128)
+		for (j = 0; j < p->pools[i]->n_slices; j++) {
+			s = p->pools[i]->slices[j];
+			if (s->n_devices > 128)
 				return (fail(err, errsize, "publish.pools[%zu]"
 				    ".slices[%zu]: more than 128 devices",
 				    i, j));
+			if (s->n_shared_counters > 8 ||
+			    s->n_skip_node_operations > 3)
+				return (fail(err, errsize, "publish.pools[%zu]"
+				    ".slices[%zu]: a list over its limit",
+				    i, j));
+			for (k = 0; k < s->n_shared_counters; k++)
+				if (s->shared_counters[k]->n_counters > 32)
+					return (fail(err, errsize, "publish."
+					    "pools[%zu].slices[%zu]."
+					    "sharedCounters[%zu]: more than "
+					    "32 counters", i, j, k));
+			for (k = 0; k < s->n_devices; k++)
+				if (check_device_sizes(s->devices[k], i, j, k,
+				    err, errsize) != 0)
+					return (KP_EPROTO);
+		}
 	}
 	return (0);
 }

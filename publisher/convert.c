@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "publisher/slices.h"
 
@@ -97,8 +98,26 @@ selector_json(const Kpipc__NodeSelector *s, int *bad)
 }
 
 static json_t *
+strings_json(char **v, size_t n, int *bad)
+{
+	json_t	*a;
+	size_t	 i;
+
+	if ((a = json_array()) == NULL) {
+		*bad = 1;
+		return (NULL);
+	}
+	for (i = 0; i < n; i++)
+		append(a, json_string(v[i]), bad);
+	return (a);
+}
+
+static json_t *
 attribute_json(const Kpipc__Attribute *a, int *bad)
 {
+	json_t	*l;
+	size_t	 i;
+
 	switch (a->value_case) {
 	case KPIPC__ATTRIBUTE__VALUE_INT_VALUE:
 		return (json_pack("{sI}", "int", (json_int_t)a->int_value));
@@ -108,16 +127,161 @@ attribute_json(const Kpipc__Attribute *a, int *bad)
 		return (json_pack("{ss}", "string", a->string_value));
 	case KPIPC__ATTRIBUTE__VALUE_VERSION_VALUE:
 		return (json_pack("{ss}", "version", a->version_value));
+	case KPIPC__ATTRIBUTE__VALUE_INTS:
+		if ((l = json_array()) == NULL)
+			break;
+		for (i = 0; i < a->ints->n_values; i++)
+			append(l, json_integer(a->ints->values[i]), bad);
+		return (json_pack("{so}", "ints", l));
+	case KPIPC__ATTRIBUTE__VALUE_BOOLS:
+		if ((l = json_array()) == NULL)
+			break;
+		for (i = 0; i < a->bools->n_values; i++)
+			append(l, json_boolean(a->bools->values[i]), bad);
+		return (json_pack("{so}", "bools", l));
+	case KPIPC__ATTRIBUTE__VALUE_STRINGS:
+		return (json_pack("{so}", "strings", strings_json(
+		    a->strings->values, a->strings->n_values, bad)));
+	case KPIPC__ATTRIBUTE__VALUE_VERSIONS:
+		return (json_pack("{so}", "versions", strings_json(
+		    a->versions->values, a->versions->n_values, bad)));
 	default:
-		*bad = 1;	/* validate.c never lets this through */
+		break;
+	}
+	*bad = 1;	/* validate.c never lets this through */
+	return (NULL);
+}
+
+static json_t *
+counters_json(Kpipc__Counter **c, size_t n, int *bad)
+{
+	json_t	*m;
+	size_t	 i;
+
+	if ((m = json_object()) == NULL) {
+		*bad = 1;
 		return (NULL);
 	}
+	for (i = 0; i < n; i++)
+		put(m, c[i]->name, json_pack("{ss}", "value", c[i]->quantity),
+		    bad);
+	return (m);
+}
+
+static json_t *
+capacity_json(const Kpipc__Capacity *c, int *bad)
+{
+	const Kpipc__RequestPolicy	*p = c->request_policy;
+	json_t				*o, *rp, *r;
+
+	if ((o = json_pack("{ss}", "value", c->quantity)) == NULL || p == NULL)
+		return (o);
+	if ((rp = json_object()) == NULL) {
+		*bad = 1;
+		return (o);
+	}
+	if (p->default_value[0] != '\0')
+		put(rp, "default", json_string(p->default_value), bad);
+	if (p->n_valid_values > 0)
+		put(rp, "validValues", strings_json(p->valid_values,
+		    p->n_valid_values, bad), bad);
+	if (p->has_range && (r = json_pack("{ss}", "min", p->range_min)) !=
+	    NULL) {
+		if (p->range_max[0] != '\0')
+			put(r, "max", json_string(p->range_max), bad);
+		if (p->range_step[0] != '\0')
+			put(r, "step", json_string(p->range_step), bad);
+		put(rp, "validRange", r, bad);
+	}
+	put(o, "requestPolicy", rp, bad);
+	return (o);
+}
+
+static const char *
+effect_name(int32_t e)
+{
+	switch (e) {
+	case KP_TAINT_NONE:
+		return ("None");
+	case KP_TAINT_NO_SCHEDULE:
+		return ("NoSchedule");
+	default:
+		return ("NoExecute");
+	}
+}
+
+/* Unix seconds as metav1.Time's RFC 3339 form. */
+static json_t *
+time_json(int64_t t)
+{
+	struct tm	 tm;
+	time_t		 tt = (time_t)t;
+	char		 b[32];
+
+	if (gmtime_r(&tt, &tm) == NULL || strftime(b, sizeof(b),
+	    "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+		return (NULL);
+	return (json_string(b));
+}
+
+static json_t *
+taint_json(const Kpipc__Taint *t, int *bad)
+{
+	json_t	*o;
+
+	if ((o = json_pack("{ss ss}", "key", t->key, "effect",
+	    effect_name(t->effect))) == NULL) {
+		*bad = 1;
+		return (NULL);
+	}
+	if (t->value[0] != '\0')
+		put(o, "value", json_string(t->value), bad);
+	if (t->time_added > 0)
+		put(o, "timeAdded", time_json(t->time_added), bad);
+	return (o);
+}
+
+static json_t *
+allocatable_json(const Kpipc__NodeAllocatable *na, int *bad)
+{
+	json_t	*o, *m;
+
+	if ((o = json_object()) == NULL) {
+		*bad = 1;
+		return (NULL);
+	}
+	if (na->capacity_key[0] != '\0' || na->capacity_multiplier[0] != '\0'
+	    || na->device_multiplier[0] != '\0') {
+		if ((m = json_object()) == NULL)
+			*bad = 1;
+		if (m != NULL && na->capacity_key[0] != '\0')
+			put(m, "capacityKey", json_string(na->capacity_key),
+			    bad);
+		if (m != NULL && na->capacity_multiplier[0] != '\0')
+			put(m, "capacityMultiplier", json_string(
+			    na->capacity_multiplier), bad);
+		if (m != NULL && na->device_multiplier[0] != '\0')
+			put(m, "deviceMultiplier", json_string(
+			    na->device_multiplier), bad);
+		put(o, "mapping", m, bad);
+	}
+	if (na->per_pod[0] != '\0' || na->per_container[0] != '\0') {
+		if ((m = json_object()) == NULL)
+			*bad = 1;
+		if (m != NULL && na->per_pod[0] != '\0')
+			put(m, "perPod", json_string(na->per_pod), bad);
+		if (m != NULL && na->per_container[0] != '\0')
+			put(m, "perContainer", json_string(
+			    na->per_container), bad);
+		put(o, "overhead", m, bad);
+	}
+	return (o);
 }
 
 static json_t *
 device_json(enum kube_version v, const Kpipc__Device *dev, int *bad)
 {
-	json_t	*d, *fields, *attrs, *caps;
+	json_t	*d, *fields, *m, *a;
 	size_t	 i;
 
 	if ((d = json_object()) == NULL) {
@@ -134,18 +298,60 @@ device_json(enum kube_version v, const Kpipc__Device *dev, int *bad)
 	} else
 		fields = d;
 	if (dev->n_attributes > 0) {
-		attrs = json_object();
-		for (i = 0; attrs != NULL && i < dev->n_attributes; i++)
-			put(attrs, dev->attributes[i]->name,
+		m = json_object();
+		for (i = 0; m != NULL && i < dev->n_attributes; i++)
+			put(m, dev->attributes[i]->name,
 			    attribute_json(dev->attributes[i], bad), bad);
-		put(fields, "attributes", attrs, bad);
+		put(fields, "attributes", m, bad);
 	}
 	if (dev->n_capacities > 0) {
-		caps = json_object();
-		for (i = 0; caps != NULL && i < dev->n_capacities; i++)
-			put(caps, dev->capacities[i]->name, json_pack("{ss}",
-			    "value", dev->capacities[i]->quantity), bad);
-		put(fields, "capacity", caps, bad);
+		m = json_object();
+		for (i = 0; m != NULL && i < dev->n_capacities; i++)
+			put(m, dev->capacities[i]->name, capacity_json(
+			    dev->capacities[i], bad), bad);
+		put(fields, "capacity", m, bad);
+	}
+	if (dev->n_consumes_counters > 0) {
+		a = json_array();
+		for (i = 0; a != NULL && i < dev->n_consumes_counters; i++)
+			append(a, json_pack("{ss so}", "counterSet",
+			    dev->consumes_counters[i]->counter_set, "counters",
+			    counters_json(dev->consumes_counters[i]->counters,
+			    dev->consumes_counters[i]->n_counters, bad)), bad);
+		put(fields, "consumesCounters", a, bad);
+	}
+	if (dev->node_name[0] != '\0')
+		put(fields, "nodeName", json_string(dev->node_name), bad);
+	if (dev->node_selector != NULL)
+		put(fields, "nodeSelector", selector_json(dev->node_selector,
+		    bad), bad);
+	if (dev->all_nodes)
+		put(fields, "allNodes", json_true(), bad);
+	if (dev->n_taints > 0) {
+		a = json_array();
+		for (i = 0; a != NULL && i < dev->n_taints; i++)
+			append(a, taint_json(dev->taints[i], bad), bad);
+		put(fields, "taints", a, bad);
+	}
+	if (dev->binds_to_node)
+		put(fields, "bindsToNode", json_true(), bad);
+	if (dev->n_binding_conditions > 0)
+		put(fields, "bindingConditions", strings_json(
+		    dev->binding_conditions, dev->n_binding_conditions, bad),
+		    bad);
+	if (dev->n_binding_failure_conditions > 0)
+		put(fields, "bindingFailureConditions", strings_json(
+		    dev->binding_failure_conditions,
+		    dev->n_binding_failure_conditions, bad), bad);
+	if (dev->allow_multiple_allocations)
+		put(fields, "allowMultipleAllocations", json_true(), bad);
+	if (dev->n_node_allocatable > 0) {
+		m = json_object();
+		for (i = 0; m != NULL && i < dev->n_node_allocatable; i++)
+			put(m, dev->node_allocatable[i]->resource,
+			    allocatable_json(dev->node_allocatable[i], bad),
+			    bad);
+		put(fields, "nodeAllocatableResources", m, bad);
 	}
 	return (d);
 }
@@ -153,15 +359,19 @@ device_json(enum kube_version v, const Kpipc__Device *dev, int *bad)
 /*
  * The spec of a desired slice in version v's shape. v1beta2 and v1 get
  * nodeName / allNodes only when set (an explicit "" or false is rejected
- * there); "devices" is always an array. Returns a new reference or NULL
- * (out of memory).
+ * there); "devices" is always an array. Node selection: the slice's
+ * perDeviceNodeSelection, else the pool's node selector, else allNodes
+ * for a pool that says so or has no node, else this node. Returns a new
+ * reference or NULL (out of memory). Fields version v cannot carry are
+ * conv_check_version()'s to refuse before.
  */
 json_t *
 conv_slice_spec(enum kube_version v, const struct conv_slice *cs)
 {
-	json_t	*spec, *pool, *devs;
-	size_t	 i;
-	int	 bad = 0;
+	const Kpipc__Slice	*sl = cs->slice;
+	json_t			*spec, *pool, *devs, *sets;
+	size_t			 i;
+	int			 bad = 0;
 
 	if ((spec = json_object()) == NULL)
 		return (NULL);
@@ -170,10 +380,12 @@ conv_slice_spec(enum kube_version v, const struct conv_slice *cs)
 	    "generation", (json_int_t)cs->generation,
 	    "resourceSliceCount", (json_int_t)cs->count);
 	put(spec, "pool", pool, &bad);
-	if (cs->selector != NULL)
+	if (sl != NULL && sl->per_device_node_selection)
+		put(spec, "perDeviceNodeSelection", json_true(), &bad);
+	else if (cs->selector != NULL)
 		put(spec, "nodeSelector", selector_json(cs->selector, &bad),
 		    &bad);
-	else if (cs->node != NULL && cs->node[0] != '\0')
+	else if (!cs->all_nodes && cs->node != NULL && cs->node[0] != '\0')
 		put(spec, "nodeName", json_string(cs->node), &bad);
 	else
 		put(spec, "allNodes", json_true(), &bad);
@@ -182,11 +394,250 @@ conv_slice_spec(enum kube_version v, const struct conv_slice *cs)
 	for (i = 0; devs != NULL && i < cs->n_devices; i++)
 		append(devs, device_json(v, cs->devices[i], &bad), &bad);
 	put(spec, "devices", devs, &bad);
+	if (sl != NULL && sl->n_shared_counters > 0) {
+		sets = json_array();
+		for (i = 0; sets != NULL && i < sl->n_shared_counters; i++)
+			append(sets, json_pack("{ss so}", "name",
+			    sl->shared_counters[i]->name, "counters",
+			    counters_json(sl->shared_counters[i]->counters,
+			    sl->shared_counters[i]->n_counters, &bad)), &bad);
+		put(spec, "sharedCounters", sets, &bad);
+	}
+	if (sl != NULL && sl->partition_type_attribute[0] != '\0')
+		put(spec, "partitionTypeAttribute", json_string(
+		    sl->partition_type_attribute), &bad);
+	if (sl != NULL && sl->n_skip_node_operations > 0)
+		put(spec, "skipNodeOperations", strings_json(
+		    sl->skip_node_operations, sl->n_skip_node_operations,
+		    &bad), &bad);
 	if (bad) {
 		json_decref(spec);
 		return (NULL);
 	}
 	return (spec);
+}
+
+/*
+ * Can version v carry everything of pool p? Fields of 1.33-1.34 exist in
+ * v1beta1 (under basic), v1beta2 and v1; the ones first added in 1.36 and
+ * 1.37 (list attributes, nodeAllocatableResources, partitionTypeAttribute,
+ * skipNodeOperations) only in v1 [inferred: v1beta1 was deprecated in
+ * 1.35 and v1beta2 in 1.36 before those fields arrived]. Returns 0, or
+ * KP_ENOTSUP with err naming the field and the version: such a field is
+ * never dropped silently.
+ */
+int
+conv_check_version(enum kube_version v, const Kpipc__Pool *p, char *err,
+    size_t errsize)
+{
+	const char	*f = NULL;
+	size_t		 i, j, k;
+
+	if (v == KUBE_V1)
+		return (0);
+	for (i = 0; f == NULL && i < p->n_slices; i++) {
+		const Kpipc__Slice *s = p->slices[i];
+
+		if (s->partition_type_attribute[0] != '\0')
+			f = "partitionTypeAttribute";
+		else if (s->n_skip_node_operations > 0)
+			f = "skipNodeOperations";
+		for (j = 0; f == NULL && j < s->n_devices; j++) {
+			const Kpipc__Device *d = s->devices[j];
+
+			if (d->n_node_allocatable > 0)
+				f = "nodeAllocatableResources";
+			for (k = 0; f == NULL && k < d->n_attributes; k++)
+				if (d->attributes[k]->value_case >=
+				    KPIPC__ATTRIBUTE__VALUE_INTS)
+					f = "attributes (list types)";
+			if (f != NULL) {
+				snprintf(err, errsize, "pool %s: slices[%zu]."
+				    "devices[%zu].%s: not in resource.k8s.io/"
+				    "%s, the newest version the API server "
+				    "serves (it needs resource.k8s.io/v1)",
+				    p->name, i, j, f, v == KUBE_V1BETA1 ?
+				    "v1beta1" : "v1beta2");
+				return (KP_ENOTSUP);
+			}
+		}
+		if (f != NULL) {
+			snprintf(err, errsize, "pool %s: slices[%zu].%s: not "
+			    "in resource.k8s.io/%s, the newest version the "
+			    "API server serves (it needs resource.k8s.io/v1)",
+			    p->name, i, f, v == KUBE_V1BETA1 ? "v1beta1" :
+			    "v1beta2");
+			return (KP_ENOTSUP);
+		}
+	}
+	return (0);
+}
+
+static int
+taint_same(const json_t *a, const json_t *b)
+{
+	static const char	*k[] = { "key", "value", "effect" };
+	size_t			 i;
+
+	for (i = 0; i < 3; i++) {
+		const json_t *x = json_object_get(a, k[i]);
+		const json_t *y = json_object_get(b, k[i]);
+		const char *xs = json_is_string(x) ? json_string_value(x) : "";
+		const char *ys = json_is_string(y) ? json_string_value(y) : "";
+
+		if (strcmp(xs, ys) != 0)
+			return (0);
+	}
+	return (1);
+}
+
+/*
+ * The controller keeps a stored taint's timeAdded (1.33+): taints of
+ * spec (version v's shape) without one get the time of the same taint
+ * (key, value, effect) of the same device in stored (a neutral spec).
+ */
+void
+conv_adopt_taint_times(enum kube_version v, json_t *spec, const json_t *stored)
+{
+	json_t		*devs, *d, *src, *t, *sd, *st;
+	size_t		 i, j, k, l;
+	const char	*name;
+
+	devs = json_object_get(spec, "devices");
+	json_array_foreach(devs, i, d) {
+		src = v == KUBE_V1BETA1 ? json_object_get(d, "basic") : d;
+		name = json_string_value(json_object_get(d, "name"));
+		if (name == NULL || json_array_size(json_object_get(src,
+		    "taints")) == 0)
+			continue;
+		json_array_foreach(json_object_get(stored, "devices"), j, sd) {
+			const char *n = json_string_value(json_object_get(sd,
+			    "name"));
+
+			if (n == NULL || strcmp(n, name) != 0)
+				continue;
+			json_array_foreach(json_object_get(src, "taints"), k,
+			    t) {
+				if (json_object_get(t, "timeAdded") != NULL)
+					continue;
+				json_array_foreach(json_object_get(sd,
+				    "taints"), l, st)
+					if (taint_same(t, st) &&
+					    json_is_string(json_object_get(st,
+					    "timeAdded"))) {
+						json_object_set(t, "timeAdded",
+						    json_object_get(st,
+						    "timeAdded"));
+						break;
+					}
+			}
+			break;
+		}
+	}
+}
+
+/* Device fields -> the feature gate that serves them (upstream's
+ * DroppedFieldsError.DisabledFeatures, plus the 1.36/1.37 gates). */
+static const struct {
+	const char	*field;
+	const char	*gate;
+} gate_of[] = {
+	{ "taints", "DRADeviceTaints" },
+	{ "consumesCounters", "DRAPartitionableDevices" },
+	{ "nodeName", "DRAPartitionableDevices" },
+	{ "nodeSelector", "DRAPartitionableDevices" },
+	{ "allNodes", "DRAPartitionableDevices" },
+	{ "bindsToNode", "DRADeviceBindingConditions" },
+	{ "bindingConditions", "DRADeviceBindingConditions" },
+	{ "bindingFailureConditions", "DRADeviceBindingConditions" },
+	{ "allowMultipleAllocations", "DRAConsumableCapacity" },
+	{ "nodeAllocatableResources", "DRANodeAllocatableResources" },
+	{ "sharedCounters", "DRAPartitionableDevices" },
+	{ "perDeviceNodeSelection", "DRAPartitionableDevices" },
+	{ "partitionTypeAttribute", "DRAPartitionableDevicesType" },
+	{ "skipNodeOperations", "DRAOptionalNodeOperations" },
+};
+
+static void
+add_gate(char *out, size_t size, const char *g)
+{
+	size_t	 n = strlen(out);
+
+	if (strstr(out, g) != NULL)
+		return;
+	snprintf(out + n, size - n, "%s%s", n > 0 ? ", " : "", g);
+}
+
+static void
+gates_of(const json_t *want, const json_t *got, char *out, size_t size)
+{
+	const char	*k, *k2;
+	json_t		*x, *y, *gd;
+	size_t		 i, g;
+
+	json_object_foreach((json_t *)want, k, x) {
+		if (json_object_get(got, k) != NULL)
+			continue;
+		for (g = 0; g < sizeof(gate_of) / sizeof(gate_of[0]); g++)
+			if (strcmp(gate_of[g].field, k) == 0)
+				add_gate(out, size, gate_of[g].gate);
+	}
+	json_array_foreach(json_object_get(want, "devices"), i, x) {
+		gd = json_array_get(json_object_get(got, "devices"), i);
+		json_object_foreach(x, k, y) {
+			if (strcmp(k, "attributes") == 0) {
+				json_t *ga = json_object_get(gd, k), *a;
+
+				json_object_foreach(y, k2, a)
+					if (json_object_get(a, "ints") ||
+					    json_object_get(a, "bools") ||
+					    json_object_get(a, "strings") ||
+					    json_object_get(a, "versions"))
+						if (!json_equal(a,
+						    json_object_get(ga, k2)))
+							add_gate(out, size,
+							    "DRAListTypeAttributes");
+				continue;
+			}
+			if (strcmp(k, "capacity") == 0) {
+				json_t *gc = json_object_get(gd, k), *c;
+
+				json_object_foreach(y, k2, c)
+					if (json_object_get(c,
+					    "requestPolicy") != NULL &&
+					    json_object_get(json_object_get(gc,
+					    k2), "requestPolicy") == NULL)
+						add_gate(out, size,
+						    "DRAConsumableCapacity");
+				continue;
+			}
+			if (json_object_get(gd, k) != NULL)
+				continue;
+			for (g = 0; g < sizeof(gate_of) / sizeof(gate_of[0]);
+			    g++)
+				if (strcmp(gate_of[g].field, k) == 0)
+					add_gate(out, size, gate_of[g].gate);
+		}
+	}
+}
+
+/*
+ * Did the server drop fields of want (both neutral specs)? Returns 1 and
+ * the disabled feature gates in out ("unknown" if no known field is
+ * missing but the two differ), else 0. Only what we sent and the server
+ * lost counts: a field the server adds (a taint's timeAdded) does not.
+ */
+int
+conv_dropped_fields(const json_t *want, const json_t *got, char *out,
+    size_t size)
+{
+	out[0] = '\0';
+	if (json_equal(want, got))
+		return (0);
+	gates_of(want, got, out, size);
+	if (out[0] == '\0')
+		return (0);
+	return (1);
 }
 
 /*
@@ -339,6 +790,60 @@ canon_json(const json_t *q)
 	return (json_string(c));
 }
 
+/* o[k], a quantity, in canonical form (absent: nothing to do). */
+static void
+canon_key(json_t *o, const char *k)
+{
+	json_t	*q = json_object_get(o, k);
+
+	if (q != NULL && !json_is_null(q))
+		json_object_set_new(o, k, canon_json(q));
+}
+
+/* {"name": {"value": q}} maps of counters. */
+static void
+canon_counters(json_t *m)
+{
+	const char	*k;
+	json_t		*c;
+
+	json_object_foreach(m, k, c)
+		canon_key(c, "value");
+}
+
+/* Quantities below the top level of a device: the server may return
+ * any of them in canonical form. */
+static void
+canon_device(json_t *nd)
+{
+	const char	*k;
+	json_t		*x, *p, *r;
+	size_t		 i;
+
+	json_object_foreach(json_object_get(nd, "capacity"), k, x) {
+		if ((p = json_object_get(x, "requestPolicy")) == NULL)
+			continue;
+		canon_key(p, "default");
+		json_array_foreach(json_object_get(p, "validValues"), i, r)
+			json_array_set_new(json_object_get(p, "validValues"),
+			    i, canon_json(r));
+		if ((r = json_object_get(p, "validRange")) != NULL) {
+			canon_key(r, "min");
+			canon_key(r, "max");
+			canon_key(r, "step");
+		}
+	}
+	json_array_foreach(json_object_get(nd, "consumesCounters"), i, x)
+		canon_counters(json_object_get(x, "counters"));
+	json_object_foreach(json_object_get(nd, "nodeAllocatableResources"), k,
+	    x) {
+		canon_key(json_object_get(x, "mapping"), "capacityMultiplier");
+		canon_key(json_object_get(x, "mapping"), "deviceMultiplier");
+		canon_key(json_object_get(x, "overhead"), "perPod");
+		canon_key(json_object_get(x, "overhead"), "perContainer");
+	}
+}
+
 static json_t *
 neutral_device(enum kube_version v, const json_t *d)
 {
@@ -388,6 +893,7 @@ neutral_device(enum kube_version v, const json_t *d)
 		} else if ((c = prune(x)) != NULL)
 			json_object_set_new(nd, k, c);
 	}
+	canon_device(nd);
 	return (nd);
 }
 
@@ -427,6 +933,8 @@ conv_neutral_spec(enum kube_version v, const json_t *spec)
 		if ((p = prune(x)) != NULL)
 			json_object_set_new(n, k, p);
 	}
+	json_array_foreach(json_object_get(n, "sharedCounters"), i, p)
+		canon_counters(json_object_get(p, "counters"));
 	if (json_object_get(n, "pool") == NULL || devs == NULL) {
 		json_decref(n);
 		return (NULL);

@@ -79,6 +79,29 @@ sl_set_error(struct slice_ctl *ctl, const char *fmt, ...)
 	pthread_mutex_unlock(&ctl->lock);
 }
 
+/*
+ * Record a condition that retries do not fix: logged as an error once
+ * per distinct message, kept as the last error (see slice_ctl.sticky).
+ */
+void
+sl_set_sticky(struct slice_ctl *ctl, const char *fmt, ...)
+{
+	char	buf[KP_ERROR_SIZE];
+	va_list	ap;
+	int	same;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	pthread_mutex_lock(&ctl->lock);
+	same = strcmp(ctl->sticky, buf) == 0;
+	memcpy(ctl->sticky, buf, sizeof(buf));
+	memcpy(ctl->stats.last_error, buf, sizeof(buf));
+	pthread_mutex_unlock(&ctl->lock);
+	if (!same)
+		log_warnx("resourceslices: %s", buf);
+}
+
 static struct sl_pool *
 pool_get(struct slice_ctl *ctl, const char *name)
 {
@@ -193,6 +216,7 @@ ctl_free(struct slice_ctl *ctl)
 	free(ctl->driver);
 	free(ctl->node);
 	free(ctl->node_uid);
+	json_decref(ctl->dropped);
 	free(ctl->streams[SL_NODE].field_selector);
 	free(ctl->streams[SL_SELECTOR].field_selector);
 	pthread_mutex_destroy(&ctl->lock);
@@ -291,6 +315,20 @@ publish_copy(const Kpipc__Publish *m)
  * safe. Pools of the old and of the new state are synced at once; pools no
  * longer desired get their slices deleted. Errors: KP_EINVAL, KP_ENOMEM.
  */
+/* Does the pool have slices without a node (the second informer)? */
+static int
+pool_node_local(const Kpipc__Pool *p)
+{
+	size_t	 i;
+
+	if (p->node_selector != NULL || p->all_nodes)
+		return (0);
+	for (i = 0; i < p->n_slices; i++)
+		if (p->slices[i]->per_device_node_selection)
+			return (0);
+	return (1);
+}
+
 int
 slice_ctl_update(struct slice_ctl *ctl, const Kpipc__Publish *m)
 {
@@ -308,8 +346,9 @@ slice_ctl_update(struct slice_ctl *ctl, const Kpipc__Publish *m)
 			sl_schedule(ctl, old->pools[i]->name, 0);
 	ctl->desired = c;
 	ctl->desired_gen++;
+	ctl->sticky[0] = '\0';	/* the new state may fix it */
 	for (i = 0; i < c->n_pools; i++)
-		if (c->pools[i]->node_selector != NULL)
+		if (!pool_node_local(c->pools[i]))
 			break;
 	if (i < c->n_pools && !ctl->streams[SL_SELECTOR].running) {
 		/* Slices without a node: a second informer, from now on. */
@@ -503,7 +542,8 @@ sync_main(void *arg)
 				/* All pools in sync again: the last error
 				 * is history, not the current state. */
 				if (pools_failing(ctl) == 0)
-					ctl->stats.last_error[0] = '\0';
+					memcpy(ctl->stats.last_error,
+					    ctl->sticky, sizeof(ctl->sticky));
 			} else {
 				p->failures++;
 				ms = backoff_ms(p->failures);

@@ -34,6 +34,8 @@ struct conv_slice {
 	int64_t				  generation;
 	int64_t				  count;
 	const Kpipc__NodeSelector	 *selector;
+	int				  all_nodes;	/* Pool.AllNodes */
+	const Kpipc__Slice		 *slice;	/* NULL: devices only */
 	Kpipc__Device			**devices;
 	size_t				  n_devices;
 };
@@ -65,6 +67,10 @@ json_t	*conv_slice_spec(enum kube_version, const struct conv_slice *);
 json_t	*conv_slice_object(enum kube_version, const struct conv_slice *,
 	    const json_t *, const char *, const char *);
 json_t	*conv_owner_ref(const char *, const char *);
+int	 conv_check_version(enum kube_version, const Kpipc__Pool *, char *,
+	    size_t);
+void	 conv_adopt_taint_times(enum kube_version, json_t *, const json_t *);
+int	 conv_dropped_fields(const json_t *, const json_t *, char *, size_t);
 json_t	*conv_delete_options(const char *, const char *);
 json_t	*conv_neutral_spec(enum kube_version, const json_t *);
 int	 conv_parse_slice(enum kube_version, const json_t *,
@@ -131,6 +137,15 @@ struct slice_ctl {
 	Kpipc__Publish		*desired;	/* NULL: nothing published */
 	unsigned int		 desired_gen;	/* bumped by update() */
 	struct slice_stats	 stats;
+	/* A condition that retrying does not fix (fields the server
+	 * dropped, fields the served version lacks): shown as the last
+	 * error while nothing newer failed; logged once. */
+	char			 sticky[KP_ERROR_SIZE];
+
+	/* sync thread only: [{"want": neutral, "got": neutral}] of writes
+	 * whose stored object lacked fields we sent (dropped by a feature
+	 * gate that is off): "got" is then the desired state of "want". */
+	json_t			*dropped;
 
 	pthread_t		 sync_thread;
 	int			 threads;
@@ -142,6 +157,8 @@ struct slice_ctl {
 void	sl_schedule(struct slice_ctl *, const char *, int);
 void	sl_schedule_all(struct slice_ctl *, int);
 void	sl_set_error(struct slice_ctl *, const char *, ...)
+	    __attribute__((format(printf, 2, 3)));
+void	sl_set_sticky(struct slice_ctl *, const char *, ...)
 	    __attribute__((format(printf, 2, 3)));
 int	sl_wait_ms(struct slice_ctl *, int);
 void	sl_deadline(struct timespec *, int);

@@ -171,6 +171,67 @@ delete_slice(struct slice_ctl *ctl, const struct slice_rec *s,
 	return (KP_EKUBE);
 }
 
+#define SL_DROPPED_MAX	256	/* remembered dropped-field writes */
+
+/*
+ * After a create or update: did the server store what we sent? If it
+ * dropped fields (a feature gate off: upstream's DroppedFieldsError),
+ * report the gates once and remember the stored form as what this
+ * desired state looks like on this server, so that changed() stops
+ * rewriting it (otherwise: one write per sync, forever).
+ */
+static void
+check_stored(struct slice_ctl *ctl, const struct conv_slice *cs,
+    const json_t *sent, const json_t *stored)
+{
+	json_t	*want, *got, *e;
+	char	 gates[160], msg[KP_ERROR_SIZE * 2];
+
+	want = conv_neutral_spec(ctl->version, sent);
+	got = conv_neutral_spec(ctl->version, json_object_get(stored,
+	    "spec"));
+	if (want != NULL && got != NULL &&
+	    conv_dropped_fields(want, got, gates, sizeof(gates))) {
+		snprintf(msg, sizeof(msg), "pool %s, slice %s: some fields "
+		    "were dropped by the apiserver, probably because these "
+		    "features are disabled: %s", cs->pool,
+		    json_string_value(json_object_get(json_object_get(stored,
+		    "metadata"), "name")), gates);
+		if (ctl->dropped == NULL)
+			ctl->dropped = json_array();
+		if (json_array_size(ctl->dropped) >= SL_DROPPED_MAX)
+			json_array_remove(ctl->dropped, 0);
+		e = json_pack("{sO sO ss}", "want", want, "got", got, "msg",
+		    msg);
+		if (ctl->dropped != NULL && e != NULL)
+			json_array_append_new(ctl->dropped, e);
+		sl_set_sticky(ctl, "%s", msg);
+	}
+	json_decref(want);
+	json_decref(got);
+}
+
+/* The stored form a dropped-fields write gave for desired neutral n. */
+static const json_t *
+dropped_as(struct slice_ctl *ctl, const json_t *n)
+{
+	json_t	*e;
+	size_t	 i;
+
+	json_array_foreach(ctl->dropped, i, e)
+		if (json_equal(json_object_get(e, "want"), n)) {
+			/* Shown again, not logged again: reported once. */
+			pthread_mutex_lock(&ctl->lock);
+			snprintf(ctl->sticky, sizeof(ctl->sticky), "%s",
+			    json_string_value(json_object_get(e, "msg")));
+			memcpy(ctl->stats.last_error, ctl->sticky,
+			    sizeof(ctl->sticky));
+			pthread_mutex_unlock(&ctl->lock);
+			return (json_object_get(e, "got"));
+		}
+	return (NULL);
+}
+
 static int
 write_slice(struct slice_ctl *ctl, const struct conv_slice *cs,
     const struct slice_rec *cur, long *retry_ms)
@@ -182,10 +243,14 @@ write_slice(struct slice_ctl *ctl, const struct conv_slice *cs,
 
 	if (cur != NULL) {
 		/* PUT the cached object: its metadata carries the RV. */
+		json_t *spec = conv_slice_spec(ctl->version, cs);
+
+		if (spec != NULL)
+			conv_adopt_taint_times(ctl->version, spec,
+			    cur->neutral);
 		obj = json_pack("{ss ss sO so*}", "apiVersion",
 		    conv_api_version(ctl->version), "kind", "ResourceSlice",
-		    "metadata", cur->metadata, "spec",
-		    conv_slice_spec(ctl->version, cs));
+		    "metadata", cur->metadata, "spec", spec);
 		path = slice_path(ctl, cur->name);
 	} else {
 		if (asprintf(&gen, "%s-%s-", ctl->node, ctl->driver) == -1)
@@ -206,11 +271,14 @@ write_slice(struct slice_ctl *ctl, const struct conv_slice *cs,
 	st = request(ctl, cur != NULL ? "PUT" : "POST", path, obj, &r,
 	    retry_ms);
 	free(path);
-	json_decref(obj);
 	if ((cur != NULL && st == 200) || (cur == NULL && (st == 201 ||
 	    st == 200))) {
-		if (r.obj != NULL)
+		if (r.obj != NULL) {
 			sl_cache_own(ctl, r.obj);
+			check_stored(ctl, cs, json_object_get(obj, "spec"),
+			    r.obj);
+		}
+		json_decref(obj);
 		count(ctl, cur != NULL ? &ctl->stats.updates :
 		    &ctl->stats.creates);
 		log_info(2, "resourceslices: %s %s (pool %s, generation %lld, "
@@ -221,6 +289,7 @@ write_slice(struct slice_ctl *ctl, const struct conv_slice *cs,
 		req_free(&r);
 		return (0);
 	}
+	json_decref(obj);
 	sl_set_error(ctl, "%s slice in pool %s: %s", cur != NULL ? "update" :
 	    "create", cs->pool, r.err);
 	req_free(&r);
@@ -254,14 +323,19 @@ static int
 changed(struct slice_ctl *ctl, const struct conv_slice *cs,
     const struct slice_rec *s)
 {
-	json_t	*spec, *n;
-	int	 diff;
+	const json_t	*as;
+	json_t		*spec, *n;
+	int		 diff;
 
 	if ((spec = conv_slice_spec(ctl->version, cs)) == NULL)
 		return (1);
+	conv_adopt_taint_times(ctl->version, spec, s->neutral);
 	n = conv_neutral_spec(ctl->version, spec);
 	json_decref(spec);
-	diff = n == NULL || !json_equal(n, s->neutral);
+	if (n != NULL && (as = dropped_as(ctl, n)) != NULL)
+		diff = !json_equal(as, s->neutral);
+	else
+		diff = n == NULL || !json_equal(n, s->neutral);
 	json_decref(n);
 	return (diff);
 }
@@ -282,9 +356,17 @@ sl_sync_pool(struct slice_ctl *ctl, const char *pool, const Kpipc__Pool *dp,
 	size_t			  n_changed = 0;
 	ssize_t			 *match = NULL;	/* desired -> cur index */
 	int			 *obsolete = NULL, *chg = NULL, bumped = 0;
-	int			  rc, node_local;
+	int			  rc, node_local, *local = NULL;
 	int64_t			  gen = 0;
+	char			  why[KP_ERROR_SIZE];
 
+	/* Fields the served version lacks: refused, not dropped, and not
+	 * retried (a new kp_publish_resources() call schedules it again). */
+	if (dp != NULL && conv_check_version(ctl->version, dp, why,
+	    sizeof(why)) != 0) {
+		sl_set_sticky(ctl, "%s", why);
+		return (0);
+	}
 	if ((rc = sl_cache_pool(ctl, pool, &cur, &n_cur)) != 0)
 		return (rc);
 	log_info(3, "resourceslices: sync pool %s: %zu current, %s", pool,
@@ -294,8 +376,9 @@ sl_sync_pool(struct slice_ctl *ctl, const char *pool, const Kpipc__Pool *dp,
 	chg = calloc(n_want + 1, sizeof(int));
 	match = calloc(n_want + 1, sizeof(ssize_t));
 	want = calloc(n_want + 1, sizeof(*want));
+	local = calloc(n_want + 1, sizeof(int));
 	if (obsolete == NULL || chg == NULL || match == NULL ||
-	    want == NULL) {
+	    want == NULL || local == NULL) {
 		rc = KP_ENOMEM;
 		goto done;
 	}
@@ -303,15 +386,25 @@ sl_sync_pool(struct slice_ctl *ctl, const char *pool, const Kpipc__Pool *dp,
 		want[i] = dp->n_slices > 0 ? dp->slices[i] : &empty_slice;
 		match[i] = -1;
 	}
-	node_local = dp == NULL || dp->node_selector == NULL;
+	/* spec.nodeName is immutable: a slice only ever matches a desired
+	 * slice of the same node locality. */
+	node_local = dp != NULL && dp->node_selector == NULL &&
+	    !dp->all_nodes;
+	for (i = 0; i < n_want; i++)
+		local[i] = node_local && !want[i]->per_device_node_selection;
 
 	/* Generation: the highest stored one; older slices are obsolete. */
 	for (i = 0; i < n_cur; i++)
 		if (cur[i].generation > gen)
 			gen = cur[i].generation;
-	for (i = 0; i < n_cur; i++)
-		obsolete[i] = dp == NULL || cur[i].generation < gen ||
-		    cur[i].node_local != node_local;
+	for (i = 0; i < n_cur; i++) {
+		obsolete[i] = dp == NULL || cur[i].generation < gen;
+		for (j = 0; !obsolete[i] && j < n_want; j++)
+			if (local[j] == cur[i].node_local)
+				break;
+		if (j == n_want)
+			obsolete[i] = 1;
+	}
 
 	/* Matching. */
 	if (dp != NULL) {
@@ -322,14 +415,16 @@ sl_sync_pool(struct slice_ctl *ctl, const char *pool, const Kpipc__Pool *dp,
 				n_live++;
 				live = i;
 			}
-		if (n_live == 1 && n_want == 1)
+		if (n_live == 1 && n_want == 1 &&
+		    cur[live].node_local == local[0])
 			match[0] = (ssize_t)live;
 		else {
 			for (i = 0; i < n_cur; i++) {
 				if (obsolete[i])
 					continue;
 				for (j = 0; j < n_want; j++)
-					if (match[j] < 0 &&
+					if (match[j] < 0 && local[j] ==
+					    cur[i].node_local &&
 					    same_names(&cur[i], want[j]))
 						break;
 				if (j < n_want)
@@ -352,6 +447,7 @@ sl_sync_pool(struct slice_ctl *ctl, const char *pool, const Kpipc__Pool *dp,
 	cs.driver = ctl->driver;
 	cs.node = dp->node_selector == NULL ? ctl->node : NULL;
 	cs.selector = dp->node_selector;
+	cs.all_nodes = dp->all_nodes;
 	cs.pool = pool;
 	cs.count = (int64_t)n_want;
 	cs.generation = gen;
@@ -360,6 +456,7 @@ sl_sync_pool(struct slice_ctl *ctl, const char *pool, const Kpipc__Pool *dp,
 			n_new++;
 			continue;
 		}
+		cs.slice = want[j];
 		cs.devices = want[j]->devices;
 		cs.n_devices = want[j]->n_devices;
 		if ((chg[j] = changed(ctl, &cs, &cur[match[j]])))
@@ -377,6 +474,7 @@ sl_sync_pool(struct slice_ctl *ctl, const char *pool, const Kpipc__Pool *dp,
 	for (j = 0; j < n_want; j++) {
 		if (match[j] < 0 || (!bumped && !chg[j]))
 			continue;
+		cs.slice = want[j];
 		cs.devices = want[j]->devices;
 		cs.n_devices = want[j]->n_devices;
 		if ((rc = write_slice(ctl, &cs, &cur[match[j]],
@@ -388,6 +486,7 @@ sl_sync_pool(struct slice_ctl *ctl, const char *pool, const Kpipc__Pool *dp,
 	for (j = 0; j < n_want; j++) {
 		if (match[j] >= 0)
 			continue;
+		cs.slice = want[j];
 		cs.devices = want[j]->devices;
 		cs.n_devices = want[j]->n_devices;
 		if ((rc = write_slice(ctl, &cs, NULL, retry_ms)) != 0)
@@ -401,5 +500,6 @@ done:
 	free(chg);
 	free(match);
 	free(want);
+	free(local);
 	return (rc);
 }

@@ -38,12 +38,12 @@ int
 main(int argc, char **argv)
 {
 	struct kp_hooks hooks = { NULL, prepare, unprepare, NULL };
-	struct kp_attribute attr = { .name = "model", .type = KP_ATTR_STRING,
-	    .string_value = "demo" };
-	struct kp_device dev = { "dev-0", &attr, 1, NULL, 0 };
-	struct kp_slice slice = { &dev, 1 };
-	struct kp_pool pool = { .name = argv[1], .slices = &slice, .n_slices = 1 };
-	struct kp_resources resources = { &pool, 1 };
+	static const struct kp_attribute attr = KP_ATTR_STRING("model", "demo");
+	static const struct kp_device dev = { KP_DEVICE_INIT, .name = "dev-0",
+	    .attributes = &attr, .n_attributes = 1 };	/* grows: ABI-safe */
+	struct kp_slice slice = { KP_SLICE_INIT, .devices = &dev, .n_devices = 1 };
+	struct kp_pool pool = { KP_POOL_INIT, .name = argv[1], .slices = &slice, .n_slices = 1 };
+	struct kp_resources resources = { KP_RESOURCES_INIT, .pools = &pool, .n_pools = 1 };
 	const char *dirs[] = { "plugins", "plugins_registry", ("plugins/" DRIVER) };
 	struct kp_options *o;
 	struct kp_plugin *p;

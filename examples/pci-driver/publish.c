@@ -1,12 +1,24 @@
 /*
  * publish.c - the discovered devices as ResourceSlices: one pool named
- * after the node, slices of at most 128 devices, attributes qualified
- * with the driver's name (and the standard resource.kubernetes.io/
- * pcieRoot), the memory BARs as a capacity.
+ * after the node, attributes qualified with the driver's name (and the
+ * standard resource.kubernetes.io/pcieRoot), the memory BARs as a
+ * capacity. Written with the library's growable structs (KP_*_INIT and
+ * designated initialisers), built in a loop.
+ *
+ * SR-IOV: where sysfs shows a function's physfn link (a virtual
+ * function), its physical function and its VFs become partitions of one
+ * device: a counter set "<pf name>" with one counter "vfs" (the number
+ * of VFs) in a slice of its own (the 1.35 rule), the PF consuming all of
+ * it and each VF one, so the scheduler never hands out the PF together
+ * with any of its VFs. Slices then hold at most 64 devices (the limit
+ * for devices that consume counters), else 128.
  */
+#include <libgen.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "pci.h"
 
@@ -20,6 +32,10 @@ struct dev_entry {
 	struct kp_capacity	 cap;
 	char			 cap_name[NAME_SIZE];
 	char			 quantity[32];
+	struct kp_counter	 use;		/* of the PF's counter set */
+	struct kp_counter_consumption consume;
+	char			 set[PCI_NAME_SIZE];	/* its PF's name */
+	char			 count[24];
 };
 
 static void
@@ -29,9 +45,8 @@ add_string(struct dev_entry *e, size_t *n, const char *driver,
 	if (value[0] == '\0')
 		return;		/* sysfs had nothing: no attribute */
 	snprintf(e->names[*n], NAME_SIZE, "%s/%s", driver, id);
-	e->attrs[*n].name = e->names[*n];
-	e->attrs[*n].type = KP_ATTR_STRING;
-	e->attrs[*n].string_value = value;
+	e->attrs[*n] = (struct kp_attribute)KP_ATTR_STRING(e->names[*n],
+	    value);
 	(*n)++;
 }
 
@@ -40,9 +55,7 @@ add_int(struct dev_entry *e, size_t *n, const char *driver, const char *id,
     int64_t value)
 {
 	snprintf(e->names[*n], NAME_SIZE, "%s/%s", driver, id);
-	e->attrs[*n].name = e->names[*n];
-	e->attrs[*n].type = KP_ATTR_INT;
-	e->attrs[*n].int_value = value;
+	e->attrs[*n] = (struct kp_attribute)KP_ATTR_INT(e->names[*n], value);
 	(*n)++;
 }
 
@@ -81,26 +94,55 @@ fill_device(const struct pci_config *cfg, const struct pci_dev *d,
 	if (d->iommu_group >= 0)
 		add_int(e, &n, cfg->driver, "iommuGroup", d->iommu_group);
 	if (d->pcie_root[0] != '\0') {
-		snprintf(e->names[n], NAME_SIZE,
-		    "resource.kubernetes.io/pcieRoot");
-		e->attrs[n].name = e->names[n];
-		e->attrs[n].type = KP_ATTR_STRING;
-		e->attrs[n].string_value = d->pcie_root;
-		n++;
+		e->attrs[n++] = (struct kp_attribute)KP_ATTR_STRING(
+		    "resource.kubernetes.io/pcieRoot", d->pcie_root);
 	}
-	memset(out, 0, sizeof(*out));
-	out->name = d->name;
-	out->attributes = e->attrs;
-	out->n_attributes = n;
+	*out = (struct kp_device){ KP_DEVICE_INIT, .name = d->name,
+	    .attributes = e->attrs, .n_attributes = n };
 	if (d->bar_bytes > 0) {
 		snprintf(e->cap_name, sizeof(e->cap_name), "%s/barMemory",
 		    cfg->driver);
 		quantity(d->bar_bytes, e->quantity, sizeof(e->quantity));
-		e->cap.name = e->cap_name;
-		e->cap.quantity = e->quantity;
+		e->cap = (struct kp_capacity)KP_CAPACITY(e->cap_name,
+		    e->quantity);
 		out->capacities = &e->cap;
 		out->n_capacities = 1;
 	}
+}
+
+/* The PF of a VF (its physfn link), as an index into devs; -1: none. */
+static ssize_t
+physfn(const struct pci_config *cfg, const struct pci_list *devs,
+    const struct pci_dev *d)
+{
+	char	 link[PATH_MAX], target[PATH_MAX];
+	ssize_t	 n;
+	size_t	 i;
+
+	snprintf(link, sizeof(link), "%s/bus/pci/devices/%s/physfn",
+	    cfg->sysfs, d->addr);
+	if ((n = readlink(link, target, sizeof(target) - 1)) <= 0)
+		return (-1);
+	target[n] = '\0';
+	for (i = 0; i < devs->n; i++)
+		if (strcmp(devs->devs[i].addr, basename(target)) == 0)
+			return ((ssize_t)i);
+	return (-1);	/* the PF is filtered out: the VF stands alone */
+}
+
+/* Make e (device i) consume n "vfs" of the counter set named set. */
+static void
+consume(struct dev_entry *e, struct kp_device *out, const char *set,
+    size_t n)
+{
+	snprintf(e->set, sizeof(e->set), "%s", set);
+	snprintf(e->count, sizeof(e->count), "%zu", n);
+	e->use = (struct kp_counter)KP_COUNTER("vfs", e->count);
+	e->consume = (struct kp_counter_consumption){
+	    KP_COUNTER_CONSUMPTION_INIT, .counter_set = e->set,
+	    .counters = &e->use, .n_counters = 1 };
+	out->consumes_counters = &e->consume;
+	out->n_consumes_counters = 1;
 }
 
 /*
@@ -115,38 +157,74 @@ pci_publish(struct kp_plugin *plugin, const struct pci_config *cfg,
 	struct dev_entry	*entries = NULL;
 	struct kp_device	*kdevs = NULL;
 	struct kp_slice		*slices = NULL;
+	struct kp_counter_set	*sets = NULL;
+	struct kp_counter	*set_counters = NULL;
+	char			(*set_counts)[24] = NULL;
 	struct kp_pool		 pool;
 	struct kp_resources	 res;
-	size_t			 i, n_slices;
+	ssize_t			*pf = NULL;
+	size_t			*vfs = NULL, i, n_sets = 0, n_slices = 0, per;
 	int			 r;
 
-	n_slices = (devs->n + PCI_SLICE_MAX - 1) / PCI_SLICE_MAX;
 	if (devs->n > 0 &&
 	    ((entries = calloc(devs->n, sizeof(*entries))) == NULL ||
 	    (kdevs = calloc(devs->n, sizeof(*kdevs))) == NULL ||
-	    (slices = calloc(n_slices, sizeof(*slices))) == NULL)) {
+	    (pf = calloc(devs->n, sizeof(*pf))) == NULL ||
+	    (vfs = calloc(devs->n, sizeof(*vfs))) == NULL ||
+	    (sets = calloc(devs->n, sizeof(*sets))) == NULL ||
+	    (set_counters = calloc(devs->n, sizeof(*set_counters))) == NULL ||
+	    (set_counts = calloc(devs->n, sizeof(*set_counts))) == NULL ||
+	    (slices = calloc(devs->n + 1, sizeof(*slices))) == NULL)) {
 		snprintf(err, errsize, "out of memory");
 		r = KP_ENOMEM;
 		goto out;
 	}
-	for (i = 0; i < devs->n; i++)
+	for (i = 0; i < devs->n; i++) {
 		fill_device(cfg, &devs->devs[i], &entries[i], &kdevs[i]);
-	for (i = 0; i < n_slices; i++) {
-		slices[i].devices = &kdevs[i * PCI_SLICE_MAX];
-		slices[i].n_devices = devs->n - i * PCI_SLICE_MAX;
-		if (slices[i].n_devices > PCI_SLICE_MAX)
-			slices[i].n_devices = PCI_SLICE_MAX;
+		if ((pf[i] = physfn(cfg, devs, &devs->devs[i])) >= 0)
+			vfs[pf[i]]++;
 	}
-	memset(&pool, 0, sizeof(pool));
-	pool.name = cfg->node;
-	pool.slices = slices;
-	pool.n_slices = n_slices;
-	res.pools = &pool;
-	res.n_pools = 1;
+	/* One counter set per PF with VFs; the PF takes all, a VF one. */
+	for (i = 0; i < devs->n; i++) {
+		if (vfs[i] == 0)
+			continue;
+		snprintf(set_counts[n_sets], sizeof(set_counts[0]), "%zu",
+		    vfs[i]);
+		set_counters[n_sets] = (struct kp_counter)KP_COUNTER("vfs",
+		    set_counts[n_sets]);
+		sets[n_sets] = (struct kp_counter_set){ KP_COUNTER_SET_INIT,
+		    .name = devs->devs[i].name,
+		    .counters = &set_counters[n_sets], .n_counters = 1 };
+		n_sets++;
+		consume(&entries[i], &kdevs[i], devs->devs[i].name, vfs[i]);
+	}
+	for (i = 0; i < devs->n; i++)
+		if (pf[i] >= 0 && vfs[pf[i]] > 0)
+			consume(&entries[i], &kdevs[i],
+			    devs->devs[pf[i]].name, 1);
+	per = n_sets > 0 ? PCI_SLICE_MAX / 2 : PCI_SLICE_MAX;
+	for (i = 0; i < devs->n; i += per, n_slices++)
+		slices[n_slices] = (struct kp_slice){ KP_SLICE_INIT,
+		    .devices = &kdevs[i],
+		    .n_devices = devs->n - i < per ? devs->n - i : per };
+	/* Counter sets in slices of their own, at most 8 each. */
+	for (i = 0; i < n_sets; i += 8, n_slices++)
+		slices[n_slices] = (struct kp_slice){ KP_SLICE_INIT,
+		    .shared_counters = &sets[i],
+		    .n_shared_counters = n_sets - i < 8 ? n_sets - i : 8 };
+	pool = (struct kp_pool){ KP_POOL_INIT, .name = cfg->node,
+	    .slices = slices, .n_slices = n_slices };
+	res = (struct kp_resources){ KP_RESOURCES_INIT, .pools = &pool,
+	    .n_pools = 1 };
 	if ((r = kp_publish_resources(plugin, &res)) != 0)
 		snprintf(err, errsize, "%s", kp_plugin_last_error(plugin));
 out:
 	free(slices);
+	free(set_counts);
+	free(set_counters);
+	free(sets);
+	free(vfs);
+	free(pf);
 	free(kdevs);
 	free(entries);
 	return (r);

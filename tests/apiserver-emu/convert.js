@@ -43,8 +43,16 @@ const nodeSelector = obj('NodeSelector', {
   })),
 });
 const counter = obj('Counter', { value: qty });
+// v1-only fields of 1.36/1.37 (list attributes, nodeAllocatableResources,
+// partitionTypeAttribute, skipNodeOperations): the older versions were
+// deprecated before they arrived, so there they are unknown fields.
+const v1only = (s) => ({ v1only: true, s });
 const deviceFields = {
-  attributes: map(obj('DeviceAttribute', { int, bool, string: str, version: str })),
+  attributes: map(obj('DeviceAttribute', {
+    int, bool, string: str, version: str,
+    ints: v1only(since(36, arr(int))), bools: v1only(since(36, arr(bool))),
+    strings: v1only(since(36, arr(str))), versions: v1only(since(36, arr(str))),
+  })),
   capacity: map(obj('DeviceCapacity', { value: qty, requestPolicy: since(34, any) })),
   consumesCounters: since(33, arr(obj('DeviceCounterConsumption', { counterSet: str, counters: map(counter) }))),
   nodeName: since(33, str),
@@ -55,6 +63,10 @@ const deviceFields = {
   bindingConditions: since(34, arr(str)),
   bindingFailureConditions: since(34, arr(str)),
   allowMultipleAllocations: since(34, bool),
+  nodeAllocatableResources: v1only(since(37, map(obj('NodeAllocatableResource', {
+    mapping: obj('NodeAllocatableMapping', { capacityKey: str, capacityMultiplier: qty, deviceMultiplier: qty }),
+    overhead: obj('NodeAllocatableOverhead', { perPod: qty, perContainer: qty }),
+  })))),
 };
 const DEVICE_KEYS = Object.keys(deviceFields);
 
@@ -81,6 +93,8 @@ function sliceSchema(version) {
       devices: arr(device),
       perDeviceNodeSelection: since(33, bool),
       sharedCounters: since(33, arr(obj('CounterSet', { name: str, counters: map(counter) }))),
+      partitionTypeAttribute: v1only(since(37, str)),
+      skipNodeOperations: v1only(since(37, arr(str))),
     }),
   });
 }
@@ -103,6 +117,10 @@ const GO_TYPE = { string: 'string', int: 'int64', bool: 'bool' };
 // walk type-checks v against schema s, collecting unknown-field paths and
 // normalizing quantities. Returns the cleaned value (unknown fields removed).
 function walk(v, s, path, ctx, owner) {
+  if (s && s.v1only) {
+    if (ctx.version !== undefined && ctx.version !== 'v1') { ctx.unknown.push(path); return undefined; }
+    s = s.s;
+  }
   if (s && s.since !== undefined) {
     // Fields of later releases do not exist in this server's types at all.
     if (ctx.minor < s.since) { ctx.unknown.push(path); return undefined; }
@@ -155,7 +173,7 @@ function walk(v, s, path, ctx, owner) {
 // Returns { obj, warnings } or throws DecodeError (-> 400).
 function decodeSlice(version, body, { minor, strict = false } = {}) {
   if (jsonType(body) !== 'object') throw new DecodeError(`json: cannot unmarshal ${jsonType(body)} into Go value of type struct { APIVersion string "json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }`);
-  const ctx = { minor, unknown: [] };
+  const ctx = { minor, version, unknown: [] };
   const v = walk(body, sliceSchema(version), '', ctx, 'ResourceSlice');
   if (strict && ctx.unknown.length) {
     throw new DecodeError(`strict decoding error: ${ctx.unknown.map((p) => `unknown field "${p}"`).join(', ')}`);
@@ -180,6 +198,8 @@ function decodeSlice(version, body, { minor, strict = false } = {}) {
   if (spec.nodeSelector !== undefined) s.nodeSelector = spec.nodeSelector;
   if (spec.perDeviceNodeSelection !== undefined) s.perDeviceNodeSelection = spec.perDeviceNodeSelection;
   if (spec.sharedCounters !== undefined) s.sharedCounters = spec.sharedCounters;
+  if (spec.partitionTypeAttribute !== undefined) s.partitionTypeAttribute = spec.partitionTypeAttribute;
+  if (spec.skipNodeOperations !== undefined) s.skipNodeOperations = spec.skipNodeOperations;
   if (spec.devices !== undefined) {
     s.devices = spec.devices.map((d) => {
       const dev = { name: d.name || '' };
@@ -231,16 +251,17 @@ function encodeMeta(m) {
   return out;
 }
 
-function encodeDeviceFields(d) {
+function encodeDeviceFields(d, version) {
   const out = {};
   for (const k of DEVICE_KEYS) {
+    if (k === 'nodeAllocatableResources' && version !== 'v1') continue;
     const v = d[k];
     if (v === undefined) continue;
     if ((k === 'attributes' || k === 'capacity') && Object.keys(v).length === 0) continue;
     if (Array.isArray(v) && v.length === 0) continue;
     if (k === 'attributes') out[k] = sortedMap(v, (a) => {
       const o = {};
-      for (const t of ['int', 'bool', 'string', 'version']) if (a[t] !== undefined) o[t] = a[t];
+      for (const t of ['int', 'bool', 'string', 'version', 'ints', 'bools', 'strings', 'versions']) if (a[t] !== undefined) o[t] = a[t];
       return o;
     });
     else if (k === 'capacity') out[k] = sortedMap(v, (c) => {
@@ -277,13 +298,15 @@ function encodeSlice(version, o, { minor, bare = false } = {}) {
   const devs = s.devices && s.devices.length ? s.devices : null;
   if (devs) {
     spec.devices = devs.map((d) => (version === 'v1beta1'
-      ? { name: d.name, basic: encodeDeviceFields(d) }
-      : { name: d.name, ...encodeDeviceFields(d) }));
+      ? { name: d.name, basic: encodeDeviceFields(d, version) }
+      : { name: d.name, ...encodeDeviceFields(d, version) }));
   } else if (minor < 35) {
     spec.devices = null; // no omitempty on `devices` before 1.35
   }
   if (s.perDeviceNodeSelection !== undefined) spec.perDeviceNodeSelection = s.perDeviceNodeSelection;
   if (s.sharedCounters && s.sharedCounters.length) spec.sharedCounters = s.sharedCounters;
+  if (version === 'v1' && s.partitionTypeAttribute) spec.partitionTypeAttribute = s.partitionTypeAttribute;
+  if (version === 'v1' && s.skipNodeOperations && s.skipNodeOperations.length) spec.skipNodeOperations = s.skipNodeOperations;
   out.spec = spec;
   return out;
 }

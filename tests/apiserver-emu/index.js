@@ -17,6 +17,7 @@ const crypto = require('node:crypto');
 const { makePki, issueClientCert } = require('./certs.js');
 const { Store, clone, uid, now } = require('./store.js');
 const { Faults, checkRate } = require('./faults.js');
+const G = require('./gates.js');
 const { createHandler, removeSlice } = require('./server.js');
 const C = require('./convert.js');
 const S = require('./selectors.js');
@@ -34,6 +35,8 @@ function newToken() { return crypto.randomBytes(24).toString('base64url'); }
 //   port               HTTPS port (0 = random)
 //   versions           served resource.k8s.io versions, default all three
 //   kubeVersion        emulated release "1.N.P"; default from versions
+//   featureGates       {DRADeviceTaints: false, ...}: gates that are off
+//                      drop their fields on write (gates.js)
 //                      (v1 -> 1.34, v1beta2 -> 1.33, else 1.32); drives
 //                      deprecation warnings, `devices: null`, messages
 //   nodes              node names to create (string or {name, uid, labels})
@@ -53,12 +56,14 @@ async function startEmulator(opts = {}) {
   const versions = opts.versions || ['v1', 'v1beta2', 'v1beta1'];
   for (const v of versions) if (!C.VERSIONS.includes(v)) throw new Error(`unknown version ${v}`);
   const kubeVersion = opts.kubeVersion || defaultKubeVersion(versions);
+  G.checkGates(opts.featureGates);
   const emu = {
     opts: {
       bookmarkIntervalMs: 60000, historySize: 500, initialResourceVersion: 1000, anonymousAuth: false,
       unservedNotFound: 'text', preconditionMessage: 'early', ...opts, versions, kubeVersion,
     },
     minor: Number(kubeVersion.split('.')[1]),
+    featureGates: { ...(opts.featureGates || {}) },
     store: null,
     tokens: new Map(),
     faults: new Faults(),
@@ -222,6 +227,9 @@ async function startEmulator(opts = {}) {
       for (const n of names) removeSlice(emu, n);
       return names;
     },
+    // setFeatureGates({Gate: false, ...}) replaces the gates that are off
+    // (gates.js); fields behind them are dropped from then on.
+    setFeatureGates(g) { G.checkGates(g); emu.featureGates = { ...(g || {}) }; },
     // touchSlice makes a foreign write (labels change) so the plugin's cached
     // resourceVersion goes stale: its next PUT/DELETE gets 409.
     touchSlice(name) {
@@ -285,7 +293,7 @@ async function startEmulator(opts = {}) {
 // read. Plain HTTP on 127.0.0.1: it is test infrastructure, not part of the
 // emulated API.
 const CONTROL_METHODS = ['addToken', 'removeToken', 'rotateToken', 'issueClientCert', 'addNode', 'removeNode', 'getNode',
-  'addClaim', 'setClaimUID', 'deallocateClaim', 'deleteClaim', 'getClaim', 'getSlices', 'deleteSlices', 'touchSlice',
+  'addClaim', 'setClaimUID', 'deallocateClaim', 'deleteClaim', 'getClaim', 'getSlices', 'deleteSlices', 'touchSlice', 'setFeatureGates',
   'dropWatches', 'activeWatches', 'sendBookmarks', 'compactHistory', 'bumpResourceVersion', 'inject', 'clearFaults', 'faults',
   'requests', 'writes', 'resetLog', 'checkRate', 'restart'];
 

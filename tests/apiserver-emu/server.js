@@ -8,6 +8,7 @@ const { URL } = require('node:url');
 const E = require('./errors.js');
 const C = require('./convert.js');
 const V = require('./validate.js');
+const G = require('./gates.js');
 const Q = require('./quantity.js');
 const S = require('./selectors.js');
 const { clone, uid, now, generateName } = require('./store.js');
@@ -419,6 +420,7 @@ function createSlice(ctx, version) {
   meta.uid = uid();
   meta.creationTimestamp = now();
   meta.generation = 1;
+  G.dropDisabledFields(o, null, emu.featureGates);
   const generated = !meta.name && meta.generateName;
   let attempts = generated ? 8 : 1;
   for (;;) {
@@ -458,6 +460,7 @@ function applyUpdate(ctx, version, name, o, old) {
   meta.generation = old.metadata.generation;
   if (!meta.uid) meta.uid = old.metadata.uid;
   meta.creationTimestamp = old.metadata.creationTimestamp;
+  G.dropDisabledFields(o, old, emu.featureGates);
   if (semanticSpec(o.spec) !== semanticSpec(old.spec)) meta.generation = old.metadata.generation + 1;
   const errs = V.validateSlice(o, { minor: emu.minor, version, old });
   if (errs.length) invalid(ctx, name, errs);

@@ -187,6 +187,14 @@ function validateAttribute(a, path, minor) {
     if (!SEMVER_RE.test(a.version)) errs.push(E.invalid(`${path}.version`, a.version, 'must be a string compatible with semver.org spec 2.0.0'));
     if (byteLen(a.version) > 64) errs.push(E.tooLong(`${path}.version`, 64));
   }
+  // List types (1.36, DRAListTypeAttributes).
+  for (const t of ['ints', 'bools', 'strings', 'versions']) {
+    if (a[t] === undefined || minor < 36) continue;
+    n++;
+    if (a[t].length === 0) errs.push(E.required(`${path}.${t}`, 'a list needs at least one value'));
+    if (t === 'strings') a[t].forEach((x, i) => { if (byteLen(x) > 64) errs.push(E.tooLong(`${path}.strings[${i}]`, 64)); });
+    if (t === 'versions') a[t].forEach((x, i) => { if (!SEMVER_RE.test(x)) errs.push(E.invalid(`${path}.versions[${i}]`, x, 'must be a string compatible with semver.org spec 2.0.0')); });
+  }
   if (n === 0) errs.push(minor >= 35 ? E.invalid(path, '', 'exactly one value must be specified') : E.required(path, 'exactly one value must be specified'));
   else if (n > 1) errs.push(E.invalid(path, a, 'exactly one value must be specified'));
   return errs;
@@ -249,6 +257,10 @@ function validateDevice(d, path, ctx, spec) {
     if (c.requestPolicy !== undefined && !d.allowMultipleAllocations) errs.push(E.forbiddenField(`${p}.requestPolicy`, 'allowMultipleAllocations must be true'));
   }
   if (legacy) errs.push(...countErr);
+  const listValues = Object.values(attrs).reduce((n, a) => n + ['ints', 'bools', 'strings', 'versions'].reduce((m, t) => m + (a[t] ? a[t].length : 0), 0), 0);
+  if (listValues > 48) errs.push(E.tooMany(`${base}.attributes`, listValues, 48));
+  if ((d.consumesCounters || []).length > (ctx.minor >= 35 ? 2 : 32)) errs.push(E.tooMany(`${base}.consumesCounters`, d.consumesCounters.length, ctx.minor >= 35 ? 2 : 32));
+  for (const f of ['bindingConditions', 'bindingFailureConditions']) if ((d[f] || []).length > 4) errs.push(E.tooMany(`${base}.${f}`, d[f].length, 4));
   if ((d.taints || []).length > (ctx.minor >= 35 ? 16 : 4)) errs.push(E.tooMany(`${base}.taints`, d.taints.length, ctx.minor >= 35 ? 16 : 4));
   (d.taints || []).forEach((t, i) => {
     const p = `${base}.taints[${i}]`;
@@ -319,7 +331,10 @@ function validateSlice(o, ctx) {
     errs.push(E.invalid('spec', '', 'only one of `sharedCounters` or `devices` is allowed'));
   }
   let maxDevices = 128;
-  if (minor >= 35 && devices.some((d) => (d.taints || []).length || (d.consumesCounters || []).length)) maxDevices = 64;
+  const advanced = (d) => (d.taints || []).length || (d.consumesCounters || []).length ||
+    (minor >= 36 && Object.values(d.attributes || {}).some((a) => a.ints || a.bools || a.strings || a.versions));
+  if (minor >= 35 && devices.some(advanced)) maxDevices = 64;
+  if (minor >= 35 && (s.sharedCounters || []).length > 8) errs.push(E.tooMany('spec.sharedCounters', s.sharedCounters.length, 8));
   errs.push(...validateSet(devices, maxDevices, (d, p) => validateDevice(d, p, ctx, s), (d) => d.name, 'spec.devices',
     { minor, dupChild: minor <= 33 ? 'name' : '' }));
   (s.sharedCounters || []).forEach((cs, i) => {
@@ -327,6 +342,7 @@ function validateSlice(o, ctx) {
     if (!cs.name) errs.push(E.required(`${p}.name`));
     else for (const m of isDNS1123Label(cs.name)) errs.push(E.invalid(`${p}.name`, cs.name, m));
     for (const k of Object.keys(cs.counters || {})) for (const m of isDNS1123Label(k)) errs.push(E.invalid(`${p}.counters[${k}]`, k, m));
+    if (minor >= 35 && Object.keys(cs.counters || {}).length > 32) errs.push(E.tooMany(`${p}.counters`, Object.keys(cs.counters).length, 32));
   });
   return errs;
 }

@@ -546,3 +546,108 @@ test('a pool with a node selector: no nodeName, its own watch, other nodes left 
   await other.stop();
   await ctl.stop();
 });
+
+// A GPU-like pool (1.37): a counter set of memory counters in a slice of
+// its own, partitions consuming them, a tainted device, a device with
+// binding conditions, a list attribute, consumable capacity.
+function gpuPool({ lists = true } = {}) {
+  const part = (name, mem, sm) => ({
+    name,
+    attributes: { model: { string: 'a100' } },
+    consumesCounters: [{ counterSet: 'gpu-0-counters', counters: { memory: mem, sm } }],
+  });
+  const whole = {
+    ...part('gpu-0', '80Gi', '108'),
+    taints: [{ key: 'example.com/ecc', value: 'degraded', effect: 'NoSchedule', timeAdded: 1767225600 }],
+  };
+  const fabric = {
+    name: 'fabric-0',
+    bindsToNode: true,
+    bindingConditions: ['example.com/attached'],
+    bindingFailureConditions: ['example.com/failed'],
+    allowMultipleAllocations: true,
+    capacity: { bandwidth: '100G' },
+  };
+  if (lists) fabric.attributes = { ports: { ints: [1, 2, 3] } };
+  return {
+    name: NODE,
+    slices: [
+      { sharedCounters: [{ name: 'gpu-0-counters', counters: { memory: '80Gi', sm: '108' } }] },
+      { devices: [whole, part('gpu-0-half-0', '40Gi', '54'), part('gpu-0-half-1', '40960Mi', '54'), fabric] },
+    ],
+  };
+}
+
+const strip = (d) => JSON.parse(JSON.stringify(d));
+
+for (const version of ['v1', 'v1beta2', 'v1beta1']) {
+  test(`a GPU-like pool round-trips field for field through ${version}`, async (t) => {
+    const ctl = await setup(t, { versions: [version], args: ['--version', version], emuOpts: { kubeVersion: '1.37.0' } });
+    const { emu } = ctl;
+    await ctl.publish([gpuPool({ lists: version === 'v1' })]);
+    await ctl.settle();
+    assert.equal(writes(emu).length, 2, 'one create per slice, then steady');
+    const st = await ctl.stats();
+    assert.equal(st.lastError, '');
+    const slices = ctl.slices('v1').sort((a, b) => (a.spec.sharedCounters ? -1 : 1) - (b.spec.sharedCounters ? -1 : 1));
+    assert.deepEqual(slices[0].spec.sharedCounters, [{ name: 'gpu-0-counters', counters: { memory: { value: '80Gi' }, sm: { value: '108' } } }]);
+    assert.equal(slices[0].spec.devices, undefined, 'counter sets in their own slice');
+    const d = Object.fromEntries(slices[1].spec.devices.map((x) => [x.name, strip(x)]));
+    assert.deepEqual(d['gpu-0'].taints, [{ key: 'example.com/ecc', value: 'degraded', effect: 'NoSchedule', timeAdded: '2026-01-01T00:00:00Z' }]);
+    assert.deepEqual(d['gpu-0'].consumesCounters, [{ counterSet: 'gpu-0-counters', counters: { memory: { value: '80Gi' }, sm: { value: '108' } } }]);
+    assert.deepEqual(d['gpu-0-half-1'].consumesCounters[0].counters.memory, { value: '40Gi' }, 'canonical on the server');
+    assert.equal(d['fabric-0'].bindsToNode, true);
+    assert.deepEqual(d['fabric-0'].bindingConditions, ['example.com/attached']);
+    assert.deepEqual(d['fabric-0'].bindingFailureConditions, ['example.com/failed']);
+    assert.equal(d['fabric-0'].allowMultipleAllocations, true);
+    if (version === 'v1') assert.deepEqual(d['fabric-0'].attributes, { ports: { ints: [1, 2, 3] } });
+    // Republishing the same resources writes nothing (taint time kept,
+    // "40960Mi" == "40Gi").
+    await ctl.publish([gpuPool({ lists: version === 'v1' })]);
+    await ctl.settle();
+    assert.equal(writes(emu).length, 2);
+    await ctl.stop();
+  });
+}
+
+test('a field the served version lacks is an error naming field and version, nothing is written', async (t) => {
+  const ctl = await setup(t, { versions: ['v1beta2'], args: ['--version', 'v1beta2'], emuOpts: { kubeVersion: '1.37.0' } });
+  const { emu } = ctl;
+  await ctl.publish([gpuPool({ lists: true })]);
+  await ctl.settle();
+  assert.equal(writes(emu).length, 0);
+  const st = await ctl.stats();
+  assert.match(st.lastError, /slices\[1\]\.devices\[3\]\.attributes \(list types\): not in resource\.k8s\.io\/v1beta2/);
+  await ctl.stop();
+});
+
+test('fields dropped by a disabled feature gate: one report, the stored slice adopted, bounded writes', async (t) => {
+  const ctl = await setup(t, { versions: ['v1'], emuOpts: { kubeVersion: '1.37.0', featureGates: { DRADeviceTaints: false, DRADeviceBindingConditions: false } } });
+  const { emu } = ctl;
+  await ctl.publish([gpuPool()]);
+  await ctl.settle();
+  const n = writes(emu).length;
+  assert.ok(n <= 3, `at most one create per slice and one retry, got ${n}`);
+  const stored = ctl.slices('v1').flatMap((s) => s.spec.devices || []);
+  assert.equal(stored.find((x) => x.name === 'gpu-0').taints, undefined, 'the server dropped the taints');
+  const st = await ctl.stats();
+  assert.match(st.lastError, /some fields were dropped by the apiserver, probably because these features are disabled: .*DRADeviceTaints/);
+  assert.match(st.lastError, /DRADeviceBindingConditions/);
+  // Several sync delays later: still no write (upstream's loop wrote once a second).
+  await sleep(2500);
+  assert.equal(writes(emu).length, n, 'no update loop');
+  // Republishing the same resources (a rescan) writes and reports nothing.
+  await ctl.publish([gpuPool()]);
+  await ctl.settle();
+  assert.equal(writes(emu).length, n, 'no write after a republish');
+  assert.match((await ctl.stats()).lastError, /DRADeviceTaints/, 'still shown');
+  assert.equal(ctl.stderr.match(/some fields were dropped/g).length, 1, 'reported once');
+  // A real change is still published.
+  const p = gpuPool();
+  p.slices[1].devices[1].attributes.model = { string: 'h100' };
+  await ctl.publish([p]);
+  await ctl.settle();
+  assert.ok(writes(emu).length > n);
+  assert.ok(ctl.slices('v1').flatMap((s) => s.spec.devices || []).some((x) => x.attributes && x.attributes.model && x.attributes.model.string === 'h100'));
+  await ctl.stop();
+});

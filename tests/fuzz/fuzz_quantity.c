@@ -62,13 +62,17 @@ static void
 check_resources(const char *s)
 {
 	struct kp_attribute	 a[2] = {
-		{ "v", KP_ATTR_VERSION, 0, 0, s },
-		{ s, KP_ATTR_STRING, 0, 0, s } };
-	struct kp_capacity	 c = { "q", s };
-	struct kp_device	 d = { "dev", a, 0, &c, 1 };
-	struct kp_slice		 sl = { &d, 1 };
-	struct kp_pool		 p = { "pool", 0, NULL, &sl, 1 };
-	struct kp_resources	 r = { &p, 1 };
+		KP_ATTR_VERSION("v", s),
+		KP_ATTR_STRING(s, s) };
+	struct kp_capacity	 c = KP_CAPACITY("q", s);
+	struct kp_device	 d = { KP_DEVICE_INIT, .name = "dev",
+	    .attributes = a, .capacities = &c, .n_capacities = 1 };
+	struct kp_slice		 sl = { KP_SLICE_INIT, .devices = &d,
+	    .n_devices = 1 };
+	struct kp_pool		 p = { KP_POOL_INIT, .name = "pool",
+	    .slices = &sl, .n_slices = 1 };
+	struct kp_resources	 r = { KP_RESOURCES_INIT, .pools = &p,
+	    .n_pools = 1 };
 	char			 err[KP_ERROR_SIZE];
 	int			 v;
 

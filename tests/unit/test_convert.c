@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/api.h"
 #include "publisher/slices.h"
 #include "test.h"
 
@@ -354,6 +355,143 @@ test_parse(void)
 	}
 }
 
+/*
+ * The 1.33-1.37 fields: their JSON per version (v1beta1 under basic), the
+ * version check that refuses what a version cannot carry, the adoption of
+ * stored taint times and the dropped-fields verdict with its gates.
+ */
+static void
+test_v137(void)
+{
+	static const int64_t		 ports[] = { 1, 2 };
+	static const char		*conds[] = { "example.com/ready" };
+	struct kp_attribute		 at[] = {
+		KP_ATTR_STRING("model", "a100"),
+		KP_ATTR_INTS("ports", ports, 2),
+	};
+	struct kp_counter		 mem = KP_COUNTER("memory", "40Gi");
+	struct kp_counter_set		 set = { KP_COUNTER_SET_INIT,
+	    .name = "s", .counters = &mem, .n_counters = 1 };
+	struct kp_counter_consumption	 use = { KP_COUNTER_CONSUMPTION_INIT,
+	    .counter_set = "s", .counters = &mem, .n_counters = 1 };
+	struct kp_taint			 tn = { KP_TAINT_INIT, .key = "k",
+	    .effect = KP_TAINT_NO_EXECUTE };
+	struct kp_request_policy	 rp = { KP_REQUEST_POLICY_INIT,
+	    .default_value = "1Gi", .range_min = "1Gi", .range_step = "1Gi" };
+	struct kp_capacity		 cap = { KP_CAPACITY_INIT,
+	    .name = "memory", .quantity = "40Gi", .request_policy = &rp };
+	struct kp_device		 d[] = {
+		{ KP_DEVICE_INIT, .name = "p0", .attributes = at,
+		    .n_attributes = 1, .consumes_counters = &use,
+		    .n_consumes_counters = 1, .taints = &tn, .n_taints = 1,
+		    .binds_to_node = 1, .binding_conditions = conds,
+		    .n_binding_conditions = 1,
+		    .allow_multiple_allocations = 1, .capacities = &cap,
+		    .n_capacities = 1 },
+	};
+	struct kp_slice			 sl[] = {
+		{ KP_SLICE_INIT, .shared_counters = &set,
+		    .n_shared_counters = 1 },
+		{ KP_SLICE_INIT, .devices = d, .n_devices = 1 },
+	};
+	struct kp_pool			 pl = { KP_POOL_INIT, .name = "node-1",
+	    .slices = sl, .n_slices = 2 };
+	struct kp_resources		 r = { KP_RESOURCES_INIT, .pools = &pl,
+	    .n_pools = 1 };
+	Kpipc__Publish			*pub = NULL;
+	struct conv_slice		 cs = slice(0);
+	json_t				*spec, *want, *got, *stored;
+	char				 err[KP_ERROR_SIZE], gates[160];
+
+	CHECK_EQ(validate_resources(&r, err, sizeof(err)), 0);
+	CHECK_EQ(pack_resources(&r, &pub, err, sizeof(err)), 0);
+	if (pub == NULL)
+		return;
+	cs.slice = pub->pools[0]->slices[1];
+	cs.devices = cs.slice->devices;
+	cs.n_devices = cs.slice->n_devices;
+	check_dump(conv_slice_spec(KUBE_V1, &cs),
+	    "{\"driver\":\"gpu.example.com\",\"pool\":{\"name\":\"node-1\","
+	    "\"generation\":1,\"resourceSliceCount\":1},\"nodeName\":"
+	    "\"node-1\",\"devices\":[{\"name\":\"p0\",\"attributes\":{"
+	    "\"model\":{\"string\":\"a100\"}},\"capacity\":{\"memory\":{"
+	    "\"value\":\"40Gi\",\"requestPolicy\":{\"default\":\"1Gi\","
+	    "\"validRange\":{\"min\":\"1Gi\",\"step\":\"1Gi\"}}}},"
+	    "\"consumesCounters\":[{\"counterSet\":\"s\",\"counters\":{"
+	    "\"memory\":{\"value\":\"40Gi\"}}}],\"taints\":[{\"key\":\"k\","
+	    "\"effect\":\"NoExecute\"}],\"bindsToNode\":true,"
+	    "\"bindingConditions\":[\"example.com/ready\"],"
+	    "\"allowMultipleAllocations\":true}]}");
+	spec = conv_slice_spec(KUBE_V1BETA1, &cs);
+	CHECK(json_object_get(json_object_get(json_array_get(
+	    json_object_get(spec, "devices"), 0), "basic"), "taints") != NULL);
+	json_decref(spec);
+	cs.slice = pub->pools[0]->slices[0];
+	cs.devices = NULL;
+	cs.n_devices = 0;
+	check_dump(conv_slice_spec(KUBE_V1BETA2, &cs),
+	    "{\"driver\":\"gpu.example.com\",\"pool\":{\"name\":\"node-1\","
+	    "\"generation\":1,\"resourceSliceCount\":1},\"nodeName\":"
+	    "\"node-1\",\"devices\":[],\"sharedCounters\":[{\"name\":\"s\","
+	    "\"counters\":{\"memory\":{\"value\":\"40Gi\"}}}]}");
+
+	/* Every version carries this pool; a list attribute needs v1. */
+	CHECK_EQ(conv_check_version(KUBE_V1BETA1, pub->pools[0], err,
+	    sizeof(err)), 0);
+	pack_free(pub);
+	d[0].n_attributes = 2;
+	CHECK_EQ(pack_resources(&r, &pub, err, sizeof(err)), 0);
+	if (pub == NULL)
+		return;
+	CHECK_EQ(conv_check_version(KUBE_V1, pub->pools[0], err,
+	    sizeof(err)), 0);
+	CHECK_EQ(conv_check_version(KUBE_V1BETA2, pub->pools[0], err,
+	    sizeof(err)), KP_ENOTSUP);
+	CHECK_STREQ(err, "pool node-1: slices[1].devices[0].attributes (list "
+	    "types): not in resource.k8s.io/v1beta2, the newest version the "
+	    "API server serves (it needs resource.k8s.io/v1)");
+
+	/* Dropped fields: want has taints and binding conditions, got not. */
+	cs.slice = pub->pools[0]->slices[1];
+	cs.devices = cs.slice->devices;
+	cs.n_devices = cs.slice->n_devices;
+	spec = conv_slice_spec(KUBE_V1, &cs);
+	want = conv_neutral_spec(KUBE_V1, spec);
+	stored = json_deep_copy(spec);
+	json_object_del(json_array_get(json_object_get(stored, "devices"), 0),
+	    "taints");
+	json_object_del(json_array_get(json_object_get(stored, "devices"), 0),
+	    "bindsToNode");
+	json_object_del(json_object_get(json_array_get(json_object_get(stored,
+	    "devices"), 0), "attributes"), "ports");
+	got = conv_neutral_spec(KUBE_V1, stored);
+	CHECK_EQ(conv_dropped_fields(want, got, gates, sizeof(gates)), 1);
+	CHECK_STREQ(gates, "DRAListTypeAttributes, DRADeviceTaints, "
+	    "DRADeviceBindingConditions");
+	CHECK_EQ(conv_dropped_fields(want, want, gates, sizeof(gates)), 0);
+	json_decref(got);
+	json_decref(stored);
+
+	/* The server set timeAdded: a taint without one adopts it, so the
+	 * next comparison is equal and nothing is rewritten. */
+	stored = json_deep_copy(spec);
+	json_object_set_new(json_array_get(json_object_get(json_array_get(
+	    json_object_get(stored, "devices"), 0), "taints"), 0),
+	    "timeAdded", json_string("2026-01-01T00:00:00Z"));
+	got = conv_neutral_spec(KUBE_V1, stored);
+	CHECK_EQ(conv_dropped_fields(want, got, gates, sizeof(gates)), 0);
+	CHECK(!json_equal(want, got));
+	conv_adopt_taint_times(KUBE_V1, spec, got);
+	json_decref(want);
+	want = conv_neutral_spec(KUBE_V1, spec);
+	CHECK(json_equal(want, got));
+	json_decref(got);
+	json_decref(stored);
+	json_decref(want);
+	json_decref(spec);
+	pack_free(pub);
+}
+
 int
 main(void)
 {
@@ -361,5 +499,6 @@ main(void)
 	test_quantities();
 	test_shapes();
 	test_parse();
+	test_v137();
 	return (test_done("test_convert"));
 }

@@ -81,13 +81,15 @@ main(void)
 {
 	struct kp_options		*opts = NULL;
 	struct kp_hooks			 hooks = { 0 };
-	struct kp_attribute		 attr = { "model", KP_ATTR_STRING, 0,
-	    0, "x" };
-	struct kp_device		 dev = { "gpu0", &attr, 1, NULL, 0 };
-	struct kp_slice			 slice = { &dev, 1 };
-	struct kp_pool			 pool = { "pool", 0, NULL, &slice,
-	    1 };
-	struct kp_resources		 res = { &pool, 1 };
+	struct kp_attribute		 attr = KP_ATTR_STRING("model", "x");
+	struct kp_device		 dev = { KP_DEVICE_INIT,
+	    .name = "gpu0", .attributes = &attr, .n_attributes = 1 };
+	struct kp_slice			 slice = { KP_SLICE_INIT,
+	    .devices = &dev, .n_devices = 1 };
+	struct kp_pool			 pool = { KP_POOL_INIT,
+	    .name = "pool", .slices = &slice, .n_slices = 1 };
+	struct kp_resources		 res = { KP_RESOURCES_INIT,
+	    .pools = &pool, .n_pools = 1 };
 	enum kp_registration_state	 state = KP_REGISTRATION_NONE;
 	size_t				 i;
 	int				 fails = 0;

@@ -34,48 +34,55 @@ reset(void)
 {
 	size_t	 i;
 
-	memset(attrs, 0, sizeof(attrs));
-	memset(caps, 0, sizeof(caps));
-	memset(devs, 0, sizeof(devs));
 	memset(&sel, 0, sizeof(sel));
-	memset(exprs, 0, sizeof(exprs));
-	memset(fields, 0, sizeof(fields));
+	sel.struct_size = sizeof(sel);
 	for (i = 0; i < 140; i++) {
 		snprintf(dnames[i], sizeof(dnames[i]), "dev-%zu", i);
-		devs[i].name = dnames[i];
+		devs[i] = (struct kp_device){ KP_DEVICE_INIT,
+		    .name = dnames[i] };
 	}
 	for (i = 0; i < 40; i++) {
 		snprintf(anames[i], sizeof(anames[i]), "a%zu", i);
-		attrs[i].name = anames[i];
-		caps[i].name = anames[i];
-		caps[i].quantity = "1";
+		attrs[i] = (struct kp_attribute)KP_ATTR_INT(anames[i], 0);
+		caps[i] = (struct kp_capacity)KP_CAPACITY(anames[i], "1");
 	}
-	attrs[0] = (struct kp_attribute){ "example.com/model", KP_ATTR_STRING,
-	    0, 0, "A100" };
-	attrs[1] = (struct kp_attribute){ "driverVersion", KP_ATTR_VERSION,
-	    0, 0, "1.2.3" };
-	attrs[2] = (struct kp_attribute){ "count", KP_ATTR_INT, 4, 0, NULL };
-	attrs[3] = (struct kp_attribute){ "ecc", KP_ATTR_BOOL, 0, 1, NULL };
-	caps[0] = (struct kp_capacity){ "memory", "80Gi" };
+	for (i = 0; i < 2; i++)
+		exprs[i] = fields[i] = (struct kp_node_selector_requirement){
+		    KP_NODE_SELECTOR_REQUIREMENT_INIT };
+	attrs[0] = (struct kp_attribute)KP_ATTR_STRING("example.com/model",
+	    "A100");
+	attrs[1] = (struct kp_attribute)KP_ATTR_VERSION("driverVersion",
+	    "1.2.3");
+	attrs[2] = (struct kp_attribute)KP_ATTR_INT("count", 4);
+	attrs[3] = (struct kp_attribute)KP_ATTR_BOOL("ecc", 1);
+	caps[0] = (struct kp_capacity)KP_CAPACITY("memory", "80Gi");
 	devs[0].attributes = attrs;
 	devs[0].n_attributes = 4;
 	devs[0].capacities = caps;
 	devs[0].n_capacities = 1;
-	slices[0] = (struct kp_slice){ devs, 2 };
-	slices[1] = (struct kp_slice){ devs + 2, 1 };
-	slices[2] = (struct kp_slice){ devs, 1 };
+	slices[0] = (struct kp_slice){ KP_SLICE_INIT, .devices = devs,
+	    .n_devices = 2 };
+	slices[1] = (struct kp_slice){ KP_SLICE_INIT, .devices = devs + 2,
+	    .n_devices = 1 };
+	slices[2] = (struct kp_slice){ KP_SLICE_INIT, .devices = devs,
+	    .n_devices = 1 };
 	memset(pools, 0, sizeof(pools));
-	pools[0] = (struct kp_pool){ "gpu", 0, NULL, slices, 2 };
-	pools[1] = (struct kp_pool){ "gpu/b", 3, NULL, slices + 2, 1 };
+	pools[0] = (struct kp_pool){ KP_POOL_INIT, .name = "gpu",
+	    .slices = slices, .n_slices = 2 };
+	pools[1] = (struct kp_pool){ KP_POOL_INIT, .name = "gpu/b",
+	    .generation = 3, .slices = slices + 2, .n_slices = 1 };
+	res.struct_size = sizeof(res);
 	res.pools = pools;
 	res.n_pools = 2;
 	vals[0] = "a";
 	vals[1] = "b";
 	vals[2] = NULL;
-	exprs[0] = (struct kp_node_selector_requirement){ "example.com/rack",
-	    "In", vals, 2 };
-	fields[0] = (struct kp_node_selector_requirement){ "metadata.name",
-	    "In", vals, 1 };
+	exprs[0] = (struct kp_node_selector_requirement){
+	    KP_NODE_SELECTOR_REQUIREMENT_INIT, .key = "example.com/rack",
+	    .op = "In", .values = vals, .n_values = 2 };
+	fields[0] = (struct kp_node_selector_requirement){
+	    KP_NODE_SELECTOR_REQUIREMENT_INIT, .key = "metadata.name",
+	    .op = "In", .values = vals, .n_values = 1 };
 }
 
 #define GOOD() do {							\
@@ -93,7 +100,7 @@ reset(void)
 	CHECK(strlen(err) < KP_ERROR_SIZE - 22);			\
 } while (0)
 
-#define D0	"pools[0] \"gpu\" slices[0] devices[0] \"dev-0\": "
+#define D0	"pools[0].slices[0].devices[0]."
 
 static char *
 repeat(char c, size_t n, const char *tail)
@@ -118,13 +125,15 @@ test_pools(void)
 	CHECK_EQ(validate_resources(NULL, err, sizeof(err)), KP_EINVAL);
 	CHECK_CONTAINS(err, "resources: NULL");
 	res.pools = NULL;
-	BAD("pools is NULL", "count of 2");
+	BAD("pools",
+	    "NULL with a count of 2");
 	reset();
 	res.n_pools = 0;
 	GOOD();
 	for (i = 0; i < 4097; i++) {
 		snprintf(mnames[i], sizeof(mnames[i]), "p%zu", i);
-		many[i].name = mnames[i];
+		many[i] = (struct kp_pool){ KP_POOL_INIT,
+		    .name = mnames[i] };
 	}
 	res.pools = many;
 	res.n_pools = 4096;
@@ -134,17 +143,19 @@ test_pools(void)
 
 	reset();
 	pools[0].name = NULL;
-	BAD("pools[0] NULL: name", "required");
+	BAD("pools[0].name",
+	    "required (NULL)");
 	pools[0].name = "";
-	BAD("pools[0] \"\": name", "required");
+	BAD("pools[0].name",
+	    "required");
 	s = repeat('a', 253, "");
 	pools[0].name = s;
 	GOOD();
 	free(s);
 	s = repeat('a', 254, "");
 	pools[0].name = s;
-	BAD("pools[0] \"aaaaaaaaaaaaaaaaaaaaaaaa...\": name", "254 characters, "
-	    "at most 253");
+	BAD("pools[0].name",
+	    "longer than 253 characters");
 	free(s);
 	s = repeat('a', 200, ".b/c.d/e");
 	pools[0].name = s;
@@ -163,11 +174,13 @@ test_pools(void)
 	pools[0].name = "gpu.-a";
 	BAD("name: part 0", "DNS subdomain");
 	pools[0].name = "gpu/b";
-	BAD("pools[1] \"gpu/b\": name", "duplicate (also pools[0])");
+	BAD("pools[1].name",
+	    "\"gpu/b\" duplicate pool name");
 
 	reset();
 	pools[0].generation = -1;
-	BAD("pools[0] \"gpu\": generation", "-1, must be 0 or more");
+	BAD("pools[0].generation",
+	    "must be 0 or more");
 	pools[0].generation = INT64_MAX;
 	GOOD();
 
@@ -177,14 +190,16 @@ test_pools(void)
 	pools[0].slices = NULL;
 	GOOD();
 	pools[0].n_slices = 1;
-	BAD("pools[0] \"gpu\": slices is NULL", "count of 1");
+	BAD("pools[0].slices",
+	    "NULL with a count of 1");
 	reset();
 	slices[1].n_devices = 0;	/* an empty slice */
 	GOOD();
 	slices[1].devices = NULL;
 	GOOD();
 	slices[1].n_devices = 1;
-	BAD("pools[0] \"gpu\" slices[1]: devices is NULL", "count of 1");
+	BAD("pools[0].slices[1].devices",
+	    "NULL with a count of 1");
 }
 
 static void
@@ -199,29 +214,32 @@ test_selector(void)
 	sel.n_match_fields = 1;
 	GOOD();
 	sel.match_expressions = NULL;
-	BAD("pools[0] \"gpu\": node_selector.match_expressions is NULL",
-	    "count of 1");
+	BAD("pools[0].nodeSelector.matchExpressions",
+	    "NULL with a count of 1");
 	sel.match_expressions = exprs;
 	sel.match_fields = NULL;
-	BAD("node_selector.match_fields is NULL", "count of 1");
+	BAD("pools[0].nodeSelector.matchFields",
+	    "NULL with a count of 1");
 	sel.match_fields = fields;
 
 	exprs[0].op = "NotIn";
 	GOOD();
 	exprs[0].n_values = 0;
-	BAD("node_selector.match_expressions[0]: values", "required for In "
-	    "and NotIn");
+	BAD("pools[0].nodeSelector.matchExpressions[0]",
+	    "values: required for In and NotIn");
 	exprs[0].op = "In";
-	BAD("match_expressions[0]: values", "required for In and NotIn");
+	BAD("pools[0].nodeSelector.matchExpressions[0]",
+	    "values: required for In and NotIn");
 	exprs[0].op = "Exists";
 	GOOD();
 	exprs[0].op = "DoesNotExist";
 	GOOD();
 	exprs[0].n_values = 1;
-	BAD("match_expressions[0]: values", "not allowed for Exists and "
-	    "DoesNotExist");
+	BAD("pools[0].nodeSelector.matchExpressions[0]",
+	    "values: not allowed for Exists and DoesNotExist");
 	exprs[0].op = "Exists";
-	BAD("match_expressions[0]: values", "not allowed for Exists");
+	BAD("pools[0].nodeSelector.matchExpressions[0]",
+	    "values: not allowed for Exists and DoesNotExist");
 	exprs[0].op = "Gt";
 	vals[0] = "5";
 	GOOD();
@@ -230,22 +248,25 @@ test_selector(void)
 	exprs[0].op = "Lt";
 	GOOD();
 	exprs[0].n_values = 2;
-	BAD("match_expressions[0]: values", "exactly one needed for Gt and "
-	    "Lt, 2 given");
+	BAD("pools[0].nodeSelector.matchExpressions[0]",
+	    "values: exactly one needed for Gt and Lt, 2 given");
 	exprs[0].n_values = 0;
-	BAD("match_expressions[0]: values", "exactly one needed for Gt and "
-	    "Lt, 0 given");
+	BAD("pools[0].nodeSelector.matchExpressions[0]",
+	    "values: exactly one needed for Gt and Lt, 0 given");
 	exprs[0].op = "in";
-	BAD("match_expressions[0]: op \"in\"", "is not one of In, NotIn");
+	BAD("pools[0].nodeSelector.matchExpressions[0]",
+	    "operator \"in\" is not one of In, NotIn, Exists, DoesNotExist,");
 	exprs[0].op = NULL;
-	BAD("match_expressions[0]: op", "is NULL");
+	BAD("pools[0].nodeSelector.matchExpressions[0].operator",
+	    "required (NULL)");
 
 	reset();
 	pools[0].node_selector = &sel;
 	sel.match_expressions = exprs;
 	sel.n_match_expressions = 1;
 	exprs[0].key = NULL;
-	BAD("match_expressions[0]: key", "is NULL");
+	BAD("pools[0].nodeSelector.matchExpressions[0].key",
+	    "required (NULL)");
 	exprs[0].key = "rack";
 	GOOD();
 	exprs[0].key = "a/b/c";
@@ -265,12 +286,14 @@ test_selector(void)
 	GOOD();
 	exprs[0].key = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 	    "aaaaaaaaaaaaaaaa";
-	BAD("match_expressions[0]: key", "no more than 63 characters");
+	BAD("pools[0].nodeSelector.matchExpressions[0]",
+	    "key \"aaaaaaaaaaaaaaaaaaaaaaaa...\": the name must be no more ");
 	exprs[0].key = "rack";
 	vals[1] = "";
 	GOOD();			/* an empty label value is valid */
 	vals[1] = "a b";
-	BAD("match_expressions[0]: values[1] \"a b\"", "must be empty or");
+	BAD("pools[0].nodeSelector.matchExpressions[0]",
+	    "values[1] \"a b\": must be empty or must be alphanumerics, '-'");
 	vals[1] = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 	    "aaaaaaaaaaaaaaa";
 	GOOD();
@@ -278,9 +301,11 @@ test_selector(void)
 	    "aaaaaaaaaaaaaaaa";
 	BAD("values[1]", "no more than 63 characters");
 	vals[1] = NULL;
-	BAD("match_expressions[0]: values[1]", "is NULL");
+	BAD("pools[0].nodeSelector.matchExpressions[0].values[1]",
+	    "NULL");
 	exprs[0].values = NULL;
-	BAD("match_expressions[0]: values is NULL", "count of 2");
+	BAD("pools[0].nodeSelector.matchExpressions[0].values",
+	    "NULL with a count of 2");
 
 	reset();
 	pools[0].node_selector = &sel;
@@ -291,19 +316,20 @@ test_selector(void)
 	fields[0].op = "NotIn";
 	GOOD();
 	fields[0].op = "Exists";
-	BAD("node_selector.match_fields[0]: op \"Exists\"", "In, NotIn "
-	    "(match fields)");
+	BAD("pools[0].nodeSelector.matchFields[0]",
+	    "operator \"Exists\" is not one of In, NotIn (match fields)");
 	fields[0].op = "In";
 	fields[0].n_values = 2;
-	BAD("match_fields[0]: values", "exactly one needed for a match field");
+	BAD("pools[0].nodeSelector.matchFields[0]",
+	    "values: exactly one needed for a match field, 2 given");
 	fields[0].n_values = 1;
 	fields[0].key = "metadata.labels";
-	BAD("match_fields[0]: key \"metadata.labels\"", "only "
-	    "\"metadata.name\"");
+	BAD("pools[0].nodeSelector.matchFields[0]",
+	    "key \"metadata.labels\": only \"metadata.name\" is a node field");
 	fields[0].key = "metadata.name";
 	vals[0] = "Node_1";
-	BAD("match_fields[0]: values[0] \"Node_1\"", "a node name must be a "
-	    "DNS subdomain");
+	BAD("pools[0].nodeSelector.matchFields[0]",
+	    "values[0] \"Node_1\": a node name must be a DNS subdomain (low");
 }
 
 static void
@@ -317,56 +343,66 @@ test_devices(void)
 	slices[0].n_devices = 128;
 	GOOD();
 	slices[0].n_devices = 129;
-	BAD("pools[0] \"gpu\" slices[0]: 129 devices", "at most 128 allowed");
+	BAD("pools[0].slices[0]",
+	    "129 devices, at most 128 allowed");
 	reset();
 	devs[1].name = NULL;
-	BAD("slices[0] devices[1] NULL: name", "is NULL");
+	BAD("pools[0].slices[0].devices[1].name",
+	    "required (NULL)");
 	devs[1].name = "";
-	BAD("devices[1] \"\": name", "must be a DNS label");
+	BAD("pools[0].slices[0].devices[1].name",
+	    "required");
 	devs[1].name = "Dev-1";
-	BAD("devices[1] \"Dev-1\": name", "must be a DNS label");
+	BAD("pools[0].slices[0].devices[1].name",
+	    "\"Dev-1\" must be a DNS label (lower case alphanumerics and '-");
 	devs[1].name = "dev.1";
-	BAD("devices[1] \"dev.1\": name", "must be a DNS label");
+	BAD("pools[0].slices[0].devices[1].name",
+	    "\"dev.1\" must be a DNS label (lower case alphanumerics and '-");
 	devs[1].name = "-dev";
-	BAD("devices[1] \"-dev\": name", "must be a DNS label");
+	BAD("pools[0].slices[0].devices[1].name",
+	    "\"-dev\" must be a DNS label (lower case alphanumerics and '-'");
 	s = repeat('d', 63, "");
 	devs[1].name = s;
 	GOOD();
 	free(s);
 	s = repeat('d', 64, "");
 	devs[1].name = s;
-	BAD("devices[1] \"dddddddddddddddddddddddd...\": name", "no more than "
-	    "63 characters");
+	BAD("pools[0].slices[0].devices[1].name",
+	    "\"dddddddddddddddddddddddd...\" must be no more than 63 charac");
 	free(s);
 	devs[1].name = "dev-0";
-	BAD("pools[0] \"gpu\" slices[0] devices[1] \"dev-0\": name",
-	    "duplicate in the pool (also slices[0] devices[0])");
+	BAD("pools[0].slices[0].devices[1].name",
+	    "duplicate device in the pool (also slices[0].devices[0])");
 	devs[1].name = "dev-1";
 	devs[2].name = "dev-0";
-	BAD("pools[0] \"gpu\" slices[1] devices[0] \"dev-0\": name",
-	    "duplicate in the pool (also slices[0] devices[0])");
+	BAD("pools[0].slices[1].devices[0].name",
+	    "duplicate device in the pool (also slices[0].devices[0])");
 	devs[2].name = "dev-2";
 	GOOD();			/* dev-0 again in pools[1]: fine */
 
 	reset();
 	devs[0].attributes = NULL;
-	BAD(D0 "attributes is NULL", "count of 4");
+	BAD("pools[0].slices[0].devices[0].attributes",
+	    "NULL with a count of 4");
 	reset();
 	devs[0].capacities = NULL;
-	BAD(D0 "capacities is NULL", "count of 1");
+	BAD("pools[0].slices[0].devices[0].capacity",
+	    "NULL with a count of 1");
 	reset();
 	for (i = 4; i < 40; i++)
-		attrs[i].type = KP_ATTR_INT;
+		attrs[i].type = KP_ATTR_TYPE_INT;
 	devs[0].n_attributes = 20;
 	devs[0].n_capacities = 12;
 	GOOD();
 	devs[0].n_capacities = 13;
-	BAD(D0 "20 attributes and 13 capacities", "at most 32 together");
+	BAD("pools[0].slices[0].devices[0]",
+	    "20 attributes and 13 capacities: at most 32 together allowed");
 	devs[0].n_capacities = 0;
 	devs[0].n_attributes = 32;
 	GOOD();
 	devs[0].n_attributes = 33;
-	BAD(D0 "33 attributes and 0 capacities", "at most 32 together");
+	BAD("pools[0].slices[0].devices[0]",
+	    "33 attributes and 0 capacities: at most 32 together allowed");
 }
 
 static void
@@ -413,24 +449,26 @@ test_names(void)
 		BAD(D0 "attributes[", bad[i].why);
 		reset();
 		caps[0].name = bad[i].name;
-		BAD(D0 "capacities[", bad[i].why);
+		BAD(D0 "capacity[", bad[i].why);
 	}
 	reset();
 	attrs[3].name = NULL;
-	BAD(D0 "attributes[3]", "name is NULL");
+	BAD("pools[0].slices[0].devices[0].attributes[3].name",
+	    "required (NULL)");
 	reset();
 	caps[0].name = NULL;
-	BAD(D0 "capacities[0]", "name is NULL");
+	BAD("pools[0].slices[0].devices[0].capacity[0].name",
+	    "required (NULL)");
 
 	reset();
 	attrs[3].name = "count";
-	BAD(D0 "attributes[3] \"count\"", "duplicate name (also "
-	    "attributes[2])");
+	BAD("pools[0].slices[0].devices[0].attributes[\"count\"]",
+	    "duplicate name (also attributes[2])");
 	reset();
 	caps[1] = caps[0];
 	devs[0].n_capacities = 2;
-	BAD(D0 "capacities[1] \"memory\"", "duplicate name (also "
-	    "capacities[0])");
+	BAD("pools[0].slices[0].devices[0].capacity[\"memory\"]",
+	    "duplicate name (also capacity[0])");
 	reset();
 	caps[0].name = "count";		/* one name in both maps: fine */
 	GOOD();
@@ -445,11 +483,13 @@ test_attributes(void)
 	attrs[2].int_value = INT64_MIN;
 	attrs[3].bool_value = 0;
 	GOOD();
-	attrs[2].type = (enum kp_attribute_type)7;
-	BAD(D0 "attributes[\"count\"]", "type 7 is not a kp_attribute_type");
+	attrs[2].type = (enum kp_attribute_type)9;
+	BAD("pools[0].slices[0].devices[0].attributes[2].type",
+	    "9 is not a kp_attribute_type");
 	reset();
 	attrs[0].string_value = NULL;
-	BAD(D0 "attributes[\"example.com/model\"]", "string_value is NULL");
+	BAD("pools[0].slices[0].devices[0].attributes[0].string_value",
+	    "required (NULL)");
 	attrs[0].string_value = "";
 	GOOD();
 	s = repeat('x', 64, "");
@@ -458,8 +498,8 @@ test_attributes(void)
 	free(s);
 	s = repeat('x', 65, "");
 	attrs[0].string_value = s;
-	BAD(D0 "attributes[\"example.com/model\"]", "string value is 65 "
-	    "bytes, at most 64 allowed");
+	BAD("pools[0].slices[0].devices[0].attributes[\"example.com/model\"].string",
+	    "string is 65 bytes, at most 64 allowed");
 	free(s);
 	attrs[0].string_value = "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
 	    "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
@@ -468,8 +508,8 @@ test_attributes(void)
 	    "\xc3\xa9\xc3\xa9\xc3\xa9";	/* 32 x U+00E9: 64 bytes */
 	GOOD();
 	attrs[0].string_value = "ok\xff";
-	BAD(D0 "attributes[\"example.com/model\"]", "string value is not "
-	    "UTF-8");
+	BAD("pools[0].slices[0].devices[0].attributes[\"example.com/model\"].string",
+	    "string is not UTF-8");
 	attrs[0].string_value = "\xed\xa0\x80";		/* a surrogate */
 	BAD(D0 "attributes[", "not UTF-8");
 	attrs[0].string_value = "\xc0\xaf";		/* overlong '/' */
@@ -477,10 +517,11 @@ test_attributes(void)
 
 	reset();
 	attrs[1].string_value = NULL;
-	BAD(D0 "attributes[\"driverVersion\"]", "string_value is NULL");
+	BAD("pools[0].slices[0].devices[0].attributes[1].string_value",
+	    "required (NULL)");
 	attrs[1].string_value = "v1.0.0";
-	BAD(D0 "attributes[\"driverVersion\"]: version value \"v1.0.0\"",
-	    "is not semver 2.0.0");
+	BAD("pools[0].slices[0].devices[0].attributes[\"driverVersion\"].version",
+	    "version \"v1.0.0\" is not semver 2.0.0 (MAJOR.MINOR.PATCH[-pre");
 	s = repeat('a', 58, "");
 	memcpy(s, "1.0.0-", 6);
 	attrs[1].string_value = s;	/* 58 bytes */
@@ -494,8 +535,8 @@ test_attributes(void)
 	s = repeat('a', 65, "");
 	memcpy(s, "1.0.0-", 6);
 	attrs[1].string_value = s;
-	BAD(D0 "attributes[\"driverVersion\"]", "version value is 65 bytes, "
-	    "at most 64 allowed");
+	BAD("pools[0].slices[0].devices[0].attributes[\"driverVersion\"].version",
+	    "version is 65 bytes, at most 64 allowed");
 	free(s);
 }
 
@@ -565,18 +606,23 @@ test_quantity(void)
 
 	reset();
 	caps[0].quantity = NULL;
-	BAD(D0 "capacities[\"memory\"]", "quantity is NULL");
+	BAD("pools[0].slices[0].devices[0].capacity[0].quantity",
+	    "required (NULL)");
 	caps[0].quantity = "";
-	BAD(D0 "capacities[\"memory\"]: quantity \"\"", "must not be empty");
+	BAD("pools[0].slices[0].devices[0].capacity[\"memory\"].value",
+	    "\"\" must not be empty");
 	caps[0].quantity = "1 Gi";
-	BAD(D0 "capacities[\"memory\"]: quantity \"1 Gi\"", "must match "
-	    "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'");
+	BAD("pools[0].slices[0].devices[0].capacity[\"memory\"].value",
+	    "\"1 Gi\" must match '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]");
 	caps[0].quantity = "1Gib";
-	BAD("quantity \"1Gib\"", "must match");
+	BAD("pools[0].slices[0].devices[0].capacity[\"memory\"].value",
+	    "\"1Gib\" must match '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]");
 	caps[0].quantity = "1K";
-	BAD("quantity \"1K\"", "unknown suffix");
+	BAD("pools[0].slices[0].devices[0].capacity[\"memory\"].value",
+	    "\"1K\" has an unknown suffix (Ki Mi Gi Ti Pi Ei, n u m k M G T");
 	caps[0].quantity = "Pi";
-	BAD("quantity \"Pi\"", "has no digit in its number");
+	BAD("pools[0].slices[0].devices[0].capacity[\"memory\"].value",
+	    "\"Pi\" has no digit in its number");
 	caps[0].quantity = "1.5Gi";
 	GOOD();
 }
@@ -590,9 +636,8 @@ test_messages(void)
 	reset();
 	attrs[0].string_value = "0123456789012345678901234567890123456789"
 	    "0123456789012345678901234567890123456789";
-	BAD("pools[0] \"gpu\" slices[0] devices[0] \"dev-0\": "
-	    "attributes[\"example.com/model\"]: ", "string value is 80 bytes, "
-	    "at most 64 allowed");
+	BAD("pools[0].slices[0].devices[0].attributes[\"example.com/model\"].string",
+	    "string is 80 bytes, at most 64 allowed");
 	printf("example: %s\n", err);
 	CHECK_EQ(validate_resources(&res, NULL, 0), KP_EINVAL);
 	CHECK_EQ(validate_resources(&res, small, sizeof(small)), KP_EINVAL);
@@ -605,9 +650,8 @@ test_messages(void)
 	pools[0].name = s;
 	devs[0].name = "dev-0000000000000000000000000000000000000000000000000";
 	attrs[0].name = "example.com/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
-	BAD("pools[0] \"pppppppppppppppppppppppp...\" slices[0] devices[0] "
-	    "\"dev-00000000000000000000...\": attributes[\"example.com/aaaaa"
-	    "aaaaaaa...\"]", "no more than 32 bytes");
+	BAD("pools[0].slices[0].devices[0].attributes[\"example.com/aaaaaaaaaaaa...\"]",
+	    "the identifier must be no more than 32 bytes");
 	free(s);
 
 	/* Strings beyond the server's 3 MiB request limit (a name with two
@@ -616,8 +660,308 @@ test_messages(void)
 	s = repeat('k', 3u << 20, "");
 	memcpy(s, "a/b/", 4);
 	attrs[3].name = s;
-	BAD("pools[0] \"gpu\" slices[0]: ", "more than 3 MiB of strings");
+	BAD("pools[0].slices[0]",
+	    "more than 3 MiB of strings, over the API server's request li");
 	free(s);
+}
+
+/*
+ * The 1.37 additions: partitionable devices (counter sets in their own
+ * slice, references, limits), taints, binding conditions, list
+ * attributes, consumable capacity, per-device node selection,
+ * nodeAllocatableResources, partitionTypeAttribute, skipNodeOperations.
+ * pools[0]: slices[0] devices dev-0 dev-1, slices[1] dev-2; here a third
+ * slice of pools[0] holds the counter sets.
+ */
+static struct kp_counter	 ctr[40];
+static char			 cnames[40][8];
+static struct kp_counter_set	 csets[10];
+static char			 snames[10][8];
+static struct kp_counter_consumption use[3];
+static struct kp_taint		 tnt[17];
+static struct kp_slice		 gslices[3];
+
+static void
+reset_gpu(void)
+{
+	size_t	 i;
+
+	reset();
+	for (i = 0; i < 40; i++) {
+		snprintf(cnames[i], sizeof(cnames[i]), "c%zu", i);
+		ctr[i] = (struct kp_counter)KP_COUNTER(cnames[i], "1Gi");
+	}
+	for (i = 0; i < 10; i++) {
+		snprintf(snames[i], sizeof(snames[i]), "set-%zu", i);
+		csets[i] = (struct kp_counter_set){ KP_COUNTER_SET_INIT,
+		    .name = snames[i], .counters = ctr, .n_counters = 2 };
+	}
+	for (i = 0; i < 3; i++)
+		use[i] = (struct kp_counter_consumption){
+		    KP_COUNTER_CONSUMPTION_INIT, .counter_set = snames[i],
+		    .counters = ctr, .n_counters = 1 };
+	for (i = 0; i < 17; i++)
+		tnt[i] = (struct kp_taint){ KP_TAINT_INIT, .key = cnames[i],
+		    .effect = KP_TAINT_NO_EXECUTE };
+	gslices[0] = slices[0];
+	gslices[1] = slices[1];
+	gslices[2] = (struct kp_slice){ KP_SLICE_INIT,
+	    .shared_counters = csets, .n_shared_counters = 2 };
+	pools[0].slices = gslices;
+	pools[0].n_slices = 3;
+	devs[1].consumes_counters = use;
+	devs[1].n_consumes_counters = 2;
+}
+
+#define G1	"pools[0].slices[0].devices[1]"
+
+static void
+test_partitions(void)
+{
+	size_t	 i;
+
+	reset_gpu();
+	GOOD();
+	/* 1.35: devices and counter sets in different slices. */
+	gslices[0].shared_counters = csets + 3;
+	gslices[0].n_shared_counters = 1;
+	BAD("pools[0].slices[0]", "a slice holds one of them (1.35)");
+	reset_gpu();
+	gslices[2].n_shared_counters = 9;
+	BAD("pools[0].slices[2].sharedCounters", "more than 8 counter sets");
+	gslices[2].n_shared_counters = 8;
+	GOOD();
+	csets[0].n_counters = 33;
+	BAD("pools[0].slices[2].sharedCounters[0].counters",
+	    "more than 32 counters");
+	csets[0].n_counters = 32;
+	GOOD();
+	csets[0].n_counters = 0;
+	BAD("pools[0].slices[2].sharedCounters[0].counters", "required");
+	reset_gpu();
+	csets[1].name = "set-0";
+	BAD("pools[0].slices[2].sharedCounters[1].name",
+	    "duplicate counter set in the pool (also "
+	    "slices[2].sharedCounters[0])");
+	reset_gpu();
+	csets[1].name = "Set";
+	BAD("pools[0].slices[2].sharedCounters[1].name", "DNS label");
+	reset_gpu();
+	ctr[1].name = "c0";
+	BAD("pools[0].slices[2].sharedCounters[0].counters[\"c0\"]",
+	    "duplicate counter name");
+	reset_gpu();
+	ctr[0].quantity = "1 Gi";
+	BAD(G1 ".consumesCounters[0].counters[\"c0\"].value", "must match");
+
+	/* consumesCounters: <= 2, one per set, references exist. */
+	reset_gpu();
+	devs[1].n_consumes_counters = 3;
+	BAD(G1 ".consumesCounters", "more than 2 entries");
+	reset_gpu();
+	use[1].counter_set = "set-0";
+	BAD(G1 ".consumesCounters[1].counterSet",
+	    "\"set-0\" duplicate: one entry per counter set");
+	reset_gpu();
+	use[1].counter_set = "set-7";
+	BAD(G1 ".consumesCounters[1].counterSet",
+	    "\"set-7\" is not a counter set of the pool");
+	reset_gpu();
+	use[0].counters = ctr + 5;
+	BAD(G1 ".consumesCounters[0]",
+	    "counters[c5]: not a counter of counter set \"set-0\"");
+	reset_gpu();
+	use[0].n_counters = 33;
+	BAD(G1 ".consumesCounters[0].counters", "more than 32 counters");
+	/* A set of another pool does not count. */
+	reset_gpu();
+	pools[0].n_slices = 2;
+	BAD(G1 ".consumesCounters[0].counterSet",
+	    "is not a counter set of the pool");
+
+	/* 128 devices, 64 with an advanced feature. */
+	reset_gpu();
+	devs[1].n_consumes_counters = 0;
+	gslices[1].devices = devs + 130;
+	gslices[0].n_devices = 128;
+	GOOD();
+	gslices[0].n_devices = 129;
+	BAD("pools[0].slices[0]", "129 devices, at most 128 allowed");
+	gslices[0].n_devices = 65;
+	devs[1].n_consumes_counters = 1;
+	BAD("pools[0].slices[0]", "65 devices, at most 64 allowed when a "
+	    "device has taints, consumesCounters or list attributes");
+	devs[1].n_consumes_counters = 0;
+	devs[3].taints = tnt;
+	devs[3].n_taints = 1;
+	BAD("pools[0].slices[0]", "65 devices, at most 64");
+	devs[3].n_taints = 0;
+	GOOD();
+	attrs[20] = (struct kp_attribute)KP_ATTR_STRINGS("list", vals, 2);
+	devs[4].attributes = attrs + 20;
+	devs[4].n_attributes = 1;
+	BAD("pools[0].slices[0]", "65 devices, at most 64");
+	gslices[0].n_devices = 64;
+	GOOD();
+	for (i = 0; i < 65; i++)
+		devs[i].n_consumes_counters = 0;
+}
+
+static void
+test_device_fields(void)
+{
+	static const int64_t	 many[49];
+	static const char	*conds[5] = { "a.io/x", "a.io/y", "z", "w",
+	    "v" };
+	static const char	*vv[11] = { "1", "2", "3", "4", "5", "6", "7",
+	    "8", "9", "10", "11" };
+	struct kp_request_policy rp = { KP_REQUEST_POLICY_INIT };
+	struct kp_node_allocatable na = { KP_NODE_ALLOCATABLE_INIT,
+	    .resource = "cpu", .capacity_key = "memory" };
+	struct kp_node_selector	 dsel = { KP_NODE_SELECTOR_INIT };
+	static const char	*skip[3];
+
+	/* List attributes: >= 1 value each, <= 48 values per device. */
+	reset_gpu();
+	attrs[4] = (struct kp_attribute)KP_ATTR_INTS("ints", many, 48);
+	devs[0].n_attributes = 5;
+	GOOD();
+	attrs[4].n_values = 49;
+	BAD(D0 "attributes", "more than 48 list attribute values");
+	attrs[4].n_values = 0;
+	BAD(D0 "attributes[\"ints\"]", "needs at least one value");
+	attrs[4] = (struct kp_attribute)KP_ATTR_VERSIONS("vs", vals, 2);
+	BAD(D0 "attributes[\"vs\"].versions[0]", "\"a\" is not semver");
+
+	/* Taints. */
+	reset_gpu();
+	devs[0].taints = tnt;
+	devs[0].n_taints = 16;
+	GOOD();
+	devs[0].n_taints = 17;
+	BAD(D0 "taints", "more than 16 taints");
+	devs[0].n_taints = 1;
+	tnt[0].effect = KP_TAINT_UNSET;
+	BAD(D0 "taints[0].effect", "required (None, NoSchedule or NoExecute)");
+	tnt[0].effect = KP_TAINT_NONE;
+	tnt[0].value = "a b";
+	BAD(D0 "taints[0].value", "must be empty or");
+	tnt[0].value = NULL;
+	tnt[0].key = "a/b/c";
+	BAD(D0 "taints[0].key", "one '/' at most");
+
+	/* Binding conditions. */
+	reset_gpu();
+	devs[0].binding_conditions = conds;
+	devs[0].n_binding_conditions = 4;
+	devs[0].binding_failure_conditions = conds;
+	devs[0].n_binding_failure_conditions = 4;
+	GOOD();
+	devs[0].n_binding_conditions = 5;
+	BAD(D0 "bindingConditions", "more than 4 conditions");
+	devs[0].n_binding_conditions = 1;
+	devs[0].n_binding_failure_conditions = 5;
+	BAD(D0 "bindingFailureConditions", "more than 4 conditions");
+	conds[4] = "x y";
+	devs[0].n_binding_failure_conditions = 5;
+
+	/* Consumable capacity. */
+	reset_gpu();
+	caps[0].request_policy = &rp;
+	BAD(D0 "capacity[\"memory\"].requestPolicy", "only allowed when the "
+	    "device has allowMultipleAllocations");
+	devs[0].allow_multiple_allocations = 1;
+	GOOD();
+	rp.valid_values = vv;
+	rp.n_valid_values = 2;
+	BAD(D0 "capacity[\"memory\"].requestPolicy.default", "required with "
+	    "validValues or validRange");
+	rp.default_value = "1";
+	GOOD();
+	rp.n_valid_values = 11;
+	BAD(D0 "capacity[\"memory\"].requestPolicy.validValues",
+	    "more than 10 entries");
+	rp.n_valid_values = 1;
+	rp.range_min = "1";
+	BAD(D0 "capacity[\"memory\"].requestPolicy", "validValues and "
+	    "validRange: at most one");
+	rp.n_valid_values = 0;
+	rp.range_step = "x";
+	BAD(D0 "capacity[\"memory\"].requestPolicy.validRange.step", "\"x\"");
+	rp.range_step = "1";
+	GOOD();
+
+	/* Per-device node selection. */
+	reset_gpu();
+	devs[0].node_name = "node-1";
+	res.n_pools = 1;	/* pools[1] shares dev-0 */
+	BAD("pools[0].slices[0].devices[0]: ", "need the slice's "
+	    "perDeviceNodeSelection");
+	gslices[0].per_device_node_selection = 1;
+	BAD("pools[0].slices[0].devices[1]", "none of nodeName, nodeSelector "
+	    "and allNodes");
+	devs[1].all_nodes = 1;
+	GOOD();
+	devs[1].node_selector = &dsel;
+	BAD("pools[0].slices[0].devices[1]", "more than one of nodeName");
+	devs[1].all_nodes = 0;
+	GOOD();
+	devs[0].node_name = "Node_1";
+	BAD(D0 "nodeName", "a node name must be a DNS subdomain");
+	devs[0].node_name = "node-1";
+	pools[0].all_nodes = 1;
+	BAD("pools[0].slices[0]", "perDeviceNodeSelection: the pool's "
+	    "nodeSelector or allNodes");
+	pools[0].node_selector = &sel;
+	BAD("pools[0]", "nodeSelector and allNodes: at most one");
+
+	/* nodeAllocatableResources. */
+	reset_gpu();
+	devs[0].node_allocatable = &na;
+	devs[0].n_node_allocatable = 1;
+	GOOD();
+	na.capacity_key = "nope";
+	BAD(D0 "nodeAllocatableResources[\"cpu\"].mapping.capacityKey",
+	    "\"nope\" is not a capacity of the device");
+	na.capacity_key = "memory";
+	na.device_multiplier = "2";
+	BAD(D0 "nodeAllocatableResources[\"cpu\"].mapping",
+	    "deviceMultiplier and capacityKey: at most one");
+	na.capacity_key = NULL;
+	na.per_container = "1x";
+	BAD(D0 "nodeAllocatableResources[\"cpu\"].overhead.perContainer",
+	    "\"1x\"");
+	na.per_container = NULL;
+	na.device_multiplier = NULL;
+	BAD(D0 "nodeAllocatableResources[\"cpu\"]", "a mapping or an "
+	    "overhead is required");
+
+	/* partitionTypeAttribute, skipNodeOperations. */
+	reset_gpu();
+	gslices[0].partition_type_attribute = "model";
+	BAD("pools[0].slices[0].partitionTypeAttribute", "must be fully "
+	    "qualified");
+	gslices[0].partition_type_attribute = "example.com/model";
+	BAD("pools[0].slices[0].devices[1].attributes", "a partition device "
+	    "needs the string attribute");
+	devs[1].attributes = attrs;
+	devs[1].n_attributes = 1;
+	GOOD();
+	skip[0] = "NodePrepareResources";
+	gslices[0].skip_node_operations = skip;
+	gslices[0].n_skip_node_operations = 1;
+	BAD("pools[0].slices[0].skipNodeOperations", "NodePrepareResources "
+	    "needs NodeUnprepareResources too");
+	skip[1] = "NodeUnprepareResources";
+	gslices[0].n_skip_node_operations = 2;
+	GOOD();
+	skip[2] = "NodeUnprepare";
+	gslices[0].n_skip_node_operations = 3;
+	BAD("pools[0].slices[0].skipNodeOperations[2]", "is not "
+	    "NodePrepareResources");
+	skip[2] = "NodeUnprepareResources";
+	BAD("pools[0].slices[0].skipNodeOperations[2]", "duplicate");
+	reset();
 }
 
 int
@@ -631,5 +975,7 @@ main(void)
 	test_semver();
 	test_quantity();
 	test_messages();
+	test_partitions();
+	test_device_fields();
 	return (test_done("test_validate"));
 }

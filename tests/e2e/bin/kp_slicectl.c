@@ -20,6 +20,12 @@
  * "slices": [{"devices": [{"name": "d", "attributes": {"a": {"int": 1} |
  * {"bool": true} | {"string": "s"} | {"version": "1.0.0"}},
  * "capacity": {"c": "80Gi"}}]}]}]}
+ * plus, in the v1 JSON shape: device "taints" [{"key", "value",
+ * "effect", "timeAdded" (Unix seconds)}], "consumesCounters" [{"counterSet",
+ * "counters": {"n": "q"}}], "bindsToNode", "bindingConditions",
+ * "bindingFailureConditions", "allowMultipleAllocations", attributes
+ * {"ints": [..]} / {"strings": [..]}; slice "sharedCounters" [{"name",
+ * "counters": {"n": "q"}}], "perDeviceNodeSelection"; pool "allNodes".
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,6 +87,96 @@ requirements(const json_t *a, size_t *n)
 	return (v);
 }
 
+static char **
+strings(const json_t *a, size_t *n)
+{
+	char	**v;
+	json_t	 *x;
+	size_t	  i;
+
+	*n = json_array_size(a);
+	v = xcalloc(*n, sizeof(*v));
+	json_array_foreach(a, i, x)
+		v[i] = strdup(json_string_value(x) ? json_string_value(x) :
+		    "");
+	return (v);
+}
+
+static Kpipc__Counter **
+counters(const json_t *m, size_t *n)
+{
+	Kpipc__Counter	**v;
+	json_t		 *x;
+	const char	 *k;
+
+	*n = 0;
+	v = xcalloc(json_object_size(m), sizeof(*v));
+	json_object_foreach((json_t *)m, k, x) {
+		v[*n] = xcalloc(1, sizeof(**v));
+		kpipc__counter__init(v[*n]);
+		v[*n]->name = strdup(k);
+		v[*n]->quantity = strdup(json_is_string(x) ?
+		    json_string_value(x) : "0");
+		(*n)++;
+	}
+	return (v);
+}
+
+static int32_t
+effect(const char *e)
+{
+	if (strcmp(e, "None") == 0)
+		return (KP_TAINT_NONE);
+	if (strcmp(e, "NoSchedule") == 0)
+		return (KP_TAINT_NO_SCHEDULE);
+	return (KP_TAINT_NO_EXECUTE);
+}
+
+/* The fields of 1.33+ (see the header comment). */
+static void
+device_more(Kpipc__Device *dev, const json_t *d)
+{
+	json_t	*x, *a;
+	size_t	 i;
+
+	a = json_object_get(d, "taints");
+	dev->n_taints = json_array_size(a);
+	dev->taints = xcalloc(dev->n_taints, sizeof(*dev->taints));
+	json_array_foreach(a, i, x) {
+		Kpipc__Taint *t = xcalloc(1, sizeof(*t));
+
+		kpipc__taint__init(t);
+		t->key = str(x, "key");
+		t->value = str(x, "value");
+		t->effect = effect(json_string_value(json_object_get(x,
+		    "effect")) ? json_string_value(json_object_get(x,
+		    "effect")) : "");
+		t->time_added = json_integer_value(json_object_get(x,
+		    "timeAdded"));
+		dev->taints[i] = t;
+	}
+	a = json_object_get(d, "consumesCounters");
+	dev->n_consumes_counters = json_array_size(a);
+	dev->consumes_counters = xcalloc(dev->n_consumes_counters,
+	    sizeof(*dev->consumes_counters));
+	json_array_foreach(a, i, x) {
+		Kpipc__CounterConsumption *c = xcalloc(1, sizeof(*c));
+
+		kpipc__counter_consumption__init(c);
+		c->counter_set = str(x, "counterSet");
+		c->counters = counters(json_object_get(x, "counters"),
+		    &c->n_counters);
+		dev->consumes_counters[i] = c;
+	}
+	dev->binds_to_node = json_is_true(json_object_get(d, "bindsToNode"));
+	dev->binding_conditions = strings(json_object_get(d,
+	    "bindingConditions"), &dev->n_binding_conditions);
+	dev->binding_failure_conditions = strings(json_object_get(d,
+	    "bindingFailureConditions"), &dev->n_binding_failure_conditions);
+	dev->allow_multiple_allocations = json_is_true(json_object_get(d,
+	    "allowMultipleAllocations"));
+}
+
 static Kpipc__Device *
 device(const json_t *d)
 {
@@ -111,6 +207,25 @@ device(const json_t *d)
 		} else if (json_object_get(x, "version") != NULL) {
 			a->value_case = KPIPC__ATTRIBUTE__VALUE_VERSION_VALUE;
 			a->version_value = str(x, "version");
+		} else if (json_object_get(x, "ints") != NULL) {
+			json_t	*v;
+			size_t	 j;
+
+			a->value_case = KPIPC__ATTRIBUTE__VALUE_INTS;
+			a->ints = xcalloc(1, sizeof(*a->ints));
+			kpipc__int_list__init(a->ints);
+			a->ints->n_values = json_array_size(json_object_get(x,
+			    "ints"));
+			a->ints->values = xcalloc(a->ints->n_values,
+			    sizeof(int64_t));
+			json_array_foreach(json_object_get(x, "ints"), j, v)
+				a->ints->values[j] = json_integer_value(v);
+		} else if (json_object_get(x, "strings") != NULL) {
+			a->value_case = KPIPC__ATTRIBUTE__VALUE_STRINGS;
+			a->strings = xcalloc(1, sizeof(*a->strings));
+			kpipc__string_list__init(a->strings);
+			a->strings->values = strings(json_object_get(x,
+			    "strings"), &a->strings->n_values);
 		} else {
 			a->value_case = KPIPC__ATTRIBUTE__VALUE_STRING_VALUE;
 			a->string_value = str(x, "string");
@@ -128,6 +243,7 @@ device(const json_t *d)
 		dev->capacities[dev->n_capacities++] = c;
 	}
 	(void)i;
+	device_more(dev, d);
 	return (dev);
 }
 
@@ -151,6 +267,7 @@ publish_from(const json_t *root)
 		p->name = str(pj, "name");
 		p->generation = json_integer_value(json_object_get(pj,
 		    "generation"));
+		p->all_nodes = json_is_true(json_object_get(pj, "allNodes"));
 		if ((sel = json_object_get(pj, "nodeSelector")) != NULL) {
 			p->node_selector = xcalloc(1,
 			    sizeof(*p->node_selector));
@@ -173,6 +290,22 @@ publish_from(const json_t *root)
 			s->devices = xcalloc(s->n_devices, sizeof(*s->devices));
 			json_array_foreach(devs, k, dj)
 				s->devices[k] = device(dj);
+			s->per_device_node_selection = json_is_true(
+			    json_object_get(sj, "perDeviceNodeSelection"));
+			devs = json_object_get(sj, "sharedCounters");
+			s->n_shared_counters = json_array_size(devs);
+			s->shared_counters = xcalloc(s->n_shared_counters,
+			    sizeof(*s->shared_counters));
+			json_array_foreach(devs, k, dj) {
+				Kpipc__CounterSet *cs = xcalloc(1,
+				    sizeof(*cs));
+
+				kpipc__counter_set__init(cs);
+				cs->name = str(dj, "name");
+				cs->counters = counters(json_object_get(dj,
+				    "counters"), &cs->n_counters);
+				s->shared_counters[k] = cs;
+			}
 			p->slices[j] = s;
 		}
 		m->pools[i] = p;

@@ -886,36 +886,30 @@ publish(struct kp_plugin *p, const char *args)
 	memset(pl, 0, sizeof(pl));
 	for (k = 0; k < np; k++) {
 		snprintf(pools[k], sizeof(pools[k]), "pool-%d", k);
-		pl[k].name = pools[k];
-		pl[k].slices = slices[k];
+		pl[k] = (struct kp_pool){ KP_POOL_INIT, .name = pools[k],
+		    .slices = slices[k] };
 		for (i = 0; i < n; i++, d++) {
 			snprintf(names[d], sizeof(names[d]), "dev-%d", i);
-			memset(&devs[d], 0, sizeof(devs[d]));
-			devs[d].name = names[d];
-			attrs[d][0] = (struct kp_attribute){ .name = "index",
-			    .type = KP_ATTR_INT, .int_value = i };
-			attrs[d][1] = (struct kp_attribute){
-			    .name = "example.com/tag", .type = KP_ATTR_STRING,
-			    .string_value = tag[0] ? tag : "none" };
-			attrs[d][2] = (struct kp_attribute){
-			    .name = "example.com/version",
-			    .type = KP_ATTR_VERSION, .string_value = "1.2.3" };
-			caps[d][0] = (struct kp_capacity){ .name = "memory",
-			    .quantity = "1Gi" };
-			devs[d].attributes = attrs[d];
-			devs[d].n_attributes = 3;
-			devs[d].capacities = caps[d];
-			devs[d].n_capacities = 1;
-			if (i % 128 == 0) {
-				slices[k][pl[k].n_slices].devices = &devs[d];
-				slices[k][pl[k].n_slices].n_devices = 0;
-				pl[k].n_slices++;
-			}
+			attrs[d][0] = (struct kp_attribute)KP_ATTR_INT(
+			    "index", i);
+			attrs[d][1] = (struct kp_attribute)KP_ATTR_STRING(
+			    "example.com/tag", tag[0] ? tag : "none");
+			attrs[d][2] = (struct kp_attribute)KP_ATTR_VERSION(
+			    "example.com/version", "1.2.3");
+			caps[d][0] = (struct kp_capacity)KP_CAPACITY("memory",
+			    "1Gi");
+			devs[d] = (struct kp_device){ KP_DEVICE_INIT,
+			    .name = names[d], .attributes = attrs[d],
+			    .n_attributes = 3, .capacities = caps[d],
+			    .n_capacities = 1 };
+			if (i % 128 == 0)
+				slices[k][pl[k].n_slices++] = (struct kp_slice){
+				    KP_SLICE_INIT, .devices = &devs[d] };
 			slices[k][pl[k].n_slices - 1].n_devices++;
 		}
 	}
-	res.pools = pl;
-	res.n_pools = (size_t)np;
+	res = (struct kp_resources){ KP_RESOURCES_INIT, .pools = pl,
+	    .n_pools = (size_t)np };
 	return (kp_publish_resources(p, &res));
 }
 
