@@ -189,3 +189,43 @@ test('held: CDI names outside the driver\'s prefix are refused by the supervisor
   }
   assert.deepEqual(fs.readdirSync(cdi).filter((f) => !f.startsWith('.')), []);
 });
+
+// Held: the stderr relay. Every piece of a child's stderr, whatever its
+// bytes (newline, CR, ANSI escapes, U+2028, NEL, a line cut at the relay's
+// 511-byte buffer), is logged under the child's own prefix: no forged
+// supervisor line.
+test('held: a hook cannot forge a supervisor log line through its stderr', async (t) => {
+  const { drv, run } = await setup(t);
+  await run('stderr');
+  await until(() => /FORGED-6/.test(drv.stderr), 5000).catch(() => {});
+  const forged = drv.stderr.split('\n').filter((l) => /FORGED/.test(l));
+  t.diagnostic(forged.map((l) => l.slice(0, 160)).join('\n'));
+  assert.ok(forged.length >= 2, 'the lines reached the log');
+  for (const l of forged) assert.match(l, /^[EWI]\d{4} [\d:.]+ +\d+ nodeserver\] stderr: /, l);
+  assert.ok(!/\x1b|\r/.test(forged.join('')), 'no control bytes');
+});
+
+// Held: a state directory (not nested) swapped for a symlink by the
+// nodeserver is refused at the next start (O_NOFOLLOW on the last
+// component), nothing outside is chowned.
+test('held: a state directory replaced by a symlink is refused at the next start', { skip: !ROOT_USER && 'needs root (chown)' }, async (t) => {
+  const root = makeRoot(DRIVER);
+  t.after(() => root.cleanup());
+  const outer = path.join(root.dir, 'state');
+  const inner = path.join(outer, 'lib');
+  const victim = path.join(root.dir, 'victim');
+  fs.mkdirSync(path.join(victim, 'lib'), { recursive: true, mode: 0o755 });
+  const dirs = [outer, inner];
+  {
+    const { run, stop } = await setup(t, { root, stateDirs: dirs, args: ['--sandbox-syscall', 'symlink'] });
+    t.diagnostic(await run(`rename:${inner}:${path.join(outer, 'old')}`));
+    t.diagnostic(await run(`symlink:${path.join(victim, 'lib')}:${inner}`));
+    await stop();
+  }
+  const drv2 = new TestDriver(root, [...dirs.flatMap((d) => ['--state-dir', d]), '--cdi-dir', path.join(root.dir, 'cdi')], { binary: ATTACK });
+  t.after(async () => { drv2.kill(); await drv2.exited; });
+  const l = await drv2.line(['ready', 'error']);
+  t.diagnostic(l);
+  assert.match(l, /^error .*symbolic link/);
+  assert.equal(fs.statSync(path.join(victim, 'lib')).uid, 0);
+});

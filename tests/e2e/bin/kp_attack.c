@@ -262,6 +262,23 @@ probe(const char *spec, char *out, size_t size)
 		raw_stale(strtol(a, NULL, 10), strtoul(b, NULL, 10), out,
 		    size);
 		return;
+	} else if (strcmp(op, "stderr") == 0) {
+		/* Forged klog lines: a newline, a CR, ANSI erase, one cut at
+		 * the relay's 511-byte line buffer. */
+		char	 big[1400];
+		size_t	 k;
+
+		dprintf(2, "x\nE1201 00:00:00.000000       1 supervisor] "
+		    "FORGED-1\rE1201 00:00:00.000000 1 supervisor] FORGED-2"
+		    "\x1b[2K\x1b[1GE1201 supervisor] FORGED-3\n");
+		for (k = 0; k < 511; k++)
+			big[k] = 'A';
+		snprintf(big + 511, sizeof(big) - 511, "E1201 00:00:00.000000"
+		    "       1 supervisor] FORGED-4\xe2\x80\xa8" "E1201 "
+		    "supervisor] FORGED-5\xc2\x85" "FORGED-6\n");
+		(void)!write(2, big, strlen(big));
+		snprintf(out, size, "stderr: written");
+		return;
 	} else if (strcmp(op, "symlink") == 0)
 		r = symlink(a, b);
 	else if (strcmp(op, "rename") == 0)
