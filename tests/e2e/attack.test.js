@@ -1,0 +1,231 @@
+'use strict';
+// Review-attack (branch review-attack): a fully compromised nodeserver
+// attacking the supervisor and what the supervisor writes as root. The
+// prepare hook of tests/e2e/bin/kp_attack.c runs the spec in
+// $KP_ATTACK_DIR/<n> for claim "probe-<n>" and fails the claim with the
+// outcome.
+//
+// Tests named "ATTACK:" assert what docs/security.md promises; each one
+// that FAILS is an attack that works today (see the review report). The
+// others check that a defence held.
+//
+//   KP_BUILD=build node --test --test-concurrency=1 --test-timeout=300000 tests/e2e/attack.test.js
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { randomUUID } = require('node:crypto');
+const { KubeletSim } = require('../kubelet-sim');
+const { BUILD, makeRoot, TestDriver, roles, until, sleep, procStatus, IDS } = require('./lib/plugin');
+
+const ATTACK = path.join(BUILD, 'tests', 'kp_attack');
+const DRIVER = 'test.example.com';
+const ROOT_USER = process.getuid() === 0;
+const claim = (name) => ({ namespace: 'default', name, uid: randomUUID() });
+
+async function setup(t, { args = [], stateDirs = null, root = null, prep = null } = {}) {
+  root = root || makeRoot(DRIVER);
+  const cdi = path.join(root.dir, 'cdi');
+  const probes = fs.mkdtempSync(path.join(os.tmpdir(), 'kp-attack-'));
+  fs.chmodSync(probes, 0o755);
+  if (prep) prep(root, probes);
+  const dirs = stateDirs || [path.join(root.dir, 'state')];
+  const drv = new TestDriver(root, [...dirs.flatMap((d) => ['--state-dir', d]), '--cdi-dir', cdi,
+    '--read-path', probes, ...(ROOT_USER ? [] : ['--allow-uid', String(process.getuid())]), ...args],
+  { binary: ATTACK, env: { KP_ATTACK_DIR: probes } });
+  let stopped = false;
+  const stop = async () => {
+    if (stopped) return;
+    stopped = true;
+    drv.kill();
+    await drv.exited;
+  };
+  t.after(async () => {
+    await stop();
+    fs.rmSync(probes, { recursive: true, force: true });
+  });
+  await drv.ready();
+  const sim = new KubeletSim({ registryDir: root.registry, retryInitialMs: 100 }).start();
+  t.after(() => sim.stop());
+  await sim.waitForDriver(DRIVER);
+  let n = 0;
+  const run = async (spec, timeoutMs = 30000) => {
+    n++;
+    fs.writeFileSync(path.join(probes, String(n)), `${spec}\n`);
+    return sim.nodePrepareResources(DRIVER, [claim(`probe-${n}`)], { timeoutMs }).then(
+      () => 'prepared (no probe outcome)', (e) => e.message);
+  };
+  return { root, drv, sim, cdi, probes, run, stop };
+}
+
+const supervisorPid = (drv) => roles(drv.proc.pid).supervisor;
+const kib = (pid, field) => Number(((procStatus(pid) || {})[field] || '0 kB').split(' ')[0]);
+
+// Finding 1. The broker checks the file name and that the content is
+// UTF-8, and nothing else. The content is a CDI spec the container runtime
+// (containerd, CRI-O: as root on the host) applies: its "kind" picks the
+// vendor/class of the devices it defines (any vendor's), and its
+// containerEdits may mount any host path, add any device node, and run
+// OCI hooks (createRuntime, ...) as root in the host's namespaces.
+test('ATTACK: the CDI broker refuses a spec that names another vendor\'s kind, mounts / and runs a host hook', async (t) => {
+  const spec = JSON.stringify({
+    cdiVersion: '0.6.0',
+    kind: 'nvidia.com/gpu',	// not test.example.com/...: another vendor's devices
+    devices: [{
+      name: 'all',
+      containerEdits: {
+        mounts: [{ hostPath: '/', containerPath: '/host', options: ['rbind', 'rw'] }],
+        deviceNodes: [{ path: '/dev/mem' }, { path: '/dev/sda' }],
+        hooks: [{ hookName: 'createRuntime', path: '/bin/sh', args: ['sh', '-c', 'id > /tmp/kp-pwned'] }],
+        env: ['LD_PRELOAD=/host/tmp/evil.so'],
+      },
+    }],
+  });
+  const { cdi, probes, run } = await setup(t, { prep: (r, p) => fs.writeFileSync(path.join(p, 'evil.json'), spec) });
+  const name = `${DRIVER}_evil.json`;
+  const out = await run(`cdi-file:${name}:${path.join(probes, 'evil.json')}`);
+  t.diagnostic(`hook: ${out}`);
+  const landed = fs.existsSync(path.join(cdi, name));
+  if (landed) {
+    const st = fs.statSync(path.join(cdi, name));
+    t.diagnostic(`ATTACK WORKS: ${path.join(cdi, name)} written by the supervisor, uid ${st.uid} mode ${(st.mode & 0o777).toString(8)}, `
+      + `kind nvidia.com/gpu, a host / mount, /dev/mem and a createRuntime hook`);
+  }
+  assert.ok(!landed, 'the supervisor wrote a root-owned CDI spec with a foreign kind, a host / mount and a host hook');
+  assert.doesNotMatch(out, /: ok/);
+});
+
+// Finding 2. Rate limit, but no quota: every spec is up to 256 KiB, root
+// writes it (no user quota, root's reserved blocks), /var/run/cdi is a
+// tmpfs (node RAM), and the runtimes parse every spec in the directory.
+test('ATTACK: the CDI broker bounds the number and total size of a driver\'s specs', async (t) => {
+  const { cdi, run } = await setup(t);
+  const t0 = Date.now();
+  const out = await run('cdi-flood:240:262144', 60000);
+  const files = fs.readdirSync(cdi).filter((f) => f.startsWith(`${DRIVER}_flood-`));
+  const bytes = files.reduce((s, f) => s + fs.statSync(path.join(cdi, f)).size, 0);
+  t.diagnostic(`hook: ${out}; ${files.length} specs, ${(bytes / 1048576).toFixed(1)} MiB in ${Date.now() - t0} ms`);
+  assert.ok(files.length <= 128 && bytes <= 32 * 1048576,
+    `no quota: ${files.length} specs, ${(bytes / 1048576).toFixed(1)} MiB of root-owned files written for one nodeserver`);
+});
+
+// Finding 3. The size cap is on the wire (1 MiB from a child); protobuf-c
+// then allocates a struct per embedded message: an empty Device is 2 bytes
+// on the wire and ~200 in memory. The role and case checks come after the
+// unpack, so even a case the nodeserver may never send is unpacked whole.
+test('ATTACK: one frame from the nodeserver does not make the supervisor allocate 100 times its size', async (t) => {
+  const { drv, run } = await setup(t);
+  const sup = supervisorPid(drv);
+  const nsBefore = roles(drv.proc.pid).nodeserver;
+  const hwm0 = kib(sup, 'VmHWM');
+  const out = await run('raw-amp:524000', 20000);
+  await until(() => roles(drv.proc.pid).nodeserver && roles(drv.proc.pid).nodeserver !== nsBefore, 15000).catch(() => {});
+  const hwm1 = kib(sup, 'VmHWM');
+  t.diagnostic(`hook: ${out}; supervisor VmHWM ${hwm0} kB -> ${hwm1} kB (+${((hwm1 - hwm0) / 1024).toFixed(1)} MiB)`);
+  await until(() => /protocol violation/.test(drv.stderr), 10000).catch(() => {});
+  t.diagnostic((drv.stderr.split('\n').find((l) => /protocol violation/.test(l)) || 'no violation logged').slice(0, 300));
+  assert.ok(hwm1 - hwm0 < 16 * 1024, `a 1 MiB frame grew the supervisor's peak memory by ${((hwm1 - hwm0) / 1024).toFixed(1)} MiB`);
+});
+
+// Finding 4. Log lines from a child are rate-limited (200/s, bursts of
+// 1000) on the log channel and stderr, but a HealthStale frame is logged
+// by the supervisor itself at V(2), outside the limit, 1 KiB of text each.
+test('ATTACK: HealthStale frames cannot flood the supervisor\'s log past the child log rate limit', async (t) => {
+  const { drv, run } = await setup(t);
+  const before = roles(drv.proc.pid).nodeserver;
+  const out = await run('raw-stale:20000:1000', 60000);
+  await sleep(2000);
+  const lines = drv.stderr.split('\n').filter((l) => l.includes('FORGED-STALE'));
+  t.diagnostic(`hook: ${out}; ${lines.length} supervisor log lines of ~1 KiB; nodeserver ${roles(drv.proc.pid).nodeserver === before ? 'same pid' : 'restarted'}`);
+  assert.ok(lines.length <= 1200, `${lines.length} lines logged from one nodeserver in one burst, above the 1000-line burst limit`);
+});
+
+// Finding 5. State directories may nest. The supervisor (root) opens only
+// the last component O_NOFOLLOW; an intermediate component inside an
+// outer state directory is the nodeserver's to replace. With symlink(2)
+// added by the driver (kp_sandbox_syscall; Landlock grants MAKE_SYM
+// beneath state directories), the next start mkdirs/chowns a directory of
+// the attacker's choice: here an existing root-owned "lib" elsewhere.
+test('ATTACK: nested state directories: the nodeserver cannot make the supervisor chown a foreign directory', { skip: !ROOT_USER && 'needs root (chown)' }, async (t) => {
+  const root = makeRoot(DRIVER);
+  t.after(() => root.cleanup());
+  const outer = path.join(root.dir, 'state');
+  const inner = path.join(outer, 'claims', 'lib');
+  const victim = path.join(root.dir, 'victim');
+  fs.mkdirSync(path.join(victim, 'lib'), { recursive: true, mode: 0o755 });
+  fs.chmodSync(path.join(victim, 'lib'), 0o755);
+  fs.mkdirSync(path.join(outer, 'claims'), { recursive: true, mode: 0o755 });
+  const dirs = [outer, inner];
+  {
+    const { run, stop } = await setup(t, { root, stateDirs: dirs, args: ['--sandbox-syscall', 'symlink'] });
+    assert.equal(fs.statSync(outer).uid, IDS.nodeserver);
+    const a = await run(`rename:${path.join(outer, 'claims')}:${path.join(outer, 'old')}`);
+    const b = await run(`symlink:${victim}:${path.join(outer, 'claims')}`);
+    t.diagnostic(`hook: ${a}; ${b}`);
+    await stop();
+  }
+  // The plugin restarts (a pod restart, a node reboot): the supervisor
+  // prepares the state directories again, as root, before any child.
+  const drv2 = new TestDriver(root, [...dirs.flatMap((d) => ['--state-dir', d]), '--cdi-dir', path.join(root.dir, 'cdi')], { binary: ATTACK });
+  t.after(async () => { drv2.kill(); await drv2.exited; });
+  await drv2.line(['ready', 'error']);
+  const st = fs.statSync(path.join(victim, 'lib'));
+  t.diagnostic(`${path.join(victim, 'lib')} (never a state directory) is now owned by ${st.uid}:${st.gid}`);
+  assert.equal(st.uid, 0, 'the supervisor chowned a directory outside every state directory to the nodeserver');
+});
+
+// Held: names. The name rule is enforced in the supervisor, not only in
+// the wrapper: a raw frame is answered with an error (files.test.js has
+// ../escaped.json); a name that is a dot-file or another driver's prefix
+// the same.
+test('held: CDI names outside the driver\'s prefix are refused by the supervisor', async (t) => {
+  const { cdi, probes, run } = await setup(t, { prep: (r, p) => fs.writeFileSync(path.join(p, 'x'), '{}') });
+  for (const name of [`other.example.com_x.json`, `${DRIVER}.evil_x.json`, `.${DRIVER}_x.json`, `${DRIVER}_.x.json`,
+    `${DRIVER}_x.json.d`, `${DRIVER}_x.JSON`]) {
+    const out = await run(`cdi-file:${name}:${path.join(probes, 'x')}`);
+    assert.match(out, /KP_EINVAL/, name);
+  }
+  assert.deepEqual(fs.readdirSync(cdi).filter((f) => !f.startsWith('.')), []);
+});
+
+// Held: the stderr relay. Every piece of a child's stderr, whatever its
+// bytes (newline, CR, ANSI escapes, U+2028, NEL, a line cut at the relay's
+// 511-byte buffer), is logged under the child's own prefix: no forged
+// supervisor line.
+test('held: a hook cannot forge a supervisor log line through its stderr', async (t) => {
+  const { drv, run } = await setup(t);
+  await run('stderr');
+  await until(() => /FORGED-6/.test(drv.stderr), 5000).catch(() => {});
+  const forged = drv.stderr.split('\n').filter((l) => /FORGED/.test(l));
+  t.diagnostic(forged.map((l) => l.slice(0, 160)).join('\n'));
+  assert.ok(forged.length >= 2, 'the lines reached the log');
+  for (const l of forged) assert.match(l, /^[EWI]\d{4} [\d:.]+ +\d+ nodeserver\] stderr: /, l);
+  assert.ok(!/\x1b|\r/.test(forged.join('')), 'no control bytes');
+});
+
+// Held: a state directory (not nested) swapped for a symlink by the
+// nodeserver is refused at the next start (O_NOFOLLOW on the last
+// component), nothing outside is chowned.
+test('held: a state directory replaced by a symlink is refused at the next start', { skip: !ROOT_USER && 'needs root (chown)' }, async (t) => {
+  const root = makeRoot(DRIVER);
+  t.after(() => root.cleanup());
+  const outer = path.join(root.dir, 'state');
+  const inner = path.join(outer, 'lib');
+  const victim = path.join(root.dir, 'victim');
+  fs.mkdirSync(path.join(victim, 'lib'), { recursive: true, mode: 0o755 });
+  const dirs = [outer, inner];
+  {
+    const { run, stop } = await setup(t, { root, stateDirs: dirs, args: ['--sandbox-syscall', 'symlink'] });
+    t.diagnostic(await run(`rename:${inner}:${path.join(outer, 'old')}`));
+    t.diagnostic(await run(`symlink:${path.join(victim, 'lib')}:${inner}`));
+    await stop();
+  }
+  const drv2 = new TestDriver(root, [...dirs.flatMap((d) => ['--state-dir', d]), '--cdi-dir', path.join(root.dir, 'cdi')], { binary: ATTACK });
+  t.after(async () => { drv2.kill(); await drv2.exited; });
+  const l = await drv2.line(['ready', 'error']);
+  t.diagnostic(l);
+  assert.match(l, /^error .*symbolic link/);
+  assert.equal(fs.statSync(path.join(victim, 'lib')).uid, 0);
+});

@@ -1,0 +1,432 @@
+/*
+ * kp_attack - a driver whose prepare hook plays a fully compromised
+ * nodeserver attacking the supervisor (tests/e2e/attack.test.js, the
+ * review-attack branch). Claim "probe-<n>" runs the spec in the file
+ * $KP_ATTACK_DIR/<n> (one line) and fails the claim with the outcome;
+ * any other claim prepares one device.
+ *
+ * Specs:
+ *   cdi-file:<name>:<path>     kp_cdi_spec_write(name, contents of path)
+ *   cdi-flood:<count>:<bytes>  count specs of bytes each, names
+ *                              <driver>_flood-<i>.json; "wrote <k> of <n>"
+ *   raw-amp:<devices>          one raw frame Msg{publish{pools[{slices[
+ *                              {devices: <devices> empty}]}]}} (2 bytes a
+ *                              device on the wire, ~200 unpacked)
+ *   raw-stale:<count>:<bytes>  count raw HealthStale frames of bytes text
+ *   symlink:<target>:<link>    symlink(2) (needs --sandbox-syscall symlink)
+ *   rename:<from>:<to>, mkdir:<path>, write:<path>
+ *
+ * Options: those lib/plugin.js's TestDriver passes and a few kp_*
+ * setters; after kp_start it prints "ready <pid>", reads "stop" on stdin.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "kubeletplugin.h"
+
+static char	 drv_name[254];
+
+/* The channel to the supervisor: the one unnamed, connected AF_UNIX
+ * stream socket (the gRPC connections are named, the log channel is
+ * SOCK_SEQPACKET). -1 if not found. */
+static int
+ctl_fd(void)
+{
+	struct sockaddr_un	 sun;
+	struct dirent		*de;
+	socklen_t		 sl;
+	DIR			*d;
+	int			 fd, type, acc, found = -1;
+
+	if ((d = opendir("/proc/self/fd")) == NULL)
+		return (-1);
+	while ((de = readdir(d)) != NULL) {
+		fd = atoi(de->d_name);
+		sl = sizeof(type);
+		if (fd < 3 || getsockopt(fd, SOL_SOCKET, SO_TYPE, &type,
+		    &sl) == -1 || type != SOCK_STREAM)
+			continue;
+		sl = sizeof(acc);
+		if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &acc, &sl) ||
+		    acc)
+			continue;
+		sl = sizeof(sun);
+		if (getsockname(fd, (struct sockaddr *)&sun, &sl) == -1 ||
+		    sun.sun_family != AF_UNIX || sl > sizeof(sa_family_t))
+			continue;
+		found = fd;
+	}
+	closedir(d);
+	return (found);
+}
+
+static size_t
+varint(uint8_t *p, uint64_t v)
+{
+	size_t	 n = 0;
+
+	do {
+		p[n++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+		v >>= 7;
+	} while (v != 0);
+	return (n);
+}
+
+static size_t
+varint_len(uint64_t v)
+{
+	uint8_t	 b[10];
+
+	return (varint(b, v));
+}
+
+/* A length-delimited field header at p: tag bytes, then the length. */
+static size_t
+ld(uint8_t *p, const uint8_t *tag, size_t tl, size_t len)
+{
+	memcpy(p, tag, tl);
+	return (tl + varint(p + tl, len));
+}
+
+static int
+send_all(int fd, const uint8_t *p, size_t n)
+{
+	ssize_t	 w;
+
+	while (n > 0) {
+		if ((w = write(fd, p, n)) == -1) {
+			if (errno == EINTR)
+				continue;
+			return (-1);
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+	return (0);
+}
+
+/* Frame the Msg body of n bytes at f + 4 and send it. */
+static int
+send_frame(int fd, uint8_t *f, size_t n)
+{
+	f[0] = (uint8_t)(n >> 24);
+	f[1] = (uint8_t)(n >> 16);
+	f[2] = (uint8_t)(n >> 8);
+	f[3] = (uint8_t)n;
+	return (send_all(fd, f, n + 4));
+}
+
+/* Msg.publish (7) { pools (1) { slices (4) { devices (1) {} x n } } } */
+static void
+raw_amp(size_t ndev, char *out, size_t size)
+{
+	static const uint8_t	 t_msg[] = { 0x3a }, t_pools[] = { 0x0a },
+				    t_slices[] = { 0x22 };
+	size_t			 slice = 2 * ndev, pool, pub, n = 4, i;
+	uint8_t			*f;
+	int			 fd;
+
+	pool = 1 + varint_len(slice) + slice;
+	pub = 1 + varint_len(pool) + pool;
+	if ((f = malloc(pub + 32)) == NULL || (fd = ctl_fd()) == -1) {
+		snprintf(out, size, "raw-amp: no memory or no channel");
+		free(f);
+		return;
+	}
+	n += ld(f + n, t_msg, 1, pub);
+	n += ld(f + n, t_pools, 1, pool);
+	n += ld(f + n, t_slices, 1, slice);
+	for (i = 0; i < ndev; i++) {
+		f[n++] = 0x0a;
+		f[n++] = 0x00;
+	}
+	snprintf(out, size, "raw-amp: frame of %zu bytes %s", n - 4,
+	    send_frame(fd, f, n - 4) == 0 ? "sent" : strerror(errno));
+	free(f);
+}
+
+/* Msg.health_stale (31) { message (1) } x count */
+static void
+raw_stale(long count, size_t len, char *out, size_t size)
+{
+	static const uint8_t	 t_msg[] = { 0xfa, 0x01 }, t_text[] = { 0x0a };
+	uint8_t			 f[2048];
+	size_t			 n = 4, inner;
+	long			 i, sent = 0;
+	int			 fd;
+
+	if (len > 1000)
+		len = 1000;
+	if ((fd = ctl_fd()) == -1) {
+		snprintf(out, size, "raw-stale: no channel");
+		return;
+	}
+	inner = 1 + varint_len(len) + len;
+	n += ld(f + n, t_msg, 2, inner);
+	n += ld(f + n, t_text, 1, len);
+	memset(f + n, 'S', len);
+	memcpy(f + n, "FORGED-STALE ", len > 13 ? 13 : len);
+	n += len;
+	for (i = 0; i < count; i++)
+		if (send_frame(fd, f, n - 4) == 0)
+			sent++;
+	snprintf(out, size, "raw-stale: sent %ld of %ld", sent, count);
+}
+
+static void
+cdi_file(const char *name, const char *path, char *out, size_t size)
+{
+	char	 buf[65536], err[KP_ERROR_SIZE] = "";
+	ssize_t	 n;
+	int	 fd, r;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
+		snprintf(out, size, "cdi-file: open %s: %s", path,
+		    strerror(errno));
+		return;
+	}
+	n = read(fd, buf, sizeof(buf));
+	close(fd);
+	if (n < 0)
+		n = 0;
+	r = kp_cdi_spec_write(name, buf, (size_t)n, err, sizeof(err));
+	snprintf(out, size, "cdi-file %s: %s %s", name, r == 0 ? "ok" :
+	    kp_err_name(r), err);
+}
+
+static void
+cdi_flood(long count, size_t len, char *out, size_t size)
+{
+	char	 name[300], err[KP_ERROR_SIZE] = "", *c;
+	long	 i, ok = 0, busy = 0;
+	int	 r;
+
+	if (len < 8)
+		len = 8;
+	if ((c = malloc(len)) == NULL)
+		return;
+	memset(c, ' ', len);
+	c[0] = '{';
+	c[len - 1] = '}';
+	for (i = 0; i < count; i++) {
+		snprintf(name, sizeof(name), "%s_flood-%ld.json", drv_name, i);
+		while ((r = kp_cdi_spec_write(name, c, len, err,
+		    sizeof(err))) == KP_EBUSY) {
+			busy++;
+			usleep(20000);
+		}
+		if (r == 0)
+			ok++;
+		else
+			break;
+	}
+	free(c);
+	snprintf(out, size, "cdi-flood: wrote %ld of %ld (%ld EBUSY)%s%s",
+	    ok, count, busy, ok < count ? ": " : "", ok < count ? err : "");
+}
+
+static void
+probe(const char *spec, char *out, size_t size)
+{
+	char	 op[32], a[PATH_MAX] = "", b[PATH_MAX] = "";
+	int	 r;
+
+	if (spec == NULL || sscanf(spec, "%31[^:]:%4095[^:]:%4095s", op, a,
+	    b) < 1) {
+		snprintf(out, size, "probe: no spec");
+		return;
+	}
+	errno = 0;
+	if (strcmp(op, "cdi-file") == 0) {
+		cdi_file(a, b, out, size);
+		return;
+	} else if (strcmp(op, "cdi-flood") == 0) {
+		cdi_flood(strtol(a, NULL, 10), strtoul(b, NULL, 10), out, size);
+		return;
+	} else if (strcmp(op, "raw-amp") == 0) {
+		raw_amp(strtoul(a, NULL, 10), out, size);
+		return;
+	} else if (strcmp(op, "raw-stale") == 0) {
+		raw_stale(strtol(a, NULL, 10), strtoul(b, NULL, 10), out,
+		    size);
+		return;
+	} else if (strcmp(op, "stderr") == 0) {
+		/* Forged klog lines: a newline, a CR, ANSI erase, one cut at
+		 * the relay's 511-byte line buffer. */
+		char	 big[1400];
+		size_t	 k;
+
+		dprintf(2, "x\nE1201 00:00:00.000000       1 supervisor] "
+		    "FORGED-1\rE1201 00:00:00.000000 1 supervisor] FORGED-2"
+		    "\x1b[2K\x1b[1GE1201 supervisor] FORGED-3\n");
+		for (k = 0; k < 511; k++)
+			big[k] = 'A';
+		snprintf(big + 511, sizeof(big) - 511, "E1201 00:00:00.000000"
+		    "       1 supervisor] FORGED-4\xe2\x80\xa8" "E1201 "
+		    "supervisor] FORGED-5\xc2\x85" "FORGED-6\n");
+		(void)!write(2, big, strlen(big));
+		snprintf(out, size, "stderr: written");
+		return;
+	} else if (strcmp(op, "symlink") == 0)
+		r = symlink(a, b);
+	else if (strcmp(op, "rename") == 0)
+		r = rename(a, b);
+	else if (strcmp(op, "mkdir") == 0)
+		r = mkdir(a, 0755);
+	else if (strcmp(op, "write") == 0) {
+		int fd = open(a, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+		r = fd == -1 ? -1 : (int)write(fd, "x", 1);
+		if (fd != -1)
+			close(fd);
+	} else {
+		snprintf(out, size, "probe: unknown op %s", op);
+		return;
+	}
+	snprintf(out, size, "%s %s: %s", op, a, r == -1 ? strerror(errno) :
+	    "ok");
+}
+
+static int
+prepare(void *user, const struct kp_claim *c, size_t n,
+    struct kp_prepare_results *res, char *errbuf, size_t errsize)
+{
+	struct kp_prepared_device	 dev;
+	const char			*reqs[1] = { "req-0" };
+	char				 cdi[300], path[PATH_MAX], line[8192];
+	char				 msg[1000];
+	const char			*ids[1] = { cdi }, *dir;
+	FILE				*f;
+	size_t				 i;
+
+	for (i = 0; i < n; i++) {
+		if (strncmp(c[i].name, "probe-", 6) == 0) {
+			dir = getenv("KP_ATTACK_DIR");
+			snprintf(path, sizeof(path), "%s/%s", dir ? dir : ".",
+			    c[i].name + 6);
+			line[0] = '\0';
+			if ((f = fopen(path, "r")) != NULL) {
+				if (fgets(line, sizeof(line), f) == NULL)
+					line[0] = '\0';
+				fclose(f);
+			}
+			line[strcspn(line, "\n")] = '\0';
+			probe(line[0] ? line : NULL, msg, sizeof(msg));
+			fprintf(stderr, "attack: %s\n", msg);
+			kp_prepare_claim_error(res, i, msg);
+			continue;
+		}
+		snprintf(cdi, sizeof(cdi), "%s/test=%s", drv_name, c[i].name);
+		memset(&dev, 0, sizeof(dev));
+		dev.request_names = reqs;
+		dev.n_request_names = 1;
+		dev.pool_name = "pool-a";
+		dev.device_name = c[i].name;
+		dev.cdi_device_ids = ids;
+		dev.n_cdi_device_ids = 1;
+		if (kp_prepare_add_device(res, i, &dev) != 0)
+			return (-1);
+	}
+	return (0);
+}
+
+static int
+unprepare(void *user, const struct kp_claim *c, size_t n,
+    struct kp_unprepare_results *res, char *errbuf, size_t errsize)
+{
+	return (0);
+}
+
+static int
+sandbox_user(struct kp_options *o, const char *a)
+{
+	static const char	*names[] = { "nodeserver", "registrar",
+				    "publisher" };
+	unsigned		 uid, gid;
+	char			 role[32];
+	int			 i;
+
+	if (sscanf(a, "%31[a-z]:%u:%u", role, &uid, &gid) != 3)
+		return (-1);
+	for (i = 0; i < 3; i++)
+		if (strcmp(role, names[i]) == 0)
+			return (kp_sandbox_user(o, (enum kp_process)i, uid,
+			    gid));
+	return (-1);
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "driver-name", 1, 0, 'd' },
+		{ "registrar-socket", 1, 0, 'r' },
+		{ "plugin-socket", 1, 0, 'p' },
+		{ "allow-uid", 1, 0, 'u' },
+		{ "sandbox-syscall", 1, 0, 302 },
+		{ "sandbox-user", 1, 0, 304 },
+		{ "state-dir", 1, 0, 330 }, { "read-path", 1, 0, 331 },
+		{ "cdi-dir", 1, 0, 332 },
+		{ 0, 0, 0, 0 }
+	};
+	struct kp_options	*o;
+	struct kp_plugin	*p;
+	struct kp_hooks		 h = { NULL, prepare, unprepare, NULL };
+	char			 line[256];
+	int			 ch, r = 0;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	signal(SIGPIPE, SIG_IGN);
+	if (kp_options_new(&o) != 0)
+		return (2);
+	while ((ch = getopt_long(argc, argv, "v:", lo, NULL)) != -1) {
+		switch (ch) {
+		case 'd':
+			snprintf(drv_name, sizeof(drv_name), "%s", optarg);
+			r = kp_driver_name(o, optarg);
+			break;
+		case 'r': r = kp_registrar_socket_path(o, optarg); break;
+		case 'p': r = kp_plugin_socket_path(o, optarg); break;
+		case 'u': r = kp_allowed_peer_uid(o,
+		    (uid_t)strtoul(optarg, 0, 10)); break;
+		case 'v': r = kp_log_verbosity(o, (int)strtol(optarg, 0, 10));
+			break;
+		case 302: r = kp_sandbox_syscall(o, optarg); break;
+		case 304: r = sandbox_user(o, optarg); break;
+		case 330: r = kp_sandbox_state_dir(o, optarg); break;
+		case 331: r = kp_sandbox_read_path(o, optarg); break;
+		case 332: r = kp_cdi_directory(o, optarg); break;
+		default: r = -1;
+		}
+		if (r != 0) {
+			printf("error KP_EINVAL %s\n", kp_options_last_error(o));
+			return (2);
+		}
+	}
+	if ((r = kp_start(o, &h, &p)) != 0) {
+		printf("error %s %s\n", kp_err_name(r),
+		    kp_options_last_error(o));
+		kp_options_free(o);
+		return (1);
+	}
+	kp_options_free(o);
+	printf("ready %d\n", (int)getpid());
+	while (fgets(line, sizeof(line), stdin) != NULL)
+		if (strncmp(line, "stop", 4) == 0)
+			break;
+	r = kp_stop(p);
+	printf("stopped %d fds 0 0\n", r);
+	return (0);
+}
