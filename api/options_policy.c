@@ -278,11 +278,21 @@ pol_opts_check(struct kp_options *opts)
 {
 	const struct policy_opts	*po = &opts->policy;
 	const char			*cdi, *d;
-	size_t				 i;
+	size_t				 i, j;
 
 	cdi = po->cdi_dir[0] != '\0' ? po->cdi_dir : POL_CDI_DIR;
 	for (i = 0; i < po->n_state_dirs; i++) {
 		d = po->state_dirs[i];
+		/* The nodeserver owns what is in a state directory: one
+		 * beneath another would be a path it controls, which the
+		 * supervisor (root) creates and chowns at every start. */
+		for (j = 0; j < po->n_state_dirs; j++)
+			if (j != i && within(po->state_dirs[j], d))
+				return (opt_fail(opts, KP_EINVAL, "%s: %s lies "
+				    "beneath the state directory %s: state "
+				    "directories must not nest (the nodeserver "
+				    "controls what is inside one)", O_SB_STATE,
+				    d, po->state_dirs[j]));
 		if (within(d, cdi) || within(cdi, d))
 			return (opt_fail(opts, KP_EINVAL, "%s: %s and the CDI "
 			    "directory %s must not contain one another (CDI "

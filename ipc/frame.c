@@ -29,11 +29,16 @@ ipc_chan_init(struct ipc_chan *c, int fd, size_t max_frame)
 void
 ipc_chan_close(struct ipc_chan *c)
 {
+	ipc_gate_fn	 gate = c->gate;
+	void		*user = c->gate_user;
+
 	if (c->fd != -1)
 		close(c->fd);
 	free(c->rbuf);
 	free(c->wbuf);
 	ipc_chan_init(c, -1, c->max_frame);
+	c->gate = gate;		/* the channel's policy outlives its fd */
+	c->gate_user = user;
 }
 
 static int
@@ -155,11 +160,48 @@ ipc_read(struct ipc_chan *c)
  * set (free with ipc_free), 0 if more bytes are needed, KP_EPROTO with a
  * reason in err for an oversized, undecodable or invalid frame.
  */
+/* A protobuf varint at *p (below end); 0, or -1 if it does not fit. */
+static int
+varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	int	 shift;
+
+	*v = 0;
+	for (shift = 0; shift < 64 && *p < end; shift += 7) {
+		*v |= (uint64_t)(**p & 0x7f) << shift;
+		if ((*(*p)++ & 0x80) == 0)
+			return (0);
+	}
+	return (-1);
+}
+
+/*
+ * A kpipc.Msg frame holds one oneof field, length-delimited, filling the
+ * frame: its field number is the message case. Anything else (a second
+ * field, which protobuf-c would unpack too, another wire type, a length
+ * that does not fill the frame) is -1. Reads only the frame.
+ */
+static int
+frame_case(const uint8_t *b, size_t len, int *mcase)
+{
+	const uint8_t	*p = b, *end = b + len;
+	uint64_t	 tag, n;
+
+	*mcase = 0;
+	if (varint(&p, end, &tag) != 0 || (tag & 7) != 2 ||
+	    (tag >> 3) == 0 || (tag >> 3) > INT32_MAX ||
+	    varint(&p, end, &n) != 0 || n != (uint64_t)(end - p))
+		return (-1);
+	*mcase = (int)(tag >> 3);
+	return (0);
+}
+
 int
 ipc_next(struct ipc_chan *c, Kpipc__Msg **out, char *err, size_t errsize)
 {
 	size_t		 len;
 	Kpipc__Msg	*m;
+	int		 mcase = 0;
 
 	*out = NULL;
 	if (c->rlen < IPC_HDR)
@@ -173,6 +215,16 @@ ipc_next(struct ipc_chan *c, Kpipc__Msg **out, char *err, size_t errsize)
 	}
 	if (c->rlen < IPC_HDR + len)
 		return (0);
+	if (c->gate != NULL && (frame_case(c->rbuf + IPC_HDR, len, &mcase) !=
+	    0 || c->gate(c->gate_user, mcase, len, err, errsize) != 0)) {
+		if (mcase == 0)
+			snprintf(err, errsize, "frame of %zu bytes is not one "
+			    "message field", len);
+		memmove(c->rbuf, c->rbuf + IPC_HDR + len, c->rlen - IPC_HDR -
+		    len);
+		c->rlen -= IPC_HDR + len;
+		return (KP_EPROTO);
+	}
 	m = kpipc__msg__unpack(NULL, len, c->rbuf + IPC_HDR);
 	memmove(c->rbuf, c->rbuf + IPC_HDR + len, c->rlen - IPC_HDR - len);
 	c->rlen -= IPC_HDR + len;

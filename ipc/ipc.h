@@ -45,9 +45,15 @@ enum child_state {
 
 /* A channel's buffers; used non-blocking by the supervisor and blocking
  * (ipc_recv) by children and the driver. */
+/* Called by ipc_next() with a frame's one field number (its oneof case)
+ * and size before it is unpacked; non-zero rejects it (KP_EPROTO). */
+typedef int (*ipc_gate_fn)(void *, int, size_t, char *, size_t);
+
 struct ipc_chan {
 	int		 fd;
 	size_t		 max_frame;
+	ipc_gate_fn	 gate;		/* NULL: none (trusted peers) */
+	void		*gate_user;
 	uint8_t		*rbuf;
 	size_t		 rlen, rcap;
 	uint8_t		*wbuf;
@@ -68,6 +74,8 @@ int	ipc_send_result(struct ipc_chan *, int, const char *);
 
 /* rules.c */
 int	ipc_rule_check(enum kp_role, enum child_state, int, char *, size_t);
+int	ipc_rule_gate(enum kp_role, enum child_state, int, size_t, char *,
+	    size_t);
 const char *ipc_case_name(int);
 const char *ipc_role_name(enum kp_role);
 

@@ -102,6 +102,56 @@ ipc_role_name(enum kp_role role)
 	}
 }
 
+/*
+ * The largest frame of each case a child may send, checked before the
+ * frame is unpacked (ipc_next's gate): protobuf-c allocates a struct for
+ * every (even empty) submessage, so a 1 MiB frame of empty ones costs
+ * the supervisor a hundred times that. Small cases stay small; only
+ * the publisher's claim answers may use a child's whole frame.
+ */
+static const struct {
+	int	 mcase;
+	size_t	 max;
+} case_max[] = {
+	{ KPIPC__MSG__M_READY, 8 * 1024 },
+	{ KPIPC__MSG__M_START_FAILED, 8 * 1024 },
+	{ KPIPC__MSG__M_REG_STATUS, 8 * 1024 },
+	{ KPIPC__MSG__M_CLAIM_GET, 1024 },
+	{ KPIPC__MSG__M_CLAIM_REPLY, KP_IPC_CHILD_FRAME },
+	{ KPIPC__MSG__M_PUBLISH_STATUS, 8 * 1024 },
+	{ KPIPC__MSG__M_CDI_WRITE, KP_IPC_MAX_CDI_CONTENT + 1024 },
+	{ KPIPC__MSG__M_CDI_REMOVE, 1024 },
+	{ KPIPC__MSG__M_CDI_LIST, 64 },
+	{ KPIPC__MSG__M_HEALTH_STALE, 8 * 1024 },
+};
+
+/*
+ * Before unpacking a child's frame of len bytes whose one field is case
+ * mcase: the state table, then the case's size. 0 or KP_EPROTO.
+ */
+int
+ipc_rule_gate(enum kp_role role, enum child_state state, int mcase,
+    size_t len, char *err, size_t errsize)
+{
+	size_t	 i;
+	int	 r;
+
+	if ((r = ipc_rule_check(role, state, mcase, err, errsize)) != 0)
+		return (r);
+	for (i = 0; i < sizeof(case_max) / sizeof(case_max[0]); i++)
+		if (case_max[i].mcase == mcase) {
+			if (len <= case_max[i].max)
+				return (0);
+			snprintf(err, errsize, "%s frame of %zu bytes from the "
+			    "%s exceeds its limit of %zu", ipc_case_name(mcase),
+			    len, ipc_role_name(role), case_max[i].max);
+			return (KP_EPROTO);
+		}
+	snprintf(err, errsize, "%s frame from the %s has no size limit",
+	    ipc_case_name(mcase), ipc_role_name(role));
+	return (KP_EPROTO);
+}
+
 /* 0 if role may send mcase in state; else KP_EPROTO with the reason. */
 int
 ipc_rule_check(enum kp_role role, enum child_state state, int mcase,

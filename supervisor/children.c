@@ -18,7 +18,17 @@
 #include "base/log.h"
 #include "supervisor/supervisor.h"
 
-/* The role table: fork order is table order (nodeserver serves first). */
+/* Before a child's frame is unpacked: its state table and size rules. */
+static int
+child_gate(void *user, int mcase, size_t len, char *err, size_t errsize)
+{
+	struct child	*c = user;
+
+	return (ipc_rule_gate(c->role, c->state, mcase, len, err, errsize));
+}
+
+/* The role table (the supervisor starts the publisher, the nodeserver,
+ * then the registrar: supervisor.c phases). */
 void
 child_table_init(struct sup *sup)
 {
@@ -48,6 +58,8 @@ child_table_init(struct sup *sup)
 		c->backoff_ms = KP_BACKOFF_MIN_MS;
 		ipc_chan_init(&c->ctl, -1, c->role == ROLE_REGISTRAR ?
 		    KP_IPC_SMALL_FRAME : KP_IPC_CHILD_FRAME);
+		c->ctl.gate = child_gate;
+		c->ctl.gate_user = c;
 	}
 	sup->children[ROLE_NODESERVER].listen_fd = &sup->plugin_sock.fd;
 	sup->children[ROLE_REGISTRAR].listen_fd = &sup->reg_sock.fd;

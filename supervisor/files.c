@@ -50,27 +50,97 @@ cdi_fail(char *err, size_t errsize, int code, const char *fmt, ...)
 	return (code);
 }
 
+/*
+ * Open path's parent directory one component at a time from "/", never
+ * following a symlink, and require each directory on the way to be
+ * root's and not writable by others unless sticky (/tmp): the nodeserver
+ * owns a state directory's contents, and a symlink it planted in a
+ * parent would otherwise make this root process create or chown a
+ * directory anywhere (the next start reads the same path). Returns the
+ * parent's fd and sets *leaf to the last component, or -1 with err set.
+ */
+static int
+open_parent(const char *path, const char **leaf, char *err, size_t errsize)
+{
+	char		 part[POL_PATH_MAX];
+	const char	*p = path + 1, *slash;
+	struct stat	 st;
+	int		 fd, next;
+
+	if ((fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1) {
+		(void)cdi_fail(err, errsize, KP_EIO, "open /: %s",
+		    strerror(errno));
+		return (-1);
+	}
+	while ((slash = strchr(p, '/')) != NULL) {
+		snprintf(part, sizeof(part), "%.*s", (int)(slash - p), p);
+		next = openat(fd, part, O_PATH | O_DIRECTORY | O_NOFOLLOW |
+		    O_CLOEXEC);
+		close(fd);
+		if (next == -1 || fstat(next, &st) == -1) {
+			(void)cdi_fail(err, errsize, KP_EIO, "state directory "
+			    "%s: its parent %.*s: %s", path, (int)(slash - path),
+			    path, errno == ENOTDIR || errno == ELOOP ? "is a "
+			    "symbolic link or not a directory" : errno ==
+			    ENOENT ? "no such directory (its parent must "
+			    "exist)" : strerror(errno));
+			if (next != -1)
+				close(next);
+			return (-1);
+		}
+		/* (Without root the supervisor's own uid is the
+		 * nodeserver's too: nothing to protect then.) */
+		if ((st.st_uid != 0 && st.st_uid != geteuid()) ||
+		    ((st.st_mode & (S_IWGRP | S_IWOTH)) &&
+		    !(st.st_mode & S_ISVTX))) {
+			(void)cdi_fail(err, errsize, KP_EACCES, "state "
+			    "directory %s: its parent %.*s must be root's and "
+			    "not writable by others (owner %u, mode %03o)", path,
+			    (int)(slash - path), path, (unsigned)st.st_uid,
+			    (unsigned)(st.st_mode & 07777));
+			close(next);
+			return (-1);
+		}
+		fd = next;
+		p = slash + 1;
+	}
+	*leaf = p;
+	return (fd);
+}
+
 /* Create (0700, the parent must exist), check and hand over one. */
 static int
 state_dir(const char *path, uid_t uid, gid_t gid, char *err, size_t errsize)
 {
 	struct stat	 st;
-	int		 fd, r = 0;
+	const char	*leaf;
+	int		 pfd, fd, r = 0;
 
-	if (mkdir(path, 0700) == -1 && errno != EEXIST)
+	if ((pfd = open_parent(path, &leaf, err, errsize)) == -1)
+		return (KP_EACCES);
+	if (mkdirat(pfd, leaf, 0700) == -1 && errno != EEXIST) {
+		r = errno;
+		close(pfd);
 		return (cdi_fail(err, errsize, KP_EIO, "state directory %s: %s%s",
-		    path, strerror(errno), errno == ENOENT ?
+		    path, strerror(r), r == ENOENT ?
 		    " (its parent must exist)" : ""));
-	if ((fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-	    O_CLOEXEC)) == -1) {
+	}
+	fd = openat(pfd, leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC);
+	if (fd == -1) {
 		r = errno;
 		/* O_NOFOLLOW with O_DIRECTORY: a symlink is ENOTDIR too. */
-		if (r == ELOOP || (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)))
+		if (r == ELOOP || (fstatat(pfd, leaf, &st,
+		    AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))) {
+			close(pfd);
 			return (cdi_fail(err, errsize, KP_EIO, "state directory "
 			    "%s: is a symbolic link", path));
+		}
+		close(pfd);
 		return (cdi_fail(err, errsize, KP_EIO, "state directory %s: %s",
 		    path, r == ENOTDIR ? "is not a directory" : strerror(r)));
 	}
+	close(pfd);
 	if (fstat(fd, &st) == -1)
 		r = cdi_fail(err, errsize, KP_EIO, "state directory %s: %s",
 		    path, strerror(errno));

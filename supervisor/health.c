@@ -25,7 +25,9 @@ void
 health_relay_stale(struct sup *sup, const Kpipc__HealthStale *hs)
 {
 	sup->health_stale++;
-	log_info(2, "nodeserver: %s", hs->message);
+	/* The nodeserver's text: within its log rate limit. */
+	if (sup_log_allowed(&sup->children[ROLE_NODESERVER]))
+		log_info(2, "nodeserver: %s", hs->message);
 }
 
 /* A (re)started nodeserver starts from the driver's last report. */

@@ -16,8 +16,11 @@ relay_reg_status(struct sup *sup, const Kpipc__RegStatus *rs)
 	int	 state = rs->registered ? KP_REGISTRATION_REGISTERED :
 		    KP_REGISTRATION_FAILED;
 
-	/* kubelet may retry every second: log changes only. */
-	if (state != sup->reg_state || strcmp(rs->error, sup->reg_error)) {
+	/* kubelet may retry every second: log changes only, and within
+	 * the registrar's log rate limit (a value that keeps alternating
+	 * is a change every time). */
+	if ((state != sup->reg_state || strcmp(rs->error, sup->reg_error)) &&
+	    sup_log_allowed(&sup->children[ROLE_REGISTRAR])) {
 		if (rs->registered)
 			log_info(0, "registered with kubelet");
 		else
@@ -271,7 +274,8 @@ void
 relay_publish_status(struct sup *sup, const Kpipc__PublishStatus *ps)
 {
 	if (strcmp(ps->last_error, sup->pub_error) != 0 &&
-	    ps->last_error[0] != '\0')
+	    ps->last_error[0] != '\0' &&
+	    sup_log_allowed(&sup->children[ROLE_PUBLISHER]))
 		log_warnx("publisher: %s", ps->last_error);
 	sup->pub_status = *ps;
 	snprintf(sup->pub_error, sizeof(sup->pub_error), "%s",

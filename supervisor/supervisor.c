@@ -324,7 +324,6 @@ sup_dispatch_child(struct sup *sup, struct child *c)
 	}
 }
 
-static int	sup_log_allowed(struct child *);
 
 static void
 sup_drain_log(struct sup *sup, struct child *c)
@@ -426,7 +425,7 @@ sup_drain_stderr(struct sup *sup, struct child *c, int final)
  * A child may not flood the log (and the disk behind it): 200 lines a
  * second, bursts of 1000; what is dropped is counted and reported.
  */
-static int
+int
 sup_log_allowed(struct child *c)
 {
 	long long	 ms = -ts_ms_until(&c->log_refill);
@@ -540,6 +539,15 @@ sup_timers(struct sup *sup)
 		if (sup->phase == PHASE_STOPPING && c->pid > 0 &&
 		    ts_ms_until(&sup->stop_deadline) <= 0) {
 			log_warnx("%s did not stop in time: SIGKILL", c->name);
+			child_kill(c, SIGKILL);
+		}
+		/* A restarted child that never says READY (an init hook
+		 * that blocks) is killed and restarted, not waited for. */
+		if (sup->phase == PHASE_RUNNING && c->pid > 0 &&
+		    c->state == CS_STARTING &&
+		    -ts_ms_until(&c->started) >= KP_START_TIMEOUT_MS) {
+			log_errorx("%s did not report ready within %d s: "
+			    "SIGKILL", c->name, KP_START_TIMEOUT_MS / 1000);
 			child_kill(c, SIGKILL);
 		}
 		if (sup->phase == PHASE_RUNNING && c->enabled && c->pid <= 0 &&

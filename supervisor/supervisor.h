@@ -183,5 +183,6 @@ int	supervisor_main(const struct kp_options *, const struct kp_hooks *,
 	    int, struct sup_socket *, struct sup_socket *);
 void	sup_child_violation(struct sup *, struct child *, const char *);
 void	sup_drain_stderr(struct sup *, struct child *, int);
+int	sup_log_allowed(struct child *);
 
 #endif /* KP_SUPERVISOR_H */
