@@ -112,9 +112,6 @@ int	pol_landlock(enum kp_role, const struct policy_opts *, char *,
 int	pol_landlock_abi(void);
 int	policy_allow_read(const char *);
 
-/* role_ids.c (XXX(merge): the ns branch's pol_role_ids replaces it) */
-int	pol_role_ids(enum kp_role, const struct policy_opts *, uid_t *,
-	    gid_t *);
 
 /* policy.c */
 int	policy_apply(enum kp_role, const struct child_env *, char *,

@@ -23,8 +23,9 @@
  * Async-signal-safe throughout: no malloc, stdio or locks. The names come
  * from a table built before the filter was loaded; the slot is
  * initial-exec TLS (no lazy allocation on first access); the counters are
- * lock-free atomics; only write(2), send(2), sigaction and raise are
- * called.
+ * lock-free atomics; only write(2), send(2), sigaction, raise, getpid,
+ * the trapped syscall itself again (to die of it, see die()) and _exit
+ * are called.
  *
  * What a hook can do against this: nothing that runs the syscall. A hook
  * that installs its own SIGSYS handler gets the trap itself (the syscall

@@ -86,7 +86,12 @@ pub_allow_files(const struct kube_config *kc, char *err, size_t errsize)
 		}
 		snprintf(dir, sizeof(dir), "%s", files[i]);
 		slash = strrchr(dir, '/');
-		slash[slash == dir ? 1 : 0] = '\0';
+		/* The file's directory (a rotated token is a new file in it);
+		 * a file right under / gets only itself, never all of /. */
+		if (slash == dir)
+			snprintf(dir, sizeof(dir), "%s", files[i]);
+		else
+			*slash = '\0';
 		if ((r = policy_allow_read(dir)) != 0) {
 			snprintf(err, errsize, "%.160s: %s", dir,
 			    kp_strerror(r));
