@@ -972,14 +972,22 @@ KP_EXTERN int kp_publish_status(struct kp_plugin *plugin,
     struct kp_publish_status *out);
 
 /* ------------------------------------------------------------------------
- * Sandbox. Every child process confines itself right before it serves
- * (see docs/security.md): filesystem (the registrar's root is an empty
- * directory; the nodeserver's private mount namespace hides the
- * service-account token directory and the hidden paths), user,
- * PR_SET_NO_NEW_PRIVS, capabilities (bounding set included) and a seccomp
- * allowlist per role. The driver's init hook runs before all of this, with
- * the privileges the process was started with; the prepare and unprepare
- * hooks and the interceptors run inside it.
+ * Sandbox. Every child process starts in a pid namespace of its own and
+ * confines itself right before it serves (see docs/security.md), in this
+ * order: filesystem (the registrar's root is an empty removed directory;
+ * the nodeserver and the publisher get a private mount namespace with a
+ * fresh /proc, hiding the service-account token, the credential files,
+ * kubelet's plugin directories and the kp_sandbox_hide_path() paths),
+ * PR_SET_NO_NEW_PRIVS, its own uid and gid (kp_sandbox_uid_base(),
+ * kp_sandbox_user()) and capabilities (bounding set included), Landlock
+ * (the nodeserver writes only its kp_sandbox_state_dir() directories and
+ * reads only its read set), not dumpable, then a seccomp allowlist per
+ * role. The driver's init hook runs before all of this, with the
+ * privileges the process was started with; the prepare and unprepare
+ * hooks run inside the nodeserver's sandbox, and the interceptors inside
+ * the sandbox of the process serving the call (the nodeserver, or the
+ * registrar, whose allowlist cannot be extended: a syscall outside it
+ * there kills the registrar).
  */
 
 enum kp_sandbox_mode {
@@ -1209,9 +1217,11 @@ KP_EXTERN int kp_sandbox_uid_base(struct kp_options *opts, uid_t base);
 /*
  * kp_policy_export_oci - an OCI seccomp profile (JSON) for the pod's
  * Localhost seccompProfile: the union of every process's allowlist, the
- * supervisor's needs and the nodeserver's extra syscalls from opts, with
- * the same argument rules and graceful denials, and SCMP_ACT_ERRNO (EPERM)
- * as the default action. Privileged pods run unconfined whatever their
+ * supervisor's needs and the nodeserver's extra syscalls from opts, and
+ * SCMP_ACT_ERRNO (EPERM) as the default action. Being a union, it keeps
+ * an argument rule only where every role restricts the syscall alike
+ * (fcntl, ioctl; clone3 stays ENOSYS): the others become plain allows, and
+ * the processes' own filters stay the real boundary. Privileged pods run unconfined whatever their
  * profile: the processes' own filters apply either way.
  * opts: read only; NULL means the defaults. On success *out is a
  * NUL-terminated string the caller frees with free().
