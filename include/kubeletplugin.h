@@ -155,8 +155,12 @@ KP_EXTERN int kp_driver_name(struct kp_options *opts, const char *name);
 
 /*
  * kp_node_name - the node's name: pool name of kp_publish_resources(),
- * spec.nodeName and owner of the ResourceSlices. Required before
- * kp_publish_resources() (KP_ENONODE there, as upstream).
+ * spec.nodeName and owner of the ResourceSlices, and the node whose
+ * claims are looked up. Required with Kubernetes access: kp_start() fails
+ * with KP_EINVAL, naming this option, when kp_kube_client_in_cluster() or
+ * kp_kube_client_kubeconfig() is set without a node name (upstream fails
+ * later, in PublishResources). Optional without Kubernetes access, where
+ * nothing is published.
  * Rule: a DNS subdomain, at most 253 characters (a Node name).
  * Errors: KP_EINVAL, KP_ENOMEM. Mirrors kubeletplugin.NodeName, 1.32.
  */
@@ -615,17 +619,16 @@ struct kp_hooks {
  * Zero means unset everywhere: NULL (or "") strings and lists, 0 flags,
  * 0 times. Only what is set is published.
  *
- * The same scheme, for the data types other parts of the API add (header
- * design; they are not part of this release):
- *  - health reports: struct kp_device_health { size_t struct_size;
- *    const char *pool; const char *device; enum kp_health health;
- *    int64_t last_updated; int64_t timeout_s; const char *message; },
- *    KP_DEVICE_HEALTH_INIT, passed as (const struct kp_device_health *, n)
- *    to a kp_health_report() call and walked by struct_size like devices.
- *  - prepared devices: struct kp_prepared_device gains struct_size as its
- *    first member and a KP_PREPARED_DEVICE_INIT macro when the nodeserver
- *    side changes next; kp_prepare_add_device() then reads the fields that
- *    fit in the caller's struct_size, as kp_publish_resources() does.
+ * The same scheme, for the data types of other parts of the API:
+ *  - health reports (in this release): struct kp_device_health and
+ *    KP_DEVICE_HEALTH_INIT ("Resource health" below), passed as
+ *    (const struct kp_device_health *, n) to kp_health_report() and
+ *    kp_hook_health_report() and walked by struct_size like devices.
+ *  - prepared devices (header design, not part of this release): struct
+ *    kp_prepared_device gains struct_size as its first member and a
+ *    KP_PREPARED_DEVICE_INIT macro when the nodeserver side changes next;
+ *    kp_prepare_add_device() then reads the fields that fit in the
+ *    caller's struct_size, as kp_publish_resources() does.
  * Every such struct: struct_size first, new fields only appended, zero
  * means unset, an _INIT macro, arrays walked with the caller's stride.
  */

@@ -1,4 +1,4 @@
-/* minimal-driver NODE KUBECONFIG KUBELET_DIR: one device, CDI IDs only. */
+/* minimal-driver NODE KUBECONFIG KUBELET_DIR: one device; CDI IDs, no spec. */
 #include <err.h>
 #include <errno.h>
 #include <signal.h>
@@ -37,7 +37,7 @@ unprepare(void *user, const struct kp_claim *c, size_t n,
 int
 main(int argc, char **argv)
 {
-	struct kp_hooks hooks = { NULL, prepare, unprepare, NULL };
+	struct kp_hooks hooks = { .prepare = prepare, .unprepare = unprepare };
 	static const struct kp_attribute attr = KP_ATTR_STRING("model", "demo");
 	static const struct kp_device dev = { KP_DEVICE_INIT, .name = "dev-0",
 	    .attributes = &attr, .n_attributes = 1 };	/* grows: ABI-safe */
