@@ -19,6 +19,9 @@
 #define O_SB_READ	"kp_sandbox_read_path (beyond upstream)"
 #define O_CDI_DIR	"kp_cdi_directory (CDIDirectory)"
 #define O_SB_UIDBASE	"kp_sandbox_uid_base (beyond upstream)"
+#define O_CDI_DEV	"kp_cdi_allow_device_prefix (beyond upstream)"
+#define O_CDI_MNT	"kp_cdi_allow_mount_prefix (beyond upstream)"
+#define O_CDI_HOOK	"kp_cdi_allow_hook (beyond upstream)"
 
 void
 pol_opts_init(struct policy_opts *po)
@@ -255,6 +258,66 @@ kp_cdi_directory(struct kp_options *opts, const char *path)
 	snprintf(opts->policy.cdi_dir, sizeof(opts->policy.cdi_dir), "%s",
 	    path);
 	return (0);
+}
+
+/* ------------------------------------------------------------------------
+ * What a CDI spec may ask of the container runtime (docs/security.md, "The
+ * CDI spec broker"): the supervisor refuses any other device node, mount
+ * or hook (supervisor/cdi_check.c).
+ */
+
+/* A prefix is a directory: the rules of path_problem(), one trailing
+ * '/' allowed and dropped. */
+static int
+prefix_add(struct kp_options *opts, const char *what,
+    char list[][POL_PATH_MAX], size_t *n, const char *path)
+{
+	char	 p[POL_PATH_MAX];
+	size_t	 len;
+
+	if (path != NULL && (len = strlen(path)) > 1 && len < POL_PATH_MAX &&
+	    path[len - 1] == '/') {
+		memcpy(p, path, len - 1);
+		p[len - 1] = '\0';
+		path = p;
+	}
+	return (path_add(opts, what, list, n, POL_MAX_CDI_ALLOW, path));
+}
+
+int
+kp_cdi_allow_device_prefix(struct kp_options *opts, const char *prefix)
+{
+	struct policy_opts	*po;
+
+	if (!opt_valid_handle(opts))
+		return (KP_EINVAL);
+	po = &opts->policy;
+	return (prefix_add(opts, O_CDI_DEV, po->cdi_dev, &po->n_cdi_dev,
+	    prefix));
+}
+
+int
+kp_cdi_allow_mount_prefix(struct kp_options *opts, const char *prefix)
+{
+	struct policy_opts	*po;
+
+	if (!opt_valid_handle(opts))
+		return (KP_EINVAL);
+	po = &opts->policy;
+	return (prefix_add(opts, O_CDI_MNT, po->cdi_mnt, &po->n_cdi_mnt,
+	    prefix));
+}
+
+int
+kp_cdi_allow_hook(struct kp_options *opts, const char *path)
+{
+	struct policy_opts	*po;
+
+	if (!opt_valid_handle(opts))
+		return (KP_EINVAL);
+	po = &opts->policy;
+	return (path_add(opts, O_CDI_HOOK, po->cdi_hook, &po->n_cdi_hook,
+	    POL_MAX_CDI_ALLOW, path));
 }
 
 /* p is dir or lies beneath it. */

@@ -53,6 +53,7 @@ struct interceptor {
 #define POL_PATH_MAX		256	/* bytes of a hidden path, NUL incl. */
 #define POL_MAX_STATE_DIRS	4	/* kp_sandbox_state_dir() */
 #define POL_CDI_DIR		"/var/run/cdi"	/* upstream DefaultCDIDir */
+#define POL_MAX_CDI_ALLOW	16	/* each kp_cdi_allow_*() list */
 #define POL_TOKEN_DIR		"/var/run/secrets/kubernetes.io/serviceaccount"
 
 /* The policy options (api/options_policy.c; applied by policy/).
@@ -77,6 +78,14 @@ struct policy_opts {
 	char		 read_paths[POL_MAX_PATHS][POL_PATH_MAX];
 	size_t		 n_read_paths;
 	char		 cdi_dir[POL_PATH_MAX];	/* "": POL_CDI_DIR */
+	/* What a CDI spec may ask of the container runtime (the
+	 * kp_cdi_allow_*() setters; checked by supervisor/cdi_check.c). */
+	char		 cdi_dev[POL_MAX_CDI_ALLOW][POL_PATH_MAX];
+	size_t		 n_cdi_dev;
+	char		 cdi_mnt[POL_MAX_CDI_ALLOW][POL_PATH_MAX];
+	size_t		 n_cdi_mnt;
+	char		 cdi_hook[POL_MAX_CDI_ALLOW][POL_PATH_MAX];
+	size_t		 n_cdi_hook;
 	uid_t		 ns_uid;	/* the nodeserver's ids, resolved */
 	gid_t		 ns_gid;	/* by kp_start() (pol_role_ids) */
 	/* Identities (policy/ids.c): each role's default uid and gid is

@@ -92,8 +92,7 @@ name_is_cdi_spec(const char *driver, const char *s, size_t n)
 	if (n > NAME_MAX_CDI_SPEC || n < dlen + 2 + 5 ||
 	    memcmp(s, driver, dlen) != 0 || s[dlen] != '_')
 		return (0);
-	if (memcmp(s + n - 5, ".json", 5) != 0 &&
-	    memcmp(s + n - 5, ".yaml", 5) != 0)
+	if (memcmp(s + n - 5, ".json", 5) != 0)
 		return (0);
 	mid = n - dlen - 1 - 5;
 	s += dlen + 1;

@@ -22,14 +22,15 @@
  * A CDI spec file name the supervisor writes for the nodeserver: the
  * driver's name and '_' (never in a driver name, so two drivers can not
  * collide), 1 to 200 of [A-Za-z0-9._-] starting with a letter or digit,
- * then ".json" or ".yaml"; at most 243 bytes in all, so the temporary
- * name ".<name>.tmp-XXXXXX" still fits NAME_MAX.
+ * then ".json" (the supervisor checks JSON specs only, cdi_check.c); at
+ * most 243 bytes in all, so the temporary name ".<name>.tmp-XXXXXX"
+ * still fits NAME_MAX.
  */
 #define NAME_MAX_CDI_MIDDLE	200
 #define NAME_MAX_CDI_SPEC	243
 #define NAME_R_CDI_SPEC	"<driver name>_ then 1 to 200 letters, digits, " \
 			"'.', '_' or '-' starting with a letter or digit, " \
-			"then .json or .yaml (at most 243 bytes)"
+			"then .json (at most 243 bytes)"
 
 /* names.c: each returns 1 if s[0..n) follows the rule, else 0. */
 int	name_is_label(const char *, size_t);

@@ -65,6 +65,7 @@ extern "C" {
 	XX(EPROTO, -EPROTO, "protocol violation")			\
 	XX(EALREADY, -EALREADY, "already done")				\
 	XX(ENOTSUP, -ENOTSUP, "not supported")				\
+	XX(ENOSPC, -ENOSPC, "quota exceeded")				\
 	XX(ECHILD, -4000, "a plugin process failed to start")		\
 	XX(ENOCLIENT, -4001, "no Kubernetes client configured")		\
 	XX(ENONODE, -4002, "no node name configured")			\
@@ -1154,20 +1155,32 @@ KP_EXTERN int kp_cdi_directory(struct kp_options *opts, const char *path);
  * (a temporary dot-file, fsync, rename, fsync of the directory), owned by
  * root, mode 0644. An existing file of that name is replaced.
  * name: "<driver name>_" then 1 to 200 letters, digits, '.', '_' or '-'
- * starting with a letter or digit, then ".json" or ".yaml", at most 243
- * bytes in all (so a driver can only name its own files; container
- * runtimes read *.json and *.yaml, not subdirectories). data, len: the
- * content, at most 256 KiB of valid UTF-8 (not parsed: a spec the runtime
- * rejects is the driver's bug). Both borrowed for the call. err, errsize:
- * where the reason goes on failure (may be NULL, 0), naming the rule.
+ * starting with a letter or digit, then ".json", at most 243 bytes in
+ * all (so a driver can only name its own files; container runtimes do
+ * not read subdirectories). data, len: the content, at most 256 KiB of
+ * valid UTF-8, a CDI spec in JSON that the supervisor parses and checks
+ * before writing it, since the runtime applies it as root on the host:
+ * only the fields of CDI 0.3.0 to 0.8.0, cdiVersion one of those, kind
+ * exactly "<driver name>/<class>", at least one device, and in each
+ * containerEdits only env, device nodes beneath a kp_cdi_allow_device_
+ * prefix() (type, major and minor left to the runtime), bind mounts of
+ * host paths beneath a kp_cdi_allow_mount_prefix(), and hooks whose path
+ * is a kp_cdi_allow_hook(); additionalGids, intelRdt and netDevices are
+ * refused. Both borrowed for the call. err, errsize: where the reason
+ * goes on failure (may be NULL, 0), naming the JSON path and the rule,
+ * e.g. "devices[0].containerEdits.mounts[0].hostPath \"/\": not beneath a
+ * declared mount prefix (kp_cdi_allow_mount_prefix)".
  * Callable from the init, prepare and unprepare hooks and from threads
  * they start, concurrently (requests go one at a time); blocks until the
  * supervisor answered (at most 10 s). Requests are rate-limited (50 a
- * second, bursts of 100).
+ * second, bursts of 100). A driver's specs are bounded: at most 1024
+ * files and 16 MiB in all under its prefix (counted at kp_start(), a
+ * replaced file counts once).
  * Errors: KP_EINVAL (a rule broken; NULL name or data), KP_ENOTSUP
  * (called outside the nodeserver), KP_EBUSY (rate limit; retry),
- * KP_EIO (the supervisor's write failed; the message says why),
- * KP_EPIPE (supervisor gone), KP_ETIMEDOUT. Beyond upstream.
+ * KP_ENOSPC (the quota; remove specs first), KP_EIO (the supervisor's
+ * write failed; the message says why), KP_EPIPE (supervisor gone),
+ * KP_ETIMEDOUT. Beyond upstream.
  */
 KP_EXTERN int kp_cdi_spec_write(const char *name, const void *data,
     size_t len, char *err, size_t errsize);
@@ -1191,6 +1204,49 @@ KP_EXTERN int kp_cdi_spec_remove(const char *name, char *err,
  */
 KP_EXTERN int kp_cdi_spec_list(int (*fn)(void *user, const char *name),
     void *user, char *err, size_t errsize);
+
+/*
+ * What the driver's CDI specs may ask of the container runtime. The
+ * runtime (containerd, CRI-O) applies a spec as root on the host: a
+ * device node or a mount gives the container a host file, a hook runs a
+ * host program as root. The nodeserver runs the driver's hooks and may
+ * be compromised, so the supervisor writes only specs within what the
+ * driver declared here, before kp_start(), in its own trusted process.
+ * Default: none of the three (specs may set env only). Beyond upstream.
+ */
+
+/*
+ * kp_cdi_allow_device_prefix - let CDI specs add device nodes whose path
+ * (and hostPath, when set) lies beneath prefix, e.g. "/dev/vfio/".
+ * prefix: a directory, the rules of kp_sandbox_state_dir() but one
+ * trailing '/' allowed; copied. Each call adds one, at most 16; a
+ * repeated one is ignored. A node's path must name a file beneath it,
+ * not the directory itself, and hold no "." or ".." component.
+ * Errors: KP_EINVAL (NULL handle, a rule broken: the message names it),
+ * KP_ENAMETOOLONG, KP_ENOMEM (more than 16). Beyond upstream.
+ */
+KP_EXTERN int kp_cdi_allow_device_prefix(struct kp_options *opts,
+    const char *prefix);
+
+/*
+ * kp_cdi_allow_mount_prefix - let CDI specs bind-mount host paths that
+ * are prefix or lie beneath it into containers (read-write unless the
+ * spec's options say "ro": choose the directory with that in mind).
+ * prefix: the rules of kp_cdi_allow_device_prefix(); copied; at most 16.
+ * Errors: as kp_cdi_allow_device_prefix(). Beyond upstream.
+ */
+KP_EXTERN int kp_cdi_allow_mount_prefix(struct kp_options *opts,
+    const char *prefix);
+
+/*
+ * kp_cdi_allow_hook - let CDI specs declare OCI hooks (createRuntime,
+ * ...) that run exactly the program at path, which the runtime executes
+ * as root on the host with arguments and environment the spec chooses:
+ * the program must treat them as untrusted. path: the rules of
+ * kp_sandbox_state_dir(); copied; at most 16; a repeated one is ignored.
+ * Errors: as kp_cdi_allow_device_prefix(). Beyond upstream.
+ */
+KP_EXTERN int kp_cdi_allow_hook(struct kp_options *opts, const char *path);
 
 /*
  * Identities. Started as root, each sandboxed process runs as its own

@@ -10,8 +10,10 @@
  * CDI spec files: the CDI directory is shared by every driver of the node,
  * so the nodeserver asks (CdiWrite, CdiRemove, CdiList) and the supervisor
  * writes, as root, through a directory fd opened once at start, only names
- * under the driver's prefix (base/names.c). The content is not parsed (no
- * JSON parser in the supervisor): it must be small and UTF-8.
+ * under the driver's prefix (base/names.c), only content that is small,
+ * UTF-8 and a CDI spec within what the driver declared (cdi_check.c: the
+ * runtime applies it as root), and at most CDI_MAX_FILES files and
+ * CDI_MAX_BYTES in all under the prefix (counted at start, then tracked).
  *
  * Runs in: the supervisor (one thread; each request is done before the
  * next frame is read, rate-limited so the poll loop stays responsive).
@@ -35,6 +37,8 @@
 #define CDI_QPS		50.0	/* requests a second, and */
 #define CDI_BURST	100.0	/* bursts, from the nodeserver */
 #define CDI_TMP_TRIES	8
+#define CDI_MAX_FILES	1024	/* a driver's specs: files, and */
+#define CDI_MAX_BYTES	(16u * 1024 * 1024)	/* bytes in all */
 
 static int	cdi_fail(char *, size_t, int, const char *, ...)
 		    KP_PRINTF(4, 5);
@@ -165,6 +169,56 @@ state_dir(const char *path, uid_t uid, gid_t gid, char *err, size_t errsize)
 }
 
 /*
+ * The quota's starting point: this driver's spec files already in the
+ * directory (left by an earlier run). Entries that are not regular files
+ * count as files of size 0.
+ */
+static void
+cdi_count(struct sup *sup)
+{
+	struct dirent	*de;
+	struct stat	 st;
+	DIR		*d;
+	int		 fd;
+
+	sup->cdi_files = 0;
+	sup->cdi_bytes = 0;
+	if ((fd = openat(sup->cdi_fd, ".", O_RDONLY | O_DIRECTORY |
+	    O_CLOEXEC)) == -1)
+		return;
+	if ((d = fdopendir(fd)) == NULL) {
+		close(fd);
+		return;
+	}
+	while ((de = readdir(d)) != NULL) {
+		if (!name_is_cdi_spec(sup->cfg->driver_name, de->d_name,
+		    strlen(de->d_name)))
+			continue;
+		sup->cdi_files++;
+		if (fstatat(sup->cdi_fd, de->d_name, &st,
+		    AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
+			sup->cdi_bytes += (size_t)st.st_size;
+	}
+	closedir(d);
+	log_info(2, "CDI directory: %zu specs of this driver, %zu bytes",
+	    sup->cdi_files, sup->cdi_bytes);
+}
+
+/* Whether name exists now, and its size (0 if it is no regular file). */
+static int
+cdi_existing(struct sup *sup, const char *name, size_t *size)
+{
+	struct stat	 st;
+
+	*size = 0;
+	if (fstatat(sup->cdi_fd, name, &st, AT_SYMLINK_NOFOLLOW) == -1)
+		return (0);
+	if (S_ISREG(st.st_mode))
+		*size = (size_t)st.st_size;
+	return (1);
+}
+
+/*
  * At start, before any child: the state directories and the CDI
  * directory's fd. An explicit CDI directory that cannot be opened fails
  * the start; the default one only makes CDI requests fail (a driver that
@@ -191,8 +245,10 @@ files_prepare(struct sup *sup, char *err, size_t errsize)
 	else if ((sup->cdi_fd = open(dir, O_RDONLY | O_DIRECTORY |
 	    O_NOFOLLOW | O_CLOEXEC)) == -1)
 		r = errno;
-	else
+	else {
+		cdi_count(sup);
 		return (0);
+	}
 	snprintf(sup->cdi_err, sizeof(sup->cdi_err), "CDI directory %.180s: %s",
 	    dir, r == ELOOP ? "is a symbolic link" : strerror(r));
 	if (po->cdi_dir[0] != '\0')
@@ -280,8 +336,8 @@ static int
 cdi_write(struct sup *sup, const Kpipc__CdiWrite *w, char *err,
     size_t errsize)
 {
-	char	 tmp[NAME_MAX_CDI_SPEC + 16];
-	size_t	 i, k;
+	char	 tmp[NAME_MAX_CDI_SPEC + 16], why[KP_ERROR_SIZE];
+	size_t	 i, k, old, files, bytes;
 	int	 fd, r;
 
 	if ((r = cdi_name_ok(sup, w->name, err, errsize)) != 0)
@@ -292,6 +348,24 @@ cdi_write(struct sup *sup, const Kpipc__CdiWrite *w, char *err,
 			return (cdi_fail(err, errsize, KP_EINVAL, "CDI spec "
 			    "%s: content is not UTF-8 text (byte %zu)", w->name,
 			    i));
+	if ((r = cdi_check((const char *)w->content.data, w->content.len,
+	    sup->cfg, why, sizeof(why))) != 0)
+		return (cdi_fail(err, errsize, r, "CDI spec %.64s: %s",
+		    w->name, why));
+	/* The quota, with the file this one replaces taken out. */
+	files = sup->cdi_files + !cdi_existing(sup, w->name, &old);
+	bytes = sup->cdi_bytes - (old < sup->cdi_bytes ? old :
+	    sup->cdi_bytes) + w->content.len;
+	if (files > CDI_MAX_FILES)
+		return (cdi_fail(err, errsize, KP_ENOSPC, "CDI spec %.64s: "
+		    "this driver has %zu specs, at most %d are allowed "
+		    "(remove some first)", w->name, sup->cdi_files,
+		    CDI_MAX_FILES));
+	if (bytes > CDI_MAX_BYTES)
+		return (cdi_fail(err, errsize, KP_ENOSPC, "CDI spec %.64s: "
+		    "%zu bytes would make this driver's specs %zu bytes, "
+		    "over %u (remove some first)", w->name, w->content.len,
+		    bytes, CDI_MAX_BYTES));
 	if ((fd = tmp_create(sup->cdi_fd, w->name, tmp, sizeof(tmp))) == -1)
 		return (cdi_fail(err, errsize, KP_EIO, "CDI spec %s: create "
 		    "a temporary file: %s", w->name, strerror(errno)));
@@ -312,6 +386,8 @@ cdi_write(struct sup *sup, const Kpipc__CdiWrite *w, char *err,
 		    "%s", w->name, strerror(r)));
 	}
 	(void)fsync(sup->cdi_fd);
+	sup->cdi_files = files;
+	sup->cdi_bytes = bytes;
 	log_info(3, "CDI spec %s written (%zu bytes)", w->name,
 	    w->content.len);
 	return (0);
@@ -321,14 +397,20 @@ static int
 cdi_remove(struct sup *sup, const Kpipc__CdiRemove *rm, char *err,
     size_t errsize)
 {
+	size_t	 old;
 	int	 r;
 
 	if ((r = cdi_name_ok(sup, rm->name, err, errsize)) != 0)
 		return (r);
+	if (!cdi_existing(sup, rm->name, &old))
+		return (0);
 	if (unlinkat(sup->cdi_fd, rm->name, 0) == -1 && errno != ENOENT)
 		return (cdi_fail(err, errsize, KP_EIO, "CDI spec %s: remove: "
 		    "%s", rm->name, strerror(errno)));
 	(void)fsync(sup->cdi_fd);
+	if (sup->cdi_files > 0)
+		sup->cdi_files--;
+	sup->cdi_bytes -= old < sup->cdi_bytes ? old : sup->cdi_bytes;
 	log_info(3, "CDI spec %s removed", rm->name);
 	return (0);
 }

@@ -129,6 +129,8 @@ struct sup {
 	int			 cdi_fd;	/* the CDI directory; -1 */
 	char			 cdi_err[KP_ERROR_SIZE];	/* why -1 */
 	double			 cdi_tokens;
+	size_t			 cdi_files;	/* this driver's specs, */
+	size_t			 cdi_bytes;	/* counted at start */
 	struct timespec		 cdi_refill;
 	/* Namespaces and hidden files (children.c). */
 	int			 pidns_fd;	/* our pid namespace; -1:
@@ -154,6 +156,10 @@ void	child_set_name(const char *);
 void	child_reaped(struct sup *, struct child *, int);
 void	child_schedule_restart(struct sup *, struct child *);
 int	fd_close_except(const int *, size_t);
+
+/* cdi_check.c */
+int	cdi_check(const char *, size_t, const struct kp_options *, char *,
+	    size_t);
 
 /* files.c */
 int	files_prepare(struct sup *, char *, size_t);

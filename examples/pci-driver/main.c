@@ -276,6 +276,9 @@ configure(struct kp_options *o, struct flags *fl, const char *reg,
 	    (r = kp_cdi_directory(o, cfg.cdi_dir)) != 0 ||
 	    (r = kp_sandbox_read_path(o, cfg.sysfs)) != 0)
 		goto fail;
+	/* What its specs ask of the runtime: the vfio nodes (cdi.c). */
+	if ((r = kp_cdi_allow_device_prefix(o, "/dev/vfio/")) != 0)
+		goto fail;
 	for (i = 0; i < fl->n_allow_uids; i++)
 		if ((r = kp_allowed_peer_uid(o, fl->allow_uids[i])) != 0)
 			goto fail;

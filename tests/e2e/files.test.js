@@ -166,35 +166,37 @@ test('a hook cannot signal a process outside its domain, nor open its /proc memo
 const SPEC = (name) => `${DRIVER}_${name}`;
 
 test('the CDI broker writes and removes specs atomically, root-owned 0644; the nodeserver itself cannot write there', async (t) => {
-  const { drv, cdi, run } = await setup(t, { env: { KP_TEST_INIT_PROBE: `cdi-write:${SPEC('init.json')}:40` } });
+  const { drv, cdi, run } = await setup(t, { env: { KP_TEST_INIT_PROBE: `cdi-write:${SPEC('init.json')}:400` } });
   // The init hook (before the sandbox, before the reader thread).
   await drv.stderrMatch(/init probe: cdi-write test\.example\.com_init\.json: ok/);
-  assert.equal(fs.statSync(path.join(cdi, SPEC('init.json'))).size, 40);
+  assert.equal(fs.statSync(path.join(cdi, SPEC('init.json'))).size, 400);
   assert.equal(fs.statSync(cdi).mode & 0o777, 0o755, 'created 0755');
   const before = roles(drv.proc.pid).nodeserver;
   const f = path.join(cdi, SPEC('c1.json'));
-  assert.match(await run(`cdi-write:${SPEC('c1.json')}:100`), /cdi-write .*: ok/);
+  assert.match(await run(`cdi-write:${SPEC('c1.json')}:200`), /cdi-write .*: ok/);
   let st = fs.statSync(f);
-  assert.equal(st.size, 100);
+  assert.equal(st.size, 200);
   assert.equal(st.mode & 0o7777, 0o644);
   assert.equal(st.uid, process.getuid(), 'owned by the supervisor (root on a node)');
-  assert.match(fs.readFileSync(f, 'utf8'), /^\{"x":"a+"\}$/);
+  const written = JSON.parse(fs.readFileSync(f, 'utf8'));
+  assert.equal(written.kind, `${DRIVER}/test`, 'a spec the broker checked (supervisor/cdi_check.c)');
+  assert.match(written.annotations.pad, /^a+$/);
   const ino = st.ino;
   assert.match(await run(`cdi-write:${SPEC('c1.json')}:5000`), /: ok/);
   st = fs.statSync(f);
   assert.equal(st.size, 5000);
   assert.notEqual(st.ino, ino, 'replaced by rename, not rewritten in place');
-  assert.match(await run(`cdi-write:${SPEC('c2.yaml')}:20`), /: ok/);
+  assert.match(await run(`cdi-write:${SPEC('c2.json')}:200`), /: ok/);
   const listed = (await run('cdi-list')).match(/cdi-list : ok(.*)$/)[1].split(',').sort();
-  assert.deepEqual(listed, [SPEC('c1.json'), SPEC('c2.yaml'), SPEC('init.json')]);
-  assert.deepEqual(fs.readdirSync(cdi).sort(), [SPEC('c1.json'), SPEC('c2.yaml'), SPEC('init.json')], 'no temporary file left');
+  assert.deepEqual(listed, [SPEC('c1.json'), SPEC('c2.json'), SPEC('init.json')]);
+  assert.deepEqual(fs.readdirSync(cdi).sort(), [SPEC('c1.json'), SPEC('c2.json'), SPEC('init.json')], 'no temporary file left');
   assert.match(await run(`cdi-remove:${SPEC('c1.json')}`), /: ok/);
   assert.ok(!fs.existsSync(f));
   assert.match(await run(`cdi-remove:${SPEC('c1.json')}`), /: ok/, 'a missing file is not an error');
   // The nodeserver's own access to the directory (Landlock).
   assert.match(await run(`write:${path.join(cdi, SPEC('direct.json'))}`), /Permission denied/);
-  assert.match(await run(`unlink:${path.join(cdi, SPEC('c2.yaml'))}`), /Permission denied/);
-  assert.ok(fs.existsSync(path.join(cdi, SPEC('c2.yaml'))));
+  assert.match(await run(`unlink:${path.join(cdi, SPEC('c2.json'))}`), /Permission denied/);
+  assert.ok(fs.existsSync(path.join(cdi, SPEC('c2.json'))));
   assert.equal(roles(drv.proc.pid).nodeserver, before);
 });
 
@@ -203,7 +205,7 @@ test('the CDI broker refuses other drivers\' names, paths, dot-files, big or non
   fs.writeFileSync(path.join(cdi, 'other.example.com_x.json'), 'theirs');
   const before = roles(drv.proc.pid).nodeserver;
   const rule = /KP_EINVAL .*not <driver name>_ then 1 to 200 letters/;
-  for (const name of ['other.example.com_x.json', 'test.example.com.json', `${DRIVER}_x.txt`, `${DRIVER}_.json`,
+  for (const name of ['other.example.com_x.json', 'test.example.com.json', `${DRIVER}_x.txt`, `${DRIVER}_x.yaml`, `${DRIVER}_.json`,
     `${DRIVER}_..json`, `${DRIVER}_a/../../escaped.json`, '..', `../${DRIVER}_x.json`, `${DRIVER}_x.json/`,
     `${DRIVER}_${'a'.repeat(201)}.json`, `.${DRIVER}_x.json`]) {
     assert.match(await run(`cdi-write:${name}:20`), rule, name);
@@ -231,6 +233,31 @@ test('the CDI broker refuses other drivers\' names, paths, dot-files, big or non
     return now && now !== before;
   }, 15000);
   assert.ok(!fs.existsSync(path.join(cdi, SPEC('huge.json'))));
+});
+
+// The quota (finding 3 of the attack review): at most 1024 specs and
+// 16 MiB under the driver's prefix, counted at start from what an earlier
+// run left (other drivers' files do not count), a replaced file once.
+test('the CDI broker keeps a driver to 1024 specs and 16 MiB, counted at start', async (t) => {
+  const MiB16 = 16 * 1048576;
+  const { cdi, run } = await setup(t, {
+    prep: (root) => {
+      const d = path.join(root.dir, 'cdi');
+      fs.mkdirSync(d, { recursive: true });
+      for (let i = 0; i < 1022; i++) fs.writeFileSync(path.join(d, SPEC(`old-${i}.json`)), '{}');
+      fs.writeFileSync(path.join(d, SPEC('big.json')), Buffer.alloc(MiB16 - 1000 - 2 * 1022, 0x20));
+      fs.writeFileSync(path.join(d, 'other.example.com_x.json'), Buffer.alloc(1048576, 0x20));
+    },
+  });
+  assert.match(await run(`cdi-write:${SPEC('new-1.json')}:400`), /: ok/, 'the 1024th spec');
+  assert.match(await run(`cdi-write:${SPEC('new-2.json')}:200`),
+    /KP_ENOSPC .*this driver has 1024 specs, at most 1024 are allowed \(remove some first\)/);
+  assert.match(await run(`cdi-write:${SPEC('new-1.json')}:1000`), /: ok/, 'a replaced spec counts once: 16 MiB exactly');
+  assert.match(await run(`cdi-write:${SPEC('new-1.json')}:1001`),
+    /KP_ENOSPC .*1001 bytes would make this driver's specs 16777217 bytes, over 16777216/);
+  assert.match(await run(`cdi-remove:${SPEC('big.json')}`), /: ok/);
+  assert.match(await run(`cdi-write:${SPEC('new-2.json')}:200`), /: ok/, 'room again after a remove');
+  assert.ok(!fs.existsSync(path.join(cdi, SPEC('big.json'))));
 });
 
 test('state directories the supervisor refuses: a symlink, a file, a foreign owner, group-writable, no parent, holding a socket', async (t) => {
@@ -281,6 +308,6 @@ test('a state directory is chowned to a non-root nodeserver uid, which then writ
   assert.equal(st.gid, 4322);
   assert.match(await run(`write:${path.join(state, 'f')}`), /: ok$/);
   assert.equal(fs.statSync(path.join(state, 'f')).uid, 4321);
-  assert.match(await run(`cdi-write:${SPEC('n.json')}:20`), /: ok/, 'the broker works for a non-root nodeserver');
+  assert.match(await run(`cdi-write:${SPEC('n.json')}:200`), /: ok/, 'the broker works for a non-root nodeserver');
   void drv;
 });

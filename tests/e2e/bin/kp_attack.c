@@ -209,17 +209,24 @@ cdi_file(const char *name, const char *path, char *out, size_t size)
 static void
 cdi_flood(long count, size_t len, char *out, size_t size)
 {
-	char	 name[300], err[KP_ERROR_SIZE] = "", *c;
+	char	 name[300], err[KP_ERROR_SIZE] = "", head[512], *c;
+	size_t	 hl;
 	long	 i, ok = 0, busy = 0;
 	int	 r;
 
-	if (len < 8)
-		len = 8;
+	/* A spec the broker accepts, padded in an annotation: the quota,
+	 * not the content rules, must stop the flood. */
+	snprintf(head, sizeof(head), "{\"cdiVersion\":\"0.6.0\",\"kind\":"
+	    "\"%s/test\",\"devices\":[{\"name\":\"d\",\"containerEdits\":"
+	    "{\"env\":[\"X=1\"]}}],\"annotations\":{\"pad\":\"", drv_name);
+	hl = strlen(head);
+	if (len < hl + 3)
+		len = hl + 3;
 	if ((c = malloc(len)) == NULL)
 		return;
-	memset(c, ' ', len);
-	c[0] = '{';
-	c[len - 1] = '}';
+	memcpy(c, head, hl);
+	memset(c + hl, 'a', len - hl - 3);
+	memcpy(c + len - 3, "\"}}", 3);
 	for (i = 0; i < count; i++) {
 		snprintf(name, sizeof(name), "%s_flood-%ld.json", drv_name, i);
 		while ((r = kp_cdi_spec_write(name, c, len, err,

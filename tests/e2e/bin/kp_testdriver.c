@@ -222,19 +222,29 @@ probe_open(const char *path, char *out, size_t size)
 	snprintf(out, size, "open %s: ok, read %zd bytes", path, n);
 }
 
-/* A CDI spec content of len bytes: '{"x":"aaa..."}', or invalid UTF-8. */
+/*
+ * A valid CDI spec of *len bytes (at least its fixed part; *len is set to
+ * what it made) for the driver the file name starts with, padded in an
+ * annotation value; or with invalid UTF-8 at byte 7.
+ */
 static char *
-spec_content(size_t len, int bad)
+spec_content(const char *name, size_t *len, int bad)
 {
-	char	*b;
+	char	 head[512], *b;
+	size_t	 dl = strcspn(name, "_"), hl;
 
-	if (len < 8)
-		len = 8;
-	if ((b = malloc(len)) == NULL)
+	snprintf(head, sizeof(head), "{\"cdiVersion\":\"0.6.0\",\"kind\":"
+	    "\"%.*s/test\",\"devices\":[{\"name\":\"d\",\"containerEdits\":"
+	    "{\"env\":[\"KP_TEST=1\"]}}],\"annotations\":{\"pad\":\"",
+	    (int)(dl < 300 ? dl : 300), name);
+	hl = strlen(head);
+	if (*len < hl + 3)
+		*len = hl + 3;
+	if ((b = malloc(*len)) == NULL)
 		return (NULL);
-	memset(b, 'a', len);
-	memcpy(b, "{\"x\":\"", 6);
-	memcpy(b + len - 2, "\"}", 2);
+	memcpy(b, head, hl);
+	memset(b + hl, 'a', *len - hl - 3);
+	memcpy(b + *len - 3, "\"}}", 3);
 	if (bad)
 		b[7] = (char)0xff;
 	return (b);
@@ -263,7 +273,7 @@ static void
 raw_cdi(const char *name, size_t len)
 {
 	uint8_t		*f, hdr[16];
-	char		*c = spec_content(len, 0);
+	char		*c = spec_content(name, &len, 0);
 	size_t		 nl = strlen(name), inner, n = 4, h;
 	struct sockaddr_un sun;
 	socklen_t	 sl;
@@ -273,8 +283,6 @@ raw_cdi(const char *name, size_t len)
 
 	if (c == NULL || (f = malloc(len + nl + 64)) == NULL)
 		return;
-	if (len < 8)
-		len = 8;
 	inner = 2 + 1 + varint(hdr, nl) + nl + 1 + varint(hdr, len) + len;
 	f[n++] = 0xa2;			/* field 20, length-delimited */
 	f[n++] = 0x01;
@@ -391,10 +399,9 @@ probe(const char *spec, char *out, size_t size)
 		else {
 			size_t len = b[0] ? strtoul(b, NULL, 10) : 16;
 
-			if ((c = spec_content(len, op[9] == '-')) == NULL)
+			if ((c = spec_content(a, &len, op[9] == '-')) == NULL)
 				return;
-			r = kp_cdi_spec_write(a, c, len < 8 ? 8 : len, err,
-			    sizeof(err));
+			r = kp_cdi_spec_write(a, c, len, err, sizeof(err));
 			free(c);
 		}
 		snprintf(out, size, "%s %.40s: %s%s%s", op, a, r == 0 ? "ok" :
