@@ -209,3 +209,122 @@ test('held: a hook cannot forge a supervisor log line through its stderr', async
   for (const l of forged) assert.match(l, /^[EWI]\d{4} [\d:.]+ +\d+ nodeserver\] stderr: /, l);
   assert.ok(!/\x1b|\r/.test(forged.join('')), 'no control bytes');
 });
+
+// Review 2, finding A. kp_cdi_allow_hook() declares only the hook's path;
+// hooks[].env passes whatever NAME=value the spec chooses. The runtime
+// execs the hook as root on the host with exactly that environment
+// (runc: exec.Cmd{Env: hook.Env}), and the dynamic loader and shells act
+// on it before the program's first line can "treat it as untrusted"
+// (include/kubeletplugin.h): LD_PRELOAD of a library the nodeserver
+// wrote into its own state directory, or BASH_ENV, which bash expands
+// (command substitution included) for any non-interactive script.
+test('ATTACK: a spec cannot hand a declared hook an environment that runs the nodeserver\'s code as root', async (t) => {
+  const hookDir = fs.mkdtempSync(path.join(os.tmpdir(), 'kp-hook-'));
+  t.after(() => fs.rmSync(hookDir, { recursive: true, force: true }));
+  fs.chmodSync(hookDir, 0o755);
+  const hook = path.join(hookDir, 'vendor-hook');	// a harmless declared hook
+  fs.writeFileSync(hook, '#!/bin/bash\nexit 0\n', { mode: 0o755 });
+  const root = makeRoot(DRIVER);
+  t.after(() => root.cleanup());
+  const state = path.join(root.dir, 'state');
+  const pwned = path.join(hookDir, 'pwned');
+  const spec = JSON.stringify({
+    cdiVersion: '0.6.0',
+    kind: `${DRIVER}/test`,
+    devices: [{ name: 'd', containerEdits: { env: ['X=1'] } }],
+    containerEdits: {
+      hooks: [{
+        hookName: 'createRuntime', path: hook, args: ['vendor-hook'],
+        env: [`LD_PRELOAD=${state}/evil.so`, `BASH_ENV=$(id -u > ${pwned})`],
+      }],
+    },
+  });
+  const { cdi, probes, run } = await setup(t, { root, args: ['--cdi-hook', hook],
+    prep: (r, p) => fs.writeFileSync(path.join(p, 'hook.json'), spec) });
+  const name = `${DRIVER}_hook.json`;
+  const out = await run(`cdi-file:${name}:${path.join(probes, 'hook.json')}`);
+  t.diagnostic(`hook: ${out}`);
+  const file = path.join(cdi, name);
+  if (fs.existsSync(file)) {
+    // What the runtime does with it: exec the hook with the spec's env.
+    const h = JSON.parse(fs.readFileSync(file, 'utf8')).containerEdits.hooks[0];
+    const env = Object.fromEntries(h.env.filter((e) => !e.startsWith('LD_PRELOAD=')).map((e) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)]));
+    require('node:child_process').spawnSync(h.path, h.args.slice(1), { env, argv0: h.args[0] });
+    t.diagnostic(`ATTACK WORKS: ${file} landed with hooks[0].env ${JSON.stringify(h.env)}; `
+      + `running the hook as the runtime would wrote ${pwned}: ${fs.existsSync(pwned) ? `uid ${fs.readFileSync(pwned, 'utf8').trim()}` : 'no'}`);
+  }
+  assert.ok(!fs.existsSync(file), 'a spec giving a declared hook LD_PRELOAD/BASH_ENV was written');
+});
+
+// Review 2, finding B. Nothing keeps a device or mount prefix out of the
+// nodeserver's state directories (pol_opts_check() checks the CDI dir,
+// sockets and kubeconfig only). The checker compares strings; the runtime
+// follows symlinks on the host: a device node's hostPath is stat()ed (type
+// and major:minor taken from the target, then allowed in the device
+// cgroup), a bind mount's source is resolved by mount(2). With symlink(2)
+// allowed (kp_sandbox_syscall), a link in the state directory hands the
+// container /dev/mem or the host's /.
+test('ATTACK: a device or mount prefix that is (or holds) a state directory is refused at kp_start', { skip: !ROOT_USER && 'needs root' }, async (t) => {
+  const root = makeRoot(DRIVER);
+  t.after(() => root.cleanup());
+  const state = path.join(root.dir, 'state');
+  const spec = JSON.stringify({
+    cdiVersion: '0.6.0',
+    kind: `${DRIVER}/test`,
+    devices: [{
+      name: 'd',
+      containerEdits: {
+        deviceNodes: [{ path: `${state}/mem` }],
+        mounts: [{ hostPath: `${state}/root`, containerPath: '/host', type: 'bind', options: ['rbind', 'rw', 'rshared', 'suid', 'dev'] }],
+      },
+    }],
+  });
+  let drv;
+  try {
+    const s = await setup(t, { root, args: ['--cdi-device-prefix', state, '--cdi-mount-prefix', state,
+      '--sandbox-syscall', 'symlink', '--sandbox-syscall', 'symlinkat'],
+    prep: (r, p) => fs.writeFileSync(path.join(p, 'link.json'), spec) });
+    drv = s;
+  } catch (e) {
+    t.diagnostic(`kp_start refused: ${e.message}`);
+    return;
+  }
+  const { cdi, probes, run } = drv;
+  const HOSTDEV = fs.existsSync('/dev/mem') ? '/dev/mem' : '/dev/kmsg';	// containers lack /dev/mem
+  t.diagnostic(await run(`symlink:${HOSTDEV}:${state}/mem`));
+  t.diagnostic(await run(`symlink:/:${state}/root`));
+  const name = `${DRIVER}_link.json`;
+  const out = await run(`cdi-file:${name}:${path.join(probes, 'link.json')}`);
+  t.diagnostic(`hook: ${out}`);
+  const file = path.join(cdi, name);
+  if (fs.existsSync(file)) {
+    const st = fs.statSync(`${state}/mem`);	// what the runtime's stat() sees
+    t.diagnostic(`ATTACK WORKS: ${file} landed; deviceNodes[0] ${state}/mem resolves to a char device `
+      + `${Math.floor(st.rdev / 256)}:${st.rdev % 256} (${HOSTDEV}); mounts[0] ${state}/root resolves to `
+      + `${fs.realpathSync(`${state}/root`)} (rbind, rshared, suid, dev)`);
+  }
+  assert.ok(!fs.existsSync(file), 'a spec whose device node and mount are nodeserver-planted symlinks to a host device node and / was written');
+});
+
+// Review 2, finding C. Mount options are free strings: a bind of a
+// declared prefix may say "rshared" (mounts made in the container
+// propagate to the host's tree), "suid", "dev", "exec", or any string
+// the runtime passes to mount(2) as data.
+test('ATTACK: mount options are limited to harmless ones', async (t) => {
+  const pfx = fs.mkdtempSync(path.join(os.tmpdir(), 'kp-mnt-'));
+  t.after(() => fs.rmSync(pfx, { recursive: true, force: true }));
+  const spec = JSON.stringify({
+    cdiVersion: '0.6.0',
+    kind: `${DRIVER}/test`,
+    devices: [{
+      name: 'd',
+      containerEdits: { mounts: [{ hostPath: pfx, containerPath: '/data', type: 'bind', options: ['rbind', 'rw', 'rshared', 'suid', 'dev', 'exec'] }] },
+    }],
+  });
+  const { cdi, probes, run } = await setup(t, { args: ['--cdi-mount-prefix', pfx],
+    prep: (r, p) => fs.writeFileSync(path.join(p, 'opt.json'), spec) });
+  const name = `${DRIVER}_opt.json`;
+  const out = await run(`cdi-file:${name}:${path.join(probes, 'opt.json')}`);
+  t.diagnostic(`hook: ${out}`);
+  assert.ok(!fs.existsSync(path.join(cdi, name)), 'a bind mount with rshared/suid/dev was accepted');
+});

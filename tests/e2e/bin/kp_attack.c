@@ -17,7 +17,8 @@
  *   rename:<from>:<to>, mkdir:<path>, write:<path>
  *
  * Options: those lib/plugin.js's TestDriver passes and a few kp_*
- * setters; after kp_start it prints "ready <pid>", reads "stop" on stdin.
+ * setters (--cdi-device-prefix, --cdi-mount-prefix, --cdi-hook: the
+ * kp_cdi_allow_*() declarations); after kp_start it prints "ready <pid>", reads "stop" on stdin.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -386,6 +387,9 @@ main(int argc, char **argv)
 		{ "sandbox-user", 1, 0, 304 },
 		{ "state-dir", 1, 0, 330 }, { "read-path", 1, 0, 331 },
 		{ "cdi-dir", 1, 0, 332 },
+		{ "cdi-device-prefix", 1, 0, 333 },
+		{ "cdi-mount-prefix", 1, 0, 334 },
+		{ "cdi-hook", 1, 0, 335 },
 		{ 0, 0, 0, 0 }
 	};
 	struct kp_options	*o;
@@ -415,6 +419,9 @@ main(int argc, char **argv)
 		case 330: r = kp_sandbox_state_dir(o, optarg); break;
 		case 331: r = kp_sandbox_read_path(o, optarg); break;
 		case 332: r = kp_cdi_directory(o, optarg); break;
+		case 333: r = kp_cdi_allow_device_prefix(o, optarg); break;
+		case 334: r = kp_cdi_allow_mount_prefix(o, optarg); break;
+		case 335: r = kp_cdi_allow_hook(o, optarg); break;
 		default: r = -1;
 		}
 		if (r != 0) {
