@@ -320,12 +320,14 @@ kp_cdi_allow_hook(struct kp_options *opts, const char *path)
 	    POL_MAX_CDI_ALLOW, path));
 }
 
-/* p is dir or lies beneath it. */
+/* p is dir or lies beneath it (dir may end in '/', as CDI prefixes do). */
 static int
 within(const char *dir, const char *p)
 {
 	size_t	 n = strlen(dir);
 
+	if (n > 1 && dir[n - 1] == '/')
+		n--;
 	return (p != NULL && strncmp(p, dir, n) == 0 &&
 	    (p[n] == '\0' || p[n] == '/'));
 }
@@ -356,6 +358,22 @@ pol_opts_check(struct kp_options *opts)
 				    "directories must not nest (the nodeserver "
 				    "controls what is inside one)", O_SB_STATE,
 				    d, po->state_dirs[j]));
+		/* A CDI device or mount prefix over what the nodeserver
+		 * writes: it would plant a symlink there (to /dev/mem, to
+		 * /), and the runtime resolves a spec's host paths on the
+		 * host, following links. */
+		for (j = 0; j < po->n_cdi_dev + po->n_cdi_mnt; j++) {
+			const char *x = j < po->n_cdi_dev ? po->cdi_dev[j] :
+			    po->cdi_mnt[j - po->n_cdi_dev];
+
+			if (within(d, x) || within(x, d))
+				return (opt_fail(opts, KP_EINVAL, "%s: %s and "
+				    "the CDI %s prefix %s must not contain one "
+				    "another (the nodeserver writes the state "
+				    "directory; the runtime follows its links)",
+				    O_SB_STATE, d, j < po->n_cdi_dev ?
+				    "device" : "mount", x));
+		}
 		if (within(d, cdi) || within(cdi, d))
 			return (opt_fail(opts, KP_EINVAL, "%s: %s and the CDI "
 			    "directory %s must not contain one another (CDI "

@@ -1231,7 +1231,12 @@ KP_EXTERN int kp_cdi_allow_device_prefix(struct kp_options *opts,
 /*
  * kp_cdi_allow_mount_prefix - let CDI specs bind-mount host paths that
  * are prefix or lie beneath it into containers (read-write unless the
- * spec's options say "ro": choose the directory with that in mind).
+ * spec's options say "ro": choose the directory with that in mind). A
+ * mount's options may only be bind, rbind, ro, rw, nosuid, nodev,
+ * noexec, private, rprivate, slave, rslave. A device or mount prefix may
+ * not contain or lie beneath a kp_sandbox_state_dir() (kp_start() fails
+ * with KP_EINVAL): the nodeserver could plant links there, and the
+ * runtime follows them on the host.
  * prefix: the rules of kp_cdi_allow_device_prefix(); copied; at most 16.
  * Errors: as kp_cdi_allow_device_prefix(). Beyond upstream.
  */
@@ -1241,8 +1246,10 @@ KP_EXTERN int kp_cdi_allow_mount_prefix(struct kp_options *opts,
 /*
  * kp_cdi_allow_hook - let CDI specs declare OCI hooks (createRuntime,
  * ...) that run exactly the program at path, which the runtime executes
- * as root on the host with arguments and environment the spec chooses:
- * the program must treat them as untrusted. path: the rules of
+ * as root on the host with arguments the spec chooses: the program must
+ * treat them as untrusted. A hook may not have an environment of its own
+ * in a spec (LD_PRELOAD, BASH_ENV and the like act before the program's
+ * first line). path: the rules of
  * kp_sandbox_state_dir(); copied; at most 16; a repeated one is ignored.
  * Errors: as kp_cdi_allow_device_prefix(). Beyond upstream.
  */

@@ -70,6 +70,18 @@ static const char *const versions[] = {
 };
 
 /* OCI runtime-spec hook names, as CDI takes them. */
+/*
+ * Mount options a spec may ask for: bind mounts, read-only or not,
+ * restricted, with private or slave propagation. Not "shared"/"rshared"
+ * (mounts made in the container would reach the host), "suid", "dev",
+ * "exec" or file-system data: the runtime passes what it does not know
+ * on as mount data.
+ */
+static const char *const mount_options[] = {
+	"bind", "rbind", "ro", "rw", "nosuid", "nodev", "noexec",
+	"private", "rprivate", "slave", "rslave", NULL
+};
+
 static const char *const hook_names[] = {
 	"prestart", "createRuntime", "createContainer", "startContainer",
 	"poststart", "poststop", NULL
@@ -482,7 +494,8 @@ check_mount(struct walk *w, const char *at, const json_t *v)
 {
 	const char	*key, *s;
 	json_t		*val;
-	char		 a[CDI_AT], b[80];
+	char		 a[CDI_AT], e[CDI_AT], b[80];
+	size_t		 i;
 	int		 r, host = 0, cont = 0;
 
 	if ((r = want_object(w, at, v)) != 0)
@@ -508,10 +521,23 @@ check_mount(struct walk *w, const char *at, const json_t *v)
 				r = fail(w, "%s \"%s\": not \"bind\" (other "
 				    "file systems are not brokered)", a,
 				    shown(s, b, sizeof(b)));
-		} else if (strcmp(key, "options") == 0)
-			r = check_strings(w, a, val, CDI_MAX_OPTIONS,
-			    CDI_MAX_OPTION);
-		else
+		} else if (strcmp(key, "options") == 0) {
+			if ((r = check_strings(w, a, val, CDI_MAX_OPTIONS,
+			    CDI_MAX_OPTION)) != 0)
+				return (r);
+			for (i = 0; i < json_array_size(val); i++) {
+				s = json_string_value(json_array_get(val, i));
+				if (!in_list(mount_options, s)) {
+					r = fail(w, "%s \"%s\": not an allowed "
+					    "mount option (bind, rbind, ro, rw, "
+					    "nosuid, nodev, noexec, private, "
+					    "rprivate, slave, rslave)",
+					    elem(e, a, i), shown(s, b,
+					    sizeof(b)));
+					break;
+				}
+			}
+		} else
 			r = fail(w, "%s: unknown field of a mount", a);
 		if (r != 0)
 			return (r);
@@ -560,7 +586,12 @@ check_hook(struct walk *w, const char *at, const json_t *v)
 		} else if (strcmp(key, "args") == 0)
 			r = check_strings(w, a, val, CDI_MAX_ARGS, CDI_MAX_STR);
 		else if (strcmp(key, "env") == 0)
-			r = check_env(w, a, val);
+			/* The runtime runs the hook as root on the host with
+			 * exactly this environment: LD_PRELOAD, BASH_ENV and
+			 * the like act before the program's first line, so
+			 * no list of bad names is safe enough. */
+			r = fail(w, "%s: a hook's environment is not brokered "
+			    "(it runs as root on the host)", a);
 		else if (strcmp(key, "timeout") == 0)
 			r = want_int(w, a, val, 1, 2147483647);
 		else

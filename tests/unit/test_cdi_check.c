@@ -285,8 +285,13 @@ test_hooks(void)
 	REFUSED(sh, "hooks[0].path \"/bin/sh\": not a declared hook "
 	    "(kp_cdi_allow_hook)");
 	ACCEPTED(DEV("{'hooks':[{'hookName':'createContainer','path':"
-	    "'/usr/libexec/drv-hook','args':['drv-hook','x'],'env':['A=1'],"
+	    "'/usr/libexec/drv-hook','args':['drv-hook','x'],"
 	    "'timeout':5}]}"));
+	/* A hook's environment acts before its first line (LD_PRELOAD,
+	 * BASH_ENV): never brokered. */
+	REFUSED(DEV("{'hooks':[{'hookName':'createContainer','path':"
+	    "'/usr/libexec/drv-hook','env':['A=1']}]}"), "hooks[0].env: a "
+	    "hook's environment is not brokered");
 	REFUSED(DEV("{'hooks':[{'hookName':'createContainer','path':"
 	    "'/usr/libexec/drv-hook2'}]}"), "not a declared hook");
 	REFUSED(DEV("{'hooks':[{'hookName':'createContainer','path':"
@@ -296,9 +301,9 @@ test_hooks(void)
 	    "OCI hook name");
 	REFUSED(DEV("{'hooks':[{'hookName':'poststop','path':"
 	    "'/usr/libexec/drv-hook','timeout':0}]}"), "timeout 0: not 1 to");
-	REFUSED(DEV("{'hooks':[{'hookName':'poststop','path':"
-	    "'/usr/libexec/drv-hook','env':['=1']}]}"), "hooks[0].env[0] "
-	    "\"=1\": not NAME=value");
+	REFUSED(DEV("{'mounts':[{'hostPath':'/opt/drv/lib','containerPath':"
+	    "'/usr/lib/drv','type':'bind','options':['rbind','rshared']}]}"),
+	    "mounts[0].options[1] \"rshared\": not an allowed mount option");
 	REFUSED(DEV("{'hooks':[{'path':'/usr/libexec/drv-hook'}]}"),
 	    "hooks[0].hookName: missing");
 	REFUSED(DEV("{'hooks':[{'hookName':'poststop'}]}"),
