@@ -52,7 +52,9 @@ check-e2e:
 	@KP_BUILD=$(ASAN) ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	    node --test --test-concurrency=1 $(NODE_TIMEOUT) tests/e2e/core.test.js \
 	    tests/e2e/rpc.test.js tests/e2e/publish.test.js \
-	    tests/e2e/sandbox.test.js
+	    tests/e2e/sandbox.test.js tests/e2e/isolation.test.js \
+	    tests/e2e/files.test.js tests/e2e/attack.test.js \
+	    tests/e2e/connections.test.js
 
 # libFuzzer targets (tests/fuzz/fuzz_*.c), a third build directory with
 # only them built. Each reads its seeds in tests/fuzz/corpus/<target> and
