@@ -221,3 +221,30 @@ log_info(int verbosity, const char *fmt, ...)
 	log_vmsg(KP_LOG_INFO, verbosity, fmt, ap);
 	va_end(ap);
 }
+
+/* The public entry point (include/kubeletplugin.h): one line through
+ * whatever sink this process has. */
+void
+kp_log(enum kp_log_level level, int verbosity, const char *fmt, ...)
+{
+	va_list	 ap;
+
+	if (level != KP_LOG_ERROR && level != KP_LOG_WARNING)
+		level = KP_LOG_INFO;
+	if (level != KP_LOG_INFO)
+		verbosity = 0;
+	va_start(ap, fmt);
+	log_vmsg(level, verbosity, fmt, ap);
+	va_end(ap);
+}
+
+#define KP_STR_(x)	#x
+#define KP_STR(x)	KP_STR_(x)
+
+const char *
+kp_version(void)
+{
+	return (KP_STR(KP_VERSION_MAJOR) "." KP_STR(KP_VERSION_MINOR) "."
+	    KP_STR(KP_VERSION_PATCH));
+}
+

@@ -117,6 +117,30 @@ enum kp_log_level {
 typedef void (*kp_log_fn)(void *user, enum kp_log_level level, int verbosity,
     const char *role, const char *msg);
 
+/*
+ * kp_log - write one line through the library's logger: from the driver
+ * process (the "driver" role, after kp_log_verbosity() and
+ * kp_log_callback() took effect at kp_start(); before it, klog lines on
+ * stderr) or from a hook (the "nodeserver" role: the line travels to the
+ * supervisor, which emits it sanitised and rate-limited like every line
+ * of that process, where a hook's own stderr would only be relayed as
+ * "stderr: ..."). level: KP_LOG_ERROR, _WARNING or _INFO (other values
+ * are INFO); verbosity: an INFO line shows when the log verbosity is at
+ * least this (warnings and errors always show). fmt: printf format; the
+ * text is cut at 4095 bytes; control characters and invalid UTF-8 become
+ * '?'. Thread-safe; never fails (a line the rate limit drops is counted).
+ * Beyond upstream (Go drivers use klog directly).
+ */
+KP_EXTERN void kp_log(enum kp_log_level level, int verbosity,
+    const char *fmt, ...) KP_PRINTF(3, 4);
+
+/*
+ * kp_version - the library's version at run time, "MAJOR.MINOR.PATCH",
+ * as a static string (compare with KP_VERSION_* of the header a driver
+ * was built with).
+ */
+KP_EXTERN const char *kp_version(void);
+
 /* ------------------------------------------------------------------------
  * Options: struct kp_options collects every option before kp_start().
  */

@@ -326,7 +326,7 @@ sup_dispatch_child(struct sup *sup, struct child *c)
 
 
 static void
-sup_drain_log(struct sup *sup, struct child *c)
+sup_drain_log(struct sup *sup, struct child *c, int hup)
 {
 	uint8_t		 buf[KP_LOG_MAX + 64];
 	char		 err[KP_ERROR_SIZE];
@@ -336,14 +336,17 @@ sup_drain_log(struct sup *sup, struct child *c)
 
 	while (c->logfd != -1 && budget-- > 0) {
 		n = recv(c->logfd, buf, sizeof(buf), MSG_DONTWAIT | MSG_TRUNC);
-		if (n == 0 || (n == -1 && errno != EAGAIN &&
+		if ((n == 0 && hup) || (n == -1 && errno != EAGAIN &&
 		    errno != EINTR)) {
-			/* The child closed its end (SOCK_SEQPACKET tells):
-			 * stop polling it, or the loop would spin. */
+			/* The child closed its end (SOCK_SEQPACKET tells,
+			 * with POLLHUP): stop polling it, or the loop would
+			 * spin. */
 			close(c->logfd);
 			c->logfd = -1;
 			return;
 		}
+		if (n == 0)
+			continue;	/* an empty datagram: nothing */
 		if (n < 0)
 			return;
 		if ((size_t)n > sizeof(buf) || (m = kpipc__msg__unpack(NULL,
@@ -585,8 +588,9 @@ sup_poll(struct sup *sup)
 		sup_read_signals(sup);
 	for (i = 0; i < ROLE_COUNT; i++) {
 		c = &sup->children[i];
-		if (pfd[PFD_LOG(i)].revents & POLLIN)
-			sup_drain_log(sup, c);
+		if (pfd[PFD_LOG(i)].revents & (POLLIN | POLLHUP))
+			sup_drain_log(sup, c, (pfd[PFD_LOG(i)].revents &
+			    POLLHUP) != 0);
 		if (pfd[PFD_ERR(i)].revents & (POLLIN | POLLHUP))
 			sup_drain_stderr(sup, c, 0);
 		if (pfd[PFD_CTL(i)].revents & (POLLIN | POLLHUP | POLLERR))

@@ -413,3 +413,17 @@ test('a crash loop restarts at most every 3.2 s, is reported, and a call made me
   assert.equal(res.claims[c.uid].devices.length, 1);
   t.diagnostic(`served ${Date.now() - t0} ms after the kill`);
 });
+
+// Issue 13: kp_log() from a hook goes through the library's logger with
+// the role's name (not the stderr relay), sanitised, at its verbosity.
+test('kp_log from a hook: a nodeserver line in the log sink, with kp_version', async (t) => {
+  const { drv, sim } = await setup(t, { args: ['-v', '2'] });
+  await sim.waitForDriver(DRIVER);
+  const c = claim('kplog-hello');
+  const res = await sim.nodePrepareResources(DRIVER, [c]);
+  assert.equal(res.claims[c.uid].devices.length, 1);
+  await until(() => /^W\d{4} [\d:.]+ +\d+ nodeserver\] hook says hello \(library \d+\.\d+\.\d+\)$/m.test(drv.stderr));
+  assert.doesNotMatch(drv.stderr, /stderr: .*hook says/, 'not through the stderr relay');
+  assert.doesNotMatch(drv.stderr, /hook whispers/, 'an info line above the verbosity is not shown');
+});
+

@@ -63,5 +63,13 @@ main(void)
 	/* Success is not an error but still has text. */
 	CHECK(kp_strerror(0) != NULL && kp_strerror(0)[0] != '\0');
 	CHECK(kp_err_name(0) != NULL && kp_err_name(0)[0] != '\0');
+	/* The run-time version is the header's. */
+	{
+		char	 want[32];
+
+		snprintf(want, sizeof(want), "%d.%d.%d", KP_VERSION_MAJOR,
+		    KP_VERSION_MINOR, KP_VERSION_PATCH);
+		CHECK_STREQ(kp_version(), want);
+	}
 	return (test_done("test_errors"));
 }

@@ -658,6 +658,13 @@ prepare_body(const struct kp_claim *c, size_t n,
 	for (i = 0; i < n; i++) {
 		if (sandbox_claim(res, i, c[i].name))
 			continue;
+		/* "kplog-<text>": a line through kp_log() from the hook
+		 * (a warning, then an info line at V(3)). */
+		if (strncmp(c[i].name, "kplog-", 6) == 0) {
+			kp_log(KP_LOG_WARNING, 0, "hook says %s (library %s)",
+			    c[i].name + 6, kp_version());
+			kp_log(KP_LOG_INFO, 3, "hook whispers %s", c[i].name + 6);
+		}
 		if (strncmp(c[i].name, "hostile-", 8) == 0) {
 			hostile(c[i].name + 8);
 			sleep(5);	/* the supervisor kills us here */
