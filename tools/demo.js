@@ -114,9 +114,9 @@ async function main() {
       `${isRoot ? 'as root' : `as uid ${process.getuid()}`}`);
     out(`temporary kubelet root: ${kubeletDir}`);
     if (!isRoot) {
-      out('NOTE: not running as root: the plugin runs with a reduced sandbox (no private mount');
-      out('      namespace for the nodeserver, no empty chroot or uid change for the registrar;');
-      out('      seccomp filters and NO_NEW_PRIVS still apply), and the simulated kubelet connects');
+      out('NOTE: not running as root: the plugin runs with a reduced sandbox (no pid or mount');
+      out('      namespaces, no hidden paths, no empty chroot, no uid of its own per process;');
+      out('      seccomp, Landlock and NO_NEW_PRIVS still apply), and the simulated kubelet connects');
       out(`      as uid ${process.getuid()} (allowed with --allow-uid). Run as root for the full sandbox.`);
     }
 
