@@ -69,7 +69,8 @@ start_checks(struct kp_options *opts, const struct kp_hooks *hooks)
 	char	 err[KP_ERROR_SIZE];
 	int	 r, n;
 
-	if ((r = opt_dirs_resolve(opts)) != 0 || (r = opt_check(opts)) != 0)
+	if ((r = opt_dirs_resolve(opts)) != 0 || (r = opt_check(opts)) != 0 ||
+	    (r = opt_metadata_resolve(opts)) != 0)
 		return (r);
 	opt_advertise(opts);
 	/* The supervisor hands the state directories to this uid (1: the

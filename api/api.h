@@ -94,6 +94,9 @@ int	pol_opts_check(struct kp_options *);
 /* options_dirs.c */
 int	opt_dirs_resolve(struct kp_options *);
 
+/* options_metadata.c */
+int	opt_metadata_resolve(struct kp_options *);
+
 /* advertise.c */
 void	opt_advertise(struct kp_options *);
 

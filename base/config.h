@@ -102,6 +102,11 @@ struct policy_opts {
 #define POL_ID_OFF_OBSERVER	3	/* reserved */
 #define POL_ID_COUNT		4
 
+/* Device metadata (KEP-5304): versions, and the subdirectory of the plugin
+ * data directory (upstream metadataSubDir). */
+#define KP_MAX_METADATA_VERSIONS	2
+#define KP_METADATA_SUBDIR	"dra-device-metadata"
+
 /* supported_versions entries: v1, v1beta1, v1alpha4's two. */
 #define KP_MAX_ADVERTISED	8
 
@@ -168,6 +173,13 @@ struct kp_options {
 	char			 plugin_file[KP_SUN_PATH_MAX + 1];
 	int			 plugin_path_derived;	/* kp_start() set */
 	int			 registrar_path_derived;	/* the paths */
+
+	/* Device metadata (api/options_metadata.c, KEP-5304): the
+	 * versions in the order written; the directory from kp_start(). */
+	int			 metadata;
+	char			 metadata_versions[KP_MAX_METADATA_VERSIONS][48];
+	size_t			 n_metadata_versions;
+	char			 metadata_dir[POL_PATH_MAX];
 
 	char			 errbuf[KP_ERROR_SIZE];
 };

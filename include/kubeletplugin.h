@@ -1279,6 +1279,62 @@ KP_EXTERN int kp_cdi_allow_mount_prefix(struct kp_options *opts,
  */
 KP_EXTERN int kp_cdi_allow_hook(struct kp_options *opts, const char *path);
 
+/* ------------------------------------------------------------------------
+ * Device metadata (KEP-5304; Go helper v0.36). With it on, for every
+ * request of a prepared claim that has devices (a device counts for each
+ * of its request_names; one without is in no request), the library
+ * writes the metadata file
+ *   <plugin data directory>/dra-device-metadata/<namespace>_<claim>/
+ *   <request>/metadata.json
+ * (a JSON stream: the same DeviceMetadata object once per chosen version,
+ * in the order given, each pretty-printed and ended by a newline; devices
+ * with driver, pool and name, as upstream's file without attributes), and
+ * the CDI spec <CDI directory>/<driver>_metadata_<claim UID>_<request>.json
+ * (cdiVersion 0.5.0, kind "<driver>/metadata", device
+ * "<claim UID>_<request>") that bind-mounts the file read-only at
+ *   /var/run/kubernetes.io/dra-device-attributes/resourceclaims/<claim>/
+ *   <request>/<driver>-metadata.json
+ * and appends the CDI ID "<driver>/metadata=<claim UID>_<request>" to the
+ * first device of the request in the response, after the prepare hook
+ * ran. Both files are written atomically (temporary file, fsync, rename,
+ * fsync of the directory) by the supervisor, in a directory the
+ * nodeserver cannot write, so hooks cannot redirect the mount. Unprepare
+ * removes both for each claim after the unprepare hook; a removal failure
+ * is that claim's error ("clean up device metadata: ..."). A write
+ * failure in prepare is that claim's error too ("write device metadata
+ * for request ...": upstream only logs it, and the container would start
+ * without its file); so is a request name that is not a DNS label.
+ * The plugin data directory is kp_plugin_data_directory_path(), else the
+ * directory of kp_plugin_socket_path(), else the default; kp_start()
+ * creates dra-device-metadata there (root's, mode 0755; its parents must
+ * be root's and not writable by others) and fails naming the directory
+ * when it cannot. Not yet: the resourceclaimtemplates/<pod claim name>
+ * path of template-generated claims (needs the claim's annotation),
+ * attributes and network data in the file, UpdateRequestMetadata.
+ */
+
+/* The metadata versions (the GroupVersion strings upstream writes). */
+#define KP_METADATA_V1ALPHA1	"metadata.resource.k8s.io/v1alpha1"
+#define KP_METADATA_V1BETA1	"metadata.resource.k8s.io/v1beta1"
+
+/*
+ * kp_device_metadata - turn device metadata on (enable 1) with the
+ * versions to write, in that order (newest first is upstream's habit), or
+ * off (enable 0; versions and n ignored). Default off.
+ * versions: n strings, each KP_METADATA_V1ALPHA1 or KP_METADATA_V1BETA1,
+ * no repeats, 1 <= n <= 2; copied. The metadata directory must not lie
+ * within, or contain, a kp_sandbox_state_dir() (kp_start() fails with
+ * KP_EINVAL).
+ * Errors: KP_EINVAL (NULL handle, enable not 0 or 1, no version chosen:
+ * "metadata versions must be explicitly selected", an unknown version:
+ * "metadata version ... is not supported", a repeated one).
+ * Mirrors kubeletplugin.EnableDeviceMetadata and MetadataVersions, 1.36
+ * (as one call, like upstream's later EnableDeviceMetadata(enabled,
+ * versions)).
+ */
+KP_EXTERN int kp_device_metadata(struct kp_options *opts, int enable,
+    const char *const *versions, size_t n);
+
 /*
  * Identities. Started as root, each sandboxed process runs as its own
  * non-root uid and gid, KP_SANDBOX_UID_BASE (61000) plus an offset: 0 the

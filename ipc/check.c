@@ -169,6 +169,50 @@ check_cdi_name(const char *what, const char *name, char *err,
 	return (0);
 }
 
+/*
+ * Device metadata: the names become path components and a CDI device
+ * name, so they must be exactly what kubelet's names are (the nodeserver
+ * checks the request names a hook gave before sending).
+ */
+static int
+check_metadata_claim(const char *what, const char *ns, const char *name,
+    const char *uid, char *err, size_t errsize)
+{
+	if (strlen(ns) > NAME_MAX_LABEL || !name_is_label(ns, strlen(ns)))
+		return (fail(err, errsize, "%s.namespace \"%.64s\": not a DNS "
+		    "label", what, ns));
+	if (ipc_check_k8s_name(name, 253) != 0)
+		return (fail(err, errsize, "%s.name \"%.64s\": not a DNS "
+		    "subdomain", what, name));
+	if (check_uid(uid) != 0)
+		return (fail(err, errsize, "%s.uid \"%.64s\": not a UID", what,
+		    uid));
+	return (0);
+}
+
+static int
+check_metadata_write(const Kpipc__MetadataWrite *w, char *err,
+    size_t errsize)
+{
+	const char	*p = w->pod_claim_name;
+
+	if (check_metadata_claim("metadata_write", w->namespace_, w->name,
+	    w->uid, err, errsize) != 0)
+		return (KP_EPROTO);
+	if (strlen(w->request) > NAME_MAX_LABEL ||
+	    !name_is_label(w->request, strlen(w->request)))
+		return (fail(err, errsize, "metadata_write.request \"%.64s\": "
+		    "not a DNS label", w->request));
+	if (p[0] != '\0' && (strlen(p) > NAME_MAX_LABEL ||
+	    !name_is_label(p, strlen(p))))
+		return (fail(err, errsize, "metadata_write.pod_claim_name "
+		    "\"%.64s\": not a DNS label", p));
+	if (w->content.len > KP_IPC_MAX_METADATA)
+		return (fail(err, errsize, "metadata_write.content: longer "
+		    "than %u bytes", KP_IPC_MAX_METADATA));
+	return (0);
+}
+
 static int
 check_cdi_reply(const Kpipc__CdiReply *r, char *err, size_t errsize)
 {
@@ -348,6 +392,12 @@ ipc_check(const Kpipc__Msg *m, char *err, size_t errsize)
 		return (0);
 	case KPIPC__MSG__M_CDI_REPLY:
 		return (check_cdi_reply(m->cdi_reply, err, errsize));
+	case KPIPC__MSG__M_METADATA_WRITE:
+		return (check_metadata_write(m->metadata_write, err, errsize));
+	case KPIPC__MSG__M_METADATA_REMOVE:
+		return (check_metadata_claim("metadata_remove",
+		    m->metadata_remove->namespace_, m->metadata_remove->name,
+		    m->metadata_remove->uid, err, errsize));
 	default:
 		return (fail(err, errsize, "frame without a known type (%d)",
 		    (int)m->m_case));

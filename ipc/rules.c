@@ -42,6 +42,9 @@ static const struct ipc_rule rules[] = {
 	    ST(CS_STARTING) | ST(CS_READY) },
 	{ KPIPC__MSG__M_CDI_LIST, ROLE_NODESERVER,
 	    ST(CS_STARTING) | ST(CS_READY) },
+	/* device metadata: written for prepare and unprepare calls only */
+	{ KPIPC__MSG__M_METADATA_WRITE, ROLE_NODESERVER, ST(CS_READY) },
+	{ KPIPC__MSG__M_METADATA_REMOVE, ROLE_NODESERVER, ST(CS_READY) },
 	/* the driver process, always READY once the plugin started */
 	{ KPIPC__MSG__M_REG_STATUS_QUERY, ROLE_DRIVER, ST(CS_READY) },
 	{ KPIPC__MSG__M_PUBLISH, ROLE_DRIVER, ST(CS_READY) },
@@ -72,6 +75,8 @@ static const char *const case_names[] = {
 	[KPIPC__MSG__M_CDI_REMOVE] = "cdi_remove",
 	[KPIPC__MSG__M_CDI_LIST] = "cdi_list",
 	[KPIPC__MSG__M_CDI_REPLY] = "cdi_reply",
+	[KPIPC__MSG__M_METADATA_WRITE] = "metadata_write",
+	[KPIPC__MSG__M_METADATA_REMOVE] = "metadata_remove",
 };
 
 const char *
@@ -122,6 +127,8 @@ static const struct {
 	{ KPIPC__MSG__M_CDI_WRITE, KP_IPC_MAX_CDI_CONTENT + 1024 },
 	{ KPIPC__MSG__M_CDI_REMOVE, 1024 },
 	{ KPIPC__MSG__M_CDI_LIST, 64 },
+	{ KPIPC__MSG__M_METADATA_WRITE, KP_IPC_MAX_METADATA + 1024 },
+	{ KPIPC__MSG__M_METADATA_REMOVE, 1024 },
 	{ KPIPC__MSG__M_HEALTH_STALE, 8 * 1024 },
 };
 

@@ -227,6 +227,10 @@ prepare_claims(struct dra_ctx *ctx, const struct dra_version_info *info,
 	}
 	lookup_claims(ctx, rq, hc, al, r);
 	st = run_hook(ctx, &op_prepare, hc, r, msg, msgsize);
+	/* After the hook, on what it built: the metadata files and the
+	 * CDI IDs that mount them. */
+	if (st == RPC_OK && ctx->md_write != NULL)
+		md_prepare(ctx, hc, r);
 	if (st == RPC_OK &&
 	    dra_encode_prepare(r, info->share_id, resp, resp_len) != 0) {
 		snprintf(msg, msgsize, "out of memory");
@@ -251,6 +255,8 @@ unprepare_claims(struct dra_ctx *ctx, const struct dra_request *rq,
 		r->claims[i].uid = rq->claims[i].uid;
 	r->n_hook = rq->n_claims;
 	st = run_hook(ctx, &op_unprepare, rq->claims, r, msg, msgsize);
+	if (st == RPC_OK && ctx->md_remove != NULL)
+		md_unprepare(ctx, rq->claims, r);
 	if (st == RPC_OK && dra_encode_unprepare(r, resp, resp_len) != 0) {
 		snprintf(msg, msgsize, "out of memory");
 		st = RPC_INTERNAL;

@@ -83,11 +83,25 @@ struct dra_binding {
  * Kubernetes access; claims reach the hook without allocation data).
  * Everything is borrowed and must outlive the context.
  */
+/*
+ * Device metadata requests to the supervisor (ns_wrap.c). Each returns 0
+ * or non-zero with the reason in err.
+ */
+typedef int (*dra_md_write_fn)(void *user, const char *ns, const char *name,
+    const char *uid, const char *request, const char *pod_claim_name,
+    const char *content, size_t len, char *err, size_t errsize);
+typedef int (*dra_md_remove_fn)(void *user, const char *ns, const char *name,
+    const char *uid, char *err, size_t errsize);
+
 struct dra_ctx {
 	const struct kp_options	*cfg;
 	const struct kp_hooks	*hooks;
 	dra_lookup_fn		 lookup;
 	void			*lookup_user;
+	/* Device metadata (metadata.c); NULL md_write: off. */
+	dra_md_write_fn		 md_write;
+	dra_md_remove_fn	 md_remove;
+	void			*md_user;
 	pthread_mutex_t		 lock;	/* serializes hooks */
 	struct dra_binding	 bind[2 * DRA_NVERSIONS];
 };
@@ -173,6 +187,38 @@ extern const struct dra_version_info dra_v1_info;
 /* dra_v1beta1.c, dra_v1alpha4.c */
 extern const struct dra_version_info dra_v1beta1_info;
 extern const struct dra_version_info dra_v1alpha4_info;
+
+/* What md_encode() writes for one request (all borrowed). */
+struct md_input {
+	const char		 *driver;
+	const char *const	 *versions;	/* apiVersion of each object */
+	size_t			  n_versions;
+	const char		 *namespace_;
+	const char		 *name;
+	const char		 *uid;
+	long long		  generation;
+	const char		 *pod_claim_name;	/* NULL: none */
+	const char		 *request;
+	const struct dra_device	**devices;
+	size_t			  n_devices;
+};
+
+/* A growing NUL-terminated buffer; oom set once an allocation failed. */
+struct md_buf {
+	char	*p;
+	size_t	 len;
+	size_t	 cap;
+	int	 oom;
+};
+
+/* metadata.c: device metadata (KEP-5304) */
+int	md_encode(const struct md_input *, char **, size_t *);
+void	md_put(struct md_buf *, const char *, size_t);
+void	md_json_string(struct md_buf *, const char *);
+void	md_prepare(struct dra_ctx *, const struct kp_claim *,
+	    struct dra_results *);
+void	md_unprepare(struct dra_ctx *, const struct kp_claim *,
+	    struct dra_results *);
 
 /* dra_format.c: call-logging renderers (rpc_format_fn) */
 void	dra_format_request(const uint8_t *, size_t, char *, size_t);

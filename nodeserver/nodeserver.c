@@ -69,6 +69,12 @@ nodeserver_main(struct child_env *env)
 		ctx.lookup = ns_claim_get;
 		ctx.lookup_user = &wrap;
 	}
+	/* Device metadata: files and specs written by the supervisor. */
+	if (cfg->metadata) {
+		ctx.md_write = ns_metadata_write;
+		ctx.md_remove = ns_metadata_remove;
+		ctx.md_user = &wrap;
+	}
 
 	memset(&rc, 0, sizeof(rc));
 	rc.name = "nodeserver";

@@ -458,3 +458,71 @@ kp_cdi_spec_list(int (*fn)(void *, const char *), void *user, char *err,
 	ipc_free(reply);
 	return (r);
 }
+
+/* ------------------------------------------------------------------------
+ * Device metadata (metadata.c): the supervisor writes the file and its CDI
+ * spec (supervisor/metadata.c). Same channel and answer as the CDI
+ * requests.
+ */
+
+/* The answer's code; the supervisor's reason into err. */
+static int
+ns_md_result(int r, Kpipc__Msg *reply, char *err, size_t errsize)
+{
+	if (r != 0) {
+		snprintf(err, errsize, "supervisor: %s", r == KP_ETIMEDOUT ?
+		    "no answer within 10 s" : kp_strerror(r));
+		return (r);
+	}
+	if ((r = reply->cdi_reply->result->code) != 0)
+		snprintf(err, errsize, "%s", reply->cdi_reply->result->message);
+	return (r);
+}
+
+/* A dra_md_write_fn. */
+int
+ns_metadata_write(void *user, const char *ns, const char *name,
+    const char *uid, const char *request, const char *pod_claim_name,
+    const char *content, size_t len, char *err, size_t errsize)
+{
+	Kpipc__Msg		 m = KPIPC__MSG__INIT, *reply;
+	Kpipc__MetadataWrite	 w = KPIPC__METADATA_WRITE__INIT;
+	char			 why[KP_ERROR_SIZE];
+	int			 r;
+
+	w.namespace_ = (char *)ns;
+	w.name = (char *)name;
+	w.uid = (char *)uid;
+	w.request = (char *)request;
+	w.pod_claim_name = (char *)pod_claim_name;
+	w.content.data = (uint8_t *)content;
+	w.content.len = len;
+	m.m_case = KPIPC__MSG__M_METADATA_WRITE;
+	m.metadata_write = &w;
+	r = ns_cdi_ask(user, &m, &w.id, &reply);
+	if ((r = ns_md_result(r, reply, why, sizeof(why))) != 0)
+		snprintf(err, errsize, "write device metadata for request %s: "
+		    "%s", request, why);
+	ipc_free(reply);
+	return (r);
+}
+
+/* A dra_md_remove_fn. */
+int
+ns_metadata_remove(void *user, const char *ns, const char *name,
+    const char *uid, char *err, size_t errsize)
+{
+	Kpipc__Msg		 m = KPIPC__MSG__INIT, *reply;
+	Kpipc__MetadataRemove	 rm = KPIPC__METADATA_REMOVE__INIT;
+	int			 r;
+
+	rm.namespace_ = (char *)ns;
+	rm.name = (char *)name;
+	rm.uid = (char *)uid;
+	m.m_case = KPIPC__MSG__M_METADATA_REMOVE;
+	m.metadata_remove = &rm;
+	r = ns_cdi_ask(user, &m, &rm.id, &reply);
+	r = ns_md_result(r, reply, err, errsize);
+	ipc_free(reply);
+	return (r);
+}

@@ -46,5 +46,9 @@ void	ns_wrap_free(struct ns_wrap *);
 int	ns_wrap_send(struct ns_wrap *, const Kpipc__Msg *);
 int	ns_claim_get(void *, const char *, const char *, const char *,
 	    struct dra_claim_alloc *, char *, size_t);
+int	ns_metadata_write(void *, const char *, const char *, const char *,
+	    const char *, const char *, const char *, size_t, char *, size_t);
+int	ns_metadata_remove(void *, const char *, const char *, const char *,
+	    char *, size_t);
 
 #endif /* KP_NS_WRAP_H */

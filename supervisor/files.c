@@ -63,8 +63,9 @@ cdi_fail(char *err, size_t errsize, int code, const char *fmt, ...)
  * directory anywhere (the next start reads the same path). Returns the
  * parent's fd and sets *leaf to the last component, or -1 with err set.
  */
-static int
-open_parent(const char *path, const char **leaf, char *err, size_t errsize)
+int
+files_open_parent(const char *what, const char *path, const char **leaf,
+    char *err, size_t errsize)
 {
 	char		 part[POL_PATH_MAX];
 	const char	*p = path + 1, *slash;
@@ -82,8 +83,9 @@ open_parent(const char *path, const char **leaf, char *err, size_t errsize)
 		    O_CLOEXEC);
 		close(fd);
 		if (next == -1 || fstat(next, &st) == -1) {
-			(void)cdi_fail(err, errsize, KP_EIO, "state directory "
-			    "%s: its parent %.*s: %s", path, (int)(slash - path),
+			(void)cdi_fail(err, errsize, KP_EIO, "%s "
+			    "%s: its parent %.*s: %s", what, path,
+			    (int)(slash - path),
 			    path, errno == ENOTDIR || errno == ELOOP ? "is a "
 			    "symbolic link or not a directory" : errno ==
 			    ENOENT ? "no such directory (its parent must "
@@ -97,9 +99,9 @@ open_parent(const char *path, const char **leaf, char *err, size_t errsize)
 		if ((st.st_uid != 0 && st.st_uid != geteuid()) ||
 		    ((st.st_mode & (S_IWGRP | S_IWOTH)) &&
 		    !(st.st_mode & S_ISVTX))) {
-			(void)cdi_fail(err, errsize, KP_EACCES, "state "
-			    "directory %s: its parent %.*s must be root's and "
-			    "not writable by others (owner %u, mode %03o)", path,
+			(void)cdi_fail(err, errsize, KP_EACCES, "%s %s: "
+			    "its parent %.*s must be root's and not writable "
+			    "by others (owner %u, mode %03o)", what, path,
 			    (int)(slash - path), path, (unsigned)st.st_uid,
 			    (unsigned)(st.st_mode & 07777));
 			close(next);
@@ -120,7 +122,8 @@ state_dir(const char *path, uid_t uid, gid_t gid, char *err, size_t errsize)
 	const char	*leaf;
 	int		 pfd, fd, r = 0;
 
-	if ((pfd = open_parent(path, &leaf, err, errsize)) == -1)
+	if ((pfd = files_open_parent("state directory", path, &leaf, err,
+	    errsize)) == -1)
 		return (KP_EACCES);
 	if (mkdirat(pfd, leaf, 0700) == -1 && errno != EEXIST) {
 		r = errno;
@@ -224,8 +227,8 @@ cdi_existing(struct sup *sup, const char *name, size_t *size)
  * the start; the default one only makes CDI requests fail (a driver that
  * writes no specs must not need /var/run/cdi).
  */
-int
-files_prepare(struct sup *sup, char *err, size_t errsize)
+static int
+cdi_prepare(struct sup *sup, char *err, size_t errsize)
 {
 	const struct policy_opts	*po = &sup->cfg->policy;
 	const char			*dir;
@@ -258,17 +261,30 @@ files_prepare(struct sup *sup, char *err, size_t errsize)
 	return (0);
 }
 
+/* Then the device metadata directory (metadata.c). */
+int
+files_prepare(struct sup *sup, char *err, size_t errsize)
+{
+	int	 r;
+
+	sup->meta_fd = -1;
+	if ((r = cdi_prepare(sup, err, errsize)) != 0)
+		return (r);
+	return (metadata_prepare(sup, err, errsize));
+}
+
 void
 files_close(struct sup *sup)
 {
 	if (sup->cdi_fd != -1)
 		close(sup->cdi_fd);
 	sup->cdi_fd = -1;
+	metadata_close(sup);
 }
 
 /* Token bucket: a compromised nodeserver must not keep the loop busy. */
-static int
-cdi_allowed(struct sup *sup)
+int
+files_cdi_allowed(struct sup *sup)
 {
 	long long	 ms = -ts_ms_until(&sup->cdi_refill);
 
@@ -336,9 +352,9 @@ static int
 cdi_write(struct sup *sup, const Kpipc__CdiWrite *w, char *err,
     size_t errsize)
 {
-	char	 tmp[NAME_MAX_CDI_SPEC + 16], why[KP_ERROR_SIZE];
-	size_t	 i, k, old, files, bytes;
-	int	 fd, r;
+	char	 why[KP_ERROR_SIZE];
+	size_t	 i, k;
+	int	 r;
 
 	if ((r = cdi_name_ok(sup, w->name, err, errsize)) != 0)
 		return (r);
@@ -352,44 +368,95 @@ cdi_write(struct sup *sup, const Kpipc__CdiWrite *w, char *err,
 	    sup->cfg, why, sizeof(why))) != 0)
 		return (cdi_fail(err, errsize, r, "CDI spec %.64s: %s",
 		    w->name, why));
+	return (files_cdi_put(sup, w->name, w->content.data, w->content.len,
+	    err, errsize));
+}
+
+/*
+ * Write name in directory dfd atomically: a temporary dot-file created
+ * O_EXCL, mode 0644 whatever the umask (container runtimes and
+ * workloads read it), fsync, rename over name, fsync of the directory.
+ * what names the file in err.
+ */
+int
+files_put(int dfd, const char *name, const uint8_t *data, size_t len,
+    const char *what, char *err, size_t errsize)
+{
+	char	 tmp[NAME_MAX_CDI_SPEC + 16];
+	int	 fd, r;
+
+	if ((fd = tmp_create(dfd, name, tmp, sizeof(tmp))) == -1)
+		return (cdi_fail(err, errsize, KP_EIO, "%s: create a "
+		    "temporary file: %s", what, strerror(errno)));
+	if (fchmod(fd, 0644) == -1 || write_all(fd, data, len) == -1 ||
+	    fsync(fd) == -1) {
+		r = errno;
+		close(fd);
+		(void)unlinkat(dfd, tmp, 0);
+		return (cdi_fail(err, errsize, KP_EIO, "%s: write: %s", what,
+		    strerror(r)));
+	}
+	close(fd);
+	if (renameat(dfd, tmp, dfd, name) == -1) {
+		r = errno;
+		(void)unlinkat(dfd, tmp, 0);
+		return (cdi_fail(err, errsize, KP_EIO, "%s: rename: %s", what,
+		    strerror(r)));
+	}
+	(void)fsync(dfd);
+	return (0);
+}
+
+/* A spec of this driver into the CDI directory, within the quota. */
+int
+files_cdi_put(struct sup *sup, const char *name, const uint8_t *data,
+    size_t len, char *err, size_t errsize)
+{
+	char	 what[NAME_MAX_CDI_SPEC + 16];
+	size_t	 old, files, bytes;
+	int	 r;
+
 	/* The quota, with the file this one replaces taken out. */
-	files = sup->cdi_files + !cdi_existing(sup, w->name, &old);
+	files = sup->cdi_files + !cdi_existing(sup, name, &old);
 	bytes = sup->cdi_bytes - (old < sup->cdi_bytes ? old :
-	    sup->cdi_bytes) + w->content.len;
+	    sup->cdi_bytes) + len;
 	if (files > CDI_MAX_FILES)
 		return (cdi_fail(err, errsize, KP_ENOSPC, "CDI spec %.64s: "
 		    "this driver has %zu specs, at most %d are allowed "
-		    "(remove some first)", w->name, sup->cdi_files,
+		    "(remove some first)", name, sup->cdi_files,
 		    CDI_MAX_FILES));
 	if (bytes > CDI_MAX_BYTES)
 		return (cdi_fail(err, errsize, KP_ENOSPC, "CDI spec %.64s: "
 		    "%zu bytes would make this driver's specs %zu bytes, "
-		    "over %u (remove some first)", w->name, w->content.len,
-		    bytes, CDI_MAX_BYTES));
-	if ((fd = tmp_create(sup->cdi_fd, w->name, tmp, sizeof(tmp))) == -1)
-		return (cdi_fail(err, errsize, KP_EIO, "CDI spec %s: create "
-		    "a temporary file: %s", w->name, strerror(errno)));
-	/* 0644 whatever the umask: container runtimes read it. */
-	if (fchmod(fd, 0644) == -1 || write_all(fd, w->content.data,
-	    w->content.len) == -1 || fsync(fd) == -1) {
-		r = errno;
-		close(fd);
-		(void)unlinkat(sup->cdi_fd, tmp, 0);
-		return (cdi_fail(err, errsize, KP_EIO, "CDI spec %s: write: "
-		    "%s", w->name, strerror(r)));
-	}
-	close(fd);
-	if (renameat(sup->cdi_fd, tmp, sup->cdi_fd, w->name) == -1) {
-		r = errno;
-		(void)unlinkat(sup->cdi_fd, tmp, 0);
-		return (cdi_fail(err, errsize, KP_EIO, "CDI spec %s: rename: "
-		    "%s", w->name, strerror(r)));
-	}
-	(void)fsync(sup->cdi_fd);
+		    "over %u (remove some first)", name, len, bytes,
+		    CDI_MAX_BYTES));
+	snprintf(what, sizeof(what), "CDI spec %s", name);
+	if ((r = files_put(sup->cdi_fd, name, data, len, what, err,
+	    errsize)) != 0)
+		return (r);
 	sup->cdi_files = files;
 	sup->cdi_bytes = bytes;
-	log_info(3, "CDI spec %s written (%zu bytes)", w->name,
-	    w->content.len);
+	log_info(3, "CDI spec %s written (%zu bytes)", name, len);
+	return (0);
+}
+
+/* Remove a spec of this driver; one that does not exist is no error. */
+int
+files_cdi_unlink(struct sup *sup, const char *name, char *err,
+    size_t errsize)
+{
+	size_t	 old;
+
+	if (!cdi_existing(sup, name, &old))
+		return (0);
+	if (unlinkat(sup->cdi_fd, name, 0) == -1 && errno != ENOENT)
+		return (cdi_fail(err, errsize, KP_EIO, "CDI spec %s: remove: "
+		    "%s", name, strerror(errno)));
+	(void)fsync(sup->cdi_fd);
+	if (sup->cdi_files > 0)
+		sup->cdi_files--;
+	sup->cdi_bytes -= old < sup->cdi_bytes ? old : sup->cdi_bytes;
+	log_info(3, "CDI spec %s removed", name);
 	return (0);
 }
 
@@ -397,22 +464,11 @@ static int
 cdi_remove(struct sup *sup, const Kpipc__CdiRemove *rm, char *err,
     size_t errsize)
 {
-	size_t	 old;
 	int	 r;
 
 	if ((r = cdi_name_ok(sup, rm->name, err, errsize)) != 0)
 		return (r);
-	if (!cdi_existing(sup, rm->name, &old))
-		return (0);
-	if (unlinkat(sup->cdi_fd, rm->name, 0) == -1 && errno != ENOENT)
-		return (cdi_fail(err, errsize, KP_EIO, "CDI spec %s: remove: "
-		    "%s", rm->name, strerror(errno)));
-	(void)fsync(sup->cdi_fd);
-	if (sup->cdi_files > 0)
-		sup->cdi_files--;
-	sup->cdi_bytes -= old < sup->cdi_bytes ? old : sup->cdi_bytes;
-	log_info(3, "CDI spec %s removed", rm->name);
-	return (0);
+	return (files_cdi_unlink(sup, rm->name, err, errsize));
 }
 
 /* This driver's spec files; *names are strdup'ed, at most the cap. */
@@ -466,7 +522,7 @@ files_cdi(struct sup *sup, struct child *c, const Kpipc__Msg *m)
 		rep.id = m->cdi_remove->id;
 	else
 		rep.id = m->cdi_list->id;
-	if (!cdi_allowed(sup))
+	if (!files_cdi_allowed(sup))
 		r = cdi_fail(err, sizeof(err), KP_EBUSY, "CDI spec requests "
 		    "are rate-limited (%d a second); retry", (int)CDI_QPS);
 	else if (sup->cdi_fd == -1)

@@ -280,6 +280,10 @@ sup_handle_child(struct sup *sup, struct child *c, Kpipc__Msg *m)
 	case KPIPC__MSG__M_CDI_LIST:
 		files_cdi(sup, c, m);
 		break;
+	case KPIPC__MSG__M_METADATA_WRITE:
+	case KPIPC__MSG__M_METADATA_REMOVE:
+		metadata_request(sup, c, m);
+		break;
 	default:
 		/* NOTREACHED: ipc_rule_check() allowed only the above. */
 		sup_child_violation(sup, c, "unhandled frame");

@@ -132,6 +132,9 @@ struct sup {
 	size_t			 cdi_files;	/* this driver's specs, */
 	size_t			 cdi_bytes;	/* counted at start */
 	struct timespec		 cdi_refill;
+	/* Device metadata (metadata.c): the root-owned directory the
+	 * supervisor writes the metadata files into; -1: off. */
+	int			 meta_fd;
 	/* Namespaces and hidden files (children.c). */
 	int			 pidns_fd;	/* our pid namespace; -1:
 						 * children share it */
@@ -165,6 +168,19 @@ int	cdi_check(const char *, size_t, const struct kp_options *, char *,
 int	files_prepare(struct sup *, char *, size_t);
 void	files_cdi(struct sup *, struct child *, const Kpipc__Msg *);
 void	files_close(struct sup *);
+int	files_open_parent(const char *, const char *, const char **, char *,
+	    size_t);
+int	files_cdi_allowed(struct sup *);
+int	files_put(int, const char *, const uint8_t *, size_t, const char *,
+	    char *, size_t);
+int	files_cdi_put(struct sup *, const char *, const uint8_t *, size_t,
+	    char *, size_t);
+int	files_cdi_unlink(struct sup *, const char *, char *, size_t);
+
+/* metadata.c */
+int	metadata_prepare(struct sup *, char *, size_t);
+void	metadata_request(struct sup *, struct child *, const Kpipc__Msg *);
+void	metadata_close(struct sup *);
 
 /* relay.c */
 void	relay_reg_status(struct sup *, const Kpipc__RegStatus *);

@@ -606,6 +606,24 @@ sandbox_user(struct kp_options *o, const char *a)
 	return (-1);
 }
 
+/* "off", "none" (on, no version: the setter's error) or a comma list. */
+static int
+device_metadata(struct kp_options *o, const char *a)
+{
+	static char	 buf[256];
+	const char	*v[4];
+	char		*p, *save;
+	size_t		 n = 0;
+
+	if (strcmp(a, "off") == 0)
+		return (kp_device_metadata(o, 0, NULL, 0));
+	snprintf(buf, sizeof(buf), "%s", strcmp(a, "none") == 0 ? "" : a);
+	for (p = strtok_r(buf, ",", &save); p != NULL && n < 4;
+	    p = strtok_r(NULL, ",", &save))
+		v[n++] = p;
+	return (kp_device_metadata(o, 1, v, n));
+}
+
 static int
 sandbox_mode(struct kp_options *o, const char *a)
 {
@@ -622,6 +640,35 @@ sandbox_mode(struct kp_options *o, const char *a)
 
 static int	prepare_body(const struct kp_claim *, size_t,
 		    struct kp_prepare_results *, char *, size_t);
+
+static int
+multi_devices(struct kp_prepare_results *res, size_t i, const char *name)
+{
+	static const char	*r0[] = { "req-0" }, *r01[] = { "req-0/sub",
+				    "req-1" }, *r1[] = { "req-1" },
+				*bad[] = { "Not_A_Label" };
+	static const char	*const names[] = { "dev-a", "dev-b", "dev-c" };
+	const char *const	*reqs[3] = { r0, r01, r1 };
+	const size_t		 nreqs[3] = { 1, 2, 1 };
+	struct kp_prepared_device dev;
+	char			 cdi[200];
+	const char		*ids[1] = { cdi };
+	size_t			 k;
+
+	for (k = 0; k < 3; k++) {
+		memset(&dev, 0, sizeof(dev));
+		dev.request_names = name[0] == 'b' ? bad : reqs[k];
+		dev.n_request_names = name[0] == 'b' ? 1 : nreqs[k];
+		dev.pool_name = "pool-a";
+		dev.device_name = names[k];
+		snprintf(cdi, sizeof(cdi), "%s/test=%s", drv.name, names[k]);
+		dev.cdi_device_ids = ids;
+		dev.n_cdi_device_ids = 1;
+		if (kp_prepare_add_device(res, i, &dev) != 0)
+			return (-1);
+	}
+	return (0);
+}
 
 static int
 prepare(void *user, const struct kp_claim *c, size_t n,
@@ -687,6 +734,15 @@ prepare_body(const struct kp_claim *c, size_t n,
 				fprintf(stderr, "hook health: %s\n", herr);
 		}
 		log_allocation(&c[i]);
+		/* "multi-*": three devices, requests req-0 (a, b) and req-1
+		 * (b, c), so per-request results can be checked. "badreq-*":
+		 * a request name that is no DNS label. */
+		if (strncmp(c[i].name, "multi-", 6) == 0 ||
+		    strncmp(c[i].name, "badreq-", 7) == 0) {
+			if (multi_devices(res, i, c[i].name) != 0)
+				return (-1);
+			continue;
+		}
 		snprintf(cdi, sizeof(cdi), "%s/test=%s", drv.name, c[i].name);
 		memset(&dev, 0, sizeof(dev));
 		dev.request_names = reqs;
@@ -825,6 +881,7 @@ apply(struct kp_options *o, int ch, const char *a)
 	case 322: return (kp_registrar_socket_filename(o, a));
 	case 323: return (kp_plugin_data_directory_path(o, a));
 	case 324: return (kp_plugin_socket(o, a));
+	case 325: return (device_metadata(o, a));
 	default: return (-1);
 	}
 }
@@ -861,6 +918,7 @@ parse(int argc, char **argv, struct kp_options *o)
 		{ "registrar-file", 1, 0, 322 },
 		{ "plugin-data-dir", 1, 0, 323 },
 		{ "plugin-socket-name", 1, 0, 324 },
+		{ "device-metadata", 1, 0, 325 },
 		{ 0, 0, 0, 0 }
 	};
 	int	 ch;
