@@ -14,7 +14,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { randomUUID } = require('node:crypto');
 const { KubeletSim } = require('../kubelet-sim');
-const { makeRoot, TestDriver, IDS } = require('./lib/plugin');
+const { makeRoot, TestDriver, IDS, roles, until } = require('./lib/plugin');
 
 const DRIVER = 'test.example.com';
 const V1A1 = 'metadata.resource.k8s.io/v1alpha1';
@@ -176,6 +176,33 @@ test('the hooks cannot change the metadata files or plant one', async (t) => {
   }
   assert.equal(fs.readFileSync(file(mdDir), 'utf8'), before);
   assert.deepEqual(fs.readdirSync(path.dirname(file(mdDir))), ['metadata.json']);
+});
+
+test('ATTACK: a MetadataWrite frame naming a path outside the metadata directory kills the nodeserver; nothing is written', async (t) => {
+  const { root, drv, sim, mdDir } = await setup(t, {
+    args: ['--device-metadata', V1A1],
+    env: () => ({ KP_TEST_PROBE_1: 'raw-md:default:../../../escaped', KP_TEST_PROBE_2: 'raw-md:../..:req-0' }),
+  });
+  for (const [n, re] of [[1, /metadata_write\.request "\.\.\/\.\.\/\.\.\/escaped": not a DNS label/],
+    [2, /metadata_write\.namespace "\.\.\/\.\.": not a DNS label/]]) {
+    const before = roles(drv.proc.pid).nodeserver;
+    await sim.nodePrepareResources(DRIVER, [claim(`probe-${n}`)], { timeoutMs: 3000 }).catch(() => null);
+    await drv.stderrMatch(new RegExp(`nodeserver: protocol violation: ${re.source}; killing it`));
+    await until(() => {
+      const now = roles(drv.proc.pid).nodeserver;
+      return now && now !== before;
+    }, 15000);
+  }
+  assert.deepEqual(fs.existsSync(mdDir) ? fs.readdirSync(mdDir) : [], []);
+  const found = [];
+  const walk = (d) => {
+    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+      if (e.name === 'escaped' || e.name.endsWith('_req-0.json')) found.push(path.join(d, e.name));
+      if (e.isDirectory()) walk(path.join(d, e.name));
+    }
+  };
+  walk(root.dir);
+  assert.deepEqual(found, []);
 });
 
 test('option errors name the rule; the metadata directory may not overlap a state directory', async (t) => {

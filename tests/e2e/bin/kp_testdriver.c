@@ -263,6 +263,8 @@ varint(uint8_t *p, uint64_t v)
 	return (n);
 }
 
+static void	send_raw(uint8_t *, size_t);
+
 /*
  * Plays compromised driver code that bypasses kp_cdi_spec_write: a
  * hand-encoded CdiWrite frame (Msg field 20: id 1, name, content) on the
@@ -274,12 +276,7 @@ raw_cdi(const char *name, size_t len)
 {
 	uint8_t		*f, hdr[16];
 	char		*c = spec_content(name, &len, 0);
-	size_t		 nl = strlen(name), inner, n = 4, h;
-	struct sockaddr_un sun;
-	socklen_t	 sl;
-	DIR		*d;
-	struct dirent	*de;
-	int		 fd, type, acc;
+	size_t		 nl = strlen(name), inner, n = 4;
 
 	if (c == NULL || (f = malloc(len + nl + 64)) == NULL)
 		return;
@@ -297,13 +294,29 @@ raw_cdi(const char *name, size_t len)
 	n += varint(f + n, len);
 	memcpy(f + n, c, len);
 	n += len;
-	h = n - 4;
+	send_raw(f, n);
+	free(f);
+	free(c);
+}
+
+/* Frame f (n bytes, the first 4 the length, filled here) on every
+ * connected Unix stream socket: the channel to the supervisor. */
+static void
+send_raw(uint8_t *f, size_t n)
+{
+	struct sockaddr_un sun;
+	socklen_t	 sl;
+	DIR		*d;
+	struct dirent	*de;
+	size_t		 h = n - 4;
+	int		 fd, type, acc;
+
 	f[0] = (uint8_t)(h >> 24);
 	f[1] = (uint8_t)(h >> 16);
 	f[2] = (uint8_t)(h >> 8);
 	f[3] = (uint8_t)h;
 	if ((d = opendir("/proc/self/fd")) == NULL)
-		goto out;
+		return;
 	while ((de = readdir(d)) != NULL) {
 		fd = atoi(de->d_name);
 		sl = sizeof(type);
@@ -321,9 +334,44 @@ raw_cdi(const char *name, size_t len)
 		(void)!write(fd, f, n);
 	}
 	closedir(d);
-out:
-	free(f);
-	free(c);
+}
+
+/* One length-delimited string field (tag < 16) at f + n; the new n. */
+static size_t
+put_str(uint8_t *f, size_t n, int tag, const char *v)
+{
+	size_t	 l = strlen(v);
+
+	f[n++] = (uint8_t)(tag << 3 | 2);
+	n += varint(f + n, l);
+	memcpy(f + n, v, l);
+	return (n + l);
+}
+
+/*
+ * Compromised driver code again: a hand-encoded MetadataWrite (Msg
+ * field 24) naming namespace ns and request req, bypassing the checks of
+ * the nodeserver's wrapper. A frame the rules refuse kills the
+ * nodeserver; the test looks at the files and the log.
+ */
+static void
+raw_md(const char *ns, const char *req)
+{
+	uint8_t	 in[1024], f[1100];
+	size_t	 n = 0, m = 4;
+
+	in[n++] = 0x08;			/* id = 1 */
+	in[n++] = 0x01;
+	n = put_str(in, n, 2, ns);
+	n = put_str(in, n, 3, "claim");
+	n = put_str(in, n, 4, "0b6d1a4e-1111-4222-8333-944455556666");
+	n = put_str(in, n, 5, req);
+	n = put_str(in, n, 7, "{}");
+	f[m++] = 0xc2;			/* field 24, length-delimited */
+	f[m++] = 0x01;
+	m += varint(f + m, n);
+	memcpy(f + m, in, n);
+	send_raw(f, m + n);
 }
 
 static int
@@ -342,7 +390,7 @@ list_name(void *user, const char *name)
  * mkdir:<path>, unlink:<path>, rename:<from>:<to>, kill:<pid>,
  * setown:<pid> (SIGKILL through F_SETOWN/F_SETSIG/O_ASYNC on a pipe),
  * cdi-write:<name>:<len>, cdi-write-bad:<name>, cdi-remove:<name>,
- * cdi-list, raw-cdi:<name>:<len>.
+ * cdi-list, raw-cdi:<name>:<len>, raw-md:<namespace>:<request>.
  */
 static void
 probe(const char *spec, char *out, size_t size)
@@ -406,6 +454,11 @@ probe(const char *spec, char *out, size_t size)
 		}
 		snprintf(out, size, "%s %.40s: %s%s%s", op, a, r == 0 ? "ok" :
 		    kp_err_name(r), r == 0 ? list : " ", r == 0 ? "" : err);
+		return;
+	} else if (strcmp(op, "raw-md") == 0) {
+		raw_md(a, b);
+		usleep(300000);
+		snprintf(out, size, "raw-md %s %s: sent", a, b);
 		return;
 	} else if (strcmp(op, "raw-cdi") == 0) {
 		raw_cdi(a, b[0] ? strtoul(b, NULL, 10) : 16);
