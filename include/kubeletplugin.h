@@ -1294,7 +1294,10 @@ KP_EXTERN int kp_cdi_allow_hook(struct kp_options *opts, const char *path);
  * "<claim UID>_<request>") that bind-mounts the file read-only at
  *   /var/run/kubernetes.io/dra-device-attributes/resourceclaims/<claim>/
  *   <request>/<driver>-metadata.json
- * and appends the CDI ID "<driver>/metadata=<claim UID>_<request>" to the
+ * (resourceclaimtemplates/<pod claim name>/... for a claim made from a
+ * template, whose annotation resource.kubernetes.io/pod-claim-name the
+ * claim look-up returns: with Kubernetes access only; the file then holds
+ * podClaimName too) and appends the CDI ID "<driver>/metadata=<claim UID>_<request>" to the
  * first device of the request in the response, after the prepare hook
  * ran. Both files are written atomically (temporary file, fsync, rename,
  * fsync of the directory) by the supervisor, in a directory the
@@ -1308,9 +1311,8 @@ KP_EXTERN int kp_cdi_allow_hook(struct kp_options *opts, const char *path);
  * directory of kp_plugin_socket_path(), else the default; kp_start()
  * creates dra-device-metadata there (root's, mode 0755; its parents must
  * be root's and not writable by others) and fails naming the directory
- * when it cannot. Not yet: the resourceclaimtemplates/<pod claim name>
- * path of template-generated claims (needs the claim's annotation),
- * attributes and network data in the file, UpdateRequestMetadata.
+ * when it cannot. Not yet: attributes and network data in the file,
+ * UpdateRequestMetadata.
  */
 
 /* The metadata versions (the GroupVersion strings upstream writes). */

@@ -148,6 +148,11 @@ check_claim_reply(const Kpipc__ClaimReply *r, char *err, size_t errsize)
 	if (strlen(r->config_json) > KP_IPC_MAX_CONFIG)
 		return (fail(err, errsize, "claim_reply.config_json: longer "
 		    "than %u bytes", KP_IPC_MAX_CONFIG));
+	if (r->pod_claim_name[0] != '\0' &&
+	    (strlen(r->pod_claim_name) > NAME_MAX_LABEL ||
+	    !name_is_label(r->pod_claim_name, strlen(r->pod_claim_name))))
+		return (fail(err, errsize, "claim_reply.pod_claim_name "
+		    "\"%.64s\": not a DNS label", r->pod_claim_name));
 	return (0);
 }
 

@@ -230,7 +230,7 @@ prepare_claims(struct dra_ctx *ctx, const struct dra_version_info *info,
 	/* After the hook, on what it built: the metadata files and the
 	 * CDI IDs that mount them. */
 	if (st == RPC_OK && ctx->md_write != NULL)
-		md_prepare(ctx, hc, r);
+		md_prepare(ctx, hc, ctx->lookup != NULL ? al : NULL, r);
 	if (st == RPC_OK &&
 	    dra_encode_prepare(r, info->share_id, resp, resp_len) != 0) {
 		snprintf(msg, msgsize, "out of memory");

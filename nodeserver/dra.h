@@ -57,6 +57,7 @@ struct dra_claim_alloc {
 	struct kp_allocated_device	*results;
 	size_t				 n_results;
 	char				*config_json; /* NULL: "[]" */
+	char				*pod_claim_name; /* NULL: none */
 };
 
 /*
@@ -216,7 +217,7 @@ int	md_encode(const struct md_input *, char **, size_t *);
 void	md_put(struct md_buf *, const char *, size_t);
 void	md_json_string(struct md_buf *, const char *);
 void	md_prepare(struct dra_ctx *, const struct kp_claim *,
-	    struct dra_results *);
+	    const struct dra_claim_alloc *, struct dra_results *);
 void	md_unprepare(struct dra_ctx *, const struct kp_claim *,
 	    struct dra_results *);
 

@@ -69,5 +69,6 @@ dra_claim_alloc_free(struct dra_claim_alloc *a)
 	}
 	free(a->results);
 	free(a->config_json);
+	free(a->pod_claim_name);
 	memset(a, 0, sizeof(*a));
 }

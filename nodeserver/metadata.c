@@ -254,7 +254,7 @@ add_cdi_id(struct dra_device *d, const char *id)
  * 0, or non-zero with the claim's error in err.
  */
 static int
-md_request(struct dra_ctx *ctx, const struct kp_claim *c,
+md_request(struct dra_ctx *ctx, const struct kp_claim *c, const char *pod,
     struct dra_result *res, const char *req, char *err, size_t errsize)
 {
 	const struct kp_options	 *cfg = ctx->cfg;
@@ -286,6 +286,7 @@ md_request(struct dra_ctx *ctx, const struct kp_claim *c,
 	in.name = c->name;
 	in.uid = c->uid;
 	in.generation = 1;
+	in.pod_claim_name = pod;
 	in.request = req;
 	in.devices = devs;
 	in.n_devices = n;
@@ -300,7 +301,7 @@ md_request(struct dra_ctx *ctx, const struct kp_claim *c,
 		return (KP_EINVAL);
 	}
 	r = ctx->md_write(ctx->md_user, c->namespace_, c->name, c->uid, req,
-	    "", json, len, err, errsize);
+	    pod != NULL ? pod : "", json, len, err, errsize);
 	free(json);
 	if (r != 0)
 		return (r);
@@ -331,12 +332,13 @@ seen_before(const struct dra_result *res, size_t upto, const char *req)
 
 /*
  * After the prepare hook: the metadata of every request of every claim
- * the hook prepared (claims[i] is r->claims[i]). A failure fails that
- * claim, naming the request.
+ * the hook prepared (claims[i] is r->claims[i]; al[i] its look-up, NULL
+ * without Kubernetes access: no pod claim name then). A failure fails
+ * that claim, naming the request.
  */
 void
 md_prepare(struct dra_ctx *ctx, const struct kp_claim *claims,
-    struct dra_results *r)
+    const struct dra_claim_alloc *al, struct dra_results *r)
 {
 	struct dra_result	*res;
 	char			 err[KP_ERROR_SIZE], msg[KP_ERROR_SIZE];
@@ -354,7 +356,8 @@ md_prepare(struct dra_ctx *ctx, const struct kp_claim *claims,
 				    res->devices[d].request_names[k]))
 					continue;
 				err[0] = '\0';
-				rc = md_request(ctx, &claims[i], res,
+				rc = md_request(ctx, &claims[i], al != NULL ?
+				    al[i].pod_claim_name : NULL, res,
 				    res->devices[d].request_names[k], err,
 				    sizeof(err));
 			}

@@ -53,6 +53,9 @@ ns_fill(const Kpipc__ClaimReply *r, struct dra_claim_alloc *out, char *err,
 	if (r->config_json[0] != '\0' &&
 	    dra_claim_alloc_config(out, r->config_json) != 0)
 		goto nomem;
+	if (r->pod_claim_name[0] != '\0' &&
+	    (out->pod_claim_name = strdup(r->pod_claim_name)) == NULL)
+		goto nomem;
 	return (0);
 nomem:
 	snprintf(err, errsize, "out of memory");

@@ -14,6 +14,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { randomUUID } = require('node:crypto');
 const { KubeletSim } = require('../kubelet-sim');
+const { startEmulator, kubeconfig } = require('../apiserver-emu');
 const { makeRoot, TestDriver, IDS, roles, until } = require('./lib/plugin');
 
 const DRIVER = 'test.example.com';
@@ -50,7 +51,7 @@ function expectedFile(c, request, devices, versions) {
   }, null, 2)}\n`).join('');
 }
 
-function expectedSpec(c, request, hostPath) {
+function expectedSpec(c, request, hostPath, podClaimName) {
   return JSON.stringify({
     cdiVersion: '0.5.0',
     kind: `${DRIVER}/metadata`,
@@ -59,7 +60,9 @@ function expectedSpec(c, request, hostPath) {
       containerEdits: {
         mounts: [{
           hostPath,
-          containerPath: `${CONTAINER_DIR}/resourceclaims/${c.name}/${request}/${DRIVER}-metadata.json`,
+          containerPath: podClaimName
+            ? `${CONTAINER_DIR}/resourceclaimtemplates/${podClaimName}/${request}/${DRIVER}-metadata.json`
+            : `${CONTAINER_DIR}/resourceclaims/${c.name}/${request}/${DRIVER}-metadata.json`,
           options: ['ro', 'bind'],
         }],
       },
@@ -131,6 +134,45 @@ test('several requests: one file per request with its devices, the ID on each re
   await sim.nodeUnprepareResources(DRIVER, [c]);
   assert.deepEqual(fs.readdirSync(cdiDir), []);
   assert.deepEqual(fs.readdirSync(mdDir), []);
+});
+
+test('a claim made from a template: podClaimName in the file, mounted under resourceclaimtemplates/<pod claim name>', async (t) => {
+  const root = makeRoot(DRIVER);
+  const NODE = 'node-1';
+  const emu = await startEmulator({ versions: ['v1'], nodes: [NODE], tokenFile: path.join(root.dir, 'token') });
+  fs.copyFileSync(emu.caFile, path.join(root.dir, 'ca.crt'));
+  const kc = path.join(root.dir, 'kubeconfig');
+  fs.writeFileSync(kc, kubeconfig({ server: emu.url }));
+  const cdiDir = path.join(root.dir, 'cdi');
+  const drv = new TestDriver(root, ['--kubeconfig', kc, '--node-name', NODE, '--cdi-dir', cdiDir, '--device-metadata', V1A1]);
+  t.after(async () => {
+    drv.kill();
+    await drv.exited;
+    await emu.stop();
+    root.cleanup();
+  });
+  await drv.ready();
+  const sim = new KubeletSim({ registryDir: root.registry, version: '1.37', healthStream: false }).start();
+  t.after(() => sim.stop());
+  await sim.waitForDriver(DRIVER);
+  const mdDir = path.join(path.dirname(root.draSock), 'dra-device-metadata');
+  const c = claim('pod-x-gpu-7k2lq');
+  emu.addClaim({
+    ...c,
+    metadata: { annotations: { 'resource.kubernetes.io/pod-claim-name': 'gpu' } },
+    allocation: { results: [{ request: 'req-0', driver: DRIVER, pool: 'pool-a', device: 'dev-0' }] },
+  });
+  const plain = claim('direct');
+  emu.addClaim({ ...plain, allocation: { results: [{ request: 'req-0', driver: DRIVER, pool: 'pool-a', device: 'dev-1' }] } });
+  await sim.nodePrepareResources(DRIVER, [c, plain]);
+  const file = mdFile(mdDir, c, 'req-0');
+  const want = JSON.parse(expectedFile(c, 'req-0', [c.name], [V1A1]));
+  assert.deepEqual(Object.keys(JSON.parse(fs.readFileSync(file, 'utf8'))),
+    ['kind', 'apiVersion', 'metadata', 'podClaimName', 'requests'], 'podClaimName after metadata, as Go orders it');
+  assert.deepEqual(JSON.parse(fs.readFileSync(file, 'utf8')), { ...want, podClaimName: 'gpu' });
+  assert.equal(fs.readFileSync(specFile(cdiDir, c, 'req-0'), 'utf8'), expectedSpec(c, 'req-0', file, 'gpu'));
+  assert.equal(fs.readFileSync(specFile(cdiDir, plain, 'req-0'), 'utf8'),
+    expectedSpec(plain, 'req-0', mdFile(mdDir, plain, 'req-0')));
 });
 
 test('a removal failure is that claim\'s error; a request name that is no DNS label fails the prepare', async (t) => {

@@ -274,6 +274,7 @@ test_steps(void)
 	struct kp_claim		 cl;
 	struct kp_hooks		 hooks;
 	struct fake		 f;
+	struct dra_claim_alloc	 al;
 	const char		*v[] = { V1A1 };
 
 	CHECK_EQ(kp_options_new(&o), 0);
@@ -287,7 +288,7 @@ test_steps(void)
 	ctx.md_user = &f;
 
 	setup(&r, &cl);
-	md_prepare(&ctx, &cl, &r);
+	md_prepare(&ctx, &cl, NULL, &r);
 	CHECK(r.claims[0].error == NULL);
 	CHECK_EQ(f.writes, 2);	/* req-0 and req-1, once each */
 	CHECK_CONTAINS(f.last, "ns/claim/u-1/req-1//");
@@ -304,19 +305,27 @@ test_steps(void)
 	/* a failed write fails the claim (its devices dropped) */
 	setup(&r, &cl);
 	f.fail_request = "req-1";
-	md_prepare(&ctx, &cl, &r);
+	md_prepare(&ctx, &cl, NULL, &r);
 	CHECK_CONTAINS(r.claims[0].error, "write device metadata for request "
 	    "req-1: disk full");
 	CHECK_EQ(r.claims[0].n_devices, 0);
 	dra_results_free(&r);
 	f.fail_request = NULL;
 
+	/* a template's claim: the pod's name for it goes along */
+	setup(&r, &cl);
+	memset(&al, 0, sizeof(al));
+	al.pod_claim_name = "my-gpu";
+	md_prepare(&ctx, &cl, &al, &r);
+	CHECK_CONTAINS(f.last, "ns/claim/u-1/req-1/my-gpu/");
+	dra_results_free(&r);
+
 	/* a request name that is no DNS label: never sent */
 	setup(&r, &cl);
 	free(r.claims[0].devices[0].request_names[0]);
 	r.claims[0].devices[0].request_names[0] = strdup("Bad_Name");
 	f.writes = 0;
-	md_prepare(&ctx, &cl, &r);
+	md_prepare(&ctx, &cl, NULL, &r);
 	CHECK_EQ(f.writes, 0);
 	CHECK_CONTAINS(r.claims[0].error, "request \"Bad_Name\": the request "
 	    "name is not a DNS label");
@@ -326,7 +335,7 @@ test_steps(void)
 	setup(&r, &cl);
 	CHECK_EQ(dra_result_fail(&r, 0, "hook said no"), 0);
 	f.writes = 0;
-	md_prepare(&ctx, &cl, &r);
+	md_prepare(&ctx, &cl, NULL, &r);
 	CHECK_EQ(f.writes, 0);
 	md_unprepare(&ctx, &cl, &r);
 	CHECK_EQ(f.removes, 0);
