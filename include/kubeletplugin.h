@@ -1288,7 +1288,8 @@ KP_EXTERN int kp_cdi_allow_hook(struct kp_options *opts, const char *path);
  *   <request>/metadata.json
  * (a JSON stream: the same DeviceMetadata object once per chosen version,
  * in the order given, each pretty-printed and ended by a newline; devices
- * with driver, pool and name, as upstream's file without attributes), and
+ * with driver, pool, name and the attributes kp_prepare_device_metadata()
+ * gave), and
  * the CDI spec <CDI directory>/<driver>_metadata_<claim UID>_<request>.json
  * (cdiVersion 0.5.0, kind "<driver>/metadata", device
  * "<claim UID>_<request>") that bind-mounts the file read-only at
@@ -1311,8 +1312,8 @@ KP_EXTERN int kp_cdi_allow_hook(struct kp_options *opts, const char *path);
  * directory of kp_plugin_socket_path(), else the default; kp_start()
  * creates dra-device-metadata there (root's, mode 0755; its parents must
  * be root's and not writable by others) and fails naming the directory
- * when it cannot. Not yet: attributes and network data in the file,
- * UpdateRequestMetadata.
+ * when it cannot. Not yet: network data in the file (upstream
+ * Device.Metadata.NetworkData), UpdateRequestMetadata.
  */
 
 /* The metadata versions (the GroupVersion strings upstream writes). */
@@ -1336,6 +1337,27 @@ KP_EXTERN int kp_cdi_allow_hook(struct kp_options *opts, const char *path);
  */
 KP_EXTERN int kp_device_metadata(struct kp_options *opts, int enable,
     const char *const *versions, size_t n);
+
+/*
+ * kp_prepare_device_metadata - the attributes of device pool/device of
+ * claim number claim for its device metadata file (with
+ * kp_device_metadata() on; ignored otherwise), after
+ * kp_prepare_add_device() added that device; a later call for the same
+ * device replaces them. attrs: n (1 to 32) attributes built with
+ * KP_ATTR_* / KP_ATTRIBUTE_INIT, names unique, qualified names as in
+ * ResourceSlices ("model", "resource.kubernetes.io/pciBusID"); values as
+ * for kp_publish_resources() (strings at most 64 bytes of UTF-8, at most
+ * 48 list values in all; versions are not checked for semver here).
+ * Everything is copied. They appear in the file as upstream's
+ * Device.Metadata.Attributes, keys sorted.
+ * Errors: KP_EINVAL (bad index; NULL pool or device, no such device in
+ * the claim, a bad attribute: the claim fails with a message naming the
+ * rule), KP_ENOMEM (the claim fails). Mirrors
+ * kubeletplugin.Device.Metadata.Attributes (DeviceMetadata), 1.36.
+ */
+KP_EXTERN int kp_prepare_device_metadata(struct kp_prepare_results *res,
+    size_t claim, const char *pool, const char *device,
+    const struct kp_attribute *attrs, size_t n);
 
 /*
  * Identities. Started as root, each sandboxed process runs as its own

@@ -118,6 +118,13 @@ struct dra_device {
 	char	 *share_id;	/* NULL: absent */
 };
 
+/* Device metadata attributes of one device (metadata_attrs.c). */
+struct md_attrs {
+	char	*pool;
+	char	*device;
+	char	*json;		/* the "attributes" member, indented */
+};
+
 /* The result of one claim: one map entry of the response. */
 struct dra_result {
 	const char		*uid;		/* borrowed: request */
@@ -126,6 +133,9 @@ struct dra_result {
 	struct dra_device	*devices;
 	size_t			 n_devices;
 	size_t			 cap_devices;
+	/* kp_prepare_device_metadata(): dropped with the devices */
+	struct md_attrs		*md_attrs;
+	size_t			 n_md_attrs;
 };
 
 /*
@@ -174,6 +184,8 @@ void	dra_results_free(struct dra_results *);
 int	dra_result_fail(struct dra_results *, size_t, const char *);
 int	dra_hook_call(const struct kp_hooks *, int, const struct kp_claim *,
 	    struct dra_results *, char *, size_t);
+struct dra_result *dra_prepare_claim(struct kp_prepare_results *, size_t);
+int	dra_result_fail_claim(struct dra_result *, const char *);
 
 /* dra_v1.c: the codec shared by all versions */
 int	dra_decode_request(const uint8_t *, size_t, struct dra_request *,
@@ -201,6 +213,7 @@ struct md_input {
 	const char		 *pod_claim_name;	/* NULL: none */
 	const char		 *request;
 	const struct dra_device	**devices;
+	const char		**attrs;	/* per device; NULL: none */
 	size_t			  n_devices;
 };
 
@@ -220,6 +233,11 @@ void	md_prepare(struct dra_ctx *, const struct kp_claim *,
 	    const struct dra_claim_alloc *, struct dra_results *);
 void	md_unprepare(struct dra_ctx *, const struct kp_claim *,
 	    struct dra_results *);
+
+/* metadata_attrs.c */
+void	md_attrs_free(struct dra_result *);
+const char *md_attrs_find(const struct dra_result *, const char *,
+	    const char *);
 
 /* dra_format.c: call-logging renderers (rpc_format_fn) */
 void	dra_format_request(const uint8_t *, size_t, char *, size_t);

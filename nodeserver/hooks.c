@@ -57,6 +57,7 @@ result_drop_devices(struct dra_result *c)
 {
 	size_t	i;
 
+	md_attrs_free(c);
 	for (i = 0; i < c->n_devices; i++)
 		device_free(&c->devices[i]);
 	free(c->devices);
@@ -265,6 +266,24 @@ devices_grow(struct dra_result *c)
 	c->devices = nd;
 	c->cap_devices = cap;
 	return (0);
+}
+
+/* Fail claim c with a copy of msg (its devices dropped), for the other
+ * builders. */
+int
+dra_result_fail_claim(struct dra_result *c, const char *msg)
+{
+	return (result_set_error(c, msg));
+}
+
+/* For the other builders (metadata_attrs.c): the result a prepare
+ * builder call names, or NULL for a bad handle or index. */
+struct dra_result *
+dra_prepare_claim(struct kp_prepare_results *res, size_t claim)
+{
+	if (res == NULL)
+		return (NULL);
+	return (claim_of(res->magic, PREPARE_MAGIC, res->r, claim));
 }
 
 int

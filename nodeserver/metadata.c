@@ -165,13 +165,15 @@ md_field(struct md_buf *b, const char *indent, const char *key,
  * version (metadata.resource.k8s.io/v1alpha1 and v1beta1 have the same
  * shape), with metadata {name, namespace, uid, generation} (Go's
  * ObjectMeta order; empty fields omitted), podClaimName when known,
- * requests [{name, devices [{driver, pool, name}]}]. Returns 0 with
+ * requests [{name, devices [{driver, pool, name, attributes?}]}]. Returns
+ * 0 with
  * *out malloc'd (the caller frees) or KP_ENOMEM.
  */
 int
 md_encode(const struct md_input *in, char **out, size_t *outlen)
 {
 	struct md_buf	 b = { NULL, 0, 0, 0 };
+	const char	*a;
 	size_t		 v, i;
 
 	*out = NULL;
@@ -195,13 +197,16 @@ md_encode(const struct md_input *in, char **out, size_t *outlen)
 		if (in->n_devices > 0) {
 			md_puts(&b, "      \"devices\": [\n");
 			for (i = 0; i < in->n_devices; i++) {
+				a = in->attrs != NULL ? in->attrs[i] : NULL;
 				md_puts(&b, "        {\n");
 				md_field(&b, "          ", "driver", in->driver,
 				    0);
 				md_field(&b, "          ", "pool",
 				    in->devices[i]->pool, 0);
 				md_field(&b, "          ", "name",
-				    in->devices[i]->device, 1);
+				    in->devices[i]->device, a == NULL);
+				if (a != NULL)
+					md_puts(&b, a);
 				md_puts(&b, i + 1 < in->n_devices ?
 				    "        },\n" : "        }\n");
 			}
@@ -259,6 +264,7 @@ md_request(struct dra_ctx *ctx, const struct kp_claim *c, const char *pod,
 {
 	const struct kp_options	 *cfg = ctx->cfg;
 	const struct dra_device	**devs;
+	const char		**attrs;
 	struct md_input		  in;
 	const char		 *vers[KP_MAX_METADATA_VERSIONS];
 	char			  id[NAME_MAX_SUBDOMAIN + NAME_MAX_UID +
@@ -271,11 +277,19 @@ md_request(struct dra_ctx *ctx, const struct kp_claim *c, const char *pod,
 		    "\"%.64s\": the request name is not a DNS label", req);
 		return (KP_EINVAL);
 	}
-	if ((devs = calloc(res->n_devices, sizeof(*devs))) == NULL)
+	devs = calloc(res->n_devices, sizeof(*devs));
+	attrs = calloc(res->n_devices, sizeof(*attrs));
+	if (devs == NULL || attrs == NULL) {
+		free(devs);
+		free(attrs);
 		goto nomem;
+	}
 	for (i = 0; i < res->n_devices; i++)
-		if (in_request(&res->devices[i], req))
+		if (in_request(&res->devices[i], req)) {
+			attrs[n] = md_attrs_find(res, res->devices[i].pool,
+			    res->devices[i].device);
 			devs[n++] = &res->devices[i];
+		}
 	for (i = 0; i < cfg->n_metadata_versions; i++)
 		vers[i] = cfg->metadata_versions[i];
 	memset(&in, 0, sizeof(in));
@@ -289,9 +303,11 @@ md_request(struct dra_ctx *ctx, const struct kp_claim *c, const char *pod,
 	in.pod_claim_name = pod;
 	in.request = req;
 	in.devices = devs;
+	in.attrs = attrs;
 	in.n_devices = n;
 	r = md_encode(&in, &json, &len);
 	free(devs);
+	free(attrs);
 	if (r != 0)
 		goto nomem;
 	if (len > MD_MAX_CONTENT) {

@@ -42,14 +42,24 @@ async function setup(t, { args = [], env = () => ({}) } = {}) {
 const claim = (name, ns = 'default') => ({ namespace: ns, name, uid: randomUUID() });
 
 // What upstream writes for one request: one object per version, in order.
-function expectedFile(c, request, devices, versions) {
+// attrs: device name -> attributes (keys sorted, as Go writes a map).
+function expectedFile(c, request, devices, versions, attrs = {}) {
   return versions.map((v) => `${JSON.stringify({
     kind: 'DeviceMetadata',
     apiVersion: v,
     metadata: { name: c.name, namespace: c.namespace, uid: c.uid, generation: 1 },
-    requests: [{ name: request, devices: devices.map((d) => ({ driver: DRIVER, pool: 'pool-a', name: d })) }],
-  }, null, 2)}\n`).join('');
+    requests: [{
+      name: request,
+      devices: devices.map((d) => ({ driver: DRIVER, pool: 'pool-a', name: d, ...(attrs[d] ? { attributes: attrs[d] } : {}) })),
+    }],
+  }, null, 2).replace(/[<>&]/g, (ch) => `\\u00${ch.charCodeAt(0).toString(16)}`)}\n`).join('');
 }
+
+// What kp_testdriver gives for its "multi-" claims.
+const MULTI_ATTRS = {
+  'dev-a': { healthy: { bool: true }, index: { int: 7 }, 'resource.kubernetes.io/pciBusID': { string: '0000:03:00.0' } },
+  'dev-b': { caps: { strings: ['<fast>', 'a&b'] }, driverVersion: { version: '1.2.3' }, numa: { ints: [3, 1] } },
+};
 
 function expectedSpec(c, request, hostPath, podClaimName) {
   return JSON.stringify({
@@ -127,8 +137,12 @@ test('several requests: one file per request with its devices, the ID on each re
     'dev-b': [`${DRIVER}/test=dev-b`, `${DRIVER}/metadata=${c.uid}_req-1`],
     'dev-c': [`${DRIVER}/test=dev-c`],
   });
-  assert.equal(fs.readFileSync(mdFile(mdDir, c, 'req-0'), 'utf8'), expectedFile(c, 'req-0', ['dev-a', 'dev-b'], [V1A1]));
-  assert.equal(fs.readFileSync(mdFile(mdDir, c, 'req-1'), 'utf8'), expectedFile(c, 'req-1', ['dev-b', 'dev-c'], [V1A1]));
+  // Attributes as Go writes them: keys sorted, <, > and & escaped.
+  assert.equal(fs.readFileSync(mdFile(mdDir, c, 'req-0'), 'utf8'),
+    expectedFile(c, 'req-0', ['dev-a', 'dev-b'], [V1A1], MULTI_ATTRS));
+  assert.equal(fs.readFileSync(mdFile(mdDir, c, 'req-1'), 'utf8'),
+    expectedFile(c, 'req-1', ['dev-b', 'dev-c'], [V1A1], MULTI_ATTRS));
+  assert.match(fs.readFileSync(mdFile(mdDir, c, 'req-1'), 'utf8'), /"\\u003cfast\\u003e",\n/);
   assert.deepEqual(fs.readdirSync(cdiDir).sort(), [
     `${DRIVER}_metadata_${c.uid}_req-0.json`, `${DRIVER}_metadata_${c.uid}_req-1.json`].sort());
   await sim.nodeUnprepareResources(DRIVER, [c]);

@@ -357,6 +357,176 @@ test_steps(void)
 	kp_options_free(o);
 }
 
+/* A prepare hook that adds one device and gives it attributes. */
+static int	 hook_rc[8];
+static size_t	 hook_case;
+
+static int
+attr_hook(void *user, const struct kp_claim *c, size_t n,
+    struct kp_prepare_results *res, char *errbuf, size_t errsize)
+{
+	static const int64_t	 iv[] = { -1, 2 };
+	static const int	 bv[] = { 1, 0 };
+	static const char	*sv[] = { "x\"y" };
+	struct kp_prepared_device d;
+	const char		*reqs[] = { "req" };
+	const struct kp_attribute good[] = {
+		KP_ATTR_STRING("z.example.com/last", "<z>"),
+		KP_ATTR_INTS("a", iv, 2),
+		KP_ATTR_BOOLS("m", bv, 2),
+		KP_ATTR_STRINGS("s", sv, 1),
+		KP_ATTR_INT("i", -9223372036854775807LL - 1),
+	};
+	struct kp_attribute	 bad[2] = { KP_ATTR_INT("i", 1),
+		KP_ATTR_INT("i", 2) };
+
+	(void)user;
+	(void)c;
+	(void)n;
+	(void)errbuf;
+	(void)errsize;
+	memset(&d, 0, sizeof(d));
+	d.pool_name = "p";
+	d.device_name = "dev";
+	d.request_names = reqs;
+	d.n_request_names = 1;
+	hook_rc[0] = kp_prepare_add_device(res, 0, &d);
+	switch (hook_case) {
+	case 0:
+		hook_rc[1] = kp_prepare_device_metadata(res, 0, "p", "dev",
+		    good, 5);
+		break;
+	case 1:		/* a repeated name */
+		hook_rc[1] = kp_prepare_device_metadata(res, 0, "p", "dev",
+		    bad, 2);
+		break;
+	case 2:		/* a device not added */
+		hook_rc[1] = kp_prepare_device_metadata(res, 0, "p", "other",
+		    good, 1);
+		break;
+	case 3:		/* struct_size not set */
+		bad[0].struct_size = 0;
+		hook_rc[1] = kp_prepare_device_metadata(res, 0, "p", "dev",
+		    bad, 1);
+		break;
+	case 4:		/* an unknown type, a bad index */
+		bad[0].type = (enum kp_attribute_type)42;
+		hook_rc[2] = kp_prepare_device_metadata(res, 5, "p", "dev",
+		    bad, 1);
+		hook_rc[1] = kp_prepare_device_metadata(res, 0, "p", "dev",
+		    bad, 1);
+		break;
+	}
+	return (0);
+}
+
+static char	 captured[4096];
+
+static int
+capture_write(void *user, const char *ns, const char *name, const char *uid,
+    const char *request, const char *pod, const char *content, size_t len,
+    char *err, size_t errsize)
+{
+	(void)user;
+	(void)ns;
+	(void)name;
+	(void)uid;
+	(void)request;
+	(void)pod;
+	(void)err;
+	(void)errsize;
+	snprintf(captured, sizeof(captured), "%.*s", (int)len, content);
+	return (0);
+}
+
+static const char attrs_golden[] =
+    "          \"name\": \"dev\",\n"
+    "          \"attributes\": {\n"
+    "            \"a\": {\n"
+    "              \"ints\": [\n"
+    "                -1,\n"
+    "                2\n"
+    "              ]\n"
+    "            },\n"
+    "            \"i\": {\n"
+    "              \"int\": -9223372036854775808\n"
+    "            },\n"
+    "            \"m\": {\n"
+    "              \"bools\": [\n"
+    "                true,\n"
+    "                false\n"
+    "              ]\n"
+    "            },\n"
+    "            \"s\": {\n"
+    "              \"strings\": [\n"
+    "                \"x\\\"y\"\n"
+    "              ]\n"
+    "            },\n"
+    "            \"z.example.com/last\": {\n"
+    "              \"string\": \"\\u003cz\\u003e\"\n"
+    "            }\n"
+    "          }\n"
+    "        }\n"
+    "      ]\n";
+
+static void
+test_attributes(void)
+{
+	static const char *const want[] = { NULL,
+	    "kp_prepare_device_metadata: name: repeated",
+	    "kp_prepare_device_metadata: no such device in this claim",
+	    "kp_prepare_device_metadata: struct_size: initialise with "
+	    "KP_ATTRIBUTE_INIT",
+	    "kp_prepare_device_metadata: type: unknown" };
+	struct kp_options	*o;
+	struct kp_hooks		 hooks;
+	struct kp_claim		 cl;
+	struct dra_ctx		 ctx;
+	struct dra_results	 r;
+	const char		*v[] = { V1A1 };
+	char			 err[KP_ERROR_SIZE];
+
+	CHECK_EQ(kp_prepare_device_metadata(NULL, 0, "p", "d", NULL, 0),
+	    KP_EINVAL);
+	CHECK_EQ(kp_options_new(&o), 0);
+	CHECK_EQ(kp_driver_name(o, "drv"), 0);
+	CHECK_EQ(kp_device_metadata(o, 1, v, 1), 0);
+	memset(&hooks, 0, sizeof(hooks));
+	hooks.prepare = attr_hook;
+	CHECK_EQ(dra_init(&ctx, o, &hooks), 0);
+	ctx.md_write = capture_write;
+	ctx.md_remove = fake_remove;
+	memset(&cl, 0, sizeof(cl));
+	cl.namespace_ = "ns";
+	cl.name = "c";
+	cl.uid = "u";
+	for (hook_case = 0; hook_case < 5; hook_case++) {
+		memset(hook_rc, 0, sizeof(hook_rc));
+		captured[0] = '\0';
+		CHECK_EQ(dra_results_init(&r, 1, NULL, NULL), 0);
+		r.n_hook = 1;
+		r.claims[0].uid = "u";
+		CHECK_EQ(dra_hook_call(&hooks, 1, &cl, &r, err, sizeof(err)),
+		    0);
+		CHECK_EQ(hook_rc[0], 0);
+		md_prepare(&ctx, &cl, NULL, &r);
+		if (want[hook_case] == NULL) {
+			CHECK_EQ(hook_rc[1], 0);
+			CHECK(r.claims[0].error == NULL);
+			CHECK_CONTAINS(captured, attrs_golden);
+		} else {
+			CHECK_EQ(hook_rc[1], KP_EINVAL);
+			CHECK_CONTAINS(r.claims[0].error, want[hook_case]);
+			CHECK_STREQ(captured, "");	/* nothing written */
+		}
+		if (hook_case == 4)
+			CHECK_EQ(hook_rc[2], KP_EINVAL);
+		dra_results_free(&r);
+	}
+	dra_free(&ctx);
+	kp_options_free(o);
+}
+
 static void
 test_frames(void)
 {
@@ -428,6 +598,7 @@ main(void)
 	test_encode();
 	test_option();
 	test_steps();
+	test_attributes();
 	test_frames();
 	return (test_done("test_metadata"));
 }

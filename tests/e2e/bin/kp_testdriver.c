@@ -720,6 +720,27 @@ multi_devices(struct kp_prepare_results *res, size_t i, const char *name)
 		if (kp_prepare_add_device(res, i, &dev) != 0)
 			return (-1);
 	}
+	/* Metadata attributes of two of them (ignored with metadata off). */
+	if (name[0] != 'b') {
+		static const int64_t	 idx[] = { 3, 1 };
+		static const char	*caps[] = { "<fast>", "a&b" };
+		const struct kp_attribute a[] = {
+			KP_ATTR_STRING("resource.kubernetes.io/pciBusID",
+			    "0000:03:00.0"),
+			KP_ATTR_INT("index", 7),
+			KP_ATTR_BOOL("healthy", 1),
+		};
+		const struct kp_attribute b[] = {
+			KP_ATTR_INTS("numa", idx, 2),
+			KP_ATTR_STRINGS("caps", caps, 2),
+			KP_ATTR_VERSION("driverVersion", "1.2.3"),
+		};
+
+		if (kp_prepare_device_metadata(res, i, "pool-a", "dev-a", a,
+		    3) != 0 || kp_prepare_device_metadata(res, i, "pool-a",
+		    "dev-b", b, 3) != 0)
+			return (-1);
+	}
 	return (0);
 }
 
