@@ -30,8 +30,8 @@ kp_device_metadata(struct kp_options *opts, int enable,
 	if (!opt_valid_handle(opts))
 		return (KP_EINVAL);
 	if (enable != 0 && enable != 1)
-		return (opt_fail(opts, KP_EINVAL, "%s: enable %d must be 0 or 1",
-		    OPT_METADATA, enable));
+		return (opt_fail(opts, KP_EINVAL, "%s: enable %d must be 0 "
+		    "or 1", OPT_METADATA, enable));
 	if (!enable) {
 		opts->metadata = 0;
 		opts->n_metadata_versions = 0;
@@ -40,29 +40,29 @@ kp_device_metadata(struct kp_options *opts, int enable,
 	/* upstream: "metadata versions must be explicitly selected in
 	 * EnableDeviceMetadata, none chosen" */
 	if (n == 0 || versions == NULL)
-		return (opt_fail(opts, KP_EINVAL, "%s: metadata versions must "
-		    "be explicitly selected, none chosen (%s, %s)", OPT_METADATA,
-		    KP_METADATA_V1BETA1, KP_METADATA_V1ALPHA1));
+		return (opt_fail(opts, KP_EINVAL, "%s: metadata versions "
+		    "must be explicitly selected, none chosen (%s, %s)",
+		    OPT_METADATA, KP_METADATA_V1BETA1, KP_METADATA_V1ALPHA1));
 	if (n > KP_MAX_METADATA_VERSIONS)
-		return (opt_fail(opts, KP_EINVAL, "%s: %zu versions, at most %d",
-		    OPT_METADATA, n, KP_MAX_METADATA_VERSIONS));
+		return (opt_fail(opts, KP_EINVAL, "%s: %zu versions, at most "
+		    "%d", OPT_METADATA, n, KP_MAX_METADATA_VERSIONS));
 	for (i = 0; i < n; i++) {
 		if (versions[i] == NULL)
-			return (opt_fail(opts, KP_EINVAL, "%s: versions[%zu] is "
-			    "NULL", OPT_METADATA, i));
+			return (opt_fail(opts, KP_EINVAL, "%s: versions[%zu] "
+			    "is NULL", OPT_METADATA, i));
 		for (k = 0; k < sizeof(known) / sizeof(known[0]); k++)
 			if (strcmp(versions[i], known[k]) == 0)
 				break;
 		if (k == sizeof(known) / sizeof(known[0]))
-			return (opt_fail(opts, KP_EINVAL, "%s: metadata version "
-			    "%s is not supported (%s, %s)", OPT_METADATA,
-			    opt_quote(versions[i], q, sizeof(q)),
+			return (opt_fail(opts, KP_EINVAL, "%s: metadata "
+			    "version %s is not supported (%s, %s)",
+			    OPT_METADATA, opt_quote(versions[i], q, sizeof(q)),
 			    KP_METADATA_V1BETA1, KP_METADATA_V1ALPHA1));
 		for (j = 0; j < i; j++)
 			if (v[j] == (int)k)
-				return (opt_fail(opts, KP_EINVAL, "%s: metadata "
-				    "version %s listed twice", OPT_METADATA,
-				    versions[i]));
+				return (opt_fail(opts, KP_EINVAL, "%s: "
+				    "metadata version %s listed twice",
+				    OPT_METADATA, versions[i]));
 		v[i] = (int)k;
 	}
 	opts->metadata = 1;

@@ -177,7 +177,8 @@ struct kp_options {
 	/* Device metadata (api/options_metadata.c, KEP-5304): the
 	 * versions in the order written; the directory from kp_start(). */
 	int			 metadata;
-	char			 metadata_versions[KP_MAX_METADATA_VERSIONS][48];
+	char			 metadata_versions[KP_MAX_METADATA_VERSIONS]
+				    [48];
 	size_t			 n_metadata_versions;
 	char			 metadata_dir[POL_PATH_MAX];
 

@@ -213,7 +213,8 @@ copy_attrs(const struct kp_attribute *in, size_t n, struct kp_attribute *out)
 		for (k = sizeof(out[i]); k < stride; k++)
 			if (p[k] != 0)
 				return ("a field this library does not know "
-				    "is set: it needs a newer libkubeletplugin");
+				    "is set: it needs a newer "
+				    "libkubeletplugin");
 	}
 	return (NULL);
 }

@@ -40,11 +40,9 @@
 #define CDI_MAX_FILES	1024	/* a driver's specs: files, and */
 #define CDI_MAX_BYTES	(16u * 1024 * 1024)	/* bytes in all */
 
-static int	cdi_fail(char *, size_t, int, const char *, ...)
-		    KP_PRINTF(4, 5);
-
-static int
-cdi_fail(char *err, size_t errsize, int code, const char *fmt, ...)
+/* err gets the message; returns code (files.c and metadata.c). */
+int
+files_fail(char *err, size_t errsize, int code, const char *fmt, ...)
 {
 	va_list	 ap;
 
@@ -73,7 +71,7 @@ files_open_parent(const char *what, const char *path, const char **leaf,
 	int		 fd, next;
 
 	if ((fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1) {
-		(void)cdi_fail(err, errsize, KP_EIO, "open /: %s",
+		(void)files_fail(err, errsize, KP_EIO, "open /: %s",
 		    strerror(errno));
 		return (-1);
 	}
@@ -83,7 +81,7 @@ files_open_parent(const char *what, const char *path, const char **leaf,
 		    O_CLOEXEC);
 		close(fd);
 		if (next == -1 || fstat(next, &st) == -1) {
-			(void)cdi_fail(err, errsize, KP_EIO, "%s "
+			(void)files_fail(err, errsize, KP_EIO, "%s "
 			    "%s: its parent %.*s: %s", what, path,
 			    (int)(slash - path),
 			    path, errno == ENOTDIR || errno == ELOOP ? "is a "
@@ -99,7 +97,7 @@ files_open_parent(const char *what, const char *path, const char **leaf,
 		if ((st.st_uid != 0 && st.st_uid != geteuid()) ||
 		    ((st.st_mode & (S_IWGRP | S_IWOTH)) &&
 		    !(st.st_mode & S_ISVTX))) {
-			(void)cdi_fail(err, errsize, KP_EACCES, "%s %s: "
+			(void)files_fail(err, errsize, KP_EACCES, "%s %s: "
 			    "its parent %.*s must be root's and not writable "
 			    "by others (owner %u, mode %03o)", what, path,
 			    (int)(slash - path), path, (unsigned)st.st_uid,
@@ -128,8 +126,8 @@ state_dir(const char *path, uid_t uid, gid_t gid, char *err, size_t errsize)
 	if (mkdirat(pfd, leaf, 0700) == -1 && errno != EEXIST) {
 		r = errno;
 		close(pfd);
-		return (cdi_fail(err, errsize, KP_EIO, "state directory %s: %s%s",
-		    path, strerror(r), r == ENOENT ?
+		return (files_fail(err, errsize, KP_EIO, "state directory "
+		    "%s: %s%s", path, strerror(r), r == ENOENT ?
 		    " (its parent must exist)" : ""));
 	}
 	fd = openat(pfd, leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
@@ -140,28 +138,29 @@ state_dir(const char *path, uid_t uid, gid_t gid, char *err, size_t errsize)
 		if (r == ELOOP || (fstatat(pfd, leaf, &st,
 		    AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))) {
 			close(pfd);
-			return (cdi_fail(err, errsize, KP_EIO, "state directory "
-			    "%s: is a symbolic link", path));
+			return (files_fail(err, errsize, KP_EIO, "state "
+			    "directory %s: is a symbolic link", path));
 		}
 		close(pfd);
-		return (cdi_fail(err, errsize, KP_EIO, "state directory %s: %s",
-		    path, r == ENOTDIR ? "is not a directory" : strerror(r)));
+		return (files_fail(err, errsize, KP_EIO, "state directory "
+		    "%s: %s", path, r == ENOTDIR ? "is not a directory" :
+		    strerror(r)));
 	}
 	close(pfd);
 	if (fstat(fd, &st) == -1)
-		r = cdi_fail(err, errsize, KP_EIO, "state directory %s: %s",
+		r = files_fail(err, errsize, KP_EIO, "state directory %s: %s",
 		    path, strerror(errno));
 	else if (st.st_uid != 0 && st.st_uid != uid)
-		r = cdi_fail(err, errsize, KP_EACCES, "state directory %s: "
+		r = files_fail(err, errsize, KP_EACCES, "state directory %s: "
 		    "owned by uid %u, not root or the nodeserver's uid %u",
 		    path, (unsigned)st.st_uid, (unsigned)uid);
 	else if (st.st_mode & (S_IWGRP | S_IWOTH))
-		r = cdi_fail(err, errsize, KP_EACCES, "state directory %s: "
+		r = files_fail(err, errsize, KP_EACCES, "state directory %s: "
 		    "group- or world-writable (mode %03o)", path,
 		    (unsigned)(st.st_mode & 07777));
 	else if ((st.st_uid != uid || st.st_gid != gid) &&
 	    fchown(fd, uid, gid) == -1)
-		r = cdi_fail(err, errsize, KP_EACCES, "state directory %s: "
+		r = files_fail(err, errsize, KP_EACCES, "state directory %s: "
 		    "chown to %u:%u: %s", path, (unsigned)uid, (unsigned)gid,
 		    strerror(errno));
 	close(fd);
@@ -255,7 +254,7 @@ cdi_prepare(struct sup *sup, char *err, size_t errsize)
 	snprintf(sup->cdi_err, sizeof(sup->cdi_err), "CDI directory %.180s: %s",
 	    dir, r == ELOOP ? "is a symbolic link" : strerror(r));
 	if (po->cdi_dir[0] != '\0')
-		return (cdi_fail(err, errsize, KP_EIO, "kp_cdi_directory: %s",
+		return (files_fail(err, errsize, KP_EIO, "kp_cdi_directory: %s",
 		    sup->cdi_err));
 	log_info(1, "%s: CDI spec requests will fail", sup->cdi_err);
 	return (0);
@@ -303,7 +302,7 @@ cdi_name_ok(struct sup *sup, const char *name, char *err, size_t errsize)
 {
 	if (name_is_cdi_spec(sup->cfg->driver_name, name, strlen(name)))
 		return (0);
-	return (cdi_fail(err, errsize, KP_EINVAL, "CDI spec name \"%.64s\": "
+	return (files_fail(err, errsize, KP_EINVAL, "CDI spec name \"%.64s\": "
 	    "not %s", name, NAME_R_CDI_SPEC));
 }
 
@@ -361,12 +360,12 @@ cdi_write(struct sup *sup, const Kpipc__CdiWrite *w, char *err,
 	for (i = 0; i < w->content.len; i += k)
 		if (w->content.data[i] == '\0' || (k = utf8_char((const char *)
 		    w->content.data + i, w->content.len - i)) == 0)
-			return (cdi_fail(err, errsize, KP_EINVAL, "CDI spec "
+			return (files_fail(err, errsize, KP_EINVAL, "CDI spec "
 			    "%s: content is not UTF-8 text (byte %zu)", w->name,
 			    i));
 	if ((r = cdi_check((const char *)w->content.data, w->content.len,
 	    sup->cfg, why, sizeof(why))) != 0)
-		return (cdi_fail(err, errsize, r, "CDI spec %.64s: %s",
+		return (files_fail(err, errsize, r, "CDI spec %.64s: %s",
 		    w->name, why));
 	return (files_cdi_put(sup, w->name, w->content.data, w->content.len,
 	    err, errsize));
@@ -386,21 +385,21 @@ files_put(int dfd, const char *name, const uint8_t *data, size_t len,
 	int	 fd, r;
 
 	if ((fd = tmp_create(dfd, name, tmp, sizeof(tmp))) == -1)
-		return (cdi_fail(err, errsize, KP_EIO, "%s: create a "
+		return (files_fail(err, errsize, KP_EIO, "%s: create a "
 		    "temporary file: %s", what, strerror(errno)));
 	if (fchmod(fd, 0644) == -1 || write_all(fd, data, len) == -1 ||
 	    fsync(fd) == -1) {
 		r = errno;
 		close(fd);
 		(void)unlinkat(dfd, tmp, 0);
-		return (cdi_fail(err, errsize, KP_EIO, "%s: write: %s", what,
+		return (files_fail(err, errsize, KP_EIO, "%s: write: %s", what,
 		    strerror(r)));
 	}
 	close(fd);
 	if (renameat(dfd, tmp, dfd, name) == -1) {
 		r = errno;
 		(void)unlinkat(dfd, tmp, 0);
-		return (cdi_fail(err, errsize, KP_EIO, "%s: rename: %s", what,
+		return (files_fail(err, errsize, KP_EIO, "%s: rename: %s", what,
 		    strerror(r)));
 	}
 	(void)fsync(dfd);
@@ -421,12 +420,12 @@ files_cdi_put(struct sup *sup, const char *name, const uint8_t *data,
 	bytes = sup->cdi_bytes - (old < sup->cdi_bytes ? old :
 	    sup->cdi_bytes) + len;
 	if (files > CDI_MAX_FILES)
-		return (cdi_fail(err, errsize, KP_ENOSPC, "CDI spec %.64s: "
+		return (files_fail(err, errsize, KP_ENOSPC, "CDI spec %.64s: "
 		    "this driver has %zu specs, at most %d are allowed "
 		    "(remove some first)", name, sup->cdi_files,
 		    CDI_MAX_FILES));
 	if (bytes > CDI_MAX_BYTES)
-		return (cdi_fail(err, errsize, KP_ENOSPC, "CDI spec %.64s: "
+		return (files_fail(err, errsize, KP_ENOSPC, "CDI spec %.64s: "
 		    "%zu bytes would make this driver's specs %zu bytes, "
 		    "over %u (remove some first)", name, len, bytes,
 		    CDI_MAX_BYTES));
@@ -450,7 +449,7 @@ files_cdi_unlink(struct sup *sup, const char *name, char *err,
 	if (!cdi_existing(sup, name, &old))
 		return (0);
 	if (unlinkat(sup->cdi_fd, name, 0) == -1 && errno != ENOENT)
-		return (cdi_fail(err, errsize, KP_EIO, "CDI spec %s: remove: "
+		return (files_fail(err, errsize, KP_EIO, "CDI spec %s: remove: "
 		    "%s", name, strerror(errno)));
 	(void)fsync(sup->cdi_fd);
 	if (sup->cdi_files > 0)
@@ -486,12 +485,12 @@ cdi_list(struct sup *sup, char ***names, size_t *n, char *err,
 	    O_CLOEXEC)) == -1 || (d = fdopendir(fd)) == NULL) {
 		if (fd != -1)
 			close(fd);
-		return (cdi_fail(err, errsize, KP_EIO, "CDI directory: %s",
+		return (files_fail(err, errsize, KP_EIO, "CDI directory: %s",
 		    strerror(errno)));
 	}
 	if ((*names = calloc(KP_IPC_MAX_CDI_NAMES, sizeof(**names))) == NULL) {
 		closedir(d);
-		return (cdi_fail(err, errsize, KP_ENOMEM, "out of memory"));
+		return (files_fail(err, errsize, KP_ENOMEM, "out of memory"));
 	}
 	while (*n < KP_IPC_MAX_CDI_NAMES && (de = readdir(d)) != NULL) {
 		if (!name_is_cdi_spec(sup->cfg->driver_name, de->d_name,
@@ -523,10 +522,10 @@ files_cdi(struct sup *sup, struct child *c, const Kpipc__Msg *m)
 	else
 		rep.id = m->cdi_list->id;
 	if (!files_cdi_allowed(sup))
-		r = cdi_fail(err, sizeof(err), KP_EBUSY, "CDI spec requests "
+		r = files_fail(err, sizeof(err), KP_EBUSY, "CDI spec requests "
 		    "are rate-limited (%d a second); retry", (int)CDI_QPS);
 	else if (sup->cdi_fd == -1)
-		r = cdi_fail(err, sizeof(err), KP_EIO, "%s", sup->cdi_err);
+		r = files_fail(err, sizeof(err), KP_EIO, "%s", sup->cdi_err);
 	else if (m->m_case == KPIPC__MSG__M_CDI_WRITE)
 		r = cdi_write(sup, m->cdi_write, err, sizeof(err));
 	else if (m->m_case == KPIPC__MSG__M_CDI_REMOVE)

@@ -23,7 +23,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,20 +38,6 @@
 #define MD_CONTAINER_DIR "/var/run/kubernetes.io/dra-device-attributes"
 #define MD_CDI_VERSION	"0.5.0"
 #define MD_SPEC_MAX	4096
-
-static int	md_fail(char *, size_t, int, const char *, ...)
-		    KP_PRINTF(4, 5);
-
-static int
-md_fail(char *err, size_t errsize, int code, const char *fmt, ...)
-{
-	va_list	 ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errsize, fmt, ap);
-	va_end(ap);
-	return (code);
-}
 
 /*
  * Characters the spec's hostPath may hold as they are: JSON needs no
@@ -86,30 +71,31 @@ metadata_prepare(struct sup *sup, char *err, size_t errsize)
 	if (!sup->cfg->metadata)
 		return (0);
 	if (!path_plain(dir))
-		return (md_fail(err, errsize, KP_EINVAL, "kp_device_metadata: "
-		    "metadata directory %.200s: only printable ASCII without "
-		    "'\"', '\\\\', '<', '>' and '&'", dir));
+		return (files_fail(err, errsize, KP_EINVAL,
+		    "kp_device_metadata: metadata directory %.200s: only "
+		    "printable ASCII without '\"', '\\\\', '<', '>' and '&'",
+		    dir));
 	if ((pfd = files_open_parent("metadata directory", dir, &leaf, err,
 	    errsize)) == -1)
 		return (KP_EACCES);
 	if (mkdirat(pfd, leaf, 0755) == -1 && errno != EEXIST) {
 		close(pfd);
-		return (md_fail(err, errsize, KP_EIO, "kp_device_metadata: "
+		return (files_fail(err, errsize, KP_EIO, "kp_device_metadata: "
 		    "metadata directory %s: %s", dir, strerror(errno)));
 	}
 	fd = openat(pfd, leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	close(pfd);
 	if (fd == -1)
-		return (md_fail(err, errsize, KP_EIO, "kp_device_metadata: "
+		return (files_fail(err, errsize, KP_EIO, "kp_device_metadata: "
 		    "metadata directory %s: %s", dir, errno == ENOTDIR ||
 		    errno == ELOOP ? "a symbolic link or not a directory" :
 		    strerror(errno)));
 	if (fstat(fd, &st) == -1 || (st.st_uid != 0 &&
 	    st.st_uid != geteuid()) || (st.st_mode & (S_IWGRP | S_IWOTH))) {
 		close(fd);
-		return (md_fail(err, errsize, KP_EACCES, "kp_device_metadata: "
-		    "metadata directory %s: must be root's and writable by "
-		    "nobody else", dir));
+		return (files_fail(err, errsize, KP_EACCES,
+		    "kp_device_metadata: metadata directory %s: must be "
+		    "root's and writable by nobody else", dir));
 	}
 	/* 0755 whatever the umask: the runtime mounts files from it. */
 	(void)fchmod(fd, 0755);
@@ -174,8 +160,9 @@ spec_json(const struct sup *sup, const Kpipc__MetadataWrite *w, char *out,
 	    "      }\n"
 	    "    }\n"
 	    "  ]\n"
-	    "}", MD_CDI_VERSION, drv, w->uid, w->request, sup->cfg->metadata_dir,
-	    w->namespace_, w->name, w->request, MD_FILE, cpath);
+	    "}", MD_CDI_VERSION, drv, w->uid, w->request,
+	    sup->cfg->metadata_dir, w->namespace_, w->name, w->request,
+	    MD_FILE, cpath);
 	return (n > 0 && (size_t)n < size ? n : -1);
 }
 
@@ -192,29 +179,30 @@ md_write(struct sup *sup, const Kpipc__MetadataWrite *w, char *err,
 	for (i = 0; i < w->content.len; i += k)
 		if (w->content.data[i] == '\0' || (k = utf8_char((const char *)
 		    w->content.data + i, w->content.len - i)) == 0)
-			return (md_fail(err, errsize, KP_EINVAL, "metadata of "
-			    "%s/%s request %s: not UTF-8 text (byte %zu)",
-			    w->namespace_, w->name, w->request, i));
+			return (files_fail(err, errsize, KP_EINVAL,
+			    "metadata of %s/%s request %s: not UTF-8 text "
+			    "(byte %zu)", w->namespace_, w->name, w->request,
+			    i));
 	n = snprintf(name, sizeof(name), "%s_metadata_%s_%s.json",
 	    sup->cfg->driver_name, w->uid, w->request);
 	if (n <= 0 || (size_t)n >= sizeof(name) ||
 	    !name_is_cdi_spec(sup->cfg->driver_name, name, (size_t)n))
-		return (md_fail(err, errsize, KP_EINVAL, "metadata of %s/%s: "
-		    "CDI spec name %.64s: not %s", w->namespace_, w->name,
-		    name, NAME_R_CDI_SPEC));
+		return (files_fail(err, errsize, KP_EINVAL, "metadata of "
+		    "%s/%s: CDI spec name %.64s: not %s", w->namespace_,
+		    w->name, name, NAME_R_CDI_SPEC));
 	if (spec_json(sup, w, spec, sizeof(spec)) < 0)
-		return (md_fail(err, errsize, KP_ENAMETOOLONG, "metadata of "
+		return (files_fail(err, errsize, KP_ENAMETOOLONG, "metadata of "
 		    "%s/%s: CDI spec too long", w->namespace_, w->name));
 	snprintf(claim, sizeof(claim), "%s_%s", w->namespace_, w->name);
 	snprintf(what, sizeof(what), "metadata file %s/%s/%s", claim,
 	    w->request, MD_FILE);
 	if ((cfd = subdir(sup->meta_fd, claim)) == -1)
-		return (md_fail(err, errsize, KP_EIO, "metadata directory "
+		return (files_fail(err, errsize, KP_EIO, "metadata directory "
 		    "%s: %s", claim, strerror(errno)));
 	rfd = subdir(cfd, w->request);
 	close(cfd);
 	if (rfd == -1)
-		return (md_fail(err, errsize, KP_EIO, "metadata directory "
+		return (files_fail(err, errsize, KP_EIO, "metadata directory "
 		    "%s/%s: %s", claim, w->request, strerror(errno)));
 	r = files_put(rfd, MD_FILE, w->content.data, w->content.len, what,
 	    err, errsize);
@@ -224,8 +212,8 @@ md_write(struct sup *sup, const Kpipc__MetadataWrite *w, char *err,
 	if ((r = files_cdi_put(sup, name, (const uint8_t *)spec,
 	    strlen(spec), err, errsize)) != 0)
 		return (r);
-	log_info(3, "device metadata of %s/%s request %s written", w->namespace_,
-	    w->name, w->request);
+	log_info(3, "device metadata of %s/%s request %s written",
+	    w->namespace_, w->name, w->request);
 	return (0);
 }
 
@@ -239,26 +227,26 @@ remove_request(int cfd, const char *req, char *err, size_t errsize)
 
 	if ((rfd = openat(cfd, req, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 	    O_CLOEXEC)) == -1)
-		return (errno == ENOENT ? 0 : md_fail(err, errsize, KP_EIO,
+		return (errno == ENOENT ? 0 : files_fail(err, errsize, KP_EIO,
 		    "%s: %s", req, strerror(errno)));
 	if ((fd = dup(rfd)) == -1 || (d = fdopendir(fd)) == NULL) {
 		if (fd != -1)
 			close(fd);
 		close(rfd);
-		return (md_fail(err, errsize, KP_EIO, "%s: %s", req,
+		return (files_fail(err, errsize, KP_EIO, "%s: %s", req,
 		    strerror(errno)));
 	}
 	/* metadata.json and left-over temporary files: regular files. */
 	while ((de = readdir(d)) != NULL)
 		if (de->d_type == DT_REG && unlinkat(rfd, de->d_name, 0) ==
 		    -1 && errno != ENOENT && r == 0)
-			r = md_fail(err, errsize, KP_EIO, "%s/%s: %s", req,
+			r = files_fail(err, errsize, KP_EIO, "%s/%s: %s", req,
 			    de->d_name, strerror(errno));
 	closedir(d);
 	close(rfd);
 	if (r == 0 && unlinkat(cfd, req, AT_REMOVEDIR) == -1 &&
 	    errno != ENOENT)
-		r = md_fail(err, errsize, KP_EIO, "%s: %s", req,
+		r = files_fail(err, errsize, KP_EIO, "%s: %s", req,
 		    strerror(errno));
 	return (r);
 }
@@ -289,29 +277,29 @@ md_remove(struct sup *sup, const Kpipc__MetadataRemove *rm, char *err,
 		} else {
 			if (fd != -1)
 				close(fd);
-			r = md_fail(why, sizeof(why), KP_EIO, "%s",
+			r = files_fail(why, sizeof(why), KP_EIO, "%s",
 			    strerror(errno));
 		}
 		close(cfd);
 		if (r == 0 && unlinkat(sup->meta_fd, claim, AT_REMOVEDIR) ==
 		    -1 && errno != ENOENT)
-			r = md_fail(why, sizeof(why), KP_EIO, "%s",
+			r = files_fail(why, sizeof(why), KP_EIO, "%s",
 			    strerror(errno));
 		if (r != 0)
-			return (md_fail(err, errsize, r, "remove metadata "
-			    "directory %s/%s: %s", sup->cfg->metadata_dir, claim,
-			    why));
+			return (files_fail(err, errsize, r, "remove metadata "
+			    "directory %s/%s: %s", sup->cfg->metadata_dir,
+			    claim, why));
 	} else if (errno != ENOENT)
-		return (md_fail(err, errsize, KP_EIO, "remove metadata "
-		    "directory %s/%s: %s", sup->cfg->metadata_dir, claim,
-		    strerror(errno)));
+		return (files_fail(err, errsize, KP_EIO, "remove metadata "
+		    "directory %s/%s: %s", sup->cfg->metadata_dir,
+		    claim, strerror(errno)));
 	pl = (size_t)snprintf(prefix, sizeof(prefix), "%s_metadata_%s_",
 	    sup->cfg->driver_name, rm->uid);
 	if ((fd = openat(sup->cdi_fd, ".", O_RDONLY | O_DIRECTORY |
 	    O_CLOEXEC)) == -1 || (d = fdopendir(fd)) == NULL) {
 		if (fd != -1)
 			close(fd);
-		return (md_fail(err, errsize, KP_EIO, "CDI directory: %s",
+		return (files_fail(err, errsize, KP_EIO, "CDI directory: %s",
 		    strerror(errno)));
 	}
 	while (r == 0 && (de = readdir(d)) != NULL) {
@@ -341,13 +329,13 @@ metadata_request(struct sup *sup, struct child *c, const Kpipc__Msg *m)
 	rep.id = m->m_case == KPIPC__MSG__M_METADATA_WRITE ?
 	    m->metadata_write->id : m->metadata_remove->id;
 	if (!files_cdi_allowed(sup))
-		r = md_fail(err, sizeof(err), KP_EBUSY, "device metadata "
+		r = files_fail(err, sizeof(err), KP_EBUSY, "device metadata "
 		    "requests are rate-limited with the CDI requests; retry");
 	else if (sup->meta_fd == -1)
-		r = md_fail(err, sizeof(err), KP_ENOTSUP, "device metadata is "
-		    "off (kp_device_metadata)");
+		r = files_fail(err, sizeof(err), KP_ENOTSUP, "device "
+		    "metadata is off (kp_device_metadata)");
 	else if (sup->cdi_fd == -1)
-		r = md_fail(err, sizeof(err), KP_EIO, "%s", sup->cdi_err);
+		r = files_fail(err, sizeof(err), KP_EIO, "%s", sup->cdi_err);
 	else if (m->m_case == KPIPC__MSG__M_METADATA_WRITE)
 		r = md_write(sup, m->metadata_write, err, sizeof(err));
 	else

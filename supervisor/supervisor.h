@@ -168,6 +168,7 @@ int	cdi_check(const char *, size_t, const struct kp_options *, char *,
 int	files_prepare(struct sup *, char *, size_t);
 void	files_cdi(struct sup *, struct child *, const Kpipc__Msg *);
 void	files_close(struct sup *);
+int	files_fail(char *, size_t, int, const char *, ...) KP_PRINTF(4, 5);
 int	files_open_parent(const char *, const char *, const char **, char *,
 	    size_t);
 int	files_cdi_allowed(struct sup *);

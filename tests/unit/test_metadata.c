@@ -39,7 +39,8 @@ test_strings(void)
 	json_is("\n\r\t", "\"\\n\\r\\t\"");
 	json_is("\b\f", "\"\\b\\f\"");			/* Go 1.22+ */
 	json_is("\x01\x1f", "\"\\u0001\\u001f\"");
-	json_is("<a&b>", "\"\\u003ca\\u0026b\\u003e\"");	/* HTML escape */
+	/* HTML escaping, as json.Marshal */
+	json_is("<a&b>", "\"\\u003ca\\u0026b\\u003e\"");
 	json_is("\x7f", "\"\x7f\"");			/* DEL as is */
 	json_is("caf\xc3\xa9 \xe2\x82\xac", "\"caf\xc3\xa9 \xe2\x82\xac\"");
 	json_is("\xe2\x80\xa8\xe2\x80\xa9", "\"\\u2028\\u2029\"");
