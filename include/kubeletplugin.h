@@ -1314,6 +1314,9 @@ KP_EXTERN int kp_cdi_allow_hook(struct kp_options *opts, const char *path);
  * be root's and not writable by others) and fails naming the directory
  * when it cannot. Not yet: network data in the file (upstream
  * Device.Metadata.NetworkData), UpdateRequestMetadata.
+ * kp_cdi_spec_list() lists the metadata specs too (names
+ * <driver>_metadata_<claim UID>_<request>.json): a driver that
+ * reconciles its specs after a restart must leave those to the library.
  */
 
 /* The metadata versions (the GroupVersion strings upstream writes). */
