@@ -42,3 +42,6 @@ if [ ! -f "$stamp" ] || ! cmp -s package-lock.json "$stamp"; then
 	npm ci --no-audit --no-fund --loglevel=error
 	cp package-lock.json "$stamp"
 fi
+
+# A kubectl with kustomize v5 for rendering deploy/ (Debian 12's is 1.20).
+tools/kubectl.sh >/dev/null

@@ -41,9 +41,11 @@ function yamlFiles(dir = DEPLOY) {
 
 // A kubectl (or kustomize) whose kustomize has components and
 // replacements: v5 (kubectl 1.27 and later). Debian 12's kubectl 1.20
-// embeds kustomize v2.0.3, which has neither.
+// embeds kustomize v2.0.3, which has neither: tools/kubectl.sh (run by
+// make deps) puts upstream's kubectl 1.35 at .cache/kubectl/kubectl.
 function findKustomize() {
-  const cands = [process.env.KP_KUBECTL, 'kubectl', 'kustomize'].filter(Boolean);
+  const cands = [process.env.KP_KUBECTL, path.join(ROOT, '.cache', 'kubectl', 'kubectl'),
+    'kubectl', 'kustomize'].filter(Boolean);
   const seen = [];
   for (const c of cands) {
     const isKustomize = path.basename(c) === 'kustomize';
