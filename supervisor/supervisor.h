@@ -132,6 +132,7 @@ struct sup {
 	size_t			 cdi_files;	/* this driver's specs, */
 	size_t			 cdi_bytes;	/* counted at start */
 	struct timespec		 cdi_refill;
+	int			 lock_fd;	/* serialize.lock; -1 (lockfile.c) */
 	/* Namespaces and hidden files (children.c). */
 	int			 pidns_fd;	/* our pid namespace; -1:
 						 * children share it */
@@ -165,6 +166,10 @@ int	cdi_check(const char *, size_t, const struct kp_options *, char *,
 int	files_prepare(struct sup *, char *, size_t);
 void	files_cdi(struct sup *, struct child *, const Kpipc__Msg *);
 void	files_close(struct sup *);
+
+/* lockfile.c */
+int	lock_open(struct sup *, char *, size_t);
+void	lock_close(struct sup *);
 
 /* relay.c */
 void	relay_reg_status(struct sup *, const Kpipc__RegStatus *);
