@@ -1027,6 +1027,31 @@ KP_EXTERN int kp_registration_status(struct kp_plugin *plugin,
     enum kp_registration_state *state, char *err, size_t errsize);
 
 /*
+ * kp_set_get_info_error - from now on, kubelet's GetInfo calls on the
+ * registration socket fail with status UNKNOWN and this message (copied);
+ * NULL or "" makes them succeed again. A test knob, as upstream's: kubelet
+ * then does not register the plugin (1.36+ retries with backoff; older
+ * kubelets wait until the socket is re-created). Kept across registrar
+ * restarts. Rule: at most 1024 bytes of UTF-8.
+ * Errors: KP_EINVAL (invalid handle, the rule, or the registration service
+ * is off), KP_EPIPE, KP_ETIMEDOUT.
+ * Mirrors kubeletplugin.Helper.SetGetInfoError, 1.34.
+ */
+KP_EXTERN int kp_set_get_info_error(struct kp_plugin *plugin,
+    const char *message);
+
+/*
+ * kp_set_notify_registration_status_error - as kp_set_get_info_error(),
+ * for NotifyRegistrationStatus: kubelet's verdict is answered with status
+ * UNKNOWN and this message and is not recorded (kp_registration_status()
+ * keeps the previous one: a 1.36+ kubelet treats the failed call as a
+ * failed registration and retries). Same rule and errors.
+ * Mirrors kubeletplugin.Helper.SetNotifyRegistrationStatusError, 1.36.
+ */
+KP_EXTERN int kp_set_notify_registration_status_error(
+    struct kp_plugin *plugin, const char *message);
+
+/*
  * kp_publish_resources - publish the driver's devices as ResourceSlices.
  * Checks every struct_size (see "How this data grows" above) and validates
  * res synchronously against the API server's 1.37 rules and the 1.35

@@ -260,6 +260,7 @@ sup_handle_child(struct sup *sup, struct child *c, Kpipc__Msg *m)
 		if (c->role == ROLE_PUBLISHER)
 			relay_claims_tick(sup);	/* look-ups that waited */
 		health_child_ready(sup, c);
+		relay_reg_errors_ready(sup, c);
 		if (sup->phase < PHASE_RUNNING)
 			sup_start_next(sup);
 		break;
@@ -501,6 +502,9 @@ sup_dispatch_driver(struct sup *sup)
 		case KPIPC__MSG__M_HEALTH_REPORT:
 			health_relay_report(sup, m);
 			m = NULL;	/* kept for a restarted nodeserver */
+			break;
+		case KPIPC__MSG__M_REG_ERROR:
+			relay_reg_error(sup, m->reg_error);
 			break;
 		case KPIPC__MSG__M_STOP:
 			sup->stop_replied = 1;

@@ -7,6 +7,9 @@
  *   health <pool> <device> <status 0-2> [timeout_s [message]]
  *            calls kp_health_report with one device, prints
  *            "health <KP_NAME> <message>"
+ *   getinfo-error [message]   kp_set_get_info_error ("" clears), prints
+ *            "regerr <KP_NAME> <message>"
+ *   notify-error [message]    kp_set_notify_registration_status_error
  *   stop     calls kp_stop, prints "stopped <code>", exits
  * End of input stops as "stop" does. A failed start prints
  * "error <KP_NAME> <message>" and exits 1.
@@ -42,6 +45,7 @@ struct tdrv {
 	int		 slow_ms;
 	int		 spawn_thread;
 	int		 hook_health;	/* prepare reports health */
+	const char	*counter;	/* --counter-file: hooks log here */
 };
 
 static struct tdrv	 drv;
@@ -63,17 +67,43 @@ count_fds(void)
 	return (n);
 }
 
+/*
+ * --counter-file: one line per hook entry and exit, appended (O_APPEND:
+ * each line lands whole, in order, whichever process writes it), so a
+ * test can check across processes that hooks never overlap. Lives in a
+ * state directory the nodeserver may write.
+ */
+static void
+counter_line(const char *what)
+{
+	char	 line[64];
+	int	 fd, n;
+
+	if (drv.counter == NULL)
+		return;
+	if ((fd = open(drv.counter, O_WRONLY | O_APPEND | O_CREAT |
+	    O_CLOEXEC, 0644)) == -1) {
+		fprintf(stderr, "counter file: %s\n", strerror(errno));
+		return;
+	}
+	n = snprintf(line, sizeof(line), "%s %d\n", what, (int)getpid());
+	(void)!write(fd, line, (size_t)n);
+	close(fd);
+}
+
 /* Serialization proof: report when two hooks ever run at once. */
 static void
 hook_enter(void)
 {
 	if (atomic_fetch_add(&in_hook, 1) > 0)
 		fprintf(stderr, "OVERLAP: hooks ran concurrently\n");
+	counter_line("enter");
 }
 
 static void
 hook_leave(void)
 {
+	counter_line("leave");
 	atomic_fetch_sub(&in_hook, 1);
 }
 
@@ -825,6 +855,11 @@ apply(struct kp_options *o, int ch, const char *a)
 	case 322: return (kp_registrar_socket_filename(o, a));
 	case 323: return (kp_plugin_data_directory_path(o, a));
 	case 324: return (kp_plugin_socket(o, a));
+	case 350: return (kp_rolling_update(o, a));
+	case 351: return (kp_flock_directory_path(o, a));
+	case 352: return (kp_registration_service(o, 0));
+	case 353: return (kp_dra_service(o, 0));
+	case 354: drv.counter = a; return (0);
 	default: return (-1);
 	}
 }
@@ -861,6 +896,10 @@ parse(int argc, char **argv, struct kp_options *o)
 		{ "registrar-file", 1, 0, 322 },
 		{ "plugin-data-dir", 1, 0, 323 },
 		{ "plugin-socket-name", 1, 0, 324 },
+		{ "rolling-update-uid", 1, 0, 350 },
+		{ "flock-dir", 1, 0, 351 },
+		{ "no-registration", 0, 0, 352 }, { "no-dra", 0, 0, 353 },
+		{ "counter-file", 1, 0, 354 },
 		{ 0, 0, 0, 0 }
 	};
 	int	 ch;
@@ -1003,6 +1042,16 @@ commands(struct kp_plugin *p, int fds_before)
 		} else if (strncmp(line, "health", 6) == 0) {
 			r = health(p, line + 6);
 			printf("health %s %s\n", kp_err_name(r),
+			    r ? kp_plugin_last_error(p) : "");
+		} else if (strncmp(line, "getinfo-error", 13) == 0 ||
+		    strncmp(line, "notify-error", 12) == 0) {
+			char	*a = strchr(line, ' ');
+
+			line[strcspn(line, "\n")] = '\0';
+			a = a != NULL ? a + 1 : "";
+			r = line[0] == 'g' ? kp_set_get_info_error(p, a) :
+			    kp_set_notify_registration_status_error(p, a);
+			printf("regerr %s %s\n", kp_err_name(r),
 			    r ? kp_plugin_last_error(p) : "");
 		} else if (strncmp(line, "stop", 4) == 0)
 			break;
