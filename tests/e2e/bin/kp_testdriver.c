@@ -46,6 +46,7 @@ struct tdrv {
 	int		 spawn_thread;
 	int		 hook_health;	/* prepare reports health */
 	const char	*counter;	/* --counter-file: hooks log here */
+	const char	*tag;		/* --tag: names this instance there */
 };
 
 static struct tdrv	 drv;
@@ -86,7 +87,8 @@ counter_line(const char *what)
 		fprintf(stderr, "counter file: %s\n", strerror(errno));
 		return;
 	}
-	n = snprintf(line, sizeof(line), "%s %d\n", what, (int)getpid());
+	n = snprintf(line, sizeof(line), "%s %s\n", what, drv.tag ? drv.tag :
+	    "-");
 	(void)!write(fd, line, (size_t)n);
 	close(fd);
 }
@@ -860,6 +862,7 @@ apply(struct kp_options *o, int ch, const char *a)
 	case 352: return (kp_registration_service(o, 0));
 	case 353: return (kp_dra_service(o, 0));
 	case 354: drv.counter = a; return (0);
+	case 355: drv.tag = a; return (0);
 	default: return (-1);
 	}
 }
@@ -899,7 +902,7 @@ parse(int argc, char **argv, struct kp_options *o)
 		{ "rolling-update-uid", 1, 0, 350 },
 		{ "flock-dir", 1, 0, 351 },
 		{ "no-registration", 0, 0, 352 }, { "no-dra", 0, 0, 353 },
-		{ "counter-file", 1, 0, 354 },
+		{ "counter-file", 1, 0, 354 }, { "tag", 1, 0, 355 },
 		{ 0, 0, 0, 0 }
 	};
 	int	 ch;
