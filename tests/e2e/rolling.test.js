@@ -244,3 +244,38 @@ test('registration-only and DRA-only instances', async (t) => {
   assert.equal(st.code, 0);
   assert.ok(fs.lstatSync(root.regSock).isSocket(), 'the DRA-only instance did not touch the registration socket');
 });
+
+test('the example PCI driver: default socket paths from --kubelet-dir, per-instance ones with POD_UID', async (t) => {
+  const { PCI_DRIVER } = require('./lib/plugin');
+  const root = makeRoot('pci.example.com');
+  t.after(() => root.cleanup());
+  fs.rmSync(path.dirname(root.draSock), { recursive: true });
+  const state = path.join(root.dir, 'state');
+  const cdi = path.join(root.dir, 'cdi');
+  giveToNodeserver(state, cdi);
+  const run = (env) => {
+    const proc = spawn(PCI_DRIVER, ['--kubelet-dir', root.dir, '--state-dir', state, '--cdi-dir', cdi,
+      '--sysfs-root', '/sys', '--rescan', '0'], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+    const d = { proc, stderr: '' };
+    proc.stderr.on('data', (b) => { d.stderr += b.toString(); });
+    d.exited = new Promise((resolve) => proc.on('close', (code) => resolve(code)));
+    t.after(async () => { try { proc.kill('SIGKILL'); } catch { /* gone */ } await d.exited; });
+    return d;
+  };
+  const sim = simFor(t, root, '1.35');
+  const first = run({ POD_UID: '' });
+  await until(() => /pci-driver: serving/.test(first.stderr) || first.proc.exitCode !== null, 15000);
+  assert.ok(fs.lstatSync(root.regSock).isSocket(), `${root.regSock}\n${first.stderr}`);
+  assert.ok(fs.lstatSync(root.draSock).isSocket(), root.draSock);
+  assert.equal((await sim.waitForDriver('pci.example.com')).endpoint, root.draSock);
+  first.proc.kill('SIGTERM');
+  assert.equal(await first.exited, 0);
+  assert.ok(!fs.existsSync(root.regSock) && !fs.existsSync(root.draSock), 'removed at SIGTERM');
+
+  const second = run({ POD_UID: UID_A });
+  await until(() => /pci-driver: serving/.test(second.stderr) || second.proc.exitCode !== null, 15000);
+  const dra = path.join(path.dirname(root.draSock), `dra-${UID_A}.sock`);
+  assert.ok(fs.lstatSync(path.join(root.registry, `pci.example.com-${UID_A}-reg.sock`)).isSocket(), second.stderr);
+  assert.ok(fs.lstatSync(dra).isSocket());
+  await until(() => sim.getDriver('pci.example.com')?.endpoint === dra, 10000);
+});
