@@ -153,6 +153,27 @@ test('serialize.lock: hooks never overlap across instances; the nodeserver holds
   assert.equal(parseInt(flags, 8) & 3, 0, 'O_RDONLY');
 });
 
+test('ATTACK: a hostile hook cannot write, truncate, chmod or reopen serialize.lock for writing', async (t) => {
+  const root = rollingRoot(t);
+  const a = instance(t, root, 'A', UID_A);
+  await a.ready();
+  fs.writeFileSync(root.lock, 'keep');	// content to protect (root's file)
+  const sim = simFor(t, root, '1.37');
+  await sim.waitForDriver(DRIVER);
+  await until(() => sim.getDriver(DRIVER).connected, 10000);
+  await sim.nodePrepareResources(DRIVER, [{ namespace: 'default', name: 'lockfd-1', uid: claim(1).uid }]);
+  await a.stderrMatch(/lockfd (found|none)[^\n]*/);
+  const m = /lockfd found write=(\d+) truncate=(\d+) chmod=(\d+) reopen=(\d+)/.exec(a.stderr);
+  assert.ok(m, `the hook found its lock fd:\n${a.stderr}`);
+  const [, w, tr, ch, re] = m.map(Number);
+  assert.notEqual(w, 0, 'write refused');
+  assert.notEqual(tr, 0, 'ftruncate refused');
+  assert.notEqual(ch, 0, 'fchmod refused');
+  assert.notEqual(re, 0, 'reopening through /proc/self/fd for writing refused');
+  assert.equal(fs.readFileSync(root.lock, 'utf8'), 'keep');
+  assert.equal(fs.statSync(root.lock).mode & 0o777, 0o644);
+});
+
 for (const kind of ['ofd', 'flock']) {
   test(`a prepare waits while a Go helper holds serialize.lock (${kind === 'ofd' ? 'released helpers: OFD write lock' : 'newer upstream copy: flock'})`, async (t) => {
     const root = rollingRoot(t);

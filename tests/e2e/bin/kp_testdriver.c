@@ -652,6 +652,52 @@ sandbox_mode(struct kp_options *o, const char *a)
 	return (kp_sandbox_mode(o, (enum kp_sandbox_mode)99));
 }
 
+/*
+ * Plays a compromised hook against serialize.lock (rolling updates): finds
+ * the fd the supervisor gave this nodeserver and tries to write the file,
+ * truncate it, change its mode, and reopen it for writing through
+ * /proc/self/fd. Prints "lockfd <found> write=<errno> ..." (0: it worked).
+ */
+static void
+lockfd_attack(void)
+{
+	char		 l[300], target[512];
+	DIR		*d;
+	struct dirent	*de;
+	ssize_t		 n;
+	int		 fd = -1, w, t, m, r, nfd;
+
+	if ((d = opendir("/proc/self/fd")) == NULL) {
+		fprintf(stderr, "lockfd none opendir=%d\n", errno);
+		return;
+	}
+	while ((de = readdir(d)) != NULL && fd == -1) {
+		snprintf(l, sizeof(l), "/proc/self/fd/%s", de->d_name);
+		n = readlink(l, target, sizeof(target) - 1);
+		if (n <= 0)
+			continue;
+		target[n] = '\0';
+		if (strlen(target) > 15 && strcmp(target + strlen(target) - 15,
+		    "/serialize.lock") == 0)
+			fd = atoi(de->d_name);
+	}
+	closedir(d);
+	if (fd == -1) {
+		fprintf(stderr, "lockfd none\n");
+		return;
+	}
+	w = write(fd, "x", 1) == 1 ? 0 : errno;
+	t = ftruncate(fd, 0) == 0 ? 0 : errno;
+	m = fchmod(fd, 0666) == 0 ? 0 : errno;
+	snprintf(l, sizeof(l), "/proc/self/fd/%d", fd);
+	nfd = open(l, O_WRONLY | O_CLOEXEC);
+	r = nfd >= 0 ? 0 : errno;
+	if (nfd >= 0)
+		close(nfd);
+	fprintf(stderr, "lockfd found write=%d truncate=%d chmod=%d "
+	    "reopen=%d\n", w, t, m, r);
+}
+
 static int	prepare_body(const struct kp_claim *, size_t,
 		    struct kp_prepare_results *, char *, size_t);
 
@@ -690,6 +736,8 @@ prepare_body(const struct kp_claim *c, size_t n,
 	for (i = 0; i < n; i++) {
 		if (sandbox_claim(res, i, c[i].name))
 			continue;
+		if (strncmp(c[i].name, "lockfd-", 7) == 0)
+			lockfd_attack();
 		/* "kplog-<text>": a line through kp_log() from the hook
 		 * (a warning, then an info line at V(3)). */
 		if (strncmp(c[i].name, "kplog-", 6) == 0) {
