@@ -520,8 +520,9 @@ KP_EXTERN int kp_allowed_peer_uid(struct kp_options *opts, uid_t uid);
  * kp_serialize - 1 (default): the prepare and unprepare hooks run one at a
  * time, as upstream since 1.33 (calls are served on kp_worker_threads()
  * threads, so the claim look-ups of concurrent calls still overlap; the
- * lock is taken after them, as upstream); 0: hooks run concurrently too,
- * and the driver must lock for itself.
+ * lock is taken after them, as upstream); with kp_rolling_update() also
+ * across the driver's instances (serialize.lock, see there); 0: hooks run
+ * concurrently too, and the driver must lock for itself.
  * Errors: KP_EINVAL. Mirrors kubeletplugin.Serialize, 1.33.
  */
 KP_EXTERN int kp_serialize(struct kp_options *opts, int enable);
