@@ -218,9 +218,42 @@ test_resolve(void)
 	rmdir(root);
 }
 
+/* RegError: the field rules (ipc_check) and who may send it (rules.c). */
+static void
+test_reg_error_frame(void)
+{
+	Kpipc__Msg	 m = KPIPC__MSG__INIT;
+	Kpipc__RegError	 e = KPIPC__REG_ERROR__INIT;
+	char		 err[KP_ERROR_SIZE], big[1100];
+
+	m.m_case = KPIPC__MSG__M_REG_ERROR;
+	m.reg_error = &e;
+	e.which = 1;
+	e.message = "simulated";
+	CHECK_EQ(ipc_check(&m, err, sizeof(err)), 0);
+	e.which = 3;
+	CHECK_EQ(ipc_check(&m, err, sizeof(err)), KP_EPROTO);
+	CHECK_CONTAINS(err, "reg_error.which: 3");
+	e.which = 2;
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	e.message = big;
+	CHECK_EQ(ipc_check(&m, err, sizeof(err)), KP_EPROTO);
+	CHECK_CONTAINS(err, "at most 1024 bytes of UTF-8");
+	e.message = "\xff\xfe";
+	CHECK_EQ(ipc_check(&m, err, sizeof(err)), KP_EPROTO);
+	CHECK_EQ(ipc_rule_check(ROLE_DRIVER, CS_READY, KPIPC__MSG__M_REG_ERROR,
+	    err, sizeof(err)), 0);
+	CHECK_EQ(ipc_rule_check(ROLE_REGISTRAR, CS_READY,
+	    KPIPC__MSG__M_REG_ERROR, err, sizeof(err)), KP_EPROTO);
+	CHECK_EQ(ipc_rule_check(ROLE_NODESERVER, CS_READY,
+	    KPIPC__MSG__M_REG_ERROR, err, sizeof(err)), KP_EPROTO);
+}
+
 int
 main(void)
 {
+	test_reg_error_frame();
 	test_names();
 	test_setters();
 	test_resolve();
