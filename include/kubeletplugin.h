@@ -355,8 +355,8 @@ KP_EXTERN int kp_plugin_socket(struct kp_options *opts, const char *name);
  * with flock(LOCK_EX) and then an OFD lock (F_OFD_SETLKW), so that Go
  * instances exclude C instances whichever kind the Go side takes
  * (released helpers: OFD, with a flock fallback; a newer upstream copy:
- * flock). The supervisor creates the file (0644) and hands the nodeserver
- * a read-only fd to it. On stop an instance removes only the sockets it
+ * flock). The supervisor creates the file (0644) and hands each
+ * nodeserver a read-only fd of its own (its locks die with it). On stop an instance removes only the sockets it
  * created (path and inode), never another instance's. Kubelets 1.33+
  * keep both instances registered and call the newest (1.34+: the newest
  * connected one); there is no guarantee that prepare and unprepare of a

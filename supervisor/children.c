@@ -293,8 +293,19 @@ child_spawn(struct sup *sup, struct child *c)
 		close(logp[1]);
 		return (KP_EIO);
 	}
+	/* A nodeserver's own serialize.lock description (lockfile.c). */
+	if (c->role == ROLE_NODESERVER && lock_child_open(sup) != 0) {
+		close(ctl[0]);
+		close(ctl[1]);
+		close(logp[0]);
+		close(logp[1]);
+		close(errp[0]);
+		close(errp[1]);
+		return (KP_EIO);
+	}
 	if ((pid = child_fork(sup, c)) == -1) {
 		log_warn("fork %s", c->name);
+		lock_close(sup);
 		close(ctl[0]);
 		close(ctl[1]);
 		close(logp[0]);
@@ -305,6 +316,7 @@ child_spawn(struct sup *sup, struct child *c)
 	}
 	if (pid == 0)
 		child_run(sup, c, ctl[1], logp[1], errp[1]);
+	lock_close(sup);	/* the child's now; the supervisor keeps none */
 	close(ctl[1]);
 	close(logp[1]);
 	close(errp[1]);

@@ -25,32 +25,65 @@
 #include "base/log.h"
 #include "supervisor/supervisor.h"
 
-int
-lock_open(struct sup *sup, char *err, size_t errsize)
+/* A fresh read-only open file description of the lock file, or -1. */
+static int
+lock_fd_open(const char *path, char *err, size_t errsize, int *code)
 {
-	const char	*path = sup->cfg->lock_path;
 	struct stat	 st;
 	int		 fd;
 
-	sup->lock_fd = -1;
-	if (path[0] == '\0')
-		return (0);
 	fd = open(path, O_RDONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd == -1) {
 		snprintf(err, errsize, "kp_rolling_update: lock file %s: %s",
 		    path, errno == ELOOP ? "is a symbolic link" :
 		    strerror(errno));
-		return (errno == EACCES || errno == EPERM ? KP_EACCES :
-		    KP_EIO);
+		*code = errno == EACCES || errno == EPERM ? KP_EACCES : KP_EIO;
+		return (-1);
 	}
 	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode)) {
 		snprintf(err, errsize, "kp_rolling_update: lock file %s is "
 		    "not a regular file", path);
 		close(fd);
-		return (KP_EEXIST);
+		*code = KP_EEXIST;
+		return (-1);
 	}
-	sup->lock_fd = fd;
-	log_info(2, "hooks serialized across instances with %s", path);
+	return (fd);
+}
+
+/* At start: create and check the file; nothing is kept open. */
+int
+lock_open(struct sup *sup, char *err, size_t errsize)
+{
+	int	 fd, code = 0;
+
+	sup->lock_fd = -1;
+	if (sup->cfg->lock_path[0] == '\0')
+		return (0);
+	if ((fd = lock_fd_open(sup->cfg->lock_path, err, errsize, &code)) ==
+	    -1)
+		return (code);
+	close(fd);
+	log_info(2, "hooks serialized across instances with %s",
+	    sup->cfg->lock_path);
+	return (0);
+}
+
+/* Before a nodeserver's fork: its own fd in sup->lock_fd (the fork
+ * passes it, lock_close() drops the supervisor's copy after). */
+int
+lock_child_open(struct sup *sup)
+{
+	char	 err[KP_ERROR_SIZE];
+	int	 code = 0;
+
+	sup->lock_fd = -1;
+	if (sup->cfg->lock_path[0] == '\0')
+		return (0);
+	if ((sup->lock_fd = lock_fd_open(sup->cfg->lock_path, err,
+	    sizeof(err), &code)) == -1) {
+		log_errorx("%s", err);
+		return (code);
+	}
 	return (0);
 }
 

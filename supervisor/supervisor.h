@@ -132,7 +132,8 @@ struct sup {
 	size_t			 cdi_files;	/* this driver's specs, */
 	size_t			 cdi_bytes;	/* counted at start */
 	struct timespec		 cdi_refill;
-	int			 lock_fd;	/* serialize.lock; -1 (lockfile.c) */
+	int			 lock_fd;	/* serialize.lock for the nodeserver
+						 * being forked; -1 (lockfile.c) */
 	/* The driver's registration test knobs, [0] GetInfo, [1]
 	 * NotifyRegistrationStatus; "" = none (relay.c). */
 	char			 reg_errs[2][KP_IPC_MAX_REG_ERR + 1];
@@ -172,6 +173,7 @@ void	files_close(struct sup *);
 
 /* lockfile.c */
 int	lock_open(struct sup *, char *, size_t);
+int	lock_child_open(struct sup *);
 void	lock_close(struct sup *);
 
 /* relay.c */

@@ -153,6 +153,30 @@ test('serialize.lock: hooks never overlap across instances; the nodeserver holds
   assert.equal(parseInt(flags, 8) & 3, 0, 'O_RDONLY');
 });
 
+test('a nodeserver killed inside a hook does not leave serialize.lock held', async (t) => {
+  const root = rollingRoot(t);
+  const a = instance(t, root, 'A', UID_A, ['--slow-ms', '30000']);
+  const b = instance(t, root, 'B', UID_B);
+  await a.ready();
+  await b.ready();
+  const sim = simFor(t, root, '1.37');
+  const [ia, ib] = await bothConnected(sim);
+  const stuck = prepareAt(ia, 1).catch(() => {});	// fails when killed
+  await until(() => entered(root).includes('A'), 10000);
+  const ns = roles(await a.pid()).nodeserver;
+  process.kill(ns, 'SIGKILL');
+  // B's hook runs: the dead nodeserver's locks went with it (were the
+  // file's description shared with the supervisor, B would wait for ever;
+  // 20 s is only this test's bound on that failure).
+  const body = proto.encode(proto.typeName(ib.api, 'NodePrepareResourcesRequest'), { claims: [claim(2)] });
+  const res = await rawUnary(ib.client, `${ib.servicePrefix}NodePrepareResources`, body, 20000);
+  assert.equal(res.code, 0, `B's prepare: ${res.details}`);
+  assert.deepEqual(entered(root), ['A', 'B']);
+  await stuck;
+  // A's restarted nodeserver takes the lock again with a fresh fd.
+  await a.stderrMatch(/nodeserver ready, pid \d+ \(restarted\)/, 15000);
+});
+
 test('ATTACK: a hostile hook cannot write, truncate, chmod or reopen serialize.lock for writing', async (t) => {
   const root = rollingRoot(t);
   const a = instance(t, root, 'A', UID_A);
