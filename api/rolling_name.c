@@ -73,8 +73,8 @@ kp_rolling_update_registrar_socket_file(const char *registry_dir,
     const char *driver_name, const char *pod_uid, char *out, size_t size)
 {
 	unsigned char	 sum[SHA256_DIGEST_LENGTH];
+	unsigned char	 both[64 + 1 + KP_MAX_POD_UID];	/* driver NUL uid */
 	char		 name[3][KP_MAX_POD_UID + 128], enc[64];
-	unsigned char	*buf;
 	size_t		 dl, ul, i;
 	int		 n;
 
@@ -90,16 +90,10 @@ kp_rolling_update_registrar_socket_file(const char *registry_dir,
 	SHA256((const unsigned char *)pod_uid, ul, sum);
 	b64url(sum, 8, enc);
 	snprintf(name[1], sizeof(name[1]), "%s-%s-reg.sock", driver_name, enc);
-	/* driver NUL uid: both lengths are bounded above. */
-	{
-		unsigned char	 tmp[64 + 1 + KP_MAX_POD_UID];
-
-		buf = tmp;
-		memcpy(buf, driver_name, dl);
-		buf[dl] = '\0';
-		memcpy(buf + dl + 1, pod_uid, ul);
-		SHA256(buf, dl + 1 + ul, sum);
-	}
+	memcpy(both, driver_name, dl);
+	both[dl] = '\0';
+	memcpy(both + dl + 1, pod_uid, ul);
+	SHA256(both, dl + 1 + ul, sum);
 	b64url(sum, 16, enc);
 	snprintf(name[2], sizeof(name[2]), "dra-%s-reg.sock", enc);
 	for (i = 0; i < 2; i++)

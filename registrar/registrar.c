@@ -22,7 +22,9 @@ int
 registrar_main(struct child_env *env)
 {
 	const struct kp_options	*cfg = env->cfg;
-	struct reg_state	 rs;
+	/* Static: the reader thread (registration.c) is never joined and
+	 * may still run while this function returns into _exit(). */
+	static struct reg_state	 rs;
 	struct rpc_method	 methods[2];
 	struct rpc_config	 rc;
 	char			 err[KP_ERROR_SIZE];
