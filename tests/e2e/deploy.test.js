@@ -122,6 +122,9 @@ function checkDeployment(docs, { driver, ns, kubeletDir, cdiDir, image }) {
   const env = Object.fromEntries(c.env.filter((e) => 'value' in e).map((e) => [e.name, e.value]));
   assert.deepEqual(env, { DRIVER_NAME: driver, KUBELET_DIR: kubeletDir, CDI_DIR: cdiDir });
   assert.equal(c.env.find((e) => e.name === 'NODE_NAME').valueFrom.fieldRef.fieldPath, 'spec.nodeName');
+  // Rolling updates: the pod UID for kp_rolling_update, and a surge.
+  assert.equal(c.env.find((e) => e.name === 'POD_UID').valueFrom.fieldRef.fieldPath, 'metadata.uid');
+  assert.deepEqual(ds.spec.updateStrategy.rollingUpdate, { maxSurge: 1, maxUnavailable: 0 });
   for (const a of ['--driver-name=$(DRIVER_NAME)', '--in-cluster', '--kubelet-dir=$(KUBELET_DIR)', '--cdi-dir=$(CDI_DIR)']) {
     assert.ok(c.args.includes(a), `args: ${a}`);
   }
