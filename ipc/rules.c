@@ -53,6 +53,8 @@ static const struct ipc_rule rules[] = {
 	/* resource health: the driver reports, the nodeserver warns */
 	{ KPIPC__MSG__M_HEALTH_REPORT, ROLE_DRIVER, ST(CS_READY) },
 	{ KPIPC__MSG__M_HEALTH_STALE, ROLE_NODESERVER, ST(CS_READY) },
+	/* registration test knobs (kp_set_get_info_error, ...) */
+	{ KPIPC__MSG__M_REG_ERROR, ROLE_DRIVER, ST(CS_READY) },
 };
 
 static const char *const case_names[] = {
@@ -77,6 +79,7 @@ static const char *const case_names[] = {
 	[KPIPC__MSG__M_CDI_REPLY] = "cdi_reply",
 	[KPIPC__MSG__M_METADATA_WRITE] = "metadata_write",
 	[KPIPC__MSG__M_METADATA_REMOVE] = "metadata_remove",
+	[KPIPC__MSG__M_REG_ERROR] = "reg_error",
 };
 
 const char *

@@ -135,6 +135,11 @@ struct sup {
 	/* Device metadata (metadata.c): the root-owned directory the
 	 * supervisor writes the metadata files into; -1: off. */
 	int			 meta_fd;
+	int			 lock_fd;	/* serialize.lock for the nodeserver
+						 * being forked; -1 (lockfile.c) */
+	/* The driver's registration test knobs, [0] GetInfo, [1]
+	 * NotifyRegistrationStatus; "" = none (relay.c). */
+	char			 reg_errs[2][KP_IPC_MAX_REG_ERR + 1];
 	/* Namespaces and hidden files (children.c). */
 	int			 pidns_fd;	/* our pid namespace; -1:
 						 * children share it */
@@ -183,8 +188,15 @@ int	metadata_prepare(struct sup *, char *, size_t);
 void	metadata_request(struct sup *, struct child *, const Kpipc__Msg *);
 void	metadata_close(struct sup *);
 
+/* lockfile.c */
+int	lock_open(struct sup *, char *, size_t);
+int	lock_child_open(struct sup *);
+void	lock_close(struct sup *);
+
 /* relay.c */
 void	relay_reg_status(struct sup *, const Kpipc__RegStatus *);
+void	relay_reg_error(struct sup *, const Kpipc__RegError *);
+void	relay_reg_errors_ready(struct sup *, struct child *);
 void	relay_claim_get(struct sup *, Kpipc__Msg *);
 void	relay_claim_reply(struct sup *, struct child *, Kpipc__Msg *);
 void	relay_claims_abort(struct sup *);
