@@ -1386,8 +1386,9 @@ KP_EXTERN int kp_cdi_allow_hook(struct kp_options *opts, const char *path);
  *   <request>/metadata.json
  * (a JSON stream: the same DeviceMetadata object once per chosen version,
  * in the order given, each pretty-printed and ended by a newline; devices
- * with driver, pool, name and the attributes kp_prepare_device_metadata()
- * gave), and
+ * with driver, pool, name and the attributes and network data
+ * kp_prepare_device_metadata() and kp_prepare_device_network_data() gave),
+ * and
  * the CDI spec <CDI directory>/<driver>_metadata_<claim UID>_<request>.json
  * (cdiVersion 0.5.0, kind "<driver>/metadata", device
  * "<claim UID>_<request>") that bind-mounts the file read-only at
@@ -1396,9 +1397,9 @@ KP_EXTERN int kp_cdi_allow_hook(struct kp_options *opts, const char *path);
  * (resourceclaimtemplates/<pod claim name>/... for a claim made from a
  * template, whose annotation resource.kubernetes.io/pod-claim-name the
  * claim look-up returns: with Kubernetes access only; the file then holds
- * podClaimName too) and appends the CDI ID "<driver>/metadata=<claim UID>_<request>" to the
- * first device of the request in the response, after the prepare hook
- * ran. Both files are written atomically (temporary file, fsync, rename,
+ * podClaimName too) and appends the CDI ID
+ * "<driver>/metadata=<claim UID>_<request>" to the first device of the
+ * request in the response, after the prepare hook ran. Both files are written atomically (temporary file, fsync, rename,
  * fsync of the directory) by the supervisor, in a directory the
  * nodeserver cannot write, so hooks cannot redirect the mount. Unprepare
  * removes both for each claim after the unprepare hook; a removal failure
@@ -1410,8 +1411,8 @@ KP_EXTERN int kp_cdi_allow_hook(struct kp_options *opts, const char *path);
  * directory of kp_plugin_socket_path(), else the default; kp_start()
  * creates dra-device-metadata there (root's, mode 0755; its parents must
  * be root's and not writable by others) and fails naming the directory
- * when it cannot. Not yet: network data in the file (upstream
- * Device.Metadata.NetworkData), UpdateRequestMetadata.
+ * when it cannot. Not yet: UpdateRequestMetadata (rewriting a file after
+ * prepare, with generation + 1).
  * kp_cdi_spec_list() lists the metadata specs too (names
  * <driver>_metadata_<claim UID>_<request>.json): a driver that
  * reconciles its specs after a restart must leave those to the library.
@@ -1459,6 +1460,25 @@ KP_EXTERN int kp_device_metadata(struct kp_options *opts, int enable,
 KP_EXTERN int kp_prepare_device_metadata(struct kp_prepare_results *res,
     size_t claim, const char *pool, const char *device,
     const struct kp_attribute *attrs, size_t n);
+
+/*
+ * kp_prepare_device_network_data - the network data of device pool/device
+ * of claim number claim for its device metadata file (upstream
+ * Device.Metadata.NetworkData, resource.k8s.io NetworkDeviceData), with
+ * the rules of kp_prepare_device_metadata() (after kp_prepare_add_device;
+ * a later call replaces it; ignored with metadata off). interface_name
+ * (at most 256 bytes), ips (n_ips, at most 16, each at most 64 bytes,
+ * e.g. "10.0.0.2/24"; not checked as CIDR here) and hardware_address (at
+ * most 128 bytes): UTF-8 without control characters; NULL or empty ones
+ * and n_ips 0 are left out, as Go's omitempty does. Copied.
+ * Errors: KP_EINVAL (bad index; a rule broken: the claim fails naming
+ * it), KP_ENOMEM (the claim fails). Mirrors
+ * kubeletplugin.Device.Metadata.NetworkData, 1.36.
+ */
+KP_EXTERN int kp_prepare_device_network_data(struct kp_prepare_results *res,
+    size_t claim, const char *pool, const char *device,
+    const char *interface_name, const char *const *ips, size_t n_ips,
+    const char *hardware_address);
 
 /*
  * Identities. Started as root, each sandboxed process runs as its own

@@ -119,11 +119,14 @@ struct dra_device {
 	char	 *share_id;	/* NULL: absent */
 };
 
-/* Device metadata attributes of one device (metadata_attrs.c). */
+/* Device metadata members of one device (metadata_attrs.c). */
+#define MD_ATTRS	0	/* "attributes" */
+#define MD_NET		1	/* "networkData" */
 struct md_attrs {
 	char	*pool;
 	char	*device;
-	char	*json;		/* the "attributes" member, indented */
+	int	 kind;		/* MD_ATTRS, MD_NET */
+	char	*json;		/* the member, indented, no last newline */
 };
 
 /* The result of one claim: one map entry of the response. */
@@ -219,6 +222,7 @@ struct md_input {
 	const char		 *request;
 	const struct dra_device	**devices;
 	const char		**attrs;	/* per device; NULL: none */
+	const char		**nets;		/* per device; NULL: none */
 	size_t			  n_devices;
 };
 
@@ -242,7 +246,7 @@ void	md_unprepare(struct dra_ctx *, const struct kp_claim *,
 /* metadata_attrs.c */
 void	md_attrs_free(struct dra_result *);
 const char *md_attrs_find(const struct dra_result *, const char *,
-	    const char *);
+	    const char *, int);
 
 /* dra_format.c: call-logging renderers (rpc_format_fn) */
 void	dra_format_request(const uint8_t *, size_t, char *, size_t);

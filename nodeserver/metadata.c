@@ -165,7 +165,8 @@ md_field(struct md_buf *b, const char *indent, const char *key,
  * version (metadata.resource.k8s.io/v1alpha1 and v1beta1 have the same
  * shape), with metadata {name, namespace, uid, generation} (Go's
  * ObjectMeta order; empty fields omitted), podClaimName when known,
- * requests [{name, devices [{driver, pool, name, attributes?}]}]. Returns
+ * requests [{name, devices [{driver, pool, name, attributes?,
+ * networkData?}]}]. Returns
  * 0 with
  * *out malloc'd (the caller frees) or KP_ENOMEM.
  */
@@ -173,7 +174,7 @@ int
 md_encode(const struct md_input *in, char **out, size_t *outlen)
 {
 	struct md_buf	 b = { NULL, 0, 0, 0 };
-	const char	*a;
+	const char	*a, *net;
 	size_t		 v, i;
 
 	*out = NULL;
@@ -198,15 +199,24 @@ md_encode(const struct md_input *in, char **out, size_t *outlen)
 			md_puts(&b, "      \"devices\": [\n");
 			for (i = 0; i < in->n_devices; i++) {
 				a = in->attrs != NULL ? in->attrs[i] : NULL;
+				net = in->nets != NULL ? in->nets[i] : NULL;
 				md_puts(&b, "        {\n");
 				md_field(&b, "          ", "driver", in->driver,
 				    0);
 				md_field(&b, "          ", "pool",
 				    in->devices[i]->pool, 0);
 				md_field(&b, "          ", "name",
-				    in->devices[i]->device, a == NULL);
-				if (a != NULL)
+				    in->devices[i]->device, a == NULL &&
+				    net == NULL);
+				if (a != NULL) {
 					md_puts(&b, a);
+					md_puts(&b, net != NULL ? ",\n" :
+					    "\n");
+				}
+				if (net != NULL) {
+					md_puts(&b, net);
+					md_puts(&b, "\n");
+				}
 				md_puts(&b, i + 1 < in->n_devices ?
 				    "        },\n" : "        }\n");
 			}
@@ -264,7 +274,7 @@ md_request(struct dra_ctx *ctx, const struct kp_claim *c, const char *pod,
 {
 	const struct kp_options	 *cfg = ctx->cfg;
 	const struct dra_device	**devs;
-	const char		**attrs;
+	const char		**attrs, **nets;
 	struct md_input		  in;
 	const char		 *vers[KP_MAX_METADATA_VERSIONS];
 	char			  id[NAME_MAX_SUBDOMAIN + NAME_MAX_UID +
@@ -279,15 +289,19 @@ md_request(struct dra_ctx *ctx, const struct kp_claim *c, const char *pod,
 	}
 	devs = calloc(res->n_devices, sizeof(*devs));
 	attrs = calloc(res->n_devices, sizeof(*attrs));
-	if (devs == NULL || attrs == NULL) {
+	nets = calloc(res->n_devices, sizeof(*nets));
+	if (devs == NULL || attrs == NULL || nets == NULL) {
 		free(devs);
 		free(attrs);
+		free(nets);
 		goto nomem;
 	}
 	for (i = 0; i < res->n_devices; i++)
 		if (in_request(&res->devices[i], req)) {
 			attrs[n] = md_attrs_find(res, res->devices[i].pool,
-			    res->devices[i].device);
+			    res->devices[i].device, MD_ATTRS);
+			nets[n] = md_attrs_find(res, res->devices[i].pool,
+			    res->devices[i].device, MD_NET);
 			devs[n++] = &res->devices[i];
 		}
 	for (i = 0; i < cfg->n_metadata_versions; i++)
@@ -304,10 +318,12 @@ md_request(struct dra_ctx *ctx, const struct kp_claim *c, const char *pod,
 	in.request = req;
 	in.devices = devs;
 	in.attrs = attrs;
+	in.nets = nets;
 	in.n_devices = n;
 	r = md_encode(&in, &json, &len);
 	free(devs);
 	free(attrs);
+	free(nets);
 	if (r != 0)
 		goto nomem;
 	if (len > MD_MAX_CONTENT) {

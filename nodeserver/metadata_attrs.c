@@ -3,7 +3,7 @@
  * prepared device for its device metadata file (upstream
  * Device.Metadata.Attributes, v0.36), a builder beside
  * kp_prepare_add_device() so that struct kp_prepared_device stays as it
- * is. The attributes are rendered at once into the "attributes" member
+ * is. They are rendered at once into the "attributes" and "networkData" members
  * of the device's object, as Go's json.MarshalIndent writes a
  * map[QualifiedName]DeviceAttribute: keys sorted bytewise, each value an
  * object with one of int, bool, string, version, ints, bools, strings,
@@ -53,15 +53,16 @@ md_attrs_free(struct dra_result *c)
 	c->n_md_attrs = 0;
 }
 
-/* The rendered attributes of device pool/device, or NULL. */
+/* The rendered member (kind) of device pool/device, or NULL. */
 const char *
 md_attrs_find(const struct dra_result *c, const char *pool,
-    const char *device)
+    const char *device, int kind)
 {
 	size_t	 i;
 
 	for (i = c->n_md_attrs; i > 0; i--)	/* the last call wins */
-		if (strcmp(c->md_attrs[i - 1].pool, pool) == 0 &&
+		if (c->md_attrs[i - 1].kind == kind &&
+		    strcmp(c->md_attrs[i - 1].pool, pool) == 0 &&
 		    strcmp(c->md_attrs[i - 1].device, device) == 0)
 			return (c->md_attrs[i - 1].json);
 	return (NULL);
@@ -157,7 +158,8 @@ puts_(struct md_buf *b, const char *s)
 	md_put(b, s, strlen(s));
 }
 
-/* The member's lines (md_encode ends the "name" line with ","). */
+/* The member's lines, without the last newline (md_encode ends the
+ * "name" line with "," and joins the members). */
 static void
 render(struct md_buf *b, const struct kp_attribute *v, size_t n)
 {
@@ -186,7 +188,7 @@ render(struct md_buf *b, const struct kp_attribute *v, size_t n)
 		puts_(b, "\n" IN2 "}");
 		puts_(b, i + 1 < n ? ",\n" : "\n");
 	}
-	puts_(b, IN1 "}\n");
+	puts_(b, IN1 "}");
 }
 
 /*
@@ -219,17 +221,64 @@ copy_attrs(const struct kp_attribute *in, size_t n, struct kp_attribute *out)
 	return (NULL);
 }
 
+/*
+ * Keep b (the member rendered for device pool/device of claim c, kind
+ * MD_ATTRS or MD_NET) unless why says what is wrong; either way the
+ * claim fails on an error, naming fn and the rule.
+ */
+static int
+md_store(struct dra_result *c, const char *fn, const char *pool,
+    const char *device, int kind, struct md_buf *b, const char *why)
+{
+	struct md_attrs	*na, e;
+	char		 msg[KP_ERROR_SIZE];
+	size_t		 i;
+
+	if (why == NULL && c->error == NULL) {
+		for (i = 0; i < c->n_devices; i++)
+			if (strcmp(c->devices[i].pool, pool) == 0 &&
+			    strcmp(c->devices[i].device, device) == 0)
+				break;
+		if (i == c->n_devices)
+			why = "no such device in this claim (add it with "
+			    "kp_prepare_add_device first)";
+	}
+	if (why != NULL) {
+		free(b->p);
+		snprintf(msg, sizeof(msg), "%s: %s", fn, why);
+		(void)dra_result_fail_claim(c, msg);
+		return (KP_EINVAL);
+	}
+	if (c->error != NULL) {
+		free(b->p);
+		return (0);	/* a failed claim's devices are dropped */
+	}
+	memset(&e, 0, sizeof(e));
+	e.kind = kind;
+	if (b->oom || (e.pool = strdup(pool)) == NULL ||
+	    (e.device = strdup(device)) == NULL ||
+	    (na = reallocarray(c->md_attrs, c->n_md_attrs + 1,
+	    sizeof(*na))) == NULL) {
+		free(b->p);
+		attrs_entry_free(&e);
+		(void)dra_result_fail_claim(c, "out of memory");
+		return (KP_ENOMEM);
+	}
+	e.json = b->p;
+	na[c->n_md_attrs++] = e;
+	c->md_attrs = na;
+	return (0);
+}
+
 int
 kp_prepare_device_metadata(struct kp_prepare_results *res, size_t claim,
     const char *pool, const char *device, const struct kp_attribute *attrs,
     size_t n)
 {
 	struct kp_attribute	 v[MD_MAX_ATTRS];
-	struct md_attrs		*na, e;
 	struct md_buf		 b = { NULL, 0, 0, 0 };
 	struct dra_result	*c;
 	const char		*why = NULL;
-	char			 msg[KP_ERROR_SIZE];
 	size_t			 i, values = 0;
 
 	if ((c = dra_prepare_claim(res, claim)) == NULL)
@@ -250,38 +299,78 @@ kp_prepare_device_metadata(struct kp_prepare_results *res, size_t claim,
 			if (strcmp(v[i].name, v[i - 1].name) == 0)
 				why = "name: repeated";
 	}
-	if (why == NULL && c->error == NULL &&
-	    md_attrs_find(c, pool, device) == NULL) {
-		for (i = 0; i < c->n_devices; i++)
-			if (strcmp(c->devices[i].pool, pool) == 0 &&
-			    strcmp(c->devices[i].device, device) == 0)
-				break;
-		if (i == c->n_devices)
-			why = "no such device in this claim (add it with "
-			    "kp_prepare_add_device first)";
-	}
-	if (why != NULL) {
-		snprintf(msg, sizeof(msg), "kp_prepare_device_metadata: %s",
-		    why);
-		(void)dra_result_fail_claim(c, msg);
+	if (why == NULL)
+		render(&b, v, n);
+	return (md_store(c, "kp_prepare_device_metadata", pool, device,
+	    MD_ATTRS, &b, why));
+}
+
+/* A string of at most max bytes of UTF-8 without control characters. */
+static int
+net_str_ok(const char *s, size_t max)
+{
+	const char	*p;
+
+	for (p = s; *p != '\0'; p++)
+		if ((unsigned char)*p < 0x20)
+			return (0);
+	return (strlen(s) <= max && utf8_valid(s));
+}
+
+int
+kp_prepare_device_network_data(struct kp_prepare_results *res, size_t claim,
+    const char *pool, const char *device, const char *interface_name,
+    const char *const *ips, size_t n_ips, const char *hardware_address)
+{
+	struct md_buf		 b = { NULL, 0, 0, 0 };
+	struct dra_result	*c;
+	const char		*why = NULL, *sep = "";
+	size_t			 i;
+
+	if ((c = dra_prepare_claim(res, claim)) == NULL)
 		return (KP_EINVAL);
+	if (pool == NULL || device == NULL)
+		why = "pool and device are required";
+	else if (interface_name != NULL && !net_str_ok(interface_name, 256))
+		why = "interface_name: UTF-8, at most 256 bytes";
+	else if (hardware_address != NULL &&
+	    !net_str_ok(hardware_address, 128))
+		why = "hardware_address: UTF-8, at most 128 bytes";
+	else if (n_ips > 16 || (n_ips > 0 && ips == NULL))
+		why = "ips: at most 16, not NULL with a count";
+	for (i = 0; why == NULL && i < n_ips; i++)
+		if (ips[i] == NULL || ips[i][0] == '\0' ||
+		    !net_str_ok(ips[i], 64))
+			why = "ips: each a non-empty string of at most 64 "
+			    "bytes";
+	if (why == NULL) {
+		/* upstream NetworkDeviceData: every member omitempty */
+		puts_(&b, IN1 "\"networkData\": {");
+		if (interface_name != NULL && interface_name[0] != '\0') {
+			puts_(&b, "\n" IN2 "\"interfaceName\": ");
+			md_json_string(&b, interface_name);
+			sep = ",";
+		}
+		if (n_ips > 0) {
+			puts_(&b, sep);
+			puts_(&b, "\n" IN2 "\"ips\": [\n");
+			for (i = 0; i < n_ips; i++) {
+				puts_(&b, IN3);
+				md_json_string(&b, ips[i]);
+				puts_(&b, i + 1 < n_ips ? ",\n" : "\n");
+			}
+			puts_(&b, IN2 "]");
+			sep = ",";
+		}
+		if (hardware_address != NULL && hardware_address[0] != '\0') {
+			puts_(&b, sep);
+			puts_(&b, "\n" IN2 "\"hardwareAddress\": ");
+			md_json_string(&b, hardware_address);
+			sep = ",";
+		}
+		/* Go writes an empty struct as {} */
+		puts_(&b, sep[0] != '\0' ? "\n" IN1 "}" : "}");
 	}
-	if (c->error != NULL)
-		return (0);	/* a failed claim's devices are dropped */
-	render(&b, v, n);
-	memset(&e, 0, sizeof(e));
-	if (b.oom || (e.pool = strdup(pool)) == NULL ||
-	    (e.device = strdup(device)) == NULL ||
-	    (na = reallocarray(c->md_attrs, c->n_md_attrs + 1,
-	    sizeof(*na))) == NULL) {
-		free(b.p);
-		attrs_entry_free(&e);
-		snprintf(msg, sizeof(msg), "out of memory");
-		(void)dra_result_fail_claim(c, msg);
-		return (KP_ENOMEM);
-	}
-	e.json = b.p;
-	na[c->n_md_attrs++] = e;
-	c->md_attrs = na;
-	return (0);
+	return (md_store(c, "kp_prepare_device_network_data", pool, device,
+	    MD_NET, &b, why));
 }

@@ -50,11 +50,23 @@ function expectedFile(c, request, devices, versions, attrs = {}) {
     metadata: { name: c.name, namespace: c.namespace, uid: c.uid, generation: 1 },
     requests: [{
       name: request,
-      devices: devices.map((d) => ({ driver: DRIVER, pool: 'pool-a', name: d, ...(attrs[d] ? { attributes: attrs[d] } : {}) })),
+      devices: devices.map((d) => ({
+        driver: DRIVER,
+        pool: 'pool-a',
+        name: d,
+        ...(attrs[d] ? { attributes: attrs[d] } : {}),
+        ...(NETS[d] && Object.keys(attrs).length ? { networkData: NETS[d] } : {}),
+      })),
     }],
   }, null, 2).replace(/[<>&]/g, (ch) => `\\u00${ch.charCodeAt(0).toString(16)}`)}\n`).join('');
 }
 
+// What kp_testdriver gives for its "multi-" claims: attributes, and
+// network data (members left out when unset, as omitempty).
+const NETS = {
+  'dev-b': { interfaceName: 'eth1', ips: ['10.0.0.2/24', 'fd00::2/64'], hardwareAddress: '02:00:00:00:00:01' },
+  'dev-c': { hardwareAddress: '02:00:00:00:00:02' },
+};
 // What kp_testdriver gives for its "multi-" claims.
 const MULTI_ATTRS = {
   'dev-a': { healthy: { bool: true }, index: { int: 7 }, 'resource.kubernetes.io/pciBusID': { string: '0000:03:00.0' } },

@@ -369,6 +369,7 @@ attr_hook(void *user, const struct kp_claim *c, size_t n,
 	static const int64_t	 iv[] = { -1, 2 };
 	static const int	 bv[] = { 1, 0 };
 	static const char	*sv[] = { "x\"y" };
+	static const char	*ips[] = { "10.0.0.2/24", "<v6>" };
 	struct kp_prepared_device d;
 	const char		*reqs[] = { "req" };
 	const struct kp_attribute good[] = {
@@ -409,6 +410,20 @@ attr_hook(void *user, const struct kp_claim *c, size_t n,
 		bad[0].struct_size = 0;
 		hook_rc[1] = kp_prepare_device_metadata(res, 0, "p", "dev",
 		    bad, 1);
+		break;
+	case 5:		/* network data, after the attributes */
+		hook_rc[1] = kp_prepare_device_metadata(res, 0, "p", "dev",
+		    good, 1);
+		hook_rc[2] = kp_prepare_device_network_data(res, 0, "p",
+		    "dev", "eth0", ips, 2, "");
+		break;
+	case 6:		/* network data alone, nothing set: {} */
+		hook_rc[1] = kp_prepare_device_network_data(res, 0, "p",
+		    "dev", NULL, NULL, 0, NULL);
+		break;
+	case 7:		/* a control character */
+		hook_rc[1] = kp_prepare_device_network_data(res, 0, "p",
+		    "dev", "eth\n0", NULL, 0, NULL);
 		break;
 	case 4:		/* an unknown type, a bad index */
 		bad[0].type = (enum kp_attribute_type)42;
@@ -470,6 +485,22 @@ static const char attrs_golden[] =
     "        }\n"
     "      ]\n";
 
+static const char net_golden[] =
+    "          \"name\": \"dev\",\n"
+    "          \"attributes\": {\n"
+    "            \"z.example.com/last\": {\n"
+    "              \"string\": \"\\u003cz\\u003e\"\n"
+    "            }\n"
+    "          },\n"
+    "          \"networkData\": {\n"
+    "            \"interfaceName\": \"eth0\",\n"
+    "            \"ips\": [\n"
+    "              \"10.0.0.2/24\",\n"
+    "              \"\\u003cv6\\u003e\"\n"
+    "            ]\n"
+    "          }\n"
+    "        }\n";
+
 static void
 test_attributes(void)
 {
@@ -478,7 +509,8 @@ test_attributes(void)
 	    "kp_prepare_device_metadata: no such device in this claim",
 	    "kp_prepare_device_metadata: struct_size: initialise with "
 	    "KP_ATTRIBUTE_INIT",
-	    "kp_prepare_device_metadata: type: unknown" };
+	    "kp_prepare_device_metadata: type: unknown", NULL, NULL,
+	    "kp_prepare_device_network_data: interface_name: UTF-8" };
 	struct kp_options	*o;
 	struct kp_hooks		 hooks;
 	struct kp_claim		 cl;
@@ -501,7 +533,7 @@ test_attributes(void)
 	cl.namespace_ = "ns";
 	cl.name = "c";
 	cl.uid = "u";
-	for (hook_case = 0; hook_case < 5; hook_case++) {
+	for (hook_case = 0; hook_case < 8; hook_case++) {
 		memset(hook_rc, 0, sizeof(hook_rc));
 		captured[0] = '\0';
 		CHECK_EQ(dra_results_init(&r, 1, NULL, NULL), 0);
@@ -514,7 +546,12 @@ test_attributes(void)
 		if (want[hook_case] == NULL) {
 			CHECK_EQ(hook_rc[1], 0);
 			CHECK(r.claims[0].error == NULL);
-			CHECK_CONTAINS(captured, attrs_golden);
+			CHECK_CONTAINS(captured, hook_case == 0 ? attrs_golden :
+			    hook_case == 5 ? net_golden : "          "
+			    "\"name\": \"dev\",\n          \"networkData\": "
+			    "{}\n        }\n");
+			if (hook_case == 5)
+				CHECK_EQ(hook_rc[2], 0);
 		} else {
 			CHECK_EQ(hook_rc[1], KP_EINVAL);
 			CHECK_CONTAINS(r.claims[0].error, want[hook_case]);

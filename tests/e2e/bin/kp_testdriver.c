@@ -814,9 +814,16 @@ multi_devices(struct kp_prepare_results *res, size_t i, const char *name)
 			KP_ATTR_VERSION("driverVersion", "1.2.3"),
 		};
 
+		static const char	*ips[] = { "10.0.0.2/24",
+					    "fd00::2/64" };
+
 		if (kp_prepare_device_metadata(res, i, "pool-a", "dev-a", a,
 		    3) != 0 || kp_prepare_device_metadata(res, i, "pool-a",
-		    "dev-b", b, 3) != 0)
+		    "dev-b", b, 3) != 0 ||
+		    kp_prepare_device_network_data(res, i, "pool-a", "dev-b",
+		    "eth1", ips, 2, "02:00:00:00:00:01") != 0 ||
+		    kp_prepare_device_network_data(res, i, "pool-a", "dev-c",
+		    NULL, NULL, 0, "02:00:00:00:00:02") != 0)
 			return (-1);
 	}
 	return (0);
