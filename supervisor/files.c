@@ -504,23 +504,47 @@ cdi_list(struct sup *sup, char ***names, size_t *n, char *err,
 	return (0);
 }
 
-/* A CdiWrite, CdiRemove or CdiList from the nodeserver c: one answer. */
+/*
+ * The CdiReply to request id (case mcase) of the nodeserver c: code r,
+ * err its message (logged unless a rate-limit answer), names of a list.
+ */
 void
-files_cdi(struct sup *sup, struct child *c, const Kpipc__Msg *m)
+files_reply(struct sup *sup, struct child *c, int mcase, uint64_t id, int r,
+    char *err, char **names, size_t n)
 {
 	Kpipc__Msg	 out = KPIPC__MSG__INIT;
 	Kpipc__CdiReply	 rep = KPIPC__CDI_REPLY__INIT;
 	Kpipc__Result	 res = KPIPC__RESULT__INIT;
+
+	if (r != 0 && r != KP_EBUSY)
+		log_warnx("%s: %s refused: %s", c->name, ipc_case_name(mcase),
+		    err);
+	rep.id = id;
+	res.code = r;
+	res.message = err;
+	rep.result = &res;
+	rep.names = names;
+	rep.n_names = n;
+	out.m_case = KPIPC__MSG__M_CDI_REPLY;
+	out.cdi_reply = &rep;
+	sup_queue(sup, c, &out);
+}
+
+/* A CdiWrite, CdiRemove or CdiList from the nodeserver c: one answer. */
+void
+files_cdi(struct sup *sup, struct child *c, const Kpipc__Msg *m)
+{
 	char		 err[KP_ERROR_SIZE] = "", **names = NULL;
+	uint64_t	 id;
 	size_t		 i, n = 0;
 	int		 r;
 
 	if (m->m_case == KPIPC__MSG__M_CDI_WRITE)
-		rep.id = m->cdi_write->id;
+		id = m->cdi_write->id;
 	else if (m->m_case == KPIPC__MSG__M_CDI_REMOVE)
-		rep.id = m->cdi_remove->id;
+		id = m->cdi_remove->id;
 	else
-		rep.id = m->cdi_list->id;
+		id = m->cdi_list->id;
 	if (!files_cdi_allowed(sup))
 		r = files_fail(err, sizeof(err), KP_EBUSY, "CDI spec requests "
 		    "are rate-limited (%d a second); retry", (int)CDI_QPS);
@@ -532,17 +556,7 @@ files_cdi(struct sup *sup, struct child *c, const Kpipc__Msg *m)
 		r = cdi_remove(sup, m->cdi_remove, err, sizeof(err));
 	else
 		r = cdi_list(sup, &names, &n, err, sizeof(err));
-	if (r != 0 && r != KP_EBUSY)
-		log_warnx("%s: %s refused: %s", c->name,
-		    ipc_case_name(m->m_case), err);
-	res.code = r;
-	res.message = err;
-	rep.result = &res;
-	rep.names = names;
-	rep.n_names = n;
-	out.m_case = KPIPC__MSG__M_CDI_REPLY;
-	out.cdi_reply = &rep;
-	sup_queue(sup, c, &out);
+	files_reply(sup, c, m->m_case, id, r, err, names, n);
 	for (i = 0; i < n; i++)
 		free(names[i]);
 	free(names);

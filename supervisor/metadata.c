@@ -320,14 +320,9 @@ md_remove(struct sup *sup, const Kpipc__MetadataRemove *rm, char *err,
 void
 metadata_request(struct sup *sup, struct child *c, const Kpipc__Msg *m)
 {
-	Kpipc__Msg	 out = KPIPC__MSG__INIT;
-	Kpipc__CdiReply	 rep = KPIPC__CDI_REPLY__INIT;
-	Kpipc__Result	 res = KPIPC__RESULT__INIT;
 	char		 err[KP_ERROR_SIZE] = "";
 	int		 r;
 
-	rep.id = m->m_case == KPIPC__MSG__M_METADATA_WRITE ?
-	    m->metadata_write->id : m->metadata_remove->id;
 	if (!files_cdi_allowed(sup))
 		r = files_fail(err, sizeof(err), KP_EBUSY, "device metadata "
 		    "requests are rate-limited with the CDI requests; retry");
@@ -340,13 +335,7 @@ metadata_request(struct sup *sup, struct child *c, const Kpipc__Msg *m)
 		r = md_write(sup, m->metadata_write, err, sizeof(err));
 	else
 		r = md_remove(sup, m->metadata_remove, err, sizeof(err));
-	if (r != 0 && r != KP_EBUSY)
-		log_warnx("%s: %s refused: %s", c->name,
-		    ipc_case_name(m->m_case), err);
-	res.code = r;
-	res.message = err;
-	rep.result = &res;
-	out.m_case = KPIPC__MSG__M_CDI_REPLY;
-	out.cdi_reply = &rep;
-	sup_queue(sup, c, &out);
+	files_reply(sup, c, m->m_case, m->m_case ==
+	    KPIPC__MSG__M_METADATA_WRITE ? m->metadata_write->id :
+	    m->metadata_remove->id, r, err, NULL, 0);
 }

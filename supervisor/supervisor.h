@@ -182,6 +182,8 @@ int	files_put(int, const char *, const uint8_t *, size_t, const char *,
 int	files_cdi_put(struct sup *, const char *, const uint8_t *, size_t,
 	    char *, size_t);
 int	files_cdi_unlink(struct sup *, const char *, char *, size_t);
+void	files_reply(struct sup *, struct child *, int, uint64_t, int, char *,
+	    char **, size_t);
 
 /* metadata.c */
 int	metadata_prepare(struct sup *, char *, size_t);
