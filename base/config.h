@@ -169,6 +169,13 @@ struct kp_options {
 	int			 plugin_path_derived;	/* kp_start() set */
 	int			 registrar_path_derived;	/* the paths */
 
+	/* Channels (api/options_channels.c): the nodeserver's state
+	 * function, the driver process's error function. */
+	kp_state_fn		 state_fn;
+	void			*state_user;
+	kp_error_fn		 error_fn;
+	void			*error_user;
+
 	char			 errbuf[KP_ERROR_SIZE];
 };
 

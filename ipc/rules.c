@@ -50,6 +50,12 @@ static const struct ipc_rule rules[] = {
 	/* resource health: the driver reports, the nodeserver warns */
 	{ KPIPC__MSG__M_HEALTH_REPORT, ROLE_DRIVER, ST(CS_READY) },
 	{ KPIPC__MSG__M_HEALTH_STALE, ROLE_NODESERVER, ST(CS_READY) },
+	/*
+	 * State for the hooks: from the driver process only. No child has
+	 * a rule for it, so a nodeserver that sends one back (to change
+	 * what its successor starts from) is killed, never relayed.
+	 */
+	{ KPIPC__MSG__M_STATE_SET, ROLE_DRIVER, ST(CS_READY) },
 };
 
 static const char *const case_names[] = {
@@ -72,6 +78,8 @@ static const char *const case_names[] = {
 	[KPIPC__MSG__M_CDI_REMOVE] = "cdi_remove",
 	[KPIPC__MSG__M_CDI_LIST] = "cdi_list",
 	[KPIPC__MSG__M_CDI_REPLY] = "cdi_reply",
+	[KPIPC__MSG__M_STATE_SET] = "state_set",
+	[KPIPC__MSG__M_EVENT] = "event",
 };
 
 const char *

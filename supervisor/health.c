@@ -25,6 +25,8 @@ void
 health_relay_stale(struct sup *sup, const Kpipc__HealthStale *hs)
 {
 	sup->health_stale++;
+	/* Recoverable, as upstream's HandleError(ErrRecoverable, ...). */
+	chan_error(sup, KP_ETIMEDOUT, 1, "nodeserver: %s", hs->message);
 	/* The nodeserver's text: within its log rate limit. */
 	if (sup_log_allowed(&sup->children[ROLE_NODESERVER]))
 		log_info(2, "nodeserver: %s", hs->message);

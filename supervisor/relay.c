@@ -27,6 +27,8 @@ relay_reg_status(struct sup *sup, const Kpipc__RegStatus *rs)
 			log_errorx("kubelet rejected the registration: %s",
 			    rs->error);
 	}
+	if (state != sup->reg_state || strcmp(rs->error, sup->reg_error))
+		chan_status(sup, IPC_EVENT_REGISTRATION);
 	sup->reg_state = state;
 	snprintf(sup->reg_error, sizeof(sup->reg_error), "%s", rs->error);
 }
@@ -273,10 +275,24 @@ relay_publish(struct sup *sup, Kpipc__Msg *m)
 void
 relay_publish_status(struct sup *sup, const Kpipc__PublishStatus *ps)
 {
+	const Kpipc__PublishStatus	*o = &sup->pub_status;
+
+	/* ResourceSlice errors (dropped fields included) are recoverable,
+	 * as upstream's ErrRecoverable: the controller retries. Each
+	 * distinct message once, as it is logged. */
 	if (strcmp(ps->last_error, sup->pub_error) != 0 &&
-	    ps->last_error[0] != '\0' &&
-	    sup_log_allowed(&sup->children[ROLE_PUBLISHER]))
-		log_warnx("publisher: %s", ps->last_error);
+	    ps->last_error[0] != '\0') {
+		if (sup_log_allowed(&sup->children[ROLE_PUBLISHER]))
+			log_warnx("publisher: %s", ps->last_error);
+		chan_error(sup, KP_EKUBE, 1, "publisher: %s", ps->last_error);
+	}
+	/* A pass that only moved last_sync is no change of status. */
+	if (o->last_error == NULL || ps->pending_pools != o->pending_pools ||
+	    ps->creates != o->creates || ps->updates != o->updates ||
+	    ps->deletes != o->deletes ||
+	    strcmp(ps->last_error, sup->pub_error) != 0 ||
+	    (ps->last_sync != 0) != (o->last_sync != 0))
+		chan_status(sup, IPC_EVENT_PUBLISH);
 	sup->pub_status = *ps;
 	snprintf(sup->pub_error, sizeof(sup->pub_error), "%s",
 	    ps->last_error);
