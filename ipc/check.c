@@ -324,6 +324,8 @@ check_ready(const Kpipc__Ready *r, char *err, size_t errsize)
 int
 ipc_check(const Kpipc__Msg *m, char *err, size_t errsize)
 {
+	size_t	 i;
+
 	if (has_unknown(&m->base))
 		return (fail(err, errsize, "unknown fields in a %s frame",
 		    m->m_case == KPIPC__MSG__M__NOT_SET ? "typeless" :
@@ -356,6 +358,15 @@ ipc_check(const Kpipc__Msg *m, char *err, size_t errsize)
 		    m->publish_status->last_sync < 0)
 			return (fail(err, errsize, "publish_status: field out "
 			    "of range"));
+		if (m->publish_status->n_errors > KP_IPC_MAX_PUB_ERRORS)
+			return (fail(err, errsize, "publish_status.errors: "
+			    "more than %d", KP_IPC_MAX_PUB_ERRORS));
+		for (i = 0; i < m->publish_status->n_errors; i++)
+			if (strlen(m->publish_status->errors[i]) >
+			    MAX_MESSAGE)
+				return (fail(err, errsize, "publish_status."
+				    "errors[%zu]: longer than %d bytes", i,
+				    MAX_MESSAGE));
 		return (0);
 	case KPIPC__MSG__M_REG_STATUS_REPLY:
 		if (m->reg_status_reply->state < KP_REGISTRATION_NONE ||

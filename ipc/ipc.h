@@ -28,6 +28,7 @@
 #define KP_IPC_MAX_HIDE		8		/* Ready.hide_paths */
 #define KP_IPC_PATH_MAX		256		/* a hidden path, NUL incl. */
 #define KP_IPC_MAX_DEVICE	63		/* device name bytes */
+#define KP_IPC_MAX_PUB_ERRORS	8		/* PublishStatus.errors */
 
 /* Limits of the CDI spec requests (supervisor/files.c). */
 #define KP_IPC_MAX_CDI_CONTENT	(256u * 1024)	/* bytes of one spec */

@@ -276,16 +276,17 @@ void
 relay_publish_status(struct sup *sup, const Kpipc__PublishStatus *ps)
 {
 	const Kpipc__PublishStatus	*o = &sup->pub_status;
+	size_t				 i;
 
-	/* ResourceSlice errors (dropped fields included) are recoverable,
-	 * as upstream's ErrRecoverable: the controller retries. Each
-	 * distinct message once, as it is logged. */
 	if (strcmp(ps->last_error, sup->pub_error) != 0 &&
-	    ps->last_error[0] != '\0') {
-		if (sup_log_allowed(&sup->children[ROLE_PUBLISHER]))
-			log_warnx("publisher: %s", ps->last_error);
-		chan_error(sup, KP_EKUBE, 1, "publisher: %s", ps->last_error);
-	}
+	    ps->last_error[0] != '\0' &&
+	    sup_log_allowed(&sup->children[ROLE_PUBLISHER]))
+		log_warnx("publisher: %s", ps->last_error);
+	/* ResourceSlice errors (dropped fields included) are recoverable,
+	 * as upstream's ErrRecoverable: the controller retries. Each one
+	 * the publisher listed, once. */
+	for (i = 0; i < ps->n_errors; i++)
+		chan_error(sup, KP_EKUBE, 1, "publisher: %s", ps->errors[i]);
 	/* A pass that only moved last_sync is no change of status. */
 	if (o->last_error == NULL || ps->pending_pools != o->pending_pools ||
 	    ps->creates != o->creates || ps->updates != o->updates ||
@@ -294,6 +295,8 @@ relay_publish_status(struct sup *sup, const Kpipc__PublishStatus *ps)
 	    (ps->last_sync != 0) != (o->last_sync != 0))
 		chan_status(sup, IPC_EVENT_PUBLISH);
 	sup->pub_status = *ps;
+	sup->pub_status.n_errors = 0;	/* not kept: ps is freed */
+	sup->pub_status.errors = NULL;
 	snprintf(sup->pub_error, sizeof(sup->pub_error), "%s",
 	    ps->last_error);
 	sup->pub_status.last_error = sup->pub_error;
