@@ -3,8 +3,7 @@
  * kp_error_callback() (upstream HandleError) and status changes for
  * kp_status_fd(). The supervisor sends them one way on a socketpair of
  * their own (requests keep theirs); a library thread reads them, calls
- * the driver's error function (or logs, as upstream's default handler
- * does) and makes the status eventfd readable.
+ * the driver's error function and makes the status eventfd readable.
  *
  * The thread is the only one the library starts in the driver process.
  * kp_start() of another plugin in the same process does not count it as
@@ -25,7 +24,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "base/log.h"
 #include "api/api.h"
 
 static pthread_rwlock_t	 fork_lock = PTHREAD_RWLOCK_INITIALIZER;
@@ -53,12 +51,10 @@ dispatch(struct kp_plugin *p, const Kpipc__Event *e)
 
 	switch (e->kind) {
 	case IPC_EVENT_ERROR:
+		/* Sent only when the driver set a function (channels.c). */
 		if (p->error_fn != NULL)
 			p->error_fn(p->error_user, e->code, e->message,
 			    e->recoverable);
-		else
-			log_errorx("unhandled error%s: %s", e->recoverable ?
-			    " (recoverable)" : "", e->message);
 		break;
 	case IPC_EVENT_REGISTRATION:
 	case IPC_EVENT_PUBLISH:

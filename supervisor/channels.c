@@ -6,8 +6,9 @@
  *    passed to the nodeserver. Only the driver may send one (ipc/rules.c):
  *    nothing a child sends ever becomes state.
  *  - events for the driver process (Event), one way on their own
- *    socketpair: errors for kp_error_callback() and status changes for
- *    kp_status_fd(). The queue is bounded; a driver that stops reading
+ *    socketpair: errors for kp_error_callback() (only when the driver
+ *    set one: otherwise the log lines where they arise are all) and
+ *    status changes for kp_status_fd(). The queue is bounded; a driver that stops reading
  *    loses events (counted), never the supervisor's memory.
  *
  * Runs in: the supervisor.
@@ -110,6 +111,11 @@ chan_error(struct sup *sup, int code, int recoverable, const char *fmt, ...)
 	char	 raw[KP_ERROR_SIZE], text[KP_ERROR_SIZE];
 	va_list	 ap;
 
+	/* No error function: where each error arises it is logged, and
+	 * that is the default (a second line in the driver process would
+	 * only repeat it). */
+	if (sup->cfg->error_fn == NULL)
+		return;
 	va_start(ap, fmt);
 	vsnprintf(raw, sizeof(raw), fmt, ap);
 	va_end(ap);

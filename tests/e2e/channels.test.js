@@ -181,8 +181,15 @@ test('errors reach kp_error_callback as recoverable: a refused slice, dropped fi
   assert.ok(!drv.lines.some((l) => /^errcb .* rec=0/.test(l)), drv.lines.join('\n'));
 });
 
-test('without an error callback, errors are logged as unhandled (upstream\'s default)', async (t) => {
+test('without an error callback, each error is logged once where it happens (upstream\'s default)', async (t) => {
   const { drv } = await setup(t, { kube: true, args: [], emuOpts: { featureGates: { DRADeviceTaints: false } } });
   assert.match(await drv.command('publish-taint', 'publish '), /^publish KP_OK/);
-  await drv.stderrMatch(/E\d{4} [\d:.]+ +\d+ driver\] unhandled error \(recoverable\): publisher: pool pool-t, .*some fields were dropped.*DRADeviceTaints/, 20000);
+  await drv.stderrMatch(/W\d{4} [\d:.]+ +\d+ publisher\] resourceslices: pool pool-t, .*some fields were dropped.*DRADeviceTaints/, 20000);
+  // The supervisor has the error too (its status), and the republish
+  // changed nothing: one line from the publisher, none from the driver.
+  await until(async () => /dropped/.test(await drv.command('publish-status', 'pstatus')));
+  assert.match(await drv.command('publish-taint', 'publish '), /^publish KP_OK/);
+  await until(async () => /dropped/.test(await drv.command('publish-status', 'pstatus')));
+  assert.equal(drv.stderr.match(/publisher\] resourceslices: .*some fields were dropped/g).length, 1, 'once');
+  assert.doesNotMatch(drv.stderr, / driver\] .*dropped/, 'not again in the driver process');
 });
