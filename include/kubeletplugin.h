@@ -1563,9 +1563,9 @@ typedef void (*kp_error_fn)(void *user, int code, const char *message,
  * kp_error_callback - where errors after kp_start() go (see kp_error_fn).
  * NULL (the default): each is logged once, as a warning or error line of
  * the process that saw it (the publisher's "resourceslices: ...", the
- * supervisor's "nodeserver is crash-looping ...", "nodeserver: device
- * health reports are stale ..."), as upstream's default handler logs what
- * HandleError gets; with fn set, stale-health lines drop to V(2) info.
+ * supervisor's "nodeserver is crash-looping ...", the nodeserver's
+ * "device health reports are stale ..."), as upstream's default handler
+ * logs what HandleError gets.
  * user: passed to fn, borrowed for the plugin's life.
  * Last call wins. Errors: KP_EINVAL (invalid handle). Mirrors
  * DRAPlugin.HandleError and ErrRecoverable (kubeletplugin v0.34+).

@@ -27,14 +27,9 @@ health_relay_stale(struct sup *sup, const Kpipc__HealthStale *hs)
 	sup->health_stale++;
 	/* Recoverable, as upstream's HandleError(ErrRecoverable, ...). */
 	chan_error(sup, KP_ETIMEDOUT, 1, "nodeserver: %s", hs->message);
-	/* The nodeserver's text: within its log rate limit; a warning
-	 * when no error function takes it (upstream's default handler
-	 * logs what HandleError gets). */
-	if (!sup_log_allowed(&sup->children[ROLE_NODESERVER]))
-		return;
-	if (sup->cfg->error_fn == NULL)
-		log_warnx("nodeserver: %s", hs->message);
-	else
+	/* The nodeserver's text: within its log rate limit (it logged
+	 * the warning itself). */
+	if (sup_log_allowed(&sup->children[ROLE_NODESERVER]))
 		log_info(2, "nodeserver: %s", hs->message);
 }
 
