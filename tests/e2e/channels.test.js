@@ -193,3 +193,18 @@ test('without an error callback, each error is logged once where it happens (ups
   assert.equal(drv.stderr.match(/publisher\] resourceslices: .*some fields were dropped/g).length, 1, 'once');
   assert.doesNotMatch(drv.stderr, / driver\] .*dropped/, 'not again in the driver process');
 });
+
+test('a crash-looping nodeserver reaches kp_error_callback as not recoverable', async (t) => {
+  const { drv } = await setup(t);
+  let prev = roles(drv.proc.pid).nodeserver;
+  // Restarts back off 100 ms doubling to 3.2 s: the sixth is the storm.
+  for (let i = 0; i < 8 && !drv.lines.some((l) => l.startsWith('errcb KP_ECHILD')); i++) {
+    process.kill(prev, 'SIGKILL');
+    prev = (await until(() => {
+      const now = roles(drv.proc.pid);
+      return now.nodeserver && now.nodeserver !== prev ? now : null;
+    }, 15000)).nodeserver;
+  }
+  const l = await drv.line(['errcb KP_ECHILD']);
+  assert.match(l, /^errcb KP_ECHILD rec=0 nodeserver is crash-looping \(\d+ restarts\): restarting it every 3200 ms$/);
+});
