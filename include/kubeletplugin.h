@@ -1513,7 +1513,9 @@ KP_EXTERN int kp_state_set(struct kp_plugin *plugin, const void *data,
  * nodeserver, on the thread that reads the supervisor's frames, once per
  * kp_state_set() in generation order (the state a restarted nodeserver
  * starts with is not announced: read it with kp_hook_state_get() in the
- * init hook). data: len bytes, borrowed for the call. Return quickly:
+ * init hook). When the nodeserver falls more than 4 MiB of frames behind,
+ * the states in between are skipped and only the latest is delivered: a
+ * generation can jump, never go back. data: len bytes, borrowed for the call. Return quickly:
  * claim look-ups and CDI answers wait behind it, so it must not call
  * kp_cdi_spec_*() or block on a hook.
  */
