@@ -68,6 +68,9 @@ async function hookState(drv, kubelet, tag) {
 
 test('state from main() reaches the hooks in order; the size limit is refused naming it; a restarted nodeserver starts from the latest', async (t) => {
   const { drv, kubelet } = await setup(t);
+  // No publisher here: only kubelet's registration verdict can have made
+  // the status fd readable.
+  assert.equal(await drv.line(['statusfd']), 'statusfd reg=1');
   assert.equal(await hookState(drv, kubelet, 'none'), 'HOOKSTATE none KP_ENOENT');
 
   for (const s of ['one', 'two', 'three']) assert.match(await state(drv, s), /^state KP_OK/);
@@ -165,7 +168,7 @@ test('the parsed opaque configuration matches the claim the API server serves', 
   await until(() => childLines(drv.stderr).includes('CONFIGS bare n=0'));
 });
 
-test('errors reach kp_error_callback as recoverable: a refused slice, dropped fields; kp_status_fd turns readable on registration', async (t) => {
+test('errors reach kp_error_callback as recoverable: a refused slice, dropped fields; kp_status_fd is readable after registration', async (t) => {
   const { emu, drv } = await setup(t, { kube: true, emuOpts: { featureGates: { DRADeviceTaints: false } } });
   // kubelet registered the plugin during setup: the status fd told.
   assert.equal(await drv.line(['statusfd reg=1']), 'statusfd reg=1');
