@@ -10,7 +10,8 @@
 //    API-server emulator serves;
 //  - kp_error_callback() with recoverable=1 for a slice the emulator
 //    refuses and for fields it drops (a feature gate off), the default
-//    log line without a callback, and kp_status_fd() on registration.
+//    log line without a callback, a crash loop (not recoverable), stale
+//    health reports, and kp_status_fd() on registration.
 // The test driver (tests/e2e/bin/kp_testdriver.c, --channels) prints
 // what its callbacks and hooks see.
 
@@ -27,7 +28,7 @@ const DRIVER = 'test.example.com';
 const NODE = 'node-1';
 
 // A plugin (with an emulator when kube is set) and a kubelet sim.
-async function setup(t, { kube = false, args = ['--channels'], emuOpts = {} } = {}) {
+async function setup(t, { kube = false, args = ['--channels'], emuOpts = {}, simOpts = {} } = {}) {
   const root = makeRoot(DRIVER);
   let emu = null;
   const extra = [...args];
@@ -46,7 +47,7 @@ async function setup(t, { kube = false, args = ['--channels'], emuOpts = {} } = 
     root.cleanup();
   });
   await drv.ready();
-  const kubelet = new KubeletSim({ registryDir: root.registry }).start();
+  const kubelet = new KubeletSim({ registryDir: root.registry, ...simOpts }).start();
   t.after(() => kubelet.stop());
   await kubelet.waitForDriver(DRIVER);
   return { root, emu, drv, kubelet };
@@ -210,4 +211,14 @@ test('a crash-looping nodeserver reaches kp_error_callback as not recoverable', 
   }
   const l = await drv.line(['errcb KP_ECHILD']);
   assert.match(l, /^errcb KP_ECHILD rec=0 nodeserver is crash-looping \(\d+ restarts\): restarting it every 3200 ms$/);
+});
+
+test('stale health reports reach kp_error_callback as recoverable', async (t) => {
+  // A 1.37 kubelet watches health; one device with a 1 s timeout, then
+  // silence: the nodeserver's check (every 10 s) finds it stale.
+  const { drv, kubelet } = await setup(t, { simOpts: { version: '1.37', retryInitialMs: 100 } });
+  await until(() => { const d = kubelet.getDriver(DRIVER); return d && d.health; }, 10000);
+  assert.match(await drv.command('health pool-a dev-0 1 1', 'health'), /^health KP_OK/);
+  const l = await drv.line(['errcb KP_ETIMEDOUT'], 25000);
+  assert.match(l, /^errcb KP_ETIMEDOUT rec=1 nodeserver: device health reports are stale: none for \d+ s, more than the smallest health check timeout \(1 s\)/);
 });
