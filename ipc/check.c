@@ -11,6 +11,7 @@
 #include "base/health.h"
 #include "base/names.h"
 #include "ipc/ipc.h"
+#include "base/utf8.h"
 #include "base/log.h"
 
 #define MAX_MESSAGE	1024		/* Result.message */
@@ -400,6 +401,17 @@ ipc_check(const Kpipc__Msg *m, char *err, size_t errsize)
 		return (check_state_set(m->state_set, err, errsize));
 	case KPIPC__MSG__M_EVENT:
 		return (check_event(m->event, err, errsize));
+	case KPIPC__MSG__M_REG_ERROR:
+		if (m->reg_error->which != KP_IPC_REG_ERR_GET_INFO &&
+		    m->reg_error->which != KP_IPC_REG_ERR_NOTIFY)
+			return (fail(err, errsize, "reg_error.which: %u is "
+			    "neither 1 (GetInfo) nor 2 "
+			    "(NotifyRegistrationStatus)", m->reg_error->which));
+		if (strlen(m->reg_error->message) > MAX_MESSAGE ||
+		    !utf8_valid(m->reg_error->message))
+			return (fail(err, errsize, "reg_error.message: must be "
+			    "at most %d bytes of UTF-8", MAX_MESSAGE));
+		return (0);
 	default:
 		return (fail(err, errsize, "frame without a known type (%d)",
 		    (int)m->m_case));

@@ -56,6 +56,8 @@ static const struct ipc_rule rules[] = {
 	 * what its successor starts from) is killed, never relayed.
 	 */
 	{ KPIPC__MSG__M_STATE_SET, ROLE_DRIVER, ST(CS_READY) },
+	/* registration test knobs (kp_set_get_info_error, ...) */
+	{ KPIPC__MSG__M_REG_ERROR, ROLE_DRIVER, ST(CS_READY) },
 };
 
 static const char *const case_names[] = {
@@ -80,6 +82,7 @@ static const char *const case_names[] = {
 	[KPIPC__MSG__M_CDI_REPLY] = "cdi_reply",
 	[KPIPC__MSG__M_STATE_SET] = "state_set",
 	[KPIPC__MSG__M_EVENT] = "event",
+	[KPIPC__MSG__M_REG_ERROR] = "reg_error",
 };
 
 const char *
