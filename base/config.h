@@ -183,6 +183,12 @@ struct kp_options {
 				    [48];
 	size_t			 n_metadata_versions;
 	char			 metadata_dir[POL_PATH_MAX];
+	/* Channels (api/options_channels.c): the nodeserver's state
+	 * function, the driver process's error function. */
+	kp_state_fn		 state_fn;
+	void			*state_user;
+	kp_error_fn		 error_fn;
+	void			*error_user;
 	/* Rolling updates and service selection (api/options_rolling.c,
 	 * upstream v0.33 RollingUpdate, FlockDirectoryPath, v0.34
 	 * RegistrationService, DRAService). "" = off / the default. */
