@@ -526,16 +526,35 @@ struct kp_claim {
 	const char *config_json;
 };
 
-/* A device prepared for a claim, as returned to kubelet. */
+/*
+ * A device prepared for a claim, as returned to kubelet. struct_size:
+ * sizeof(struct kp_prepared_device) as the caller compiled it (start from
+ * KP_PREPARED_DEVICE_INIT), so fields can be appended without breaking
+ * compiled drivers; kp_prepare_add_device() reads only the fields that
+ * fit in it (see "How this data grows" below). All strings borrowed for
+ * the call.
+ *   request_names: the requests it serves; empty: all requests.
+ *   pool_name, device_name: required.
+ *   cdi_device_ids: fully qualified CDI device names,
+ *     "<vendor>/<class>=<name>" (kp_cdi_device_id() forms one): vendor
+ *     and class a letter, then letters, digits, '_', '-' or '.', ending
+ *     with a letter or digit; name a letter or digit, then letters,
+ *     digits, '_', '-', '.' or ':', ending with a letter or digit (the
+ *     rule of container-device-interface pkg/parser); at most 512 bytes.
+ *   share_id: NULL: absent (v1 only, 1.35+).
+ */
 struct kp_prepared_device {
-	const char *const *request_names;  /* empty: all requests */
+	size_t struct_size;		/* KP_PREPARED_DEVICE_INIT */
+	const char *const *request_names;
 	size_t n_request_names;
-	const char *pool_name;		/* required */
-	const char *device_name;	/* required */
+	const char *pool_name;
+	const char *device_name;
 	const char *const *cdi_device_ids;
 	size_t n_cdi_device_ids;
-	const char *share_id;		/* NULL: absent (v1 only, 1.35+) */
+	const char *share_id;
 };
+#define KP_PREPARED_DEVICE_INIT \
+	.struct_size = sizeof(struct kp_prepared_device)
 
 struct kp_prepare_results;
 struct kp_unprepare_results;
@@ -544,11 +563,16 @@ struct kp_unprepare_results;
  * kp_prepare_add_device - add a prepared device to claim number claim
  * (index into the claims array of the hook call). Everything is copied;
  * request names are cut at the first '/' (a subrequest's base request, as
- * upstream). Strings must be valid UTF-8.
- * Errors: KP_EINVAL (bad index, NULL or empty pool/device name, a NULL
- * string in the arrays, invalid UTF-8), KP_ENOMEM. A failed call with a
- * valid index fails that claim, so a driver that ignores the code cannot
- * report a claim prepared with a device missing.
+ * upstream). Strings must be valid UTF-8; each CDI device ID must follow
+ * the rule above (kubelet passes them to the runtime, which would fail
+ * the container much later, far from the cause).
+ * Errors: KP_EINVAL (bad index; dev's struct_size 0, smaller than this
+ * first release's struct or with a field set this library does not know;
+ * NULL or empty pool/device name, a NULL string in the arrays, invalid
+ * UTF-8, an invalid CDI device ID: the claim's error names the ID and the
+ * rule), KP_ENOMEM. A failed call with a valid index fails that claim, so
+ * a driver that ignores the code cannot report a claim prepared with a
+ * device missing.
  */
 KP_EXTERN int kp_prepare_add_device(struct kp_prepare_results *res,
     size_t claim, const struct kp_prepared_device *dev);
@@ -649,11 +673,11 @@ struct kp_hooks {
  *    KP_DEVICE_HEALTH_INIT ("Resource health" below), passed as
  *    (const struct kp_device_health *, n) to kp_health_report() and
  *    kp_hook_health_report() and walked by struct_size like devices.
- *  - prepared devices (header design, not part of this release): struct
- *    kp_prepared_device gains struct_size as its first member and a
- *    KP_PREPARED_DEVICE_INIT macro when the nodeserver side changes next;
- *    kp_prepare_add_device() then reads the fields that fit in the
- *    caller's struct_size, as kp_publish_resources() does.
+ *  - prepared devices: struct kp_prepared_device and
+ *    KP_PREPARED_DEVICE_INIT, one at a time to kp_prepare_add_device(),
+ *    which reads the fields that fit in the caller's struct_size; the CDI
+ *    edits of the spec builder (struct kp_cdi_device_node, kp_cdi_mount,
+ *    kp_cdi_hook) likewise.
  * Every such struct: struct_size first, new fields only appended, zero
  * means unset, an _INIT macro, arrays walked with the caller's stride.
  */

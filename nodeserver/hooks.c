@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/cdi.h"
 #include "base/log.h"
 #include "base/utf8.h"
 #include "nodeserver/dra.h"
@@ -181,10 +182,16 @@ strings_problem(const char *const *v, size_t n, const char *what)
 	return (NULL);
 }
 
+/*
+ * Why dev cannot go on the wire, or NULL; why may be why_buf (a message
+ * naming a CDI device ID).
+ */
 static const char *
-device_problem(const struct kp_prepared_device *dev)
+device_problem(const struct kp_prepared_device *dev, char *why_buf,
+    size_t size)
 {
 	const char	*why;
+	size_t		 i;
 
 	if (dev == NULL)
 		return ("invalid device: NULL");
@@ -200,8 +207,53 @@ device_problem(const struct kp_prepared_device *dev)
 	if ((why = strings_problem(dev->request_names, dev->n_request_names,
 	    "invalid device: bad request_names")) != NULL)
 		return (why);
-	return (strings_problem(dev->cdi_device_ids, dev->n_cdi_device_ids,
-	    "invalid device: bad cdi_device_ids"));
+	if ((why = strings_problem(dev->cdi_device_ids, dev->n_cdi_device_ids,
+	    "invalid device: bad cdi_device_ids")) != NULL)
+		return (why);
+	for (i = 0; i < dev->n_cdi_device_ids; i++)
+		if (cdi_id_check(dev->cdi_device_ids[i], &why) != 0) {
+			snprintf(why_buf, size, "invalid device %s: "
+			    "cdi_device_ids[%zu] \"%.200s\": %s",
+			    dev->device_name, i, dev->cdi_device_ids[i], why);
+			return (why_buf);
+		}
+	return (NULL);
+}
+
+/*
+ * The caller's struct, read with its struct_size into ours: the fields
+ * that fit, the rest zero; a newer caller's fields we do not know must be
+ * zero (how this data grows, kubeletplugin.h).
+ */
+static const char *
+device_abi(const struct kp_prepared_device *in, struct kp_prepared_device *out,
+    char *why, size_t size)
+{
+	const unsigned char	*p = (const unsigned char *)in;
+	size_t			 sz, k;
+
+	memset(out, 0, sizeof(*out));
+	if (in == NULL)
+		return ("invalid device: NULL");
+	sz = in->struct_size;
+	if (sz == 0)
+		return ("invalid device: struct_size is 0: initialise it with "
+		    "KP_PREPARED_DEVICE_INIT");
+	if (sz < sizeof(*out)) {
+		snprintf(why, size, "invalid device: struct_size %zu is "
+		    "smaller than the first release's %zu", sz, sizeof(*out));
+		return (why);
+	}
+	for (k = sizeof(*out); k < sz; k++)
+		if (p[k] != 0) {
+			snprintf(why, size, "invalid device: a field this "
+			    "library does not know is set (byte %zu of "
+			    "struct_size %zu): it needs a newer "
+			    "libkubeletplugin", k, sz);
+			return (why);
+		}
+	memcpy(out, in, sizeof(*out));
+	return (NULL);
 }
 
 /*
@@ -269,18 +321,23 @@ devices_grow(struct dra_result *c)
 
 int
 kp_prepare_add_device(struct kp_prepare_results *res, size_t claim,
-    const struct kp_prepared_device *dev)
+    const struct kp_prepared_device *devp)
 {
-	struct dra_result	*c;
-	const char		*why;
+	struct kp_prepared_device	 d;
+	const struct kp_prepared_device	*dev;
+	struct dra_result		*c;
+	const char			*why;
+	char				 buf[DRA_MAX_ERROR];
 
 	if (res == NULL ||
 	    (c = claim_of(res->magic, PREPARE_MAGIC, res->r, claim)) == NULL)
 		return (KP_EINVAL);
-	if ((why = device_problem(dev)) != NULL) {
+	if ((why = device_abi(devp, &d, buf, sizeof(buf))) != NULL ||
+	    (why = device_problem(&d, buf, sizeof(buf))) != NULL) {
 		result_set_error(c, why);
 		return (KP_EINVAL);
 	}
+	dev = &d;
 	if (c->error != NULL)
 		return (0);	/* a failed claim's devices are dropped */
 	if (devices_grow(c) != 0 ||

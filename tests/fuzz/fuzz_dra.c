@@ -40,6 +40,7 @@ prepare(void *user, const struct kp_claim *claims, size_t n,
 		names[0] = claims[i].name;
 		names[1] = claims[i].uid;
 		memset(&d, 0, sizeof(d));
+		d.struct_size = sizeof(d);
 		d.request_names = names;
 		d.n_request_names = 2;
 		d.pool_name = claims[i].namespace_;

@@ -163,6 +163,7 @@ t_prepare(void *user, const struct kp_claim *claims, size_t n,
 		snprintf(share, sizeof(share), "share-%s", claims[i].uid);
 		cdi[0] = id;
 		memset(&d, 0, sizeof(d));
+		d.struct_size = sizeof(d);
 		d.request_names = req;
 		d.n_request_names = 1;
 		d.pool_name = drv.bad_device && i == 0 ? "" : "pool";
@@ -620,8 +621,8 @@ static int
 b_prepare(void *user, const struct kp_claim *claims, size_t n,
     struct kp_prepare_results *res, char *errbuf, size_t errsize)
 {
-	struct kp_prepared_device	d = { .pool_name = "p",
-					    .device_name = "d" };
+	struct kp_prepared_device	d = { KP_PREPARED_DEVICE_INIT,
+					    .pool_name = "p", .device_name = "d" };
 	char				long_msg[3000];
 	const char			*nul_names[] = { NULL };
 

@@ -689,6 +689,7 @@ prepare_body(const struct kp_claim *c, size_t n,
 		log_allocation(&c[i]);
 		snprintf(cdi, sizeof(cdi), "%s/test=%s", drv.name, c[i].name);
 		memset(&dev, 0, sizeof(dev));
+		dev.struct_size = sizeof(dev);
 		dev.request_names = reqs;
 		dev.n_request_names = 1;
 		dev.pool_name = "pool-a";
