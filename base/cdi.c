@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/cdi.h"
+#include "base/names.h"
 
 static int
 is_letter(int c)
@@ -163,4 +164,40 @@ cdi_min_version(const json_t *spec)
 		v = edits_version(json_object_get(d, "containerEdits"), v);
 	}
 	return (v);
+}
+
+/* NAME=value, NAME a letter or '_' then letters, digits or '_'. */
+int
+cdi_env_ok(const char *s)
+{
+	size_t	 i;
+
+	if (!(is_letter(s[0]) || s[0] == '_'))
+		return (0);
+	for (i = 1; s[i] != '=' ; i++)
+		if (s[i] == '\0' || !(is_alnum(s[i]) || s[i] == '_'))
+			return (0);
+	return (1);
+}
+
+/* Kubernetes' qualified name, the key rule of CDI annotations. */
+int
+cdi_annotation_key_ok(const char *s)
+{
+	const char	*slash = strchr(s, '/');
+	size_t		 i, n;
+
+	if (slash != NULL) {
+		if (!name_is_subdomain(s, (size_t)(slash - s)))
+			return (0);
+		s = slash + 1;
+	}
+	n = strlen(s);
+	if (n == 0 || n > 63 || !is_alnum(s[0]) || !is_alnum(s[n - 1]))
+		return (0);
+	for (i = 1; i + 1 < n; i++)
+		if (!is_alnum(s[i]) && s[i] != '-' && s[i] != '_' &&
+		    s[i] != '.')
+			return (0);
+	return (1);
 }

@@ -29,6 +29,8 @@
 int	 cdi_vendor_ok(const char *, size_t);	/* vendor or class */
 int	 cdi_device_name_ok(const char *, size_t);
 int	 cdi_kind_ok(const char *);
+int	 cdi_env_ok(const char *);
+int	 cdi_annotation_key_ok(const char *);
 /* 0, or -1 with why (a static phrase naming the part and the rule). */
 int	 cdi_id_check(const char *, const char **why);
 /* The lowest cdiVersion a spec (a JSON object) needs, "0.3.0" at least. */

@@ -1303,6 +1303,174 @@ KP_EXTERN int kp_cdi_allow_mount_prefix(struct kp_options *opts,
  */
 KP_EXTERN int kp_cdi_allow_hook(struct kp_options *opts, const char *path);
 
+/* ------------------------------------------------------------------------
+ * CDI spec builder: valid CDI JSON for kp_cdi_spec_write(), with the
+ * lowest cdiVersion the fields used require, so drivers do not write
+ * JSON by hand. Mirrors the Go types of
+ * github.com/cncf-tags/container-device-interface specs-go (Spec,
+ * Device, ContainerEdits, DeviceNode, Mount, Hook) and its version rules
+ * (specs-go/version.go MinimumRequiredVersion): 0.3.0, 0.4.0 with a
+ * mount's type, 0.5.0 with a device node's host_path or a device name
+ * starting with a digit, 0.6.0 with annotations or a '.' in the class.
+ * A builder is one thread's: calls on one builder must not overlap.
+ * Beyond upstream (Go drivers use the CDI module's types).
+ */
+struct kp_cdi_builder;
+
+/*
+ * A device node (DeviceNode). path: in the container, absolute,
+ * required; host_path: on the host, NULL: path (0.5.0); permissions:
+ * NULL or 1 to 3 of "rwm"; file_mode: 0 unset, else 1..0777. The
+ * runtime takes type, major and minor from the host's node. Start from
+ * KP_CDI_DEVICE_NODE_INIT.
+ */
+struct kp_cdi_device_node {
+	size_t		 struct_size;
+	const char	*path;
+	const char	*host_path;
+	const char	*permissions;
+	unsigned int	 file_mode;
+};
+#define KP_CDI_DEVICE_NODE_INIT \
+	.struct_size = sizeof(struct kp_cdi_device_node)
+
+/*
+ * A bind mount (Mount): host_path and container_path absolute,
+ * required; type NULL or "bind" (0.4.0); options: n_options strings
+ * such as "ro", "nosuid" (what the broker allows: kp_cdi_allow_mount_
+ * prefix()). Start from KP_CDI_MOUNT_INIT.
+ */
+struct kp_cdi_mount {
+	size_t			 struct_size;
+	const char		*host_path;
+	const char		*container_path;
+	const char		*type;
+	const char *const	*options;
+	size_t			 n_options;
+};
+#define KP_CDI_MOUNT_INIT	.struct_size = sizeof(struct kp_cdi_mount)
+
+/*
+ * An OCI hook (Hook): hook_name one of prestart, createRuntime,
+ * createContainer, startContainer, poststart, poststop; path absolute,
+ * required (a kp_cdi_allow_hook() program); args: n_args strings (args[0]
+ * is the program's name, as OCI); timeout_s: 0 unset, else seconds.
+ * Start from KP_CDI_HOOK_INIT.
+ */
+struct kp_cdi_hook {
+	size_t			 struct_size;
+	const char		*hook_name;
+	const char		*path;
+	const char *const	*args;
+	size_t			 n_args;
+	int			 timeout_s;
+};
+#define KP_CDI_HOOK_INIT	.struct_size = sizeof(struct kp_cdi_hook)
+
+/*
+ * kp_cdi_builder_new - start a spec of kind "<vendor>/<class>" (a
+ * driver's specs use its driver name as vendor: the broker refuses other
+ * kinds). Vendor and class: a letter, then letters, digits, '_', '-' or
+ * '.', ending with a letter or digit. kind: copied. On success *out owns
+ * the builder; free it with kp_cdi_builder_free(). Usable in any process
+ * (only kp_cdi_builder_write() needs the nodeserver).
+ * Errors: KP_EINVAL (NULL out, kind breaks the rule), KP_ENOMEM.
+ */
+KP_EXTERN int kp_cdi_builder_new(const char *kind,
+    struct kp_cdi_builder **out);
+
+/* kp_cdi_builder_free - free a builder; NULL is ignored. */
+KP_EXTERN void kp_cdi_builder_free(struct kp_cdi_builder *b);
+
+/*
+ * kp_cdi_builder_last_error - the message of the last failed call on b,
+ * naming the field and the rule; "" if none. Owned by b, valid until
+ * the next call on it. "" for NULL.
+ */
+KP_EXTERN const char *kp_cdi_builder_last_error(
+    const struct kp_cdi_builder *b);
+
+/*
+ * kp_cdi_add_device - add a device named name (copied): a letter or
+ * digit, then letters, digits, '_', '-', '.' or ':', ending with a
+ * letter or digit, at most 128 bytes, unique in the spec. Its CDI device
+ * ID is "<kind>=<name>" (kp_cdi_device_id()).
+ * Errors: KP_EINVAL (the rule, a repeated name, NULL), KP_ENOMEM.
+ */
+KP_EXTERN int kp_cdi_add_device(struct kp_cdi_builder *b, const char *name);
+
+/*
+ * Container edits. device: the name of a device added before, or NULL
+ * for the spec's own containerEdits (applied with any of its devices).
+ * Everything is copied. Errors of each: KP_EINVAL (NULL b, unknown
+ * device, a field breaking its rule: the message names it; a
+ * struct_size 0, too small or with fields this library does not know
+ * set), KP_ENOMEM.
+ */
+
+/* kp_cdi_add_env - "NAME=value", NAME a letter or '_' then letters,
+ * digits or '_'; valid UTF-8. */
+KP_EXTERN int kp_cdi_add_env(struct kp_cdi_builder *b, const char *device,
+    const char *env);
+KP_EXTERN int kp_cdi_add_device_node(struct kp_cdi_builder *b,
+    const char *device, const struct kp_cdi_device_node *node);
+KP_EXTERN int kp_cdi_add_mount(struct kp_cdi_builder *b, const char *device,
+    const struct kp_cdi_mount *mount);
+KP_EXTERN int kp_cdi_add_hook(struct kp_cdi_builder *b, const char *device,
+    const struct kp_cdi_hook *hook);
+/* kp_cdi_add_annotation - key: [DNS subdomain/]name of 1 to 63
+ * letters, digits, '-', '_' or '.'; value: UTF-8 (0.6.0). */
+KP_EXTERN int kp_cdi_add_annotation(struct kp_cdi_builder *b,
+    const char *device, const char *key, const char *value);
+
+/*
+ * kp_cdi_builder_version - the cdiVersion the spec needs as built so
+ * far, e.g. "0.3.0". Static string; "" for NULL.
+ */
+KP_EXTERN const char *kp_cdi_builder_version(const struct kp_cdi_builder *b);
+
+/*
+ * kp_cdi_builder_json - the spec as JSON text (cdiVersion, kind,
+ * devices, containerEdits when the spec has its own). On success *out
+ * is a NUL-terminated string the caller frees with free().
+ * Errors: KP_EINVAL (NULL argument; no device yet: a spec defines at
+ * least one), KP_ENOMEM.
+ */
+KP_EXTERN int kp_cdi_builder_json(const struct kp_cdi_builder *b,
+    char **out);
+
+/*
+ * kp_cdi_builder_write - kp_cdi_builder_json(), then kp_cdi_spec_write()
+ * of it as file name (the rule there). Same context, errors and limits
+ * as kp_cdi_spec_write(); err, errsize as there.
+ */
+KP_EXTERN int kp_cdi_builder_write(const struct kp_cdi_builder *b,
+    const char *name, char *err, size_t errsize);
+
+/*
+ * kp_cdi_device_id - write the CDI device ID "<kind>=<name>" into out
+ * (size bytes, NUL included), checking both rules above; what
+ * kp_prepared_device.cdi_device_ids takes.
+ * Errors: KP_EINVAL (NULL, a rule broken), KP_ENAMETOOLONG (does not fit
+ * in size, or more than 512 bytes). Mirrors parser.QualifiedName of the
+ * CDI module.
+ */
+KP_EXTERN int kp_cdi_device_id(const char *kind, const char *name, char *out,
+    size_t size);
+
+/*
+ * kp_cdi_claim_spec_name - the file name of the CDI spec the library
+ * writes for one claim (kp_prepare_cdi_spec()):
+ * "<driver>_claim-<claim uid>.json". The "claim-" names of a driver are
+ * the journal's: at start, one whose claim is not in the journal is
+ * removed (kp_journal_dir()); other names are left alone.
+ * Errors: KP_EINVAL (NULL, a claim UID not following the claim UID
+ * rule), KP_ENAMETOOLONG (size too small, or the name breaks the 243
+ * byte limit of kp_cdi_spec_write()).
+ */
+KP_EXTERN int kp_cdi_claim_spec_name(const char *driver, const char *uid,
+    char *out, size_t size);
+
 /*
  * Identities. Started as root, each sandboxed process runs as its own
  * non-root uid and gid, KP_SANDBOX_UID_BASE (61000) plus an offset: 0 the
