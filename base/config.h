@@ -169,6 +169,11 @@ struct kp_options {
 	int			 plugin_path_derived;	/* kp_start() set */
 	int			 registrar_path_derived;	/* the paths */
 
+	/* The prepared-claim journal (api/options_journal.c; run by
+	 * nodeserver/journal_dra.c). "": none. */
+	char			 journal_dir[POL_PATH_MAX];
+	struct kp_journal_hooks	 journal_hooks;	/* zeroed: none */
+
 	char			 errbuf[KP_ERROR_SIZE];
 };
 

@@ -1471,6 +1471,142 @@ KP_EXTERN int kp_cdi_device_id(const char *kind, const char *name, char *out,
 KP_EXTERN int kp_cdi_claim_spec_name(const char *driver, const char *uid,
     char *out, size_t size);
 
+/* ------------------------------------------------------------------------
+ * Prepared-claim journal (beyond upstream: Go drivers each write their
+ * own checkpoint). With kp_journal_dir() set, the library keeps the
+ * claims this driver prepared in <dir>/kubeletplugin-journal.json, in
+ * the nodeserver, and does around the driver's hooks what every driver
+ * otherwise writes by hand:
+ *  - prepare: a claim already in the journal gets its recorded devices
+ *    again without the prepare hook (kubelet retries, and calls prepare
+ *    again after a reboot or its own restart), its CDI spec rewritten
+ *    through write_spec first when the file is gone (a reboot empties
+ *    /var/run/cdi). A claim the hook prepared (no error, the call did
+ *    not fail) is recorded: its devices, the CDI spec written with
+ *    kp_prepare_cdi_spec() and the data of kp_prepare_journal_data().
+ *    The claim succeeds only once the journal is on disk; a failed
+ *    write fails it (kubelet retries).
+ *  - unprepare: a claim the journal does not know succeeds without the
+ *    hook; for a known one the hook sees its entry
+ *    (kp_unprepare_journal_entry()), and when the hook did not fail it,
+ *    the library removes its CDI spec and its entry.
+ *  - at the nodeserver's start (after the init hook, in the sandbox,
+ *    before serving; also after a restart of the nodeserver): entries
+ *    recorded in an earlier boot of the node (boot ID
+ *    /proc/sys/kernel/random/boot_id) go to previous_boot, then every
+ *    entry whose CDI spec is missing goes to write_spec, and this
+ *    driver's claim specs (kp_cdi_claim_spec_name()) without an entry
+ *    are removed. Other drivers' files are never listed or touched.
+ * The file: written atomically (temporary file, fsync, rename, fsync of
+ * the directory), a schema version, the driver name, the boot ID and a
+ * CRC-32 of the content. One that cannot be read, does not parse, fails
+ * its checksum or names another schema or driver is renamed to
+ * kubeletplugin-journal.json.corrupt-<unix time> beside it, logged as an
+ * error with the reason, and the nodeserver starts with an empty journal
+ * (never a crash loop); orphaned specs are then kept, since their claims
+ * may still be in use. At most 8 MiB; a claim's data at most 64 KiB.
+ */
+
+/*
+ * A claim's journal entry as the driver's code sees it. Made by the
+ * library and passed by pointer only (fields may be appended); every
+ * pointer is valid during the call it is passed to.
+ *   uid, namespace_, name: the claim.
+ *   devices: n_devices pointers to the devices prepared for it.
+ *   cdi_spec: the file name of its CDI spec (kp_prepare_cdi_spec()),
+ *     NULL: none.
+ *   data: the driver's data (kp_prepare_journal_data()) as compact JSON
+ *     text, NULL: none.
+ *   previous_boot: 1 when recorded in an earlier boot of the node.
+ */
+struct kp_journal_entry {
+	const char				*uid;
+	const char				*namespace_;
+	const char				*name;
+	const struct kp_prepared_device *const	*devices;
+	size_t					 n_devices;
+	const char				*cdi_spec;
+	const char				*data;
+	int					 previous_boot;
+};
+
+/* previous_boot's return value: drop the entry (its claim is prepared
+ * anew, by the hook, when kubelet asks). */
+#define KP_JOURNAL_FORGET	1
+
+/*
+ * The journal's callbacks; each runs in the nodeserver, in its sandbox,
+ * at its start (write_spec also in a prepare call), one at a time with
+ * the hooks when kp_serialize() is on. err: errsize bytes for a message.
+ *   previous_boot: an entry from an earlier boot. Return 0 to keep it
+ *     (its devices are still valid after the reboot; the driver may set
+ *     them up again here), KP_JOURNAL_FORGET to drop it, a negative code
+ *     to keep it and log err. NULL: entries are kept.
+ *   write_spec: the entry's CDI spec file is missing: write it again
+ *     (kp_cdi_builder_write() with e->cdi_spec). 0 or a negative code (in
+ *     a prepare call, that claim then fails with err). NULL: a missing
+ *     spec is logged, and prepare fails the claim.
+ * struct_size: start from KP_JOURNAL_HOOKS_INIT; user is passed back.
+ */
+struct kp_journal_hooks {
+	size_t	 struct_size;
+	void	*user;
+	int	(*previous_boot)(void *user, const struct kp_journal_entry *e,
+		    char *err, size_t errsize);
+	int	(*write_spec)(void *user, const struct kp_journal_entry *e,
+		    char *err, size_t errsize);
+};
+#define KP_JOURNAL_HOOKS_INIT	.struct_size = sizeof(struct kp_journal_hooks)
+
+/*
+ * kp_journal_dir - keep the journal in dir, which becomes a
+ * kp_sandbox_state_dir() (its rules; a state directory already added is
+ * not added twice). Default: no journal (the hooks see every claim).
+ * Errors: as kp_sandbox_state_dir(). Beyond upstream.
+ */
+KP_EXTERN int kp_journal_dir(struct kp_options *opts, const char *dir);
+
+/*
+ * kp_journal_hooks - the journal's callbacks; copied (the functions and
+ * user must stay valid until kp_stop()); NULL unsets. Last call wins.
+ * Errors: KP_EINVAL (NULL handle; struct_size 0, smaller than this
+ * release's or with fields this library does not know set).
+ */
+KP_EXTERN int kp_journal_hooks(struct kp_options *opts,
+    const struct kp_journal_hooks *hooks);
+
+/*
+ * kp_prepare_cdi_spec - from the prepare hook: write spec as claim
+ * number claim's CDI spec file, kp_cdi_claim_spec_name() of the driver
+ * and the claim UID, through kp_cdi_spec_write(), and record it for the
+ * journal (unprepare then removes it; the start rewrites it when it is
+ * missing). A failure fails the claim with the reason.
+ * Errors: KP_EINVAL (bad index, NULL, a spec breaking a rule), and those
+ * of kp_cdi_spec_write(). Beyond upstream.
+ */
+KP_EXTERN int kp_prepare_cdi_spec(struct kp_prepare_results *res,
+    size_t claim, const struct kp_cdi_builder *spec);
+
+/*
+ * kp_prepare_journal_data - from the prepare hook: data to record with
+ * claim number claim (what unprepare needs to undo it: addresses,
+ * handles), JSON text of at most 64 KiB (copied, stored compact); the
+ * last call per claim wins. Only kept with kp_journal_dir().
+ * Errors: KP_EINVAL (bad index, NULL, not one JSON value: the claim
+ * fails), KP_ENOMEM. Beyond upstream.
+ */
+KP_EXTERN int kp_prepare_journal_data(struct kp_prepare_results *res,
+    size_t claim, const char *json);
+
+/*
+ * kp_unprepare_journal_entry - from the unprepare hook: the journal
+ * entry of claim number claim, valid during the hook call; NULL for a bad
+ * index or without kp_journal_dir() (with it, every claim the hook sees
+ * has one). Beyond upstream.
+ */
+KP_EXTERN const struct kp_journal_entry *kp_unprepare_journal_entry(
+    const struct kp_unprepare_results *res, size_t claim);
+
 /*
  * Identities. Started as root, each sandboxed process runs as its own
  * non-root uid and gid, KP_SANDBOX_UID_BASE (61000) plus an offset: 0 the

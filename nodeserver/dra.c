@@ -56,6 +56,7 @@ dra_free(struct dra_ctx *ctx)
 {
 	if (ctx == NULL || ctx->cfg == NULL)
 		return;
+	jr_stop(ctx);
 	pthread_mutex_destroy(&ctx->lock);
 	memset(ctx, 0, sizeof(*ctx));
 }
@@ -182,11 +183,19 @@ lookup_claims(struct dra_ctx *ctx, const struct dra_request *rq,
     struct kp_claim *hc, struct dra_claim_alloc *al, struct dra_results *r)
 {
 	const struct kp_claim	*c;
+	struct jr_specs		 sp = { 0, NULL, 0 };
 	char			 err[KP_ERROR_SIZE];
 	size_t			 i, front = 0, back = rq->n_claims;
 
 	for (i = 0; i < rq->n_claims; i++) {
 		c = &rq->claims[i];
+		/* Prepared before: the journal answers, without a look-up
+		 * (the API server may be unreachable after a reboot). */
+		if (ctx->journal != NULL && jr_known(ctx, c->uid)) {
+			r->claims[--back].uid = c->uid;
+			jr_replay(ctx, c, &r->claims[back], &sp);
+			continue;
+		}
 		if (ctx->lookup != NULL &&
 		    lookup_one(ctx, c, &al[front], err, sizeof(err)) != 0) {
 			dra_claim_alloc_free(&al[front]);
@@ -205,6 +214,7 @@ lookup_claims(struct dra_ctx *ctx, const struct dra_request *rq,
 		r->claims[front++].uid = c->uid;
 	}
 	r->n_hook = front;
+	jr_specs_free(&sp);
 }
 
 static int
@@ -227,6 +237,8 @@ prepare_claims(struct dra_ctx *ctx, const struct dra_version_info *info,
 	}
 	lookup_claims(ctx, rq, hc, al, r);
 	st = run_hook(ctx, &op_prepare, hc, r, msg, msgsize);
+	if (st == RPC_OK && ctx->journal != NULL && r->n_hook > 0)
+		jr_record(ctx, hc, r);
 	if (st == RPC_OK &&
 	    dra_encode_prepare(r, info->share_id, resp, resp_len) != 0) {
 		snprintf(msg, msgsize, "out of memory");
@@ -244,13 +256,38 @@ unprepare_claims(struct dra_ctx *ctx, const struct dra_request *rq,
     struct dra_results *r, uint8_t **resp, size_t *resp_len, char *msg,
     size_t msgsize)
 {
-	size_t	i;
-	int	st;
+	struct kp_claim		*hc = NULL;
+	const struct kp_claim	*claims = rq->claims;
+	size_t			 i, front = 0, back = rq->n_claims;
+	int			 st;
 
-	for (i = 0; i < rq->n_claims; i++)
-		r->claims[i].uid = rq->claims[i].uid;
-	r->n_hook = rq->n_claims;
-	st = run_hook(ctx, &op_unprepare, rq->claims, r, msg, msgsize);
+	if (ctx->journal != NULL) {
+		/* Claims the journal does not know succeed without the
+		 * hook; the hook sees the others with their entries. */
+		if ((hc = calloc(rq->n_claims + 1, sizeof(*hc))) == NULL) {
+			snprintf(msg, msgsize, "out of memory");
+			return (RPC_INTERNAL);
+		}
+		for (i = 0; i < rq->n_claims; i++) {
+			if (!jr_known(ctx, rq->claims[i].uid)) {
+				r->claims[--back].uid = rq->claims[i].uid;
+				continue;
+			}
+			hc[front] = rq->claims[i];
+			r->claims[front++].uid = rq->claims[i].uid;
+		}
+		r->n_hook = front;
+		claims = hc;
+		jr_unprepare_begin(ctx, r);
+	} else {
+		for (i = 0; i < rq->n_claims; i++)
+			r->claims[i].uid = rq->claims[i].uid;
+		r->n_hook = rq->n_claims;
+	}
+	st = run_hook(ctx, &op_unprepare, claims, r, msg, msgsize);
+	if (st == RPC_OK && ctx->journal != NULL && r->n_hook > 0)
+		jr_unprepare_end(ctx, r);
+	free(hc);
 	if (st == RPC_OK && dra_encode_unprepare(r, resp, resp_len) != 0) {
 		snprintf(msg, msgsize, "out of memory");
 		st = RPC_INTERNAL;
@@ -285,6 +322,7 @@ dra_call(struct dra_ctx *ctx, enum dra_version v, const struct op *op,
 		snprintf(msg, msgsize, "out of memory");
 		return (RPC_INTERNAL);
 	}
+	r.driver = ctx->cfg->driver_name;
 	if (op->prepare)
 		st = prepare_claims(ctx, info, &rq, &r, resp, resp_len, msg,
 		    msgsize);

@@ -15,10 +15,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "base/cdi.h"
+#include "base/names.h"
 #include "base/log.h"
 #include "base/utf8.h"
 #include "nodeserver/dra.h"
+#include "nodeserver/journal.h"
 #include "policy/policy.h"
 
 #define PREPARE_MAGIC	0x6b707072u	/* "kppr" */
@@ -87,15 +91,26 @@ dra_results_init(struct dra_results *r, size_t n, int (*cancelled)(void *),
 	return (0);
 }
 
+/* Everything a result holds, freed; the result is empty again. */
+void
+dra_result_reset(struct dra_result *c)
+{
+	result_drop_devices(c);
+	result_clear_error(c);
+	free(c->cdi_spec);
+	free(c->jdata);
+	journal_view_free(c->view);
+	c->cdi_spec = c->jdata = NULL;
+	c->view = NULL;
+}
+
 void
 dra_results_free(struct dra_results *r)
 {
 	size_t	i;
 
-	for (i = 0; i < r->n; i++) {
-		result_drop_devices(&r->claims[i]);
-		result_clear_error(&r->claims[i]);
-	}
+	for (i = 0; i < r->n; i++)
+		dra_result_reset(&r->claims[i]);
 	free(r->claims);
 	memset(r, 0, sizeof(*r));
 }
@@ -149,6 +164,12 @@ result_set_error(struct dra_result *c, const char *msg)
 	}
 	c->error = s;
 	return (0);
+}
+
+int
+dra_result_fail_one(struct dra_result *c, const char *msg)
+{
+	return (result_set_error(c, msg));
 }
 
 int
@@ -324,7 +345,6 @@ kp_prepare_add_device(struct kp_prepare_results *res, size_t claim,
     const struct kp_prepared_device *devp)
 {
 	struct kp_prepared_device	 d;
-	const struct kp_prepared_device	*dev;
 	struct dra_result		*c;
 	const char			*why;
 	char				 buf[DRA_MAX_ERROR];
@@ -337,7 +357,13 @@ kp_prepare_add_device(struct kp_prepare_results *res, size_t claim,
 		result_set_error(c, why);
 		return (KP_EINVAL);
 	}
-	dev = &d;
+	return (dra_result_add(c, &d));
+}
+
+/* Add a checked device to c (also the journal's replay). */
+int
+dra_result_add(struct dra_result *c, const struct kp_prepared_device *dev)
+{
 	if (c->error != NULL)
 		return (0);	/* a failed claim's devices are dropped */
 	if (devices_grow(c) != 0 ||
@@ -347,6 +373,78 @@ kp_prepare_add_device(struct kp_prepare_results *res, size_t claim,
 	}
 	c->n_devices++;
 	return (0);
+}
+
+int
+kp_prepare_cdi_spec(struct kp_prepare_results *res, size_t claim,
+    const struct kp_cdi_builder *spec)
+{
+	struct dra_result	*c;
+	char			 name[NAME_MAX_CDI_SPEC + 1], err[DRA_MAX_ERROR];
+	int			 r;
+
+	if (res == NULL ||
+	    (c = claim_of(res->magic, PREPARE_MAGIC, res->r, claim)) == NULL)
+		return (KP_EINVAL);
+	if (res->r->driver == NULL || kp_cdi_claim_spec_name(res->r->driver,
+	    c->uid, name, sizeof(name)) != 0) {
+		result_set_error(c, "kp_prepare_cdi_spec: the claim UID "
+		    "makes no CDI spec file name");
+		return (KP_EINVAL);
+	}
+	if ((r = kp_cdi_builder_write(spec, name, err, sizeof(err))) != 0) {
+		result_set_error(c, err);
+		return (r);
+	}
+	free(c->cdi_spec);
+	if ((c->cdi_spec = strdup(name)) == NULL) {
+		result_set_error(c, OOM_TEXT);
+		return (KP_ENOMEM);
+	}
+	return (0);
+}
+
+int
+kp_prepare_journal_data(struct kp_prepare_results *res, size_t claim,
+    const char *json)
+{
+	struct dra_result	*c;
+	json_error_t		 je;
+	json_t			*v;
+	char			 msg[KP_ERROR_SIZE];
+
+	if (res == NULL ||
+	    (c = claim_of(res->magic, PREPARE_MAGIC, res->r, claim)) == NULL)
+		return (KP_EINVAL);
+	if (json == NULL || strlen(json) > JOURNAL_MAX_DATA ||
+	    (v = json_loads(json, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES,
+	    &je)) == NULL) {
+		snprintf(msg, sizeof(msg), "kp_prepare_journal_data: not one "
+		    "JSON value of at most %u bytes%s%.120s", JOURNAL_MAX_DATA,
+		    json != NULL ? ": " : "", json != NULL ? je.text : "");
+		result_set_error(c, msg);
+		return (KP_EINVAL);
+	}
+	free(c->jdata);
+	c->jdata = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+	json_decref(v);
+	if (c->jdata == NULL) {
+		result_set_error(c, OOM_TEXT);
+		return (KP_ENOMEM);
+	}
+	return (0);
+}
+
+const struct kp_journal_entry *
+kp_unprepare_journal_entry(const struct kp_unprepare_results *res,
+    size_t claim)
+{
+	struct dra_result	*c;
+
+	if (res == NULL || (c = claim_of(res->magic, UNPREPARE_MAGIC, res->r,
+	    claim)) == NULL || c->view == NULL)
+		return (NULL);
+	return (&c->view->e);
 }
 
 /* A NULL or empty msg still fails the claim, with a generic text. */
