@@ -274,11 +274,20 @@ static void
 quarantine(struct journal *j, const char *why)
 {
 	char	 aside[sizeof(JOURNAL_FILE) + 40];
+	int	 k, r = -1;
 
-	snprintf(aside, sizeof(aside), JOURNAL_FILE ".corrupt-%lld",
-	    (long long)time(NULL));
+	/* Never over an earlier one: each is evidence. */
+	for (k = 0; k < 100 && r == -1; k++) {
+		snprintf(aside, sizeof(aside), JOURNAL_FILE
+		    ".corrupt-%lld%s%.0d", (long long)time(NULL),
+		    k > 0 ? "-" : "", k);
+		r = renameat2(j->dirfd, JOURNAL_FILE, j->dirfd, aside,
+		    RENAME_NOREPLACE);
+		if (r == -1 && errno != EEXIST)
+			break;
+	}
 	j->state = JOURNAL_QUARANTINED;
-	if (renameat(j->dirfd, JOURNAL_FILE, j->dirfd, aside) == -1)
+	if (r == -1)
 		snprintf(j->why, sizeof(j->why), "%s (and it could not be "
 		    "moved aside: %s)", why, strerror(errno));
 	else
