@@ -1,8 +1,8 @@
 'use strict';
 // The example driver (build/examples/pci-driver): discovery against a fake
 // sysfs tree and this machine's /sys, publishing through the kube-apiserver
-// emulator, CDI spec files, idempotent prepare, the checkpoint across
-// restarts, unprepare of unknown claims, and rescans.
+// emulator, CDI spec files, idempotent prepare, the library's journal
+// across restarts, unprepare of unknown claims, and rescans.
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
@@ -17,6 +17,7 @@ const { PCI_DRIVER, makeRoot, roles, until, sleep, giveToNodeserver } = require(
 const DRIVER = 'pci.example.com';
 const NODE = 'node-1';
 const SEL = `spec.driver=${DRIVER},spec.nodeName=${NODE}`;
+const JOURNAL = 'kubeletplugin-journal.json';
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
 // A fake sysfs: root/devices/pci0000:00/<addr> with the attribute files,
@@ -129,7 +130,7 @@ async function setup(t, { devices = ODD, extra = [], sim = true, sysfs } = {}) {
       '--sysfs-root', sys, '-v', '1', ...extra],
     procs: [],
   };
-  // The nodeserver runs as its own uid: its CDI and checkpoint
+  // The nodeserver runs as its own uid: its CDI and journal
   // directories must be its own.
   giveToNodeserver(env.cdi, env.state);
   t.after(async () => {
@@ -213,16 +214,16 @@ test('prepare writes a CDI spec, is idempotent, recreates a lost spec; unprepare
   assert.equal(r.devices.length, 1);
   const id = `${DRIVER}/pci=pci-0000-00-02-0-${c.uid}`;
   assert.deepEqual(r.devices[0].cdiDeviceIds || r.devices[0].cdi_device_ids, [id]);
-  const spec = path.join(env.cdi, `${DRIVER}_${c.uid}.json`);
+  const spec = path.join(env.cdi, `${DRIVER}_claim-${c.uid}.json`);
   const json = JSON.parse(fs.readFileSync(spec, 'utf8'));
   assert.equal(json.kind, `${DRIVER}/pci`);
-  assert.match(json.cdiVersion, /^0\.[5-9]\.0$/);
+  assert.equal(json.cdiVersion, '0.3.0', 'the lowest its fields need');
   assert.equal(json.devices.length, 1);
   assert.equal(json.devices[0].name, `pci-0000-00-02-0-${c.uid}`);
   assert.deepEqual(json.devices[0].containerEdits.env, ['PCI_ADDRESS_0000_00_02_0=0000:00:02.0']);
   assert.deepEqual(json.devices[0].containerEdits.deviceNodes, [{ path: '/dev/vfio/vfio' }, { path: '/dev/vfio/7' }]);
   assert.deepEqual(fs.readdirSync(env.cdi), [path.basename(spec)], 'no temporary files left');
-  const cpFile = path.join(env.state, 'checkpoint.json');
+  const cpFile = path.join(env.state, JOURNAL);
   const st1 = [fs.statSync(spec), fs.statSync(cpFile)];
   await sleep(20);
   for (let i = 0; i < 2; i++) {
@@ -246,7 +247,7 @@ test('prepare writes a CDI spec, is idempotent, recreates a lost spec; unprepare
   const gone = claimFor(env, 'pci-0000-99-00-0', 'gone');
   const bad = await env.kubelet.nodePrepareResources(DRIVER, [other, gone]).catch((e) => e);
   assert.match(String(bad.message || JSON.stringify(bad)), /node-2|not on this node/);
-  // Unprepare removes the spec and the checkpoint entry.
+  // Unprepare removes the spec and the journal entry.
   const un = await env.kubelet.nodeUnprepareResources(DRIVER, [c]);
   assert.ok(!un.claims[c.uid].error);
   assert.ok(!fs.existsSync(spec));
@@ -258,13 +259,13 @@ test('prepare writes a CDI spec, is idempotent, recreates a lost spec; unprepare
   assert.ok(!un2.claims[unknown.uid].error);
 });
 
-test('the checkpoint survives nodeserver and driver restarts; a corrupt one stops the start', async (t) => {
+test('the journal survives nodeserver and driver restarts; a corrupt one is moved aside', async (t) => {
   const env = await setup(t);
   await until(() => devicesOf(slicesOf(env.emu)).length === 4, 15000, 100);
   const c = claimFor(env, 'pci-0000-00-01-0');
   const first = await env.kubelet.nodePrepareResources(DRIVER, [c]);
   assert.ok(!first.claims[c.uid].error);
-  // A restarted nodeserver reloads the checkpoint in its init hook.
+  // A restarted nodeserver reads the journal at its start.
   const before = roles(env.drv.proc.pid);
   process.kill(before.nodeserver, 'SIGKILL');
   await until(() => {
@@ -274,14 +275,18 @@ test('the checkpoint survives nodeserver and driver restarts; a corrupt one stop
   const afterNs = await until(() => env.kubelet.nodePrepareResources(DRIVER, [c]).catch(() => null), 15000, 200);
   assert.deepEqual(afterNs.claims[c.uid], first.claims[c.uid]);
   // The whole driver restarts after a "reboot" that emptied the CDI dir:
-  // the init hook rewrites the spec from the checkpoint. Then the claim
-  // goes from the API server (unprepare must not need it).
+  // the library's start rewrites the spec through the driver's
+  // write_spec. Then the claim goes from the API server (unprepare must
+  // not need it).
   await env.drv.kill('SIGTERM');
-  const spec = path.join(env.cdi, `${DRIVER}_${c.uid}.json`);
+  const spec = path.join(env.cdi, `${DRIVER}_claim-${c.uid}.json`);
+  const want = fs.readFileSync(spec, 'utf8');
   fs.rmSync(spec);
   env.drv = await env.start();
-  assert.match(env.drv.stderr, /1 prepared claim\(s\) in the checkpoint/);
   await until(() => fs.existsSync(spec), 5000, 20);
+  assert.equal(fs.readFileSync(spec, 'utf8'), want, 'the same spec');
+  assert.match(env.drv.stderr, /CDI spec \S+ was missing, written again from the journal/);
+  assert.match(env.drv.stderr, /journal \S+: 1 prepared claims/);
   await until(() => env.kubelet.getDriver(DRIVER) && env.kubelet.getDriver(DRIVER).socketPath, 15000, 50);
   const again = await until(() => env.kubelet.nodePrepareResources(DRIVER, [c]).catch(() => null), 15000, 200);
   assert.deepEqual(again.claims[c.uid], first.claims[c.uid], 'the same answer after a restart');
@@ -291,25 +296,16 @@ test('the checkpoint survives nodeserver and driver restarts; a corrupt one stop
   assert.ok(!fs.existsSync(spec));
   await env.drv.kill('SIGTERM');
 
-  // Corrupt, truncated, empty, bad checksum or newer: refuse, keep the file.
-  const cpFile = path.join(env.state, 'checkpoint.json');
-  const good = JSON.parse(fs.readFileSync(cpFile, 'utf8'));
-  const cases = [
-    ['{"version": 1, "claims": {', /line \d+/],
-    ['', /is empty/],
-    [JSON.stringify({ ...good, claims: { x: { namespace: 'a', name: 'b', devices: [] } } }), /checksum mismatch/],
-    [JSON.stringify({ ...good, version: 2 }), /version 2, this driver reads version 1/],
-  ];
-  for (const [text, why] of cases) {
-    fs.writeFileSync(cpFile, text);
-    const d = startDriver(env, { expectFail: true });
-    const ex = await d.exited;
-    assert.equal(ex.code, 1, d.stderr);
-    assert.match(d.stderr, why);
-    assert.match(d.stderr, /the file is kept/);
-    assert.equal(fs.readFileSync(cpFile, 'utf8'), text, 'never overwritten');
-    assert.ok(!fs.existsSync(env.root.regSock), 'no socket created');
-  }
+  // Corrupt: moved aside, reported, and the driver serves (no crash
+  // loop); the evidence is kept for a person.
+  const file = path.join(env.state, JOURNAL);
+  fs.writeFileSync(file, '{"schema": 1, "claims": {');
+  env.drv = await env.start();
+  assert.match(env.drv.stderr, /journal kubeletplugin-journal\.json: not JSON: .*moved aside to kubeletplugin-journal\.json\.corrupt-\d+/);
+  const aside = fs.readdirSync(env.state).filter((f) => f.startsWith(`${JOURNAL}.corrupt-`));
+  assert.equal(aside.length, 1);
+  assert.equal(fs.readFileSync(path.join(env.state, aside[0]), 'utf8'), '{"schema": 1, "claims": {', 'never overwritten');
+  assert.deepEqual(JSON.parse(fs.readFileSync(file, 'utf8')).claims, {});
 });
 
 test('rescan republishes devices that appear and vanish', async (t) => {
