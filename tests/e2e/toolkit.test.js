@@ -11,6 +11,7 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
+const zlib = require('node:zlib');
 const { randomUUID } = require('node:crypto');
 const { KubeletSim } = require('../kubelet-sim');
 const { BUILD, makeRoot, TestDriver, roles, until, isAlive } = require('./lib/plugin');
@@ -22,8 +23,8 @@ const claim = (name) => ({ namespace: 'default', name, uid: randomUUID() });
 const count = (text, re) => (text.match(new RegExp(re, 'g')) || []).length;
 
 // One driver; cdi: a CDI directory to share (default: its own).
-async function start(t, { driver = 'test.example.com', cdi = null, sim = null } = {}) {
-  const root = makeRoot(driver);
+async function start(t, { driver = 'test.example.com', cdi = null, sim = null, root: given = null } = {}) {
+  const root = given || makeRoot(driver);
   const cdiDir = cdi || path.join(root.dir, 'cdi');
   const journalDir = path.join(root.dir, 'state');
   const drv = new TestDriver(root, ['--cdi-dir', cdiDir, '--journal-dir', journalDir,
@@ -32,7 +33,7 @@ async function start(t, { driver = 'test.example.com', cdi = null, sim = null } 
   t.after(async () => {
     drv.kill();
     await drv.exited;
-    root.cleanup();
+    if (!given) root.cleanup();
   });
   await drv.ready();
   const s = sim || new KubeletSim({ registryDir: root.registry, retryInitialMs: 100 }).start();
@@ -41,6 +42,29 @@ async function start(t, { driver = 'test.example.com', cdi = null, sim = null } 
   const specOf = (c) => path.join(cdiDir, `${driver}_claim-${c.uid}.json`);
   const journal = () => JSON.parse(fs.readFileSync(path.join(journalDir, JOURNAL), 'utf8'));
   return { root, drv, sim: s, driver, cdiDir, journalDir, specOf, journal };
+}
+
+// CRC-32 (IEEE), as zlib's: node 18 has no zlib.crc32.
+function crc32(buf) {
+  if (zlib.crc32) return zlib.crc32(buf);
+  let c = 0xffffffff;
+  for (const b of buf) {
+    c ^= b;
+    for (let k = 0; k < 8; k++) c = (c >>> 1) ^ (0xedb88320 & -(c & 1));
+  }
+  return (c ^ 0xffffffff) >>> 0;
+}
+
+// The journal's checksum: the compact, key-sorted JSON without it.
+function sorted(v) {
+  if (Array.isArray(v)) return v.map(sorted);
+  if (v && typeof v === 'object') return Object.fromEntries(Object.keys(v).sort().map((k) => [k, sorted(v[k])]));
+  return v;
+}
+function reseal(j) {
+  const { checksum, ...rest } = j;
+  const sum = crc32(Buffer.from(JSON.stringify(sorted(rest))));
+  return { ...rest, checksum: `crc32:${sum.toString(16).padStart(8, '0')}` };
 }
 
 // SIGKILL the nodeserver; resolves once a new one serves again.
@@ -194,4 +218,39 @@ test('a corrupt journal is moved aside and reported; the nodeserver starts empty
   // Serving: the claim is prepared again by the hook.
   await prepare(env, [c]);
   assert.equal(count(env.drv.stderr, 'prepare hook: default/kept'), 2);
+});
+
+test('entries from an earlier boot go to previous_boot, which keeps or forgets each; the boot ID is then this one', async (t) => {
+  const root = makeRoot('test.example.com');
+  t.after(() => root.cleanup());
+  const first = await start(t, { root });
+  const keep = claim('keep-1');
+  const forget = claim('forget-1');
+  await prepare(first, [keep, forget]);
+  await first.drv.stop();
+  first.sim.stop();
+  // As after a reboot: another boot ID, the CDI directory (a tmpfs) empty.
+  const file = path.join(first.journalDir, JOURNAL);
+  const j = JSON.parse(fs.readFileSync(file, 'utf8'));
+  assert.equal(reseal(j).checksum, j.checksum, 'the test computes the checksum as the library does');
+  j.bootId = '00000000-0000-4000-8000-000000000000';
+  fs.writeFileSync(file, JSON.stringify(reseal(j)));
+  fs.rmSync(first.cdiDir, { recursive: true, force: true });
+  fs.mkdirSync(first.cdiDir);
+
+  const env = await start(t, { root });
+  await env.drv.stderrMatch(/journal: 2 prepared claims recorded in an earlier boot \(boot ID 00000000-0000-4000-8000-000000000000, now [0-9a-f-]{36}\)/);
+  assert.match(env.drv.stderr, /previous_boot: keep-1/);
+  assert.match(env.drv.stderr, /previous_boot: forget-1/);
+  assert.match(env.drv.stderr, /claim default\/forget-1 from an earlier boot forgotten/);
+  const now = env.journal();
+  assert.equal(now.bootId, fs.readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim());
+  assert.deepEqual(Object.keys(now.claims), [keep.uid]);
+  assert.ok(fs.existsSync(env.specOf(keep)), 'the kept claim\'s spec written again at the start');
+  assert.equal(fs.existsSync(env.specOf(forget)), false);
+  // kubelet prepares both again after the reboot: the kept one from the
+  // journal, the forgotten one by the hook.
+  await prepare(env, [keep, forget]);
+  assert.equal(count(env.drv.stderr, 'prepare hook: default/keep-1'), 0);
+  assert.equal(count(env.drv.stderr, 'prepare hook: default/forget-1'), 1);
 });
