@@ -1580,7 +1580,10 @@ KP_EXTERN int kp_journal_hooks(struct kp_options *opts,
  * number claim's CDI spec file, kp_cdi_claim_spec_name() of the driver
  * and the claim UID, through kp_cdi_spec_write(), and record it for the
  * journal (unprepare then removes it; the start rewrites it when it is
- * missing). A failure fails the claim with the reason.
+ * missing; a claim that fails, or a call the hook fails, has it
+ * removed). Without kp_journal_dir() the file is the driver's to remove
+ * (kp_cdi_spec_remove() of kp_cdi_claim_spec_name()). A failure fails
+ * the claim with the reason.
  * Errors: KP_EINVAL (bad index, NULL, a spec breaking a rule), and those
  * of kp_cdi_spec_write(). Beyond upstream.
  */

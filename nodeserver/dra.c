@@ -237,8 +237,12 @@ prepare_claims(struct dra_ctx *ctx, const struct dra_version_info *info,
 	}
 	lookup_claims(ctx, rq, hc, al, r);
 	st = run_hook(ctx, &op_prepare, hc, r, msg, msgsize);
-	if (st == RPC_OK && ctx->journal != NULL && r->n_hook > 0)
-		jr_record(ctx, hc, r);
+	if (ctx->journal != NULL && r->n_hook > 0) {
+		if (st == RPC_OK)
+			jr_record(ctx, hc, r);
+		else
+			jr_discard(ctx, r);
+	}
 	if (st == RPC_OK &&
 	    dra_encode_prepare(r, info->share_id, resp, resp_len) != 0) {
 		snprintf(msg, msgsize, "out of memory");

@@ -186,6 +186,7 @@ void	jr_replay(struct dra_ctx *, const struct kp_claim *,
 	    struct dra_result *, struct jr_specs *);
 void	jr_record(struct dra_ctx *, const struct kp_claim *,
 	    struct dra_results *);
+void	jr_discard(struct dra_ctx *, struct dra_results *);
 void	jr_unprepare_begin(struct dra_ctx *, struct dra_results *);
 void	jr_unprepare_end(struct dra_ctx *, struct dra_results *);
 

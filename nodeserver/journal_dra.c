@@ -392,13 +392,19 @@ jr_record(struct dra_ctx *ctx, const struct kp_claim *hc,
 				    "claim's CDI spec");
 			continue;
 		}
+		err[0] = '\0';
 		if ((e = entry_of(&hc[i], &r->claims[i])) == NULL ||
 		    journal_check_entry(ctx->cfg->driver_name, hc[i].uid, e,
 		    err, sizeof(err)) != 0 ||
 		    json_object_set_new(j->claims, hc[i].uid, e) != 0) {
-			(void)dra_result_fail(r, i, e == NULL ? "journal: out "
-			    "of memory" : "journal: the result cannot be "
-			    "recorded");
+			if (e != NULL && err[0] != '\0')
+				json_decref(e);
+			snprintf(msg, sizeof(msg), "journal: the result cannot "
+			    "be recorded: %s", err[0] ? err : "out of memory");
+			if (r->claims[i].cdi_spec != NULL)
+				spec_remove(r->claims[i].cdi_spec,
+				    "unrecorded claim's CDI spec");
+			(void)dra_result_fail(r, i, msg);
 			continue;
 		}
 		added++;
@@ -417,6 +423,19 @@ jr_record(struct dra_ctx *ctx, const struct kp_claim *hc,
 			}
 	}
 	pthread_mutex_unlock(&j->lock);
+}
+
+/* The prepare call failed as a whole: no spec of it stays behind. */
+void
+jr_discard(struct dra_ctx *ctx, struct dra_results *r)
+{
+	size_t	 i;
+
+	(void)ctx;
+	for (i = 0; i < r->n_hook; i++)
+		if (r->claims[i].cdi_spec != NULL)
+			spec_remove(r->claims[i].cdi_spec, "failed call's CDI "
+			    "spec");
 }
 
 /* Before an unprepare hook: the entry of each claim it gets. */
