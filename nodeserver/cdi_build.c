@@ -19,6 +19,7 @@
 #include "base/names.h"
 #include "base/utf8.h"
 #include "kubeletplugin.h"
+#include "nodeserver/journal.h"
 
 #define CDI_BUILDER_MAGIC	0x6b706364u	/* "kpcd" */
 #define CDI_MAX_DEVNAME		128
@@ -213,8 +214,9 @@ path_ok(struct kp_cdi_builder *b, const char *what, const char *p, int need)
 	return (0);
 }
 
-static json_t *
-strings(const char *const *v, size_t n)
+/* A JSON array of n strings; NULL out of memory (also journal_dra.c). */
+json_t *
+cdi_json_strings(const char *const *v, size_t n)
 {
 	json_t	*a;
 	size_t	 i;
@@ -325,7 +327,7 @@ kp_cdi_add_mount(struct kp_cdi_builder *b, const char *device,
 	    m.container_path);
 	if (j == NULL || (m.type != NULL && json_object_set_new(j, "type",
 	    json_string(m.type)) != 0) || (m.n_options > 0 &&
-	    json_object_set_new(j, "options", strings(m.options,
+	    json_object_set_new(j, "options", cdi_json_strings(m.options,
 	    m.n_options)) != 0)) {
 		json_decref(j);
 		return (bfail(b, KP_ENOMEM, "out of memory"));
@@ -365,7 +367,7 @@ kp_cdi_add_hook(struct kp_cdi_builder *b, const char *device,
 		    h.timeout_s));
 	j = json_pack("{s:s, s:s}", "hookName", h.hook_name, "path", h.path);
 	if (j == NULL || (h.n_args > 0 && json_object_set_new(j, "args",
-	    strings(h.args, h.n_args)) != 0) || (h.timeout_s > 0 &&
+	    cdi_json_strings(h.args, h.n_args)) != 0) || (h.timeout_s > 0 &&
 	    json_object_set_new(j, "timeout", json_integer(h.timeout_s)) !=
 	    0)) {
 		json_decref(j);

@@ -56,6 +56,9 @@ struct journal_view {
 	char				 *data;
 };
 
+/* cdi_build.c */
+json_t	*cdi_json_strings(const char *const *, size_t);
+
 /* journal.c */
 int	 journal_open(struct journal *, const char *dir, const char *driver,
 	    const char *boot_id_path, char *err, size_t errsize);

@@ -318,22 +318,6 @@ jr_replay(struct dra_ctx *ctx, const struct kp_claim *c,
 	journal_view_free(v);
 }
 
-static json_t *
-strs_json(char **v, size_t n)
-{
-	json_t	*a;
-	size_t	 i;
-
-	if ((a = json_array()) == NULL)
-		return (NULL);
-	for (i = 0; i < n; i++)
-		if (json_array_append_new(a, json_string(v[i])) != 0) {
-			json_decref(a);
-			return (NULL);
-		}
-	return (a);
-}
-
 /* The entry of a claim the hook prepared; NULL out of memory. */
 static json_t *
 entry_of(const struct kp_claim *c, const struct dra_result *res)
@@ -349,9 +333,10 @@ entry_of(const struct kp_claim *c, const struct dra_result *res)
 	for (i = 0; i < res->n_devices; i++) {
 		d = &res->devices[i];
 		o = json_pack("{s:o, s:s, s:s, s:o}", "requests",
-		    strs_json(d->request_names, d->n_request_names), "pool",
-		    d->pool, "device", d->device, "cdiDeviceIds",
-		    strs_json(d->cdi_ids, d->n_cdi_ids));
+		    cdi_json_strings((const char *const *)d->request_names,
+		    d->n_request_names), "pool", d->pool, "device", d->device,
+		    "cdiDeviceIds", cdi_json_strings((const char *const *)
+		    d->cdi_ids, d->n_cdi_ids));
 		if (o == NULL || (d->share_id != NULL &&
 		    json_object_set_new(o, "shareId",
 		    json_string(d->share_id)) != 0) ||
