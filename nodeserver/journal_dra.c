@@ -303,9 +303,10 @@ jr_replay(struct dra_ctx *ctx, const struct kp_claim *c,
 		(void)dra_result_fail_one(res, "out of memory");
 		return;
 	}
-	if (v->e.cdi_spec != NULL && specs_list(sp, err, sizeof(err)) == 0 &&
-	    !specs_has(sp, v->e.cdi_spec) &&
-	    respec(ctx, &v->e, err, sizeof(err)) != 0) {
+	/* Never a CDI ID whose spec is gone: unverifiable fails too. */
+	if (v->e.cdi_spec != NULL && (specs_list(sp, err, sizeof(err)) != 0 ||
+	    (!specs_has(sp, v->e.cdi_spec) &&
+	    respec(ctx, &v->e, err, sizeof(err)) != 0))) {
 		(void)dra_result_fail_one(res, err);
 		journal_view_free(v);
 		return;
