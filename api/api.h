@@ -32,6 +32,16 @@ struct kp_plugin {
 	/* Resource health (health.c): every device reported so far. */
 	pthread_mutex_t	 health_lock;	/* taken before lock */
 	struct health_table health;
+	/* State for the hooks (state.c). */
+	pthread_mutex_t	 state_lock;	/* taken before lock */
+	uint64_t	 state_gen;	/* the last generation sent */
+	/* The supervisor's events (events.c). */
+	int		 ev_fd;		/* -1: none */
+	int		 status_fd;	/* eventfd; -1: none */
+	pthread_t	 ev_thread;
+	int		 ev_started;
+	kp_error_fn	 error_fn;
+	void		*error_user;
 };
 
 /* How each option names itself in messages: setter (Go option). */
@@ -67,6 +77,10 @@ struct kp_plugin {
 #define OPT_PLUGIN_DIR	"kp_plugin_data_directory_path (PluginDataDirectoryPath)"
 #define OPT_PLUGIN_FILE	"kp_plugin_socket (PluginSocket)"
 #define OPT_HEALTH	"kp_health_service (HealthService)"
+#define OPT_ROLLING	"kp_rolling_update (RollingUpdate)"
+#define OPT_FLOCK_DIR	"kp_flock_directory_path (FlockDirectoryPath)"
+#define OPT_REG_SVC	"kp_registration_service (RegistrationService)"
+#define OPT_DRA_SVC	"kp_dra_service (DRAService)"
 #define OPT_HEALTH_V1	"kp_health_v1 (HealthV1)"
 #define OPT_HEALTH_V1A1	"kp_health_v1alpha1 (HealthV1alpha1)"
 
@@ -93,9 +107,20 @@ int	pol_opts_check(struct kp_options *);
 
 /* options_dirs.c */
 int	opt_dirs_resolve(struct kp_options *);
+int	opt_check_dir(struct kp_options *, const char *, const char *);
+
+/* options_rolling.c */
+int	opt_rolling_check(struct kp_options *);
 
 /* advertise.c */
 void	opt_advertise(struct kp_options *);
+
+/* events.c */
+int	events_threads(void);
+void	events_fork_lock(int);
+int	events_start(struct kp_plugin *, int, const struct kp_options *);
+int	events_on_thread(const struct kp_plugin *);
+void	events_stop(struct kp_plugin *);
 
 /* api.c */
 int	sup_threads(void);

@@ -22,6 +22,8 @@
 #define KP_MAX_INTERCEPTORS	16
 #define KP_MAX_PEER_UIDS	16
 #define KP_SUN_PATH_MAX		107	/* sun_path less the NUL */
+#define KP_MAX_POD_UID		128	/* kp_rolling_update() */
+#define KP_LOCK_FILE		"serialize.lock"	/* upstream's name */
 
 /* Connections per gRPC socket (kp_grpc_max_connections, rpc/accept.c). */
 #define KP_DEF_MAX_CONNS	8
@@ -169,6 +171,22 @@ struct kp_options {
 	int			 plugin_path_derived;	/* kp_start() set */
 	int			 registrar_path_derived;	/* the paths */
 
+	/* Channels (api/options_channels.c): the nodeserver's state
+	 * function, the driver process's error function. */
+	kp_state_fn		 state_fn;
+	void			*state_user;
+	kp_error_fn		 error_fn;
+	void			*error_user;
+	/* Rolling updates and service selection (api/options_rolling.c,
+	 * upstream v0.33 RollingUpdate, FlockDirectoryPath, v0.34
+	 * RegistrationService, DRAService). "" = off / the default. */
+	char			 rolling_uid[KP_MAX_POD_UID + 1];
+	char			 flock_dir[KP_SUN_PATH_MAX + 1];
+	int			 registration_off;	/* inverted: zeroed */
+	int			 dra_off;		/* = upstream defaults */
+	/* Filled by kp_start(): <flock dir>/serialize.lock when rolling
+	 * updates and serialization are both on, else "". */
+	char			 lock_path[KP_SUN_PATH_MAX + 96];
 	/* The prepared-claim journal (api/options_journal.c; run by
 	 * nodeserver/journal_dra.c). "": none. */
 	char			 journal_dir[POL_PATH_MAX];

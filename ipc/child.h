@@ -25,12 +25,20 @@ struct child_env {
 	struct ipc_chan		 ctl;
 	int			 logfd;
 	int			 listen_fd;	/* -1 for the publisher */
+	int			 lock_fd;	/* the nodeserver's serialize.lock
+						 * (read-only), or -1 */
 	/* Files the publisher reads (its kubeconfig and every file it
 	 * names), as its READY reported them: the nodeserver hides them
 	 * (policy/fs.c). Owned by the supervisor; n_hide 0 before the
 	 * publisher's first READY and for the other roles. */
 	const char		(*hide)[KP_IPC_PATH_MAX];
 	size_t			 n_hide;
+	/* The nodeserver: the driver's latest state for the hooks
+	 * (kp_state_set) when it was forked, in the supervisor's memory
+	 * (copied by fork); state_gen 0: none yet. */
+	const uint8_t		*state;
+	size_t			 state_len;
+	uint64_t		 state_gen;
 };
 
 /* The role mains, one per role folder (registrar/registrar.c,

@@ -40,6 +40,7 @@ dra_init(struct dra_ctx *ctx, const struct kp_options *cfg,
 	memset(ctx, 0, sizeof(*ctx));
 	ctx->cfg = cfg;
 	ctx->hooks = hooks;
+	ctx->lock_fd = -1;
 	if (pthread_mutex_init(&ctx->lock, NULL) != 0)
 		return (KP_ENOMEM);
 	/* bind[2 * v] is v's prepare, bind[2 * v + 1] its unprepare. */
@@ -128,17 +129,30 @@ run_hook(struct dra_ctx *ctx, const struct op *op,
     size_t msgsize)
 {
 	char	errbuf[KP_ERROR_SIZE];
-	int	rc = 0, skipped = 0;
+	int	rc = 0, skipped = 0, file = 0;
 
 	if (r->n_hook == 0)
 		return (RPC_OK);
 	if (ctx->cfg->serialize)
 		pthread_mutex_lock(&ctx->lock);
+	/* Across instances too (rolling update): flock.c. */
+	if (ctx->cfg->serialize && ctx->lock_fd >= 0) {
+		if (dra_flock_take(ctx->lock_fd, errbuf, sizeof(errbuf)) != 0) {
+			pthread_mutex_unlock(&ctx->lock);
+			/* upstream: "serialize gRPC: lock file: %w" */
+			snprintf(msg, msgsize, "serialize gRPC: lock file: %s",
+			    errbuf);
+			return (RPC_UNKNOWN);	/* a Go error: Unknown */
+		}
+		file = 1;
+	}
 	if (is_cancelled(r))
 		skipped = 1;
 	else
 		rc = dra_hook_call(ctx->hooks, op->prepare, claims, r, errbuf,
 		    sizeof(errbuf));
+	if (file)
+		dra_flock_release(ctx->lock_fd);
 	if (ctx->cfg->serialize)
 		pthread_mutex_unlock(&ctx->lock);
 	if (rc != 0) {
@@ -210,6 +224,8 @@ lookup_claims(struct dra_ctx *ctx, const struct dra_request *rq,
 			hc[front].n_results = al[front].n_results;
 			hc[front].config_json = al[front].config_json != NULL ?
 			    al[front].config_json : "[]";
+			hc[front].configs = al[front].configs;
+			hc[front].n_configs = al[front].n_configs;
 		}
 		r->claims[front++].uid = c->uid;
 	}

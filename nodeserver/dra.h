@@ -57,6 +57,12 @@ struct dra_claim_alloc {
 	struct kp_allocated_device	*results;
 	size_t				 n_results;
 	char				*config_json; /* NULL: "[]" */
+	/* config_json parsed (dra_alloc.c): configs[i] borrow from
+	 * config_root (a json_t) and own their requests[] and
+	 * parameters text. */
+	struct kp_config		*configs;
+	size_t				 n_configs;
+	void				*config_root;
 };
 
 /*
@@ -89,6 +95,7 @@ struct dra_ctx {
 	dra_lookup_fn		 lookup;
 	void			*lookup_user;
 	pthread_mutex_t		 lock;	/* serializes hooks */
+	int			 lock_fd;	/* serialize.lock, or -1 */
 	struct dra_binding	 bind[2 * DRA_NVERSIONS];
 	struct journal		*journal;	/* NULL: none (journal_dra.c) */
 };
@@ -152,10 +159,15 @@ int	dra_unprepare(struct dra_ctx *, enum dra_version, const uint8_t *,
 size_t	dra_methods(struct dra_ctx *, struct rpc_method *, size_t);
 const struct dra_version_info *dra_version(enum dra_version);
 
+/* flock.c */
+int	dra_flock_take(int, char *, size_t);
+void	dra_flock_release(int);
+
 /* dra_alloc.c */
 int	dra_claim_alloc_add(struct dra_claim_alloc *, const char *,
 	    const char *, const char *, int);
-int	dra_claim_alloc_config(struct dra_claim_alloc *, const char *);
+int	dra_claim_alloc_config(struct dra_claim_alloc *, const char *,
+	    const char *, char *, size_t);
 void	dra_claim_alloc_free(struct dra_claim_alloc *);
 
 /* hooks.c */

@@ -16,10 +16,14 @@ struct reg_state {
 	size_t			 info_len;
 	struct ipc_chan		*ctl;
 	pthread_mutex_t		 ctl_lock;
+	/* The driver's test knobs (RegError), set by the reader thread. */
+	pthread_mutex_t		 err_lock;
+	char			 errs[2][KP_IPC_MAX_REG_ERR + 1];
 };
 
 /* registration.c */
 int	reg_info_build(struct reg_state *, const struct kp_options *);
 size_t	reg_methods(struct reg_state *, struct rpc_method *);
+int	reg_reader_start(struct reg_state *);
 
 #endif /* KP_REGISTRAR_H */

@@ -28,10 +28,11 @@
  * child. */
 #define PFD_SIGNAL	0
 #define PFD_DRIVER	1
-#define PFD_CTL(i)	(2 + 3 * (i))
-#define PFD_LOG(i)	(3 + 3 * (i))
-#define PFD_ERR(i)	(4 + 3 * (i))
-#define PFD_MAX		(2 + 3 * ROLE_COUNT)
+#define PFD_EVENTS	2	/* POLLOUT only: events to the driver */
+#define PFD_CTL(i)	(3 + 3 * (i))
+#define PFD_LOG(i)	(4 + 3 * (i))
+#define PFD_ERR(i)	(5 + 3 * (i))
+#define PFD_MAX		(3 + 3 * ROLE_COUNT)
 
 
 static void	sup_begin_stop(struct sup *);
@@ -118,6 +119,9 @@ sup_child_violation(struct sup *sup, struct child *c, const char *why)
 
 	log_errorx("%s: protocol violation: %s; killing it", c->name, why);
 	child_kill(c, SIGKILL);
+	if (sup->phase == PHASE_RUNNING)
+		chan_error(sup, KP_EPROTO, 1, "%s: protocol violation: %s; "
+		    "killed, restarting it", c->name, why);
 	snprintf(msg, sizeof(msg), "%s: protocol violation: %s", c->name,
 	    why);
 	sup_fail_start(sup, KP_EPROTO, msg);
@@ -164,10 +168,20 @@ sup_start_next(struct sup *sup)
 	switch (sup->phase) {
 	case PHASE_START_PUBLISHER:
 		sup->phase = PHASE_START_NODESERVER;
+		/* kp_dra_service(0): no nodeserver, go on at once. */
+		if (!sup->children[ROLE_NODESERVER].enabled) {
+			sup_start_next(sup);
+			break;
+		}
 		sup_spawn_start(sup, &sup->children[ROLE_NODESERVER]);
 		break;
 	case PHASE_START_NODESERVER:
 		sup->phase = PHASE_START_REGISTRAR;
+		/* kp_registration_service(0): no socket, no registrar. */
+		if (!sup->children[ROLE_REGISTRAR].enabled) {
+			sup_start_next(sup);
+			break;
+		}
 		/* The registration socket appears only now: kubelet never
 		 * learns an endpoint that does not serve yet. */
 		if (sup->reg_sock.fd == -1 && (r = sock_listen(&sup->reg_sock,
@@ -217,8 +231,11 @@ sup_reap(struct sup *sup)
 			continue;
 		starting = c->state == CS_STARTING;
 		child_reaped(sup, c, status);
-		if (c->role == ROLE_PUBLISHER)
+		if (c->role == ROLE_PUBLISHER) {
 			relay_claims_abort(sup);
+			if (sup->phase == PHASE_RUNNING)
+				chan_status(sup, IPC_EVENT_PUBLISH);
+		}
 		if (sup->phase == PHASE_STOPPING)
 			continue;
 		if (sup->phase < PHASE_RUNNING) {
@@ -247,9 +264,12 @@ sup_handle_child(struct sup *sup, struct child *c, Kpipc__Msg *m)
 		    (int)c->pid, c->restarts ? " (restarted)" : "");
 		if (c->role == ROLE_PUBLISHER && sup->desired != NULL)
 			sup_queue(sup, c, sup->desired);
-		if (c->role == ROLE_PUBLISHER)
+		if (c->role == ROLE_PUBLISHER) {
 			relay_claims_tick(sup);	/* look-ups that waited */
+			chan_status(sup, IPC_EVENT_PUBLISH);	/* running */
+		}
 		health_child_ready(sup, c);
+		relay_reg_errors_ready(sup, c);
 		if (sup->phase < PHASE_RUNNING)
 			sup_start_next(sup);
 		break;
@@ -257,6 +277,9 @@ sup_handle_child(struct sup *sup, struct child *c, Kpipc__Msg *m)
 		c->state = CS_STOPPING;
 		log_errorx("%s failed to start: %s", c->name,
 		    m->start_failed->result->message);
+		if (sup->phase == PHASE_RUNNING)
+			chan_error(sup, KP_ECHILD, 0, "%s cannot restart: %s",
+			    c->name, m->start_failed->result->message);
 		sup_fail_start(sup, KP_ECHILD,
 		    m->start_failed->result->message);
 		break;
@@ -492,6 +515,13 @@ sup_dispatch_driver(struct sup *sup)
 			health_relay_report(sup, m);
 			m = NULL;	/* kept for a restarted nodeserver */
 			break;
+		case KPIPC__MSG__M_STATE_SET:
+			chan_state_set(sup, m);
+			m = NULL;	/* kept, or freed after the reply */
+			break;
+		case KPIPC__MSG__M_REG_ERROR:
+			relay_reg_error(sup, m->reg_error);
+			break;
 		case KPIPC__MSG__M_STOP:
 			sup->stop_replied = 1;
 			sup_begin_stop(sup);
@@ -554,8 +584,11 @@ sup_timers(struct sup *sup)
 			child_kill(c, SIGKILL);
 		}
 		if (sup->phase == PHASE_RUNNING && c->enabled && c->pid <= 0 &&
-		    ts_ms_until(&c->restart_at) <= 0 && child_spawn(sup, c))
+		    ts_ms_until(&c->restart_at) <= 0 && child_spawn(sup, c)) {
+			chan_error(sup, KP_ECHILD, 0, "%s cannot be restarted: "
+			    "fork failed", c->name);
 			child_schedule_restart(sup, c);
+		}
 	}
 }
 
@@ -570,6 +603,8 @@ sup_poll(struct sup *sup)
 	pfd[PFD_SIGNAL].events = POLLIN;
 	pfd[PFD_DRIVER].fd = sup->driver.fd;
 	pfd[PFD_DRIVER].events = POLLIN | (sup->driver.wlen ? POLLOUT : 0);
+	pfd[PFD_EVENTS].fd = sup->events.wlen ? sup->events.fd : -1;
+	pfd[PFD_EVENTS].events = POLLOUT;
 	for (i = 0; i < ROLE_COUNT; i++) {
 		c = &sup->children[i];
 		pfd[PFD_CTL(i)].fd = c->ctl.fd;
@@ -597,7 +632,10 @@ sup_poll(struct sup *sup)
 			sup_dispatch_child(sup, c);
 		if (c->ctl.fd != -1 && ipc_flush(&c->ctl) != 0)
 			c->ctl.wlen = 0;	/* dying child; reaped soon */
+		chan_state_flush(sup, c);
 	}
+	if (pfd[PFD_EVENTS].revents & (POLLOUT | POLLHUP | POLLERR))
+		chan_events_flush(sup);
 	if (pfd[PFD_DRIVER].revents & (POLLIN | POLLHUP | POLLERR))
 		sup_dispatch_driver(sup);
 }
@@ -632,9 +670,12 @@ sup_finish(struct sup *sup)
 	for (i = 0; i < ROLE_COUNT; i++)
 		ipc_chan_close(&sup->children[i].ctl);
 	ipc_chan_close(&sup->driver);
+	ipc_chan_close(&sup->events);
+	ipc_free(sup->state);
 	ipc_free(sup->desired);
 	ipc_free(sup->health);
 	files_close(sup);
+	lock_close(sup);
 	close(sup->sigfd);
 	if (sup->pidns_fd != -1)
 		close(sup->pidns_fd);
@@ -643,7 +684,7 @@ sup_finish(struct sup *sup)
 
 int
 supervisor_main(const struct kp_options *cfg, const struct kp_hooks *hooks,
-    int driver_fd, struct sup_socket *plugin_sock,
+    int driver_fd, int events_fd, struct sup_socket *plugin_sock,
     struct sup_socket *reg_sock)
 {
 	struct sup	 sup;
@@ -654,6 +695,7 @@ supervisor_main(const struct kp_options *cfg, const struct kp_hooks *hooks,
 	sup.cfg = cfg;
 	sup.hooks = hooks;
 	ipc_chan_init(&sup.driver, driver_fd, KP_IPC_MAX_FRAME);
+	ipc_chan_init(&sup.events, events_fd, KP_IPC_SMALL_FRAME);
 	sup.plugin_sock = *plugin_sock;
 	sup.reg_sock = *reg_sock;
 	sup.claim_tokens = KP_CLAIM_BURST;
@@ -671,12 +713,15 @@ supervisor_main(const struct kp_options *cfg, const struct kp_hooks *hooks,
 		(void)ipc_flush(&sup.driver);
 		return (1);
 	}
-	/* The nodeserver's directories, before it exists. */
-	if ((r = files_prepare(&sup, err, sizeof(err))) != 0) {
+	/* The nodeserver's directories and lock file, before it exists. */
+	sup.lock_fd = -1;
+	if ((r = files_prepare(&sup, err, sizeof(err))) != 0 ||
+	    (r = lock_open(&sup, err, sizeof(err))) != 0) {
 		log_errorx("start failed: %s", err);
 		sup_reply_driver(&sup, r, err);
 		(void)ipc_flush(&sup.driver);
 		files_close(&sup);
+		lock_close(&sup);
 		sock_remove(&sup.plugin_sock);
 		return (1);
 	}
@@ -699,6 +744,7 @@ supervisor_main(const struct kp_options *cfg, const struct kp_hooks *hooks,
 		sup_timers(&sup);
 		if (sup.driver.fd != -1 && ipc_flush(&sup.driver) != 0)
 			sup.driver.wlen = 0;
+		chan_events_flush(&sup);
 		if (sup.phase == PHASE_STOPPING && sup_all_stopped(&sup))
 			break;
 	}

@@ -35,6 +35,10 @@
 #define KP_CLAIM_BURST		50.0	/* bursts, from the nodeserver */
 #define KP_CLAIM_WAIT_MS	10000	/* a look-up waits this long for a
 					 * token or a (re)started publisher */
+#define KP_STATE_QUEUE		(4u * 1024 * 1024)	/* unsent bytes to the
+					 * nodeserver beyond which a new state
+					 * waits (only the latest is sent) */
+#define KP_EVENTS_QUEUE		(64u * 1024)	/* unsent event bytes */
 
 struct child {
 	enum kp_role		 role;
@@ -125,6 +129,12 @@ struct sup {
 	Kpipc__Msg		*health;	/* last HealthReport, re-sent
 						 * to a restarted nodeserver */
 	unsigned long long	 health_stale;	/* warnings so far */
+	/* Channels to the driver process and the hooks (channels.c). */
+	Kpipc__Msg		*state;		/* last StateSet; NULL */
+	int			 state_pending;	/* not yet queued to the
+						 * nodeserver */
+	struct ipc_chan		 events;	/* Event frames, one way */
+	unsigned long long	 events_dropped;
 	/* The nodeserver's CDI spec requests (files.c). */
 	int			 cdi_fd;	/* the CDI directory; -1 */
 	char			 cdi_err[KP_ERROR_SIZE];	/* why -1 */
@@ -132,6 +142,11 @@ struct sup {
 	size_t			 cdi_files;	/* this driver's specs, */
 	size_t			 cdi_bytes;	/* counted at start */
 	struct timespec		 cdi_refill;
+	int			 lock_fd;	/* serialize.lock for the nodeserver
+						 * being forked; -1 (lockfile.c) */
+	/* The driver's registration test knobs, [0] GetInfo, [1]
+	 * NotifyRegistrationStatus; "" = none (relay.c). */
+	char			 reg_errs[2][KP_IPC_MAX_REG_ERR + 1];
 	/* Namespaces and hidden files (children.c). */
 	int			 pidns_fd;	/* our pid namespace; -1:
 						 * children share it */
@@ -166,8 +181,15 @@ int	files_prepare(struct sup *, char *, size_t);
 void	files_cdi(struct sup *, struct child *, const Kpipc__Msg *);
 void	files_close(struct sup *);
 
+/* lockfile.c */
+int	lock_open(struct sup *, char *, size_t);
+int	lock_child_open(struct sup *);
+void	lock_close(struct sup *);
+
 /* relay.c */
 void	relay_reg_status(struct sup *, const Kpipc__RegStatus *);
+void	relay_reg_error(struct sup *, const Kpipc__RegError *);
+void	relay_reg_errors_ready(struct sup *, struct child *);
 void	relay_claim_get(struct sup *, Kpipc__Msg *);
 void	relay_claim_reply(struct sup *, struct child *, Kpipc__Msg *);
 void	relay_claims_abort(struct sup *);
@@ -182,11 +204,20 @@ void	health_relay_report(struct sup *, Kpipc__Msg *);
 void	health_relay_stale(struct sup *, const Kpipc__HealthStale *);
 void	health_child_ready(struct sup *, struct child *);
 
+/* channels.c */
+void	chan_state_set(struct sup *, Kpipc__Msg *);
+void	chan_state_flush(struct sup *, struct child *);
+void	chan_state_env(const struct sup *, struct child_env *);
+void	chan_error(struct sup *, int, int, const char *, ...)
+	    KP_PRINTF(4, 5);
+void	chan_status(struct sup *, int);
+void	chan_events_flush(struct sup *);
+
 /* supervisor.c */
 int	sup_reply_driver(struct sup *, int, const char *);
 void	sup_queue(struct sup *, struct child *, const Kpipc__Msg *);
 int	supervisor_main(const struct kp_options *, const struct kp_hooks *,
-	    int, struct sup_socket *, struct sup_socket *);
+	    int, int, struct sup_socket *, struct sup_socket *);
 void	sup_child_violation(struct sup *, struct child *, const char *);
 void	sup_drain_stderr(struct sup *, struct child *, int);
 int	sup_log_allowed(struct child *);
