@@ -151,6 +151,10 @@ run_hook(struct dra_ctx *ctx, const struct op *op,
 	else
 		rc = dra_hook_call(ctx->hooks, op->prepare, claims, r, errbuf,
 		    sizeof(errbuf));
+	/* The journal, under the same locks (journal_dra.c). */
+	if (ctx->journal != NULL)
+		jr_after(ctx, op->prepare, claims, r, !skipped && rc == 0 &&
+		    !is_cancelled(r));
 	if (file)
 		dra_flock_release(ctx->lock_fd);
 	if (ctx->cfg->serialize)
@@ -253,12 +257,6 @@ prepare_claims(struct dra_ctx *ctx, const struct dra_version_info *info,
 	}
 	lookup_claims(ctx, rq, hc, al, r);
 	st = run_hook(ctx, &op_prepare, hc, r, msg, msgsize);
-	if (ctx->journal != NULL && r->n_hook > 0) {
-		if (st == RPC_OK)
-			jr_record(ctx, hc, r);
-		else
-			jr_discard(ctx, r);
-	}
 	if (st == RPC_OK &&
 	    dra_encode_prepare(r, info->share_id, resp, resp_len) != 0) {
 		snprintf(msg, msgsize, "out of memory");
@@ -305,8 +303,6 @@ unprepare_claims(struct dra_ctx *ctx, const struct dra_request *rq,
 		r->n_hook = rq->n_claims;
 	}
 	st = run_hook(ctx, &op_unprepare, claims, r, msg, msgsize);
-	if (st == RPC_OK && ctx->journal != NULL && r->n_hook > 0)
-		jr_unprepare_end(ctx, r);
 	free(hc);
 	if (st == RPC_OK && dra_encode_unprepare(r, resp, resp_len) != 0) {
 		snprintf(msg, msgsize, "out of memory");

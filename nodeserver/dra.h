@@ -199,6 +199,8 @@ void	jr_replay(struct dra_ctx *, const struct kp_claim *,
 void	jr_record(struct dra_ctx *, const struct kp_claim *,
 	    struct dra_results *);
 void	jr_discard(struct dra_ctx *, struct dra_results *);
+void	jr_after(struct dra_ctx *, int, const struct kp_claim *,
+	    struct dra_results *, int);
 void	jr_unprepare_begin(struct dra_ctx *, struct dra_results *);
 void	jr_unprepare_end(struct dra_ctx *, struct dra_results *);
 

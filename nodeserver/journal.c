@@ -336,6 +336,8 @@ load(struct journal *j, char *err, size_t errsize)
 	close(fd);
 	r = journal_parse(text, off, j->driver, &j->claims, j->file_boot_id,
 	    sizeof(j->file_boot_id), why, sizeof(why));
+	j->dev = st.st_dev;
+	j->ino = st.st_ino;
 	free(text);
 	if (r == KP_ENOMEM)
 		return (jfail(err, errsize, r, "out of memory"));
@@ -345,6 +347,38 @@ load(struct journal *j, char *err, size_t errsize)
 	}
 	j->state = JOURNAL_LOADED;
 	return (0);
+}
+
+/* The file into j->claims, for journal_refresh: 0 or -1 with err. */
+static int
+load_quietly(struct journal *j, char *err, size_t errsize)
+{
+	struct stat	 st;
+	char		*text;
+	ssize_t		 n;
+	size_t		 off = 0;
+	int		 fd, r;
+
+	if ((fd = openat(j->dirfd, JOURNAL_FILE, O_RDONLY | O_NOFOLLOW |
+	    O_CLOEXEC)) == -1)
+		return (jfail(err, errsize, -1, "%s", strerror(errno)));
+	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) ||
+	    st.st_size > (off_t)JOURNAL_MAX_BYTES ||
+	    (text = malloc((size_t)st.st_size + 1)) == NULL) {
+		close(fd);
+		return (jfail(err, errsize, -1, "not a regular file of at "
+		    "most 8 MiB"));
+	}
+	while (off < (size_t)st.st_size && (n = read(fd, text + off,
+	    (size_t)st.st_size - off)) > 0)
+		off += (size_t)n;
+	close(fd);
+	r = journal_parse(text, off, j->driver, &j->claims, j->file_boot_id,
+	    sizeof(j->file_boot_id), err, errsize);
+	free(text);
+	j->dev = st.st_dev;
+	j->ino = st.st_ino;
+	return (r == 0 ? 0 : -1);
 }
 
 /*
@@ -416,9 +450,10 @@ write_all(int fd, const char *p, size_t len)
 int
 journal_save(struct journal *j, char *err, size_t errsize)
 {
-	json_t	*root;
-	char	 sum[32], *text;
-	int	 fd, e;
+	struct stat	 st;
+	json_t		*root;
+	char		 sum[32], *text;
+	int		 fd, e;
 
 	root = json_pack("{s:i, s:s, s:s, s:O}", "schema", JOURNAL_SCHEMA,
 	    "driver", j->driver, "bootId", j->boot_id, "claims", j->claims);
@@ -460,10 +495,50 @@ journal_save(struct journal *j, char *err, size_t errsize)
 		return (jfail(err, errsize, KP_EIO, "journal: rename: %s",
 		    strerror(e)));
 	}
+	if (fstatat(j->dirfd, JOURNAL_FILE, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		j->dev = st.st_dev;
+		j->ino = st.st_ino;
+	}
 	if (fsync(j->dirfd) == -1)
 		return (jfail(err, errsize, KP_EIO, "journal: fsync of the "
 		    "directory: %s", strerror(errno)));
 	return (0);
+}
+
+/*
+ * Another instance of this driver (a rolling update: both nodeservers
+ * share the state directory, and their hooks run under one lock)
+ * replaced the file since this one last read or wrote it: read it again,
+ * so that neither drops the other's entries. Every replace is a rename,
+ * so the inode tells. A file that cannot be read now is logged and the
+ * claims in memory are kept; the caller holds lock.
+ */
+void
+journal_refresh(struct journal *j)
+{
+	struct journal	 fresh;
+	struct stat	 st;
+	char		 err[KP_ERROR_SIZE];
+
+	if (fstatat(j->dirfd, JOURNAL_FILE, &st, AT_SYMLINK_NOFOLLOW) == -1 ||
+	    (st.st_dev == j->dev && st.st_ino == j->ino))
+		return;
+	memset(&fresh, 0, sizeof(fresh));
+	fresh.dirfd = j->dirfd;
+	snprintf(fresh.driver, sizeof(fresh.driver), "%s", j->driver);
+	if (load_quietly(&fresh, err, sizeof(err)) != 0) {
+		log_warnx("journal: replaced by another instance, but cannot "
+		    "be read again: %s; keeping what this one knows", err);
+		j->dev = st.st_dev;	/* once per replacement */
+		j->ino = st.st_ino;
+		return;
+	}
+	json_decref(j->claims);
+	j->claims = fresh.claims;
+	j->dev = fresh.dev;
+	j->ino = fresh.ino;
+	log_info(2, "journal: read again after another instance replaced it "
+	    "(%zu prepared claims)", json_object_size(j->claims));
 }
 
 void

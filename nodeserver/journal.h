@@ -8,6 +8,7 @@
 
 #include <pthread.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include <jansson.h>
 
@@ -44,6 +45,8 @@ struct journal {
 	enum journal_state	 state;
 	char			 why[KP_ERROR_SIZE];	/* quarantine reason */
 	json_t			*claims;	/* uid -> entry */
+	dev_t			 dev;	/* the file claims came from or */
+	ino_t			 ino;	/* went to; 0: none */
 };
 
 /* A claim's entry as the driver sees it; holds a reference to it. */
@@ -64,6 +67,7 @@ int	 journal_open(struct journal *, const char *dir, const char *driver,
 	    const char *boot_id_path, char *err, size_t errsize);
 void	 journal_close(struct journal *);
 int	 journal_save(struct journal *, char *err, size_t errsize);
+void	 journal_refresh(struct journal *);
 int	 journal_parse(const char *, size_t, const char *driver, json_t **,
 	    char *boot_id, size_t, char *err, size_t errsize);
 int	 journal_check_entry(const char *driver, const char *uid,

@@ -272,6 +272,7 @@ jr_known(struct dra_ctx *ctx, const char *uid)
 	int	 r;
 
 	pthread_mutex_lock(&ctx->journal->lock);
+	journal_refresh(ctx->journal);
 	r = json_object_get(ctx->journal->claims, uid) != NULL;
 	pthread_mutex_unlock(&ctx->journal->lock);
 	return (r);
@@ -284,6 +285,7 @@ view_of(struct journal *j, const char *uid)
 	json_t			*e;
 
 	pthread_mutex_lock(&j->lock);
+	journal_refresh(j);
 	if ((e = json_object_get(j->claims, uid)) != NULL)
 		v = journal_view_new(uid, e, 0);
 	pthread_mutex_unlock(&j->lock);
@@ -370,6 +372,7 @@ jr_record(struct dra_ctx *ctx, const struct kp_claim *hc,
 	size_t		 i, added = 0;
 
 	pthread_mutex_lock(&j->lock);
+	journal_refresh(j);
 	for (i = 0; i < r->n_hook; i++) {
 		if (r->claims[i].error != NULL) {
 			/* A failed claim leaves no spec behind. */
@@ -409,6 +412,24 @@ jr_record(struct dra_ctx *ctx, const struct kp_claim *hc,
 			}
 	}
 	pthread_mutex_unlock(&j->lock);
+}
+
+/*
+ * Right after a hook, still under the hooks' locks (the process's and,
+ * in a rolling update, the file lock both instances take), so that the
+ * journal of two instances stays one: ok is 0 when the call failed as a
+ * whole or was cancelled.
+ */
+void
+jr_after(struct dra_ctx *ctx, int prepare, const struct kp_claim *claims,
+    struct dra_results *r, int ok)
+{
+	if (prepare && ok)
+		jr_record(ctx, claims, r);
+	else if (prepare)
+		jr_discard(ctx, r);
+	else if (ok)
+		jr_unprepare_end(ctx, r);
 }
 
 /* The prepare call failed as a whole: no spec of it stays behind. */
@@ -454,6 +475,7 @@ jr_unprepare_end(struct dra_ctx *ctx, struct dra_results *r)
 			(void)dra_result_fail(r, i, err);
 	}
 	pthread_mutex_lock(&j->lock);
+	journal_refresh(j);
 	for (i = 0; i < r->n_hook; i++)
 		if (r->claims[i].error == NULL && r->claims[i].view != NULL) {
 			json_object_del(j->claims, r->claims[i].uid);

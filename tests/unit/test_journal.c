@@ -310,6 +310,49 @@ test_entries(void)
 	json_decref(e);
 }
 
+/* Two instances (a rolling update) on one file: neither drops the
+ * other's entries. */
+static void
+test_two_instances(void)
+{
+	struct journal	 a, b;
+	char		 err[KP_ERROR_SIZE];
+
+	clean();
+	open_ok(&a);
+	open_ok(&b);
+	CHECK_EQ(json_object_set_new(a.claims, "uid-1", entry("ns",
+	    DRV "/gpu=gpu-0")), 0);
+	CHECK_EQ(journal_save(&a, err, sizeof(err)), 0);
+	journal_refresh(&b);
+	CHECK(json_object_get(b.claims, "uid-1") != NULL);
+	CHECK_EQ(json_object_set_new(b.claims, "uid-2", entry("ns",
+	    DRV "/gpu=gpu-1")), 0);
+	CHECK_EQ(journal_save(&b, err, sizeof(err)), 0);
+	journal_refresh(&a);
+	CHECK_EQ(json_object_size(a.claims), 2);
+	/* Unchanged since: nothing read again (same object). */
+	{
+		json_t	*before = a.claims;
+
+		journal_refresh(&a);
+		CHECK(a.claims == before);
+	}
+	/* Replaced (renamed over) by something unreadable: the claims in
+	 * memory stay. */
+	{
+		char	 other[200];
+
+		snprintf(other, sizeof(other), "%s.new", path);
+		put_file(other, "garbage");
+		CHECK_EQ(rename(other, path), 0);
+	}
+	journal_refresh(&a);
+	CHECK_EQ(json_object_size(a.claims), 2);
+	journal_close(&a);
+	journal_close(&b);
+}
+
 /* The fuzz target's seeds: the valid ones are valid here too. */
 static void
 test_seeds(void)
@@ -351,6 +394,7 @@ main(void)
 	test_boot_id();
 	test_entries();
 	test_seeds();
+	test_two_instances();
 	clean();
 	rmdir(dir);
 	unlink(boot);
