@@ -1653,6 +1653,10 @@ KP_EXTERN int kp_cdi_claim_spec_name(const char *driver, const char *uid,
  * error with the reason, and the nodeserver starts with an empty journal
  * (never a crash loop); orphaned specs are then kept, since their claims
  * may still be in use. At most 8 MiB; a claim's data at most 64 KiB.
+ * Two instances of the driver in a rolling update (kp_rolling_update())
+ * share the file: it is updated under the hooks' locks (serialize.lock
+ * across instances) and read again whenever the other instance replaced
+ * it, so neither drops the other's entries.
  */
 
 /*
