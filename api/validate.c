@@ -941,6 +941,50 @@ validate_publish(const Kpipc__Publish *pub, char *err, size_t errsize)
 }
 
 /*
+ * validate_reconcile - the rules of ReconcilePoolWithName (pool NULL or
+ * "": none). Upstream's Update() reports another pool set through the
+ * ErrorHandler and drops the update; here the call fails at once, with
+ * upstream's message. No slice gets spec.nodeName then, so each needs a
+ * node selection of its own: the pool's nodeSelector or allNodes, or
+ * per-device selection (the server requires exactly one). Returns 0 or
+ * KP_EINVAL.
+ */
+int
+validate_reconcile(const Kpipc__Publish *pub, const char *pool, char *err,
+    size_t errsize)
+{
+	const Kpipc__Pool	*p;
+	size_t			 i;
+
+	if (pool == NULL || pool[0] == '\0' || pub->n_pools == 0)
+		return (0);
+	if (pub->n_pools > 1 || strcmp(pub->pools[0]->name, pool) != 0) {
+		snprintf(err, errsize, "ReconcilePoolWithName=\"%s\", but "
+		    "found %zu pools; expected exactly one pool with this name",
+		    pool, pub->n_pools);
+		return (KP_EINVAL);
+	}
+	p = pub->pools[0];
+	if (p->node_selector != NULL || p->all_nodes)
+		return (0);
+	for (i = 0; i < p->n_slices; i++)
+		if (!p->slices[i]->per_device_node_selection) {
+			snprintf(err, errsize, "pools[0].slices[%zu]: with "
+			    "ReconcilePoolWithName no slice has a nodeName: "
+			    "set the pool's nodeSelector or allNodes, or "
+			    "perDeviceNodeSelection", i);
+			return (KP_EINVAL);
+		}
+	if (p->n_slices == 0) {
+		snprintf(err, errsize, "pools[0]: with ReconcilePoolWithName "
+		    "no slice has a nodeName: set the pool's nodeSelector or "
+		    "allNodes");
+		return (KP_EINVAL);
+	}
+	return (0);
+}
+
+/*
  * validate_resources - pack_resources() and validate_publish() in one:
  * the rules of the header and of the API server for the driver's data.
  */

@@ -230,6 +230,29 @@ KP_EXTERN int kp_kube_client_kubeconfig(struct kp_options *opts,
 KP_EXTERN int kp_kube_api_qps(struct kp_options *opts, double qps, int burst);
 
 /*
+ * kp_reconcile_pool_with_name - reconcile only the pool named pool (copied;
+ * NULL or "": off, the default). The publisher then lists and watches
+ * every slice of the driver without a node name (field selector
+ * spec.driver=D,spec.nodeName=, even though the Node is the owner), keeps
+ * those of this pool on its side, and never sets spec.nodeName: node-owned
+ * slices that stay visible cluster-wide through the pool's node_selector
+ * or all_nodes, or per-device node selection. Costly for the cluster:
+ * every node running the driver receives all its node-less slices. The
+ * slices keep the Node as controller owner. kp_publish_resources() then
+ * accepts no pools or exactly this one (otherwise KP_EINVAL with
+ * upstream's message "ReconcilePoolWithName=..., but found N pools;
+ * expected exactly one pool with this name"; upstream drops such an update
+ * and reports it to its ErrorHandler), and each slice needs a node
+ * selection of its own. The ValidatingAdmissionPolicy in deploy/ denies
+ * node-less slices: relax it to use this option.
+ * Rule: '/'-separated DNS subdomains, at most 253 characters (a pool name).
+ * Errors: KP_EINVAL. Mirrors kubeletplugin.ReconcilePoolWithName and
+ * resourceslice.Options.ReconcilePoolWithName, Kubernetes 1.36.
+ */
+KP_EXTERN int kp_reconcile_pool_with_name(struct kp_options *opts,
+    const char *pool);
+
+/*
  * kp_kubelet_plugin_socket_path - the DRA socket path as kubelet sees it,
  * returned as PluginInfo.endpoint. Optional: defaults to the plugin socket
  * path (upstream 1.32 requires it; later releases derive it).

@@ -22,6 +22,7 @@
 #define SL_WATCH_BACKOFF_MIN_MS	800	/* list/watch errors: 0.8 s doubling */
 #define SL_WATCH_BACKOFF_MAX_MS	30000	/* ... to 30 s */
 #define SL_LIST_LIMIT		500
+#define SL_INDEX_MIN		5	/* hex digits of a slice name's index */
 
 /*
  * One desired slice, borrowed from the Kpipc__Publish tree it came from.
@@ -95,7 +96,9 @@ struct sl_entry {
  * The informers. SL_NODE watches spec.nodeName=<node> (node-local pools);
  * SL_SELECTOR, started with the first pool that has a node selector,
  * watches spec.nodeName= (slices without a node) and keeps those whose
- * controller owner is this Node.
+ * controller owner is this Node. With ReconcilePoolWithName only
+ * SL_SELECTOR runs, from the start, and keeps the slices of that pool,
+ * whoever owns them (upstream retainSlicesByPoolName).
  */
 #define SL_NODE		0
 #define SL_SELECTOR	1
@@ -123,6 +126,7 @@ struct slice_ctl {
 	char			*driver;
 	char			*node;
 	char			*node_uid;	/* NULL until known */
+	char			*reconcile_pool;	/* NULL: off */
 	int			 sync_delay_ms;
 
 	pthread_mutex_t		 lock;		/* everything below */

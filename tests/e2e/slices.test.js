@@ -134,10 +134,11 @@ test('first publish: one create per slice, owner, generation 1, then zero writes
   assert.equal(posts.length, 2, 'one POST per slice');
   assert.equal(writes(emu).length, 2, 'no other writes');
   const uid = emu.getNode(NODE).uid;
+  // v0.36 names: the slice's index (5 hex digits), driver, owner.
+  assert.deepEqual(posts.map((p) => p.body.metadata.generateName), [`00000-${DRIVER}-${NODE}-`, `00001-${DRIVER}-${NODE}-`]);
   for (const p of posts) {
     assert.equal(p.status, 201);
     assert.equal(p.path, '/apis/resource.k8s.io/v1/resourceslices');
-    assert.equal(p.body.metadata.generateName, `${NODE}-${DRIVER}-`);
     assert.equal(p.body.metadata.name, undefined);
     assert.deepEqual(p.body.metadata.ownerReferences, [{ apiVersion: 'v1', kind: 'Node', name: NODE, uid, controller: true }]);
     assert.equal(p.body.spec.nodeName, NODE);
@@ -149,7 +150,7 @@ test('first publish: one create per slice, owner, generation 1, then zero writes
   assert.equal(slices.length, 2);
   assert.deepEqual(deviceNames(slices), ['gpu-0', 'gpu-1', 'gpu-2', 'gpu-3']);
   for (const s of slices) {
-    assert.ok(s.metadata.name.startsWith(`${NODE}-${DRIVER}-`));
+    assert.match(s.metadata.name, new RegExp(`^0000[01]-${DRIVER.replace(/\./g, '\\.')}-${NODE}-[a-z0-9]{5}$`));
     assert.deepEqual(s.spec.pool, { name: NODE, generation: 1, resourceSliceCount: 2 });
   }
   // The informer: LIST then WATCH with the sorted, escaped field selector.

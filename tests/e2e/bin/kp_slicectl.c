@@ -4,7 +4,7 @@
  *
  *   kp_slicectl --kubeconfig F --driver D --node N [--node-uid U]
  *       [--version v1|v1beta2|v1beta1] [--sync-delay-ms MS] [--qps Q]
- *       [--burst B] [-v N]
+ *       [--burst B] [--reconcile-pool P] [-v N]
  *
  * Without --version the version comes from discovery. Prints "version V"
  * and "started", then reads commands from stdin, one per line:
@@ -39,7 +39,7 @@ usage(void)
 {
 	fprintf(stderr, "usage: kp_slicectl --kubeconfig F --driver D "
 	    "--node N [--node-uid U] [--version V] [--sync-delay-ms MS] "
-	    "[--qps Q] [--burst B] [-v N]\n");
+	    "[--qps Q] [--burst B] [--reconcile-pool P] [-v N]\n");
 	exit(2);
 }
 
@@ -391,6 +391,8 @@ main(int argc, char **argv)
 			version = argv[i + 1];
 		else if (strcmp(argv[i], "--sync-delay-ms") == 0)
 			sc.sync_delay_ms = (int)strtol(argv[i + 1], NULL, 10);
+		else if (strcmp(argv[i], "--reconcile-pool") == 0)
+			sc.reconcile_pool = argv[i + 1];
 		else if (strcmp(argv[i], "--qps") == 0)
 			qps = strtod(argv[i + 1], NULL);
 		else if (strcmp(argv[i], "--burst") == 0)
