@@ -652,3 +652,131 @@ test('fields dropped by a disabled feature gate: one report, the stored slice ad
   assert.ok(ctl.slices('v1').flatMap((s) => s.spec.devices || []).some((x) => x.attributes && x.attributes.model && x.attributes.model.string === 'h100'));
   await ctl.stop();
 });
+
+// A device of kp_slicectl's JSON as v1 has it (capacity {value}).
+const v1dev = (d) => ({ ...d, capacity: Object.fromEntries(Object.entries(d.capacity || {}).map(([k, q]) => [k, { value: q }])) });
+// Slices written by a plugin before v0.36: random names "<node>-<driver>-xxxxx".
+function oldSlice(emu, poolName, devices, { generation = 1, count = 1, node = NODE } = {}) {
+  return emu.createSlice({
+    metadata: { generateName: `${node}-${DRIVER}-`, ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: node, uid: emu.getNode(node).uid, controller: true }] },
+    spec: { driver: DRIVER, nodeName: node, pool: { name: poolName, generation, resourceSliceCount: count }, devices: devices.map(v1dev) },
+  });
+}
+const reqLine = (e) => `${e.method} ${e.path.replace(/^\/apis\/resource\.k8s\.io\/v1\/resourceslices/, '')}`;
+
+test('randomly named slices of an older version are replaced once, deletes first', async (t) => {
+  const first = await setup(t);
+  const { emu } = first;
+  await first.stop();
+  const a = oldSlice(emu, NODE, devs('gpu', 2), { count: 2 });
+  const b = oldSlice(emu, NODE, devs('gpu', 2, 2), { count: 2 });
+  assert.match(a.metadata.name, new RegExp(`^${NODE}-`));
+  // Started after they exist: its first LIST has them.
+  const ctl = await spawnCtl(t, emu, first.dir);
+  emu.resetLog();
+  await ctl.publish([pool(NODE, [devs('gpu', 2), devs('gpu', 2, 2)])]);
+  await ctl.settle();
+  // The same devices, but no index in the old names: both obsolete. The
+  // emulator saw the two deletes before anything was created.
+  assert.deepEqual(writes(emu).map(reqLine), [
+    ...[a, b].map((s) => `DELETE /${s.metadata.name}`).sort(), 'POST ', 'POST ']);
+  const slices = ctl.slices().sort((x, y) => x.metadata.name.localeCompare(y.metadata.name));
+  assert.deepEqual(slices.map((s) => s.metadata.name.slice(0, 6 + DRIVER.length + NODE.length + 2)),
+    [`00000-${DRIVER}-${NODE}-`, `00001-${DRIVER}-${NODE}-`]);
+  assert.deepEqual(slices.map((s) => s.spec.devices.map((d) => d.name)), [['gpu-0', 'gpu-1'], ['gpu-2', 'gpu-3']], 'slice order = name order');
+  for (const s of slices) assert.deepEqual(s.spec.pool, { name: NODE, generation: 2, resourceSliceCount: 2 }, 'new slices: generation bumped');
+  // Once: a republish and a restarted controller write nothing.
+  emu.resetLog();
+  await ctl.publish([pool(NODE, [devs('gpu', 2), devs('gpu', 2, 2)])]);
+  await ctl.settle();
+  await ctl.stop();
+  const again = await spawnCtl(t, emu, ctl.dir);
+  await again.publish([pool(NODE, [devs('gpu', 2), devs('gpu', 2, 2)])]);
+  await again.settle();
+  assert.deepEqual(writes(emu), []);
+  await again.stop();
+});
+
+test('generation: kept for one changed slice, bumped (all slices rewritten) for two', async (t) => {
+  const ctl = await setup(t);
+  const { emu } = ctl;
+  const p = [pool(NODE, [devs('d', 3), devs('d', 3, 3), devs('d', 3, 6)])];
+  await ctl.publish(p);
+  await ctl.settle();
+  const names = ctl.slices().map((s) => s.metadata.name).sort();
+  assert.deepEqual(names.map((n) => n.slice(0, 5)), ['00000', '00001', '00002']);
+  // One slice changes: one PUT of that slice, generation 1 kept.
+  emu.resetLog();
+  p[0].slices[1].devices[0].capacity.memory = '40Gi';
+  await ctl.publish(p);
+  await ctl.settle();
+  assert.deepEqual(writes(emu).map(reqLine), [`PUT /${names[1]}`]);
+  assert.equal(writes(emu)[0].body.spec.pool.generation, 1);
+  // Two slices change: generation 2, and every slice of the pool is
+  // rewritten with it, in index order.
+  emu.resetLog();
+  p[0].slices[0].devices[0].capacity.memory = '40Gi';
+  p[0].slices[2].devices[0].capacity.memory = '40Gi';
+  await ctl.publish(p);
+  await ctl.settle();
+  assert.deepEqual(writes(emu).map(reqLine), names.map((n) => `PUT /${n}`));
+  for (const w of writes(emu)) assert.deepEqual(w.body.spec.pool, { name: NODE, generation: 2, resourceSliceCount: 3 });
+  // A slice removed from the middle: its index goes to the next slice's
+  // devices; the last name is obsolete and deleted before the updates.
+  emu.resetLog();
+  p[0].slices.splice(1, 1);
+  await ctl.publish(p);
+  await ctl.settle();
+  assert.deepEqual(writes(emu).map(reqLine), [`DELETE /${names[2]}`, `PUT /${names[0]}`, `PUT /${names[1]}`]);
+  const after = ctl.slices().sort((x, y) => x.metadata.name.localeCompare(y.metadata.name));
+  assert.deepEqual(after.map((s) => s.spec.devices[0].name), ['d-0', 'd-6']);
+  for (const s of after) assert.deepEqual(s.spec.pool, { name: NODE, generation: 3, resourceSliceCount: 2 });
+  await ctl.stop();
+});
+
+test('ReconcilePoolWithName: node-less informer filtered by pool, no nodeName, other nodes\' slices untouched', async (t) => {
+  const ctl = await setup(t, { emuOpts: { nodes: [NODE, 'node-2'] }, args: ['--reconcile-pool', 'pool-n1'] });
+  const { emu } = ctl;
+  const noNode = `spec.driver=${DRIVER},spec.nodeName=`;
+  // Its informer: LIST and WATCH of the node-less slices only, never
+  // nodeName=node-1 (before node-2's controller starts its own).
+  await emu.waitFor(() => emu.requests({ method: 'GET', path: SLICES }).some((e) => e.watch));
+  const gets = emu.requests({ method: 'GET', path: SLICES });
+  assert.ok(gets.some((e) => !e.watch));
+  assert.deepEqual([...new Set(gets.map((e) => e.query.fieldSelector))], [noNode]);
+  const sel = { matchFields: [{ key: 'metadata.name', operator: 'In', values: [NODE] }] };
+  // node-2: a node-local pool, a node-less pool of its own, and a
+  // node-less slice of another reconciled pool.
+  const other = await spawnCtl(t, emu, ctl.dir, { node: 'node-2' });
+  await other.publish([pool('node-2', [devs('x', 1)]), pool('rack-r2', [devs('r', 1)], { nodeSelector: sel })]);
+  await other.settle();
+  const foreign = emu.createSlice({
+    metadata: { generateName: `00000-${DRIVER}-node-2-` },
+    spec: { driver: DRIVER, allNodes: true, pool: { name: 'pool-n2', generation: 1, resourceSliceCount: 1 }, devices: devs('f', 1).map(v1dev) },
+  });
+  emu.resetLog();
+  await ctl.publish([pool('pool-n1', [devs('n', 2)], { nodeSelector: sel })]);
+  await ctl.settle();
+  const w = writes(emu);
+  assert.deepEqual(w.map((e) => e.method), ['POST'], JSON.stringify(w.map(reqLine)));
+  assert.equal(w[0].body.metadata.generateName, `00000-${DRIVER}-${NODE}-`);
+  assert.equal('nodeName' in w[0].body.spec, false, 'no nodeName even though the Node owns it');
+  assert.deepEqual(w[0].body.metadata.ownerReferences, [{ apiVersion: 'v1', kind: 'Node', name: NODE, uid: emu.getNode(NODE).uid, controller: true }]);
+  assert.deepEqual(w[0].body.spec.nodeSelector, { nodeSelectorTerms: [sel] });
+  assert.equal(emu.requests({ method: 'GET', path: SLICES }).filter((e) => e.query.fieldSelector === SEL).length, 0);
+  // Steady, and the other node's slices are left alone, also when the pool
+  // goes away.
+  emu.resetLog();
+  await sleep(1200);
+  assert.deepEqual(writes(emu), []);
+  const mine = emu.getSlices({ fieldSelector: noNode }).filter((s) => s.spec.pool.name === 'pool-n1');
+  assert.equal(mine.length, 1);
+  await ctl.publish([]);
+  await ctl.settle();
+  assert.deepEqual(writes(emu).map(reqLine), [`DELETE /${mine[0].metadata.name}`]);
+  assert.deepEqual(emu.getSlices({ fieldSelector: noNode }).map((s) => s.spec.pool.name).sort(), ['pool-n2', 'rack-r2']);
+  assert.ok(emu.getSlices().some((s) => s.metadata.name === foreign.metadata.name));
+  assert.equal(emu.getSlices({ fieldSelector: `spec.driver=${DRIVER},spec.nodeName=node-2` }).length, 1);
+  await other.stop();
+  await ctl.stop();
+});
