@@ -12,9 +12,9 @@
 
 #include <jansson.h>
 
+#include "base/quantity.h"
 #include "publisher/publisher.h"
 
-#define SL_QTY_MAX		128	/* canonical quantity, NUL included */
 #define SL_SYNC_DELAY_MS	1000	/* default delay after a watch event */
 #define SL_MUTATION_TTL_S	60	/* own writes outlive a relist, s */
 #define SL_BACKOFF_MIN_MS	5	/* per-pool retry: 5 ms doubling ... */
@@ -58,10 +58,6 @@ struct slice_rec {
 	json_t		*neutral;	/* conv_neutral_spec() of spec */
 	json_t		*metadata;	/* as served, the base of a PUT */
 };
-
-/* quantity.c */
-int	 conv_quantity_canon(const char *, char *, size_t);
-int	 conv_quantity_equal(const char *, const char *);
 
 /* convert.c */
 json_t	*conv_slice_spec(enum kube_version, const struct conv_slice *);
