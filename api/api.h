@@ -162,4 +162,8 @@ int	pack_resources(const struct kp_resources *, Kpipc__Publish **,
 	    char *, size_t);
 void	pack_free(Kpipc__Publish *);
 
+/* pack_split.c: kp_pool.split_slices, on a packed pool. */
+int	pack_split_pool(Kpipc__Pool *, const char *,
+	    void *(*)(void *, size_t), void *, char *, size_t);
+
 #endif /* KP_API_H */

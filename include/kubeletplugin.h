@@ -1023,6 +1023,21 @@ struct kp_slice {
 /*
  * A pool. Node selection of its slices: node_selector, else all_nodes,
  * else this node (spec.nodeName), unless a slice selects per device.
+ * The order of slices is the allocator's preference: each slice's name
+ * starts with its index (resourceslice v0.36), and the scheduler tries
+ * slices by name, first fit.
+ *
+ * split_slices (beyond upstream): take the devices and counter sets of
+ * all slices, in order, as one flat list and cut it into slices of the
+ * sizes the API server allows: counter sets in slices of their own (the
+ * 1.35 rule), at most 8 per slice, then the devices, at most 128 per
+ * slice and 64 in a slice where any device has taints, consumes counters
+ * or has a list attribute. The slices must then agree on
+ * per_device_node_selection, partition_type_attribute and
+ * skip_node_operations, which every resulting slice carries. Validation
+ * runs on the result: an error names the slice of the result
+ * (pools[0].slices[3]...). A driver with a table of devices can then pass
+ * it as one slice, whatever its size.
  */
 struct kp_pool {
 	size_t struct_size;		/* KP_POOL_INIT */
@@ -1032,6 +1047,7 @@ struct kp_pool {
 	const struct kp_slice *slices;
 	size_t n_slices;
 	int all_nodes;		/* Pool.AllNodes (1.36): every node */
+	int split_slices;	/* 1: re-cut slices[] to the allowed sizes */
 };
 #define KP_POOL_INIT		KP_STRUCT_INIT(struct kp_pool)
 
