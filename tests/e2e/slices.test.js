@@ -567,7 +567,7 @@ function gpuPool({ lists = true } = {}) {
     bindingConditions: ['example.com/attached'],
     bindingFailureConditions: ['example.com/failed'],
     allowMultipleAllocations: true,
-    capacity: { bandwidth: '100G' },
+    capacity: { bandwidth: { value: '100G', requestPolicy: { default: '10G', validRange: { min: '10G', max: '100G', step: '10G' } } } },
   };
   if (lists) fabric.attributes = { ports: { ints: [1, 2, 3] } };
   return {
@@ -581,6 +581,27 @@ function gpuPool({ lists = true } = {}) {
 
 const strip = (d) => JSON.parse(JSON.stringify(d));
 
+// What v1 stores for gpuPool()'s slice i: the input in v1 JSON, with
+// quantities in the server's canonical form.
+function gpuExpected(i, { lists = true } = {}) {
+  const canon = (q) => (q === '40960Mi' ? '40Gi' : q);
+  const qmap = (m) => Object.fromEntries(Object.entries(m).map(([k, q]) => [k, { value: canon(q) }]));
+  const rfc = (t) => new Date(t * 1000).toISOString().replace('.000Z', 'Z');
+  const spec = { driver: DRIVER, nodeName: NODE, pool: { name: NODE, generation: 1, resourceSliceCount: 2 } };
+  const src = gpuPool({ lists }).slices[i];
+  if (src.sharedCounters) spec.sharedCounters = src.sharedCounters.map((c) => ({ name: c.name, counters: qmap(c.counters) }));
+  if (src.devices) {
+    spec.devices = src.devices.map((d) => {
+      const o = { ...d };
+      if (d.capacity) o.capacity = Object.fromEntries(Object.entries(d.capacity).map(([k, c]) => [k, typeof c === 'string' ? { value: c } : c]));
+      if (d.consumesCounters) o.consumesCounters = d.consumesCounters.map((c) => ({ counterSet: c.counterSet, counters: qmap(c.counters) }));
+      if (d.taints) o.taints = d.taints.map((t) => ({ ...t, timeAdded: rfc(t.timeAdded) }));
+      return o;
+    });
+  }
+  return spec;
+}
+
 for (const version of ['v1', 'v1beta2', 'v1beta1']) {
   test(`a GPU-like pool round-trips field for field through ${version}`, async (t) => {
     const ctl = await setup(t, { versions: [version], args: ['--version', version], emuOpts: { kubeVersion: '1.37.0' } });
@@ -590,7 +611,10 @@ for (const version of ['v1', 'v1beta2', 'v1beta1']) {
     assert.equal(writes(emu).length, 2, 'one create per slice, then steady');
     const st = await ctl.stats();
     assert.equal(st.lastError, '');
-    const slices = ctl.slices('v1').sort((a, b) => (a.spec.sharedCounters ? -1 : 1) - (b.spec.sharedCounters ? -1 : 1));
+    const slices = ctl.slices('v1').sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
+    assert.deepEqual(slices.map((x) => x.metadata.name.slice(0, 6)), ['00000-', '00001-'], 'index names, in the order given');
+    // Field for field: every field the driver set, nothing else.
+    for (let i = 0; i < 2; i++) assert.deepEqual(strip(slices[i].spec), gpuExpected(i, { lists: version === 'v1' }), `slice ${i}`);
     assert.deepEqual(slices[0].spec.sharedCounters, [{ name: 'gpu-0-counters', counters: { memory: { value: '80Gi' }, sm: { value: '108' } } }]);
     assert.equal(slices[0].spec.devices, undefined, 'counter sets in their own slice');
     const d = Object.fromEntries(slices[1].spec.devices.map((x) => [x.name, strip(x)]));
@@ -601,6 +625,7 @@ for (const version of ['v1', 'v1beta2', 'v1beta1']) {
     assert.deepEqual(d['fabric-0'].bindingConditions, ['example.com/attached']);
     assert.deepEqual(d['fabric-0'].bindingFailureConditions, ['example.com/failed']);
     assert.equal(d['fabric-0'].allowMultipleAllocations, true);
+    assert.deepEqual(d['fabric-0'].capacity.bandwidth.requestPolicy, { default: '10G', validRange: { min: '10G', max: '100G', step: '10G' } });
     if (version === 'v1') assert.deepEqual(d['fabric-0'].attributes, { ports: { ints: [1, 2, 3] } });
     // Republishing the same resources writes nothing (taint time kept,
     // "40960Mi" == "40Gi").

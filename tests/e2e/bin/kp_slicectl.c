@@ -23,7 +23,8 @@
  * plus, in the v1 JSON shape: device "taints" [{"key", "value",
  * "effect", "timeAdded" (Unix seconds)}], "consumesCounters" [{"counterSet",
  * "counters": {"n": "q"}}], "bindsToNode", "bindingConditions",
- * "bindingFailureConditions", "allowMultipleAllocations", attributes
+ * "bindingFailureConditions", "allowMultipleAllocations", capacity
+ * {"c": {"value": "q", "requestPolicy": {...}}} (v1 shape), attributes
  * {"ints": [..]} / {"strings": [..]}; slice "sharedCounters" [{"name",
  * "counters": {"n": "q"}}], "perDeviceNodeSelection"; pool "allNodes".
  */
@@ -177,6 +178,30 @@ device_more(Kpipc__Device *dev, const json_t *d)
 	    "allowMultipleAllocations"));
 }
 
+/* A requestPolicy in v1 JSON ({"default", "validValues", "validRange":
+ * {"min", "max", "step"}}); NULL when absent. */
+static Kpipc__RequestPolicy *
+policy(const json_t *j)
+{
+	Kpipc__RequestPolicy	*p;
+	const json_t		*r;
+
+	if (!json_is_object(j))
+		return (NULL);
+	p = xcalloc(1, sizeof(*p));
+	kpipc__request_policy__init(p);
+	p->default_value = str(j, "default");
+	p->valid_values = strings(json_object_get(j, "validValues"),
+	    &p->n_valid_values);
+	if ((r = json_object_get(j, "validRange")) != NULL) {
+		p->has_range = 1;
+		p->range_min = str(r, "min");
+		p->range_max = str(r, "max");
+		p->range_step = str(r, "step");
+	}
+	return (p);
+}
+
 static Kpipc__Device *
 device(const json_t *d)
 {
@@ -238,8 +263,13 @@ device(const json_t *d)
 		c = xcalloc(1, sizeof(*c));
 		kpipc__capacity__init(c);
 		c->name = strdup(k);
-		c->quantity = strdup(json_is_string(x) ?
-		    json_string_value(x) : "0");
+		if (json_is_object(x)) {	/* {"value", "requestPolicy"} */
+			c->quantity = str(x, "value");
+			c->request_policy = policy(json_object_get(x,
+			    "requestPolicy"));
+		} else
+			c->quantity = strdup(json_is_string(x) ?
+			    json_string_value(x) : "0");
 		dev->capacities[dev->n_capacities++] = c;
 	}
 	(void)i;
