@@ -1,9 +1,9 @@
 /*
  * slices.c - the ResourceSlice controller with the semantics of upstream's
- * k8s.io/dynamic-resource-allocation/resourceslice (1.34+ behaviour):
- * a watch thread (slices_watch.c) keeps a cache of this node's slices of
- * this driver, a sync worker runs syncPool (slices_sync.c) per pool from a
- * delaying, rate-limited queue.
+ * k8s.io/dynamic-resource-allocation/resourceslice (v0.36/v0.37: index
+ * names, ReconcilePoolWithName): a watch thread (slices_watch.c) keeps a
+ * cache of this node's slices of this driver, a sync worker runs syncPool
+ * (slices_sync.c) per pool from a delaying, rate-limited queue.
  *
  * Queue rules, as upstream's work queue: update() and the first LIST queue
  * pools at once; watch events queue their pool after sync_delay_ms (upstream
@@ -328,7 +328,9 @@ publish_copy(const Kpipc__Publish *m)
 /*
  * Replace the desired state (deep-copied; m stays the caller's). Thread-
  * safe. Pools of the old and of the new state are synced at once; pools no
- * longer desired get their slices deleted. Errors: KP_EINVAL, KP_ENOMEM.
+ * longer desired get their slices deleted. Errors: KP_EINVAL (also: with
+ * ReconcilePoolWithName, another pool set; the old state stays),
+ * KP_ENOMEM.
  */
 /* Does the pool have slices without a node (the second informer)? */
 static int
@@ -352,6 +354,16 @@ slice_ctl_update(struct slice_ctl *ctl, const Kpipc__Publish *m)
 
 	if (ctl == NULL || m == NULL)
 		return (KP_EINVAL);
+	/* The driver process refuses this already; upstream's Update()
+	 * reports it and keeps the old state, and so does this. */
+	if (ctl->reconcile_pool != NULL && m->n_pools > 0 &&
+	    (m->n_pools > 1 || strcmp(m->pools[0]->name,
+	    ctl->reconcile_pool) != 0)) {
+		sl_set_error(ctl, "ReconcilePoolWithName=\"%s\", but found "
+		    "%zu pools; expected exactly one pool with this name",
+		    ctl->reconcile_pool, m->n_pools);
+		return (KP_EINVAL);
+	}
 	if ((c = publish_copy(m)) == NULL)
 		return (KP_ENOMEM);
 	pthread_mutex_lock(&ctl->lock);

@@ -796,6 +796,13 @@ test('ReconcilePoolWithName: node-less informer filtered by pool, no nodeName, o
   assert.deepEqual(writes(emu), []);
   const mine = emu.getSlices({ fieldSelector: noNode }).filter((s) => s.spec.pool.name === 'pool-n1');
   assert.equal(mine.length, 1);
+  // Another pool set is refused and the old state kept (upstream Update()).
+  const f = path.join(ctl.dir, 'other-pools.json');
+  fs.writeFileSync(f, JSON.stringify({ pools: [pool('pool-n1', [devs('n', 1)], { nodeSelector: sel }), pool('pool-x', [devs('x', 1)], { allNodes: true })] }));
+  assert.equal(await ctl.cmd(`publish ${f}`, ['published', 'error']), 'error invalid argument');
+  assert.match((await ctl.stats()).lastError, /ReconcilePoolWithName="pool-n1", but found 2 pools; expected exactly one pool with this name/);
+  await sleep(600);
+  assert.deepEqual(writes(emu), []);
   await ctl.publish([]);
   await ctl.settle();
   assert.deepEqual(writes(emu).map(reqLine), [`DELETE /${mine[0].metadata.name}`]);
