@@ -113,6 +113,26 @@ test('split_slices: 300 devices and 10 counter sets become slices of the allowed
   await drv.stop();
 });
 
+test('kp_reconcile_pool_with_name: one pool of node-less slices; another pool set fails at once', async (t) => {
+  const { emu, drv } = await setup(t, { sim: false, args: ['--reconcile-pool', 'pool-0'] });
+  const noNode = `spec.driver=${DRIVER},spec.nodeName=`;
+  const l = await drv.command('publish 2 2', 'publish ');
+  assert.match(l, /^publish KP_EINVAL kp_publish_resources: ReconcilePoolWithName="pool-0", but found 2 pools; expected exactly one pool with this name/);
+  await publish(drv, 2, 1);
+  const s = await until(() => {
+    const x = emu.getSlices({ fieldSelector: noNode });
+    return x.length === 1 ? x : null;
+  }, 15000, 100);
+  assert.equal(s[0].spec.pool.name, 'pool-0');
+  assert.equal(s[0].spec.allNodes, true);
+  assert.equal(s[0].spec.nodeName, undefined);
+  assert.equal(s[0].metadata.ownerReferences[0].name, NODE);
+  assert.equal(slicesOf(emu).length, 0, 'nothing node-local');
+  const sels = new Set(emu.requests({ method: 'GET', path: '/resourceslices' }).map((e) => e.query.fieldSelector));
+  assert.deepEqual([...sels], [noNode]);
+  await drv.stop();
+});
+
 test('changed devices are updated, a removed pool is deleted', async (t) => {
   const { emu, drv } = await setup(t, { sim: false });
   await publish(drv, 10, 2, 'a');

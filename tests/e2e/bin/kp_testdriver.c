@@ -63,6 +63,7 @@ struct tdrv {
 	int		 channels;	/* --channels */
 	const char	*counter;	/* --counter-file: hooks log here */
 	const char	*tag;		/* --tag: names this instance there */
+	int		 all_nodes;	/* publish: pools for all nodes */
 };
 
 static struct tdrv	 drv;
@@ -1036,6 +1037,9 @@ apply(struct kp_options *o, int ch, const char *a)
 	case 353: return (kp_dra_service(o, 0));
 	case 354: drv.counter = a; return (0);
 	case 355: drv.tag = a; return (0);
+	case 356:
+		drv.all_nodes = 1;
+		return (kp_reconcile_pool_with_name(o, a));
 	default: return (-1);
 	}
 }
@@ -1076,6 +1080,7 @@ parse(int argc, char **argv, struct kp_options *o)
 		{ "flock-dir", 1, 0, 351 },
 		{ "no-registration", 0, 0, 352 }, { "no-dra", 0, 0, 353 },
 		{ "counter-file", 1, 0, 354 }, { "tag", 1, 0, 355 },
+		{ "reconcile-pool", 1, 0, 356 },
 		{ 0, 0, 0, 0 }
 	};
 	int	 ch;
@@ -1116,7 +1121,7 @@ publish(struct kp_plugin *p, const char *args)
 	for (k = 0; k < np; k++) {
 		snprintf(pools[k], sizeof(pools[k]), "pool-%d", k);
 		pl[k] = (struct kp_pool){ KP_POOL_INIT, .name = pools[k],
-		    .slices = slices[k] };
+		    .slices = slices[k], .all_nodes = drv.all_nodes };
 		for (i = 0; i < n; i++, d++) {
 			snprintf(names[d], sizeof(names[d]), "dev-%d", i);
 			attrs[d][0] = (struct kp_attribute)KP_ATTR_INT(
