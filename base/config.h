@@ -17,6 +17,7 @@
 #include <sys/types.h>
 
 #include "kubeletplugin.h"
+#include "base/names.h"
 
 #define KP_OPTIONS_MAGIC	0x6b706f70u	/* "kpop" */
 #define KP_MAX_INTERCEPTORS	16
@@ -118,6 +119,7 @@ struct kp_options {
 	char			*driver_name;
 	char			*node_name;
 	char			*node_uid;
+	char			 reconcile_pool[NAME_MAX_SUBDOMAIN + 1];
 
 	enum kp_kube_mode	 kube_mode;
 	char			*kubeconfig;	/* absolute path */

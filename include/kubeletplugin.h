@@ -230,6 +230,29 @@ KP_EXTERN int kp_kube_client_kubeconfig(struct kp_options *opts,
 KP_EXTERN int kp_kube_api_qps(struct kp_options *opts, double qps, int burst);
 
 /*
+ * kp_reconcile_pool_with_name - reconcile only the pool named pool (copied;
+ * NULL or "": off, the default). The publisher then lists and watches
+ * every slice of the driver without a node name (field selector
+ * spec.driver=D,spec.nodeName=, even though the Node is the owner), keeps
+ * those of this pool on its side, and never sets spec.nodeName: node-owned
+ * slices that stay visible cluster-wide through the pool's node_selector
+ * or all_nodes, or per-device node selection. Costly for the cluster:
+ * every node running the driver receives all its node-less slices. The
+ * slices keep the Node as controller owner. kp_publish_resources() then
+ * accepts no pools or exactly this one (otherwise KP_EINVAL with
+ * upstream's message "ReconcilePoolWithName=..., but found N pools;
+ * expected exactly one pool with this name"; upstream drops such an update
+ * and reports it to its ErrorHandler), and each slice needs a node
+ * selection of its own. The ValidatingAdmissionPolicy in deploy/ denies
+ * node-less slices: relax it to use this option.
+ * Rule: '/'-separated DNS subdomains, at most 253 characters (a pool name).
+ * Errors: KP_EINVAL. Mirrors kubeletplugin.ReconcilePoolWithName and
+ * resourceslice.Options.ReconcilePoolWithName, Kubernetes 1.36.
+ */
+KP_EXTERN int kp_reconcile_pool_with_name(struct kp_options *opts,
+    const char *pool);
+
+/*
  * kp_kubelet_plugin_socket_path - the DRA socket path as kubelet sees it,
  * returned as PluginInfo.endpoint. Optional: defaults to the plugin socket
  * path (upstream 1.32 requires it; later releases derive it).
@@ -1024,6 +1047,21 @@ struct kp_slice {
 /*
  * A pool. Node selection of its slices: node_selector, else all_nodes,
  * else this node (spec.nodeName), unless a slice selects per device.
+ * The order of slices is the allocator's preference: each slice's name
+ * starts with its index (resourceslice v0.36), and the scheduler tries
+ * slices by name, first fit.
+ *
+ * split_slices (beyond upstream): take the devices and counter sets of
+ * all slices, in order, as one flat list and cut it into slices of the
+ * sizes the API server allows: counter sets in slices of their own (the
+ * 1.35 rule), at most 8 per slice, then the devices, at most 128 per
+ * slice and 64 in a slice where any device has taints, consumes counters
+ * or has a list attribute. The slices must then agree on
+ * per_device_node_selection, partition_type_attribute and
+ * skip_node_operations, which every resulting slice carries. Validation
+ * runs on the result: an error names the slice of the result
+ * (pools[0].slices[3]...). A driver with a table of devices can then pass
+ * it as one slice, whatever its size.
  */
 struct kp_pool {
 	size_t struct_size;		/* KP_POOL_INIT */
@@ -1033,6 +1071,7 @@ struct kp_pool {
 	const struct kp_slice *slices;
 	size_t n_slices;
 	int all_nodes;		/* Pool.AllNodes (1.36): every node */
+	int split_slices;	/* 1: re-cut slices[] to the allowed sizes */
 };
 #define KP_POOL_INIT		KP_STRUCT_INIT(struct kp_pool)
 

@@ -22,7 +22,7 @@
 #define PCI_ADDR_SIZE	32	/* "0000:00:1f.2" and then some */
 #define PCI_NAME_SIZE	64	/* DNS label: "pci-0000-00-1f-2" */
 #define PCI_MAX_FILTER	16
-#define PCI_SLICE_MAX	128	/* devices per ResourceSlice */
+#define PCI_SLICE_MAX	128	/* devices per ResourceSlice, at most */
 
 /* One PCI function as sysfs shows it. -1 / "" where sysfs has nothing. */
 struct pci_dev {
@@ -38,6 +38,8 @@ struct pci_dev {
 	int		 numa_node;		/* -1: none */
 	int		 iommu_group;		/* -1: none */
 	uint64_t	 bar_bytes;		/* memory BARs, summed */
+	char		 physfn[PCI_ADDR_SIZE];	/* SR-IOV VF: its PF's
+						 * address; "" otherwise */
 };
 
 struct pci_list {

@@ -23,7 +23,8 @@ const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 // A fake sysfs: root/devices/pci0000:00/<addr> with the attribute files,
 // root/bus/pci/devices/<addr> -> ../../../devices/pci0000:00/<addr>, as
 // the kernel lays it out. dev: { addr, vendor, device, cls, numa
-// (undefined: no file), driver (undefined: unbound), iommu, bars }.
+// (undefined: no file), driver (undefined: unbound), iommu, bars, physfn
+// (an SR-IOV VF: its PF's address; the kernel's physfn -> ../<pf> link) }.
 function addFakeDevice(root, dev) {
   const real = path.join(root, 'devices', 'pci0000:00', dev.addr);
   fs.mkdirSync(real, { recursive: true });
@@ -36,6 +37,7 @@ function addFakeDevice(root, dev) {
   if (dev.numa !== undefined) w('numa_node', dev.numa);
   if (dev.driver) fs.symlinkSync(`../../../bus/pci/drivers/${dev.driver}`, path.join(real, 'driver'));
   if (dev.iommu !== undefined) fs.symlinkSync(`../../../kernel/iommu_groups/${dev.iommu}`, path.join(real, 'iommu_group'));
+  if (dev.physfn) fs.symlinkSync(`../${dev.physfn}`, path.join(real, 'physfn'));
   const bars = (dev.bars || []).map(([start, size]) => `0x${start.toString(16).padStart(16, '0')} 0x${(start + size - 1).toString(16).padStart(16, '0')} 0x0000000000040200`);
   while (bars.length < 13) bars.push('0x0000000000000000 0x0000000000000000 0x0000000000000000');
   w('resource', bars.join('\n'));
@@ -202,6 +204,46 @@ test('300 devices publish as slices of at most 128 with qualified attributes', a
     assert.match(x.name, DNS_LABEL);
     for (const k of Object.keys(x.attributes)) assert.match(k, /^[a-z0-9.-]+\/[A-Za-z_][A-Za-z0-9_]*$/);
   }
+});
+
+test('SR-IOV: a PF and its VFs are partitions of one counter set', async (t) => {
+  const sriov = [
+    { addr: '0000:5e:00.0', vendor: '0x8086', device: '0x1593', driver: 'ice' },
+    { addr: '0000:5e:01.0', vendor: '0x8086', device: '0x1889', driver: 'iavf', physfn: '0000:5e:00.0' },
+    { addr: '0000:5e:01.1', vendor: '0x8086', device: '0x1889', driver: 'vfio-pci', physfn: '0000:5e:00.0' },
+    { addr: '0000:5e:01.2', vendor: '0x8086', device: '0x1889', physfn: '0000:5e:00.0' },
+    { addr: '0000:00:03.0', vendor: '0x1af4', device: '0x1041' },
+  ];
+  const root = makeRoot(DRIVER);
+  try {
+    const listed = list(['--sysfs-root', fakeSysfs(root.dir, sriov)]);
+    assert.deepEqual(listed.map((d) => d.physfn), ['', '', '0000:5e:00.0', '0000:5e:00.0', '0000:5e:00.0']);
+  } finally { root.cleanup(); }
+  const env = await setup(t, { devices: sriov, sim: false });
+  const slices = await until(() => {
+    const s = slicesOf(env.emu);
+    return devicesOf(s).length === 5 ? s : null;
+  }, 15000, 100);
+  // The counter set in a slice of its own (1.35), the devices in another.
+  const sets = slices.filter((s) => s.spec.sharedCounters);
+  assert.equal(sets.length, 1);
+  assert.equal((sets[0].spec.devices || []).length, 0);
+  assert.deepEqual(sets[0].spec.sharedCounters, [{ name: 'pci-0000-5e-00-0', counters: { vfs: { value: '3' } } }]);
+  assert.equal(slices.length, 2);
+  for (const s of slices) assert.deepEqual(s.spec.pool, { name: NODE, generation: 1, resourceSliceCount: 2 });
+  const d = Object.fromEntries(devicesOf(slices).map((x) => [x.name, x]));
+  const use = (n) => [{ counterSet: 'pci-0000-5e-00-0', counters: { vfs: { value: String(n) } } }];
+  assert.deepEqual(d['pci-0000-5e-00-0'].consumesCounters, use(3), 'the PF takes every VF\'s share');
+  for (const vf of ['pci-0000-5e-01-0', 'pci-0000-5e-01-1', 'pci-0000-5e-01-2']) {
+    assert.deepEqual(d[vf].consumesCounters, use(1));
+    assert.deepEqual(d[vf].attributes[`${DRIVER}/physfn`], { string: '0000:5e:00.0' });
+  }
+  assert.equal(d['pci-0000-00-03-0'].consumesCounters, undefined, 'not SR-IOV: no counters');
+  assert.equal(d['pci-0000-5e-00-0'].attributes[`${DRIVER}/physfn`], undefined);
+  // Steady: nothing is rewritten.
+  const n = env.emu.writes().length;
+  await sleep(1500);
+  assert.equal(env.emu.writes().length, n);
 });
 
 test('prepare writes a CDI spec, is idempotent, recreates a lost spec; unprepare', async (t) => {
