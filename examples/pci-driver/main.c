@@ -369,9 +369,11 @@ publish(struct kp_plugin *plugin, const struct pci_list *l, int kube)
 	if (pci_publish(plugin, &cfg, l, err, sizeof(err)) != 0)
 		fprintf(stderr, "pci-driver: publishing failed: %s\n", err);
 	else
-		fprintf(stderr, "pci-driver: published %zu device(s) in %zu "
-		    "slice(s) as pool %s\n", l->n,
-		    (l->n + PCI_SLICE_MAX - 1) / PCI_SLICE_MAX, cfg.node);
+		/* The library splits them into slices (split_slices):
+		 * how many depends on counters and taints, not only on
+		 * the count. */
+		fprintf(stderr, "pci-driver: published %zu device(s) as pool "
+		    "%s\n", l->n, cfg.node);
 }
 
 /* Rediscover; republish when the devices changed. */

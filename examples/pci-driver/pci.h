@@ -22,7 +22,6 @@
 #define PCI_ADDR_SIZE	32	/* "0000:00:1f.2" and then some */
 #define PCI_NAME_SIZE	64	/* DNS label: "pci-0000-00-1f-2" */
 #define PCI_MAX_FILTER	16
-#define PCI_SLICE_MAX	128	/* devices per ResourceSlice, at most */
 
 /* One PCI function as sysfs shows it. -1 / "" where sysfs has nothing. */
 struct pci_dev {
