@@ -250,6 +250,8 @@ kp_start(struct kp_options *opts, const struct kp_hooks *hooks,
 	p->sup_pid = pid;
 	p->has_kube = opts->kube_mode != KP_KUBE_NONE;
 	p->has_node = opts->node_name != NULL;
+	memcpy(p->reconcile_pool, opts->reconcile_pool,
+	    sizeof(p->reconcile_pool));
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_mutex_init(&p->health_lock, NULL);
 	pthread_mutex_init(&p->state_lock, NULL);
@@ -441,7 +443,9 @@ kp_publish_resources(struct kp_plugin *p, const struct kp_resources *res)
 		    "resources: NULL"));
 	if ((r = pack_resources(res, &pub, err, sizeof(err))) != 0)
 		return (plugin_fail(p, r, "kp_publish_resources: %s", err));
-	if ((r = validate_publish(pub, err, sizeof(err))) != 0) {
+	if ((r = validate_publish(pub, err, sizeof(err))) != 0 ||
+	    (r = validate_reconcile(pub, p->reconcile_pool, err,
+	    sizeof(err))) != 0) {
 		pack_free(pub);
 		return (plugin_fail(p, r, "kp_publish_resources: %s", err));
 	}

@@ -27,6 +27,7 @@ struct kp_plugin {
 	pthread_mutex_t	 lock;	/* the driver may call from threads */
 	int		 has_kube;
 	int		 has_node;
+	char		 reconcile_pool[NAME_MAX_SUBDOMAIN + 1];	/* "": off */
 	unsigned	 owed;	/* answers to timed-out requests */
 	char		 errbuf[KP_ERROR_SIZE];
 	/* Resource health (health.c): every device reported so far. */
@@ -51,6 +52,7 @@ struct kp_plugin {
 #define OPT_IN_CLUSTER	"kp_kube_client_in_cluster (KubeClient)"
 #define OPT_KUBECONFIG	"kp_kube_client_kubeconfig (KubeClient)"
 #define OPT_QPS		"kp_kube_api_qps (rest.Config QPS/Burst)"
+#define OPT_RECONCILE	"kp_reconcile_pool_with_name (ReconcilePoolWithName)"
 #define OPT_KUBELET_PATH \
     "kp_kubelet_plugin_socket_path (KubeletPluginSocketPath)"
 #define OPT_PLUGIN_PATH	"kp_plugin_socket_path (PluginSocketPath)"
@@ -133,6 +135,8 @@ int	api_fail(struct kp_plugin *, int, const char *, ...) KP_PRINTF(3, 4);
 /* validate.c: the API server's rules, applied in the driver process. */
 int	validate_publish(const Kpipc__Publish *, char *, size_t);
 int	validate_resources(const struct kp_resources *, char *, size_t);
+int	validate_reconcile(const Kpipc__Publish *, const char *, char *,
+	    size_t);
 
 /* Limits and rule texts that validate.c and validate_names.c share. */
 #define VAL_MAX_LABEL		NAME_MAX_LABEL
@@ -160,5 +164,9 @@ const char *val_quantity_why(const char *);
 int	pack_resources(const struct kp_resources *, Kpipc__Publish **,
 	    char *, size_t);
 void	pack_free(Kpipc__Publish *);
+
+/* pack_split.c: kp_pool.split_slices, on a packed pool. */
+int	pack_split_pool(Kpipc__Pool *, const char *,
+	    void *(*)(void *, size_t), void *, char *, size_t);
 
 #endif /* KP_API_H */

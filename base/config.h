@@ -17,6 +17,7 @@
 #include <sys/types.h>
 
 #include "kubeletplugin.h"
+#include "base/names.h"
 
 #define KP_OPTIONS_MAGIC	0x6b706f70u	/* "kpop" */
 #define KP_MAX_INTERCEPTORS	16
@@ -123,6 +124,7 @@ struct kp_options {
 	char			*driver_name;
 	char			*node_name;
 	char			*node_uid;
+	char			 reconcile_pool[NAME_MAX_SUBDOMAIN + 1];
 
 	enum kp_kube_mode	 kube_mode;
 	char			*kubeconfig;	/* absolute path */
@@ -199,6 +201,10 @@ struct kp_options {
 	/* Filled by kp_start(): <flock dir>/serialize.lock when rolling
 	 * updates and serialization are both on, else "". */
 	char			 lock_path[KP_SUN_PATH_MAX + 96];
+	/* The prepared-claim journal (api/options_journal.c; run by
+	 * nodeserver/journal_dra.c). "": none. */
+	char			 journal_dir[POL_PATH_MAX];
+	struct kp_journal_hooks	 journal_hooks;	/* zeroed: none */
 
 	char			 errbuf[KP_ERROR_SIZE];
 };

@@ -230,6 +230,29 @@ KP_EXTERN int kp_kube_client_kubeconfig(struct kp_options *opts,
 KP_EXTERN int kp_kube_api_qps(struct kp_options *opts, double qps, int burst);
 
 /*
+ * kp_reconcile_pool_with_name - reconcile only the pool named pool (copied;
+ * NULL or "": off, the default). The publisher then lists and watches
+ * every slice of the driver without a node name (field selector
+ * spec.driver=D,spec.nodeName=, even though the Node is the owner), keeps
+ * those of this pool on its side, and never sets spec.nodeName: node-owned
+ * slices that stay visible cluster-wide through the pool's node_selector
+ * or all_nodes, or per-device node selection. Costly for the cluster:
+ * every node running the driver receives all its node-less slices. The
+ * slices keep the Node as controller owner. kp_publish_resources() then
+ * accepts no pools or exactly this one (otherwise KP_EINVAL with
+ * upstream's message "ReconcilePoolWithName=..., but found N pools;
+ * expected exactly one pool with this name"; upstream drops such an update
+ * and reports it to its ErrorHandler), and each slice needs a node
+ * selection of its own. The ValidatingAdmissionPolicy in deploy/ denies
+ * node-less slices: relax it to use this option.
+ * Rule: '/'-separated DNS subdomains, at most 253 characters (a pool name).
+ * Errors: KP_EINVAL. Mirrors kubeletplugin.ReconcilePoolWithName and
+ * resourceslice.Options.ReconcilePoolWithName, Kubernetes 1.36.
+ */
+KP_EXTERN int kp_reconcile_pool_with_name(struct kp_options *opts,
+    const char *pool);
+
+/*
  * kp_kubelet_plugin_socket_path - the DRA socket path as kubelet sees it,
  * returned as PluginInfo.endpoint. Optional: defaults to the plugin socket
  * path (upstream 1.32 requires it; later releases derive it).
@@ -649,16 +672,35 @@ struct kp_claim {
 	size_t n_configs;
 };
 
-/* A device prepared for a claim, as returned to kubelet. */
+/*
+ * A device prepared for a claim, as returned to kubelet. struct_size:
+ * sizeof(struct kp_prepared_device) as the caller compiled it (start from
+ * KP_PREPARED_DEVICE_INIT), so fields can be appended without breaking
+ * compiled drivers; kp_prepare_add_device() reads only the fields that
+ * fit in it (see "How this data grows" below). All strings borrowed for
+ * the call.
+ *   request_names: the requests it serves; empty: all requests.
+ *   pool_name, device_name: required.
+ *   cdi_device_ids: fully qualified CDI device names,
+ *     "<vendor>/<class>=<name>" (kp_cdi_device_id() forms one): vendor
+ *     and class a letter, then letters, digits, '_', '-' or '.', ending
+ *     with a letter or digit; name a letter or digit, then letters,
+ *     digits, '_', '-', '.' or ':', ending with a letter or digit (the
+ *     rule of container-device-interface pkg/parser); at most 512 bytes.
+ *   share_id: NULL: absent (v1 only, 1.35+).
+ */
 struct kp_prepared_device {
-	const char *const *request_names;  /* empty: all requests */
+	size_t struct_size;		/* KP_PREPARED_DEVICE_INIT */
+	const char *const *request_names;
 	size_t n_request_names;
-	const char *pool_name;		/* required */
-	const char *device_name;	/* required */
+	const char *pool_name;
+	const char *device_name;
 	const char *const *cdi_device_ids;
 	size_t n_cdi_device_ids;
-	const char *share_id;		/* NULL: absent (v1 only, 1.35+) */
+	const char *share_id;
 };
+#define KP_PREPARED_DEVICE_INIT \
+	.struct_size = sizeof(struct kp_prepared_device)
 
 struct kp_prepare_results;
 struct kp_unprepare_results;
@@ -667,11 +709,16 @@ struct kp_unprepare_results;
  * kp_prepare_add_device - add a prepared device to claim number claim
  * (index into the claims array of the hook call). Everything is copied;
  * request names are cut at the first '/' (a subrequest's base request, as
- * upstream). Strings must be valid UTF-8.
- * Errors: KP_EINVAL (bad index, NULL or empty pool/device name, a NULL
- * string in the arrays, invalid UTF-8), KP_ENOMEM. A failed call with a
- * valid index fails that claim, so a driver that ignores the code cannot
- * report a claim prepared with a device missing.
+ * upstream). Strings must be valid UTF-8; each CDI device ID must follow
+ * the rule above (kubelet passes them to the runtime, which would fail
+ * the container much later, far from the cause).
+ * Errors: KP_EINVAL (bad index; dev's struct_size 0, smaller than this
+ * first release's struct or with a field set this library does not know;
+ * NULL or empty pool/device name, a NULL string in the arrays, invalid
+ * UTF-8, an invalid CDI device ID: the claim's error names the ID and the
+ * rule), KP_ENOMEM. A failed call with a valid index fails that claim, so
+ * a driver that ignores the code cannot report a claim prepared with a
+ * device missing.
  */
 KP_EXTERN int kp_prepare_add_device(struct kp_prepare_results *res,
     size_t claim, const struct kp_prepared_device *dev);
@@ -772,11 +819,11 @@ struct kp_hooks {
  *    KP_DEVICE_HEALTH_INIT ("Resource health" below), passed as
  *    (const struct kp_device_health *, n) to kp_health_report() and
  *    kp_hook_health_report() and walked by struct_size like devices.
- *  - prepared devices (header design, not part of this release): struct
- *    kp_prepared_device gains struct_size as its first member and a
- *    KP_PREPARED_DEVICE_INIT macro when the nodeserver side changes next;
- *    kp_prepare_add_device() then reads the fields that fit in the
- *    caller's struct_size, as kp_publish_resources() does.
+ *  - prepared devices: struct kp_prepared_device and
+ *    KP_PREPARED_DEVICE_INIT, one at a time to kp_prepare_add_device(),
+ *    which reads the fields that fit in the caller's struct_size; the CDI
+ *    edits of the spec builder (struct kp_cdi_device_node, kp_cdi_mount,
+ *    kp_cdi_hook) likewise.
  * Every such struct: struct_size first, new fields only appended, zero
  * means unset, an _INIT macro, arrays walked with the caller's stride.
  */
@@ -1000,6 +1047,21 @@ struct kp_slice {
 /*
  * A pool. Node selection of its slices: node_selector, else all_nodes,
  * else this node (spec.nodeName), unless a slice selects per device.
+ * The order of slices is the allocator's preference: each slice's name
+ * starts with its index (resourceslice v0.36), and the scheduler tries
+ * slices by name, first fit.
+ *
+ * split_slices (beyond upstream): take the devices and counter sets of
+ * all slices, in order, as one flat list and cut it into slices of the
+ * sizes the API server allows: counter sets in slices of their own (the
+ * 1.35 rule), at most 8 per slice, then the devices, at most 128 per
+ * slice and 64 in a slice where any device has taints, consumes counters
+ * or has a list attribute. The slices must then agree on
+ * per_device_node_selection, partition_type_attribute and
+ * skip_node_operations, which every resulting slice carries. Validation
+ * runs on the result: an error names the slice of the result
+ * (pools[0].slices[3]...). A driver with a table of devices can then pass
+ * it as one slice, whatever its size.
  */
 struct kp_pool {
 	size_t struct_size;		/* KP_POOL_INIT */
@@ -1009,6 +1071,7 @@ struct kp_pool {
 	const struct kp_slice *slices;
 	size_t n_slices;
 	int all_nodes;		/* Pool.AllNodes (1.36): every node */
+	int split_slices;	/* 1: re-cut slices[] to the allowed sizes */
 };
 #define KP_POOL_INIT		KP_STRUCT_INIT(struct kp_pool)
 
@@ -1529,6 +1592,317 @@ KP_EXTERN int kp_prepare_device_network_data(struct kp_prepare_results *res,
     size_t claim, const char *pool, const char *device,
     const char *interface_name, const char *const *ips, size_t n_ips,
     const char *hardware_address);
+
+/* ------------------------------------------------------------------------
+ * CDI spec builder: valid CDI JSON for kp_cdi_spec_write(), with the
+ * lowest cdiVersion the fields used require, so drivers do not write
+ * JSON by hand. Mirrors the Go types of
+ * github.com/cncf-tags/container-device-interface specs-go (Spec,
+ * Device, ContainerEdits, DeviceNode, Mount, Hook) and its version rules
+ * (specs-go/version.go MinimumRequiredVersion): 0.3.0, 0.4.0 with a
+ * mount's type, 0.5.0 with a device node's host_path or a device name
+ * starting with a digit, 0.6.0 with annotations or a '.' in the class.
+ * A builder is one thread's: calls on one builder must not overlap.
+ * Beyond upstream (Go drivers use the CDI module's types).
+ */
+struct kp_cdi_builder;
+
+/*
+ * A device node (DeviceNode). path: in the container, absolute,
+ * required; host_path: on the host, NULL: path (0.5.0); permissions:
+ * NULL or 1 to 3 of "rwm"; file_mode: 0 unset, else 1..0777. The
+ * runtime takes type, major and minor from the host's node. Start from
+ * KP_CDI_DEVICE_NODE_INIT.
+ */
+struct kp_cdi_device_node {
+	size_t		 struct_size;
+	const char	*path;
+	const char	*host_path;
+	const char	*permissions;
+	unsigned int	 file_mode;
+};
+#define KP_CDI_DEVICE_NODE_INIT \
+	.struct_size = sizeof(struct kp_cdi_device_node)
+
+/*
+ * A bind mount (Mount): host_path and container_path absolute,
+ * required; type NULL or "bind" (0.4.0); options: n_options strings
+ * such as "ro", "nosuid" (what the broker allows: kp_cdi_allow_mount_
+ * prefix()). Start from KP_CDI_MOUNT_INIT.
+ */
+struct kp_cdi_mount {
+	size_t			 struct_size;
+	const char		*host_path;
+	const char		*container_path;
+	const char		*type;
+	const char *const	*options;
+	size_t			 n_options;
+};
+#define KP_CDI_MOUNT_INIT	.struct_size = sizeof(struct kp_cdi_mount)
+
+/*
+ * An OCI hook (Hook): hook_name one of prestart, createRuntime,
+ * createContainer, startContainer, poststart, poststop; path absolute,
+ * required (a kp_cdi_allow_hook() program); args: n_args strings (args[0]
+ * is the program's name, as OCI); timeout_s: 0 unset, else seconds.
+ * Start from KP_CDI_HOOK_INIT.
+ */
+struct kp_cdi_hook {
+	size_t			 struct_size;
+	const char		*hook_name;
+	const char		*path;
+	const char *const	*args;
+	size_t			 n_args;
+	int			 timeout_s;
+};
+#define KP_CDI_HOOK_INIT	.struct_size = sizeof(struct kp_cdi_hook)
+
+/*
+ * kp_cdi_builder_new - start a spec of kind "<vendor>/<class>" (a
+ * driver's specs use its driver name as vendor: the broker refuses other
+ * kinds). Vendor and class: a letter, then letters, digits, '_', '-' or
+ * '.', ending with a letter or digit. kind: copied. On success *out owns
+ * the builder; free it with kp_cdi_builder_free(). Usable in any process
+ * (only kp_cdi_builder_write() needs the nodeserver).
+ * Errors: KP_EINVAL (NULL out, kind breaks the rule), KP_ENOMEM.
+ */
+KP_EXTERN int kp_cdi_builder_new(const char *kind,
+    struct kp_cdi_builder **out);
+
+/* kp_cdi_builder_free - free a builder; NULL is ignored. */
+KP_EXTERN void kp_cdi_builder_free(struct kp_cdi_builder *b);
+
+/*
+ * kp_cdi_builder_last_error - the message of the last failed call on b,
+ * naming the field and the rule; "" if none. Owned by b, valid until
+ * the next call on it. "" for NULL.
+ */
+KP_EXTERN const char *kp_cdi_builder_last_error(
+    const struct kp_cdi_builder *b);
+
+/*
+ * kp_cdi_add_device - add a device named name (copied): a letter or
+ * digit, then letters, digits, '_', '-', '.' or ':', ending with a
+ * letter or digit, at most 128 bytes, unique in the spec. Its CDI device
+ * ID is "<kind>=<name>" (kp_cdi_device_id()).
+ * Errors: KP_EINVAL (the rule, a repeated name, NULL), KP_ENOMEM.
+ */
+KP_EXTERN int kp_cdi_add_device(struct kp_cdi_builder *b, const char *name);
+
+/*
+ * Container edits. device: the name of a device added before, or NULL
+ * for the spec's own containerEdits (applied with any of its devices).
+ * Everything is copied. Errors of each: KP_EINVAL (NULL b, unknown
+ * device, a field breaking its rule: the message names it; a
+ * struct_size 0, too small or with fields this library does not know
+ * set), KP_ENOMEM.
+ */
+
+/* kp_cdi_add_env - "NAME=value", NAME a letter or '_' then letters,
+ * digits or '_'; valid UTF-8. */
+KP_EXTERN int kp_cdi_add_env(struct kp_cdi_builder *b, const char *device,
+    const char *env);
+KP_EXTERN int kp_cdi_add_device_node(struct kp_cdi_builder *b,
+    const char *device, const struct kp_cdi_device_node *node);
+KP_EXTERN int kp_cdi_add_mount(struct kp_cdi_builder *b, const char *device,
+    const struct kp_cdi_mount *mount);
+KP_EXTERN int kp_cdi_add_hook(struct kp_cdi_builder *b, const char *device,
+    const struct kp_cdi_hook *hook);
+/* kp_cdi_add_annotation - key: [DNS subdomain/]name of 1 to 63
+ * letters, digits, '-', '_' or '.'; value: UTF-8 (0.6.0). */
+KP_EXTERN int kp_cdi_add_annotation(struct kp_cdi_builder *b,
+    const char *device, const char *key, const char *value);
+
+/*
+ * kp_cdi_builder_version - the cdiVersion the spec needs as built so
+ * far, e.g. "0.3.0". Static string; "" for NULL.
+ */
+KP_EXTERN const char *kp_cdi_builder_version(const struct kp_cdi_builder *b);
+
+/*
+ * kp_cdi_builder_json - the spec as JSON text (cdiVersion, kind,
+ * devices, containerEdits when the spec has its own). On success *out
+ * is a NUL-terminated string the caller frees with free().
+ * Errors: KP_EINVAL (NULL argument; no device yet: a spec defines at
+ * least one), KP_ENOMEM.
+ */
+KP_EXTERN int kp_cdi_builder_json(const struct kp_cdi_builder *b,
+    char **out);
+
+/*
+ * kp_cdi_builder_write - kp_cdi_builder_json(), then kp_cdi_spec_write()
+ * of it as file name (the rule there). Same context, errors and limits
+ * as kp_cdi_spec_write(); err, errsize as there.
+ */
+KP_EXTERN int kp_cdi_builder_write(const struct kp_cdi_builder *b,
+    const char *name, char *err, size_t errsize);
+
+/*
+ * kp_cdi_device_id - write the CDI device ID "<kind>=<name>" into out
+ * (size bytes, NUL included), checking both rules above; what
+ * kp_prepared_device.cdi_device_ids takes.
+ * Errors: KP_EINVAL (NULL, a rule broken), KP_ENAMETOOLONG (does not fit
+ * in size, or more than 512 bytes). Mirrors parser.QualifiedName of the
+ * CDI module.
+ */
+KP_EXTERN int kp_cdi_device_id(const char *kind, const char *name, char *out,
+    size_t size);
+
+/*
+ * kp_cdi_claim_spec_name - the file name of the CDI spec the library
+ * writes for one claim (kp_prepare_cdi_spec()):
+ * "<driver>_claim-<claim uid>.json". The "claim-" names of a driver are
+ * the journal's: at start, one whose claim is not in the journal is
+ * removed (kp_journal_dir()); other names are left alone.
+ * Errors: KP_EINVAL (NULL, a claim UID not following the claim UID
+ * rule), KP_ENAMETOOLONG (size too small, or the name breaks the 243
+ * byte limit of kp_cdi_spec_write()).
+ */
+KP_EXTERN int kp_cdi_claim_spec_name(const char *driver, const char *uid,
+    char *out, size_t size);
+
+/* ------------------------------------------------------------------------
+ * Prepared-claim journal (beyond upstream: Go drivers each write their
+ * own checkpoint). With kp_journal_dir() set, the library keeps the
+ * claims this driver prepared in <dir>/kubeletplugin-journal.json, in
+ * the nodeserver, and does around the driver's hooks what every driver
+ * otherwise writes by hand:
+ *  - prepare: a claim already in the journal gets its recorded devices
+ *    again without the prepare hook (kubelet retries, and calls prepare
+ *    again after a reboot or its own restart), its CDI spec rewritten
+ *    through write_spec first when the file is gone (a reboot empties
+ *    /var/run/cdi). A claim the hook prepared (no error, the call did
+ *    not fail) is recorded: its devices, the CDI spec written with
+ *    kp_prepare_cdi_spec() and the data of kp_prepare_journal_data().
+ *    The claim succeeds only once the journal is on disk; a failed
+ *    write fails it (kubelet retries).
+ *  - unprepare: a claim the journal does not know succeeds without the
+ *    hook; for a known one the hook sees its entry
+ *    (kp_unprepare_journal_entry()), and when the hook did not fail it,
+ *    the library removes its CDI spec and its entry.
+ *  - at the nodeserver's start (after the init hook, in the sandbox,
+ *    before serving; also after a restart of the nodeserver): entries
+ *    recorded in an earlier boot of the node (boot ID
+ *    /proc/sys/kernel/random/boot_id) go to previous_boot, then every
+ *    entry whose CDI spec is missing goes to write_spec, and this
+ *    driver's claim specs (kp_cdi_claim_spec_name()) without an entry
+ *    are removed. Other drivers' files are never listed or touched.
+ * The file: written atomically (temporary file, fsync, rename, fsync of
+ * the directory), a schema version, the driver name, the boot ID and a
+ * CRC-32 of the content. One that cannot be read, does not parse, fails
+ * its checksum or names another schema or driver is renamed to
+ * kubeletplugin-journal.json.corrupt-<unix time> beside it, logged as an
+ * error with the reason, and the nodeserver starts with an empty journal
+ * (never a crash loop); orphaned specs are then kept, since their claims
+ * may still be in use. At most 8 MiB; a claim's data at most 64 KiB.
+ * Two instances of the driver in a rolling update (kp_rolling_update())
+ * share the file: it is updated under the hooks' locks (serialize.lock
+ * across instances) and read again whenever the other instance replaced
+ * it, so neither drops the other's entries.
+ */
+
+/*
+ * A claim's journal entry as the driver's code sees it. Made by the
+ * library and passed by pointer only (fields may be appended); every
+ * pointer is valid during the call it is passed to.
+ *   uid, namespace_, name: the claim.
+ *   devices: n_devices pointers to the devices prepared for it.
+ *   cdi_spec: the file name of its CDI spec (kp_prepare_cdi_spec()),
+ *     NULL: none.
+ *   data: the driver's data (kp_prepare_journal_data()) as compact JSON
+ *     text, NULL: none.
+ *   previous_boot: 1 when recorded in an earlier boot of the node.
+ */
+struct kp_journal_entry {
+	const char				*uid;
+	const char				*namespace_;
+	const char				*name;
+	const struct kp_prepared_device *const	*devices;
+	size_t					 n_devices;
+	const char				*cdi_spec;
+	const char				*data;
+	int					 previous_boot;
+};
+
+/* previous_boot's return value: drop the entry (its claim is prepared
+ * anew, by the hook, when kubelet asks). */
+#define KP_JOURNAL_FORGET	1
+
+/*
+ * The journal's callbacks; each runs in the nodeserver, in its sandbox,
+ * at its start (write_spec also in a prepare call), one at a time with
+ * the hooks when kp_serialize() is on. err: errsize bytes for a message.
+ *   previous_boot: an entry from an earlier boot. Return 0 to keep it
+ *     (its devices are still valid after the reboot; the driver may set
+ *     them up again here), KP_JOURNAL_FORGET to drop it, a negative code
+ *     to keep it and log err. NULL: entries are kept.
+ *   write_spec: the entry's CDI spec file is missing: write it again
+ *     (kp_cdi_builder_write() with e->cdi_spec). 0 or a negative code (in
+ *     a prepare call, that claim then fails with err). NULL: a missing
+ *     spec is logged, and prepare fails the claim.
+ * struct_size: start from KP_JOURNAL_HOOKS_INIT; user is passed back.
+ */
+struct kp_journal_hooks {
+	size_t	 struct_size;
+	void	*user;
+	int	(*previous_boot)(void *user, const struct kp_journal_entry *e,
+		    char *err, size_t errsize);
+	int	(*write_spec)(void *user, const struct kp_journal_entry *e,
+		    char *err, size_t errsize);
+};
+#define KP_JOURNAL_HOOKS_INIT	.struct_size = sizeof(struct kp_journal_hooks)
+
+/*
+ * kp_journal_dir - keep the journal in dir, which becomes a
+ * kp_sandbox_state_dir() (its rules; a state directory already added is
+ * not added twice). Default: no journal (the hooks see every claim).
+ * Errors: as kp_sandbox_state_dir(). Beyond upstream.
+ */
+KP_EXTERN int kp_journal_dir(struct kp_options *opts, const char *dir);
+
+/*
+ * kp_journal_hooks - the journal's callbacks; copied (the functions and
+ * user must stay valid until kp_stop()); NULL unsets. Last call wins.
+ * Errors: KP_EINVAL (NULL handle; struct_size 0, smaller than this
+ * release's or with fields this library does not know set).
+ */
+KP_EXTERN int kp_journal_hooks(struct kp_options *opts,
+    const struct kp_journal_hooks *hooks);
+
+/*
+ * kp_prepare_cdi_spec - from the prepare hook: write spec as claim
+ * number claim's CDI spec file, kp_cdi_claim_spec_name() of the driver
+ * and the claim UID, through kp_cdi_spec_write(), and record it for the
+ * journal (unprepare then removes it; the start rewrites it when it is
+ * missing; a claim that fails, or a call the hook fails, has it
+ * removed). Without kp_journal_dir() the file is the driver's to remove
+ * (kp_cdi_spec_remove() of kp_cdi_claim_spec_name()). A failure fails
+ * the claim with the reason.
+ * Errors: KP_EINVAL (bad index, NULL, a spec breaking a rule), and those
+ * of kp_cdi_spec_write(). Beyond upstream.
+ */
+KP_EXTERN int kp_prepare_cdi_spec(struct kp_prepare_results *res,
+    size_t claim, const struct kp_cdi_builder *spec);
+
+/*
+ * kp_prepare_journal_data - from the prepare hook: data to record with
+ * claim number claim (what unprepare needs to undo it: addresses,
+ * handles), JSON text of at most 64 KiB (copied, stored compact); the
+ * last call per claim wins. Only kept with kp_journal_dir().
+ * Errors: KP_EINVAL (bad index, NULL, not one JSON value: the claim
+ * fails), KP_ENOMEM. Beyond upstream.
+ */
+KP_EXTERN int kp_prepare_journal_data(struct kp_prepare_results *res,
+    size_t claim, const char *json);
+
+/*
+ * kp_unprepare_journal_entry - from the unprepare hook: the journal
+ * entry of claim number claim, valid during the hook call; NULL for a bad
+ * index or without kp_journal_dir() (with it, every claim the hook sees
+ * has one). Beyond upstream.
+ */
+KP_EXTERN const struct kp_journal_entry *kp_unprepare_journal_entry(
+    const struct kp_unprepare_results *res, size_t claim);
 
 /*
  * Identities. Started as root, each sandboxed process runs as its own

@@ -57,6 +57,7 @@ dra_free(struct dra_ctx *ctx)
 {
 	if (ctx == NULL || ctx->cfg == NULL)
 		return;
+	jr_stop(ctx);
 	pthread_mutex_destroy(&ctx->lock);
 	memset(ctx, 0, sizeof(*ctx));
 }
@@ -124,8 +125,8 @@ is_cancelled(const struct dra_results *r)
  */
 static int
 run_hook(struct dra_ctx *ctx, const struct op *op,
-    const struct kp_claim *claims, struct dra_results *r, char *msg,
-    size_t msgsize)
+    const struct kp_claim *claims, const struct dra_claim_alloc *al,
+    struct dra_results *r, char *msg, size_t msgsize)
 {
 	char	errbuf[KP_ERROR_SIZE];
 	int	rc = 0, skipped = 0, file = 0;
@@ -150,6 +151,22 @@ run_hook(struct dra_ctx *ctx, const struct op *op,
 	else
 		rc = dra_hook_call(ctx->hooks, op->prepare, claims, r, errbuf,
 		    sizeof(errbuf));
+	/*
+	 * Device metadata on what the hook built (metadata.c): the files
+	 * and the CDI IDs that mount them, or their removal, before the
+	 * journal records the results, so a replayed claim keeps its IDs
+	 * and a claim whose clean-up failed stays recorded.
+	 */
+	if (!skipped && rc == 0 && !is_cancelled(r)) {
+		if (op->prepare && ctx->md_write != NULL)
+			md_prepare(ctx, claims, al, r);
+		else if (!op->prepare && ctx->md_remove != NULL)
+			md_unprepare(ctx, claims, r);
+	}
+	/* The journal, under the same locks (journal_dra.c). */
+	if (ctx->journal != NULL)
+		jr_after(ctx, op->prepare, claims, r, !skipped && rc == 0 &&
+		    !is_cancelled(r));
 	if (file)
 		dra_flock_release(ctx->lock_fd);
 	if (ctx->cfg->serialize)
@@ -196,11 +213,19 @@ lookup_claims(struct dra_ctx *ctx, const struct dra_request *rq,
     struct kp_claim *hc, struct dra_claim_alloc *al, struct dra_results *r)
 {
 	const struct kp_claim	*c;
+	struct jr_specs		 sp = { 0, NULL, 0 };
 	char			 err[KP_ERROR_SIZE];
 	size_t			 i, front = 0, back = rq->n_claims;
 
 	for (i = 0; i < rq->n_claims; i++) {
 		c = &rq->claims[i];
+		/* Prepared before: the journal answers, without a look-up
+		 * (the API server may be unreachable after a reboot). */
+		if (ctx->journal != NULL && jr_known(ctx, c->uid)) {
+			r->claims[--back].uid = c->uid;
+			jr_replay(ctx, c, &r->claims[back], &sp);
+			continue;
+		}
 		if (ctx->lookup != NULL &&
 		    lookup_one(ctx, c, &al[front], err, sizeof(err)) != 0) {
 			dra_claim_alloc_free(&al[front]);
@@ -221,6 +246,7 @@ lookup_claims(struct dra_ctx *ctx, const struct dra_request *rq,
 		r->claims[front++].uid = c->uid;
 	}
 	r->n_hook = front;
+	jr_specs_free(&sp);
 }
 
 static int
@@ -242,11 +268,8 @@ prepare_claims(struct dra_ctx *ctx, const struct dra_version_info *info,
 		return (RPC_INTERNAL);
 	}
 	lookup_claims(ctx, rq, hc, al, r);
-	st = run_hook(ctx, &op_prepare, hc, r, msg, msgsize);
-	/* After the hook, on what it built: the metadata files and the
-	 * CDI IDs that mount them. */
-	if (st == RPC_OK && ctx->md_write != NULL)
-		md_prepare(ctx, hc, ctx->lookup != NULL ? al : NULL, r);
+	st = run_hook(ctx, &op_prepare, hc, ctx->lookup != NULL ? al : NULL, r,
+	    msg, msgsize);
 	if (st == RPC_OK &&
 	    dra_encode_prepare(r, info->share_id, resp, resp_len) != 0) {
 		snprintf(msg, msgsize, "out of memory");
@@ -264,15 +287,36 @@ unprepare_claims(struct dra_ctx *ctx, const struct dra_request *rq,
     struct dra_results *r, uint8_t **resp, size_t *resp_len, char *msg,
     size_t msgsize)
 {
-	size_t	i;
-	int	st;
+	struct kp_claim		*hc = NULL;
+	const struct kp_claim	*claims = rq->claims;
+	size_t			 i, front = 0, back = rq->n_claims;
+	int			 st;
 
-	for (i = 0; i < rq->n_claims; i++)
-		r->claims[i].uid = rq->claims[i].uid;
-	r->n_hook = rq->n_claims;
-	st = run_hook(ctx, &op_unprepare, rq->claims, r, msg, msgsize);
-	if (st == RPC_OK && ctx->md_remove != NULL)
-		md_unprepare(ctx, rq->claims, r);
+	if (ctx->journal != NULL) {
+		/* Claims the journal does not know succeed without the
+		 * hook; the hook sees the others with their entries. */
+		if ((hc = calloc(rq->n_claims + 1, sizeof(*hc))) == NULL) {
+			snprintf(msg, msgsize, "out of memory");
+			return (RPC_INTERNAL);
+		}
+		for (i = 0; i < rq->n_claims; i++) {
+			if (!jr_known(ctx, rq->claims[i].uid)) {
+				r->claims[--back].uid = rq->claims[i].uid;
+				continue;
+			}
+			hc[front] = rq->claims[i];
+			r->claims[front++].uid = rq->claims[i].uid;
+		}
+		r->n_hook = front;
+		claims = hc;
+		jr_unprepare_begin(ctx, r);
+	} else {
+		for (i = 0; i < rq->n_claims; i++)
+			r->claims[i].uid = rq->claims[i].uid;
+		r->n_hook = rq->n_claims;
+	}
+	st = run_hook(ctx, &op_unprepare, claims, NULL, r, msg, msgsize);
+	free(hc);
 	if (st == RPC_OK && dra_encode_unprepare(r, resp, resp_len) != 0) {
 		snprintf(msg, msgsize, "out of memory");
 		st = RPC_INTERNAL;
@@ -307,6 +351,7 @@ dra_call(struct dra_ctx *ctx, enum dra_version v, const struct op *op,
 		snprintf(msg, msgsize, "out of memory");
 		return (RPC_INTERNAL);
 	}
+	r.driver = ctx->cfg->driver_name;
 	if (op->prepare)
 		st = prepare_claims(ctx, info, &rq, &r, resp, resp_len, msg,
 		    msgsize);

@@ -112,6 +112,7 @@ struct dra_ctx {
 	pthread_mutex_t		 lock;	/* serializes hooks */
 	int			 lock_fd;	/* serialize.lock, or -1 */
 	struct dra_binding	 bind[2 * DRA_NVERSIONS];
+	struct journal		*journal;	/* NULL: none (journal_dra.c) */
 };
 
 /* One device of a claim's result (all strings owned). */
@@ -146,6 +147,10 @@ struct dra_result {
 	/* kp_prepare_device_metadata(): dropped with the devices */
 	struct md_attrs		*md_attrs;
 	size_t			 n_md_attrs;
+	/* For the journal (journal_dra.c): */
+	char			*cdi_spec;	/* kp_prepare_cdi_spec */
+	char			*jdata;		/* kp_prepare_journal_data */
+	struct journal_view	*view;		/* unprepare: its entry */
 };
 
 /*
@@ -158,6 +163,7 @@ struct dra_results {
 	size_t			 n_hook;
 	int			(*cancelled)(void *);
 	void			*cancel_arg;
+	const char		*driver;	/* the driver's name */
 };
 
 /* A decoded request: the distinct claims, in order of first appearance. */
@@ -197,10 +203,36 @@ int	dra_results_init(struct dra_results *, size_t, int (*)(void *),
 	    void *);
 void	dra_results_free(struct dra_results *);
 int	dra_result_fail(struct dra_results *, size_t, const char *);
+int	dra_result_fail_one(struct dra_result *, const char *);
 int	dra_hook_call(const struct kp_hooks *, int, const struct kp_claim *,
 	    struct dra_results *, char *, size_t);
 struct dra_result *dra_prepare_claim(struct kp_prepare_results *, size_t);
-int	dra_result_fail_claim(struct dra_result *, const char *);
+int	dra_result_add(struct dra_result *, const struct kp_prepared_device *);
+void	dra_result_reset(struct dra_result *);
+
+/* journal_dra.c: the prepared-claim journal around the hooks */
+struct journal;
+struct journal_view;
+/* The CDI spec names of this driver, listed once per call. */
+struct jr_specs {
+	int	  listed;	/* 1: names is this driver's list */
+	char	**names;
+	size_t	  n;
+};
+void	jr_specs_free(struct jr_specs *);
+int	jr_start(struct dra_ctx *, char *, size_t);
+void	jr_stop(struct dra_ctx *);
+int	jr_known(struct dra_ctx *, const char *);
+void	jr_replay(struct dra_ctx *, const struct kp_claim *,
+	    struct dra_result *, struct jr_specs *);
+void	jr_record(struct dra_ctx *, const struct kp_claim *,
+	    struct dra_results *);
+void	jr_discard(struct dra_ctx *, struct dra_results *);
+void	jr_after(struct dra_ctx *, int, const struct kp_claim *,
+	    struct dra_results *, int);
+void	jr_unprepare_begin(struct dra_ctx *, struct dra_results *);
+void	jr_unprepare_end(struct dra_ctx *, struct dra_results *);
+
 
 /* dra_v1.c: the codec shared by all versions */
 int	dra_decode_request(const uint8_t *, size_t, struct dra_request *,

@@ -246,7 +246,7 @@ md_store(struct dra_result *c, const char *fn, const char *pool,
 	if (why != NULL) {
 		free(b->p);
 		snprintf(msg, sizeof(msg), "%s: %s", fn, why);
-		(void)dra_result_fail_claim(c, msg);
+		(void)dra_result_fail_one(c, msg);
 		return (KP_EINVAL);
 	}
 	if (c->error != NULL) {
@@ -261,7 +261,7 @@ md_store(struct dra_result *c, const char *fn, const char *pool,
 	    sizeof(*na))) == NULL) {
 		free(b->p);
 		attrs_entry_free(&e);
-		(void)dra_result_fail_claim(c, "out of memory");
+		(void)dra_result_fail_one(c, "out of memory");
 		return (KP_ENOMEM);
 	}
 	e.json = b->p;

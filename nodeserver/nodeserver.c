@@ -132,6 +132,11 @@ nodeserver_main(struct child_env *env)
 	if (ns_wrap_start(&wrap) != 0)
 		return (child_start_fail(env, KP_EIO, "requests to the "
 		    "supervisor: cannot start the reader"));
+	/* The journal: read in the sandbox (the file is this process's
+	 * own), entries of an earlier boot reported, CDI specs reconciled,
+	 * all before kubelet can call. */
+	if ((code = jr_start(&ctx, err, sizeof(err))) != 0)
+		return (child_start_fail(env, code, "%s", err));
 	if (ns_health_start(&health) != 0)
 		return (child_start_fail(env, KP_ENOMEM, "health: cannot "
 		    "start its thread"));

@@ -136,6 +136,7 @@ pub_start_thread(void *arg)
 	sc.driver = p->env->cfg->driver_name;
 	sc.node = p->env->cfg->node_name;
 	sc.node_uid = p->env->cfg->node_uid;
+	sc.reconcile_pool = p->env->cfg->reconcile_pool;
 	/* Not under the lock: starting may take a while (the first LIST). */
 	if (slice_ctl_start(&sc, &ctl) != 0) {
 		pub_set_error(p, "cannot start the ResourceSlice controller");

@@ -141,6 +141,8 @@ struct slice_ctl_config {
 	const char		*driver;	/* spec.driver */
 	const char		*node;		/* spec.nodeName, pool owner */
 	const char		*node_uid;	/* NULL: GET the Node once */
+	const char		*reconcile_pool;	/* ReconcilePoolWithName;
+						 * NULL or "": off */
 	int			 sync_delay_ms;	/* after a watch event; 0: 1000 */
 };
 

@@ -1,9 +1,9 @@
 /*
  * slices.c - the ResourceSlice controller with the semantics of upstream's
- * k8s.io/dynamic-resource-allocation/resourceslice (1.34+ behaviour):
- * a watch thread (slices_watch.c) keeps a cache of this node's slices of
- * this driver, a sync worker runs syncPool (slices_sync.c) per pool from a
- * delaying, rate-limited queue.
+ * k8s.io/dynamic-resource-allocation/resourceslice (v0.36/v0.37: index
+ * names, ReconcilePoolWithName): a watch thread (slices_watch.c) keeps a
+ * cache of this node's slices of this driver, a sync worker runs syncPool
+ * (slices_sync.c) per pool from a delaying, rate-limited queue.
  *
  * Queue rules, as upstream's work queue: update() and the first LIST queue
  * pools at once; watch events queue their pool after sync_delay_ms (upstream
@@ -220,6 +220,7 @@ ctl_free(struct slice_ctl *ctl)
 	free(ctl->driver);
 	free(ctl->node);
 	free(ctl->node_uid);
+	free(ctl->reconcile_pool);
 	json_decref(ctl->dropped);
 	free(ctl->streams[SL_NODE].field_selector);
 	free(ctl->streams[SL_SELECTOR].field_selector);
@@ -239,7 +240,7 @@ slice_ctl_start(const struct slice_ctl_config *cfg, struct slice_ctl **out)
 {
 	struct slice_ctl	*ctl;
 	pthread_condattr_t	 ca;
-	int			 rc;
+	int			 rc, first;
 
 	if (cfg == NULL || out == NULL || cfg->driver == NULL ||
 	    cfg->driver[0] == '\0')
@@ -258,6 +259,8 @@ slice_ctl_start(const struct slice_ctl_config *cfg, struct slice_ctl **out)
 	ctl->node = strdup(cfg->node);
 	if (cfg->node_uid != NULL && cfg->node_uid[0] != '\0')
 		ctl->node_uid = strdup(cfg->node_uid);
+	if (cfg->reconcile_pool != NULL && cfg->reconcile_pool[0] != '\0')
+		ctl->reconcile_pool = strdup(cfg->reconcile_pool);
 	ctl->streams[SL_NODE].field_selector = field_selector(cfg->driver,
 	    cfg->node);
 	ctl->streams[SL_SELECTOR].field_selector = field_selector(cfg->driver,
@@ -273,12 +276,21 @@ slice_ctl_start(const struct slice_ctl_config *cfg, struct slice_ctl **out)
 	    ctl->streams[SL_NODE].field_selector == NULL ||
 	    ctl->streams[SL_SELECTOR].field_selector == NULL ||
 	    (cfg->node_uid != NULL && cfg->node_uid[0] != '\0' &&
-	    ctl->node_uid == NULL)) {
+	    ctl->node_uid == NULL) ||
+	    (cfg->reconcile_pool != NULL && cfg->reconcile_pool[0] != '\0' &&
+	    ctl->reconcile_pool == NULL)) {
 		ctl_free(ctl);
 		return (KP_ENOMEM);
 	}
-	if ((rc = pthread_create(&ctl->streams[SL_NODE].thread, NULL,
-	    sl_watch_main, &ctl->streams[SL_NODE])) != 0) {
+	/*
+	 * ReconcilePoolWithName: only the informer of slices without a
+	 * node, filtered by pool name on this side (upstream: the selector
+	 * spec.nodeName= even for a Node owner, plus a pool filter).
+	 */
+	first = ctl->reconcile_pool != NULL ? SL_SELECTOR : SL_NODE;
+	ctl->streams[first].running = 1;	/* before sync_main reads it */
+	if ((rc = pthread_create(&ctl->streams[first].thread, NULL,
+	    sl_watch_main, &ctl->streams[first])) != 0) {
 		ctl_free(ctl);
 		return (-rc);
 	}
@@ -288,12 +300,11 @@ slice_ctl_start(const struct slice_ctl_config *cfg, struct slice_ctl **out)
 		__atomic_store_n(&ctl->stop, 1, __ATOMIC_SEQ_CST);
 		pthread_cond_broadcast(&ctl->cond);
 		pthread_mutex_unlock(&ctl->lock);
-		pthread_join(ctl->streams[SL_NODE].thread, NULL);
+		pthread_join(ctl->streams[first].thread, NULL);
 		ctl_free(ctl);
 		return (-rc);
 	}
 	ctl->threads = 1;
-	ctl->streams[SL_NODE].running = 1;
 	*out = ctl;
 	return (0);
 }
@@ -317,7 +328,9 @@ publish_copy(const Kpipc__Publish *m)
 /*
  * Replace the desired state (deep-copied; m stays the caller's). Thread-
  * safe. Pools of the old and of the new state are synced at once; pools no
- * longer desired get their slices deleted. Errors: KP_EINVAL, KP_ENOMEM.
+ * longer desired get their slices deleted. Errors: KP_EINVAL (also: with
+ * ReconcilePoolWithName, another pool set; the old state stays),
+ * KP_ENOMEM.
  */
 /* Does the pool have slices without a node (the second informer)? */
 static int
@@ -341,6 +354,16 @@ slice_ctl_update(struct slice_ctl *ctl, const Kpipc__Publish *m)
 
 	if (ctl == NULL || m == NULL)
 		return (KP_EINVAL);
+	/* The driver process refuses this already; upstream's Update()
+	 * reports it and keeps the old state, and so does this. */
+	if (ctl->reconcile_pool != NULL && m->n_pools > 0 &&
+	    (m->n_pools > 1 || strcmp(m->pools[0]->name,
+	    ctl->reconcile_pool) != 0)) {
+		sl_set_error(ctl, "ReconcilePoolWithName=\"%s\", but found "
+		    "%zu pools; expected exactly one pool with this name",
+		    ctl->reconcile_pool, m->n_pools);
+		return (KP_EINVAL);
+	}
 	if ((c = publish_copy(m)) == NULL)
 		return (KP_ENOMEM);
 	pthread_mutex_lock(&ctl->lock);
@@ -354,7 +377,8 @@ slice_ctl_update(struct slice_ctl *ctl, const Kpipc__Publish *m)
 	for (i = 0; i < c->n_pools; i++)
 		if (!pool_node_local(c->pools[i]))
 			break;
-	if (i < c->n_pools && !ctl->streams[SL_SELECTOR].running) {
+	if (i < c->n_pools && !ctl->streams[SL_SELECTOR].running &&
+	    ctl->reconcile_pool == NULL) {
 		/* Slices without a node: a second informer, from now on. */
 		if (pthread_create(&ctl->streams[SL_SELECTOR].thread, NULL,
 		    sl_watch_main, &ctl->streams[SL_SELECTOR]) == 0)
@@ -442,7 +466,8 @@ slice_ctl_stop(struct slice_ctl *ctl)
 	pthread_cond_broadcast(&ctl->cond);
 	pthread_mutex_unlock(&ctl->lock);
 	if (ctl->threads) {
-		pthread_join(ctl->streams[SL_NODE].thread, NULL);
+		if (ctl->streams[SL_NODE].running)
+			pthread_join(ctl->streams[SL_NODE].thread, NULL);
 		if (ctl->streams[SL_SELECTOR].running)
 			pthread_join(ctl->streams[SL_SELECTOR].thread, NULL);
 		pthread_join(ctl->sync_thread, NULL);
@@ -493,7 +518,8 @@ backoff_ms(int failures)
 int
 sl_ready(struct slice_ctl *ctl)
 {
-	return (ctl->streams[SL_NODE].synced &&
+	return ((!ctl->streams[SL_NODE].running ||
+	    ctl->streams[SL_NODE].synced) &&
 	    (!ctl->streams[SL_SELECTOR].running ||
 	    ctl->streams[SL_SELECTOR].synced));
 }

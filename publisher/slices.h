@@ -12,9 +12,9 @@
 
 #include <jansson.h>
 
+#include "base/quantity.h"
 #include "publisher/publisher.h"
 
-#define SL_QTY_MAX		128	/* canonical quantity, NUL included */
 #define SL_SYNC_DELAY_MS	1000	/* default delay after a watch event */
 #define SL_MUTATION_TTL_S	60	/* own writes outlive a relist, s */
 #define SL_BACKOFF_MIN_MS	5	/* per-pool retry: 5 ms doubling ... */
@@ -22,6 +22,7 @@
 #define SL_WATCH_BACKOFF_MIN_MS	800	/* list/watch errors: 0.8 s doubling */
 #define SL_WATCH_BACKOFF_MAX_MS	30000	/* ... to 30 s */
 #define SL_LIST_LIMIT		500
+#define SL_INDEX_MIN		5	/* hex digits of a slice name's index */
 
 /*
  * One desired slice, borrowed from the Kpipc__Publish tree it came from.
@@ -58,10 +59,6 @@ struct slice_rec {
 	json_t		*metadata;	/* as served, the base of a PUT */
 };
 
-/* quantity.c */
-int	 conv_quantity_canon(const char *, char *, size_t);
-int	 conv_quantity_equal(const char *, const char *);
-
 /* convert.c */
 json_t	*conv_slice_spec(enum kube_version, const struct conv_slice *);
 json_t	*conv_slice_object(enum kube_version, const struct conv_slice *,
@@ -95,7 +92,9 @@ struct sl_entry {
  * The informers. SL_NODE watches spec.nodeName=<node> (node-local pools);
  * SL_SELECTOR, started with the first pool that has a node selector,
  * watches spec.nodeName= (slices without a node) and keeps those whose
- * controller owner is this Node.
+ * controller owner is this Node. With ReconcilePoolWithName only
+ * SL_SELECTOR runs, from the start, and keeps the slices of that pool,
+ * whoever owns them (upstream retainSlicesByPoolName).
  */
 #define SL_NODE		0
 #define SL_SELECTOR	1
@@ -123,6 +122,7 @@ struct slice_ctl {
 	char			*driver;
 	char			*node;
 	char			*node_uid;	/* NULL until known */
+	char			*reconcile_pool;	/* NULL: off */
 	int			 sync_delay_ms;
 
 	pthread_mutex_t		 lock;		/* everything below */

@@ -267,7 +267,7 @@ cache_replace(struct sl_stream *st, struct slice_rec *recs, size_t n,
 
 /*
  * The selector informer sees every node-less slice of the driver: keep the
- * ones this Node controls.
+ * ones this Node controls, or with ReconcilePoolWithName those of the pool.
  */
 static int
 ours(const struct sl_stream *st, const json_t *obj)
@@ -278,6 +278,12 @@ ours(const struct sl_stream *st, const json_t *obj)
 
 	if (st->id == SL_NODE)
 		return (1);
+	if (st->ctl->reconcile_pool != NULL) {
+		name = json_string_value(json_object_get(json_object_get(
+		    json_object_get(obj, "spec"), "pool"), "name"));
+		return (name != NULL &&
+		    strcmp(name, st->ctl->reconcile_pool) == 0);
+	}
 	refs = json_object_get(json_object_get(obj, "metadata"),
 	    "ownerReferences");
 	json_array_foreach(refs, i, r) {

@@ -281,6 +281,36 @@ files_close(struct sup *sup)
 	metadata_close(sup);
 }
 
+/*
+ * The CDI directory was removed while the plugin runs (rm -rf by hand, a
+ * tmpfs remounted): its fd names a deleted directory, where no file can
+ * be created. Make it again, as at start, so the next request (the
+ * journal's repair of a missing spec) succeeds.
+ */
+void
+files_cdi_reopen(struct sup *sup)
+{
+	const struct policy_opts	*po = &sup->cfg->policy;
+	const char			*dir;
+	struct stat			 st;
+	int				 fd;
+
+	if (sup->cdi_fd == -1 || fstat(sup->cdi_fd, &st) == -1 ||
+	    st.st_nlink > 0)
+		return;
+	dir = po->cdi_dir[0] != '\0' ? po->cdi_dir : POL_CDI_DIR;
+	if ((mkdir(dir, 0755) == -1 && errno != EEXIST) ||
+	    (fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC)) == -1) {
+		log_warn("CDI directory %s was removed; making it again", dir);
+		return;
+	}
+	close(sup->cdi_fd);
+	sup->cdi_fd = fd;
+	log_warnx("CDI directory %s was removed; made it again", dir);
+	cdi_count(sup);
+}
+
 /* Token bucket: a compromised nodeserver must not keep the loop busy. */
 int
 files_cdi_allowed(struct sup *sup)
@@ -545,6 +575,7 @@ files_cdi(struct sup *sup, struct child *c, const Kpipc__Msg *m)
 		id = m->cdi_remove->id;
 	else
 		id = m->cdi_list->id;
+	files_cdi_reopen(sup);
 	if (!files_cdi_allowed(sup))
 		r = files_fail(err, sizeof(err), KP_EBUSY, "CDI spec requests "
 		    "are rate-limited (%d a second); retry", (int)CDI_QPS);

@@ -323,6 +323,7 @@ metadata_request(struct sup *sup, struct child *c, const Kpipc__Msg *m)
 	char		 err[KP_ERROR_SIZE] = "";
 	int		 r;
 
+	files_cdi_reopen(sup);
 	if (!files_cdi_allowed(sup))
 		r = files_fail(err, sizeof(err), KP_EBUSY, "device metadata "
 		    "requests are rate-limited with the CDI requests; retry");

@@ -187,6 +187,7 @@ int	files_fail(char *, size_t, int, const char *, ...) KP_PRINTF(4, 5);
 int	files_open_parent(const char *, const char *, const char **, char *,
 	    size_t);
 int	files_cdi_allowed(struct sup *);
+void	files_cdi_reopen(struct sup *);
 int	files_put(int, const char *, const uint8_t *, size_t, const char *,
 	    char *, size_t);
 int	files_cdi_put(struct sup *, const char *, const uint8_t *, size_t,

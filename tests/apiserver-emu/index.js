@@ -15,13 +15,14 @@ const http = require('node:http');
 const fs = require('node:fs');
 const crypto = require('node:crypto');
 const { makePki, issueClientCert } = require('./certs.js');
-const { Store, clone, uid, now } = require('./store.js');
+const { Store, clone, uid, now, generateName } = require('./store.js');
 const { Faults, checkRate } = require('./faults.js');
 const G = require('./gates.js');
 const { createHandler, removeSlice } = require('./server.js');
 const C = require('./convert.js');
 const S = require('./selectors.js');
 const Q = require('./quantity.js');
+const V = require('./validate.js');
 
 function defaultKubeVersion(versions) {
   if (versions.includes('v1')) return '1.34.0';
@@ -217,6 +218,26 @@ async function startEmulator(opts = {}) {
         .filter((o) => S.matchFields(terms, { 'metadata.name': o.metadata.name, 'spec.nodeName': o.spec.nodeName || '', 'spec.driver': o.spec.driver }))
         .map((o) => C.encodeSlice(version, o, { minor: emu.minor }));
     },
+    // createSlice stores a slice as another client (e.g. an older version
+    // of the plugin) would create it: v1 JSON, metadata.generateName or
+    // metadata.name, validated; an ADDED event goes to the watches.
+    // Returns the stored object in v1.
+    createSlice(obj) {
+      const { obj: o } = C.decodeSlice('v1', clone(obj), { minor: emu.minor });
+      const meta = o.metadata;
+      meta.uid = uid();
+      meta.creationTimestamp = now();
+      meta.generation = 1;
+      if (!meta.name) meta.name = generateName(meta.generateName);
+      const errs = V.validateSlice(o, { minor: emu.minor, version: 'v1' });
+      if (errs.length) throw new Error(`invalid slice: ${JSON.stringify(errs)}`);
+      if (emu.store.slices.has(meta.name)) throw new Error(`slice ${meta.name} exists`);
+      for (const d of o.spec.devices || []) delete d._noBasic;
+      meta.resourceVersion = String(emu.store.nextRV());
+      emu.store.slices.set(meta.name, o);
+      emu.store.commit('ADDED', o);
+      return C.encodeSlice('v1', o, { minor: emu.minor });
+    },
     // deleteSlices removes slices behind the plugin's back, e.g. kubelet's
     // start-up DeleteCollection(spec.driver=D,spec.nodeName=N). Returns names.
     deleteSlices({ fieldSelector = '' } = {}) {
@@ -293,7 +314,7 @@ async function startEmulator(opts = {}) {
 // read. Plain HTTP on 127.0.0.1: it is test infrastructure, not part of the
 // emulated API.
 const CONTROL_METHODS = ['addToken', 'removeToken', 'rotateToken', 'issueClientCert', 'addNode', 'removeNode', 'getNode',
-  'addClaim', 'setClaimUID', 'deallocateClaim', 'deleteClaim', 'getClaim', 'getSlices', 'deleteSlices', 'touchSlice', 'setFeatureGates',
+  'addClaim', 'setClaimUID', 'deallocateClaim', 'deleteClaim', 'getClaim', 'getSlices', 'createSlice', 'deleteSlices', 'touchSlice', 'setFeatureGates',
   'dropWatches', 'activeWatches', 'sendBookmarks', 'compactHistory', 'bumpResourceVersion', 'inject', 'clearFaults', 'faults',
   'requests', 'writes', 'resetLog', 'checkRate', 'restart'];
 

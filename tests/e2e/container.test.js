@@ -185,7 +185,7 @@ test('the image runs as the DaemonSet runs it: registers, publishes, prepares in
   const res = await h.kubelet.nodePrepareResources(DRIVER, [claim]);
   const got = res.claims[claim.uid];
   assert.ok(got && !got.error, `prepare: ${JSON.stringify(got)}\n${logs(h)}`);
-  const spec = path.join(h.cdiDir, `${DRIVER}_${claim.uid}.json`);
+  const spec = path.join(h.cdiDir, `${DRIVER}_claim-${claim.uid}.json`);
   assert.ok(fs.existsSync(spec), `CDI spec ${spec} written through the mount`);
   const cdi = JSON.parse(fs.readFileSync(spec, 'utf8'));
   assert.equal(cdi.kind, `${DRIVER}/pci`);

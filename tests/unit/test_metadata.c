@@ -388,6 +388,7 @@ attr_hook(void *user, const struct kp_claim *c, size_t n,
 	(void)errbuf;
 	(void)errsize;
 	memset(&d, 0, sizeof(d));
+	d.struct_size = sizeof(d);
 	d.pool_name = "p";
 	d.device_name = "dev";
 	d.request_names = reqs;

@@ -4,6 +4,7 @@
  * prints "ready <pid>" on stdout and then reads commands on stdin:
  *   status   prints "status <state> <kubelet error>"
  *   publish  calls kp_publish_resources with one device, prints the result
+ *   publish-split <devices> <sets>  one flat slice with split_slices
  *   health <pool> <device> <status 0-2> [timeout_s [message]]
  *            calls kp_health_report with one device, prints
  *            "health <KP_NAME> <message>"
@@ -62,6 +63,7 @@ struct tdrv {
 	int		 channels;	/* --channels */
 	const char	*counter;	/* --counter-file: hooks log here */
 	const char	*tag;		/* --tag: names this instance there */
+	int		 all_nodes;	/* publish: pools for all nodes */
 };
 
 static struct tdrv	 drv;
@@ -899,6 +901,7 @@ multi_devices(struct kp_prepare_results *res, size_t i, const char *name)
 
 	for (k = 0; k < 3; k++) {
 		memset(&dev, 0, sizeof(dev));
+		dev.struct_size = sizeof(dev);
 		dev.request_names = name[0] == 'b' ? bad : reqs[k];
 		dev.n_request_names = name[0] == 'b' ? 1 : nreqs[k];
 		dev.pool_name = "pool-a";
@@ -1024,6 +1027,7 @@ prepare_body(const struct kp_claim *c, size_t n,
 		}
 		snprintf(cdi, sizeof(cdi), "%s/test=%s", drv.name, c[i].name);
 		memset(&dev, 0, sizeof(dev));
+		dev.struct_size = sizeof(dev);
 		dev.request_names = reqs;
 		dev.n_request_names = 1;
 		dev.pool_name = "pool-a";
@@ -1173,6 +1177,9 @@ apply(struct kp_options *o, int ch, const char *a)
 	case 353: return (kp_dra_service(o, 0));
 	case 354: drv.counter = a; return (0);
 	case 355: drv.tag = a; return (0);
+	case 356:
+		drv.all_nodes = 1;
+		return (kp_reconcile_pool_with_name(o, a));
 	default: return (-1);
 	}
 }
@@ -1214,6 +1221,7 @@ parse(int argc, char **argv, struct kp_options *o)
 		{ "flock-dir", 1, 0, 351 },
 		{ "no-registration", 0, 0, 352 }, { "no-dra", 0, 0, 353 },
 		{ "counter-file", 1, 0, 354 }, { "tag", 1, 0, 355 },
+		{ "reconcile-pool", 1, 0, 356 },
 		{ 0, 0, 0, 0 }
 	};
 	int	 ch;
@@ -1254,7 +1262,7 @@ publish(struct kp_plugin *p, const char *args)
 	for (k = 0; k < np; k++) {
 		snprintf(pools[k], sizeof(pools[k]), "pool-%d", k);
 		pl[k] = (struct kp_pool){ KP_POOL_INIT, .name = pools[k],
-		    .slices = slices[k] };
+		    .slices = slices[k], .all_nodes = drv.all_nodes };
 		for (i = 0; i < n; i++, d++) {
 			snprintf(names[d], sizeof(names[d]), "dev-%d", i);
 			attrs[d][0] = (struct kp_attribute)KP_ATTR_INT(
@@ -1277,6 +1285,58 @@ publish(struct kp_plugin *p, const char *args)
 	}
 	res = (struct kp_resources){ KP_RESOURCES_INIT, .pools = pl,
 	    .n_pools = (size_t)np };
+	return (kp_publish_resources(p, &res));
+}
+
+/*
+ * "publish-split <devices> <sets>": pool-0 as one flat slice with
+ * split_slices set: <sets> counter sets set-0.. (memory 8Gi each) and
+ * <devices> devices, device i consuming 1Gi of set-(i % sets).
+ */
+static int
+publish_split(struct kp_plugin *p, const char *args)
+{
+	static struct kp_device			devs[512];
+	static struct kp_counter_consumption	use[512];
+	static struct kp_counter_set		sets[64];
+	static char				names[512][32], snames[64][16];
+	static const struct kp_counter		one[] = {
+		KP_COUNTER("memory", "1Gi") };
+	static const struct kp_counter		all[] = {
+		KP_COUNTER("memory", "8Gi") };
+	struct kp_slice				sl;
+	struct kp_pool				pl;
+	struct kp_resources			res;
+	int					n = 0, ns = 0, i;
+
+	sscanf(args, "%d %d", &n, &ns);
+	if (n < 0 || n > 512 || ns < 0 || ns > 64)
+		return (-1);
+	for (i = 0; i < ns; i++) {
+		snprintf(snames[i], sizeof(snames[i]), "set-%d", i);
+		sets[i] = (struct kp_counter_set){ KP_COUNTER_SET_INIT,
+		    .name = snames[i], .counters = all, .n_counters = 1 };
+	}
+	for (i = 0; i < n; i++) {
+		snprintf(names[i], sizeof(names[i]), "dev-%d", i);
+		devs[i] = (struct kp_device){ KP_DEVICE_INIT,
+		    .name = names[i] };
+		if (ns > 0) {
+			use[i] = (struct kp_counter_consumption){
+			    KP_COUNTER_CONSUMPTION_INIT,
+			    .counter_set = snames[i % ns], .counters = one,
+			    .n_counters = 1 };
+			devs[i].consumes_counters = &use[i];
+			devs[i].n_consumes_counters = 1;
+		}
+	}
+	sl = (struct kp_slice){ KP_SLICE_INIT, .devices = devs,
+	    .n_devices = (size_t)n, .shared_counters = sets,
+	    .n_shared_counters = (size_t)ns };
+	pl = (struct kp_pool){ KP_POOL_INIT, .name = "pool-0", .slices = &sl,
+	    .n_slices = 1, .split_slices = 1 };
+	res = (struct kp_resources){ KP_RESOURCES_INIT, .pools = &pl,
+	    .n_pools = 1 };
 	return (kp_publish_resources(p, &res));
 }
 
@@ -1399,6 +1459,10 @@ commands(struct kp_plugin *p, int fds_before)
 		} else if (strncmp(line, "state", 5) == 0) {
 			r = state_cmd(p, line);
 			printf("state %s %s\n", kp_err_name(r),
+			    r ? kp_plugin_last_error(p) : "");
+		} else if (strncmp(line, "publish-split", 13) == 0) {
+			r = publish_split(p, line + 13);
+			printf("publish %s %s\n", kp_err_name(r),
 			    r ? kp_plugin_last_error(p) : "");
 		} else if (strncmp(line, "publish", 7) == 0) {
 			r = publish(p, line + 7);
