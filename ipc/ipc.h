@@ -32,6 +32,8 @@
 /* Limits of the CDI spec requests (supervisor/files.c). */
 #define KP_IPC_MAX_CDI_CONTENT	(256u * 1024)	/* bytes of one spec */
 #define KP_IPC_MAX_CDI_NAMES	1024		/* names in a CdiReply */
+#define KP_IPC_MAX_NOTE		1024	/* an Event's note (the API server's limit) */
+#define KP_IPC_MAX_SYSCALL	32	/* a syscall's name in an EventAsk */
 
 /* A child's state as the supervisor tracks it (monitor.c's mon_table
  * states). READY and START_FAILED move a child out of STARTING, so each

@@ -50,6 +50,8 @@ static const struct ipc_rule rules[] = {
 	/* resource health: the driver reports, the nodeserver warns */
 	{ KPIPC__MSG__M_HEALTH_REPORT, ROLE_DRIVER, ST(CS_READY) },
 	{ KPIPC__MSG__M_HEALTH_STALE, ROLE_NODESERVER, ST(CS_READY) },
+	/* an Event from the fixed list: a hook's denied syscall */
+	{ KPIPC__MSG__M_EVENT_ASK, ROLE_NODESERVER, ST(CS_READY) },
 };
 
 static const char *const case_names[] = {
@@ -72,6 +74,8 @@ static const char *const case_names[] = {
 	[KPIPC__MSG__M_CDI_REMOVE] = "cdi_remove",
 	[KPIPC__MSG__M_CDI_LIST] = "cdi_list",
 	[KPIPC__MSG__M_CDI_REPLY] = "cdi_reply",
+	[KPIPC__MSG__M_EVENT_ASK] = "event_ask",
+	[KPIPC__MSG__M_EVENT_POST] = "event_post",
 };
 
 const char *
@@ -123,6 +127,7 @@ static const struct {
 	{ KPIPC__MSG__M_CDI_REMOVE, 1024 },
 	{ KPIPC__MSG__M_CDI_LIST, 64 },
 	{ KPIPC__MSG__M_HEALTH_STALE, 8 * 1024 },
+	{ KPIPC__MSG__M_EVENT_ASK, 128 },
 };
 
 /*
