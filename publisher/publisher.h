@@ -142,6 +142,10 @@ struct slice_ctl_config {
 	const char		*node;		/* spec.nodeName, pool owner */
 	const char		*node_uid;	/* NULL: GET the Node once */
 	int			 sync_delay_ms;	/* after a watch event; 0: 1000 */
+	/* A pool the API server keeps rejecting (EVENT_POOL_REJECTED):
+	 * called with the controller's lock held; must not block. */
+	void			(*event)(void *, int, const char *);
+	void			*event_user;
 };
 
 struct slice_stats {

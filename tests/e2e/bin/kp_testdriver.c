@@ -8,6 +8,8 @@
  *            calls kp_health_report with one device, prints
  *            "health <KP_NAME> <message>"
  *   stop     calls kp_stop, prints "stopped <code>", exits
+ * With --exit-on-stop a thread waits in kp_plugin_wait() and prints
+ * "plugin-stopped <KP_NAME> <reason>" when the plugin stops on its own.
  * End of input stops as "stop" does. A failed start prints
  * "error <KP_NAME> <message>" and exits 1.
  */
@@ -42,6 +44,7 @@ struct tdrv {
 	int		 slow_ms;
 	int		 spawn_thread;
 	int		 hook_health;	/* prepare reports health */
+	int		 exit_on_stop;	/* kp_plugin_wait: exit with it */
 };
 
 static struct tdrv	 drv;
@@ -825,6 +828,9 @@ apply(struct kp_options *o, int ch, const char *a)
 	case 322: return (kp_registrar_socket_filename(o, a));
 	case 323: return (kp_plugin_data_directory_path(o, a));
 	case 324: return (kp_plugin_socket(o, a));
+	case 350: return (kp_shutdown_grace(o, (int)strtol(a, 0, 10)));
+	case 351: return (kp_termination_message_path(o, a[0] ? a : NULL));
+	case 352: drv.exit_on_stop = 1; return (0);
 	default: return (-1);
 	}
 }
@@ -861,6 +867,9 @@ parse(int argc, char **argv, struct kp_options *o)
 		{ "registrar-file", 1, 0, 322 },
 		{ "plugin-data-dir", 1, 0, 323 },
 		{ "plugin-socket-name", 1, 0, 324 },
+		{ "shutdown-grace-ms", 1, 0, 350 },
+		{ "termination-log", 1, 0, 351 },
+		{ "exit-on-stop", 0, 0, 352 },
 		{ 0, 0, 0, 0 }
 	};
 	int	 ch;
@@ -949,6 +958,41 @@ health(struct kp_plugin *p, const char *args)
 	return (kp_health_report(p, &d, 1));
 }
 
+/*
+ * --exit-on-stop: what a driver's main does: when the plugin stops on its
+ * own (it can no longer be reached), print "plugin-stopped <KP_NAME>
+ * <reason>", kp_stop, exit 3 (0 after a clean SIGTERM stop).
+ */
+static pthread_mutex_t	 plugin_lock = PTHREAD_MUTEX_INITIALIZER;
+static int		 plugin_gone;
+
+static void *
+wait_thread(void *arg)
+{
+	struct kp_plugin	*p = arg;
+	char			 reason[KP_ERROR_SIZE];
+	int			 r;
+
+	/* One look at a time, under the lock the final kp_stop takes. */
+	for (;;) {
+		pthread_mutex_lock(&plugin_lock);
+		if (plugin_gone) {
+			pthread_mutex_unlock(&plugin_lock);
+			return (NULL);
+		}
+		r = kp_plugin_wait(p, 0, reason, sizeof(reason));
+		if (r != KP_ETIMEDOUT)
+			break;
+		pthread_mutex_unlock(&plugin_lock);
+		usleep(50000);
+	}
+	printf("plugin-stopped %s %s\n", kp_err_name(r), reason);
+	fflush(stdout);
+	(void)kp_stop(p);
+	_exit(r == 0 ? 0 : 3);
+	return (NULL);
+}
+
 static void *
 idle_thread(void *arg)
 {
@@ -1008,7 +1052,10 @@ commands(struct kp_plugin *p, int fds_before)
 			break;
 		fflush(stdout);
 	}
+	pthread_mutex_lock(&plugin_lock);
 	r = kp_stop(p);
+	plugin_gone = 1;
+	pthread_mutex_unlock(&plugin_lock);
 	printf("stopped %d fds %d %d\n", r, fds_before, count_fds());
 	fflush(stdout);
 }
@@ -1041,6 +1088,8 @@ main(int argc, char **argv)
 	}
 	kp_options_free(o);
 	printf("ready %d\n", (int)getpid());
+	if (drv.exit_on_stop)
+		pthread_create(&th, NULL, wait_thread, p);
 	commands(p, fds);
 	return (0);
 }
