@@ -20,6 +20,8 @@ const { KubeletSim, proto, callRaw } = require('../kubelet-sim');
 const { startEmulator, kubeconfig } = require('../apiserver-emu');
 const { makeRoot, TestDriver, roles, until, sleep, BUILD } = require('./lib/plugin');
 
+const ATTACK = path.join(BUILD, 'tests', 'kp_attack');
+
 const DRIVER = 'test.example.com';
 const NODE = 'node-1';
 const NODE_UID = '5f0c8a36-1d2e-4a7b-9c3d-2e1f0a9b8c7d';
@@ -29,7 +31,7 @@ const claim = (name) => ({ namespace: 'default', name, uid: randomUUID() });
 
 // The test driver (exiting non-zero when the plugin stops on its own) and
 // a kubelet simulator; with kube: an API-server emulator behind it.
-async function setup(t, { args = [], kube = false, binary, env = {} } = {}) {
+async function setup(t, { args = [], kube = false, binary, env = {}, simOpts = {}, registered = true } = {}) {
   const root = makeRoot(DRIVER);
   const termlog = path.join(root.dir, 'termination-log');
   fs.writeFileSync(termlog, '');
@@ -52,9 +54,9 @@ async function setup(t, { args = [], kube = false, binary, env = {} } = {}) {
     root.cleanup();
   });
   await drv.ready();
-  const sim = new KubeletSim({ registryDir: root.registry, retryInitialMs: 100, rescanMs: 200 }).start();
+  const sim = new KubeletSim({ registryDir: root.registry, retryInitialMs: 100, rescanMs: 200, ...simOpts }).start();
   t.after(() => sim.stop());
-  await sim.waitForDriver(DRIVER);
+  if (registered) await sim.waitForDriver(DRIVER);
   return { root, drv, sim, emu, termlog };
 }
 
@@ -200,4 +202,156 @@ test('SIGTERM to the supervisor drains within the grace budget: a call still run
   await drv.stderrMatch(/nodeserver: 1 calls still running after the 1000 ms shutdown grace: cancelling them/);
   const err = await slow;
   assert.ok(err, 'the cancelled call did not succeed');
+});
+
+// --- Events on the Node --------------------------------------------------------
+
+const EVENTS = '/apis/events.k8s.io/v1/namespaces/default/events';
+const byReason = (emu, reason) => emu.getEvents().filter((e) => e.reason === reason);
+
+// What every Event of ours is: about the Node, from this driver's plugin.
+function assertOurs(ev, { reason, type = 'Warning', action, uid = NODE_UID }) {
+  assert.equal(ev.apiVersion, 'events.k8s.io/v1');
+  assert.equal(ev.metadata.namespace, 'default');
+  assert.deepEqual(ev.regarding, { apiVersion: 'v1', kind: 'Node', name: NODE, ...(uid ? { uid } : {}) });
+  assert.equal(ev.reason, reason);
+  assert.equal(ev.type, type);
+  if (action) assert.equal(ev.action, action);
+  assert.equal(ev.reportingController, `${DRIVER}/kubeletplugin`);
+  assert.equal(ev.reportingInstance, NODE);
+  assert.ok(Buffer.byteLength(ev.note) <= 1024);
+}
+
+test('a registration kubelet rejects is an Event on the Node; rejected again (socket re-created), the same Event counts 2', async (t) => {
+  const { root, emu } = await setup(t, {
+    kube: true, args: ['--node-uid', NODE_UID], registered: false,
+    simOpts: { rejectWith: 'simulated rejection: no room for this driver' },
+  });
+  const first = await until(() => byReason(emu, 'RegistrationFailed')[0], 15000);
+  assertOurs(first, { reason: 'RegistrationFailed', action: 'Register' });
+  assert.match(first.note, /^kubelet rejected the registration: .*simulated rejection: no room for this driver/);
+  assert.equal(first.series, undefined);
+  // kubelet does not retry until the socket is new: make it new.
+  fs.unlinkSync(root.regSock);
+  const again = await until(() => {
+    const e = byReason(emu, 'RegistrationFailed');
+    return e.length === 1 && e[0].series && e[0].series.count === 2 ? e[0] : null;
+  }, 15000);
+  assert.equal(again.metadata.name, first.metadata.name, 'counted, not a second object');
+  assert.ok(Date.parse(again.series.lastObservedTime) >= Date.parse(first.eventTime));
+  assert.equal(emu.writes({ method: 'PATCH', path: EVENTS }).length, 1);
+  // The repair is an Event of its own (Normal).
+  const fixed = await until(() => byReason(emu, 'SocketRecreated')[0], 10000);
+  assertOurs(fixed, { reason: 'SocketRecreated', type: 'Normal', action: 'Repair' });
+});
+
+test('a storm of sandbox denials: one Event whose count grows, writes held to the spam filter\'s burst of 25', async (t) => {
+  const { emu, sim, drv } = await setup(t, { kube: true, args: ['--node-uid', NODE_UID] });
+  const N = 40;
+  for (let i = 0; i < N; i++) {
+    const c = claim('syscall-socket');
+    // The claim the publisher looks up before the hook runs.
+    emu.addClaim({ ...c, allocation: { results: [{ request: 'r', driver: DRIVER, pool: NODE, device: 'dev-0' }] } });
+    const err = await sim.nodePrepareResources(DRIVER, [c], { timeoutMs: 10000 }).then(() => null, (e) => e);
+    assert.ok(err && err.response, `the hook fails the claim: ${err}`);
+    assert.match(err.response.claims[c.uid].error, /sandbox denied socket/);
+  }
+  const ev = await until(() => {
+    const e = byReason(emu, 'SyscallDenied');
+    return e.length === 1 && e[0].series && e[0].series.count >= 25 ? e[0] : null;
+  }, 15000).catch((e) => { console.log(JSON.stringify(emu.getEvents()), emu.writes({ path: EVENTS }).length, drv.stderr.split('\n').filter((l) => /event|violation|denied/.test(l)).slice(0, 20).join('\n')); throw e; });
+  assertOurs(ev, { reason: 'SyscallDenied', action: 'Sandbox' });
+  assert.match(ev.note, /^a driver hook called socket, which the nodeserver's sandbox denies \(EPERM\); the driver may need kp_sandbox_syscall\("socket"\)$/);
+  await sleep(500);
+  const writes = emu.writes({ path: EVENTS });
+  assert.equal(writes.length, 25, `${writes.length} writes for ${N} denials`);
+  assert.equal(writes[0].method, 'POST');
+  assert.equal(byReason(emu, 'SyscallDenied')[0].series.count, 25);
+});
+
+test('a pool the API server keeps rejecting is an Event naming the pool', async (t) => {
+  const { emu, drv } = await setup(t, { kube: true, args: ['--node-uid', NODE_UID] });
+  emu.inject({ method: 'POST', path: '/apis/resource.k8s.io/v1/resourceslices', action: 'status', status: 422,
+    message: 'simulated: the pool is refused', times: Infinity });
+  assert.match(await drv.command('publish 1', 'publish'), /^publish KP_OK/);
+  const ev = await until(() => byReason(emu, 'ResourceSliceRejected')[0], 20000);
+  assertOurs(ev, { reason: 'ResourceSliceRejected', action: 'PublishResources' });
+  assert.match(ev.note, /^the API server keeps rejecting the ResourceSlices of pool pool-0: /);
+});
+
+test('a child the sandbox kills is an Event; repeated kills are one Event counted again', async (t) => {
+  const { emu } = await setup(t, {
+    kube: true, args: ['--node-uid', NODE_UID, '--interceptors'], registered: false, env: { KP_TEST_REGISTRAR_SYSCALL: 'ptrace' },
+  });
+  // kubelet's GetInfo makes the registrar call ptrace: SIGSYS, restart,
+  // kubelet retries, again.
+  const ev = await until(() => {
+    const e = byReason(emu, 'SandboxKilled');
+    return e.length === 1 && e[0].series && e[0].series.count >= 2 ? e[0] : null;
+  }, 20000);
+  assertOurs(ev, { reason: 'SandboxKilled', action: 'Sandbox' });
+  assert.equal(ev.note, 'the registrar was killed by its sandbox (seccomp, SIGSYS) and is restarted');
+});
+
+test('the emulator validates Events as the API server does', async (t) => {
+  const { emu } = await setup(t, { kube: true, registered: false });
+  const https = require('node:https');
+  const post = (body, ns = 'default') => new Promise((resolve, reject) => {
+    const req = https.request(`${emu.url}/apis/events.k8s.io/v1/namespaces/${ns}/events`, {
+      method: 'POST', ca: emu.caPem, headers: { Authorization: `Bearer ${emu.token}`, 'Content-Type': 'application/json' },
+    }, (res) => { let b = ''; res.on('data', (d) => { b += d; }); res.on('end', () => resolve({ status: res.statusCode, body: JSON.parse(b) })); });
+    req.on('error', reject);
+    req.end(JSON.stringify(body));
+  });
+  const good = {
+    metadata: { name: 'n.1' }, eventTime: new Date().toISOString(), reportingController: 'x.example.com/plugin',
+    reportingInstance: 'node-1', action: 'A', reason: 'R', type: 'Warning', note: 'ok', regarding: { kind: 'Node', name: 'node-1' },
+  };
+  assert.equal((await post(good)).status, 201);
+  const bad = await post({ ...good, metadata: { name: 'n.2' }, eventTime: undefined, type: 'Error', note: 'x'.repeat(1025), reportingController: 'bad name!' });
+  assert.equal(bad.status, 422);
+  const fields = bad.body.details.causes.map((c) => c.field).sort();
+  assert.deepEqual(fields, ['eventTime', 'message', 'reportingController', 'type']);
+  const wrongNs = await post({ ...good, metadata: { name: 'n.3' } }, 'kube-public');
+  assert.equal(wrongNs.status, 422);
+  assert.match(wrongNs.body.message, /involvedObject.namespace/);
+});
+
+// A compromised nodeserver (tests/e2e/bin/kp_attack.c) writes raw EventAsk
+// frames. It may name a syscall; it may not pick another kind, write free
+// text, or get an Event out of a frame that breaks the rules.
+test('ATTACK: a hostile nodeserver gets no Event beyond its one kind and a syscall name', async (t) => {
+  const probes = fs.mkdtempSync(path.join(os.tmpdir(), 'kp-lc-attack-'));
+  fs.chmodSync(probes, 0o755);
+  t.after(() => fs.rmSync(probes, { recursive: true, force: true }));
+  const { emu, drv, sim } = await setup(t, { kube: true, binary: ATTACK, args: ['--read-path', probes], env: { KP_ATTACK_DIR: probes } });
+  const hex = (s) => Buffer.from(s).toString('hex');
+  let n = 0;
+  const restarts = () => drv.stderr.split('nodeserver ready').length;
+  const run = async (spec) => {
+    n++;
+    fs.writeFileSync(path.join(probes, String(n)), `${spec}\n`);
+    const c = claim(`probe-${n}`);
+    emu.addClaim({ ...c, allocation: { results: [{ request: 'r', driver: DRIVER, pool: NODE, device: 'dev-0' }] } });
+    const before = restarts();
+    const out = await sim.nodePrepareResources(DRIVER, [c], { timeoutMs: 10000 }).then(() => 'prepared', (e) => e.message);
+    return { out, before };
+  };
+  const violation = async (spec, why) => {
+    const { before } = await run(spec);
+    await drv.stderrMatch(new RegExp(`nodeserver: protocol violation: ${why}`));
+    await until(() => restarts() > before, 15000);	// restarted
+  };
+  await violation(`raw-event:5:${hex('socket')}`, 'event_ask.kind 5: only EVENT_SYSCALL_DENIED may be asked for');
+  await violation(`raw-event:3:${hex('sock\nFORGED')}`, 'event_ask.syscall: byte 4 is not one of \\[a-z0-9_\\]');
+  await violation(`raw-event:3:${hex('a'.repeat(33))}`, 'event_ask.syscall: 33 bytes, must be 1 to 32');
+  // Within the rules: the note is the supervisor's, naming the syscall.
+  await until(async () => /raw-event: sent/.test((await run(`raw-event:3:${hex('ptrace')}`)).out), 15000, 200);
+  const ev = await until(() => byReason(emu, 'SyscallDenied')[0], 10000);
+  assertOurs(ev, { reason: 'SyscallDenied', uid: null });
+  assert.match(ev.note, /^a driver hook called ptrace, which the nodeserver's sandbox denies/);
+  await sleep(300);
+  const all = emu.getEvents();
+  assert.deepEqual(all.map((e) => e.reason), ['SyscallDenied'], JSON.stringify(all));
+  assert.ok(!JSON.stringify(all).includes('FORGED'));
 });
