@@ -150,11 +150,18 @@ static int
 rebind(struct sup *sup, struct sup_socket *s, const char *what)
 {
 	struct sup_socket	 n;
+	struct stat		 st;
 	char			 err[KP_ERROR_SIZE];
 	const char		*path = s->path;
 
 	if (sock_listen(&n, path, sup->cfg->socket_mode, err,
 	    sizeof(err)) != 0) {
+		/* Raced: a directory appeared since check() looked. */
+		if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+			sup_fatal(sup, "%s socket %s was replaced by a "
+			    "directory; not removing it", what, path);
+			return (-1);
+		}
 		sup_event(sup, KPIPC__EVENT_KIND__EVENT_SOCKET_LOST, "the %s "
 		    "socket %s is gone and cannot be re-created: %s", what,
 		    path, err);
