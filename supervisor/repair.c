@@ -3,9 +3,10 @@
  * another instance or an operator may remove or replace the DRA or the
  * registration socket file while the plugin runs; kubelet then cannot
  * reach it, and nothing would say so. The supervisor watches both
- * directories (inotify: a name of ours deleted, moved or created) and
- * checks the two files' inodes every second (the fallback: inotify may
- * be unavailable or overflow). A file that is gone or no longer the
+ * directories (inotify: a name of ours deleted, moved or created; looked
+ * at 250 ms later, so that a script removing the whole directory is done
+ * rather than fought) and checks the two files' inodes every second (the
+ * fallback: inotify may be unavailable or overflow). A file that is gone or no longer the
  * socket we bound is re-created: a new bind, the child restarted on the
  * new listener (the nodeserver drained first, drain.c), and, after the
  * DRA socket, the registration socket too, so kubelet's plugin watcher
@@ -38,6 +39,9 @@
 #include "supervisor/supervisor.h"
 
 #define REPAIR_CHECK_MS	1000
+#define REPAIR_SETTLE_MS	250	/* after an event, before looking: an
+					 * rm -rf of the directory finishes
+					 * first (no fight with a cleanup) */
 #define REPAIR_MASK	(IN_DELETE | IN_MOVED_FROM | IN_CREATE | \
 			    IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF)
 
@@ -121,8 +125,15 @@ repair_read(struct sup *sup)
 			ev = (const struct inotify_event *)(buf + off);
 			if ((ev->mask & (IN_Q_OVERFLOW | IN_IGNORED |
 			    IN_DELETE_SELF | IN_MOVE_SELF)) ||
-			    (ev->len > 0 && ours(sup, ev->name)))
+			    (ev->len > 0 && ours(sup, ev->name))) {
+				if (!sup->repair_pending) {
+					clock_gettime(CLOCK_MONOTONIC,
+					    &sup->repair_next);
+					ts_after_ms(&sup->repair_next,
+					    REPAIR_SETTLE_MS);
+				}
 				sup->repair_pending = 1;
+			}
 		}
 }
 
@@ -248,7 +259,7 @@ repair_tick(struct sup *sup)
 
 	if (sup->phase != PHASE_RUNNING)
 		return;
-	if (!sup->repair_pending && ts_ms_until(&sup->repair_next) > 0)
+	if (ts_ms_until(&sup->repair_next) > 0)
 		return;
 	sup->repair_pending = 0;
 	clock_gettime(CLOCK_MONOTONIC, &sup->repair_next);
@@ -273,6 +284,15 @@ repair_tick(struct sup *sup)
 	}
 	if ((r = check(sup, &sup->reg_sock, "registration")) == 1)
 		restart_registrar(sup);
+}
+
+/* Milliseconds until repair_tick() has work; -1: none (not running). */
+long long
+repair_next_ms(struct sup *sup)
+{
+	if (sup->phase != PHASE_RUNNING)
+		return (-1);
+	return (ts_ms_until(&sup->repair_next));
 }
 
 void

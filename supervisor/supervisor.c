@@ -522,6 +522,8 @@ sup_timeout(struct sup *sup)
 	}
 	if ((d = relay_claims_next_ms(sup)) >= 0 && d < t)
 		t = d;
+	if ((d = repair_next_ms(sup)) >= 0 && d < t)
+		t = d;
 	return (t < 0 ? 0 : t > 1000 ? 1000 : (int)t);
 }
 

@@ -146,7 +146,7 @@ struct sup {
 	/* Socket files that repair themselves (repair.c). */
 	int			 repair_fd;	/* inotify; -1 */
 	struct timespec		 repair_next;	/* the periodic inode check */
-	int			 repair_pending;	/* an event: check now */
+	int			 repair_pending;	/* an event: check soon */
 	/* Draining shutdown (drain.c). */
 	int			 pub_stopped;	/* SIGTERM sent to it */
 	/* Events for the publisher (events.c). */
@@ -207,6 +207,7 @@ void	termlog_write(const struct kp_options *, const char *);
 void	repair_init(struct sup *);
 void	repair_read(struct sup *);
 void	repair_tick(struct sup *);
+long long repair_next_ms(struct sup *);
 void	repair_close(struct sup *);
 
 /* drain.c */
