@@ -508,7 +508,7 @@ KP_EXTERN int kp_grpc_handshake_timeout(struct kp_options *opts, int ms);
  * (then they are cancelled: their hooks see kp_prepare_cancelled()),
  * then the DRA socket is closed and every process stops. Default 25000,
  * below kubelet's usual 30 s termination grace period; 0: no draining.
- * Errors: KP_EINVAL (out of range).
+ * Errors: KP_EINVAL (out of range, invalid handle). Beyond upstream.
  */
 KP_EXTERN int kp_shutdown_grace(struct kp_options *opts, int ms);
 
@@ -519,7 +519,8 @@ KP_EXTERN int kp_shutdown_grace(struct kp_options *opts, int ms);
  * exists (kubelet creates it in the container), truncated first, never
  * created or followed through a symbolic link. path: absolute, at most
  * 255 bytes, copied; NULL disables it. Default "/dev/termination-log".
- * Errors: KP_EINVAL (relative), KP_ENAMETOOLONG.
+ * Errors: KP_EINVAL (relative, invalid handle), KP_ENAMETOOLONG.
+ * Beyond upstream.
  */
 KP_EXTERN int kp_termination_message_path(struct kp_options *opts,
     const char *path);
