@@ -212,6 +212,7 @@ kp_options_new(struct kp_options **out)
 	opts->workers = 4;
 	opts->max_conns = KP_DEF_MAX_CONNS;
 	opts->handshake_ms = KP_DEF_HANDSHAKE_MS;
+	opts->shutdown_grace_ms = KP_DEF_SHUTDOWN_GRACE_MS;
 	pol_opts_init(&opts->policy);
 	*out = opts;
 	return (0);

@@ -36,6 +36,8 @@
 /* Limits of the CDI spec requests (supervisor/files.c). */
 #define KP_IPC_MAX_CDI_CONTENT	(256u * 1024)	/* bytes of one spec */
 #define KP_IPC_MAX_CDI_NAMES	1024		/* names in a CdiReply */
+#define KP_IPC_MAX_NOTE		1024	/* an Event's note (the API server's limit) */
+#define KP_IPC_MAX_SYSCALL	32	/* a syscall's name in an EventAsk */
 
 /* Kinds of the supervisor's Event frames to the driver process. */
 #define IPC_EVENT_ERROR		1	/* for kp_error_callback */

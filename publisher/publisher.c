@@ -101,6 +101,13 @@ pub_allow_files(const struct kube_config *kc, char *err, size_t errsize)
 	return (0);
 }
 
+/* The controller's Event (a pool the API server keeps rejecting). */
+static void
+pub_pool_event(void *user, int kind, const char *note)
+{
+	pub_events_post(user, kind, note);
+}
+
 static void *
 pub_start_thread(void *arg)
 {
@@ -137,6 +144,8 @@ pub_start_thread(void *arg)
 	sc.node = p->env->cfg->node_name;
 	sc.node_uid = p->env->cfg->node_uid;
 	sc.reconcile_pool = p->env->cfg->reconcile_pool;
+	sc.event = pub_pool_event;
+	sc.event_user = p;
 	/* Not under the lock: starting may take a while (the first LIST). */
 	if (slice_ctl_start(&sc, &ctl) != 0) {
 		pub_set_error(p, "cannot start the ResourceSlice controller");
@@ -218,6 +227,10 @@ pub_dispatch(struct pub *p, Kpipc__Msg *m)
 	case KPIPC__MSG__M_CLAIM_GET:
 		pub_claims_queue(p, m);	/* takes m */
 		return (0);
+	case KPIPC__MSG__M_EVENT_POST:
+		pub_events_post(p, m->event_post->kind, m->event_post->note);
+		ipc_free(m);
+		return (0);
 	default:
 		log_warnx("unexpected %s frame from the supervisor",
 		    ipc_case_name(m->m_case));
@@ -286,6 +299,7 @@ pub_teardown(struct pub *p, pthread_t start)
 	pub_claims_stop(p);
 	if (p->ctl != NULL)
 		slice_ctl_stop(p->ctl);
+	pub_events_stop(p);
 	if (p->desired_msg != NULL)
 		ipc_free(p->desired_msg);
 	http_client_free(p->http);
@@ -428,6 +442,7 @@ publisher_main(struct child_env *env)
 	m.m_case = KPIPC__MSG__M_READY;
 	m.ready = &ready;
 	if (pub_send(&p, &m) != 0 || pub_claims_start(&p) != 0 ||
+	    pub_events_start(&p) != 0 ||
 	    pthread_create(&start, NULL, pub_start_thread, &p) != 0) {
 		http_client_free(p.http);
 		kcfg_free(&p.kc);

@@ -144,6 +144,10 @@ struct slice_ctl_config {
 	const char		*reconcile_pool;	/* ReconcilePoolWithName;
 						 * NULL or "": off */
 	int			 sync_delay_ms;	/* after a watch event; 0: 1000 */
+	/* A pool the API server keeps rejecting (EVENT_POOL_REJECTED):
+	 * called with the controller's lock held; must not block. */
+	void			(*event)(void *, int, const char *);
+	void			*event_user;
 };
 
 struct slice_stats {

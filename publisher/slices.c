@@ -255,6 +255,8 @@ slice_ctl_start(const struct slice_ctl_config *cfg, struct slice_ctl **out)
 	ctl->version = cfg->version;
 	ctl->sync_delay_ms = cfg->sync_delay_ms > 0 ? cfg->sync_delay_ms :
 	    SL_SYNC_DELAY_MS;
+	ctl->event = cfg->event;
+	ctl->event_user = cfg->event_user;
 	ctl->driver = strdup(cfg->driver);
 	ctl->node = strdup(cfg->node);
 	if (cfg->node_uid != NULL && cfg->node_uid[0] != '\0')
@@ -504,6 +506,19 @@ desired_pool(struct slice_ctl *ctl, const char *name, int *nomem)
 	return (NULL);
 }
 
+/* The lock is held. */
+static void
+pool_event(struct slice_ctl *ctl, const char *pool)
+{
+	char	 note[KP_ERROR_SIZE + 320];
+
+	snprintf(note, sizeof(note), "the API server keeps rejecting the "
+	    "ResourceSlices of pool %.253s: %.700s", pool,
+	    ctl->stats.last_error[0] ? ctl->stats.last_error : "no reason");
+	ctl->event(ctl->event_user, KPIPC__EVENT_KIND__EVENT_POOL_REJECTED,
+	    note);
+}
+
 static long
 backoff_ms(int failures)
 {
@@ -603,6 +618,12 @@ sync_main(void *arg)
 					    ctl->sticky, sizeof(ctl->sticky));
 			} else {
 				p->failures++;
+				/* Retrying did not help: tell the cluster
+				 * (an Event on the Node, counted again on
+				 * each further failure). */
+				if (p->failures >= SL_EVENT_FAILURES &&
+				    ctl->event != NULL)
+					pool_event(ctl, name);
 				ms = backoff_ms(p->failures);
 				if (retry_ms > ms)
 					ms = retry_ms;

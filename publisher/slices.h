@@ -19,6 +19,7 @@
 #define SL_MUTATION_TTL_S	60	/* own writes outlive a relist, s */
 #define SL_BACKOFF_MIN_MS	5	/* per-pool retry: 5 ms doubling ... */
 #define SL_BACKOFF_MAX_MS	60000	/* ... to 60 s (upstream: 1000 s) */
+#define SL_EVENT_FAILURES	3	/* failed syncs of a pool: an Event */
 #define SL_WATCH_BACKOFF_MIN_MS	800	/* list/watch errors: 0.8 s doubling */
 #define SL_WATCH_BACKOFF_MAX_MS	30000	/* ... to 30 s */
 #define SL_LIST_LIMIT		500
@@ -124,6 +125,8 @@ struct slice_ctl {
 	char			*node_uid;	/* NULL until known */
 	char			*reconcile_pool;	/* NULL: off */
 	int			 sync_delay_ms;
+	void			(*event)(void *, int, const char *);
+	void			*event_user;
 
 	pthread_mutex_t		 lock;		/* everything below */
 	pthread_cond_t		 cond;		/* CLOCK_MONOTONIC */

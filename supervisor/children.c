@@ -358,7 +358,8 @@ child_log_exit(struct child *c, int status)
 	else if (WIFSIGNALED(status))
 		log_errorx("%s killed by signal %d (%s)", c->name,
 		    WTERMSIG(status), strsignal(WTERMSIG(status)));
-	else if (WEXITSTATUS(status) != 0 || c->state != CS_STOPPING)
+	else if (WEXITSTATUS(status) != 0 || (c->state != CS_STOPPING &&
+	    !c->draining))	/* drained: READY to the end (drain.c) */
 		log_warnx("%s exited with status %d", c->name,
 		    WEXITSTATUS(status));
 	else

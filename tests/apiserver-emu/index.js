@@ -208,6 +208,8 @@ async function startEmulator(opts = {}) {
     deallocateClaim(ns, name) { return api.updateClaim(ns, name, (c) => { delete c.status.allocation; return c; }); },
     deleteClaim(ns, name) { emu.store.bump(); return emu.store.claims.delete(`${ns}/${name}`); },
     getClaim(ns, name) { return clone(emu.store.claims.get(`${ns}/${name}`)); },
+    // getEvents returns the stored events.k8s.io/v1 Events (events.js).
+    getEvents() { return [...((emu.store.events && emu.store.events.values()) || [])].map(clone); },
 
     // --- slices (as another client would see or change them) --------------------
     // getSlices returns the stored slices encoded in `version` (default v1),

@@ -13,6 +13,7 @@ const Q = require('./quantity.js');
 const S = require('./selectors.js');
 const { clone, uid, now, generateName } = require('./store.js');
 const { statusFor } = require('./faults.js');
+const { routeEvents } = require('./events.js');
 
 const GROUP = 'resource.k8s.io';
 const MAX_BODY = 3 * 1024 * 1024; // MaxRequestBodyBytes
@@ -199,6 +200,9 @@ async function route(ctx) {
   if (p === '/apis') {
     const groups = served(emu).length ? [groupDoc(emu)] : [];
     return send(ctx, 200, { kind: 'APIGroupList', apiVersion: 'v1', groups });
+  }
+  if (parts[0] === 'apis' && parts[1] === 'events.k8s.io') {
+    return routeEvents(ctx, parts.slice(2), { send, sendStatus, HttpError, parseJSONBody, mergePatch, jsonPatch });
   }
   if (parts[0] === 'apis' && parts[1] === GROUP) {
     const vs = served(emu);
