@@ -210,9 +210,18 @@ check_event_ask(const Kpipc__EventAsk *a, char *err, size_t errsize)
 	const char	*s = a->syscall;
 	size_t		 n = strlen(s), i;
 
+	/* The journal's own report: the supervisor writes the whole note,
+	 * so nothing of the nodeserver's rides along. */
+	if (a->kind == KPIPC__EVENT_KIND__EVENT_JOURNAL_CORRUPT) {
+		if (n != 0)
+			return (fail(err, errsize, "event_ask.syscall: must "
+			    "be empty for EVENT_JOURNAL_CORRUPT"));
+		return (0);
+	}
 	if (a->kind != KPIPC__EVENT_KIND__EVENT_SYSCALL_DENIED)
 		return (fail(err, errsize, "event_ask.kind %d: only "
-		    "EVENT_SYSCALL_DENIED may be asked for", (int)a->kind));
+		    "EVENT_SYSCALL_DENIED and EVENT_JOURNAL_CORRUPT may be "
+		    "asked for", (int)a->kind));
 	if (n == 0 || n > KP_IPC_MAX_SYSCALL)
 		return (fail(err, errsize, "event_ask.syscall: %zu bytes, "
 		    "must be 1 to %d", n, KP_IPC_MAX_SYSCALL));

@@ -330,6 +330,7 @@ child_spawn(struct sup *sup, struct child *c)
 	c->errfd = errp[0];
 	c->errlen = 0;
 	c->pid = pid;
+	c->journal_told = 0;	/* a new process: its own journal read */
 	c->state = CS_STARTING;
 	c->log_tokens = KP_LOG_BURST;
 	clock_gettime(CLOCK_MONOTONIC, &c->log_refill);

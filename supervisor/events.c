@@ -80,8 +80,25 @@ sup_event(struct sup *sup, int kind, const char *fmt, ...)
 
 /* The nodeserver's EventAsk: ipc_check() allowed one kind, one name. */
 void
-events_ask(struct sup *sup, const Kpipc__EventAsk *a)
+events_ask(struct sup *sup, struct child *c, const Kpipc__EventAsk *a)
 {
+	/*
+	 * Once per nodeserver process: a hostile one asking again and again
+	 * gets nothing more (the journal is read once, at its start).
+	 */
+	if (a->kind == KPIPC__EVENT_KIND__EVENT_JOURNAL_CORRUPT) {
+		if (c->journal_told)
+			return;
+		c->journal_told = 1;
+		chan_error(sup, KP_EIO, 1, "the prepared-claim journal was "
+		    "unreadable and was moved aside; claims prepared before "
+		    "are prepared again when kubelet asks (the nodeserver's "
+		    "log says why)");
+		sup_event(sup, KPIPC__EVENT_KIND__EVENT_JOURNAL_CORRUPT, "the "
+		    "driver's prepared-claim journal was unreadable and was "
+		    "moved aside; claims are prepared again when kubelet asks");
+		return;
+	}
 	sup_event(sup, KPIPC__EVENT_KIND__EVENT_SYSCALL_DENIED, "a driver "
 	    "hook called %s, which the nodeserver's sandbox denies (EPERM); "
 	    "the driver may need kp_sandbox_syscall(\"%s\")", a->syscall,

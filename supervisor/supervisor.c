@@ -296,7 +296,7 @@ sup_handle_child(struct sup *sup, struct child *c, Kpipc__Msg *m)
 		health_relay_stale(sup, m->health_stale);
 		break;
 	case KPIPC__MSG__M_EVENT_ASK:
-		events_ask(sup, m->event_ask);
+		events_ask(sup, c, m->event_ask);
 		break;
 	case KPIPC__MSG__M_CDI_WRITE:
 	case KPIPC__MSG__M_CDI_REMOVE:

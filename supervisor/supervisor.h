@@ -58,6 +58,7 @@ struct child {
 	int			 backoff_ms;
 	int			 restarts;
 	int			 storm;		/* crash loop reported */
+	int			 journal_told;	/* corrupt journal reported */
 	double			 log_tokens;	/* log rate limit */
 	struct timespec		 log_refill;
 	unsigned long long	 log_dropped;
@@ -247,7 +248,7 @@ void	drain_tick(struct sup *);
 
 /* events.c */
 void	sup_event(struct sup *, int, const char *, ...) KP_PRINTF(3, 4);
-void	events_ask(struct sup *, const Kpipc__EventAsk *);
+void	events_ask(struct sup *, struct child *, const Kpipc__EventAsk *);
 void	events_child_exit(struct sup *, struct child *, int);
 
 /* supervisor.c */
