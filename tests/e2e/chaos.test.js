@@ -145,7 +145,7 @@ test(`chaos: ${KILLS} random SIGKILLs of children under kubelet load and slice s
   const kills = [];	// { role, pid, at, logAt, recoveredMs }
   const killer = (async () => {
     for (let i = 0; i < KILLS; i++) {
-      await sleep(200 + Math.random() * 1000);
+      await sleep(400 + Math.random() * 1400);
       const r = roles(drv.proc.pid);
       const live = ['nodeserver', 'registrar', 'publisher'].filter((x) => r[x]);
       if (live.length === 0) { i--; continue; }
@@ -289,6 +289,7 @@ test(`chaos: ${KILLS} random SIGKILLs of children under kubelet load and slice s
     supervisorFds: `${supFds0} -> ${supFds1}`, socketSamples: pollResult.samples,
     allocations: `${alloc}/${claims.length}`,
   };
+  if (process.env.KP_CHAOS_DEBUG) fs.writeFileSync(process.env.KP_CHAOS_DEBUG, JSON.stringify({ calls, kills, stderr: drv.stderr }));
   t.diagnostic(`chaos figures: ${JSON.stringify(figures)}`);
   if (process.env.KP_CHAOS_FIGURES) fs.writeFileSync(process.env.KP_CHAOS_FIGURES, JSON.stringify(figures, null, 2));
 
