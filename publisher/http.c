@@ -424,13 +424,15 @@ xfer_once(struct http_xfer *x)
 	    x->cc == CURLE_OUT_OF_MEMORY ? KP_ENOMEM : KP_EIO);
 }
 
-/* Transport errors client-go retries on a GET (reset, EOF). */
+/* Transport errors client-go retries on a GET (reset, EOF; a body cut
+ * short is an unexpected EOF). */
 static int
 retryable_transport(struct http_xfer *x, int r)
 {
 	return (r == KP_EIO && strcmp(x->method, "GET") == 0 &&
 	    x->line_fn == NULL && (x->cc == CURLE_RECV_ERROR ||
-	    x->cc == CURLE_SEND_ERROR || x->cc == CURLE_GOT_NOTHING));
+	    x->cc == CURLE_SEND_ERROR || x->cc == CURLE_GOT_NOTHING ||
+	    x->cc == CURLE_PARTIAL_FILE));
 }
 
 /*

@@ -109,7 +109,7 @@ char	*http_escape(const char *);
 
 /* http_watch.c */
 int	http_watch(struct http_client *, const char *, http_line_fn, void *,
-	    volatile int *);
+	    volatile int *, char *, size_t);
 
 /* discovery.c */
 enum kube_version {

@@ -22,6 +22,8 @@
 #define SL_WATCH_BACKOFF_MIN_MS	800	/* list/watch errors: 0.8 s doubling */
 #define SL_WATCH_BACKOFF_MAX_MS	30000	/* ... to 30 s */
 #define SL_LIST_LIMIT		500
+#define SL_WARN_EVERY_S		60	/* a fault that lasts: warned again */
+#define SL_FORBIDDEN_RETRY_MS	5000	/* a 403: the least retry delay */
 
 /*
  * One desired slice, borrowed from the Kpipc__Publish tree it came from.
@@ -141,6 +143,10 @@ struct slice_ctl {
 	 * dropped, fields the served version lacks): shown as the last
 	 * error while nothing newer failed; logged once. */
 	char			 sticky[KP_ERROR_SIZE];
+	/* Errors since the last success (sl_set_error, sl_clear_error):
+	 * one warning per fault, then V(2) until SL_WARN_EVERY_S passed. */
+	int			 err_streak;
+	struct timespec		 err_warned;
 
 	/* sync thread only: [{"want": neutral, "got": neutral}] of writes
 	 * whose stored object lacked fields we sent (dropped by a feature
@@ -158,6 +164,7 @@ void	sl_schedule(struct slice_ctl *, const char *, int);
 void	sl_schedule_all(struct slice_ctl *, int);
 void	sl_set_error(struct slice_ctl *, const char *, ...)
 	    __attribute__((format(printf, 2, 3)));
+void	sl_clear_error(struct slice_ctl *, const char *);
 void	sl_set_sticky(struct slice_ctl *, const char *, ...)
 	    __attribute__((format(printf, 2, 3)));
 int	sl_wait_ms(struct slice_ctl *, int);
