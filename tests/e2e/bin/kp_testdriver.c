@@ -8,7 +8,8 @@
  *            calls kp_health_report with one device, prints
  *            "health <KP_NAME> <message>"
  *   stop     calls kp_stop, prints "stopped <code>", exits
- * End of input stops as "stop" does. A failed start prints
+ * End of input stops as "stop" does. Claim "hang-forever..." makes the
+ * prepare hook block for good. A failed start prints
  * "error <KP_NAME> <message>" and exits 1.
  */
 #include <errno.h>
@@ -664,6 +665,13 @@ prepare_body(const struct kp_claim *c, size_t n,
 			kp_log(KP_LOG_WARNING, 0, "hook says %s (library %s)",
 			    c[i].name + 6, kp_version());
 			kp_log(KP_LOG_INFO, 3, "hook whispers %s", c[i].name + 6);
+		}
+		/* "hang-forever": a hook that never returns, not even when
+		 * kubelet gives up (tests/e2e/exhaustion.test.js). */
+		if (strncmp(c[i].name, "hang-forever", 12) == 0) {
+			fprintf(stderr, "hook hangs forever\n");
+			for (;;)
+				pause();
 		}
 		if (strncmp(c[i].name, "hostile-", 8) == 0) {
 			hostile(c[i].name + 8);
