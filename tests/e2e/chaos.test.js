@@ -24,7 +24,8 @@
 // are printed as test diagnostics.
 //
 //   KP_BUILD=build node --test tests/e2e/chaos.test.js
-//   KP_CHAOS_KILLS=20 shortens it.
+//   KP_CHAOS_KILLS=20 shortens it; KP_CHAOS_FIGURES=<file> writes the
+//   figures as JSON, KP_CHAOS_DEBUG=<file> every call, kill and the log.
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
