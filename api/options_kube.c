@@ -98,3 +98,15 @@ kp_kube_api_qps(struct kp_options *opts, double qps, int burst)
 	opts->kube_burst = burst;
 	return (0);
 }
+
+int
+kp_kube_api_timeout(struct kp_options *opts, int timeout_ms)
+{
+	if (!opt_valid_handle(opts))
+		return (KP_EINVAL);
+	if (timeout_ms < 100 || timeout_ms > 300000)
+		return (opt_fail(opts, KP_EINVAL, "%s: %d ms must be between "
+		    "100 and 300000", OPT_TIMEOUT, timeout_ms));
+	opts->kube_timeout_ms = timeout_ms;
+	return (0);
+}

@@ -422,6 +422,7 @@ publisher_main(struct child_env *env)
 		return (child_start_fail(env, KP_EIO, "HTTP client set-up "
 		    "failed"));
 	}
+	http_client_timeout(p.http, env->cfg->kube_timeout_ms);
 	ready.pid = getpid();
 	ready.hide_paths = hide.ptr;
 	ready.n_hide_paths = hide.n;

@@ -32,14 +32,14 @@ let env = null;
 
 // One plugin for the matrix; faults that need another configuration make
 // their own.
-async function setup({ server } = {}) {
+async function setup({ server, args = [] } = {}) {
   const root = makeRoot(DRIVER);
   const tokenFile = path.join(root.dir, 'token');
   const emu = await startEmulator({ versions: ['v1'], nodes: [NODE], tokenFile });
   fs.copyFileSync(emu.caFile, path.join(root.dir, 'ca.crt'));
   const kc = path.join(root.dir, 'kubeconfig');
   fs.writeFileSync(kc, kubeconfig({ server: server ? server(emu) : emu.url }));
-  const drv = new TestDriver(root, ['--kubeconfig', kc, '--node-name', NODE]);
+  const drv = new TestDriver(root, ['--kubeconfig', kc, '--node-name', NODE, ...args]);
   await drv.ready();
   const sim = new KubeletSim({ registryDir: root.registry, retryInitialMs: 100 }).start();
   await sim.waitForDriver(DRIVER);
@@ -137,6 +137,22 @@ test('server restart (down 2 s)', async (t) => {
   await fault(t, 'server restart', {
     start: async () => { await env.emu.restart({ downMs: WINDOW_MS }); },
     expect: /Connection refused|Couldn't connect|connect/i,
+  });
+});
+
+test('responses slower than the client timeout (kp_kube_api_timeout 1 s)', async (t) => {
+  const e = await setup({ args: ['--kube-timeout-ms', '1000'] });
+  t.after(() => e.stop());
+  await e.publish();
+  await until(() => e.emu.getSlices({ fieldSelector: SELECTOR }).length === 1, 10000, 100);
+  await fault(t, 'slower than the client timeout', {
+    e,
+    start: () => {
+      e.emu.inject({ method: 'GET', path: '*/resourceclaims/*', action: 'hang', times: Infinity });
+      e.emu.inject({ method: 'PUT', path: `${SLICES}/*`, action: 'hang', times: Infinity });
+    },
+    stop: () => e.emu.clearFaults(),
+    expect: /timed out/i,
   });
 });
 

@@ -822,6 +822,7 @@ apply(struct kp_options *o, int ch, const char *a)
 	case 341: return (kp_kube_client_in_cluster(o));
 	case 342: return (kp_kube_api_qps(o, strtod(a, NULL),
 	    strchr(a, ':') ? (int)strtol(strchr(a, ':') + 1, 0, 10) : 10));
+	case 343: return (kp_kube_api_timeout(o, (int)strtol(a, 0, 10)));
 	case 'i':
 		return (kp_grpc_interceptor(o, icpt, "A") ||
 		    kp_grpc_interceptor(o, icpt, "B"));
@@ -862,7 +863,7 @@ parse(int argc, char **argv, struct kp_options *o)
 		{ "state-dir", 1, 0, 330 }, { "read-path", 1, 0, 331 },
 		{ "cdi-dir", 1, 0, 332 },
 		{ "uid-base", 1, 0, 340 }, { "in-cluster", 0, 0, 341 },
-		{ "kube-qps", 1, 0, 342 },
+		{ "kube-qps", 1, 0, 342 }, { "kube-timeout-ms", 1, 0, 343 },
 		{ "spawn-thread", 0, 0, 'T' }, { "node-uid", 1, 0, 'U' },
 		{ "no-health", 0, 0, 310 }, { "no-health-v1", 0, 0, 311 },
 		{ "no-health-v1alpha1", 0, 0, 312 },
