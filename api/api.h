@@ -56,6 +56,7 @@ struct kp_plugin {
 #define OPT_KUBECONFIG	"kp_kube_client_kubeconfig (KubeClient)"
 #define OPT_QPS		"kp_kube_api_qps (rest.Config QPS/Burst)"
 #define OPT_RECONCILE	"kp_reconcile_pool_with_name (ReconcilePoolWithName)"
+#define OPT_TIMEOUT	"kp_kube_api_timeout (rest.Config Timeout)"
 #define OPT_KUBELET_PATH \
     "kp_kubelet_plugin_socket_path (KubeletPluginSocketPath)"
 #define OPT_PLUGIN_PATH	"kp_plugin_socket_path (PluginSocketPath)"

@@ -197,6 +197,7 @@ kp_options_new(struct kp_options **out)
 	opts->kube_mode = KP_KUBE_NONE;
 	opts->kube_qps = 5;
 	opts->kube_burst = 10;
+	opts->kube_timeout_ms = 30000;
 	opts->plugin_listener = -1;
 	opts->registrar_listener = -1;
 	opts->socket_mode = 0600;

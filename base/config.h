@@ -131,6 +131,7 @@ struct kp_options {
 	char			*kube_context;	/* NULL: current-context */
 	double			 kube_qps;
 	int			 kube_burst;
+	int			 kube_timeout_ms;	/* one request */
 
 	char			*kubelet_plugin_socket_path;
 	char			*plugin_socket_path;

@@ -253,6 +253,17 @@ KP_EXTERN int kp_reconcile_pool_with_name(struct kp_options *opts,
     const char *pool);
 
 /*
+ * kp_kube_api_timeout - the time limit of one request of the publisher's
+ * to the API server, in milliseconds (100 to 300000; default 30000): a
+ * request that takes longer is abandoned as a transport error and retried
+ * or reported as any other (a ResourceSlice sync backs off; a claim
+ * look-up fails that claim). Watches have no such limit (the server ends
+ * them). Errors: KP_EINVAL. Beyond upstream (client-go rest.Config
+ * Timeout, which defaults to none).
+ */
+KP_EXTERN int kp_kube_api_timeout(struct kp_options *opts, int timeout_ms);
+
+/*
  * kp_kubelet_plugin_socket_path - the DRA socket path as kubelet sees it,
  * returned as PluginInfo.endpoint. Optional: defaults to the plugin socket
  * path (upstream 1.32 requires it; later releases derive it).

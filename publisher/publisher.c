@@ -114,20 +114,34 @@ pub_start_thread(void *arg)
 	struct pub		*p = arg;
 	struct slice_ctl_config	 sc;
 	struct slice_ctl	*ctl;
-	char			 err[KP_ERROR_SIZE];
-	int			 delay_ms = 500;
+	char			 err[KP_ERROR_SIZE], last[KP_ERROR_SIZE] = "";
+	int			 delay_ms = 500, fails = 0, waited_ms = 0;
 
+	/* One warning per distinct error (and one a minute while it
+	 * lasts), not one per retry. */
 	while (!p->quit) {
 		if (disc_resource_version(p->http, &p->version, err,
 		    sizeof(err)) == 0)
 			break;
 		pub_set_error(p, err);
-		log_warnx("discovery: %s (retry in %d ms)", err, delay_ms);
+		if (strcmp(err, last) != 0 || waited_ms >= 60000) {
+			log_warnx("discovery: %s (retrying every %d s at "
+			    "most)", err, 30);
+			snprintf(last, sizeof(last), "%s", err);
+			waited_ms = 0;
+		} else
+			log_info(2, "discovery: %s (retry in %d ms)", err,
+			    delay_ms);
+		fails++;
 		pub_sleep(p, delay_ms);
+		waited_ms += delay_ms;
 		delay_ms = delay_ms * 2 > 30000 ? 30000 : delay_ms * 2;
 	}
 	if (p->quit)
 		return (NULL);
+	if (fails > 0)
+		log_info(0, "discovery: resource.k8s.io reachable after %d "
+		    "failed attempt%s", fails, fails == 1 ? "" : "s");
 	pub_set_error(p, "");
 	/* Claim look-ups need only the version, not the controller's first
 	 * LIST: let them go ahead now. */
@@ -436,6 +450,7 @@ publisher_main(struct child_env *env)
 		return (child_start_fail(env, KP_EIO, "HTTP client set-up "
 		    "failed"));
 	}
+	http_client_timeout(p.http, env->cfg->kube_timeout_ms);
 	ready.pid = getpid();
 	ready.hide_paths = hide.ptr;
 	ready.n_hide_paths = hide.n;

@@ -25,7 +25,8 @@
  * configs ("CONFIGS ...").
  * With --exit-on-stop a thread waits in kp_plugin_wait() and prints
  * "plugin-stopped <KP_NAME> <reason>" when the plugin stops on its own.
- * End of input stops as "stop" does. A failed start prints
+ * End of input stops as "stop" does. Claim "hang-forever..." makes the
+ * prepare hook block for good. A failed start prints
  * "error <KP_NAME> <message>" and exits 1.
  */
 #include <errno.h>
@@ -868,6 +869,13 @@ prepare_body(const struct kp_claim *c, size_t n,
 			    c[i].name + 6);
 			log_state(tag);
 		}
+		/* "hang-forever": a hook that never returns, not even when
+		 * kubelet gives up (tests/e2e/exhaustion.test.js). */
+		if (strncmp(c[i].name, "hang-forever", 12) == 0) {
+			fprintf(stderr, "hook hangs forever\n");
+			for (;;)
+				pause();
+		}
 		if (strncmp(c[i].name, "hostile-", 8) == 0) {
 			hostile(c[i].name + 8);
 			sleep(5);	/* the supervisor kills us here */
@@ -1018,6 +1026,9 @@ apply(struct kp_options *o, int ch, const char *a)
 	case 332: return (kp_cdi_directory(o, a));
 	case 340: return (kp_sandbox_uid_base(o, (uid_t)strtoul(a, 0, 10)));
 	case 341: return (kp_kube_client_in_cluster(o));
+	case 342: return (kp_kube_api_qps(o, strtod(a, NULL),
+	    strchr(a, ':') ? (int)strtol(strchr(a, ':') + 1, 0, 10) : 10));
+	case 343: return (kp_kube_api_timeout(o, (int)strtol(a, 0, 10)));
 	case 'i':
 		return (kp_grpc_interceptor(o, icpt, "A") ||
 		    kp_grpc_interceptor(o, icpt, "B"));
@@ -1074,6 +1085,7 @@ parse(int argc, char **argv, struct kp_options *o)
 		{ "state-dir", 1, 0, 330 }, { "read-path", 1, 0, 331 },
 		{ "cdi-dir", 1, 0, 332 },
 		{ "uid-base", 1, 0, 340 }, { "in-cluster", 0, 0, 341 },
+		{ "kube-qps", 1, 0, 342 }, { "kube-timeout-ms", 1, 0, 343 },
 		{ "spawn-thread", 0, 0, 'T' }, { "node-uid", 1, 0, 'U' },
 		{ "no-health", 0, 0, 310 }, { "no-health-v1", 0, 0, 311 },
 		{ "no-health-v1alpha1", 0, 0, 312 },
