@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -138,7 +139,8 @@ start_sockets(struct kp_options *o, struct sup_socket *ps,
 /* In the new supervisor process; never returns. */
 static void
 start_supervisor(struct kp_options *cfg, const struct kp_hooks *hooks,
-    int fd, int evfd, struct sup_socket *ps, struct sup_socket *rs)
+    int fd, int evfd, struct sup_socket *ps, struct sup_socket *rs,
+    char *fatal)
 {
 	int	 keep[7] = { 0, 1, 2, fd, evfd, ps->fd, rs->fd };
 
@@ -146,6 +148,7 @@ start_supervisor(struct kp_options *cfg, const struct kp_hooks *hooks,
 	if (fd_close_except(keep, 7) == -1)
 		_exit(1);
 	cfg->plugin_listener = cfg->registrar_listener = -1;
+	fatal_page_set(fatal);
 	_exit(supervisor_main(cfg, hooks, fd, evfd, ps, rs));
 }
 
@@ -209,7 +212,17 @@ kp_start(struct kp_options *opts, const struct kp_hooks *hooks,
 	if ((p = calloc(1, sizeof(*p))) == NULL)
 		return (opt_fail(opts, KP_ENOMEM, "kp_start: out of memory"));
 	h = *hooks;
+	/* One page the supervisor leaves its fatal reason in; it is not
+	 * inherited by the children (MADV_DONTFORK there). */
+	p->fatal = mmap(NULL, KP_ERROR_SIZE, PROT_READ | PROT_WRITE,
+	    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (p->fatal == MAP_FAILED) {
+		free(p);
+		return (opt_fail(opts, KP_ENOMEM, "kp_start: mmap: %s",
+		    strerror(errno)));
+	}
 	if ((r = start_sockets(opts, &ps, &rs)) != 0) {
+		munmap(p->fatal, KP_ERROR_SIZE);
 		free(p);
 		return (r);
 	}
@@ -231,13 +244,14 @@ kp_start(struct kp_options *opts, const struct kp_hooks *hooks,
 		}
 		sock_remove(&ps);
 		sock_remove(&rs);
+		munmap(p->fatal, KP_ERROR_SIZE);
 		free(p);
 		return (r);
 	}
 	if (pid == 0) {
 		close(sv[0]);
 		close(ev[0]);
-		start_supervisor(opts, &h, sv[1], ev[1], &ps, &rs);
+		start_supervisor(opts, &h, sv[1], ev[1], &ps, &rs, p->fatal);
 	}
 	close(sv[1]);
 	close(ev[1]);
@@ -252,6 +266,7 @@ kp_start(struct kp_options *opts, const struct kp_hooks *hooks,
 	p->has_node = opts->node_name != NULL;
 	memcpy(p->reconcile_pool, opts->reconcile_pool,
 	    sizeof(p->reconcile_pool));
+	p->grace_ms = opts->shutdown_grace_ms;
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_mutex_init(&p->health_lock, NULL);
 	pthread_mutex_init(&p->state_lock, NULL);
@@ -271,6 +286,7 @@ kp_start(struct kp_options *opts, const struct kp_hooks *hooks,
 		pthread_mutex_destroy(&p->state_lock);
 		pthread_mutex_destroy(&p->health_lock);
 		pthread_mutex_destroy(&p->lock);
+		munmap(p->fatal, KP_ERROR_SIZE);
 		p->magic = 0;
 		free(p);
 		return (r);
@@ -347,7 +363,9 @@ kp_stop(struct kp_plugin *p)
 		    "error callback, which kp_stop waits for"));
 	m.m_case = KPIPC__MSG__M_STOP;
 	m.stop = &stop;
-	r = request(p, &m, &reply, KP_STOP_GRACE_MS + 5000);
+	/* The drain, then SIGTERM to each child in turn (supervisor/
+	 * drain.c), each with its own grace. */
+	r = request(p, &m, &reply, p->grace_ms + 3 * KP_STOP_GRACE_MS + 5000);
 	if (r == 0 && (reply->m_case != KPIPC__MSG__M_RESULT ||
 	    reply->result->code != 0))
 		r = KP_EIO;
@@ -359,9 +377,66 @@ kp_stop(struct kp_plugin *p)
 	pthread_mutex_destroy(&p->health_lock);
 	health_table_free(&p->health);
 	pthread_mutex_destroy(&p->lock);
+	munmap(p->fatal, KP_ERROR_SIZE);
 	p->magic = 0;
 	free(p);
 	return (r == 0 ? 0 : KP_EIO);
+}
+
+/* The supervisor ended: why, from its page or from its status. */
+static int
+wait_reason(struct kp_plugin *p, const siginfo_t *si, char *reason,
+    size_t size)
+{
+	char	 text[KP_ERROR_SIZE];
+	int	 r;
+
+	memcpy(text, p->fatal, sizeof(text));
+	text[sizeof(text) - 1] = '\0';
+	r = si->si_code == CLD_EXITED && si->si_status == 0 ? 0 : KP_ECHILD;
+	if (text[0] == '\0' && si->si_code == CLD_EXITED)
+		snprintf(text, sizeof(text), "supervisor exited with status "
+		    "%d", si->si_status);
+	else if (text[0] == '\0')
+		snprintf(text, sizeof(text), "supervisor killed by signal %d "
+		    "(%s)", si->si_status, strsignal(si->si_status));
+	if (reason != NULL && size > 0)
+		snprintf(reason, size, "%s", text);
+	plugin_fail(p, r, "%s", text);
+	return (r);
+}
+
+int
+kp_plugin_wait(struct kp_plugin *p, int timeout_ms, char *reason,
+    size_t size)
+{
+	siginfo_t	 si;
+	int		 waited = 0, wr;
+
+	if (!plugin_valid(p))
+		return (KP_EINVAL);
+	if (reason != NULL && size > 0)
+		reason[0] = '\0';
+	/* WNOWAIT: kp_stop() still reaps it. Polled: a pidfd would be one
+	 * more fd in the driver's process, for a wait this rare. */
+	for (;;) {
+		memset(&si, 0, sizeof(si));
+		wr = waitid(P_PID, p->sup_pid, &si, WEXITED | WNOHANG |
+		    WNOWAIT);
+		if (wr == 0 && si.si_pid == p->sup_pid)
+			return (wait_reason(p, &si, reason, size));
+		if (wr == -1 && errno == ECHILD) {
+			/* Reaped by the driver's own SIGCHLD handling. */
+			si.si_code = CLD_KILLED;
+			si.si_status = SIGKILL;
+			return (wait_reason(p, &si, reason, size));
+		}
+		if (timeout_ms >= 0 && waited >= timeout_ms)
+			return (plugin_fail(p, KP_ETIMEDOUT, "kp_plugin_wait: "
+			    "the plugin is running"));
+		usleep(20000);
+		waited += 20;
+	}
 }
 
 /* A request answered by a Result, for the driver API in other files. */

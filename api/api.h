@@ -29,6 +29,9 @@ struct kp_plugin {
 	int		 has_node;
 	char		 reconcile_pool[NAME_MAX_SUBDOMAIN + 1];	/* "": off */
 	unsigned	 owed;	/* answers to timed-out requests */
+	int		 grace_ms;	/* kp_shutdown_grace */
+	char		*fatal;		/* shared with the supervisor: its
+					 * fatal reason (supervisor/fatal.c) */
 	char		 errbuf[KP_ERROR_SIZE];
 	/* Resource health (health.c): every device reported so far. */
 	pthread_mutex_t	 health_lock;	/* taken before lock */
@@ -53,6 +56,7 @@ struct kp_plugin {
 #define OPT_KUBECONFIG	"kp_kube_client_kubeconfig (KubeClient)"
 #define OPT_QPS		"kp_kube_api_qps (rest.Config QPS/Burst)"
 #define OPT_RECONCILE	"kp_reconcile_pool_with_name (ReconcilePoolWithName)"
+#define OPT_TIMEOUT	"kp_kube_api_timeout (rest.Config Timeout)"
 #define OPT_KUBELET_PATH \
     "kp_kubelet_plugin_socket_path (KubeletPluginSocketPath)"
 #define OPT_PLUGIN_PATH	"kp_plugin_socket_path (PluginSocketPath)"
@@ -73,6 +77,8 @@ struct kp_plugin {
 #define OPT_WORKERS	"kp_worker_threads (beyond upstream)"
 #define OPT_MAX_CONNS	"kp_grpc_max_connections (beyond upstream)"
 #define OPT_HANDSHAKE	"kp_grpc_handshake_timeout (beyond upstream)"
+#define OPT_GRACE	"kp_shutdown_grace (beyond upstream)"
+#define OPT_TERMLOG	"kp_termination_message_path (beyond upstream)"
 #define OPT_ROOT	"kp_kubelet_root_dir (beyond upstream: kubelet --root-dir)"
 #define OPT_REG_DIR	"kp_registrar_directory_path (RegistrarDirectoryPath)"
 #define OPT_REG_FILE	"kp_registrar_socket_filename (RegistrarSocketFilename)"

@@ -141,3 +141,15 @@ kp_reconcile_pool_with_name(struct kp_options *opts, const char *pool)
 	    pool);
 	return (0);
 }
+
+int
+kp_kube_api_timeout(struct kp_options *opts, int timeout_ms)
+{
+	if (!opt_valid_handle(opts))
+		return (KP_EINVAL);
+	if (timeout_ms < 100 || timeout_ms > 300000)
+		return (opt_fail(opts, KP_EINVAL, "%s: %d ms must be between "
+		    "100 and 300000", OPT_TIMEOUT, timeout_ms));
+	opts->kube_timeout_ms = timeout_ms;
+	return (0);
+}

@@ -33,6 +33,11 @@
 #define KP_DEF_HANDSHAKE_MS	10000
 #define KP_MIN_HANDSHAKE_MS	100
 #define KP_MAX_HANDSHAKE_MS	600000
+/* Draining shutdown (api/options_lifecycle.c, supervisor/drain.c). */
+#define KP_DEF_SHUTDOWN_GRACE_MS	25000
+#define KP_MAX_SHUTDOWN_GRACE_MS	600000
+#define KP_TERMLOG_MAX		255
+#define KP_DEF_TERMLOG		"/dev/termination-log"
 
 /* Process roles; the order is the supervisor's role table order. */
 enum kp_role {
@@ -131,6 +136,7 @@ struct kp_options {
 	char			*kube_context;	/* NULL: current-context */
 	double			 kube_qps;
 	int			 kube_burst;
+	int			 kube_timeout_ms;	/* one request */
 
 	char			*kubelet_plugin_socket_path;
 	char			*plugin_socket_path;
@@ -156,6 +162,11 @@ struct kp_options {
 	/* Connection limits of both gRPC sockets (options_rpc.c). */
 	int			 max_conns;
 	int			 handshake_ms;
+	/* Lifecycle (api/options_lifecycle.c): the drain budget and
+	 * where a fatal exit leaves its reason; "" = KP_DEF_TERMLOG. */
+	int			 shutdown_grace_ms;
+	int			 termlog_off;
+	char			 termlog[KP_TERMLOG_MAX + 1];
 	struct policy_opts	 policy;	/* options_policy.c */
 	/* Filled by kp_start() from v1/v1beta1/v1alpha4 (advertise.c). */
 	const char		*advertised[KP_MAX_ADVERTISED];

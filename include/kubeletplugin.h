@@ -253,6 +253,17 @@ KP_EXTERN int kp_reconcile_pool_with_name(struct kp_options *opts,
     const char *pool);
 
 /*
+ * kp_kube_api_timeout - the time limit of one request of the publisher's
+ * to the API server, in milliseconds (100 to 300000; default 30000): a
+ * request that takes longer is abandoned as a transport error and retried
+ * or reported as any other (a ResourceSlice sync backs off; a claim
+ * look-up fails that claim). Watches have no such limit (the server ends
+ * them). Errors: KP_EINVAL. Beyond upstream (client-go rest.Config
+ * Timeout, which defaults to none).
+ */
+KP_EXTERN int kp_kube_api_timeout(struct kp_options *opts, int timeout_ms);
+
+/*
  * kp_kubelet_plugin_socket_path - the DRA socket path as kubelet sees it,
  * returned as PluginInfo.endpoint. Optional: defaults to the plugin socket
  * path (upstream 1.32 requires it; later releases derive it).
@@ -590,6 +601,36 @@ KP_EXTERN int kp_grpc_max_connections(struct kp_options *opts, int n);
  * Beyond upstream.
  */
 KP_EXTERN int kp_grpc_handshake_timeout(struct kp_options *opts, int ms);
+
+/* ------------------------------------------------------------------------
+ * How the plugin ends (beyond upstream, issue 14).
+ */
+
+/*
+ * kp_shutdown_grace - the budget, in milliseconds (0..600000), a draining
+ * stop gives the calls in flight. On kp_stop() or SIGTERM to the
+ * supervisor the registration socket goes first (kubelet stops routing
+ * new work here; a rolling update's other instance keeps serving), new
+ * DRA calls get UNAVAILABLE, calls in flight finish within this budget
+ * (then they are cancelled: their hooks see kp_prepare_cancelled()),
+ * then the DRA socket is closed and every process stops. Default 25000,
+ * below kubelet's usual 30 s termination grace period; 0: no draining.
+ * Errors: KP_EINVAL (out of range, invalid handle). Beyond upstream.
+ */
+KP_EXTERN int kp_shutdown_grace(struct kp_options *opts, int ms);
+
+/*
+ * kp_termination_message_path - where a fatal exit of the plugin (a socket
+ * it can no longer serve, a failed start) writes its one-line reason, as
+ * kubelet's terminationMessagePath: the file is written only when it
+ * exists (kubelet creates it in the container), truncated first, never
+ * created or followed through a symbolic link. path: absolute, at most
+ * 255 bytes, copied; NULL disables it. Default "/dev/termination-log".
+ * Errors: KP_EINVAL (relative, invalid handle), KP_ENAMETOOLONG.
+ * Beyond upstream.
+ */
+KP_EXTERN int kp_termination_message_path(struct kp_options *opts,
+    const char *path);
 
 /* ------------------------------------------------------------------------
  * Driver hooks. They run inside the nodeserver process, after fork and
@@ -1108,15 +1149,37 @@ KP_EXTERN int kp_start(struct kp_options *opts, const struct kp_hooks *hooks,
     struct kp_plugin **out);
 
 /*
- * kp_stop - stop every process of the plugin, remove the socket files,
- * reap, free the plugin. Blocks until done (at most about 10 s: children
- * that do not exit within 5 s of SIGTERM get SIGKILL). Never deletes
- * ResourceSlices. NULL is ignored. After it returns, plugin is invalid.
+ * kp_stop - stop every process of the plugin, draining first (see
+ * kp_shutdown_grace()): the registration socket file is removed, new DRA
+ * calls get UNAVAILABLE, calls in flight get the grace budget to finish;
+ * then the DRA socket file is removed, everything is reaped and the
+ * plugin freed. Blocks until done (at most the grace budget plus about
+ * 15 s: children that do not exit within 5 s of SIGTERM get SIGKILL).
+ * Never deletes ResourceSlices. NULL is ignored. After it returns, plugin
+ * is invalid. Also to be called after kp_plugin_wait() returned.
  * Errors: KP_EINVAL (invalid handle), KP_EIO (the supervisor did not exit
  * cleanly; everything is freed and reaped anyway).
  * Mirrors kubeletplugin.DRAPlugin.Stop, 1.32.
  */
 KP_EXTERN int kp_stop(struct kp_plugin *plugin);
+
+/*
+ * kp_plugin_wait - wait until the plugin stops on its own, at most
+ * timeout_ms milliseconds (-1: no limit). The plugin stops on its own
+ * when it cannot stay reachable (a socket file it can neither keep nor
+ * re-create, another live instance serving at its socket path), when its
+ * supervisor is killed, or on SIGTERM to the supervisor. A driver should
+ * then call kp_stop() and exit non-zero: it never stays up while kubelet
+ * cannot reach it. The one-line reason (also written to the termination
+ * message path) is copied into reason (size bytes, truncated; may be NULL)
+ * and is the plugin's last error.
+ * Returns KP_ETIMEDOUT while the plugin still runs; 0 once it stopped
+ * cleanly (SIGTERM); KP_ECHILD once it stopped on a failure; KP_EINVAL
+ * (invalid handle).
+ * Beyond upstream.
+ */
+KP_EXTERN int kp_plugin_wait(struct kp_plugin *plugin, int timeout_ms,
+    char *reason, size_t size);
 
 /*
  * kp_plugin_last_error - message of the last failed call on the plugin;

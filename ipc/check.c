@@ -10,6 +10,7 @@
 #include "kubeletplugin.h"
 #include "base/health.h"
 #include "base/names.h"
+#include "base/utf8.h"
 #include "ipc/ipc.h"
 #include "base/utf8.h"
 #include "base/log.h"
@@ -251,6 +252,58 @@ check_log(const Kpipc__Log *l, char *err, size_t errsize)
 	return (0);
 }
 
+/* A syscall's name as libseccomp spells it: [a-z0-9_], 1..32 bytes. */
+static int
+check_event_ask(const Kpipc__EventAsk *a, char *err, size_t errsize)
+{
+	const char	*s = a->syscall;
+	size_t		 n = strlen(s), i;
+
+	/* The journal's own report: the supervisor writes the whole note,
+	 * so nothing of the nodeserver's rides along. */
+	if (a->kind == KPIPC__EVENT_KIND__EVENT_JOURNAL_CORRUPT) {
+		if (n != 0)
+			return (fail(err, errsize, "event_ask.syscall: must "
+			    "be empty for EVENT_JOURNAL_CORRUPT"));
+		return (0);
+	}
+	if (a->kind != KPIPC__EVENT_KIND__EVENT_SYSCALL_DENIED)
+		return (fail(err, errsize, "event_ask.kind %d: only "
+		    "EVENT_SYSCALL_DENIED and EVENT_JOURNAL_CORRUPT may be "
+		    "asked for", (int)a->kind));
+	if (n == 0 || n > KP_IPC_MAX_SYSCALL)
+		return (fail(err, errsize, "event_ask.syscall: %zu bytes, "
+		    "must be 1 to %d", n, KP_IPC_MAX_SYSCALL));
+	for (i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' &&
+		    s[i] <= '9') || s[i] == '_'))
+			return (fail(err, errsize, "event_ask.syscall: byte "
+			    "%zu is not one of [a-z0-9_]", i));
+	return (0);
+}
+
+/* The note the supervisor wrote: bounded, UTF-8, no control bytes. */
+static int
+check_event_post(const Kpipc__EventPost *e, char *err, size_t errsize)
+{
+	size_t	 i, n = strlen(e->note);
+
+	if (e->kind <= KPIPC__EVENT_KIND__EVENT_NONE ||
+	    e->kind > KPIPC__EVENT_KIND__EVENT_SOCKET_LOST)
+		return (fail(err, errsize, "event_post.kind %d: out of range",
+		    (int)e->kind));
+	if (n > KP_IPC_MAX_NOTE)
+		return (fail(err, errsize, "event_post.note: longer than %d "
+		    "bytes", KP_IPC_MAX_NOTE));
+	if (!utf8_valid(e->note))
+		return (fail(err, errsize, "event_post.note: not UTF-8"));
+	for (i = 0; i < n; i++)
+		if ((unsigned char)e->note[i] < 0x20 || e->note[i] == 0x7f)
+			return (fail(err, errsize, "event_post.note: control "
+			    "byte at %zu", i));
+	return (0);
+}
+
 /* The driver's health report: the rules kp_health_report() applied. */
 static int
 check_health_report(const Kpipc__HealthReport *r, char *err,
@@ -467,6 +520,10 @@ ipc_check(const Kpipc__Msg *m, char *err, size_t errsize)
 			return (fail(err, errsize, "reg_error.message: must be "
 			    "at most %d bytes of UTF-8", MAX_MESSAGE));
 		return (0);
+	case KPIPC__MSG__M_EVENT_ASK:
+		return (check_event_ask(m->event_ask, err, errsize));
+	case KPIPC__MSG__M_EVENT_POST:
+		return (check_event_post(m->event_post, err, errsize));
 	default:
 		return (fail(err, errsize, "frame without a known type (%d)",
 		    (int)m->m_case));

@@ -38,6 +38,8 @@
 #define KP_IPC_MAX_CDI_NAMES	1024		/* names in a CdiReply */
 /* Bytes of one request's device metadata (supervisor/metadata.c). */
 #define KP_IPC_MAX_METADATA	(64u * 1024)
+#define KP_IPC_MAX_NOTE		1024	/* an Event's note (the API server's limit) */
+#define KP_IPC_MAX_SYSCALL	32	/* a syscall's name in an EventAsk */
 
 /* Kinds of the supervisor's Event frames to the driver process. */
 #define IPC_EVENT_ERROR		1	/* for kp_error_callback */

@@ -61,6 +61,10 @@ static const struct ipc_rule rules[] = {
 	{ KPIPC__MSG__M_STATE_SET, ROLE_DRIVER, ST(CS_READY) },
 	/* registration test knobs (kp_set_get_info_error, ...) */
 	{ KPIPC__MSG__M_REG_ERROR, ROLE_DRIVER, ST(CS_READY) },
+	/* an Event from the fixed list: a hook's denied syscall */
+	/* (a corrupt journal is found while the nodeserver starts) */
+	{ KPIPC__MSG__M_EVENT_ASK, ROLE_NODESERVER,
+	    ST(CS_STARTING) | ST(CS_READY) },
 };
 
 static const char *const case_names[] = {
@@ -88,6 +92,8 @@ static const char *const case_names[] = {
 	[KPIPC__MSG__M_STATE_SET] = "state_set",
 	[KPIPC__MSG__M_EVENT] = "event",
 	[KPIPC__MSG__M_REG_ERROR] = "reg_error",
+	[KPIPC__MSG__M_EVENT_ASK] = "event_ask",
+	[KPIPC__MSG__M_EVENT_POST] = "event_post",
 };
 
 const char *
@@ -141,6 +147,7 @@ static const struct {
 	{ KPIPC__MSG__M_METADATA_WRITE, KP_IPC_MAX_METADATA + 1024 },
 	{ KPIPC__MSG__M_METADATA_REMOVE, 1024 },
 	{ KPIPC__MSG__M_HEALTH_STALE, 8 * 1024 },
+	{ KPIPC__MSG__M_EVENT_ASK, 128 },
 };
 
 /*

@@ -23,6 +23,7 @@
 #include "base/utf8.h"
 #include "nodeserver/dra.h"
 #include "nodeserver/journal.h"
+#include "nodeserver/ns_wrap.h"
 #include "policy/policy.h"
 
 #define PREPARE_MAGIC	0x6b707072u	/* "kppr" */
@@ -568,6 +569,8 @@ denied_report(const char *hook, const int *nrs, size_t n,
 	for (i = 0; i < n; i++) {
 		if ((nm = pol_sigsys_name(nrs[i])) == NULL)
 			nm = "(unknown syscall)";
+		else
+			ns_event_denied(nm);
 		if (pol_denied_due(nrs[i], &count)) {
 			if (count <= 1)
 				log_warnx("%s hook: sandbox denied %s (EPERM); "

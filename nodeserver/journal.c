@@ -293,8 +293,8 @@ quarantine(struct journal *j, const char *why)
 	else
 		snprintf(j->why, sizeof(j->why), "%s; moved aside to %s",
 		    why, aside);
-	/* XXX(#13): the one place that reports a bad journal; the error
-	 * callback and an Event (operability issue) go here too. */
+	/* The one place that reports a bad journal; jr_start() also tells
+	 * the supervisor (error callback, Event). */
 	log_warnx("journal %s: %s; starting with an empty journal (claims "
 	    "prepared before are prepared again when kubelet asks)",
 	    JOURNAL_FILE, j->why);

@@ -18,6 +18,7 @@
 #include "base/names.h"
 #include "nodeserver/dra.h"
 #include "nodeserver/journal.h"
+#include "nodeserver/ns_wrap.h"
 
 #define CLAIM_INFIX	"_claim-"
 
@@ -237,6 +238,8 @@ jr_start(struct dra_ctx *ctx, char *err, size_t errsize)
 		free(j);
 		return (r);
 	}
+	if (j->why[0] != '\0')
+		ns_event_journal_corrupt();
 	if (j->state == JOURNAL_LOADED && strcmp(j->file_boot_id,
 	    j->boot_id) != 0 && (r = previous_boot(ctx, j)) != 0)
 		goto fail;

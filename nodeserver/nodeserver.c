@@ -119,6 +119,9 @@ nodeserver_main(struct child_env *env)
 	rc.verbosity = cfg->grpc_verbosity;
 	rc.max_conns = cfg->max_conns;
 	rc.handshake_ms = cfg->handshake_ms;
+	/* On SIGTERM (kp_stop; supervisor/drain.c) new calls get
+	 * UNAVAILABLE, calls in flight get this long. */
+	rc.drain_ms = cfg->shutdown_grace_ms;
 	/* Calls run on a pool even when serialized: dra.c holds its lock
 	 * around the driver's hooks only, so claim look-ups of several
 	 * calls overlap, as upstream (the lock is taken after them). */

@@ -254,6 +254,46 @@ ns_wrap_send(struct ns_wrap *w, const Kpipc__Msg *m)
 	return (r);
 }
 
+/*
+ * A hook's syscall was denied: ask the supervisor for an Event on the Node
+ * (it writes the note; this process names only the syscall). Best effort:
+ * a failed send changes nothing for the call.
+ */
+void
+ns_event_denied(const char *syscall)
+{
+	Kpipc__Msg	 m = KPIPC__MSG__INIT;
+	Kpipc__EventAsk	 a = KPIPC__EVENT_ASK__INIT;
+
+	if (ns_self == NULL || !ns_self->started)
+		return;
+	a.kind = KPIPC__EVENT_KIND__EVENT_SYSCALL_DENIED;
+	a.syscall = (char *)syscall;
+	m.m_case = KPIPC__MSG__M_EVENT_ASK;
+	m.event_ask = &a;
+	(void)ns_wrap_send(ns_self, &m);
+}
+
+/*
+ * The journal was unreadable and moved aside (nodeserver/journal.c): the
+ * supervisor tells the driver's error callback and posts an Event; it
+ * writes both texts itself, this process only names the kind.
+ */
+void
+ns_event_journal_corrupt(void)
+{
+	Kpipc__Msg	 m = KPIPC__MSG__INIT;
+	Kpipc__EventAsk	 a = KPIPC__EVENT_ASK__INIT;
+
+	if (ns_self == NULL || !ns_self->started)
+		return;
+	a.kind = KPIPC__EVENT_KIND__EVENT_JOURNAL_CORRUPT;
+	a.syscall = "";
+	m.m_case = KPIPC__MSG__M_EVENT_ASK;
+	m.event_ask = &a;
+	(void)ns_wrap_send(ns_self, &m);
+}
+
 void
 ns_wrap_free(struct ns_wrap *w)
 {

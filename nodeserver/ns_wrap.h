@@ -44,6 +44,8 @@ void	ns_wrap_init(struct ns_wrap *, struct ipc_chan *, const char *);
 int	ns_wrap_start(struct ns_wrap *);
 void	ns_wrap_free(struct ns_wrap *);
 int	ns_wrap_send(struct ns_wrap *, const Kpipc__Msg *);
+void	ns_event_denied(const char *);
+void	ns_event_journal_corrupt(void);
 int	ns_claim_get(void *, const char *, const char *, const char *,
 	    struct dra_claim_alloc *, char *, size_t);
 int	ns_metadata_write(void *, const char *, const char *, const char *,

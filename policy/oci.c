@@ -115,7 +115,7 @@ static void
 arg_rules(FILE *f, const struct u_entry *e)
 {
 	static const unsigned long notif[] = { SECCOMP_IOCTL_NOTIF_RECV,
-	    SECCOMP_IOCTL_NOTIF_SEND, SECCOMP_IOCTL_NOTIF_ID_VALID };
+	    SECCOMP_IOCTL_NOTIF_SEND, SECCOMP_IOCTL_NOTIF_ID_VALID, FIONREAD };
 	static const int pr[] = { PR_SET_NAME, PR_GET_NAME };
 	size_t		 i;
 

@@ -111,8 +111,10 @@ static const struct pol_rule base[] = {
 
 	/* one-offs */
 	{ "getrandom", POL_ALLOW, POL_ARG_NONE },	/* absl, OpenSSL seeds */
-	{ "ioctl", POL_ALLOW, POL_ARG_NOTIF_IOCTL },	/* complain mode's
-							 * listener only */
+	/* complain mode's listener; FIONREAD: glibc's resolver sizes a
+	 * DNS answer with it (a kubeconfig host name killed the
+	 * publisher without it) */
+	{ "ioctl", POL_ALLOW, POL_ARG_NOTIF_IOCTL },
 	{ "prctl", POL_ALLOW, POL_ARG_PRCTL_NAME },	/* gRPC names its
 							 * threads */
 	{ "uname", POL_ALLOW, POL_ARG_NONE },	/* gRPC core at start */
@@ -200,6 +202,10 @@ static const struct pol_rule publisher[] = {
 	{ "bind", POL_ALLOW, POL_ARG_NONE },	/* glibc's resolver binds
 						 * its UDP socket */
 	{ "connect", POL_ALLOW, POL_ARG_NONE },
+	/* glibc's resolver sends the A and AAAA queries in one sendmmsg:
+	 * without it a kubeconfig host name killed the publisher
+	 * (tests/e2e/faults.test.js, the DNS fault) */
+	{ "sendmmsg", POL_ALLOW, POL_ARG_NONE },
 	{ "socket", POL_ALLOW, POL_ARG_SOCKET_INET },
 	/* one-off: curl's wakeup pair (stream only: a datagram pair
 	 * could sendto(2) any datagram socket by path) */

@@ -26,7 +26,8 @@
 
 #define KP_SA_DIR	"/var/run/secrets/kubernetes.io/serviceaccount"
 #define KP_TOKEN_REREAD_S	60	/* re-read a token file at least this often */
-#define KP_HTTP_TIMEOUT_S	30	/* every request but watches */
+#define KP_HTTP_TIMEOUT_S	30	/* every request but watches, unless
+					 * kp_kube_api_timeout() says */
 #define KP_WATCH_TIMEOUT_S	600	/* server-side timeoutSeconds upper bound */
 #define KP_CLAIM_BUDGET_S	20	/* a claim look-up, retries included */
 
@@ -99,6 +100,7 @@ int	http_global_init(void);
 void	http_global_cleanup(void);
 int	http_client_new(struct kube_config *, double, int,
 	    struct http_client **);
+void	http_client_timeout(struct http_client *, int);
 void	http_client_free(struct http_client *);
 int	http_request(struct http_client *, const char *, const char *,
 	    const char *, struct http_response *);
@@ -109,7 +111,7 @@ char	*http_escape(const char *);
 
 /* http_watch.c */
 int	http_watch(struct http_client *, const char *, http_line_fn, void *,
-	    volatile int *);
+	    volatile int *, char *, size_t);
 
 /* discovery.c */
 enum kube_version {
@@ -144,6 +146,10 @@ struct slice_ctl_config {
 	const char		*reconcile_pool;	/* ReconcilePoolWithName;
 						 * NULL or "": off */
 	int			 sync_delay_ms;	/* after a watch event; 0: 1000 */
+	/* A pool the API server keeps rejecting (EVENT_POOL_REJECTED):
+	 * called with the controller's lock held; must not block. */
+	void			(*event)(void *, int, const char *);
+	void			*event_user;
 };
 
 struct slice_stats {

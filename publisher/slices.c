@@ -63,21 +63,56 @@ sl_wait_ms(struct slice_ctl *ctl, int ms)
 	return (stop);
 }
 
-/* Record and log an error; the lock must not be held. */
+/*
+ * Record and log an error; the lock must not be held. A fault makes every
+ * retry fail: the first failure is a warning, the retries are V(2) until
+ * SL_WARN_EVERY_S passed (then one more warning, with the count), so an
+ * API server that is down for an hour logs about 60 lines, not one per
+ * retry (tests/e2e/faults.test.js counts them).
+ */
 void
 sl_set_error(struct slice_ctl *ctl, const char *fmt, ...)
 {
-	char	buf[KP_ERROR_SIZE];
-	va_list	ap;
+	char		buf[KP_ERROR_SIZE];
+	struct timespec	now;
+	va_list		ap;
+	int		warn, n;
 
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	log_warnx("resourceslices: %s", buf);
+	clock_gettime(CLOCK_MONOTONIC, &now);
 	pthread_mutex_lock(&ctl->lock);
 	memcpy(ctl->stats.last_error, buf, sizeof(buf));
 	memcpy(ctl->recent[ctl->stats.errors++ % SL_RECENT], buf, sizeof(buf));
+	n = ++ctl->err_streak;
+	warn = n == 1 || now.tv_sec - ctl->err_warned.tv_sec >=
+	    SL_WARN_EVERY_S;
+	if (warn)
+		ctl->err_warned = now;
 	pthread_mutex_unlock(&ctl->lock);
+	if (warn && n == 1)
+		log_warnx("resourceslices: %s (retrying with backoff)", buf);
+	else if (warn)
+		log_warnx("resourceslices: %s (%d failures so far, still "
+		    "retrying)", buf, n);
+	else
+		log_info(2, "resourceslices: %s", buf);
+}
+
+/* A request succeeded (what says which): after errors, one line. */
+void
+sl_clear_error(struct slice_ctl *ctl, const char *what)
+{
+	int	n;
+
+	pthread_mutex_lock(&ctl->lock);
+	n = ctl->err_streak;
+	ctl->err_streak = 0;
+	pthread_mutex_unlock(&ctl->lock);
+	if (n > 0)
+		log_info(0, "resourceslices: %s again after %d failed "
+		    "attempt%s", what, n, n == 1 ? "" : "s");
 }
 
 /*
@@ -255,6 +290,8 @@ slice_ctl_start(const struct slice_ctl_config *cfg, struct slice_ctl **out)
 	ctl->version = cfg->version;
 	ctl->sync_delay_ms = cfg->sync_delay_ms > 0 ? cfg->sync_delay_ms :
 	    SL_SYNC_DELAY_MS;
+	ctl->event = cfg->event;
+	ctl->event_user = cfg->event_user;
 	ctl->driver = strdup(cfg->driver);
 	ctl->node = strdup(cfg->node);
 	if (cfg->node_uid != NULL && cfg->node_uid[0] != '\0')
@@ -504,6 +541,19 @@ desired_pool(struct slice_ctl *ctl, const char *name, int *nomem)
 	return (NULL);
 }
 
+/* The lock is held. */
+static void
+pool_event(struct slice_ctl *ctl, const char *pool)
+{
+	char	 note[KP_ERROR_SIZE + 320];
+
+	snprintf(note, sizeof(note), "the API server keeps rejecting the "
+	    "ResourceSlices of pool %.253s: %.700s", pool,
+	    ctl->stats.last_error[0] ? ctl->stats.last_error : "no reason");
+	ctl->event(ctl->event_user, KPIPC__EVENT_KIND__EVENT_POOL_REJECTED,
+	    note);
+}
+
 static long
 backoff_ms(int failures)
 {
@@ -559,11 +609,12 @@ sync_main(void *arg)
 	Kpipc__Pool		*dp;
 	char			*name;
 	long			 retry_ms, ms;
-	int			 have_wait, nomem, rc;
+	int			 have_wait, nomem, rc, cleared;
 
 	pthread_mutex_lock(&ctl->lock);
 	while (!ctl->stop) {
 		p = NULL;
+		cleared = 0;
 		have_wait = 0;
 		if (sl_ready(ctl) && ctl->desired != NULL)
 			p = next_pool(ctl, &wait, &have_wait);
@@ -598,11 +649,20 @@ sync_main(void *arg)
 					pool_drop(ctl, p);
 				/* All pools in sync again: the last error
 				 * is history, not the current state. */
-				if (pools_failing(ctl) == 0)
+				if (pools_failing(ctl) == 0) {
 					memcpy(ctl->stats.last_error,
 					    ctl->sticky, sizeof(ctl->sticky));
+					cleared = ctl->err_streak;
+					ctl->err_streak = 0;
+				}
 			} else {
 				p->failures++;
+				/* Retrying did not help: tell the cluster
+				 * (an Event on the Node, counted again on
+				 * each further failure). */
+				if (p->failures >= SL_EVENT_FAILURES &&
+				    ctl->event != NULL)
+					pool_event(ctl, name);
 				ms = backoff_ms(p->failures);
 				if (retry_ms > ms)
 					ms = retry_ms;
@@ -612,6 +672,13 @@ sync_main(void *arg)
 			}
 		}
 		free(name);
+		if (cleared > 0) {
+			pthread_mutex_unlock(&ctl->lock);
+			log_info(0, "resourceslices: in sync again after %d "
+			    "failed attempt%s", cleared, cleared == 1 ? "" :
+			    "s");
+			pthread_mutex_lock(&ctl->lock);
+		}
 	}
 	pthread_mutex_unlock(&ctl->lock);
 	return (NULL);

@@ -69,9 +69,11 @@ request(struct slice_ctl *ctl, const char *method, const char *path,
 	m = conv_status_message(r->resp.body, st);
 	snprintf(r->err, sizeof(r->err), "%s", m != NULL ? m : "error");
 	free(m);
-	/* A Forbidden is a configuration problem: retry slowly. */
-	if (st == 403 && retry_ms != NULL)
-		*retry_ms = SL_BACKOFF_MAX_MS;
+	/* A Forbidden is a configuration problem: retry slowly, but not
+	 * a minute after an administrator fixed the RBAC rules: the
+	 * per-pool backoff doubles from SL_FORBIDDEN_RETRY_MS on. */
+	if (st == 403 && retry_ms != NULL && *retry_ms < SL_FORBIDDEN_RETRY_MS)
+		*retry_ms = SL_FORBIDDEN_RETRY_MS;
 	return (st);
 }
 

@@ -61,15 +61,17 @@ void
 rpc_call_unref(struct rpc_call *call)
 {
 	struct rpc_server	*srv = call->srv;
+	int			 in_flight;
 
 	if (atomic_fetch_sub(&call->refs, 1) != 1)
 		return;
+	in_flight = call->in_flight;
 	rpc_core_call_release(call);
 	pthread_cond_destroy(&call->cond);
 	pthread_mutex_destroy(&call->lock);
 	free(call->req);
 	free(call);
-	rpc_server_call_gone(srv);
+	rpc_server_call_gone(srv, in_flight);
 }
 
 static const char *

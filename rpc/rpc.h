@@ -127,6 +127,12 @@ struct rpc_config {
 	int max_conns;
 	int handshake_ms;
 	int keepalive_ms;
+	/*
+	 * rpc_serve_child() on SIGTERM: refuse new calls and give the unary
+	 * calls in flight this long to finish before stopping
+	 * (rpc_server_drain); 0: stop at once.
+	 */
+	int drain_ms;
 };
 
 #define RPC_DEF_KEEPALIVE_MS	 60000
@@ -159,6 +165,16 @@ int rpc_server_new(const struct rpc_config *cfg, struct rpc_server **out);
  */
 int rpc_server_run(struct rpc_server *srv, volatile sig_atomic_t *quit,
     int stop_fd);
+
+/*
+ * rpc_server_drain - from another thread than rpc_server_run()'s: from
+ * now on every new call fails with UNAVAILABLE without running its
+ * handler (calls already dispatched, queued ones included, still run);
+ * wait at most ms milliseconds until the unary calls in flight have been
+ * answered. Streams are not waited for. Returns how many still run; stop
+ * the server afterwards (their handlers then see rpc_call_cancelled()).
+ */
+size_t rpc_server_drain(struct rpc_server *srv, int ms);
 
 /* rpc_server_free - free the server and call grpc_shutdown(). */
 void rpc_server_free(struct rpc_server *srv);

@@ -49,6 +49,8 @@ struct rpc_call {
 	uint8_t				*req;
 	size_t				 req_len;
 	size_t				 n_passed;	/* BEFORE passed */
+	int				 in_flight;	/* a unary call the
+							 * drain waits for */
 
 	pthread_mutex_t			 lock;		/* fields below */
 	pthread_cond_t			 cond;
@@ -139,6 +141,8 @@ struct rpc_server {
 	int				 workers_quit;
 	int				 shutdown_done;
 	size_t				 live_calls;
+	int				 draining;	/* new calls refused */
+	size_t				 unary_live;	/* in_flight calls */
 	pthread_t			*threads;
 	int				 n_threads;
 };
@@ -159,7 +163,7 @@ void	 rpc_core_call_release(struct rpc_call *);
 /* server.c */
 int	 rpc_thread_start(pthread_t *, void *(*)(void *), void *);
 void	 rpc_server_dispatch(struct rpc_server *, struct rpc_call *);
-void	 rpc_server_call_gone(struct rpc_server *);
+void	 rpc_server_call_gone(struct rpc_server *, int);
 void	 rpc_server_shutdown_done(struct rpc_server *);
 int64_t	 rpc_now_ms(void);
 

@@ -80,6 +80,10 @@ rpc_serve_child(struct child_env *env, const struct rpc_config *rc)
 	while (sigwait(&set, &sig) != 0)
 		;
 	log_info(2, "stopping (%s)", strsignal(sig));
+	/* The supervisor removed the registration socket first: kubelet
+	 * sends no new work; what it sent already may finish. */
+	if (sig == SIGTERM && rc->drain_ms > 0)
+		(void)rpc_server_drain(run.srv, rc->drain_ms);
 	(void)!write(stop[1], "x", 1);
 	pthread_join(th, NULL);
 	rpc_server_free(run.srv);

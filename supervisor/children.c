@@ -330,6 +330,7 @@ child_spawn(struct sup *sup, struct child *c)
 	c->errfd = errp[0];
 	c->errlen = 0;
 	c->pid = pid;
+	c->journal_told = 0;	/* a new process: its own journal read */
 	c->state = CS_STARTING;
 	c->log_tokens = KP_LOG_BURST;
 	clock_gettime(CLOCK_MONOTONIC, &c->log_refill);
@@ -358,7 +359,8 @@ child_log_exit(struct child *c, int status)
 	else if (WIFSIGNALED(status))
 		log_errorx("%s killed by signal %d (%s)", c->name,
 		    WTERMSIG(status), strsignal(WTERMSIG(status)));
-	else if (WEXITSTATUS(status) != 0 || c->state != CS_STOPPING)
+	else if (WEXITSTATUS(status) != 0 || (c->state != CS_STOPPING &&
+	    !c->draining))	/* drained: READY to the end (drain.c) */
 		log_warnx("%s exited with status %d", c->name,
 		    WEXITSTATUS(status));
 	else

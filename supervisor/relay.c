@@ -31,6 +31,9 @@ relay_reg_status(struct sup *sup, const Kpipc__RegStatus *rs)
 		chan_status(sup, IPC_EVENT_REGISTRATION);
 	sup->reg_state = state;
 	snprintf(sup->reg_error, sizeof(sup->reg_error), "%s", rs->error);
+	if (!rs->registered)
+		sup_event(sup, KPIPC__EVENT_KIND__EVENT_REGISTRATION_REJECTED,
+		    "kubelet rejected the registration: %.900s", rs->error);
 }
 
 /* Refill the token bucket for claim look-ups from the nodeserver. */

@@ -32,10 +32,10 @@
 #define PFD_CTL(i)	(3 + 3 * (i))
 #define PFD_LOG(i)	(4 + 3 * (i))
 #define PFD_ERR(i)	(5 + 3 * (i))
-#define PFD_MAX		(3 + 3 * ROLE_COUNT)
+#define PFD_REPAIR	(3 + 3 * ROLE_COUNT)	/* inotify (repair.c) */
+#define PFD_MAX		(4 + 3 * ROLE_COUNT)
 
 
-static void	sup_begin_stop(struct sup *);
 static void	sup_dispatch_child(struct sup *, struct child *);
 
 /*
@@ -97,6 +97,7 @@ sup_fail_start(struct sup *sup, int code, const char *msg)
 	if (sup->phase >= PHASE_RUNNING)
 		return;
 	log_errorx("start failed: %s", msg);
+	termlog_write(sup->cfg, msg);
 	sup_reply_driver(sup, code, msg);
 	sup->exit_code = 1;
 	sup_begin_stop(sup);
@@ -127,21 +128,16 @@ sup_child_violation(struct sup *sup, struct child *c, const char *why)
 	sup_fail_start(sup, KP_EPROTO, msg);
 }
 
-static void
+void
 sup_begin_stop(struct sup *sup)
 {
-	int	 i;
-
 	if (sup->phase == PHASE_STOPPING)
 		return;
 	sup->phase = PHASE_STOPPING;
 	/* The registration socket goes first: kubelet deregisters. */
 	sock_remove(&sup->reg_sock);
-	for (i = 0; i < ROLE_COUNT; i++)
-		if (sup->children[i].pid > 0)
-			child_kill(&sup->children[i], SIGTERM);
-	clock_gettime(CLOCK_MONOTONIC, &sup->stop_deadline);
-	ts_after_ms(&sup->stop_deadline, KP_STOP_GRACE_MS);
+	/* Then the calls in flight finish (drain.c). */
+	drain_begin(sup);
 }
 
 /* Fork c; a failure fails the start. */
@@ -231,6 +227,7 @@ sup_reap(struct sup *sup)
 			continue;
 		starting = c->state == CS_STARTING;
 		child_reaped(sup, c, status);
+		events_child_exit(sup, c, status);
 		if (c->role == ROLE_PUBLISHER) {
 			relay_claims_abort(sup);
 			if (sup->phase == PHASE_RUNNING)
@@ -297,6 +294,9 @@ sup_handle_child(struct sup *sup, struct child *c, Kpipc__Msg *m)
 		break;
 	case KPIPC__MSG__M_HEALTH_STALE:
 		health_relay_stale(sup, m->health_stale);
+		break;
+	case KPIPC__MSG__M_EVENT_ASK:
+		events_ask(sup, c, m->event_ask);
 		break;
 	case KPIPC__MSG__M_CDI_WRITE:
 	case KPIPC__MSG__M_CDI_REMOVE:
@@ -556,6 +556,8 @@ sup_timeout(struct sup *sup)
 	}
 	if ((d = relay_claims_next_ms(sup)) >= 0 && d < t)
 		t = d;
+	if ((d = repair_next_ms(sup)) >= 0 && d < t)
+		t = d;
 	return (t < 0 ? 0 : t > 1000 ? 1000 : (int)t);
 }
 
@@ -571,6 +573,9 @@ sup_timers(struct sup *sup)
 		    "report ready within 30 s");
 	if (sup->phase == PHASE_RUNNING)
 		relay_claims_tick(sup);
+	/* Lifecycle (issue 14): drain.c, repair.c. */
+	drain_tick(sup);
+	repair_tick(sup);
 	for (i = 0; i < ROLE_COUNT; i++) {
 		c = &sup->children[i];
 		if (sup->phase == PHASE_STOPPING && c->pid > 0 &&
@@ -618,6 +623,8 @@ sup_poll(struct sup *sup)
 		pfd[PFD_ERR(i)].fd = c->errfd;
 		pfd[PFD_ERR(i)].events = POLLIN;
 	}
+	pfd[PFD_REPAIR].fd = sup->repair_fd;
+	pfd[PFD_REPAIR].events = POLLIN;
 	if (poll(pfd, PFD_MAX, t) == -1) {
 		if (errno != EINTR)
 			log_warn("poll");
@@ -625,6 +632,8 @@ sup_poll(struct sup *sup)
 	}
 	if (pfd[PFD_SIGNAL].revents & POLLIN)
 		sup_read_signals(sup);
+	if (pfd[PFD_REPAIR].revents & POLLIN)
+		repair_read(sup);
 	for (i = 0; i < ROLE_COUNT; i++) {
 		c = &sup->children[i];
 		if (pfd[PFD_LOG(i)].revents & (POLLIN | POLLHUP))
@@ -680,6 +689,7 @@ sup_finish(struct sup *sup)
 	ipc_free(sup->health);
 	files_close(sup);
 	lock_close(sup);
+	repair_close(sup);
 	close(sup->sigfd);
 	if (sup->pidns_fd != -1)
 		close(sup->pidns_fd);
@@ -730,6 +740,7 @@ supervisor_main(const struct kp_options *cfg, const struct kp_hooks *hooks,
 		return (1);
 	}
 	child_table_init(&sup);
+	repair_init(&sup);
 	clock_gettime(CLOCK_MONOTONIC, &sup.start_deadline);
 	ts_after_ms(&sup.start_deadline, KP_START_TIMEOUT_MS);
 	sup_start_first(&sup);

@@ -58,9 +58,14 @@ struct child {
 	int			 backoff_ms;
 	int			 restarts;
 	int			 storm;		/* crash loop reported */
+	int			 journal_told;	/* corrupt journal reported */
 	double			 log_tokens;	/* log rate limit */
 	struct timespec		 log_refill;
 	unsigned long long	 log_dropped;
+	/* Draining (drain.c): SIGTERM sent, the frames of calls in flight
+	 * still relayed, SIGKILL at kill_at. */
+	int			 draining;
+	struct timespec		 kill_at;
 };
 
 /* A listening socket the supervisor owns. */
@@ -68,6 +73,8 @@ struct sup_socket {
 	int		 fd;
 	const char	*path;		/* NULL: listener without a path */
 	int		 created;	/* we bound it: remove if unchanged */
+	int		 bound;		/* by sock_listen: repair.c may bind
+					 * it again */
 	dev_t		 dev;
 	ino_t		 ino;
 };
@@ -155,6 +162,16 @@ struct sup {
 						 * children share it */
 	char			 pub_hide[KP_IPC_MAX_HIDE][KP_IPC_PATH_MAX];
 	size_t			 n_pub_hide;	/* publisher's READY */
+	/* Socket files that repair themselves (repair.c). */
+	int			 repair_fd;	/* inotify; -1 */
+	struct timespec		 repair_next;	/* the periodic inode check */
+	int			 repair_pending;	/* an event: check soon */
+	/* Draining shutdown (drain.c). */
+	int			 pub_stopped;	/* SIGTERM sent to it */
+	/* Events for the publisher (events.c). */
+	double			 ev_tokens;
+	struct timespec		 ev_refill;
+	unsigned long long	 ev_dropped;
 };
 
 /* sockets.c */
@@ -232,9 +249,31 @@ void	chan_error(struct sup *, int, int, const char *, ...)
 	    KP_PRINTF(4, 5);
 void	chan_status(struct sup *, int);
 void	chan_events_flush(struct sup *);
+/* fatal.c */
+void	fatal_page_set(char *);
+void	sup_fatal(struct sup *, const char *, ...) KP_PRINTF(2, 3);
+void	termlog_write(const struct kp_options *, const char *);
+
+/* repair.c */
+void	repair_init(struct sup *);
+void	repair_read(struct sup *);
+void	repair_tick(struct sup *);
+long long repair_next_ms(struct sup *);
+void	repair_close(struct sup *);
+
+/* drain.c */
+void	drain_begin(struct sup *);
+void	drain_restart(struct sup *, struct child *);
+void	drain_tick(struct sup *);
+
+/* events.c */
+void	sup_event(struct sup *, int, const char *, ...) KP_PRINTF(3, 4);
+void	events_ask(struct sup *, struct child *, const Kpipc__EventAsk *);
+void	events_child_exit(struct sup *, struct child *, int);
 
 /* supervisor.c */
 int	sup_reply_driver(struct sup *, int, const char *);
+void	sup_begin_stop(struct sup *);
 void	sup_queue(struct sup *, struct child *, const Kpipc__Msg *);
 int	supervisor_main(const struct kp_options *, const struct kp_hooks *,
 	    int, int, struct sup_socket *, struct sup_socket *);

@@ -422,7 +422,9 @@ main(int argc, char **argv)
 	struct timespec		 ts;
 	char			 reg[PATH_MAX], plug[PATH_MAX];
 	char			 err[KP_ERROR_SIZE * 2];
+	char			 reason[KP_ERROR_SIZE];
 	sigset_t		 set;
+	time_t			 next;
 	int			 sig, r, kube;
 
 	memset(&fl, 0, sizeof(fl));
@@ -493,15 +495,28 @@ main(int argc, char **argv)
 		    "(--kubeconfig or --in-cluster): registering only, no "
 		    "ResourceSlices, and claims cannot be prepared\n");
 	publish(plugin, &devs, kube);
+	next = time(NULL) + fl.rescan;
 	for (;;) {
-		ts.tv_sec = fl.rescan > 0 ? fl.rescan : 3600;
+		/* A second at a time: a plugin that stopped on its own (a
+		 * socket it cannot keep) ends this process, non-zero, so the
+		 * kubelet restarts the pod rather than keep it unreachable. */
+		ts.tv_sec = 1;
 		ts.tv_nsec = 0;
 		sig = sigtimedwait(&set, NULL, &ts);
 		if (sig == SIGTERM || sig == SIGINT)
 			break;
-		if (sig == SIGHUP || (sig == -1 && errno == EAGAIN &&
-		    fl.rescan > 0))
+		if (kp_plugin_wait(plugin, 0, reason, sizeof(reason)) !=
+		    KP_ETIMEDOUT) {
+			fprintf(stderr, "pci-driver: the plugin stopped: %s\n",
+			    reason);
+			(void)kp_stop(plugin);
+			pci_list_free(&devs);
+			return (1);
+		}
+		if (sig == SIGHUP || (fl.rescan > 0 && time(NULL) >= next)) {
 			rescan(plugin, &devs, kube);
+			next = time(NULL) + fl.rescan;
+		}
 	}
 	fprintf(stderr, "pci-driver: %s, stopping\n", strsignal(sig));
 	r = kp_stop(plugin);

@@ -74,6 +74,8 @@ async function startEmulator(opts = {}) {
     hung: new Set(),
     errors: [],
     sockets: new Set(),
+    tlsFault: false,
+    tlsFailures: 0,
     port: opts.port || 0,
   };
   emu.store = new Store({ historySize: emu.opts.historySize, initialRV: emu.opts.initialResourceVersion });
@@ -90,7 +92,13 @@ async function startEmulator(opts = {}) {
       key: pki.keyPem, cert: pki.certPem, ca: pki.caPem, requestCert: true, rejectUnauthorized: false,
     }, handler);
     server.keepAliveTimeout = 60000;
-    server.on('connection', (s) => { emu.sockets.add(s); s.on('close', () => emu.sockets.delete(s)); });
+    server.on('connection', (s) => {
+      // tlsFault: the handshake of a new connection fails (plain text
+      // where the ServerHello belongs), as behind a broken proxy.
+      if (emu.tlsFault) { emu.tlsFailures++; s.end('HTTP/1.1 400 Bad Request\r\n\r\n'); return; }
+      emu.sockets.add(s);
+      s.on('close', () => emu.sockets.delete(s));
+    });
     server.on('secureConnection', (s) => { emu.sockets.add(s); s.on('close', () => emu.sockets.delete(s)); });
     await new Promise((resolve, reject) => {
       server.once('error', reject);
@@ -208,6 +216,8 @@ async function startEmulator(opts = {}) {
     deallocateClaim(ns, name) { return api.updateClaim(ns, name, (c) => { delete c.status.allocation; return c; }); },
     deleteClaim(ns, name) { emu.store.bump(); return emu.store.claims.delete(`${ns}/${name}`); },
     getClaim(ns, name) { return clone(emu.store.claims.get(`${ns}/${name}`)); },
+    // getEvents returns the stored events.k8s.io/v1 Events (events.js).
+    getEvents() { return [...((emu.store.events && emu.store.events.values()) || [])].map(clone); },
 
     // --- slices (as another client would see or change them) --------------------
     // getSlices returns the stored slices encoded in `version` (default v1),
@@ -264,6 +274,13 @@ async function startEmulator(opts = {}) {
     },
 
     // --- watches and history ------------------------------------------------------
+    // tlsFault(true) closes every connection and fails the TLS handshake
+    // of new ones until tlsFault(false); returns the failed handshakes.
+    tlsFault(on = true) {
+      emu.tlsFault = !!on;
+      if (on) for (const sock of [...emu.sockets]) sock.destroy();
+      return emu.tlsFailures;
+    },
     dropWatches({ mode = 'end' } = {}) { const n = emu.watches.size; for (const w of [...emu.watches]) w.close(mode); return n; },
     activeWatches() { return emu.watches.size; },
     sendBookmarks() { for (const w of emu.watches) w.bookmark(); },
@@ -315,7 +332,7 @@ async function startEmulator(opts = {}) {
 // emulated API.
 const CONTROL_METHODS = ['addToken', 'removeToken', 'rotateToken', 'issueClientCert', 'addNode', 'removeNode', 'getNode',
   'addClaim', 'setClaimUID', 'deallocateClaim', 'deleteClaim', 'getClaim', 'getSlices', 'createSlice', 'deleteSlices', 'touchSlice', 'setFeatureGates',
-  'dropWatches', 'activeWatches', 'sendBookmarks', 'compactHistory', 'bumpResourceVersion', 'inject', 'clearFaults', 'faults',
+  'dropWatches', 'tlsFault', 'activeWatches', 'sendBookmarks', 'compactHistory', 'bumpResourceVersion', 'inject', 'clearFaults', 'faults',
   'requests', 'writes', 'resetLog', 'checkRate', 'restart'];
 
 function startControl(api, port) {

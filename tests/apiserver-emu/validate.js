@@ -423,4 +423,4 @@ function validateSlice(o, ctx) {
   return errs;
 }
 
-module.exports = { validateSlice, isDNS1123Subdomain, isDNS1123Label, nameIsDNSSubdomain };
+module.exports = { validateSlice, isDNS1123Subdomain, isDNS1123Label, nameIsDNSSubdomain, isQualifiedName };

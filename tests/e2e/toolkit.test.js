@@ -215,6 +215,9 @@ test('a corrupt journal is moved aside and reported; the nodeserver starts empty
   assert.deepEqual(env.journal().claims, {}, 'a fresh journal');
   assert.ok(fs.existsSync(env.specOf(c)), 'its claim may still be in use: spec kept');
   assert.match(env.drv.stderr, /has no entry, kept \(the journal was unreadable\)/);
+  // Reported to the driver once, as recoverable, in the supervisor's words.
+  const l = await env.drv.line(['errcb KP_EIO']);
+  assert.match(l, /^errcb KP_EIO rec=1 the prepared-claim journal was unreadable and was moved aside/);
   // Serving: the claim is prepared again by the hook.
   await prepare(env, [c]);
   assert.equal(count(env.drv.stderr, 'prepare hook: default/kept'), 2);

@@ -428,6 +428,16 @@ test_qps(void)
 	    "between 1 and 10000");
 	FAILS(o, kp_kube_api_qps(o, 5, -3), KP_EINVAL, opt, "burst -3");
 	CHECK(o->kube_qps == 20);
+	CHECK(o->kube_timeout_ms == 30000);
+	OK(kp_kube_api_timeout(o, 100));
+	OK(kp_kube_api_timeout(o, 300000));
+	FAILS(o, kp_kube_api_timeout(o, 99), KP_EINVAL,
+	    "kp_kube_api_timeout (rest.Config Timeout)",
+	    "99 ms must be between 100 and 300000");
+	FAILS(o, kp_kube_api_timeout(o, 300001), KP_EINVAL,
+	    "kp_kube_api_timeout (rest.Config Timeout)", "300001 ms");
+	OK(kp_kube_api_timeout(o, 1000));
+	CHECK(o->kube_timeout_ms == 1000);
 	CHECK_EQ(o->kube_burst, 40);
 	kp_options_free(o);
 }

@@ -142,6 +142,16 @@ apply(struct kp_options *o, int ch, const char *a)
 	}
 }
 
+/* Errors after kp_start: "errcb <KP_NAME> rec=<0|1> <message>". */
+static void
+on_error(void *user, int code, const char *message, int recoverable)
+{
+	(void)user;
+	printf("errcb %s rec=%d %s\n", kp_err_name(code), recoverable,
+	    message);
+	fflush(stdout);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -169,6 +179,7 @@ main(int argc, char **argv)
 			return (1);
 		}
 	if (kp_journal_hooks(o, &jh) != 0 ||
+	    kp_error_callback(o, on_error, NULL) != 0 ||
 	    (r = kp_start(o, &hooks, &p)) != 0) {
 		printf("error %s %s\n", kp_err_name(KP_EINVAL),
 		    kp_options_last_error(o));

@@ -23,7 +23,10 @@
  * logs "HOOKSTATE <x> gen=<g> len=<n> <text>"; the init hook logs
  * "INITSTATE gen=<g> len=<n>"; every prepared claim logs its parsed
  * configs ("CONFIGS ...").
- * End of input stops as "stop" does. A failed start prints
+ * With --exit-on-stop a thread waits in kp_plugin_wait() and prints
+ * "plugin-stopped <KP_NAME> <reason>" when the plugin stops on its own.
+ * End of input stops as "stop" does. Claim "hang-forever..." makes the
+ * prepare hook block for good. A failed start prints
  * "error <KP_NAME> <message>" and exits 1.
  */
 #include <errno.h>
@@ -64,6 +67,7 @@ struct tdrv {
 	const char	*counter;	/* --counter-file: hooks log here */
 	const char	*tag;		/* --tag: names this instance there */
 	int		 all_nodes;	/* publish: pools for all nodes */
+	int		 exit_on_stop;	/* kp_plugin_wait: exit with it */
 };
 
 static struct tdrv	 drv;
@@ -994,6 +998,13 @@ prepare_body(const struct kp_claim *c, size_t n,
 			    c[i].name + 6);
 			log_state(tag);
 		}
+		/* "hang-forever": a hook that never returns, not even when
+		 * kubelet gives up (tests/e2e/exhaustion.test.js). */
+		if (strncmp(c[i].name, "hang-forever", 12) == 0) {
+			fprintf(stderr, "hook hangs forever\n");
+			for (;;)
+				pause();
+		}
 		if (strncmp(c[i].name, "hostile-", 8) == 0) {
 			hostile(c[i].name + 8);
 			sleep(5);	/* the supervisor kills us here */
@@ -1153,6 +1164,9 @@ apply(struct kp_options *o, int ch, const char *a)
 	case 332: return (kp_cdi_directory(o, a));
 	case 340: return (kp_sandbox_uid_base(o, (uid_t)strtoul(a, 0, 10)));
 	case 341: return (kp_kube_client_in_cluster(o));
+	case 342: return (kp_kube_api_qps(o, strtod(a, NULL),
+	    strchr(a, ':') ? (int)strtol(strchr(a, ':') + 1, 0, 10) : 10));
+	case 343: return (kp_kube_api_timeout(o, (int)strtol(a, 0, 10)));
 	case 'i':
 		return (kp_grpc_interceptor(o, icpt, "A") ||
 		    kp_grpc_interceptor(o, icpt, "B"));
@@ -1180,6 +1194,9 @@ apply(struct kp_options *o, int ch, const char *a)
 	case 356:
 		drv.all_nodes = 1;
 		return (kp_reconcile_pool_with_name(o, a));
+	case 380: return (kp_shutdown_grace(o, (int)strtol(a, 0, 10)));
+	case 381: return (kp_termination_message_path(o, a[0] ? a : NULL));
+	case 382: drv.exit_on_stop = 1; return (0);
 	default: return (-1);
 	}
 }
@@ -1207,6 +1224,7 @@ parse(int argc, char **argv, struct kp_options *o)
 		{ "state-dir", 1, 0, 330 }, { "read-path", 1, 0, 331 },
 		{ "cdi-dir", 1, 0, 332 },
 		{ "uid-base", 1, 0, 340 }, { "in-cluster", 0, 0, 341 },
+		{ "kube-qps", 1, 0, 342 }, { "kube-timeout-ms", 1, 0, 343 },
 		{ "spawn-thread", 0, 0, 'T' }, { "node-uid", 1, 0, 'U' },
 		{ "no-health", 0, 0, 310 }, { "no-health-v1", 0, 0, 311 },
 		{ "no-health-v1alpha1", 0, 0, 312 },
@@ -1222,6 +1240,9 @@ parse(int argc, char **argv, struct kp_options *o)
 		{ "no-registration", 0, 0, 352 }, { "no-dra", 0, 0, 353 },
 		{ "counter-file", 1, 0, 354 }, { "tag", 1, 0, 355 },
 		{ "reconcile-pool", 1, 0, 356 },
+		{ "shutdown-grace-ms", 1, 0, 380 },
+		{ "termination-log", 1, 0, 381 },
+		{ "exit-on-stop", 0, 0, 382 },
 		{ 0, 0, 0, 0 }
 	};
 	int	 ch;
@@ -1405,6 +1426,41 @@ state_cmd(struct kp_plugin *p, const char *line)
 	return (kp_state_set(p, line, n));
 }
 
+/*
+ * --exit-on-stop: what a driver's main does: when the plugin stops on its
+ * own (it can no longer be reached), print "plugin-stopped <KP_NAME>
+ * <reason>", kp_stop, exit 3 (0 after a clean SIGTERM stop).
+ */
+static pthread_mutex_t	 plugin_lock = PTHREAD_MUTEX_INITIALIZER;
+static int		 plugin_gone;
+
+static void *
+wait_thread(void *arg)
+{
+	struct kp_plugin	*p = arg;
+	char			 reason[KP_ERROR_SIZE];
+	int			 r;
+
+	/* One look at a time, under the lock the final kp_stop takes. */
+	for (;;) {
+		pthread_mutex_lock(&plugin_lock);
+		if (plugin_gone) {
+			pthread_mutex_unlock(&plugin_lock);
+			return (NULL);
+		}
+		r = kp_plugin_wait(p, 0, reason, sizeof(reason));
+		if (r != KP_ETIMEDOUT)
+			break;
+		pthread_mutex_unlock(&plugin_lock);
+		usleep(50000);
+	}
+	printf("plugin-stopped %s %s\n", kp_err_name(r), reason);
+	fflush(stdout);
+	(void)kp_stop(p);
+	_exit(r == 0 ? 0 : 3);
+	return (NULL);
+}
+
 static void *
 idle_thread(void *arg)
 {
@@ -1490,7 +1546,10 @@ commands(struct kp_plugin *p, int fds_before)
 		atomic_store(&status_stop, 1);
 		pthread_join(status_th, NULL);
 	}
+	pthread_mutex_lock(&plugin_lock);
 	r = kp_stop(p);
+	plugin_gone = 1;
+	pthread_mutex_unlock(&plugin_lock);
 	printf("stopped %d fds %d %d\n", r, fds_before, count_fds());
 	fflush(stdout);
 }
@@ -1524,6 +1583,8 @@ main(int argc, char **argv)
 	kp_options_free(o);
 	if (drv.channels)
 		pthread_create(&status_th, NULL, status_thread, p);
+	if (drv.exit_on_stop)
+		pthread_create(&th, NULL, wait_thread, p);
 	printf("ready %d\n", (int)getpid());
 	commands(p, fds);
 	return (0);
