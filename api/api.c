@@ -128,15 +128,44 @@ start_sockets(struct kp_options *o, struct sup_socket *ps,
 /* In the new supervisor process; never returns. */
 static void
 start_supervisor(struct kp_options *cfg, const struct kp_hooks *hooks,
-    int fd, struct sup_socket *ps, struct sup_socket *rs)
+    int fd, struct sup_socket *ps, struct sup_socket *rs, int hfd)
 {
-	int	 keep[6] = { 0, 1, 2, fd, ps->fd, rs->fd };
+	int	 keep[7] = { 0, 1, 2, fd, ps->fd, rs->fd, hfd };
 
 	/* Only the sockets and the driver's channel survive. */
-	if (fd_close_except(keep, 6) == -1)
+	if (fd_close_except(keep, 7) == -1)
 		_exit(1);
 	cfg->plugin_listener = cfg->registrar_listener = -1;
-	_exit(supervisor_main(cfg, hooks, fd, ps, rs));
+	_exit(supervisor_main(cfg, hooks, fd, ps, rs, hfd));
+}
+
+/*
+ * The observer's TCP listener (kp_http_endpoint), bound here so that an
+ * address in use fails kp_start(). *fd -1 when the observer is off.
+ */
+static int
+start_http(struct kp_options *o, int *fd)
+{
+	int	 one = 1, s;
+
+	*fd = -1;
+	if (o->http_len == 0)
+		return (0);
+	if ((s = socket(o->http_addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC |
+	    SOCK_NONBLOCK, 0)) == -1)
+		return (opt_fail(o, KP_EIO, "%s: socket: %s", OPT_HTTP,
+		    strerror(errno)));
+	(void)setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(s, (struct sockaddr *)&o->http_addr, o->http_len) == -1 ||
+	    listen(s, 64) == -1) {
+		int e = errno;
+
+		close(s);
+		return (opt_fail(o, KP_EIO, "%s: %s: %s", OPT_HTTP,
+		    o->http_endpoint, strerror(e)));
+	}
+	*fd = s;
+	return (0);
 }
 
 static int
@@ -185,7 +214,7 @@ kp_start(struct kp_options *opts, const struct kp_hooks *hooks,
 	struct kp_plugin	*p;
 	struct sup_socket	 ps, rs;
 	struct kp_hooks		 h;
-	int			 sv[2], r;
+	int			 sv[2], r, hfd;
 	pid_t			 pid;
 
 	if (!opt_valid_handle(opts))
@@ -199,7 +228,13 @@ kp_start(struct kp_options *opts, const struct kp_hooks *hooks,
 	if ((p = calloc(1, sizeof(*p))) == NULL)
 		return (opt_fail(opts, KP_ENOMEM, "kp_start: out of memory"));
 	h = *hooks;
+	if ((r = start_http(opts, &hfd)) != 0) {
+		free(p);
+		return (r);
+	}
 	if ((r = start_sockets(opts, &ps, &rs)) != 0) {
+		if (hfd != -1)
+			close(hfd);
 		free(p);
 		return (r);
 	}
@@ -208,18 +243,22 @@ kp_start(struct kp_options *opts, const struct kp_hooks *hooks,
 		r = opt_fail(opts, KP_EIO, "kp_start: %s", strerror(errno));
 		sock_remove(&ps);
 		sock_remove(&rs);
+		if (hfd != -1)
+			close(hfd);
 		free(p);
 		return (r);
 	}
 	if (pid == 0) {
 		close(sv[0]);
-		start_supervisor(opts, &h, sv[1], &ps, &rs);
+		start_supervisor(opts, &h, sv[1], &ps, &rs, hfd);
 	}
 	close(sv[1]);
 	/* The supervisor owns the sockets now; keep the files. */
 	close(ps.fd);
 	if (rs.fd != -1)
 		close(rs.fd);
+	if (hfd != -1)
+		close(hfd);
 	p->magic = KP_PLUGIN_MAGIC;
 	p->sup_pid = pid;
 	p->has_kube = opts->kube_mode != KP_KUBE_NONE;

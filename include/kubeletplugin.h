@@ -1042,7 +1042,8 @@ enum kp_sandbox_mode {
 enum kp_process {
 	KP_PROCESS_NODESERVER = 0,
 	KP_PROCESS_REGISTRAR = 1,
-	KP_PROCESS_PUBLISHER = 2
+	KP_PROCESS_PUBLISHER = 2,
+	KP_PROCESS_OBSERVER = 3
 };
 
 /*
@@ -1393,6 +1394,32 @@ KP_EXTERN int kp_health_service(struct kp_options *opts, int enable);
  */
 KP_EXTERN int kp_health_v1(struct kp_options *opts, int enable);
 KP_EXTERN int kp_health_v1alpha1(struct kp_options *opts, int enable);
+
+/* ------------------------------------------------------------------------
+ * The observer (README "Health and metrics"): an optional fifth process,
+ * sandboxed like the registrar, that serves HTTP on the endpoint below:
+ * GET /healthz and /readyz answer 200 "ok" or 503 with a one-line reason,
+ * /metrics the Prometheus text format. It never talks to kubelet, the API
+ * server or the hooks: the supervisor sends it status snapshots. Beyond
+ * upstream (the Go helper has no health endpoint).
+ */
+
+/*
+ * kp_http_endpoint - serve /healthz, /readyz and /metrics on addr, a TCP
+ * address "IPV4:PORT", "[IPV6]:PORT" or ":PORT" (every IPv4 address),
+ * port 1..65535; copied. NULL or "" turns the observer off (the
+ * default). kp_start() binds the address (an address in use fails it with
+ * KP_EIO naming this option) and keeps it bound for the plugin's life.
+ * /healthz is 503 when a socket file is missing or is no longer the one
+ * the plugin bound (device and inode), a process has not answered the
+ * supervisor's heartbeat within 5 s (a slow hook does not count: the
+ * answer comes from each process's event loop), kubelet rejected the
+ * registration, or the publisher has pools it has not synced for 5
+ * minutes; /readyz is also 503 until kubelet accepted the registration.
+ * Errors: KP_EINVAL (NULL handle; the message names the rule broken:
+ * syntax, address literal, port range). Beyond upstream.
+ */
+KP_EXTERN int kp_http_endpoint(struct kp_options *opts, const char *addr);
 
 /*
  * kp_health_report - report the health of n devices from the driver

@@ -10,6 +10,8 @@
  * so correctness never depends on the number of rpc worker threads.
  */
 #include <pthread.h>
+#include <stdatomic.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +21,11 @@
 #define MSG_SIZE	(2 * KP_ERROR_SIZE)
 
 /* Order of supported_versions and of the method table. */
+/* Waits for the serialization lock, for the heartbeat's answer
+ * (ns_pong.c); process-wide, as the lock. */
+_Atomic uint64_t	 dra_lock_waits;
+_Atomic uint64_t	 dra_lock_wait_ns;
+
 static const enum dra_version order[] = { DRA_V1, DRA_V1BETA1, DRA_V1ALPHA4 };
 
 struct op {
@@ -117,6 +124,24 @@ is_cancelled(const struct dra_results *r)
 }
 
 /*
+ * Take the serialization lock, counting the wait for /metrics
+ * (kubeletplugin_serialization_lock_wait_seconds): how long calls queue
+ * behind a slow hook.
+ */
+static void
+dra_lock_timed(struct dra_ctx *ctx)
+{
+	struct timespec	 t0, t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	pthread_mutex_lock(&ctx->lock);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	atomic_fetch_add(&dra_lock_waits, 1);
+	atomic_fetch_add(&dra_lock_wait_ns, (uint64_t)(t1.tv_sec -
+	    t0.tv_sec) * 1000000000u + (uint64_t)(t1.tv_nsec - t0.tv_nsec));
+}
+
+/*
  * Run the hook on r->n_hook claims, under the lock when serialized. A call
  * cancelled while it waited for the lock does not run the hook: kubelet
  * has given up on it and will retry.
@@ -132,7 +157,7 @@ run_hook(struct dra_ctx *ctx, const struct op *op,
 	if (r->n_hook == 0)
 		return (RPC_OK);
 	if (ctx->cfg->serialize)
-		pthread_mutex_lock(&ctx->lock);
+		dra_lock_timed(ctx);
 	if (is_cancelled(r))
 		skipped = 1;
 	else

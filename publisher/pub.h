@@ -42,6 +42,10 @@ struct pub {
 /* publisher.c */
 int	pub_send(struct pub *, const Kpipc__Msg *);
 
+/* pub_stats.c */
+void	pub_stats_api(const char *, long);
+void	pub_pong(struct pub *, uint64_t);
+
 /* pub_claims.c */
 int	pub_claims_start(struct pub *);
 void	pub_claims_queue(struct pub *, Kpipc__Msg *);

@@ -204,6 +204,10 @@ pub_dispatch(struct pub *p, Kpipc__Msg *m)
 	case KPIPC__MSG__M_CLAIM_GET:
 		pub_claims_queue(p, m);	/* takes m */
 		return (0);
+	case KPIPC__MSG__M_PING:
+		pub_pong(p, m->ping->seq);
+		ipc_free(m);
+		return (0);
 	default:
 		log_warnx("unexpected %s frame from the supervisor",
 		    ipc_case_name(m->m_case));

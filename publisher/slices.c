@@ -388,6 +388,36 @@ slice_ctl_stats(struct slice_ctl *ctl, struct slice_stats *st)
 	pthread_mutex_unlock(&ctl->lock);
 }
 
+/*
+ * The slices of each desired pool as the cache has them (for /metrics):
+ * up to max pools into pools[] (names borrowed until the next update:
+ * copied into buf, each at most KP_IPC_MAX_POOL + 1 bytes) and counts[].
+ */
+size_t
+slice_ctl_pools(struct slice_ctl *ctl, char (*names)[KP_IPC_MAX_POOL + 1],
+    uint32_t *counts, size_t max)
+{
+	size_t	 i, j, n = 0;
+
+	if (ctl == NULL)
+		return (0);
+	pthread_mutex_lock(&ctl->lock);
+	for (i = 0; i < ctl->n_pools && n < max; i++) {
+		snprintf(names[n], KP_IPC_MAX_POOL + 1, "%s",
+		    ctl->pools[i].name);
+		counts[n] = 0;
+		for (j = 0; j < ctl->n_cache; j++)
+			if (!ctl->cache[j].deleted &&
+			    ctl->cache[j].rec.pool != NULL &&
+			    strcmp(ctl->cache[j].rec.pool,
+			    ctl->pools[i].name) == 0)
+				counts[n]++;
+		n++;
+	}
+	pthread_mutex_unlock(&ctl->lock);
+	return (n);
+}
+
 /* Pools whose last sync failed; the lock is held. */
 static size_t
 pools_failing(const struct slice_ctl *ctl)

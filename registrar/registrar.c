@@ -52,7 +52,11 @@ registrar_main(struct child_env *env)
 	if (policy_apply(ROLE_REGISTRAR, env, err,
 	    sizeof(err)) != 0)
 		return (child_start_fail(env, KP_ESANDBOX, "sandbox: %s", err));
+	if (reg_heartbeat_start(&rs) != 0)
+		return (child_start_fail(env, KP_ENOMEM, "heartbeat: cannot "
+		    "start its thread"));
 	code = rpc_serve_child(env, &rc);
+	reg_heartbeat_stop(&rs);
 	free(rs.info);
 	pthread_mutex_destroy(&rs.ctl_lock);
 	return (code);

@@ -16,7 +16,14 @@ struct reg_state {
 	size_t			 info_len;
 	struct ipc_chan		*ctl;
 	pthread_mutex_t		 ctl_lock;
+	pthread_t		 hb;		/* heartbeat.c */
+	int			 hb_stop[2];
+	int			 hb_started;
 };
+
+/* heartbeat.c */
+int	reg_heartbeat_start(struct reg_state *);
+void	reg_heartbeat_stop(struct reg_state *);
 
 /* registration.c */
 int	reg_info_build(struct reg_state *, const struct kp_options *);

@@ -30,6 +30,7 @@
 
 #include "kubeletplugin.h"
 #include "base/config.h"
+#include "ipc/ipc.h"
 
 /* gRPC status codes used by the handlers (values of grpc_status_code). */
 enum rpc_status {
@@ -221,5 +222,14 @@ int rpc_call_cancelled(const struct rpc_call *call);
 
 /* rpc_call_method - the call's full method path; valid for the call. */
 const char *rpc_call_method(const struct rpc_call *call);
+
+/*
+ * rpc_stats_take - this process's gRPC counters since the last call
+ * (calls by method and code, latency buckets) and its calls in progress,
+ * into p->rpc and p->in_flight (allocated; free with rpc_stats_free).
+ * KP_ENOMEM leaves the counters for the next call.
+ */
+int	rpc_stats_take(Kpipc__Pong *);
+void	rpc_stats_free(Kpipc__Pong *);
 
 #endif /* KP_RPC_H */

@@ -35,6 +35,8 @@
 
 
 static void	sup_begin_stop(struct sup *);
+static void	sup_start_next(struct sup *);
+static void	sup_start_publisher(struct sup *);
 static void	sup_dispatch_child(struct sup *, struct child *);
 
 /*
@@ -117,6 +119,7 @@ sup_child_violation(struct sup *sup, struct child *c, const char *why)
 	char	 msg[KP_ERROR_SIZE];
 
 	log_errorx("%s: protocol violation: %s; killing it", c->name, why);
+	c->violated = 1;
 	child_kill(c, SIGKILL);
 	snprintf(msg, sizeof(msg), "%s: protocol violation: %s", c->name,
 	    why);
@@ -162,6 +165,9 @@ sup_start_next(struct sup *sup)
 	int	 r;
 
 	switch (sup->phase) {
+	case PHASE_START_OBSERVER:
+		sup_start_publisher(sup);
+		break;
 	case PHASE_START_PUBLISHER:
 		sup->phase = PHASE_START_NODESERVER;
 		sup_spawn_start(sup, &sup->children[ROLE_NODESERVER]);
@@ -188,9 +194,9 @@ sup_start_next(struct sup *sup)
 	}
 }
 
-/* The first role to start: the publisher when configured. */
+/* The publisher when configured, else the nodeserver. */
 static void
-sup_start_first(struct sup *sup)
+sup_start_publisher(struct sup *sup)
 {
 	if (sup->children[ROLE_PUBLISHER].enabled) {
 		sup->phase = PHASE_START_PUBLISHER;
@@ -199,6 +205,20 @@ sup_start_first(struct sup *sup)
 		sup->phase = PHASE_START_PUBLISHER;
 		sup_start_next(sup);
 	}
+}
+
+/*
+ * The first role to start: the observer when configured (its port answers
+ * 503 while the others start), then the publisher.
+ */
+static void
+sup_start_first(struct sup *sup)
+{
+	if (sup->children[ROLE_OBSERVER].enabled) {
+		sup->phase = PHASE_START_OBSERVER;
+		sup_spawn_start(sup, &sup->children[ROLE_OBSERVER]);
+	} else
+		sup_start_publisher(sup);
 }
 
 static void
@@ -243,6 +263,7 @@ sup_handle_child(struct sup *sup, struct child *c, Kpipc__Msg *m)
 			break;
 		}
 		c->state = CS_READY;
+		status_child_ok(sup, c);
 		log_info(c->restarts ? 0 : 2, "%s ready, pid %d%s", c->name,
 		    (int)c->pid, c->restarts ? " (restarted)" : "");
 		if (c->role == ROLE_PUBLISHER && sup->desired != NULL)
@@ -274,6 +295,9 @@ sup_handle_child(struct sup *sup, struct child *c, Kpipc__Msg *m)
 		break;
 	case KPIPC__MSG__M_HEALTH_STALE:
 		health_relay_stale(sup, m->health_stale);
+		break;
+	case KPIPC__MSG__M_PONG:
+		status_pong(sup, c, m->pong);
 		break;
 	case KPIPC__MSG__M_CDI_WRITE:
 	case KPIPC__MSG__M_CDI_REMOVE:
@@ -522,6 +546,8 @@ sup_timeout(struct sup *sup)
 	}
 	if ((d = relay_claims_next_ms(sup)) >= 0 && d < t)
 		t = d;
+	if ((d = status_next_ms(sup)) >= 0 && d < t)
+		t = d;
 	return (t < 0 ? 0 : t > 1000 ? 1000 : (int)t);
 }
 
@@ -535,8 +561,10 @@ sup_timers(struct sup *sup)
 	    ts_ms_until(&sup->start_deadline) <= 0)
 		sup_fail_start(sup, KP_ETIMEDOUT, "plugin processes did not "
 		    "report ready within 30 s");
-	if (sup->phase == PHASE_RUNNING)
+	if (sup->phase == PHASE_RUNNING) {
 		relay_claims_tick(sup);
+		status_tick(sup);
+	}
 	for (i = 0; i < ROLE_COUNT; i++) {
 		c = &sup->children[i];
 		if (sup->phase == PHASE_STOPPING && c->pid > 0 &&
@@ -635,6 +663,9 @@ sup_finish(struct sup *sup)
 	ipc_free(sup->desired);
 	ipc_free(sup->health);
 	files_close(sup);
+	status_free(sup);
+	if (sup->http_fd != -1)
+		close(sup->http_fd);
 	close(sup->sigfd);
 	if (sup->pidns_fd != -1)
 		close(sup->pidns_fd);
@@ -644,7 +675,7 @@ sup_finish(struct sup *sup)
 int
 supervisor_main(const struct kp_options *cfg, const struct kp_hooks *hooks,
     int driver_fd, struct sup_socket *plugin_sock,
-    struct sup_socket *reg_sock)
+    struct sup_socket *reg_sock, int http_fd)
 {
 	struct sup	 sup;
 	char		 err[KP_ERROR_SIZE];
@@ -656,6 +687,7 @@ supervisor_main(const struct kp_options *cfg, const struct kp_hooks *hooks,
 	ipc_chan_init(&sup.driver, driver_fd, KP_IPC_MAX_FRAME);
 	sup.plugin_sock = *plugin_sock;
 	sup.reg_sock = *reg_sock;
+	sup.http_fd = http_fd;
 	sup.claim_tokens = KP_CLAIM_BURST;
 	clock_gettime(CLOCK_MONOTONIC, &sup.claim_refill);
 	log_procinit("supervisor");
@@ -681,6 +713,13 @@ supervisor_main(const struct kp_options *cfg, const struct kp_hooks *hooks,
 		return (1);
 	}
 	child_table_init(&sup);
+	if (status_init(&sup) != 0) {
+		sup_reply_driver(&sup, KP_ENOMEM, "supervisor: out of memory");
+		(void)ipc_flush(&sup.driver);
+		files_close(&sup);
+		sock_remove(&sup.plugin_sock);
+		return (1);
+	}
 	clock_gettime(CLOCK_MONOTONIC, &sup.start_deadline);
 	ts_after_ms(&sup.start_deadline, KP_START_TIMEOUT_MS);
 	sup_start_first(&sup);

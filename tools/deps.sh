@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 
 PKGS="cmake make gcc clang pkg-config libgrpc-dev protobuf-c-compiler
 libprotobuf-c-dev libcurl4-openssl-dev libjansson-dev libseccomp-dev
-libcap-ng-dev libyaml-dev libclang-rt-14-dev openssl strace valgrind
+libcap-ng-dev libyaml-dev libmicrohttpd-dev libclang-rt-14-dev openssl strace valgrind
 iproute2 procps python3-yaml podman crun runc"
 
 missing=""

@@ -593,14 +593,14 @@ static int
 sandbox_user(struct kp_options *o, const char *a)
 {
 	static const char	*names[] = { "nodeserver", "registrar",
-				    "publisher" };
+				    "publisher", "observer" };
 	unsigned		 uid, gid;
 	char			 role[32];
 	int			 i;
 
 	if (sscanf(a, "%31[a-z]:%u:%u", role, &uid, &gid) != 3)
 		return (-1);
-	for (i = 0; i < 3; i++)
+	for (i = 0; i < 4; i++)
 		if (strcmp(role, names[i]) == 0)
 			return (kp_sandbox_user(o, (enum kp_process)i, uid, gid));
 	return (-1);
@@ -812,6 +812,7 @@ apply(struct kp_options *o, int ch, const char *a)
 	case 332: return (kp_cdi_directory(o, a));
 	case 340: return (kp_sandbox_uid_base(o, (uid_t)strtoul(a, 0, 10)));
 	case 341: return (kp_kube_client_in_cluster(o));
+	case 342: return (kp_http_endpoint(o, a));
 	case 'i':
 		return (kp_grpc_interceptor(o, icpt, "A") ||
 		    kp_grpc_interceptor(o, icpt, "B"));
@@ -852,6 +853,7 @@ parse(int argc, char **argv, struct kp_options *o)
 		{ "state-dir", 1, 0, 330 }, { "read-path", 1, 0, 331 },
 		{ "cdi-dir", 1, 0, 332 },
 		{ "uid-base", 1, 0, 340 }, { "in-cluster", 0, 0, 341 },
+		{ "http-endpoint", 1, 0, 342 },
 		{ "spawn-thread", 0, 0, 'T' }, { "node-uid", 1, 0, 'U' },
 		{ "no-health", 0, 0, 310 }, { "no-health-v1", 0, 0, 311 },
 		{ "no-health-v1alpha1", 0, 0, 312 },
