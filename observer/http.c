@@ -5,7 +5,9 @@
  * so the seccomp list has one event loop to cover. What a request gets is
  * render.c's obs_route(); nothing of the request is stored.
  */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +28,11 @@ mhd_log(void *arg, const char *fmt, va_list ap)
 {
 	char	 line[256];
 
+	/* libmicrohttpd's own format strings, as its logger is given them. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
 	vsnprintf(line, sizeof(line), fmt, ap);
+#pragma GCC diagnostic pop
 	line[strcspn(line, "\n")] = '\0';
 	log_info(2, "http: %s", line);
 }
@@ -70,21 +76,29 @@ obs_http_start(int lfd, struct obs_state *st, struct obs_http **out,
 {
 	const union MHD_DaemonInfo	*di;
 	struct obs_http			*h;
+	/* lfd -1: connections come from obs_http_add() only (the fuzzer);
+	 * the listening socket, the last option, is then cut. */
+	struct MHD_OptionItem		 opts[] = {
+		{ MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, NULL },
+		{ MHD_OPTION_CONNECTION_LIMIT, OBS_MAX_CONNS, NULL },
+		{ MHD_OPTION_CONNECTION_TIMEOUT, OBS_CONN_TIMEOUT_S, NULL },
+		{ MHD_OPTION_CONNECTION_MEMORY_LIMIT, 16384, NULL },
+		{ MHD_OPTION_SIGPIPE_HANDLED_BY_APP, 1, NULL },
+		{ MHD_OPTION_LISTEN_SOCKET, lfd, NULL },
+		{ MHD_OPTION_END, 0, NULL },
+	};
 
 	if ((h = calloc(1, sizeof(*h))) == NULL) {
 		snprintf(err, errsize, "out of memory");
 		return (KP_ENOMEM);
 	}
 	h->st = st;
+	if (lfd == -1)
+		opts[5].option = MHD_OPTION_END;
 	h->d = MHD_start_daemon(MHD_USE_EPOLL | MHD_USE_ERROR_LOG |
-	    MHD_USE_SUPPRESS_DATE_NO_CLOCK, 0, NULL, NULL, answer, h,
-	    MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
-	    MHD_OPTION_LISTEN_SOCKET, lfd,
-	    MHD_OPTION_CONNECTION_LIMIT, (unsigned)OBS_MAX_CONNS,
-	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)OBS_CONN_TIMEOUT_S,
-	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)16384,
-	    MHD_OPTION_SIGPIPE_HANDLED_BY_APP, 1,
-	    MHD_OPTION_END);
+	    MHD_USE_SUPPRESS_DATE_NO_CLOCK | (lfd == -1 ?
+	    MHD_USE_NO_LISTEN_SOCKET : 0), 0, NULL, NULL, answer, h,
+	    MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
 	if (h->d == NULL) {
 		snprintf(err, errsize, "libmicrohttpd: cannot serve on the "
 		    "listening socket");
@@ -100,6 +114,19 @@ obs_http_start(int lfd, struct obs_state *st, struct obs_http **out,
 	*epfd = di->epoll_fd;
 	*out = h;
 	return (0);
+}
+
+/* Serve the connected stream socket fd (taken) as if it was accepted. */
+int
+obs_http_add(struct obs_http *h, int fd)
+{
+	struct sockaddr_in	 sin;
+
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	return (MHD_add_connection(h->d, fd, (struct sockaddr *)&sin,
+	    sizeof(sin)) == MHD_YES ? 0 : KP_EIO);
 }
 
 /* Milliseconds until libmicrohttpd wants MHD_run() anyway; -1: never. */

@@ -48,6 +48,7 @@ int	obs_render_metrics(const Kpipc__Status *, char **, size_t *);
 struct obs_http;
 int	obs_http_start(int, struct obs_state *, struct obs_http **, int *,
 	    char *, size_t);
+int	obs_http_add(struct obs_http *, int);
 int	obs_http_timeout_ms(struct obs_http *);
 void	obs_http_run(struct obs_http *, int64_t);
 void	obs_http_stop(struct obs_http *);
