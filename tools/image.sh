@@ -1,7 +1,7 @@
 #!/bin/sh
 # image.sh - build the example driver's container image offline (make
 # image): the build tree's examples/pci-driver (libkubeletplugin linked in
-# statically), stripped, with the shared libraries ldd resolves for it at
+# statically) and tools/kubeletplugin-probe (the exec probe), stripped, with the shared libraries ldd resolves for it at
 # the same paths, in a scratch image
 # (deploy/image/Containerfile) built by podman. Prints the image's size.
 #
@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.."
 
 build=${1:-build}
 image=${2:-${KP_IMAGE:-localhost/kubeletplugin/pci-driver:0.1.0}}
-bins=$build/examples/pci-driver
+bins="$build/examples/pci-driver $build/tools/kubeletplugin-probe"
 ctx=$build/image
 root=$ctx/rootfs
 
