@@ -1002,9 +1002,9 @@ KP_EXTERN int kp_publish_status(struct kp_plugin *plugin,
 /* ------------------------------------------------------------------------
  * Sandbox. Every child process starts in a pid namespace of its own and
  * confines itself right before it serves (see docs/security.md), in this
- * order: filesystem (the registrar's root is an empty removed directory;
- * the nodeserver and the publisher get a private mount namespace with a
- * fresh /proc, hiding the service-account token, the credential files,
+ * order: filesystem (the registrar's and the observer's root is an empty
+ * removed directory; the nodeserver and the publisher get a private mount
+ * namespace with a fresh /proc, hiding the service-account token, the credential files,
  * kubelet's plugin directories and the kp_sandbox_hide_path() paths),
  * PR_SET_NO_NEW_PRIVS, its own uid and gid (kp_sandbox_uid_base(),
  * kp_sandbox_user()) and capabilities (bounding set included), Landlock
@@ -1038,7 +1038,8 @@ enum kp_sandbox_mode {
 				 * that carries on after a denied call */
 };
 
-/* The sandboxed processes, for kp_sandbox_user(). */
+/* The sandboxed processes, for kp_sandbox_user(); the observer runs only
+ * with kp_http_endpoint(). */
 enum kp_process {
 	KP_PROCESS_NODESERVER = 0,
 	KP_PROCESS_REGISTRAR = 1,
@@ -1283,8 +1284,8 @@ KP_EXTERN int kp_cdi_allow_hook(struct kp_options *opts, const char *path);
 /*
  * Identities. Started as root, each sandboxed process runs as its own
  * non-root uid and gid, KP_SANDBOX_UID_BASE (61000) plus an offset: 0 the
- * nodeserver, 1 the registrar, 2 the publisher, 3 reserved (a future
- * observer). Neither /etc/passwd nor /etc/group is consulted. The range
+ * nodeserver, 1 the registrar, 2 the publisher, 3 the observer
+ * (kp_http_endpoint()). Neither /etc/passwd nor /etc/group is consulted. The range
  * lies in what systemd documents as unused (60578-61183): above the
  * regular users (login.defs UID_MAX 60000) and systemd-homed
  * (60001-60513), below systemd's dynamic users (61184-65519), the

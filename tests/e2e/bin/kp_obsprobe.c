@@ -120,7 +120,7 @@ main(int argc, char **argv)
 {
 	struct kp_options	*o;
 	struct child_env	 env;
-	char			 err[KP_ERROR_SIZE], out[512];
+	char			 err[KP_ERROR_SIZE], out[512], line[600];
 	int			 ctl[2], logp[2], res[2], status;
 	ssize_t			 n;
 	pid_t			 pid;
@@ -149,9 +149,9 @@ main(int argc, char **argv)
 		}
 		n = attempt(argv[1], argc > 2 ? argv[2] : "", out,
 		    sizeof(out));
-		snprintf(err, sizeof(err), "%s: %s", n == 1 ? "SUCCEEDED" :
+		snprintf(line, sizeof(line), "%s: %s", n == 1 ? "SUCCEEDED" :
 		    "DENIED", out);
-		(void)!write(res[1], err, strlen(err));
+		(void)!write(res[1], line, strlen(line));
 		_exit(0);
 	}
 	close(res[1]);
