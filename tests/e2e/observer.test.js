@@ -49,9 +49,13 @@ async function setup(t, { args = [], simOpts = {}, sim = true } = {}) {
   const port = await freePort();
   const drv = new TestDriver(root, ['--http-endpoint', `127.0.0.1:${port}`, ...args]);
   t.after(async () => {
+    // A clean stop: every child exits by itself (under ASan: no leak).
+    const st = drv.proc.exitCode === null ? await drv.stop().catch(() => null) : null;
     drv.kill();
     await drv.exited;
     root.cleanup();
+    assert.doesNotMatch(drv.stderr, /Sanitizer|runtime error:/);
+    if (st) assert.equal(st.code, 0, drv.stderr);
   });
   await drv.ready();
   let s = null;
