@@ -16,10 +16,9 @@
 #define MAX_MESSAGE	1024		/* Result.message */
 #define MAX_KUBELET_ERR	4096		/* RegStatus.error */
 
-static int	fail(char *, size_t, const char *, ...) KP_PRINTF(3, 4);
-
-static int
-fail(char *err, size_t errsize, const char *fmt, ...)
+/* err gets the rule broken; returns KP_EPROTO (stats.c uses it too). */
+int
+ipc_fail(char *err, size_t errsize, const char *fmt, ...)
 {
 	va_list	 ap;
 
@@ -99,12 +98,12 @@ static int
 check_result(const Kpipc__Result *r, char *err, size_t errsize)
 {
 	if (r == NULL)
-		return (fail(err, errsize, "result: required"));
+		return (ipc_fail(err, errsize, "result: required"));
 	if (r->code > 0 || r->code <= KP_ERRNO_MAX)
-		return (fail(err, errsize, "result.code %d: not a KP_E* "
+		return (ipc_fail(err, errsize, "result.code %d: not a KP_E* "
 		    "code", (int)r->code));
 	if (strlen(r->message) > MAX_MESSAGE)
-		return (fail(err, errsize, "result.message: longer than %d "
+		return (ipc_fail(err, errsize, "result.message: longer than %d "
 		    "bytes", MAX_MESSAGE));
 	return (0);
 }
@@ -114,13 +113,13 @@ check_claim_get(const Kpipc__ClaimGet *g, char *err, size_t errsize)
 {
 	if (strlen(g->namespace_) > NAME_MAX_LABEL ||
 	    !name_is_label(g->namespace_, strlen(g->namespace_)))
-		return (fail(err, errsize, "claim_get.namespace \"%.64s\": "
+		return (ipc_fail(err, errsize, "claim_get.namespace \"%.64s\": "
 		    "not a DNS label", g->namespace_));
 	if (ipc_check_k8s_name(g->name, 253) != 0)
-		return (fail(err, errsize, "claim_get.name \"%.64s\": not a "
+		return (ipc_fail(err, errsize, "claim_get.name \"%.64s\": not a "
 		    "DNS subdomain", g->name));
 	if (check_uid(g->uid) != 0)
-		return (fail(err, errsize, "claim_get.uid \"%.64s\": not a "
+		return (ipc_fail(err, errsize, "claim_get.uid \"%.64s\": not a "
 		    "UID", g->uid));
 	return (0);
 }
@@ -134,19 +133,19 @@ check_claim_reply(const Kpipc__ClaimReply *r, char *err, size_t errsize)
 		return (KP_EPROTO);
 	if (strlen(r->namespace_) > 63 || strlen(r->name) > 253 ||
 	    strlen(r->uid) > NAME_MAX_UID)
-		return (fail(err, errsize, "claim_reply: claim name too long"));
+		return (ipc_fail(err, errsize, "claim_reply: claim name too long"));
 	if (r->n_results > KP_IPC_MAX_RESULTS)
-		return (fail(err, errsize, "claim_reply.results: more than "
+		return (ipc_fail(err, errsize, "claim_reply.results: more than "
 		    "%d", KP_IPC_MAX_RESULTS));
 	for (i = 0; i < r->n_results; i++) {
 		if (strlen(r->results[i]->request) > KP_IPC_MAX_REQUEST ||
 		    strlen(r->results[i]->pool) > KP_IPC_MAX_POOL ||
 		    strlen(r->results[i]->device) > KP_IPC_MAX_DEVICE)
-			return (fail(err, errsize, "claim_reply.results[%zu]: "
+			return (ipc_fail(err, errsize, "claim_reply.results[%zu]: "
 			    "name too long", i));
 	}
 	if (strlen(r->config_json) > KP_IPC_MAX_CONFIG)
-		return (fail(err, errsize, "claim_reply.config_json: longer "
+		return (ipc_fail(err, errsize, "claim_reply.config_json: longer "
 		    "than %u bytes", KP_IPC_MAX_CONFIG));
 	return (0);
 }
@@ -164,7 +163,7 @@ check_cdi_name(const char *what, const char *name, char *err,
 	size_t	 n = strlen(name);
 
 	if (n == 0 || n > NAME_MAX_CDI_SPEC)
-		return (fail(err, errsize, "%s.name: empty or longer than %d "
+		return (ipc_fail(err, errsize, "%s.name: empty or longer than %d "
 		    "bytes", what, NAME_MAX_CDI_SPEC));
 	return (0);
 }
@@ -177,11 +176,11 @@ check_cdi_reply(const Kpipc__CdiReply *r, char *err, size_t errsize)
 	if (check_result(r->result, err, errsize) != 0)
 		return (KP_EPROTO);
 	if (r->n_names > KP_IPC_MAX_CDI_NAMES)
-		return (fail(err, errsize, "cdi_reply.names: more than %d",
+		return (ipc_fail(err, errsize, "cdi_reply.names: more than %d",
 		    KP_IPC_MAX_CDI_NAMES));
 	for (i = 0; i < r->n_names; i++)
 		if (strlen(r->names[i]) > NAME_MAX_CDI_SPEC)
-			return (fail(err, errsize, "cdi_reply.names[%zu]: "
+			return (ipc_fail(err, errsize, "cdi_reply.names[%zu]: "
 			    "longer than %d bytes", i, NAME_MAX_CDI_SPEC));
 	return (0);
 }
@@ -190,13 +189,13 @@ static int
 check_log(const Kpipc__Log *l, char *err, size_t errsize)
 {
 	if (l->level < KP_LOG_ERROR || l->level > KP_LOG_INFO)
-		return (fail(err, errsize, "log.level %d: out of range",
+		return (ipc_fail(err, errsize, "log.level %d: out of range",
 		    (int)l->level));
 	if (l->verbosity < 0 || l->verbosity > 100)
-		return (fail(err, errsize, "log.verbosity %d: out of range",
+		return (ipc_fail(err, errsize, "log.verbosity %d: out of range",
 		    (int)l->verbosity));
 	if (strlen(l->text) >= KP_LOG_MAX)
-		return (fail(err, errsize, "log.text: longer than %d bytes",
+		return (ipc_fail(err, errsize, "log.text: longer than %d bytes",
 		    KP_LOG_MAX - 1));
 	return (0);
 }
@@ -212,13 +211,13 @@ check_health_report(const Kpipc__HealthReport *r, char *err,
 	size_t			 i;
 
 	if (r->n_devices > KP_HEALTH_MAX_DEVICES)
-		return (fail(err, errsize, "health_report.devices: more than "
+		return (ipc_fail(err, errsize, "health_report.devices: more than "
 		    "%d", KP_HEALTH_MAX_DEVICES));
 	for (i = 0; i < r->n_devices; i++) {
 		x = r->devices[i];
 		if (x->timeout_seconds < 0 ||
 		    x->timeout_seconds > HEALTH_MAX_TIMEOUT)
-			return (fail(err, errsize, "health_report.devices[%zu]"
+			return (ipc_fail(err, errsize, "health_report.devices[%zu]"
 			    ": field out of range", i));
 		d.pool = x->pool;
 		d.device = x->device;
@@ -227,7 +226,7 @@ check_health_report(const Kpipc__HealthReport *r, char *err,
 		d.timeout_s = (int)x->timeout_seconds;
 		d.message = x->message;
 		if (health_check(&d, i, why, sizeof(why)) != 0)
-			return (fail(err, errsize, "health_report.%s", why));
+			return (ipc_fail(err, errsize, "health_report.%s", why));
 	}
 	return (0);
 }
@@ -246,21 +245,21 @@ check_hide_path(const char *p, size_t i, char *err, size_t errsize)
 	size_t		 len = strlen(p), n;
 
 	if (p[0] != '/' || len < 2)
-		return (fail(err, errsize, "ready.hide_paths[%zu]: must be an "
+		return (ipc_fail(err, errsize, "ready.hide_paths[%zu]: must be an "
 		    "absolute path other than /", i));
 	if (len >= KP_IPC_PATH_MAX)
-		return (fail(err, errsize, "ready.hide_paths[%zu]: longer "
+		return (ipc_fail(err, errsize, "ready.hide_paths[%zu]: longer "
 		    "than %d bytes", i, KP_IPC_PATH_MAX - 1));
 	for (c = p; *c != '\0'; c++)
 		if ((unsigned char)*c < 0x20 || *c == 0x7f)
-			return (fail(err, errsize, "ready.hide_paths[%zu]: "
+			return (ipc_fail(err, errsize, "ready.hide_paths[%zu]: "
 			    "control character", i));
 	for (c = p; *c != '\0'; c += n) {
 		c++;			/* the slash */
 		n = strcspn(c, "/");
 		if ((n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' &&
 		    c[1] == '.'))
-			return (fail(err, errsize, "ready.hide_paths[%zu]: "
+			return (ipc_fail(err, errsize, "ready.hide_paths[%zu]: "
 			    "\".\" or \"..\" component", i));
 	}
 	return (0);
@@ -273,9 +272,9 @@ check_ready(const Kpipc__Ready *r, char *err, size_t errsize)
 	int	 rc;
 
 	if (r->pid <= 0)
-		return (fail(err, errsize, "ready.pid: must be > 0"));
+		return (ipc_fail(err, errsize, "ready.pid: must be > 0"));
 	if (r->n_hide_paths > KP_IPC_MAX_HIDE)
-		return (fail(err, errsize, "ready.hide_paths: more than %d",
+		return (ipc_fail(err, errsize, "ready.hide_paths: more than %d",
 		    KP_IPC_MAX_HIDE));
 	for (i = 0; i < r->n_hide_paths; i++)
 		if ((rc = check_hide_path(r->hide_paths[i], i, err,
@@ -288,7 +287,7 @@ int
 ipc_check(const Kpipc__Msg *m, char *err, size_t errsize)
 {
 	if (has_unknown(&m->base))
-		return (fail(err, errsize, "unknown fields in a %s frame",
+		return (ipc_fail(err, errsize, "unknown fields in a %s frame",
 		    m->m_case == KPIPC__MSG__M__NOT_SET ? "typeless" :
 		    "typed"));
 	switch (m->m_case) {
@@ -300,7 +299,7 @@ ipc_check(const Kpipc__Msg *m, char *err, size_t errsize)
 		return (check_result(m->start_failed->result, err, errsize));
 	case KPIPC__MSG__M_REG_STATUS:
 		if (strlen(m->reg_status->error) > MAX_KUBELET_ERR)
-			return (fail(err, errsize, "reg_status.error: longer "
+			return (ipc_fail(err, errsize, "reg_status.error: longer "
 			    "than %d bytes", MAX_KUBELET_ERR));
 		return (0);
 	case KPIPC__MSG__M_CLAIM_GET:
@@ -317,13 +316,13 @@ ipc_check(const Kpipc__Msg *m, char *err, size_t errsize)
 		if (strlen(m->publish_status->last_error) > MAX_MESSAGE ||
 		    m->publish_status->pending_pools < 0 ||
 		    m->publish_status->last_sync < 0)
-			return (fail(err, errsize, "publish_status: field out "
+			return (ipc_fail(err, errsize, "publish_status: field out "
 			    "of range"));
 		return (0);
 	case KPIPC__MSG__M_REG_STATUS_REPLY:
 		if (m->reg_status_reply->state < KP_REGISTRATION_NONE ||
 		    m->reg_status_reply->state > KP_REGISTRATION_FAILED)
-			return (fail(err, errsize, "reg_status_reply.state: "
+			return (ipc_fail(err, errsize, "reg_status_reply.state: "
 			    "out of range"));
 		return (0);
 	case KPIPC__MSG__M_LOG:
@@ -332,12 +331,12 @@ ipc_check(const Kpipc__Msg *m, char *err, size_t errsize)
 		return (check_health_report(m->health_report, err, errsize));
 	case KPIPC__MSG__M_HEALTH_STALE:
 		if (strlen(m->health_stale->message) > MAX_MESSAGE)
-			return (fail(err, errsize, "health_stale.message: "
+			return (ipc_fail(err, errsize, "health_stale.message: "
 			    "longer than %d bytes", MAX_MESSAGE));
 		return (0);
 	case KPIPC__MSG__M_CDI_WRITE:
 		if (m->cdi_write->content.len > KP_IPC_MAX_CDI_CONTENT)
-			return (fail(err, errsize, "cdi_write.content: longer "
+			return (ipc_fail(err, errsize, "cdi_write.content: longer "
 			    "than %u bytes", KP_IPC_MAX_CDI_CONTENT));
 		return (check_cdi_name("cdi_write", m->cdi_write->name, err,
 		    errsize));
@@ -354,7 +353,7 @@ ipc_check(const Kpipc__Msg *m, char *err, size_t errsize)
 	case KPIPC__MSG__M_PONG:
 		return (0);	/* per role: ipc_check_pong() */
 	default:
-		return (fail(err, errsize, "frame without a known type (%d)",
+		return (ipc_fail(err, errsize, "frame without a known type (%d)",
 		    (int)m->m_case));
 	}
 }
@@ -371,11 +370,11 @@ check_device_sizes(const Kpipc__Device *d, size_t i, size_t j, size_t k,
 	    d->n_binding_conditions > 4 ||
 	    d->n_binding_failure_conditions > 4 ||
 	    d->n_node_allocatable > 32)
-		return (fail(err, errsize, "publish.pools[%zu].slices[%zu]."
+		return (ipc_fail(err, errsize, "publish.pools[%zu].slices[%zu]."
 		    "devices[%zu]: a list over its limit", i, j, k));
 	for (c = 0; c < d->n_consumes_counters; c++)
 		if (d->consumes_counters[c]->n_counters > 32)
-			return (fail(err, errsize, "publish.pools[%zu].slices"
+			return (ipc_fail(err, errsize, "publish.pools[%zu].slices"
 			    "[%zu].devices[%zu].consumesCounters[%zu]: more "
 			    "than 32 counters", i, j, k, c));
 	for (a = 0; a < d->n_attributes; a++) {
@@ -390,7 +389,7 @@ check_device_sizes(const Kpipc__Device *d, size_t i, size_t j, size_t k,
 		    at->versions->n_values : 0;
 	}
 	if (lv > 48)
-		return (fail(err, errsize, "publish.pools[%zu].slices[%zu]."
+		return (ipc_fail(err, errsize, "publish.pools[%zu].slices[%zu]."
 		    "devices[%zu]: more than 48 list attribute values", i, j,
 		    k));
 	return (0);
@@ -405,25 +404,25 @@ ipc_check_resources(const Kpipc__Publish *p, char *err, size_t errsize)
 	size_t			 i, j, k;
 
 	if (p->n_pools > 4096)
-		return (fail(err, errsize, "publish.pools: more than 4096"));
+		return (ipc_fail(err, errsize, "publish.pools: more than 4096"));
 	for (i = 0; i < p->n_pools; i++) {
 		if (strlen(p->pools[i]->name) > 253)
-			return (fail(err, errsize, "publish.pools[%zu].name: "
+			return (ipc_fail(err, errsize, "publish.pools[%zu].name: "
 			    "longer than 253", i));
 		for (j = 0; j < p->pools[i]->n_slices; j++) {
 			s = p->pools[i]->slices[j];
 			if (s->n_devices > 128)
-				return (fail(err, errsize, "publish.pools[%zu]"
+				return (ipc_fail(err, errsize, "publish.pools[%zu]"
 				    ".slices[%zu]: more than 128 devices",
 				    i, j));
 			if (s->n_shared_counters > 8 ||
 			    s->n_skip_node_operations > 3)
-				return (fail(err, errsize, "publish.pools[%zu]"
+				return (ipc_fail(err, errsize, "publish.pools[%zu]"
 				    ".slices[%zu]: a list over its limit",
 				    i, j));
 			for (k = 0; k < s->n_shared_counters; k++)
 				if (s->shared_counters[k]->n_counters > 32)
-					return (fail(err, errsize, "publish."
+					return (ipc_fail(err, errsize, "publish."
 					    "pools[%zu].slices[%zu]."
 					    "sharedCounters[%zu]: more than "
 					    "32 counters", i, j, k));

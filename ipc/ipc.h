@@ -97,6 +97,7 @@ int	kp_stats_verb_index(const char *);
 int	ipc_check_pong(enum kp_role, const Kpipc__Pong *, char *, size_t);
 
 /* check.c */
+int	ipc_fail(char *, size_t, const char *, ...) KP_PRINTF(3, 4);
 int	ipc_check(const Kpipc__Msg *, char *, size_t);
 int	ipc_check_resources(const Kpipc__Publish *, char *, size_t);
 int	ipc_check_k8s_name(const char *, size_t);

@@ -7,7 +7,6 @@
  * grow the supervisor's tables or put arbitrary text on the page.
  */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -54,19 +53,6 @@ static const char *const codes[KP_STATS_CODES] = {
 static const char *const verbs[KP_STATS_VERBS] = {
 	"GET", "POST", "PUT", "PATCH", "DELETE"
 };
-
-static int	fail(char *, size_t, const char *, ...) KP_PRINTF(3, 4);
-
-static int
-fail(char *err, size_t errsize, const char *fmt, ...)
-{
-	va_list	 ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errsize, fmt, ap);
-	va_end(ap);
-	return (KP_EPROTO);
-}
 
 const char *
 kp_stats_method(int i)
@@ -159,26 +145,26 @@ check_rpc(enum kp_role role, const Kpipc__RpcStat *r, size_t i, char *err,
 	uint64_t sum = 0;
 
 	if (m == -1 || kp_stats_method_role(m) != role)
-		return (fail(err, errsize, "pong.rpc[%zu].method: not a method "
+		return (ipc_fail(err, errsize, "pong.rpc[%zu].method: not a method "
 		    "the %s serves", i, ipc_role_name(role)));
 	if (r->code < 0 || r->code > KP_STATS_CODES - 1)
-		return (fail(err, errsize, "pong.rpc[%zu].code: %d is not a "
+		return (ipc_fail(err, errsize, "pong.rpc[%zu].code: %d is not a "
 		    "gRPC status code", i, (int)r->code));
 	if (r->n_buckets != KP_STATS_LAT_BOUNDS + 1)
-		return (fail(err, errsize, "pong.rpc[%zu].buckets: %zu, not "
+		return (ipc_fail(err, errsize, "pong.rpc[%zu].buckets: %zu, not "
 		    "%d", i, r->n_buckets, KP_STATS_LAT_BOUNDS + 1));
 	for (b = 0; b < r->n_buckets; b++) {
 		if (r->buckets[b] > KP_STATS_MAX_DELTA)
-			return (fail(err, errsize, "pong.rpc[%zu].buckets: "
+			return (ipc_fail(err, errsize, "pong.rpc[%zu].buckets: "
 			    "out of range", i));
 		sum += r->buckets[b];
 	}
 	if (sum != r->count || r->count > KP_STATS_MAX_DELTA)
-		return (fail(err, errsize, "pong.rpc[%zu]: buckets do not add "
+		return (ipc_fail(err, errsize, "pong.rpc[%zu]: buckets do not add "
 		    "up to count", i));
 	if (!isfinite(r->seconds) || r->seconds < 0 ||
 	    r->seconds > 1e9)
-		return (fail(err, errsize, "pong.rpc[%zu].seconds: out of "
+		return (ipc_fail(err, errsize, "pong.rpc[%zu].seconds: out of "
 		    "range", i));
 	return (0);
 }
@@ -200,13 +186,13 @@ ipc_check_pong(enum kp_role role, const Kpipc__Pong *p, char *err,
 	    (role != ROLE_NODESERVER && (p->n_denials || p->lock_waits ||
 	    p->lock_wait_seconds != 0)) ||
 	    (role != ROLE_PUBLISHER && (p->n_api || p->n_pools)))
-		return (fail(err, errsize, "pong: counters the %s does not "
+		return (ipc_fail(err, errsize, "pong: counters the %s does not "
 		    "keep", ipc_role_name(role)));
 	if (p->n_rpc > KP_STATS_METHODS * KP_STATS_CODES ||
 	    p->n_in_flight > KP_STATS_METHODS ||
 	    p->n_api > KP_STATS_VERBS * 8 || p->n_pools > KP_STATS_POOLS ||
 	    p->n_denials > KP_STATS_DENIALS)
-		return (fail(err, errsize, "pong: a list over its limit"));
+		return (ipc_fail(err, errsize, "pong: a list over its limit"));
 	for (i = 0; i < p->n_rpc; i++)
 		if ((r = check_rpc(role, p->rpc[i], i, err, errsize)) != 0)
 			return (r);
@@ -215,30 +201,30 @@ ipc_check_pong(enum kp_role role, const Kpipc__Pong *p, char *err,
 
 		if (m == -1 || kp_stats_method_role(m) != role ||
 		    p->in_flight[i]->calls > KP_MAX_CONNS * 1024)
-			return (fail(err, errsize, "pong.in_flight[%zu]: "
+			return (ipc_fail(err, errsize, "pong.in_flight[%zu]: "
 			    "unknown method or out of range", i));
 	}
 	if (!isfinite(p->lock_wait_seconds) || p->lock_wait_seconds < 0 ||
 	    p->lock_wait_seconds > 1e9 || p->lock_waits > KP_STATS_MAX_DELTA)
-		return (fail(err, errsize, "pong.lock_wait_seconds: out of "
+		return (ipc_fail(err, errsize, "pong.lock_wait_seconds: out of "
 		    "range"));
 	for (i = 0; i < p->n_api; i++)
 		if (kp_stats_verb_index(p->api[i]->verb) == -1 ||
 		    (p->api[i]->code != 0 && (p->api[i]->code < 100 ||
 		    p->api[i]->code > 599)) ||
 		    p->api[i]->count > KP_STATS_MAX_DELTA)
-			return (fail(err, errsize, "pong.api[%zu]: verb not "
+			return (ipc_fail(err, errsize, "pong.api[%zu]: verb not "
 			    "one of GET, POST, PUT, PATCH, DELETE, or code "
 			    "not 0 or 100..599", i));
 	for (i = 0; i < p->n_pools; i++)
 		if (!pool_name_ok(p->pools[i]->pool) ||
 		    p->pools[i]->slices > 1000000)
-			return (fail(err, errsize, "pong.pools[%zu]: not a "
+			return (ipc_fail(err, errsize, "pong.pools[%zu]: not a "
 			    "pool name, or too many slices", i));
 	for (i = 0; i < p->n_denials; i++)
 		if (!syscall_name_ok(p->denials[i]->syscall) ||
 		    p->denials[i]->count > KP_STATS_MAX_DELTA)
-			return (fail(err, errsize, "pong.denials[%zu]: not a "
+			return (ipc_fail(err, errsize, "pong.denials[%zu]: not a "
 			    "syscall name ([a-z0-9_], 1..31 bytes)", i));
 	return (0);
 }

@@ -12,42 +12,6 @@
 
 #include "observer/observer.h"
 
-struct buf {
-	char	*p;
-	size_t	 len, cap;
-	int	 full;
-};
-
-static void
-put(struct buf *b, const char *s, size_t n)
-{
-	char	*np;
-	size_t	 nc;
-
-	if (b->full)
-		return;
-	if (b->len + n + 1 > b->cap) {
-		nc = b->cap ? b->cap : 4096;
-		while (nc < b->len + n + 1)
-			nc *= 2;
-		if (nc > OBS_MAX_BODY || (np = realloc(b->p, nc)) == NULL) {
-			b->full = 1;
-			return;
-		}
-		b->p = np;
-		b->cap = nc;
-	}
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-	b->p[b->len] = '\0';
-}
-
-static void
-puts_(struct buf *b, const char *s)
-{
-	put(b, s, strlen(s));
-}
-
 /* A metric or label name: [a-zA-Z_:][a-zA-Z0-9_:]*, else skipped. */
 static int
 name_ok(const char *s)
@@ -67,22 +31,22 @@ name_ok(const char *s)
 
 /* HELP text escapes \ and newline; label values also ". */
 static void
-put_escaped(struct buf *b, const char *s, int quote)
+put_escaped(FILE *b, const char *s, int quote)
 {
 	for (; *s != '\0'; s++) {
 		if (*s == '\\')
-			puts_(b, "\\\\");
+			fputs("\\\\", b);
 		else if (*s == '\n')
-			puts_(b, "\\n");
+			fputs("\\n", b);
 		else if (quote && *s == '"')
-			puts_(b, "\\\"");
+			fputs("\\\"", b);
 		else
-			put(b, s, 1);
+			fputc(*s, b);
 	}
 }
 
 static void
-put_value(struct buf *b, double v)
+put_value(FILE *b, double v)
 {
 	char	 num[64];
 
@@ -94,7 +58,7 @@ put_value(struct buf *b, double v)
 		snprintf(num, sizeof(num), "%.0f", v);
 	else
 		snprintf(num, sizeof(num), "%.9g", v);
-	puts_(b, num);
+	fputs(num, b);
 }
 
 static int
@@ -105,7 +69,7 @@ type_ok(const char *t)
 }
 
 static void
-put_sample(struct buf *b, const Kpipc__Family *f, const Kpipc__Sample *s)
+put_sample(FILE *b, const Kpipc__Family *f, const Kpipc__Sample *s)
 {
 	size_t	 i;
 	int	 first = 1;
@@ -118,21 +82,21 @@ put_sample(struct buf *b, const Kpipc__Family *f, const Kpipc__Sample *s)
 	for (i = 0; i < s->n_labels; i += 2)
 		if (!name_ok(s->labels[i]))
 			return;
-	puts_(b, f->name);
-	puts_(b, s->suffix);
+	fputs(f->name, b);
+	fputs(s->suffix, b);
 	for (i = 0; i < s->n_labels; i += 2) {
-		puts_(b, first ? "{" : ",");
+		fputs(first ? "{" : ",", b);
 		first = 0;
-		puts_(b, s->labels[i]);
-		puts_(b, "=\"");
+		fputs(s->labels[i], b);
+		fputs("=\"", b);
 		put_escaped(b, s->labels[i + 1], 1);
-		puts_(b, "\"");
+		fputs("\"", b);
 	}
 	if (!first)
-		puts_(b, "}");
-	puts_(b, " ");
+		fputs("}", b);
+	fputs(" ", b);
 	put_value(b, s->value);
-	puts_(b, "\n");
+	fputs("\n", b);
 }
 
 /* The text page of st; *out is allocated (free it). KP_ENOMEM when it
@@ -140,33 +104,31 @@ put_sample(struct buf *b, const Kpipc__Family *f, const Kpipc__Sample *s)
 int
 obs_render_metrics(const Kpipc__Status *st, char **out, size_t *len)
 {
-	struct buf	 b = { NULL, 0, 0, 0 };
-	size_t		 i, j;
+	FILE	*b;
+	char	*p = NULL;
+	size_t	 n = 0, i, j;
+	int	 bad;
 
-	puts_(&b, "");
+	if ((b = open_memstream(&p, &n)) == NULL)
+		return (KP_ENOMEM);
 	for (i = 0; i < st->n_families; i++) {
 		const Kpipc__Family *f = st->families[i];
 
 		if (!name_ok(f->name) || !type_ok(f->type))
 			continue;
-		puts_(&b, "# HELP ");
-		puts_(&b, f->name);
-		puts_(&b, " ");
-		put_escaped(&b, f->help, 0);
-		puts_(&b, "\n# TYPE ");
-		puts_(&b, f->name);
-		puts_(&b, " ");
-		puts_(&b, f->type);
-		puts_(&b, "\n");
+		fprintf(b, "# HELP %s ", f->name);
+		put_escaped(b, f->help, 0);
+		fprintf(b, "\n# TYPE %s %s\n", f->name, f->type);
 		for (j = 0; j < f->n_samples; j++)
-			put_sample(&b, f, f->samples[j]);
+			put_sample(b, f, f->samples[j]);
 	}
-	if (b.full) {
-		free(b.p);
+	bad = ferror(b);
+	if (fclose(b) != 0 || bad || n > OBS_MAX_BODY) {
+		free(p);
 		return (KP_ENOMEM);
 	}
-	*out = b.p;
-	*len = b.len;
+	*out = p;
+	*len = n;
 	return (0);
 }
 
