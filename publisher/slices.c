@@ -390,8 +390,8 @@ slice_ctl_stats(struct slice_ctl *ctl, struct slice_stats *st)
 
 /*
  * The slices of each desired pool as the cache has them (for /metrics):
- * up to max pools into pools[] (names borrowed until the next update:
- * copied into buf, each at most KP_IPC_MAX_POOL + 1 bytes) and counts[].
+ * up to max pools, their names copied into names[] and their slice
+ * counts into counts[].
  */
 size_t
 slice_ctl_pools(struct slice_ctl *ctl, char (*names)[KP_IPC_MAX_POOL + 1],
@@ -402,15 +402,16 @@ slice_ctl_pools(struct slice_ctl *ctl, char (*names)[KP_IPC_MAX_POOL + 1],
 	if (ctl == NULL)
 		return (0);
 	pthread_mutex_lock(&ctl->lock);
-	for (i = 0; i < ctl->n_pools && n < max; i++) {
-		snprintf(names[n], KP_IPC_MAX_POOL + 1, "%s",
-		    ctl->pools[i].name);
+	for (i = 0; ctl->desired != NULL && i < ctl->desired->n_pools &&
+	    n < max; i++) {
+		const char *pool = ctl->desired->pools[i]->name;
+
+		snprintf(names[n], KP_IPC_MAX_POOL + 1, "%s", pool);
 		counts[n] = 0;
 		for (j = 0; j < ctl->n_cache; j++)
 			if (!ctl->cache[j].deleted &&
 			    ctl->cache[j].rec.pool != NULL &&
-			    strcmp(ctl->cache[j].rec.pool,
-			    ctl->pools[i].name) == 0)
+			    strcmp(ctl->cache[j].rec.pool, pool) == 0)
 				counts[n]++;
 		n++;
 	}

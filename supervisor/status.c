@@ -471,7 +471,10 @@ status_send(struct sup *sup, const char *live, const char *ready)
 	Kpipc__Status	 s = KPIPC__STATUS__INIT;
 	struct snap	*sn;
 
-	if (!o->enabled || o->pid <= 0 || o->state != CS_READY)
+	/* One snapshot in flight at most: an observer that stopped reading
+	 * (SIGSTOP) costs one, not one a second. */
+	if (!o->enabled || o->pid <= 0 || o->state != CS_READY ||
+	    o->ctl.wlen > 0)
 		return;
 	if ((sn = calloc(1, sizeof(*sn))) == NULL)
 		return;

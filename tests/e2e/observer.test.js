@@ -18,6 +18,7 @@ const { spawnSync, execFileSync } = require('node:child_process');
 const { randomUUID } = require('node:crypto');
 const parsePrometheus = require('parse-prometheus-text-format');
 const { KubeletSim } = require('../kubelet-sim');
+const { startEmulator, kubeconfig } = require('../apiserver-emu');
 const { makeRoot, TestDriver, roles, until, sleep, procStatus, BUILD, UID_BASE } = require('./lib/plugin');
 
 const DRIVER = 'test.example.com';
@@ -173,6 +174,51 @@ test('metrics count: gRPC calls by method and code, latency histogram, restarts 
   process.kill(roles(drv.proc.pid).nodeserver, 'SIGKILL');
   await until(async () => sample(metrics((await get(port, '/metrics')).body),
     'kubeletplugin_process_restarts_total', { role: 'nodeserver', reason: 'signaled' }) === 1, 15000, 100);
+});
+
+test('publisher metrics: API requests by verb and code, slices per pool, sync age; a stopped publisher fails /healthz', async (t) => {
+  const root = makeRoot(DRIVER);
+  const tokenFile = path.join(root.dir, 'token');
+  const emu = await startEmulator({ versions: ['v1'], nodes: ['node-1'], tokenFile });
+  fs.copyFileSync(emu.caFile, path.join(root.dir, 'ca.crt'));
+  const kc = path.join(root.dir, 'kubeconfig');
+  fs.writeFileSync(kc, kubeconfig({ server: emu.url }));
+  const port = await freePort();
+  const drv = new TestDriver(root, ['--http-endpoint', `127.0.0.1:${port}`, '--kubeconfig', kc, '--node-name', 'node-1']);
+  t.after(async () => {
+    drv.kill();
+    await drv.exited;
+    await emu.stop();
+    root.cleanup();
+  });
+  await drv.ready();
+  // Two pools of 130 devices: two slices each (128 devices a slice).
+  const l = await drv.command('publish 130 2 a', 'publish ');
+  assert.match(l, /^publish KP_OK/, l);
+  await until(() => emu.getSlices({}).length === 4, 20000, 100);
+  const fams = await until(async () => {
+    const f = metrics((await get(port, '/metrics')).body);
+    return sample(f, 'kubeletplugin_resourceslices', { pool: 'pool-0' }) === 2 &&
+      sample(f, 'kubeletplugin_resourceslices', { pool: 'pool-1' }) === 2 &&
+      sample(f, 'kubeletplugin_resourceslice_pending_pools') === 0 ? f : null;
+  }, 20000, 200);
+  // Every POST the emulator answered 201 (the four slices), counted once.
+  const created = emu.requests({ method: 'POST' }).filter((e) => e.status === 201).length;
+  assert.ok(created >= 4);
+  await until(async () => sample(metrics((await get(port, '/metrics')).body),
+    'kubeletplugin_api_requests_total', { verb: 'POST', code: '201' }) === created, 10000, 200);
+  assert.ok(sample(fams, 'kubeletplugin_api_requests_total', { verb: 'GET', code: '200' }) >= 1, 'discovery, list');
+  assert.ok(sample(fams, 'kubeletplugin_resourceslice_sync_age_seconds') >= 0);
+  const pub = roles(drv.proc.pid).publisher;
+  process.kill(pub, 'SIGSTOP');
+  let r;
+  try {
+    r = await waitFor(port, '/healthz', (x) => x.status === 503, 15000);
+  } finally {
+    process.kill(pub, 'SIGCONT');
+  }
+  assert.match(r.body, /^publisher has not answered the supervisor's heartbeat/);
+  await waitFor(port, '/healthz', (x) => x.status === 200, 15000);
 });
 
 test('a stopped child fails /healthz naming it; SIGCONT recovers; a slow prepare does not fail it', async (t) => {
