@@ -86,11 +86,13 @@ start_checks(struct kp_options *opts, const struct kp_hooks *hooks)
 		return (opt_fail(opts, KP_EBUSY, "kp_start: the process has "
 		    "%d threads; fork is only safe from a single-threaded "
 		    "process: call kp_start before starting threads", n));
-	if (opts->plugin_listener == -1 && (r = sock_check_path(
+	if (opts->plugin_listener == -1 && !opts->dra_off &&
+	    (r = sock_check_path(
 	    "kp_plugin_socket_path", opts->plugin_socket_path, err,
 	    sizeof(err))) != 0)
 		return (opt_fail(opts, r, "%s", err));
-	if (opts->registrar_listener == -1 && (r = sock_check_path(
+	if (opts->registrar_listener == -1 && !opts->registration_off &&
+	    (r = sock_check_path(
 	    "kp_registrar_socket_path", opts->registrar_socket_path, err,
 	    sizeof(err))) != 0)
 		return (opt_fail(opts, r, "%s", err));
@@ -108,7 +110,11 @@ start_sockets(struct kp_options *o, struct sup_socket *ps,
 
 	memset(rs, 0, sizeof(*rs));
 	rs->fd = -1;
-	if (o->plugin_listener != -1)
+	memset(ps, 0, sizeof(*ps));
+	ps->fd = -1;
+	if (o->dra_off)
+		r = 0;	/* kp_dra_service(0): no DRA socket at all */
+	else if (o->plugin_listener != -1)
 		r = sock_from_listener(ps, o->plugin_listener,
 		    o->plugin_socket_path);
 	else
@@ -116,7 +122,8 @@ start_sockets(struct kp_options *o, struct sup_socket *ps,
 		    err, sizeof(err));
 	if (r != 0)
 		return (opt_fail(o, r, "kp_plugin_socket_path: %s", err));
-	if (o->registrar_listener != -1 && sock_from_listener(rs,
+	if (o->registrar_listener != -1 && !o->registration_off &&
+	    sock_from_listener(rs,
 	    o->registrar_listener, o->registrar_socket_path) != 0) {
 		sock_remove(ps);
 		return (opt_fail(o, KP_EIO, "kp_registrar_listener: dup "
@@ -254,7 +261,8 @@ kp_start(struct kp_options *opts, const struct kp_hooks *hooks,
 	}
 	close(sv[1]);
 	/* The supervisor owns the sockets now; keep the files. */
-	close(ps.fd);
+	if (ps.fd != -1)
+		close(ps.fd);
 	if (rs.fd != -1)
 		close(rs.fd);
 	if (hfd != -1)

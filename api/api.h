@@ -67,6 +67,10 @@ struct kp_plugin {
 #define OPT_PLUGIN_DIR	"kp_plugin_data_directory_path (PluginDataDirectoryPath)"
 #define OPT_PLUGIN_FILE	"kp_plugin_socket (PluginSocket)"
 #define OPT_HEALTH	"kp_health_service (HealthService)"
+#define OPT_ROLLING	"kp_rolling_update (RollingUpdate)"
+#define OPT_FLOCK_DIR	"kp_flock_directory_path (FlockDirectoryPath)"
+#define OPT_REG_SVC	"kp_registration_service (RegistrationService)"
+#define OPT_DRA_SVC	"kp_dra_service (DRAService)"
 #define OPT_HEALTH_V1	"kp_health_v1 (HealthV1)"
 #define OPT_HEALTH_V1A1	"kp_health_v1alpha1 (HealthV1alpha1)"
 #define OPT_HTTP	"kp_http_endpoint (beyond upstream)"
@@ -94,6 +98,10 @@ int	pol_opts_check(struct kp_options *);
 
 /* options_dirs.c */
 int	opt_dirs_resolve(struct kp_options *);
+int	opt_check_dir(struct kp_options *, const char *, const char *);
+
+/* options_rolling.c */
+int	opt_rolling_check(struct kp_options *);
 
 /* advertise.c */
 void	opt_advertise(struct kp_options *);

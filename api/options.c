@@ -353,7 +353,7 @@ opt_check(const struct kp_options *copts)
 		    "socket path and/or listener must be set for the kubelet "
 		    "plugin", OPT_PLUGIN_PATH, OPT_PLUGIN_LSN));
 	if (opts->registrar_socket_path == NULL &&
-	    opts->registrar_listener < 0)
+	    opts->registrar_listener < 0 && !opts->registration_off)
 		return (opt_fail(opts, KP_EINVAL, "%s / %s: a Unix domain "
 		    "socket path and/or listener must be set for the "
 		    "registrar", OPT_REG_PATH, OPT_REG_LSN));

@@ -55,6 +55,12 @@ check_dir(struct kp_options *o, const char *what, const char *dir)
 	return (0);
 }
 
+int
+opt_check_dir(struct kp_options *o, const char *what, const char *dir)
+{
+	return (check_dir(o, what, dir));
+}
+
 /* A socket file name: no '/', not starting with '.'. */
 static int
 check_file(struct kp_options *o, const char *what, const char *name)
@@ -155,6 +161,10 @@ kp_registrar_socket_filename(struct kp_options *o, const char *name)
 
 	if (!opt_valid_handle(o))
 		return (KP_EINVAL);
+	if (o->rolling_uid[0] != '\0')
+		return (opt_fail(o, KP_EINVAL, "%s: rolling updates and "
+		    "explicit registration socket filename are mutually "
+		    "exclusive (kp_rolling_update is set)", OPT_REG_FILE));
 	if ((rc = check_file(o, OPT_REG_FILE, name)) != 0 ||
 	    (o->registrar_dir[0] != '\0' &&
 	    (rc = check_join(o, OPT_REG_FILE, o->registrar_dir, name)) != 0))
@@ -257,6 +267,7 @@ int
 opt_dirs_resolve(struct kp_options *o)
 {
 	char	 dir[KP_SUN_PATH_MAX + 64], name[KP_SUN_PATH_MAX + 64];
+	char	 pdir[KP_SUN_PATH_MAX + 64];
 	int	 rc;
 
 	if (o->driver_name == NULL)
@@ -265,6 +276,8 @@ opt_dirs_resolve(struct kp_options *o)
 		return (opt_fail(o, KP_EINVAL, "%s: must be set when Kubernetes "
 		    "access is configured (kp_kube_client_*): ResourceSlices "
 		    "and claim look-ups are per node", OPT_NODE));
+	if ((rc = opt_rolling_check(o)) != 0)
+		return (rc);
 	if (o->plugin_path_derived) {
 		free(o->plugin_socket_path);
 		o->plugin_socket_path = NULL;
@@ -275,20 +288,33 @@ opt_dirs_resolve(struct kp_options *o)
 		o->registrar_socket_path = NULL;
 		o->registrar_path_derived = 0;
 	}
+	if (o->plugin_dir[0] != '\0')
+		snprintf(pdir, sizeof(pdir), "%s", o->plugin_dir);
+	else
+		snprintf(pdir, sizeof(pdir), "%s/plugins/%s", root_of(o),
+		    o->driver_name);
 	if (o->plugin_socket_path == NULL && o->plugin_listener < 0) {
-		if (o->plugin_dir[0] != '\0')
-			snprintf(dir, sizeof(dir), "%s", o->plugin_dir);
+		/* upstream: dra.sock, dra-<uid>.sock with rolling updates;
+		 * an explicit PluginSocket wins over both. */
+		if (o->plugin_file[0] != '\0')
+			snprintf(name, sizeof(name), "%s", o->plugin_file);
+		else if (o->rolling_uid[0] != '\0')
+			snprintf(name, sizeof(name), "dra-%s.sock",
+			    o->rolling_uid);
 		else
-			snprintf(dir, sizeof(dir), "%s/plugins/%s", root_of(o),
-			    o->driver_name);
-		if ((rc = check_inside_root(o, OPT_PLUGIN_DIR, dir)) != 0 ||
+			snprintf(name, sizeof(name), "dra.sock");
+		/* With the DRA service off the path is still advertised
+		 * (upstream computes the endpoint either way), so it is
+		 * checked, but nothing is created. */
+		if ((rc = check_inside_root(o, OPT_PLUGIN_DIR, pdir)) != 0 ||
 		    (rc = derive(o, OPT_PLUGIN_DIR, &o->plugin_socket_path,
-		    &o->plugin_path_derived, dir, o->plugin_file[0] ?
-		    o->plugin_file : "dra.sock")) != 0 ||
-		    (rc = ensure_dir(o, OPT_PLUGIN_DIR, dir, 1)) != 0)
+		    &o->plugin_path_derived, pdir, name)) != 0 ||
+		    (!o->dra_off && (rc = ensure_dir(o, OPT_PLUGIN_DIR, pdir,
+		    1)) != 0))
 			return (rc);
 	}
-	if (o->registrar_socket_path == NULL && o->registrar_listener < 0) {
+	if (o->registrar_socket_path == NULL && o->registrar_listener < 0 &&
+	    !o->registration_off) {
 		if (o->registrar_dir[0] != '\0')
 			snprintf(dir, sizeof(dir), "%s", o->registrar_dir);
 		else
@@ -296,13 +322,40 @@ opt_dirs_resolve(struct kp_options *o)
 			    root_of(o));
 		if (o->registrar_file[0] != '\0')
 			snprintf(name, sizeof(name), "%s", o->registrar_file);
-		else
+		else if (o->rolling_uid[0] != '\0') {
+			if ((rc = kp_rolling_update_registrar_socket_file(dir,
+			    o->driver_name, o->rolling_uid, name,
+			    sizeof(name))) != 0)
+				return (opt_fail(o, rc, "%s: cannot derive the "
+				    "registration socket name in %s", OPT_ROLLING,
+				    dir));
+		} else
 			snprintf(name, sizeof(name), "%s-reg.sock",
 			    o->driver_name);
 		if ((rc = derive(o, OPT_REG_DIR, &o->registrar_socket_path,
 		    &o->registrar_path_derived, dir, name)) != 0 ||
 		    (rc = ensure_dir(o, OPT_REG_DIR, dir, 0)) != 0)
 			return (rc);
+	}
+	/*
+	 * The lock that serializes hooks across instances: upstream takes
+	 * it only with rolling updates (otherwise one instance runs and an
+	 * in-process mutex is enough), in FlockDirectoryPath, by default
+	 * the plugin data directory. The supervisor opens it.
+	 */
+	o->lock_path[0] = '\0';
+	if (o->rolling_uid[0] != '\0' && o->serialize && !o->dra_off) {
+		if (o->flock_dir[0] != '\0') {
+			snprintf(dir, sizeof(dir), "%s", o->flock_dir);
+			if ((rc = ensure_dir(o, OPT_FLOCK_DIR, dir, 0)) != 0)
+				return (rc);
+		} else {
+			snprintf(dir, sizeof(dir), "%s", pdir);
+			if ((rc = ensure_dir(o, OPT_PLUGIN_DIR, dir, 1)) != 0)
+				return (rc);
+		}
+		snprintf(o->lock_path, sizeof(o->lock_path), "%s/%s", dir,
+		    KP_LOCK_FILE);
 	}
 	return (0);
 }

@@ -87,6 +87,10 @@ kp_registrar_socket_path(struct kp_options *opts, const char *path)
 		return (KP_EINVAL);
 	if ((rc = check_socket_path(opts, OPT_REG_PATH, path)) != 0)
 		return (rc);
+	if (opts->rolling_uid[0] != '\0')
+		return (opt_fail(opts, KP_EINVAL, "%s: rolling updates and "
+		    "explicit registration socket filename are mutually "
+		    "exclusive (kp_rolling_update is set)", OPT_REG_PATH));
 	if (strrchr(path, '/')[1] == '.')
 		return (opt_fail(opts, KP_EINVAL, "%s: %s: the base name must "
 		    "not start with '.' (kubelet ignores such files)",

@@ -23,6 +23,8 @@
 #define KP_MAX_INTERCEPTORS	16
 #define KP_MAX_PEER_UIDS	16
 #define KP_SUN_PATH_MAX		107	/* sun_path less the NUL */
+#define KP_MAX_POD_UID		128	/* kp_rolling_update() */
+#define KP_LOCK_FILE		"serialize.lock"	/* upstream's name */
 
 /* Connections per gRPC socket (kp_grpc_max_connections, rpc/accept.c). */
 #define KP_DEF_MAX_CONNS	8
@@ -173,6 +175,16 @@ struct kp_options {
 	struct sockaddr_storage	 http_addr;
 	socklen_t		 http_len;
 	char			 http_endpoint[64];	/* as given */
+	/* Rolling updates and service selection (api/options_rolling.c,
+	 * upstream v0.33 RollingUpdate, FlockDirectoryPath, v0.34
+	 * RegistrationService, DRAService). "" = off / the default. */
+	char			 rolling_uid[KP_MAX_POD_UID + 1];
+	char			 flock_dir[KP_SUN_PATH_MAX + 1];
+	int			 registration_off;	/* inverted: zeroed */
+	int			 dra_off;		/* = upstream defaults */
+	/* Filled by kp_start(): <flock dir>/serialize.lock when rolling
+	 * updates and serialization are both on, else "". */
+	char			 lock_path[KP_SUN_PATH_MAX + 96];
 
 	char			 errbuf[KP_ERROR_SIZE];
 };

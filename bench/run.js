@@ -1,7 +1,7 @@
 'use strict';
 // bench/run.js - speed and memory of kubeletplugin against a bare gRPC
 // C-core server (bench/bare_server.c) in the same run, with the same
-// load generator (@grpc/grpc-js, the kubelet simulator's client helpers).
+// load generator (bench/loadgen, gRPC C core).
 //
 // Servers: "bare" (build/bench/bare_server), "kp" (build/tests/kp_testdriver
 // with default options: serialized hooks) and "kp-wN" (kp_testdriver
@@ -9,8 +9,11 @@
 // so background load on the machine hits them alike.
 //
 // Measured, for requests of each claim count (NodePrepareResources, v1):
-//   sequential latency  one client, one call at a time: p50 / p99
-//   throughput          C clients (own connections), closed loop: calls/s
+//   sequential latency  one connection, one call at a time: p50 / p99
+//   loaded              C connections (8 and 64 by default), one call in
+//                       flight on each, closed loop: p50 / p99, calls/s
+// all with bench/loadgen, a load generator on gRPC C core (a grpc-js
+// client saturates its core before our server does and hides its cost)
 //   server CPU          user+system time of the whole server tree per call
 // and GetInfo latency on the registration socket, the time from start to
 // the first GetInfo answer, and memory: VmRSS and PSS summed over the
@@ -19,7 +22,7 @@
 // Figures only: nothing here asserts on timings. Exit status 1 only when a
 // server fails to start or a call fails.
 //
-//   node bench/run.js [--seq N] [--secs S] [--concurrency C] [--claims 1,32]
+//   node bench/run.js [--seq N] [--secs S] [--concurrency 8,64] [--claims 1,16,128]
 //       [--warmup N] [--rounds R] [--workers N] [--servers bare,kp,kp-w4]
 //       [--json FILE] [--logs DIR]
 // KP_BUILD selects the build directory (default build/).
@@ -45,7 +48,7 @@ const DEADLINE_MS = 30000;
 
 function parseFlags(argv) {
   const o = {
-    seq: 700, secs: 2, concurrency: 8, claims: [1, 32], warmup: 200, rounds: 3,
+    seq: 2000, secs: 2, concurrency: [8, 64], claims: [1, 16, 128], warmup: 200, rounds: 3,
     workers: 4, servers: null, json: null, infoCalls: 500, logs: null,
   };
   for (let i = 0; i < argv.length; i++) {
@@ -62,7 +65,7 @@ function parseFlags(argv) {
     switch (a) {
       case '--seq': o.seq = Math.round(num()); break;
       case '--secs': o.secs = num(); break;
-      case '--concurrency': case '-c': o.concurrency = Math.round(num()); break;
+      case '--concurrency': case '-c': o.concurrency = v().split(',').map(Number); break;
       case '--claims': o.claims = v().split(',').map(Number); break;
       case '--warmup': o.warmup = Math.round(Number(v())); break;
       case '--rounds': o.rounds = Math.round(num()); break;
@@ -76,13 +79,14 @@ function parseFlags(argv) {
     }
   }
   if (o.claims.some((n) => !(n >= 1 && n <= 4096))) usage('--claims: counts from 1 to 4096');
+  if (o.concurrency.some((n) => !(n >= 1 && n <= 1000))) usage('--concurrency: counts from 1 to 1000');
   o.servers = o.servers || ['bare', 'kp', `kp-w${o.workers}`];
   return o;
 }
 
 function usage(err) {
   if (err) console.error(`bench: ${err}`);
-  console.error('usage: node bench/run.js [--seq N] [--secs S] [--concurrency C] [--claims 1,32]\n'
+  console.error('usage: node bench/run.js [--seq N] [--secs S] [--concurrency 8,64] [--claims 1,16,128]\n'
     + '    [--warmup N] [--rounds R] [--workers N] [--info-calls N] [--servers bare,kp,kp-w4]\n'
     + '    [--json FILE] [--logs DIR]');
   process.exit(err ? 2 : 0);
@@ -244,48 +248,53 @@ async function call(client, method, buf) {
   return r.buffer;
 }
 
-function pct(sorted, p) {
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+// The request pools as bench/loadgen reads them: 4-byte big-endian length,
+// then the message, one after the other.
+function requestFile(dir, name, bufs) {
+  const file = path.join(dir, `${name}.req`);
+  fs.writeFileSync(file, Buffer.concat(bufs.flatMap((b) => {
+    const h = Buffer.alloc(4);
+    h.writeUInt32BE(b.length);
+    return [h, b];
+  })));
+  return file;
 }
 
-// n calls one after the other on one connection: latencies in ms.
-async function sequential(srv, client, method, bufs, n) {
-  const lat = new Array(n);
-  const c0 = srv.cpu();
-  for (let i = 0; i < n; i++) {
-    const t = process.hrtime.bigint();
-    await call(client, method, bufs[i % bufs.length]);
-    lat[i] = Number(process.hrtime.bigint() - t) / 1e6;
-  }
-  const cpu = srv.cpu() - c0;
-  lat.sort((a, b) => a - b);
-  return { p50: pct(lat, 50), p99: pct(lat, 99), cpuPerCall: (cpu / n) * 1e6 };
-}
+const LOADGEN = path.join(BUILD, 'bench', 'loadgen');
 
-// C closed-loop clients for secs seconds: calls per second.
-async function throughput(srv, clients, bufs, secs) {
-  let calls = 0;
-  let stop = false;
+// One closed-loop run of bench/loadgen (gRPC C core) against sock:
+// conns connections with one call in flight each, for `calls` calls per
+// connection or `secs` seconds. Latencies in ms; server CPU per call in
+// us; cores busy in the server tree and in the load generator.
+function loadgen(srv, sock, method, file, { conns = 1, calls = 0, secs = 0, warmup = 0 }) {
+  const args = ['-t', `unix:${sock}`, '-m', method, '-r', file, '-c', String(conns),
+    '-w', String(warmup), '-d', String(DEADLINE_MS)];
+  if (calls) args.push('-n', String(calls)); else args.push('-s', String(secs));
   const c0 = srv.cpu();
-  const u0 = process.cpuUsage();
-  const t0 = process.hrtime.bigint();
-  const timer = setTimeout(() => { stop = true; }, secs * 1000);
-  await Promise.all(clients.map(async (cl, k) => {
-    for (let i = k; !stop; i += clients.length) {
-      await call(cl, PREPARE, bufs[i % bufs.length]);
-      calls++;
-    }
-  }));
-  clearTimeout(timer);
-  const wall = Number(process.hrtime.bigint() - t0) / 1e9;
-  const cpu = srv.cpu() - c0;
-  const u = process.cpuUsage(u0);
-  return {
-    rate: calls / wall,
-    cpuPerCall: (cpu / calls) * 1e6,
-    serverCpu: cpu / wall,			// cores busy in the server tree
-    clientCpu: (u.user + u.system) / 1e6 / wall,	// cores busy in this load generator
-  };
+  return new Promise((resolve, reject) => {
+    const p = spawn(LOADGEN, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    p.stdout.on('data', (d) => { out += d; });
+    p.stderr.on('data', (d) => { err += d; });
+    p.on('close', (code) => {
+      const cpu = srv.cpu() - c0;
+      let r;
+      try { r = JSON.parse(out); } catch {
+        reject(new Error(`loadgen ${args.join(' ')}: exit ${code}: ${err || out}`));
+        return;
+      }
+      if (r.errors > 0) {
+        reject(new Failure(`${method}: ${r.errors} of ${r.calls} calls failed, first: code ${r.first_status}: ${r.first_error}`));
+        return;
+      }
+      resolve({
+        p50: r.p50_us / 1000, p99: r.p99_us / 1000, p999: r.p999_us / 1000,
+        rate: r.calls_per_s, cpuPerCall: (cpu / r.calls) * 1e6,
+        serverCpu: cpu / r.wall_s, clientCpu: r.client_cpu_s / r.wall_s,
+      });
+    });
+  });
 }
 
 async function clientsFor(srv, n, sock = srv.draSock) {
@@ -352,7 +361,7 @@ async function main() {
       // The load clients plus the sequential ones exceed the default cap
       // of 8 connections per socket (sized for kubelet).
       (s) => ['--driver-name', DRIVER, '--registrar-socket', s.regSock, '--plugin-socket', s.draSock,
-        '--max-connections', String(Math.min(1024, o.concurrency + 8))], dir),
+        '--max-connections', String(Math.min(1024, Math.max(...o.concurrency) + 8))], dir),
   };
   const servers = o.servers.map((name) => {
     const dir = path.join(tmp, name);
@@ -374,7 +383,7 @@ async function main() {
   console.log(`bench: ${mach.nproc} CPUs (${mach.cpu}), ${mach.kernel}, node ${mach.node}, `
     + `grpc-js ${mach.grpcjs}, uid ${mach.uid}, load average ${mach.loadavg}`);
   console.log(`bench: servers ${o.servers.join(', ')}; ${o.seq} sequential calls, ${o.secs} s at `
-    + `concurrency ${o.concurrency}, claims ${o.claims.join(' and ')}, ${o.rounds} round(s); build ${BUILD}`);
+    + `connections ${o.concurrency.join(' and ')}, claims ${o.claims.join(' and ')}, ${o.rounds} round(s); build ${BUILD}`);
 
   const res = {};	// res[server][metric] = [values over rounds]
   const put = (s, k, v) => { ((res[s.name] ||= {})[k] ||= []).push(v); };
@@ -400,56 +409,54 @@ async function main() {
     await sleep(500);
     for (const s of servers) s.idle = memory(s.proc.pid);
     const pools = Object.fromEntries(o.claims.map((n) => [n, requests(n)]));
-    const seqClients = new Map();
-    const infoClients = new Map();
-    const loadClients = new Map();
-    for (const s of servers) {
-      seqClients.set(s, (await clientsFor(s, 1))[0]);
-      infoClients.set(s, (await clientsFor(s, 1, s.regSock))[0]);
-      loadClients.set(s, await clientsFor(s, o.concurrency));
-    }
-    // Same answer from every server (the bare server mirrors the test driver).
+    const files = Object.fromEntries(o.claims.map((n) => [n, requestFile(tmp, `prepare-${n}`, pools[n])]));
+    const infoFile = requestFile(tmp, 'getinfo', [Buffer.alloc(0)]);
+    // Same answer from every server (the bare server mirrors the test
+    // driver): one grpc-js call each, outside the measurements.
     const probe = pools[o.claims[0]][0];
     const answers = new Set();
-    for (const s of servers) answers.add(decodedPrepare(await call(seqClients.get(s), PREPARE, probe)));
-    const same = answers.size === 1;
-    // Warm-up: every connection and both sockets.
     for (const s of servers) {
-      for (const n of o.claims) {
-        for (let i = 0; i < o.warmup; i++) await call(seqClients.get(s), PREPARE, pools[n][i % 64]);
-      }
-      for (let i = 0; i < o.warmup; i++) await call(infoClients.get(s), GETINFO, Buffer.alloc(0));
-      await throughput(s, loadClients.get(s), pools[o.claims[0]], 0.3);
+      const [cl] = await clientsFor(s, 1);
+      answers.add(decodedPrepare(await call(cl, PREPARE, probe)));
+      cl.close();
+    }
+    const same = answers.size === 1;
+    // Warm-up: both sockets, every request size, the load's connections.
+    for (const s of servers) {
+      for (const n of o.claims) await loadgen(s, s.draSock, PREPARE, files[n], { calls: o.warmup });
+      await loadgen(s, s.regSock, GETINFO, infoFile, { calls: o.warmup });
+      for (const c of o.concurrency) await loadgen(s, s.draSock, PREPARE, files[o.claims[0]], { conns: c, secs: 0.3 });
     }
     for (let round = 0; round < o.rounds; round++) {
       for (const n of o.claims) {
         for (const s of servers) {
-          const r = await sequential(s, seqClients.get(s), PREPARE, pools[n], o.seq);
+          const r = await loadgen(s, s.draSock, PREPARE, files[n], { calls: o.seq, warmup: 20 });
           put(s, `seq${n}.p50`, r.p50);
           put(s, `seq${n}.p99`, r.p99);
           put(s, `seq${n}.cpu`, r.cpuPerCall);
         }
       }
-      for (const n of o.claims) {
-        for (const s of servers) {
-          const r = await throughput(s, loadClients.get(s), pools[n], o.secs);
-          put(s, `tp${n}.rate`, r.rate);
-          put(s, `tp${n}.cpu`, r.cpuPerCall);
-          put(s, `tp${n}.scpu`, r.serverCpu);
-          put(s, `tp${n}.ccpu`, r.clientCpu);
+      for (const c of o.concurrency) {
+        for (const n of o.claims) {
+          for (const s of servers) {
+            const r = await loadgen(s, s.draSock, PREPARE, files[n], { conns: c, secs: o.secs, warmup: 5 });
+            put(s, `tp${n}c${c}.p50`, r.p50);
+            put(s, `tp${n}c${c}.p99`, r.p99);
+            put(s, `tp${n}c${c}.rate`, r.rate);
+            put(s, `tp${n}c${c}.cpu`, r.cpuPerCall);
+            put(s, `tp${n}c${c}.scpu`, r.serverCpu);
+            put(s, `tp${n}c${c}.ccpu`, r.clientCpu);
+          }
         }
       }
       for (const s of servers) {
-        const r = await sequential(s, infoClients.get(s), GETINFO, [Buffer.alloc(0)], o.infoCalls);
+        const r = await loadgen(s, s.regSock, GETINFO, infoFile, { calls: o.infoCalls, warmup: 20 });
         put(s, 'info.p50', r.p50);
         put(s, 'info.p99', r.p99);
       }
     }
     await sleep(300);
     for (const s of servers) s.after = memory(s.proc.pid);
-    for (const cl of [...seqClients.values(), ...infoClients.values(), ...[...loadClients.values()].flat()]) {
-      cl.close();
-    }
     report(o, servers, res, same, mach, (Date.now() - t0) / 1000);
   } catch (e) {
     failed = e;
@@ -491,10 +498,15 @@ function report(o, servers, res, same, mach, secs) {
     row(`prepare ${c}: latency p50`, `seq${n}.p50`, 'ms');
     row(`prepare ${c}: latency p99`, `seq${n}.p99`, 'ms');
     row(`prepare ${c}: server CPU/call, sequential`, `seq${n}.cpu`, 'us');
-    row(`prepare ${c}: throughput, ${o.concurrency} clients`, `tp${n}.rate`, '/s');
-    row(`prepare ${c}: server CPU/call, loaded`, `tp${n}.cpu`, 'us');
-    row(`prepare ${c}: server cores busy, loaded`, `tp${n}.scpu`, 'cores');
-    row(`prepare ${c}: client cores busy, loaded`, `tp${n}.ccpu`, 'cores');
+    for (const k of o.concurrency) {
+      const t = `tp${n}c${k}`;
+      row(`prepare ${c}, ${k} conns: latency p50`, `${t}.p50`, 'ms');
+      row(`prepare ${c}, ${k} conns: latency p99`, `${t}.p99`, 'ms');
+      row(`prepare ${c}, ${k} conns: throughput`, `${t}.rate`, '/s');
+      row(`prepare ${c}, ${k} conns: server CPU/call`, `${t}.cpu`, 'us');
+      row(`prepare ${c}, ${k} conns: server cores busy`, `${t}.scpu`, 'cores');
+      row(`prepare ${c}, ${k} conns: client cores busy`, `${t}.ccpu`, 'cores');
+    }
   }
   row('GetInfo latency p50', 'info.p50', 'ms');
   row('GetInfo latency p99', 'info.p99', 'ms');
@@ -519,8 +531,8 @@ function report(o, servers, res, same, mach, secs) {
   console.log(`Same NodePrepareResources answer from every server: ${same ? 'yes' : 'NO (the bare server no longer mirrors kp_testdriver)'}`);
   console.log(`Medians of ${o.rounds} round(s); ratios are ${servers.filter((s) => s !== base).map((s) => s.name).join(', ')} over bare `
     + '(above 1: slower, more CPU or more memory; for throughput above 1 is faster).');
-  console.log('Load generator: one Node process (grpc-js); when "client cores busy" is near 1, throughput is bounded by it, '
-    + 'and server CPU/call is the figure to compare. RSS sums count shared pages (libraries, pages shared after fork) once per process; PSS divides them among their sharers (here: all servers of this run); USS counts private pages only.');
+  console.log('Load generator: bench/loadgen (gRPC C core, one channel per connection, 1 thread below 8 connections, '
+    + '2 from 8); when "client cores busy" nears its thread count, throughput is bounded by it, and server CPU/call is the figure to compare. RSS sums count shared pages (libraries, pages shared after fork) once per process; PSS divides them among their sharers (here: all servers of this run); USS counts private pages only.');
   console.log(`bench: done in ${secs.toFixed(1)} s; load average now ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
   if (o.json) {
     fs.writeFileSync(o.json, JSON.stringify({ machine: mach, flags: o, results: res,

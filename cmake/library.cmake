@@ -17,6 +17,7 @@ target_compile_definitions(kpobj PRIVATE _GNU_SOURCE)
 target_link_libraries(kpobj PUBLIC kpproto PkgConfig::GRPC
     PkgConfig::PROTOBUFC PkgConfig::CURL PkgConfig::JANSSON
     PkgConfig::SECCOMP PkgConfig::CAPNG PkgConfig::YAML PkgConfig::MHD
+    PkgConfig::CRYPTO
     Threads::Threads)
 set_target_properties(kpobj PROPERTIES POSITION_INDEPENDENT_CODE ON
     C_VISIBILITY_PRESET hidden)
@@ -33,6 +34,7 @@ add_library(kubeletplugin SHARED $<TARGET_OBJECTS:kpobj>
 target_link_libraries(kubeletplugin PRIVATE PkgConfig::GRPC
     PkgConfig::PROTOBUFC PkgConfig::CURL PkgConfig::JANSSON
     PkgConfig::SECCOMP PkgConfig::CAPNG PkgConfig::YAML PkgConfig::MHD
+    PkgConfig::CRYPTO
     Threads::Threads)
 set_target_properties(kubeletplugin PROPERTIES VERSION ${PROJECT_VERSION}
     SOVERSION 0)

@@ -341,6 +341,78 @@ KP_EXTERN int kp_plugin_data_directory_path(struct kp_options *opts,
 KP_EXTERN int kp_plugin_socket(struct kp_options *opts, const char *name);
 
 /*
+ * kp_rolling_update - run this instance beside another instance of the
+ * same driver while a DaemonSet rolls (maxSurge > 0). pod_uid is this
+ * pod's UID (the downward API's metadata.uid; copied); NULL or "" turns
+ * it off (the default). Rule: 1 to 128 letters, digits and '-'.
+ * With it, kp_start() names the sockets per instance, as the Go helper
+ * v0.37 does: the registration socket is
+ * kp_rolling_update_registrar_socket_file() in the registry directory, the
+ * DRA socket dra-<pod_uid>.sock in the plugin data directory (unless
+ * kp_plugin_socket() names it), and, with kp_serialize() on, the prepare
+ * and unprepare hooks of all instances run one at a time: around each
+ * hook the nodeserver locks <kp_flock_directory_path()>/serialize.lock
+ * with flock(LOCK_EX) and then an OFD lock (F_OFD_SETLKW), so that Go
+ * instances exclude C instances whichever kind the Go side takes
+ * (released helpers: OFD, with a flock fallback; a newer upstream copy:
+ * flock). The supervisor creates the file (0644) and hands each
+ * nodeserver a read-only fd of its own (its locks die with it). On stop an instance removes only the sockets it
+ * created (path and inode), never another instance's. Kubelets 1.33+
+ * keep both instances registered and call the newest (1.34+: the newest
+ * connected one); there is no guarantee that prepare and unprepare of a
+ * claim reach the same instance, so hooks must keep shared state in files.
+ * The pod must catch SIGTERM and call kp_stop(): a new instance cannot
+ * tell a stale socket of an old one from a live one.
+ * Errors: KP_EINVAL (the rule; or "rolling updates and explicit
+ * registration socket filename are mutually exclusive" when
+ * kp_registrar_socket_filename() or kp_registrar_socket_path() is set, in
+ * either order). Mirrors kubeletplugin.RollingUpdate, 1.33 (socket names
+ * of v0.37).
+ */
+KP_EXTERN int kp_rolling_update(struct kp_options *opts, const char *pod_uid);
+
+/*
+ * kp_rolling_update_registrar_socket_file - the registration socket's file
+ * name that kp_rolling_update() gives an instance in registry_dir: the
+ * first of <driver>-<pod_uid>-reg.sock,
+ * <driver>-<base64url(SHA-256(pod_uid)[:8])>-reg.sock and
+ * dra-<base64url(SHA-256(driver NUL pod_uid)[:16])>-reg.sock whose full
+ * path is shorter than 108 bytes, else the last (base64url without
+ * padding). registry_dir must be absolute and clean (no "//", "." or
+ * ".." components, no trailing '/'). Writes the name with its NUL to out
+ * (size bytes; 128 are enough). Errors: KP_EINVAL (NULL or empty
+ * argument, driver_name > 63 or pod_uid > 128 bytes, registry_dir not
+ * clean), KP_ENAMETOOLONG (out too small). Thread-safe.
+ * Mirrors kubeletplugin.RollingUpdateRegistrarSocketFile, 1.37.
+ */
+KP_EXTERN int kp_rolling_update_registrar_socket_file(const char *registry_dir,
+    const char *driver_name, const char *pod_uid, char *out, size_t size);
+
+/*
+ * kp_flock_directory_path - where serialize.lock is created (see
+ * kp_rolling_update()); default: the plugin data directory. Must exist at
+ * kp_start() (KP_ENOENT otherwise); reserved for this driver. Same rules
+ * as the other directories; NULL or "" restores the default. Used only
+ * with rolling updates and kp_serialize() on, as upstream.
+ * Mirrors kubeletplugin.FlockDirectoryPath, 1.33.
+ */
+KP_EXTERN int kp_flock_directory_path(struct kp_options *opts,
+    const char *dir);
+
+/*
+ * kp_registration_service / kp_dra_service - serve the registration
+ * service and the DRA service (default: both, 1). With the registration
+ * service off there is no registration socket and no registrar process
+ * (kubelet does not learn of this instance: another process registers
+ * it, e.g. a split deployment or a test). With the DRA service off there
+ * is no DRA socket and no nodeserver (no hook runs); the registrar still
+ * advertises the DRA endpoint, computed as usual. Errors: KP_EINVAL (not
+ * 0 or 1). Mirror kubeletplugin.RegistrationService and DRAService, 1.34.
+ */
+KP_EXTERN int kp_registration_service(struct kp_options *opts, int enable);
+KP_EXTERN int kp_dra_service(struct kp_options *opts, int enable);
+
+/*
  * kp_node_v1alpha4 / kp_node_v1beta1 / kp_node_v1 - serve and advertise the
  * DRA API versions. Defaults: v1alpha4 off (kubelet 1.31-1.33 only; served
  * as /v1alpha3.Node/, advertised as "v1alpha3.NodeService" plus "1.0.0" so
@@ -448,8 +520,9 @@ KP_EXTERN int kp_allowed_peer_uid(struct kp_options *opts, uid_t uid);
  * kp_serialize - 1 (default): the prepare and unprepare hooks run one at a
  * time, as upstream since 1.33 (calls are served on kp_worker_threads()
  * threads, so the claim look-ups of concurrent calls still overlap; the
- * lock is taken after them, as upstream); 0: hooks run concurrently too,
- * and the driver must lock for itself.
+ * lock is taken after them, as upstream); with kp_rolling_update() also
+ * across the driver's instances (serialize.lock, see there); 0: hooks run
+ * concurrently too, and the driver must lock for itself.
  * Errors: KP_EINVAL. Mirrors kubeletplugin.Serialize, 1.33.
  */
 KP_EXTERN int kp_serialize(struct kp_options *opts, int enable);
@@ -953,6 +1026,31 @@ enum kp_registration_state {
  */
 KP_EXTERN int kp_registration_status(struct kp_plugin *plugin,
     enum kp_registration_state *state, char *err, size_t errsize);
+
+/*
+ * kp_set_get_info_error - from now on, kubelet's GetInfo calls on the
+ * registration socket fail with status UNKNOWN and this message (copied);
+ * NULL or "" makes them succeed again. A test knob, as upstream's: kubelet
+ * then does not register the plugin (1.36+ retries with backoff; older
+ * kubelets wait until the socket is re-created). Kept across registrar
+ * restarts. Rule: at most 1024 bytes of UTF-8.
+ * Errors: KP_EINVAL (invalid handle, the rule, or the registration service
+ * is off), KP_EPIPE, KP_ETIMEDOUT.
+ * Mirrors kubeletplugin.Helper.SetGetInfoError, 1.34.
+ */
+KP_EXTERN int kp_set_get_info_error(struct kp_plugin *plugin,
+    const char *message);
+
+/*
+ * kp_set_notify_registration_status_error - as kp_set_get_info_error(),
+ * for NotifyRegistrationStatus: kubelet's verdict is answered with status
+ * UNKNOWN and this message and is not recorded (kp_registration_status()
+ * keeps the previous one: a 1.36+ kubelet treats the failed call as a
+ * failed registration and retries). Same rule and errors.
+ * Mirrors kubeletplugin.Helper.SetNotifyRegistrationStatusError, 1.36.
+ */
+KP_EXTERN int kp_set_notify_registration_status_error(
+    struct kp_plugin *plugin, const char *message);
 
 /*
  * kp_publish_resources - publish the driver's devices as ResourceSlices.

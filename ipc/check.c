@@ -11,6 +11,7 @@
 #include "base/health.h"
 #include "base/names.h"
 #include "ipc/ipc.h"
+#include "base/utf8.h"
 #include "base/log.h"
 
 #define MAX_MESSAGE	1024		/* Result.message */
@@ -352,6 +353,17 @@ ipc_check(const Kpipc__Msg *m, char *err, size_t errsize)
 		return (0);	/* from the supervisor only (rules.c) */
 	case KPIPC__MSG__M_PONG:
 		return (0);	/* per role: ipc_check_pong() */
+	case KPIPC__MSG__M_REG_ERROR:
+		if (m->reg_error->which != KP_IPC_REG_ERR_GET_INFO &&
+		    m->reg_error->which != KP_IPC_REG_ERR_NOTIFY)
+			return (ipc_fail(err, errsize, "reg_error.which: %u is "
+			    "neither 1 (GetInfo) nor 2 "
+			    "(NotifyRegistrationStatus)", m->reg_error->which));
+		if (strlen(m->reg_error->message) > MAX_MESSAGE ||
+		    !utf8_valid(m->reg_error->message))
+			return (ipc_fail(err, errsize, "reg_error.message: must be "
+			    "at most %d bytes of UTF-8", MAX_MESSAGE));
+		return (0);
 	default:
 		return (ipc_fail(err, errsize, "frame without a known type (%d)",
 		    (int)m->m_case));

@@ -26,6 +26,8 @@ struct child_env {
 	int			 logfd;
 	int			 listen_fd;	/* -1 for the publisher; the
 						 * observer's is TCP */
+	int			 lock_fd;	/* the nodeserver's serialize.lock
+						 * (read-only), or -1 */
 	/* Files the publisher reads (its kubeconfig and every file it
 	 * names), as its READY reported them: the nodeserver hides them
 	 * (policy/fs.c). Owned by the supervisor; n_hide 0 before the

@@ -60,6 +60,8 @@ static const struct ipc_rule rules[] = {
 	{ KPIPC__MSG__M_PONG, ROLE_PUBLISHER, ST(CS_READY) },
 	{ KPIPC__MSG__M_READY, ROLE_OBSERVER, ST(CS_STARTING) },
 	{ KPIPC__MSG__M_START_FAILED, ROLE_OBSERVER, ST(CS_STARTING) },
+	/* registration test knobs (kp_set_get_info_error, ...) */
+	{ KPIPC__MSG__M_REG_ERROR, ROLE_DRIVER, ST(CS_READY) },
 };
 
 static const char *const case_names[] = {
@@ -85,6 +87,7 @@ static const char *const case_names[] = {
 	[KPIPC__MSG__M_PING] = "ping",
 	[KPIPC__MSG__M_PONG] = "pong",
 	[KPIPC__MSG__M_STATUS] = "status",
+	[KPIPC__MSG__M_REG_ERROR] = "reg_error",
 };
 
 const char *

@@ -47,6 +47,7 @@ dra_init(struct dra_ctx *ctx, const struct kp_options *cfg,
 	memset(ctx, 0, sizeof(*ctx));
 	ctx->cfg = cfg;
 	ctx->hooks = hooks;
+	ctx->lock_fd = -1;
 	if (pthread_mutex_init(&ctx->lock, NULL) != 0)
 		return (KP_ENOMEM);
 	/* bind[2 * v] is v's prepare, bind[2 * v + 1] its unprepare. */
@@ -124,21 +125,20 @@ is_cancelled(const struct dra_results *r)
 }
 
 /*
- * Take the serialization lock, counting the wait for /metrics
+ * A wait since t0 for the serialization lock (and, across instances, its
+ * lock file) ended: counted for /metrics
  * (kubeletplugin_serialization_lock_wait_seconds): how long calls queue
  * behind a slow hook.
  */
 static void
-dra_lock_timed(struct dra_ctx *ctx)
+dra_lock_waited(const struct timespec *t0)
 {
-	struct timespec	 t0, t1;
+	struct timespec	 t1;
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	pthread_mutex_lock(&ctx->lock);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	atomic_fetch_add(&dra_lock_waits, 1);
 	atomic_fetch_add(&dra_lock_wait_ns, (uint64_t)(t1.tv_sec -
-	    t0.tv_sec) * 1000000000u + (uint64_t)(t1.tv_nsec - t0.tv_nsec));
+	    t0->tv_sec) * 1000000000u + (uint64_t)(t1.tv_nsec - t0->tv_nsec));
 }
 
 /*
@@ -151,18 +151,36 @@ run_hook(struct dra_ctx *ctx, const struct op *op,
     const struct kp_claim *claims, struct dra_results *r, char *msg,
     size_t msgsize)
 {
-	char	errbuf[KP_ERROR_SIZE];
-	int	rc = 0, skipped = 0;
+	char		errbuf[KP_ERROR_SIZE];
+	struct timespec	t0;
+	int		rc = 0, skipped = 0, file = 0;
 
 	if (r->n_hook == 0)
 		return (RPC_OK);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (ctx->cfg->serialize)
-		dra_lock_timed(ctx);
+		pthread_mutex_lock(&ctx->lock);
+	/* Across instances too (rolling update): flock.c. */
+	if (ctx->cfg->serialize && ctx->lock_fd >= 0) {
+		if (dra_flock_take(ctx->lock_fd, errbuf, sizeof(errbuf)) != 0) {
+			dra_lock_waited(&t0);
+			pthread_mutex_unlock(&ctx->lock);
+			/* upstream: "serialize gRPC: lock file: %w" */
+			snprintf(msg, msgsize, "serialize gRPC: lock file: %s",
+			    errbuf);
+			return (RPC_UNKNOWN);	/* a Go error: Unknown */
+		}
+		file = 1;
+	}
+	if (ctx->cfg->serialize)
+		dra_lock_waited(&t0);
 	if (is_cancelled(r))
 		skipped = 1;
 	else
 		rc = dra_hook_call(ctx->hooks, op->prepare, claims, r, errbuf,
 		    sizeof(errbuf));
+	if (file)
+		dra_flock_release(ctx->lock_fd);
 	if (ctx->cfg->serialize)
 		pthread_mutex_unlock(&ctx->lock);
 	if (rc != 0) {

@@ -90,6 +90,7 @@ struct dra_ctx {
 	dra_lookup_fn		 lookup;
 	void			*lookup_user;
 	pthread_mutex_t		 lock;	/* serializes hooks */
+	int			 lock_fd;	/* serialize.lock, or -1 */
 	struct dra_binding	 bind[2 * DRA_NVERSIONS];
 };
 
@@ -148,6 +149,10 @@ int	dra_unprepare(struct dra_ctx *, enum dra_version, const uint8_t *,
 	    size_t);
 size_t	dra_methods(struct dra_ctx *, struct rpc_method *, size_t);
 const struct dra_version_info *dra_version(enum dra_version);
+
+/* flock.c */
+int	dra_flock_take(int, char *, size_t);
+void	dra_flock_release(int);
 
 /* dra_alloc.c */
 int	dra_claim_alloc_add(struct dra_claim_alloc *, const char *,

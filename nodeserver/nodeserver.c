@@ -57,6 +57,7 @@ nodeserver_main(struct child_env *env)
 
 	if (dra_init(&ctx, cfg, hooks) != 0)
 		return (child_start_fail(env, KP_ENOMEM, "out of memory"));
+	ctx.lock_fd = env->lock_fd;
 	if (ns_health_init(&health, cfg) != 0)
 		return (child_start_fail(env, KP_ENOMEM, "out of memory"));
 	health.stale = ns_health_stale;

@@ -22,7 +22,9 @@ int
 registrar_main(struct child_env *env)
 {
 	const struct kp_options	*cfg = env->cfg;
-	struct reg_state	 rs;
+	/* Static: the reader thread (registration.c) is never joined and
+	 * may still run while this function returns into _exit(). */
+	static struct reg_state	 rs;
 	struct rpc_method	 methods[2];
 	struct rpc_config	 rc;
 	char			 err[KP_ERROR_SIZE];
@@ -31,6 +33,7 @@ registrar_main(struct child_env *env)
 	memset(&rs, 0, sizeof(rs));
 	rs.ctl = &env->ctl;
 	pthread_mutex_init(&rs.ctl_lock, NULL);
+	pthread_mutex_init(&rs.err_lock, NULL);
 	if (reg_info_build(&rs, cfg) != 0)
 		return (child_start_fail(env, KP_ENOMEM, "out of memory"));
 
@@ -52,11 +55,11 @@ registrar_main(struct child_env *env)
 	if (policy_apply(ROLE_REGISTRAR, env, err,
 	    sizeof(err)) != 0)
 		return (child_start_fail(env, KP_ESANDBOX, "sandbox: %s", err));
-	if (reg_heartbeat_start(&rs) != 0)
-		return (child_start_fail(env, KP_ENOMEM, "heartbeat: cannot "
-		    "start its thread"));
+	/* Before READY: the supervisor sends the knobs right after it. */
+	if (reg_reader_start(&rs) != 0)
+		return (child_start_fail(env, KP_EIO, "cannot start the "
+		    "reader of the supervisor's channel"));
 	code = rpc_serve_child(env, &rc);
-	reg_heartbeat_stop(&rs);
 	free(rs.info);
 	pthread_mutex_destroy(&rs.ctl_lock);
 	return (code);

@@ -16,17 +16,17 @@ struct reg_state {
 	size_t			 info_len;
 	struct ipc_chan		*ctl;
 	pthread_mutex_t		 ctl_lock;
-	pthread_t		 hb;		/* heartbeat.c */
-	int			 hb_stop[2];
-	int			 hb_started;
+	/* The driver's test knobs (RegError), set by the reader thread. */
+	pthread_mutex_t		 err_lock;
+	char			 errs[2][KP_IPC_MAX_REG_ERR + 1];
 };
 
 /* heartbeat.c */
-int	reg_heartbeat_start(struct reg_state *);
-void	reg_heartbeat_stop(struct reg_state *);
+void	reg_pong(struct reg_state *, uint64_t);
 
 /* registration.c */
 int	reg_info_build(struct reg_state *, const struct kp_options *);
 size_t	reg_methods(struct reg_state *, struct rpc_method *);
+int	reg_reader_start(struct reg_state *);
 
 #endif /* KP_REGISTRAR_H */

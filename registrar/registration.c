@@ -4,6 +4,7 @@
  * 1 s), NotifyRegistrationStatus relays kubelet's verdict to the
  * supervisor and, when kubelet refused, answers with an error as upstream.
  */
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,12 +39,73 @@ reg_info_build(struct reg_state *rs, const struct kp_options *cfg)
 	return (0);
 }
 
+/* The knob for which (1 GetInfo, 2 Notify) into msg; 1 if set. */
+static int
+reg_error_get(struct reg_state *rs, int which, char *msg, size_t size)
+{
+	int	 set;
+
+	pthread_mutex_lock(&rs->err_lock);
+	set = rs->errs[which - 1][0] != '\0';
+	snprintf(msg, size, "%s", rs->errs[which - 1]);
+	pthread_mutex_unlock(&rs->err_lock);
+	return (set);
+}
+
+/*
+ * The only frames the supervisor sends a registrar: RegError and the
+ * heartbeat's Ping. ipc_next()
+ * ran ipc_check() (which is 1 or 2, length, UTF-8); anything else is
+ * logged and dropped. Runs until the channel closes.
+ */
+static void *
+reg_reader(void *arg)
+{
+	struct reg_state	*rs = arg;
+	Kpipc__Msg		*m;
+	char			 err[KP_ERROR_SIZE];
+	int			 r;
+
+	for (;;) {
+		if ((r = ipc_recv(rs->ctl, &m, -1, err, sizeof(err))) != 0) {
+			if (r == KP_EPROTO) {
+				log_warnx("supervisor frame: %s", err);
+				continue;
+			}
+			return (NULL);
+		}
+		if (m->m_case == KPIPC__MSG__M_PING)
+			reg_pong(rs, m->ping->seq);	/* heartbeat.c */
+		else if (m->m_case == KPIPC__MSG__M_REG_ERROR) {
+			pthread_mutex_lock(&rs->err_lock);
+			snprintf(rs->errs[m->reg_error->which - 1],
+			    sizeof(rs->errs[0]), "%s", m->reg_error->message);
+			pthread_mutex_unlock(&rs->err_lock);
+		} else
+			log_warnx("unexpected %s frame from the supervisor",
+			    ipc_case_name(m->m_case));
+		ipc_free(m);
+	}
+}
+
+int
+reg_reader_start(struct reg_state *rs)
+{
+	pthread_t	 th;
+
+	if (pthread_create(&th, NULL, reg_reader, rs) != 0)
+		return (KP_EIO);
+	pthread_detach(th);
+	return (0);
+}
+
 static void
 reg_get_info(void *user, struct rpc_call *call, const uint8_t *req,
     size_t len)
 {
 	struct reg_state		*rs = user;
 	Pluginregistration__InfoRequest	*ir;
+	char				 msg[KP_IPC_MAX_REG_ERR + 1];
 
 	ir = pluginregistration__info_request__unpack(NULL, len, req);
 	if (ir == NULL) {
@@ -52,6 +114,11 @@ reg_get_info(void *user, struct rpc_call *call, const uint8_t *req,
 		return;
 	}
 	pluginregistration__info_request__free_unpacked(ir, NULL);
+	/* upstream: the set error, returned as is (a Go error: Unknown) */
+	if (reg_error_get(rs, KP_IPC_REG_ERR_GET_INFO, msg, sizeof(msg))) {
+		rpc_call_reply(call, RPC_UNKNOWN, msg, NULL, 0);
+		return;
+	}
 	rpc_call_reply(call, RPC_OK, NULL, rs->info, rs->info_len);
 }
 
@@ -82,12 +149,21 @@ reg_notify(void *user, struct rpc_call *call, const uint8_t *req, size_t len)
 	struct reg_state			*rs = user;
 	Pluginregistration__RegistrationStatus	*st;
 	char					 msg[4200];
+	char					 knob[KP_IPC_MAX_REG_ERR + 1];
 
 	st = pluginregistration__registration_status__unpack(NULL, len, req);
 	if (st == NULL) {
 		rpc_call_reply(call, RPC_INVALID_ARGUMENT,
 		    "NotifyRegistrationStatus: malformed RegistrationStatus",
 		    NULL, 0);
+		return;
+	}
+	/* The knob: this verdict is not recorded, kubelet sees a failed
+	 * call (1.36+ drops the registration and retries). */
+	if (reg_error_get(rs, KP_IPC_REG_ERR_NOTIFY, knob, sizeof(knob))) {
+		rpc_call_reply(call, RPC_UNKNOWN, knob, NULL, 0);
+		pluginregistration__registration_status__free_unpacked(st,
+		    NULL);
 		return;
 	}
 	reg_relay(rs, st);

@@ -50,12 +50,15 @@ child_table_init(struct sup *sup)
 		c->role = roles[i].role;
 		c->name = ipc_role_name(roles[i].role);
 		c->main = roles[i].main;
-		/* The publisher exists only with Kubernetes access. */
-		c->enabled = c->role != ROLE_PUBLISHER ||
-		    sup->cfg->kube_mode != KP_KUBE_NONE;
-		/* The observer exists only with an HTTP endpoint. */
-		if (c->role == ROLE_OBSERVER)
-			c->enabled = sup->http_fd != -1;
+		/* The publisher exists only with Kubernetes access; the
+		 * nodeserver and the registrar unless switched off
+		 * (kp_dra_service, kp_registration_service); the observer
+		 * only with an HTTP endpoint. */
+		c->enabled = c->role == ROLE_PUBLISHER ?
+		    sup->cfg->kube_mode != KP_KUBE_NONE :
+		    c->role == ROLE_NODESERVER ? !sup->cfg->dra_off :
+		    c->role == ROLE_OBSERVER ? sup->http_fd != -1 :
+		    !sup->cfg->registration_off;
 		c->pid = -1;
 		c->logfd = -1;
 		c->errfd = -1;
@@ -219,6 +222,8 @@ child_run(struct sup *sup, struct child *c, int ctl, int logfd, int errw)
 	struct child_env	 env;
 	int			 keep[5] = { 0, 1, 2, ctl, logfd };
 	int			 lfd = c->listen_fd ? *c->listen_fd : -1;
+	int			 lock = c->role == ROLE_NODESERVER ?
+				    sup->lock_fd : -1;
 	int			 code;
 
 	child_reset_signals();
@@ -227,9 +232,9 @@ child_run(struct sup *sup, struct child *c, int ctl, int logfd, int errw)
 	/* The supervisor's death (SIGKILL) ends the children too. */
 	(void)prctl(PR_SET_PDEATHSIG, SIGTERM);
 	if (lfd >= 0) {
-		int k2[6] = { 0, 1, 2, ctl, logfd, lfd };
+		int k2[7] = { 0, 1, 2, ctl, logfd, lfd, lock };
 
-		code = fd_close_except(k2, 6);
+		code = fd_close_except(k2, 7);
 	} else
 		code = fd_close_except(keep, 5);
 	if (code == -1)
@@ -247,6 +252,7 @@ child_run(struct sup *sup, struct child *c, int ctl, int logfd, int errw)
 	ipc_chan_init(&env.ctl, ctl, KP_IPC_CHILD_FRAME);
 	env.logfd = logfd;
 	env.listen_fd = lfd;
+	env.lock_fd = lock;
 	if (c->role == ROLE_NODESERVER) {
 		env.hide = sup->pub_hide;
 		env.n_hide = sup->n_pub_hide;
@@ -292,8 +298,19 @@ child_spawn(struct sup *sup, struct child *c)
 		close(logp[1]);
 		return (KP_EIO);
 	}
+	/* A nodeserver's own serialize.lock description (lockfile.c). */
+	if (c->role == ROLE_NODESERVER && lock_child_open(sup) != 0) {
+		close(ctl[0]);
+		close(ctl[1]);
+		close(logp[0]);
+		close(logp[1]);
+		close(errp[0]);
+		close(errp[1]);
+		return (KP_EIO);
+	}
 	if ((pid = child_fork(sup, c)) == -1) {
 		log_warn("fork %s", c->name);
+		lock_close(sup);
 		close(ctl[0]);
 		close(ctl[1]);
 		close(logp[0]);
@@ -304,6 +321,7 @@ child_spawn(struct sup *sup, struct child *c)
 	}
 	if (pid == 0)
 		child_run(sup, c, ctl[1], logp[1], errp[1]);
+	lock_close(sup);	/* the child's now; the supervisor keeps none */
 	close(ctl[1]);
 	close(logp[1]);
 	close(errp[1]);

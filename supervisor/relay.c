@@ -303,3 +303,54 @@ relay_publish_status_reply(struct sup *sup)
 	(void)ipc_queue(&sup->driver, &out);
 }
 
+
+static void
+reg_error_send(struct sup *sup, struct child *c, uint32_t which)
+{
+	Kpipc__Msg	 m = KPIPC__MSG__INIT;
+	Kpipc__RegError	 e = KPIPC__REG_ERROR__INIT;
+
+	e.which = which;
+	e.message = sup->reg_errs[which - 1];
+	m.m_case = KPIPC__MSG__M_REG_ERROR;
+	m.reg_error = &e;
+	sup_queue(sup, c, &m);
+}
+
+/*
+ * The driver's kp_set_get_info_error() / ..._notify_...(): checked by
+ * ipc_check() (which, length, UTF-8), kept for a restarted registrar and
+ * sent to the running one. Answered with a Result.
+ */
+void
+relay_reg_error(struct sup *sup, const Kpipc__RegError *e)
+{
+	struct child	*c = &sup->children[ROLE_REGISTRAR];
+
+	if (!c->enabled) {
+		sup_reply_driver(sup, KP_EINVAL, "the registration service is "
+		    "off (kp_registration_service)");
+		return;
+	}
+	snprintf(sup->reg_errs[e->which - 1], sizeof(sup->reg_errs[0]), "%s",
+	    e->message);
+	if (c->state == CS_READY)
+		reg_error_send(sup, c, e->which);
+	log_info(1, "%s will %s", e->which == KP_IPC_REG_ERR_GET_INFO ?
+	    "GetInfo" : "NotifyRegistrationStatus", e->message[0] ? "fail" :
+	    "succeed again");
+	sup_reply_driver(sup, 0, "");
+}
+
+/* A (re)started registrar gets the knobs that are set. */
+void
+relay_reg_errors_ready(struct sup *sup, struct child *c)
+{
+	uint32_t	 w;
+
+	if (c->role != ROLE_REGISTRAR)
+		return;
+	for (w = KP_IPC_REG_ERR_GET_INFO; w <= KP_IPC_REG_ERR_NOTIFY; w++)
+		if (sup->reg_errs[w - 1][0] != '\0')
+			reg_error_send(sup, c, w);
+}

@@ -535,7 +535,8 @@ status_tick(struct sup *sup)
 	live_reason(sup, live, sizeof(live));
 	if (live[0] != '\0')
 		snprintf(ready, sizeof(ready), "%s", live);
-	else if (sup->reg_state != KP_REGISTRATION_REGISTERED)
+	else if (sup->children[ROLE_REGISTRAR].enabled &&
+	    sup->reg_state != KP_REGISTRATION_REGISTERED)
 		snprintf(ready, sizeof(ready), "not registered with kubelet "
 		    "yet");
 	else

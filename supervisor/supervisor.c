@@ -170,10 +170,20 @@ sup_start_next(struct sup *sup)
 		break;
 	case PHASE_START_PUBLISHER:
 		sup->phase = PHASE_START_NODESERVER;
+		/* kp_dra_service(0): no nodeserver, go on at once. */
+		if (!sup->children[ROLE_NODESERVER].enabled) {
+			sup_start_next(sup);
+			break;
+		}
 		sup_spawn_start(sup, &sup->children[ROLE_NODESERVER]);
 		break;
 	case PHASE_START_NODESERVER:
 		sup->phase = PHASE_START_REGISTRAR;
+		/* kp_registration_service(0): no socket, no registrar. */
+		if (!sup->children[ROLE_REGISTRAR].enabled) {
+			sup_start_next(sup);
+			break;
+		}
 		/* The registration socket appears only now: kubelet never
 		 * learns an endpoint that does not serve yet. */
 		if (sup->reg_sock.fd == -1 && (r = sock_listen(&sup->reg_sock,
@@ -271,6 +281,7 @@ sup_handle_child(struct sup *sup, struct child *c, Kpipc__Msg *m)
 		if (c->role == ROLE_PUBLISHER)
 			relay_claims_tick(sup);	/* look-ups that waited */
 		health_child_ready(sup, c);
+		relay_reg_errors_ready(sup, c);
 		if (sup->phase < PHASE_RUNNING)
 			sup_start_next(sup);
 		break;
@@ -516,6 +527,9 @@ sup_dispatch_driver(struct sup *sup)
 			health_relay_report(sup, m);
 			m = NULL;	/* kept for a restarted nodeserver */
 			break;
+		case KPIPC__MSG__M_REG_ERROR:
+			relay_reg_error(sup, m->reg_error);
+			break;
 		case KPIPC__MSG__M_STOP:
 			sup->stop_replied = 1;
 			sup_begin_stop(sup);
@@ -666,6 +680,7 @@ sup_finish(struct sup *sup)
 	status_free(sup);
 	if (sup->http_fd != -1)
 		close(sup->http_fd);
+	lock_close(sup);
 	close(sup->sigfd);
 	if (sup->pidns_fd != -1)
 		close(sup->pidns_fd);
@@ -703,12 +718,15 @@ supervisor_main(const struct kp_options *cfg, const struct kp_hooks *hooks,
 		(void)ipc_flush(&sup.driver);
 		return (1);
 	}
-	/* The nodeserver's directories, before it exists. */
-	if ((r = files_prepare(&sup, err, sizeof(err))) != 0) {
+	/* The nodeserver's directories and lock file, before it exists. */
+	sup.lock_fd = -1;
+	if ((r = files_prepare(&sup, err, sizeof(err))) != 0 ||
+	    (r = lock_open(&sup, err, sizeof(err))) != 0) {
 		log_errorx("start failed: %s", err);
 		sup_reply_driver(&sup, r, err);
 		(void)ipc_flush(&sup.driver);
 		files_close(&sup);
+		lock_close(&sup);
 		sock_remove(&sup.plugin_sock);
 		return (1);
 	}

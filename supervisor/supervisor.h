@@ -193,6 +193,11 @@ struct sup {
 	size_t			 cdi_files;	/* this driver's specs, */
 	size_t			 cdi_bytes;	/* counted at start */
 	struct timespec		 cdi_refill;
+	int			 lock_fd;	/* serialize.lock for the nodeserver
+						 * being forked; -1 (lockfile.c) */
+	/* The driver's registration test knobs, [0] GetInfo, [1]
+	 * NotifyRegistrationStatus; "" = none (relay.c). */
+	char			 reg_errs[2][KP_IPC_MAX_REG_ERR + 1];
 	/* Namespaces and hidden files (children.c). */
 	int			 pidns_fd;	/* our pid namespace; -1:
 						 * children share it */
@@ -227,8 +232,15 @@ int	files_prepare(struct sup *, char *, size_t);
 void	files_cdi(struct sup *, struct child *, const Kpipc__Msg *);
 void	files_close(struct sup *);
 
+/* lockfile.c */
+int	lock_open(struct sup *, char *, size_t);
+int	lock_child_open(struct sup *);
+void	lock_close(struct sup *);
+
 /* relay.c */
 void	relay_reg_status(struct sup *, const Kpipc__RegStatus *);
+void	relay_reg_error(struct sup *, const Kpipc__RegError *);
+void	relay_reg_errors_ready(struct sup *, struct child *);
 void	relay_claim_get(struct sup *, Kpipc__Msg *);
 void	relay_claim_reply(struct sup *, struct child *, Kpipc__Msg *);
 void	relay_claims_abort(struct sup *);

@@ -24,6 +24,7 @@ only '#include <curl/' '^publisher/(http(_auth|_watch)?\.c|http_int\.h)$' \
 only '#include <seccomp\.h>' '^policy/' '<seccomp.h> included'
 only '#include <cap-ng\.h>' '^policy/' '<cap-ng.h> included'
 only '#include <microhttpd\.h>' '^observer/http\.c$' '<microhttpd.h> included'
+only '#include <openssl/' '^api/rolling_name\.c$' '<openssl/...> included'
 
 # The include graph (docs/design.md): base/ at the bottom; ipc/, policy/
 # and rpc/ above it; each role folder on top of those and never another

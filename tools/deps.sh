@@ -8,7 +8,8 @@ cd "$(dirname "$0")/.."
 
 PKGS="cmake make gcc clang pkg-config libgrpc-dev protobuf-c-compiler
 libprotobuf-c-dev libcurl4-openssl-dev libjansson-dev libseccomp-dev
-libcap-ng-dev libyaml-dev libmicrohttpd-dev libclang-rt-14-dev openssl strace valgrind
+libcap-ng-dev libyaml-dev libmicrohttpd-dev libssl-dev libclang-rt-14-dev openssl
+strace valgrind
 iproute2 procps python3-yaml podman crun runc"
 
 missing=""
@@ -42,3 +43,6 @@ if [ ! -f "$stamp" ] || ! cmp -s package-lock.json "$stamp"; then
 	npm ci --no-audit --no-fund --loglevel=error
 	cp package-lock.json "$stamp"
 fi
+
+# A kubectl with kustomize v5 for rendering deploy/ (Debian 12's is 1.20).
+tools/kubectl.sh >/dev/null

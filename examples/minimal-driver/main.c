@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include "kubeletplugin.h"
 
@@ -44,28 +45,27 @@ main(int argc, char **argv)
 	struct kp_slice slice = { KP_SLICE_INIT, .devices = &dev, .n_devices = 1 };
 	struct kp_pool pool = { KP_POOL_INIT, .name = argv[1], .slices = &slice, .n_slices = 1 };
 	struct kp_resources resources = { KP_RESOURCES_INIT, .pools = &pool, .n_pools = 1 };
-	const char *dirs[] = { "plugins", "plugins_registry", ("plugins/" DRIVER) };
+	const char *dirs[] = { "plugins", "plugins_registry" };
 	struct kp_options *o;
 	struct kp_plugin *p;
-	char reg[256], plug[256];
+	char dir[256];
 	sigset_t set;
 
 	if (argc != 4 || kp_options_new(&o) != 0)
 		errx(2, "usage: minimal-driver NODE KUBECONFIG KUBELET_DIR");
-	for (size_t i = 0; i < 3; i++) {	/* kubelet makes them on a node */
-		snprintf(plug, sizeof(plug), "%s/%s", argv[3], dirs[i]);
-		if (mkdir(plug, 0750) != 0 && errno != EEXIST)
-			err(1, "%s", plug);
+	for (size_t i = 0; i < 2; i++) {	/* kubelet makes them on a node */
+		snprintf(dir, sizeof(dir), "%s/%s", argv[3], dirs[i]);
+		if (mkdir(dir, 0750) != 0 && errno != EEXIST)
+			err(1, "%s", dir);
 	}
-	snprintf(reg, sizeof(reg), "%s/plugins_registry/" DRIVER "-reg.sock", argv[3]);
-	snprintf(plug, sizeof(plug), "%s/plugins/" DRIVER "/dra.sock", argv[3]);
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
 	sigprocmask(SIG_BLOCK, &set, NULL);	/* before kp_start */
 	if (kp_driver_name(o, DRIVER) || kp_node_name(o, argv[1]) ||
 	    kp_kube_client_kubeconfig(o, argv[2], NULL) ||
-	    kp_registrar_socket_path(o, reg) || kp_plugin_socket_path(o, plug) ||
+	    kp_kubelet_root_dir(o, argv[3]) ||	/* default sockets under it */
+	    kp_rolling_update(o, getenv("POD_UID")) ||	/* set in a DaemonSet */
 	    kp_start(o, &hooks, &p)) {
 		warnx("%s", kp_options_last_error(o));
 		kp_options_free(o);

@@ -29,6 +29,7 @@ struct flags {
 	const char	*registrar_socket;
 	const char	*plugin_socket;
 	const char	*kubelet_plugin_socket;
+	const char	*rolling_uid;	/* --rolling-update-uid, $POD_UID */
 	const char	*kubeconfig;
 	const char	*context;
 	int		 in_cluster;
@@ -49,11 +50,14 @@ usage(FILE *f)
 "usage: pci-driver [options]\n"
 "  --driver-name NAME        DRA driver name (pci.example.com)\n"
 "  --node-name NAME          this node ($NODE_NAME, else the host name)\n"
-"  --kubelet-dir DIR         kubelet root (/var/lib/kubelet): sockets in\n"
-"                            DIR/plugins_registry and DIR/plugins/<driver>\n"
-"  --registrar-socket PATH   registration socket (DIR/plugins_registry/"
-"<driver>-reg.sock)\n"
-"  --plugin-socket PATH      DRA socket (DIR/plugins/<driver>/dra.sock)\n"
+"  --kubelet-dir DIR         kubelet root (/var/lib/kubelet): the library's\n"
+"                            default sockets DIR/plugins_registry/<driver>-\n"
+"                            reg.sock and DIR/plugins/<driver>/dra.sock\n"
+"  --rolling-update-uid UID  this pod's UID ($POD_UID): per-instance\n"
+"                            sockets, hooks serialized across instances\n"
+"                            (kubelet 1.33+; \"\" turns it off)\n"
+"  --registrar-socket PATH   registration socket, instead of the default\n"
+"  --plugin-socket PATH      DRA socket, instead of the default\n"
 "  --kubelet-plugin-socket PATH  the DRA socket as kubelet sees it\n"
 "  --kubeconfig PATH [--context NAME] | --in-cluster\n"
 "                            Kubernetes access: publish ResourceSlices and\n"
@@ -108,7 +112,7 @@ static int
 parse_args(int argc, char **argv, struct flags *fl)
 {
 	enum { O_DRIVER = 256, O_NODE, O_KDIR, O_REG, O_PLUG, O_KPLUG, O_KCFG,
-	    O_CTX, O_INCL, O_CDI, O_STATE, O_SYSFS, O_CLASS, O_VENDOR,
+	    O_ROLL, O_CTX, O_INCL, O_CDI, O_STATE, O_SYSFS, O_CLASS, O_VENDOR,
 	    O_RESCAN, O_UID, O_LIST, O_V1ALPHA4, O_HTTP, O_HELP };
 	static const struct option longopts[] = {
 		{ "driver-name", required_argument, NULL, O_DRIVER },
@@ -117,6 +121,7 @@ parse_args(int argc, char **argv, struct flags *fl)
 		{ "registrar-socket", required_argument, NULL, O_REG },
 		{ "plugin-socket", required_argument, NULL, O_PLUG },
 		{ "kubelet-plugin-socket", required_argument, NULL, O_KPLUG },
+		{ "rolling-update-uid", required_argument, NULL, O_ROLL },
 		{ "kubeconfig", required_argument, NULL, O_KCFG },
 		{ "context", required_argument, NULL, O_CTX },
 		{ "in-cluster", no_argument, NULL, O_INCL },
@@ -148,6 +153,7 @@ parse_args(int argc, char **argv, struct flags *fl)
 		case O_REG: fl->registrar_socket = optarg; break;
 		case O_PLUG: fl->plugin_socket = optarg; break;
 		case O_KPLUG: fl->kubelet_plugin_socket = optarg; break;
+		case O_ROLL: fl->rolling_uid = optarg; break;
 		case O_KCFG: fl->kubeconfig = optarg; break;
 		case O_CTX: fl->context = optarg; break;
 		case O_INCL: fl->in_cluster = 1; break;
@@ -234,16 +240,19 @@ resolve_defaults(struct flags *fl, char *reg, char *plug, size_t size)
 		snprintf(cfg.sysfs, sizeof(cfg.sysfs), "/sys");
 	if (cfg.cdi_dir[0] == '\0')
 		snprintf(cfg.cdi_dir, sizeof(cfg.cdi_dir), "/var/run/cdi");
-	if (snprintf(reg, size, "%s", fl->registrar_socket ?
-	    fl->registrar_socket : "") < 0 || (reg[0] == '\0' &&
-	    (size_t)snprintf(reg, size, "%s/plugins_registry/%s-reg.sock",
-	    kdir, cfg.driver) >= size))
+	/* The sockets are the library's defaults under the kubelet root
+	 * (kp_kubelet_root_dir); only explicit flags override them. reg
+	 * and plug are the registry and plugin directories to create when
+	 * a demo or test root lacks them. */
+	if ((size_t)snprintf(reg, size, "%s/plugins_registry/x", kdir) >=
+	    size || (size_t)snprintf(plug, size, "%s/plugins/x", kdir) >= size)
 		return (-1);
-	if (snprintf(plug, size, "%s", fl->plugin_socket ?
-	    fl->plugin_socket : "") < 0 || (plug[0] == '\0' &&
-	    (size_t)snprintf(plug, size, "%s/plugins/%s/dra.sock", kdir,
-	    cfg.driver) >= size))
-		return (-1);
+	if (fl->kubelet_dir == NULL)
+		fl->kubelet_dir = kdir;
+	/* As upstream's example drivers: the pod UID from the downward API
+	 * unless the flag says otherwise. */
+	if (fl->rolling_uid == NULL && (env = getenv("POD_UID")) != NULL)
+		fl->rolling_uid = env;
 	/* Not the plugin socket's directory (upstream's habit): the
 	 * library hands the state directory to the sandboxed nodeserver,
 	 * which must not be able to replace the socket kubelet dials. */
@@ -262,10 +271,17 @@ configure(struct kp_options *o, struct flags *fl, const char *reg,
 	size_t	 i;
 	int	 r;
 
+	(void)reg;
+	(void)plug;
 	if ((r = kp_driver_name(o, cfg.driver)) != 0 ||
 	    (r = kp_node_name(o, cfg.node)) != 0 ||
-	    (r = kp_registrar_socket_path(o, reg)) != 0 ||
-	    (r = kp_plugin_socket_path(o, plug)) != 0 ||
+	    (r = kp_kubelet_root_dir(o, fl->kubelet_dir)) != 0 ||
+	    (fl->rolling_uid != NULL && (r = kp_rolling_update(o,
+	    fl->rolling_uid)) != 0) ||
+	    (fl->registrar_socket != NULL && (r = kp_registrar_socket_path(o,
+	    fl->registrar_socket)) != 0) ||
+	    (fl->plugin_socket != NULL && (r = kp_plugin_socket_path(o,
+	    fl->plugin_socket)) != 0) ||
 	    (fl->kubelet_plugin_socket != NULL &&
 	    (r = kp_kubelet_plugin_socket_path(o,
 	    fl->kubelet_plugin_socket)) != 0) ||
@@ -430,6 +446,10 @@ main(int argc, char **argv)
 	 * directories themselves. */
 	if (make_parent(reg, err, sizeof(err)) != 0 ||
 	    make_parent(plug, err, sizeof(err)) != 0 ||
+	    (fl.registrar_socket != NULL && make_parent(fl.registrar_socket,
+	    err, sizeof(err)) != 0) ||
+	    (fl.plugin_socket != NULL && make_parent(fl.plugin_socket, err,
+	    sizeof(err)) != 0) ||
 	    make_parent(cfg.state_dir, err, sizeof(err)) != 0 ||
 	    make_parent(cfg.cdi_dir, err, sizeof(err)) != 0) {
 		fprintf(stderr, "pci-driver: %s\n", err);

@@ -41,9 +41,11 @@ function yamlFiles(dir = DEPLOY) {
 
 // A kubectl (or kustomize) whose kustomize has components and
 // replacements: v5 (kubectl 1.27 and later). Debian 12's kubectl 1.20
-// embeds kustomize v2.0.3, which has neither.
+// embeds kustomize v2.0.3, which has neither: tools/kubectl.sh (run by
+// make deps) puts upstream's kubectl 1.35 at .cache/kubectl/kubectl.
 function findKustomize() {
-  const cands = [process.env.KP_KUBECTL, 'kubectl', 'kustomize'].filter(Boolean);
+  const cands = [process.env.KP_KUBECTL, path.join(ROOT, '.cache', 'kubectl', 'kubectl'),
+    'kubectl', 'kustomize'].filter(Boolean);
   const seen = [];
   for (const c of cands) {
     const isKustomize = path.basename(c) === 'kustomize';
@@ -120,6 +122,9 @@ function checkDeployment(docs, { driver, ns, kubeletDir, cdiDir, image }) {
   const env = Object.fromEntries(c.env.filter((e) => 'value' in e).map((e) => [e.name, e.value]));
   assert.deepEqual(env, { DRIVER_NAME: driver, KUBELET_DIR: kubeletDir, CDI_DIR: cdiDir });
   assert.equal(c.env.find((e) => e.name === 'NODE_NAME').valueFrom.fieldRef.fieldPath, 'spec.nodeName');
+  // Rolling updates: the pod UID for kp_rolling_update, and a surge.
+  assert.equal(c.env.find((e) => e.name === 'POD_UID').valueFrom.fieldRef.fieldPath, 'metadata.uid');
+  assert.deepEqual(ds.spec.updateStrategy.rollingUpdate, { maxSurge: 1, maxUnavailable: 0 });
   for (const a of ['--driver-name=$(DRIVER_NAME)', '--in-cluster', '--kubelet-dir=$(KUBELET_DIR)', '--cdi-dir=$(CDI_DIR)']) {
     assert.ok(c.args.includes(a), `args: ${a}`);
   }

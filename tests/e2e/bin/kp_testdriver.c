@@ -7,6 +7,9 @@
  *   health <pool> <device> <status 0-2> [timeout_s [message]]
  *            calls kp_health_report with one device, prints
  *            "health <KP_NAME> <message>"
+ *   getinfo-error [message]   kp_set_get_info_error ("" clears), prints
+ *            "regerr <KP_NAME> <message>"
+ *   notify-error [message]    kp_set_notify_registration_status_error
  *   stop     calls kp_stop, prints "stopped <code>", exits
  * End of input stops as "stop" does. A failed start prints
  * "error <KP_NAME> <message>" and exits 1.
@@ -42,6 +45,8 @@ struct tdrv {
 	int		 slow_ms;
 	int		 spawn_thread;
 	int		 hook_health;	/* prepare reports health */
+	const char	*counter;	/* --counter-file: hooks log here */
+	const char	*tag;		/* --tag: names this instance there */
 };
 
 static struct tdrv	 drv;
@@ -63,17 +68,44 @@ count_fds(void)
 	return (n);
 }
 
+/*
+ * --counter-file: one line per hook entry and exit, appended (O_APPEND:
+ * each line lands whole, in order, whichever process writes it), so a
+ * test can check across processes that hooks never overlap. Lives in a
+ * state directory the nodeserver may write.
+ */
+static void
+counter_line(const char *what)
+{
+	char	 line[64];
+	int	 fd, n;
+
+	if (drv.counter == NULL)
+		return;
+	if ((fd = open(drv.counter, O_WRONLY | O_APPEND | O_CREAT |
+	    O_CLOEXEC, 0644)) == -1) {
+		fprintf(stderr, "counter file: %s\n", strerror(errno));
+		return;
+	}
+	n = snprintf(line, sizeof(line), "%s %s\n", what, drv.tag ? drv.tag :
+	    "-");
+	(void)!write(fd, line, (size_t)n);
+	close(fd);
+}
+
 /* Serialization proof: report when two hooks ever run at once. */
 static void
 hook_enter(void)
 {
 	if (atomic_fetch_add(&in_hook, 1) > 0)
 		fprintf(stderr, "OVERLAP: hooks ran concurrently\n");
+	counter_line("enter");
 }
 
 static void
 hook_leave(void)
 {
+	counter_line("leave");
 	atomic_fetch_sub(&in_hook, 1);
 }
 
@@ -620,6 +652,52 @@ sandbox_mode(struct kp_options *o, const char *a)
 	return (kp_sandbox_mode(o, (enum kp_sandbox_mode)99));
 }
 
+/*
+ * Plays a compromised hook against serialize.lock (rolling updates): finds
+ * the fd the supervisor gave this nodeserver and tries to write the file,
+ * truncate it, change its mode, and reopen it for writing through
+ * /proc/self/fd. Prints "lockfd <found> write=<errno> ..." (0: it worked).
+ */
+static void
+lockfd_attack(void)
+{
+	char		 l[300], target[512];
+	DIR		*d;
+	struct dirent	*de;
+	ssize_t		 n;
+	int		 fd = -1, w, t, m, r, nfd;
+
+	if ((d = opendir("/proc/self/fd")) == NULL) {
+		fprintf(stderr, "lockfd none opendir=%d\n", errno);
+		return;
+	}
+	while ((de = readdir(d)) != NULL && fd == -1) {
+		snprintf(l, sizeof(l), "/proc/self/fd/%s", de->d_name);
+		n = readlink(l, target, sizeof(target) - 1);
+		if (n <= 0)
+			continue;
+		target[n] = '\0';
+		if (strlen(target) > 15 && strcmp(target + strlen(target) - 15,
+		    "/serialize.lock") == 0)
+			fd = atoi(de->d_name);
+	}
+	closedir(d);
+	if (fd == -1) {
+		fprintf(stderr, "lockfd none\n");
+		return;
+	}
+	w = write(fd, "x", 1) == 1 ? 0 : errno;
+	t = ftruncate(fd, 0) == 0 ? 0 : errno;
+	m = fchmod(fd, 0666) == 0 ? 0 : errno;
+	snprintf(l, sizeof(l), "/proc/self/fd/%d", fd);
+	nfd = open(l, O_WRONLY | O_CLOEXEC);
+	r = nfd >= 0 ? 0 : errno;
+	if (nfd >= 0)
+		close(nfd);
+	fprintf(stderr, "lockfd found write=%d truncate=%d chmod=%d "
+	    "reopen=%d\n", w, t, m, r);
+}
+
 static int	prepare_body(const struct kp_claim *, size_t,
 		    struct kp_prepare_results *, char *, size_t);
 
@@ -658,6 +736,8 @@ prepare_body(const struct kp_claim *c, size_t n,
 	for (i = 0; i < n; i++) {
 		if (sandbox_claim(res, i, c[i].name))
 			continue;
+		if (strncmp(c[i].name, "lockfd-", 7) == 0)
+			lockfd_attack();
 		/* "kplog-<text>": a line through kp_log() from the hook
 		 * (a warning, then an info line at V(3)). */
 		if (strncmp(c[i].name, "kplog-", 6) == 0) {
@@ -826,6 +906,12 @@ apply(struct kp_options *o, int ch, const char *a)
 	case 322: return (kp_registrar_socket_filename(o, a));
 	case 323: return (kp_plugin_data_directory_path(o, a));
 	case 324: return (kp_plugin_socket(o, a));
+	case 350: return (kp_rolling_update(o, a));
+	case 351: return (kp_flock_directory_path(o, a));
+	case 352: return (kp_registration_service(o, 0));
+	case 353: return (kp_dra_service(o, 0));
+	case 354: drv.counter = a; return (0);
+	case 355: drv.tag = a; return (0);
 	default: return (-1);
 	}
 }
@@ -863,6 +949,10 @@ parse(int argc, char **argv, struct kp_options *o)
 		{ "registrar-file", 1, 0, 322 },
 		{ "plugin-data-dir", 1, 0, 323 },
 		{ "plugin-socket-name", 1, 0, 324 },
+		{ "rolling-update-uid", 1, 0, 350 },
+		{ "flock-dir", 1, 0, 351 },
+		{ "no-registration", 0, 0, 352 }, { "no-dra", 0, 0, 353 },
+		{ "counter-file", 1, 0, 354 }, { "tag", 1, 0, 355 },
 		{ 0, 0, 0, 0 }
 	};
 	int	 ch;
@@ -1005,6 +1095,16 @@ commands(struct kp_plugin *p, int fds_before)
 		} else if (strncmp(line, "health", 6) == 0) {
 			r = health(p, line + 6);
 			printf("health %s %s\n", kp_err_name(r),
+			    r ? kp_plugin_last_error(p) : "");
+		} else if (strncmp(line, "getinfo-error", 13) == 0 ||
+		    strncmp(line, "notify-error", 12) == 0) {
+			char	*a = strchr(line, ' ');
+
+			line[strcspn(line, "\n")] = '\0';
+			a = a != NULL ? a + 1 : "";
+			r = line[0] == 'g' ? kp_set_get_info_error(p, a) :
+			    kp_set_notify_registration_status_error(p, a);
+			printf("regerr %s %s\n", kp_err_name(r),
 			    r ? kp_plugin_last_error(p) : "");
 		} else if (strncmp(line, "stop", 4) == 0)
 			break;
