@@ -32,6 +32,7 @@
 #include <grpc/support/alloc.h>
 #include <grpc/support/time.h>
 
+#include "kubeletplugin.h"
 #include "pluginregistration.pb-c.h"
 
 #define EXIT_MISSING	2
@@ -56,6 +57,11 @@ usage(FILE *f)
 "                           returns)\n"
 "  --driver-name NAME       the name GetInfo must return (checked if given)\n"
 "  --kubelet-dir DIR        kubelet root (/var/lib/kubelet)\n"
+"  --pod-uid UID            the instance's pod UID (kp_rolling_update): its\n"
+"                           own registration socket name\n"
+"  --pod-uid-env NAME       the same from environment variable NAME (exec\n"
+"                           probes: kubelet expands no fieldRef there);\n"
+"                           unset or empty: no rolling update\n"
 "  --timeout-ms N           GetInfo deadline (1000, as kubelet's)\n"
 "  -q, --quiet              no message on failure\n"
 "  -h, --help               this text\n"
@@ -209,6 +215,8 @@ main(int argc, char **argv)
 		{ "plugin-socket", required_argument, NULL, 'p' },
 		{ "driver-name", required_argument, NULL, 'd' },
 		{ "kubelet-dir", required_argument, NULL, 'k' },
+		{ "pod-uid", required_argument, NULL, 'u' },
+		{ "pod-uid-env", required_argument, NULL, 'e' },
 		{ "timeout-ms", required_argument, NULL, 't' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -216,8 +224,8 @@ main(int argc, char **argv)
 	};
 	Pluginregistration__PluginInfo	*info = NULL;
 	const char	*reg = NULL, *plug = NULL, *name = NULL;
-	const char	*kdir = "/var/lib/kubelet";
-	char		 regbuf[4096], *end;
+	const char	*kdir = "/var/lib/kubelet", *uid = NULL;
+	char		 regbuf[4096], file[128], *end;
 	long		 ms = 1000;
 	int		 ch, code;
 
@@ -227,6 +235,12 @@ main(int argc, char **argv)
 		case 'p': plug = optarg; break;
 		case 'd': name = optarg; break;
 		case 'k': kdir = optarg; break;
+		case 'u': uid = optarg; break;
+		case 'e':
+			uid = getenv(optarg);
+			if (uid != NULL && uid[0] == '\0')
+				uid = NULL;
+			break;
 		case 't':
 			ms = strtol(optarg, &end, 10);
 			if (*optarg == '\0' || *end != '\0' || ms < 1 ||
@@ -248,8 +262,16 @@ main(int argc, char **argv)
 		return (EXIT_USAGE);
 	}
 	if (reg == NULL) {
-		snprintf(regbuf, sizeof(regbuf), "%s/plugins_registry/%s-reg.sock",
-		    kdir, name);
+		/* As kp_start() names it (upstream's socket names). */
+		snprintf(regbuf, sizeof(regbuf), "%s/plugins_registry", kdir);
+		if (uid == NULL)
+			snprintf(file, sizeof(file), "%s-reg.sock", name);
+		else if (kp_rolling_update_registrar_socket_file(regbuf, name,
+		    uid, file, sizeof(file)) != 0)
+			return (fail(EXIT_USAGE, "--pod-uid %s with driver %s "
+			    "and %s: not a valid name", uid, name, regbuf));
+		snprintf(regbuf + strlen(regbuf), sizeof(regbuf) -
+		    strlen(regbuf), "/%s", file);
 		reg = regbuf;
 	}
 	if ((code = probe_connect("registration socket", reg)) != 0)

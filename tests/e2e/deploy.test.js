@@ -290,10 +290,13 @@ test('the probes: HTTP on the observer\'s port in the example overlay; the exec 
   t.after(() => fs.rmSync(kdir, { recursive: true, force: true }));
   env.KUBELET_DIR = kdir;
   const args = cmd.slice(1).map((a) => a.replace(/\$\((\w+)\)/g, (m, v) => env[v]));
-  assert.deepEqual(args, ['--driver-name=gpu.acme.example', `--kubelet-dir=${kdir}`]);
-  const r = spawnSync(path.join(BUILD, 'tools', 'kubeletplugin-probe'), args, { encoding: 'utf8' });
+  assert.deepEqual(args, ['--driver-name=gpu.acme.example', `--kubelet-dir=${kdir}`, '--pod-uid-env=POD_UID']);
+  // POD_UID comes from the downward API in the pod; here, one of ours.
+  assert.ok(ec.env.some((e) => e.name === 'POD_UID' && e.valueFrom.fieldRef.fieldPath === 'metadata.uid'));
+  const r = spawnSync(path.join(BUILD, 'tools', 'kubeletplugin-probe'), args,
+    { encoding: 'utf8', env: { ...process.env, POD_UID: 'f0e1d2c3-0000-4000-8000-000000000001' } });
   assert.equal(r.status, 2, 'no plugin there: socket missing, not a usage error');
-  assert.match(r.stderr, new RegExp(`${kdir}/plugins_registry/gpu\\.acme\\.example-reg\\.sock`));
+  assert.match(r.stderr, new RegExp(`${kdir}/plugins_registry/gpu\\.acme\\.example-f0e1d2c3-0000-4000-8000-000000000001-reg\\.sock`));
   await validateAll(docs);
   await validateAll(edocs);
 });

@@ -328,6 +328,25 @@ test('kubeletplugin-probe: exit codes 0, 2, 3, 4, 5, 64', async (t) => {
   assert.equal(quiet.stderr, '');
 });
 
+test('kubeletplugin-probe finds a rolling-update instance by its pod UID', async (t) => {
+  const root = makeRoot(DRIVER);
+  const uid = randomUUID();
+  const drv = new TestDriver(root, ['--kubelet-root-dir', root.dir, '--rolling-update-uid', uid], { paths: false });
+  t.after(async () => {
+    drv.kill();
+    await drv.exited;
+    root.cleanup();
+  });
+  await drv.ready();
+  const probe = (args, env = {}) => spawnSync(PROBE, args, { encoding: 'utf8', timeout: 20000, env: { ...process.env, ...env } });
+  const base = ['--driver-name', DRIVER, '--kubelet-dir', root.dir];
+  assert.equal(probe([...base, '--pod-uid', uid]).status, 0);
+  assert.equal(probe([...base, '--pod-uid-env', 'KP_TEST_UID'], { KP_TEST_UID: uid }).status, 0);
+  // Without the UID the instance's socket is not the default name.
+  assert.equal(probe(base).status, 2);
+  assert.equal(probe([...base, '--pod-uid', '']).status, 64);
+});
+
 test('the observer\'s sandbox: own uid, no capabilities, seccomp, no new privileges, empty root, own pid namespace, no files', { skip: !AS_ROOT && 'needs root' }, async (t) => {
   const { drv, port } = await setup(t, { sim: false });
   await waitFor(port, '/healthz', (r) => r.status === 200);
