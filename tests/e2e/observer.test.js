@@ -136,7 +136,7 @@ test('/healthz, /readyz, /metrics: 200 once registered; readyz waits for kubelet
 });
 
 test('metrics count: gRPC calls by method and code, latency histogram, restarts by role and reason', async (t) => {
-  const { drv, sim, port } = await setup(t, { args: ['--fail-claim', 'bad'] });
+  const { drv, sim, port } = await setup(t, { args: ['--fail-claim', 'bad'], simOpts: { healthStream: true } });
   await sim.waitForDriver(DRIVER);
   const count = async () => {
     const fams = metrics((await get(port, '/metrics')).body);
@@ -171,7 +171,7 @@ test('metrics count: gRPC calls by method and code, latency histogram, restarts 
   assert.equal(later.fams.kubeletplugin_grpc_request_duration_seconds.type, 'HISTOGRAM');
   assert.equal(sample(later.fams, 'kubeletplugin_grpc_requests_in_flight', { method: PREPARE }), 0);
   assert.ok(sample(later.fams, 'kubeletplugin_serialization_lock_waits_total') >= 3);
-  // The simulated 1.34 kubelet holds a v1alpha1 health stream open.
+  // The simulated kubelet holds a health stream open.
   await until(async () => sample(metrics((await get(port, '/metrics')).body),
     'kubeletplugin_health_stream_clients') === 1, 10000, 100);
   // A killed nodeserver is counted as a restart by signal.
