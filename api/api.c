@@ -82,7 +82,9 @@ start_checks(struct kp_options *opts, const struct kp_hooks *hooks)
 	    hooks->unprepare == NULL)
 		return (opt_fail(opts, KP_EINVAL, "kp_start: hooks: prepare "
 		    "and unprepare are required"));
-	if ((n = sup_threads()) > 1)
+	/* The event threads of plugins started before are the library's
+	 * own: they hold no lock across the fork (events.c). */
+	if ((n = sup_threads()) >= 0 && (n -= events_threads()) > 1)
 		return (opt_fail(opts, KP_EBUSY, "kp_start: the process has "
 		    "%d threads; fork is only safe from a single-threaded "
 		    "process: call kp_start before starting threads", n));
@@ -135,15 +137,15 @@ start_sockets(struct kp_options *o, struct sup_socket *ps,
 /* In the new supervisor process; never returns. */
 static void
 start_supervisor(struct kp_options *cfg, const struct kp_hooks *hooks,
-    int fd, struct sup_socket *ps, struct sup_socket *rs, int hfd)
+    int fd, int evfd, struct sup_socket *ps, struct sup_socket *rs, int hfd)
 {
-	int	 keep[7] = { 0, 1, 2, fd, ps->fd, rs->fd, hfd };
+	int	 keep[8] = { 0, 1, 2, fd, evfd, ps->fd, rs->fd, hfd };
 
-	/* Only the sockets and the driver's channel survive. */
-	if (fd_close_except(keep, 7) == -1)
+	/* Only the sockets and the driver's channels survive. */
+	if (fd_close_except(keep, 8) == -1)
 		_exit(1);
 	cfg->plugin_listener = cfg->registrar_listener = -1;
-	_exit(supervisor_main(cfg, hooks, fd, ps, rs, hfd));
+	_exit(supervisor_main(cfg, hooks, fd, evfd, ps, rs, hfd));
 }
 
 /*
@@ -221,8 +223,8 @@ kp_start(struct kp_options *opts, const struct kp_hooks *hooks,
 	struct kp_plugin	*p;
 	struct sup_socket	 ps, rs;
 	struct kp_hooks		 h;
-	int			 sv[2], r, hfd;
-	pid_t			 pid;
+	int			 sv[2], ev[2] = { -1, -1 }, r, n, hfd;
+	pid_t			 pid = -1;
 
 	if (!opt_valid_handle(opts))
 		return (KP_EINVAL);
@@ -245,9 +247,22 @@ kp_start(struct kp_options *opts, const struct kp_hooks *hooks,
 		free(p);
 		return (r);
 	}
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == -1 ||
-	    (pid = fork()) == -1) {
+	sv[0] = sv[1] = -1;
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0 &&
+	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ev) == 0) {
+		events_fork_lock(1);
+		pid = fork();
+		if (pid != 0)
+			events_fork_lock(0);
+	}
+	if (pid == -1) {
 		r = opt_fail(opts, KP_EIO, "kp_start: %s", strerror(errno));
+		for (n = 0; n < 2; n++) {
+			if (sv[n] != -1)
+				close(sv[n]);
+			if (ev[n] != -1)
+				close(ev[n]);
+		}
 		sock_remove(&ps);
 		sock_remove(&rs);
 		if (hfd != -1)
@@ -257,9 +272,11 @@ kp_start(struct kp_options *opts, const struct kp_hooks *hooks,
 	}
 	if (pid == 0) {
 		close(sv[0]);
-		start_supervisor(opts, &h, sv[1], &ps, &rs, hfd);
+		close(ev[0]);
+		start_supervisor(opts, &h, sv[1], ev[1], &ps, &rs, hfd);
 	}
 	close(sv[1]);
+	close(ev[1]);
 	/* The supervisor owns the sockets now; keep the files. */
 	if (ps.fd != -1)
 		close(ps.fd);
@@ -273,10 +290,21 @@ kp_start(struct kp_options *opts, const struct kp_hooks *hooks,
 	p->has_node = opts->node_name != NULL;
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_mutex_init(&p->health_lock, NULL);
+	pthread_mutex_init(&p->state_lock, NULL);
+	p->ev_fd = p->status_fd = -1;
 	ipc_chan_init(&p->chan, sv[0], KP_IPC_CHILD_FRAME);
-	if ((r = start_wait(p, opts)) != 0) {
+	if ((r = start_wait(p, opts)) == 0 && (r = events_start(p, ev[0],
+	    opts)) != 0) {
+		ev[0] = -1;	/* closed by events_start() */
+		r = opt_fail(opts, r, "kp_start: cannot start the event "
+		    "thread: %s", kp_strerror(r));
+	}
+	if (r != 0) {
+		if (ev[0] != -1 && p->ev_fd == -1)
+			close(ev[0]);
 		ipc_chan_close(&p->chan);
 		reap_supervisor(p, 15000);
+		pthread_mutex_destroy(&p->state_lock);
 		pthread_mutex_destroy(&p->health_lock);
 		pthread_mutex_destroy(&p->lock);
 		p->magic = 0;
@@ -350,6 +378,9 @@ kp_stop(struct kp_plugin *p)
 		return (0);
 	if (!plugin_valid(p))
 		return (KP_EINVAL);
+	if (events_on_thread(p))
+		return (plugin_fail(p, KP_EBUSY, "kp_stop: called from the "
+		    "error callback, which kp_stop waits for"));
 	m.m_case = KPIPC__MSG__M_STOP;
 	m.stop = &stop;
 	r = request(p, &m, &reply, KP_STOP_GRACE_MS + 5000);
@@ -359,6 +390,8 @@ kp_stop(struct kp_plugin *p)
 	ipc_free(reply);
 	ipc_chan_close(&p->chan);
 	reap_supervisor(p, 5000);
+	events_stop(p);
+	pthread_mutex_destroy(&p->state_lock);
 	pthread_mutex_destroy(&p->health_lock);
 	health_table_free(&p->health);
 	pthread_mutex_destroy(&p->lock);

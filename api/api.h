@@ -32,6 +32,16 @@ struct kp_plugin {
 	/* Resource health (health.c): every device reported so far. */
 	pthread_mutex_t	 health_lock;	/* taken before lock */
 	struct health_table health;
+	/* State for the hooks (state.c). */
+	pthread_mutex_t	 state_lock;	/* taken before lock */
+	uint64_t	 state_gen;	/* the last generation sent */
+	/* The supervisor's events (events.c). */
+	int		 ev_fd;		/* -1: none */
+	int		 status_fd;	/* eventfd; -1: none */
+	pthread_t	 ev_thread;
+	int		 ev_started;
+	kp_error_fn	 error_fn;
+	void		*error_user;
 };
 
 /* How each option names itself in messages: setter (Go option). */
@@ -105,6 +115,13 @@ int	opt_rolling_check(struct kp_options *);
 
 /* advertise.c */
 void	opt_advertise(struct kp_options *);
+
+/* events.c */
+int	events_threads(void);
+void	events_fork_lock(int);
+int	events_start(struct kp_plugin *, int, const struct kp_options *);
+int	events_on_thread(const struct kp_plugin *);
+void	events_stop(struct kp_plugin *);
 
 /* api.c */
 int	sup_threads(void);

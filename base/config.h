@@ -175,6 +175,12 @@ struct kp_options {
 	struct sockaddr_storage	 http_addr;
 	socklen_t		 http_len;
 	char			 http_endpoint[64];	/* as given */
+	/* Channels (api/options_channels.c): the nodeserver's state
+	 * function, the driver process's error function. */
+	kp_state_fn		 state_fn;
+	void			*state_user;
+	kp_error_fn		 error_fn;
+	void			*error_user;
 	/* Rolling updates and service selection (api/options_rolling.c,
 	 * upstream v0.33 RollingUpdate, FlockDirectoryPath, v0.34
 	 * RegistrationService, DRAService). "" = off / the default. */

@@ -582,6 +582,47 @@ struct kp_allocated_device {
 	int admin_access;	/* 0 or 1 */
 };
 
+/*
+ * One opaque configuration for this driver from the claim's allocation
+ * (status.allocation.devices.config[] entries whose opaque.driver is this
+ * driver, in the claim's order: the class's configs before the claim's
+ * own, as the scheduler stores them). Built by the library from the
+ * claim the publisher fetched; everything is borrowed for the duration
+ * of the hook call.
+ */
+struct kp_config {
+	const char *source;	/* "FromClass" or "FromClaim" */
+	const char *const *requests;	/* requests it applies to; */
+	size_t n_requests;		/* 0: every request of the claim */
+	const char *driver;	/* opaque.driver: this driver's name */
+	const char *parameters;	/* opaque.parameters as compact JSON
+				 * text ("null" when absent) */
+	/*
+	 * The same parameters, parsed: a jansson json_t (read it with
+	 * kp_config_parameters() below). Borrowed for the hook call:
+	 * never decref, modify or keep it.
+	 */
+	const void *parameters_json;
+};
+
+/*
+ * kp_config_parameters - the parsed opaque parameters of a config as a
+ * jansson object (any JSON value; NULL when the claim had none), for
+ * drivers that include <jansson.h> before this header. Why a getter
+ * that exists only then, and not json_t in the structs: the header stays
+ * usable without jansson (parameters holds the same data as text), and a
+ * driver that does use jansson shares the library's copy (one libjansson
+ * per process: the plugin links it anyway), so hooks read the config
+ * without parsing JSON by hand. Borrowed for the hook call.
+ */
+#ifdef JANSSON_H
+static inline const json_t *
+kp_config_parameters(const struct kp_config *c)
+{
+	return ((const json_t *)c->parameters_json);
+}
+#endif
+
 /* A claim to prepare or unprepare. All pointers borrowed for the duration
  * of the hook call. */
 struct kp_claim {
@@ -590,13 +631,22 @@ struct kp_claim {
 	const char *uid;
 	/*
 	 * Prepare only, and only with Kubernetes access configured: the
-	 * allocation results for this driver and the opaque configuration
-	 * parameters as a JSON array ("[]" when none). Without Kubernetes
-	 * access n_results is 0 and config_json is NULL.
+	 * allocation results for this driver and its opaque configuration.
+	 * config_json is the configs as one JSON array, compact, in the
+	 * claim's order, "[]" when none:
+	 *	[{"source":"FromClass"|"FromClaim",
+	 *	  "requests":["req",...],	(absent: every request)
+	 *	  "parameters":<opaque.parameters, any JSON>}, ...]
+	 * configs/n_configs is the same, parsed (struct kp_config); a claim
+	 * whose configuration does not parse fails before the hook runs.
+	 * Without Kubernetes access n_results and n_configs are 0 and
+	 * config_json is NULL.
 	 */
 	const struct kp_allocated_device *results;
 	size_t n_results;
 	const char *config_json;
+	const struct kp_config *configs;
+	size_t n_configs;
 };
 
 /* A device prepared for a claim, as returned to kubelet. */
@@ -1551,6 +1601,122 @@ KP_EXTERN int kp_health_report(struct kp_plugin *plugin,
  */
 KP_EXTERN int kp_hook_health_report(const struct kp_device_health *devices,
     size_t n, char *errbuf, size_t errsize);
+
+/* ------------------------------------------------------------------------
+ * Channels between the driver process, the library and the hooks (beyond
+ * upstream, where hooks are methods of the driver's own object). Hooks run
+ * in the nodeserver, a process forked at kp_start() whose memory is frozen
+ * then; these calls let main() keep discovering devices after kp_start()
+ * and hand the result to the hooks, and let main() hear about errors and
+ * status changes without polling.
+ */
+
+/* The largest state kp_state_set() takes, in bytes (256 KiB). */
+#define KP_STATE_MAX	(256u * 1024)
+
+/*
+ * kp_state_set - hand len bytes of state from the driver process (any
+ * thread) to the hooks: the supervisor checks the size and order, keeps
+ * the latest copy and passes it to the nodeserver, where
+ * kp_hook_state_get() returns it and the kp_state_callback() function
+ * sees it. Each call replaces the whole state (send everything the hooks
+ * need: a device list, say, as JSON) and gets the next generation number
+ * (1, 2, ...): hooks see the states in the order of the calls and never
+ * an older one after a newer one. A nodeserver that restarts (a crash, a
+ * protocol violation) starts with the latest state, before its init hook
+ * and before it serves a call. The state flows one way: no child can
+ * change it. data: len bytes, copied; may be NULL when len is 0 (an empty
+ * state). Returns once the supervisor has the state (the nodeserver gets
+ * it asynchronously, in order). Errors: KP_EINVAL (invalid handle, data
+ * NULL with len > 0, len above KP_STATE_MAX: the message names the limit),
+ * KP_EPIPE (supervisor gone), KP_ETIMEDOUT. Beyond upstream.
+ */
+KP_EXTERN int kp_state_set(struct kp_plugin *plugin, const void *data,
+    size_t len);
+
+/*
+ * A state-change function (kp_state_callback()): called in the
+ * nodeserver, on the thread that reads the supervisor's frames, once per
+ * kp_state_set() in generation order (the state a restarted nodeserver
+ * starts with is not announced: read it with kp_hook_state_get() in the
+ * init hook). When the nodeserver falls more than 4 MiB of frames behind,
+ * the states in between are skipped and only the latest is delivered: a
+ * generation can jump, never go back. data: len bytes, borrowed for the call. Return quickly:
+ * claim look-ups and CDI answers wait behind it, so it must not call
+ * kp_cdi_spec_*() or block on a hook.
+ */
+typedef void (*kp_state_fn)(void *user, const void *data, size_t len,
+    uint64_t generation);
+
+/*
+ * kp_state_callback - the function the nodeserver calls for each new state
+ * (see kp_state_fn); NULL (the default) for none. user: passed to fn,
+ * borrowed for the plugin's life. Last call wins. Errors: KP_EINVAL
+ * (invalid handle). Beyond upstream.
+ */
+KP_EXTERN int kp_state_callback(struct kp_options *opts, kp_state_fn fn,
+    void *user);
+
+/*
+ * kp_hook_state_get - copy the latest state the hooks have into buf, from
+ * the driver's code in the nodeserver (hooks, the init hook, threads they
+ * started; thread-safe). size: bytes of buf (buf may be NULL when size is
+ * 0, to ask for the length). *len: set to the state's length (also on
+ * KP_ENOSPC); generation: set to its generation unless NULL (0 with
+ * KP_ENOENT). Errors: KP_ENOENT (kp_state_set() was never called),
+ * KP_ENOSPC (size < the state's length: nothing copied, *len says what is
+ * needed), KP_EINVAL (len NULL), KP_ENOTSUP (called outside the
+ * nodeserver). Beyond upstream.
+ */
+KP_EXTERN int kp_hook_state_get(void *buf, size_t size, size_t *len,
+    uint64_t *generation);
+
+/*
+ * An error function (kp_error_callback()): an error the plugin hit after
+ * kp_start() returned, with code (a negative KP_E* code), a message
+ * naming what failed (borrowed for the call) and recoverable: 1 when the
+ * library retries or already recovered (ResourceSlice create, update or
+ * delete errors and fields the API server dropped, KP_EKUBE; stale
+ * health reports, KP_ETIMEDOUT; a child killed for a protocol violation
+ * and restarted, KP_EPROTO), 0 when the plugin cannot do its job until
+ * something changes (a child crash-looping or a restarted child that
+ * cannot start: KP_ECHILD). Called in the driver process, on a thread of
+ * the library, one call at a time and in the order the errors happened.
+ * It must not call kp_stop() (that waits for this thread: KP_EBUSY).
+ */
+typedef void (*kp_error_fn)(void *user, int code, const char *message,
+    int recoverable);
+
+/*
+ * kp_error_callback - where errors after kp_start() go (see kp_error_fn).
+ * NULL (the default): each is logged once, as a warning or error line of
+ * the process that saw it (the publisher's "resourceslices: ...", the
+ * supervisor's "nodeserver is crash-looping ...", the nodeserver's
+ * "device health reports are stale ..."), as upstream's default handler
+ * logs what HandleError gets.
+ * user: passed to fn, borrowed for the plugin's life.
+ * Last call wins. Errors: KP_EINVAL (invalid handle). Mirrors
+ * DRAPlugin.HandleError and ErrRecoverable (kubeletplugin v0.34+).
+ */
+KP_EXTERN int kp_error_callback(struct kp_options *opts, kp_error_fn fn,
+    void *user);
+
+/*
+ * kp_status_fd - a file descriptor that becomes readable when
+ * kp_registration_status() or kp_publish_status() may return something
+ * new (kubelet's verdict or its error text changed; the publisher
+ * started, stopped, synced with a different outcome or counts; a pass
+ * that changed only last_sync is not a change), for a driver's event loop
+ * (poll, epoll, select). Level-triggered with coalescing: it stays
+ * readable until read, and any number of changes since the last read make
+ * it readable once. To use it: read 8 bytes from it (this resets it;
+ * EAGAIN when nothing changed, it is non-blocking), then call the status
+ * functions: a change after the read makes it readable again, so none is
+ * missed. Owned by the plugin: do not close it; it is closed by
+ * kp_stop(). Returns the fd (>= 0) or KP_EINVAL (invalid handle). Beyond
+ * upstream (Go drivers would poll).
+ */
+KP_EXTERN int kp_status_fd(struct kp_plugin *plugin);
 
 #ifdef __cplusplus
 }

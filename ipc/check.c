@@ -232,6 +232,43 @@ check_health_report(const Kpipc__HealthReport *r, char *err,
 	return (0);
 }
 
+/*
+ * The driver's state for the hooks (kp_state_set): what that call
+ * applied. Generations start at 1; the supervisor also checks that each
+ * is above the last (order), which a field rule cannot.
+ */
+static int
+check_state_set(const Kpipc__StateSet *st, char *err, size_t errsize)
+{
+	if (st->generation == 0)
+		return (ipc_fail(err, errsize, "state_set.generation: must be at "
+		    "least 1"));
+	if (st->data.len > KP_STATE_MAX)
+		return (ipc_fail(err, errsize, "state_set.data: %zu bytes exceed "
+		    "KP_STATE_MAX (%u bytes)", st->data.len,
+		    (unsigned)KP_STATE_MAX));
+	if (st->data.len > 0 && st->data.data == NULL)
+		return (ipc_fail(err, errsize, "state_set.data: missing"));
+	return (0);
+}
+
+/* The supervisor's events for the driver process (api/events.c). */
+static int
+check_event(const Kpipc__Event *e, char *err, size_t errsize)
+{
+	if (e->kind < IPC_EVENT_ERROR || e->kind > IPC_EVENT_PUBLISH)
+		return (ipc_fail(err, errsize, "event.kind %d: out of range",
+		    (int)e->kind));
+	if (e->kind == IPC_EVENT_ERROR && (e->code >= 0 ||
+	    e->code <= KP_ERRNO_MAX))
+		return (ipc_fail(err, errsize, "event.code %d: not a KP_E* code",
+		    (int)e->code));
+	if (strlen(e->message) >= KP_ERROR_SIZE)
+		return (ipc_fail(err, errsize, "event.message: longer than %d "
+		    "bytes", KP_ERROR_SIZE - 1));
+	return (0);
+}
+
 /* Field rules of every message case; the case itself is checked by
  * rules.c against the sender's role and state. */
 /*
@@ -287,6 +324,8 @@ check_ready(const Kpipc__Ready *r, char *err, size_t errsize)
 int
 ipc_check(const Kpipc__Msg *m, char *err, size_t errsize)
 {
+	size_t	 i;
+
 	if (has_unknown(&m->base))
 		return (ipc_fail(err, errsize, "unknown fields in a %s frame",
 		    m->m_case == KPIPC__MSG__M__NOT_SET ? "typeless" :
@@ -319,6 +358,15 @@ ipc_check(const Kpipc__Msg *m, char *err, size_t errsize)
 		    m->publish_status->last_sync < 0)
 			return (ipc_fail(err, errsize, "publish_status: field out "
 			    "of range"));
+		if (m->publish_status->n_errors > KP_IPC_MAX_PUB_ERRORS)
+			return (ipc_fail(err, errsize, "publish_status.errors: "
+			    "more than %d", KP_IPC_MAX_PUB_ERRORS));
+		for (i = 0; i < m->publish_status->n_errors; i++)
+			if (strlen(m->publish_status->errors[i]) >
+			    MAX_MESSAGE)
+				return (ipc_fail(err, errsize, "publish_status."
+				    "errors[%zu]: longer than %d bytes", i,
+				    MAX_MESSAGE));
 		return (0);
 	case KPIPC__MSG__M_REG_STATUS_REPLY:
 		if (m->reg_status_reply->state < KP_REGISTRATION_NONE ||
@@ -353,6 +401,10 @@ ipc_check(const Kpipc__Msg *m, char *err, size_t errsize)
 		return (0);	/* from the supervisor only (rules.c) */
 	case KPIPC__MSG__M_PONG:
 		return (0);	/* per role: ipc_check_pong() */
+	case KPIPC__MSG__M_STATE_SET:
+		return (check_state_set(m->state_set, err, errsize));
+	case KPIPC__MSG__M_EVENT:
+		return (check_event(m->event, err, errsize));
 	case KPIPC__MSG__M_REG_ERROR:
 		if (m->reg_error->which != KP_IPC_REG_ERR_GET_INFO &&
 		    m->reg_error->which != KP_IPC_REG_ERR_NOTIFY)

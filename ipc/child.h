@@ -34,6 +34,12 @@ struct child_env {
 	 * publisher's first READY and for the other roles. */
 	const char		(*hide)[KP_IPC_PATH_MAX];
 	size_t			 n_hide;
+	/* The nodeserver: the driver's latest state for the hooks
+	 * (kp_state_set) when it was forked, in the supervisor's memory
+	 * (copied by fork); state_gen 0: none yet. */
+	const uint8_t		*state;
+	size_t			 state_len;
+	uint64_t		 state_gen;
 };
 
 /* The role mains, one per role folder (registrar/registrar.c,

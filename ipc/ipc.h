@@ -31,10 +31,16 @@
 #define KP_IPC_MAX_REG_ERR	1024		/* RegError.message */
 #define KP_IPC_PATH_MAX		256		/* a hidden path, NUL incl. */
 #define KP_IPC_MAX_DEVICE	63		/* device name bytes */
+#define KP_IPC_MAX_PUB_ERRORS	8		/* PublishStatus.errors */
 
 /* Limits of the CDI spec requests (supervisor/files.c). */
 #define KP_IPC_MAX_CDI_CONTENT	(256u * 1024)	/* bytes of one spec */
 #define KP_IPC_MAX_CDI_NAMES	1024		/* names in a CdiReply */
+
+/* Kinds of the supervisor's Event frames to the driver process. */
+#define IPC_EVENT_ERROR		1	/* for kp_error_callback */
+#define IPC_EVENT_REGISTRATION	2	/* kp_registration_status changed */
+#define IPC_EVENT_PUBLISH	3	/* kp_publish_status changed */
 
 /* A child's state as the supervisor tracks it (monitor.c's mon_table
  * states). READY and START_FAILED move a child out of STARTING, so each

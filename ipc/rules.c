@@ -60,6 +60,12 @@ static const struct ipc_rule rules[] = {
 	{ KPIPC__MSG__M_PONG, ROLE_PUBLISHER, ST(CS_READY) },
 	{ KPIPC__MSG__M_READY, ROLE_OBSERVER, ST(CS_STARTING) },
 	{ KPIPC__MSG__M_START_FAILED, ROLE_OBSERVER, ST(CS_STARTING) },
+	/*
+	 * State for the hooks: from the driver process only. No child has
+	 * a rule for it, so a nodeserver that sends one back (to change
+	 * what its successor starts from) is killed, never relayed.
+	 */
+	{ KPIPC__MSG__M_STATE_SET, ROLE_DRIVER, ST(CS_READY) },
 	/* registration test knobs (kp_set_get_info_error, ...) */
 	{ KPIPC__MSG__M_REG_ERROR, ROLE_DRIVER, ST(CS_READY) },
 };
@@ -87,6 +93,8 @@ static const char *const case_names[] = {
 	[KPIPC__MSG__M_PING] = "ping",
 	[KPIPC__MSG__M_PONG] = "pong",
 	[KPIPC__MSG__M_STATUS] = "status",
+	[KPIPC__MSG__M_STATE_SET] = "state_set",
+	[KPIPC__MSG__M_EVENT] = "event",
 	[KPIPC__MSG__M_REG_ERROR] = "reg_error",
 };
 
@@ -136,7 +144,7 @@ static const struct {
 	{ KPIPC__MSG__M_REG_STATUS, 8 * 1024 },
 	{ KPIPC__MSG__M_CLAIM_GET, 1024 },
 	{ KPIPC__MSG__M_CLAIM_REPLY, KP_IPC_CHILD_FRAME },
-	{ KPIPC__MSG__M_PUBLISH_STATUS, 8 * 1024 },
+	{ KPIPC__MSG__M_PUBLISH_STATUS, 16 * 1024 },	/* 8 errors */
 	{ KPIPC__MSG__M_CDI_WRITE, KP_IPC_MAX_CDI_CONTENT + 1024 },
 	{ KPIPC__MSG__M_CDI_REMOVE, 1024 },
 	{ KPIPC__MSG__M_CDI_LIST, 64 },

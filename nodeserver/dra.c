@@ -244,6 +244,8 @@ lookup_claims(struct dra_ctx *ctx, const struct dra_request *rq,
 			hc[front].n_results = al[front].n_results;
 			hc[front].config_json = al[front].config_json != NULL ?
 			    al[front].config_json : "[]";
+			hc[front].configs = al[front].configs;
+			hc[front].n_configs = al[front].n_configs;
 		}
 		r->claims[front++].uid = c->uid;
 	}

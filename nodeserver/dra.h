@@ -58,6 +58,12 @@ struct dra_claim_alloc {
 	struct kp_allocated_device	*results;
 	size_t				 n_results;
 	char				*config_json; /* NULL: "[]" */
+	/* config_json parsed (dra_alloc.c): configs[i] borrow from
+	 * config_root (a json_t) and own their requests[] and
+	 * parameters text. */
+	struct kp_config		*configs;
+	size_t				 n_configs;
+	void				*config_root;
 };
 
 /*
@@ -157,7 +163,8 @@ void	dra_flock_release(int);
 /* dra_alloc.c */
 int	dra_claim_alloc_add(struct dra_claim_alloc *, const char *,
 	    const char *, const char *, int);
-int	dra_claim_alloc_config(struct dra_claim_alloc *, const char *);
+int	dra_claim_alloc_config(struct dra_claim_alloc *, const char *,
+	    const char *, char *, size_t);
 void	dra_claim_alloc_free(struct dra_claim_alloc *);
 
 /* hooks.c */

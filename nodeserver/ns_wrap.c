@@ -36,10 +36,11 @@
 static struct ns_wrap	*ns_self;
 
 static int
-ns_fill(const Kpipc__ClaimReply *r, struct dra_claim_alloc *out, char *err,
-    size_t errsize)
+ns_fill(const Kpipc__ClaimReply *r, struct dra_claim_alloc *out,
+    const char *driver, char *err, size_t errsize)
 {
 	size_t	 i;
+	int	 rc;
 
 	if (r->result->code != 0) {
 		snprintf(err, errsize, "%s", r->result->message);
@@ -50,9 +51,17 @@ ns_fill(const Kpipc__ClaimReply *r, struct dra_claim_alloc *out, char *err,
 		    r->results[i]->pool, r->results[i]->device,
 		    r->results[i]->admin_access) != 0)
 			goto nomem;
-	if (r->config_json[0] != '\0' &&
-	    dra_claim_alloc_config(out, r->config_json) != 0)
-		goto nomem;
+	if (r->config_json[0] != '\0' && (rc = dra_claim_alloc_config(out,
+	    r->config_json, driver, err, errsize)) != 0) {
+		char	 why[KP_ERROR_SIZE];
+
+		if (rc == KP_ENOMEM)
+			goto nomem;
+		snprintf(why, sizeof(why), "%s", err);
+		snprintf(err, errsize, "claim %s/%s: %s", r->namespace_,
+		    r->name, why);
+		return (rc);
+	}
 	return (0);
 nomem:
 	snprintf(err, errsize, "out of memory");
@@ -200,7 +209,7 @@ ns_claim_get(void *user, const char *ns, const char *name, const char *uid,
 		    name, r == KP_ETIMEDOUT ? "timed out" : kp_strerror(r));
 		return (r);
 	}
-	r = ns_fill(reply->claim_reply, out, err, errsize);
+	r = ns_fill(reply->claim_reply, out, w->driver, err, errsize);
 	ipc_free(reply);
 	return (r);
 }

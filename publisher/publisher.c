@@ -170,11 +170,17 @@ pub_status(struct pub *p)
 	Kpipc__Msg		 m = KPIPC__MSG__INIT;
 	Kpipc__PublishStatus	 ps = KPIPC__PUBLISH_STATUS__INIT;
 	struct slice_stats	 st;
+	char			 recent[SL_RECENT][KP_ERROR_SIZE];
+	char			*errs[SL_RECENT];
+	int			 i, n = 0;
 
 	memset(&st, 0, sizeof(st));
 	pthread_mutex_lock(&p->lock);
-	if (p->ctl != NULL)
+	if (p->ctl != NULL) {
 		slice_ctl_stats(p->ctl, &st);
+		n = slice_ctl_errors(p->ctl, p->last_stats.errors, recent,
+		    SL_RECENT);
+	}
 	if (st.last_error[0] == '\0')
 		memcpy(st.last_error, p->last_error, sizeof(st.last_error));
 	pthread_mutex_unlock(&p->lock);
@@ -185,6 +191,13 @@ pub_status(struct pub *p)
 	ps.deletes = st.deletes;
 	ps.last_error = st.last_error;
 	ps.publisher_running = 1;
+	/* The errors since the last status (KP_ERROR_SIZE each: within
+	 * what the supervisor takes, ipc/check.c). */
+	for (i = 0; i < n; i++)
+		errs[i] = recent[i];
+	ps.errors = errs;
+	ps.n_errors = (size_t)n;
+	ps.error_count = st.errors;
 	if (memcmp(&st, &p->last_stats, sizeof(st)) == 0)
 		return;
 	p->last_stats = st;

@@ -150,7 +150,14 @@ struct slice_stats {
 	int		 pending_pools;
 	uint64_t	 creates, updates, deletes;
 	char		 last_error[KP_ERROR_SIZE];
+	uint64_t	 errors;	/* sl_set_error/_sticky calls */
 };
+
+/* The latest errors, for the driver's error callback (slices.c). */
+#define SL_RECENT	8
+
+int	slice_ctl_errors(struct slice_ctl *, uint64_t, char (*)[KP_ERROR_SIZE],
+	    int);
 
 int	slice_ctl_start(const struct slice_ctl_config *, struct slice_ctl **);
 int	slice_ctl_update(struct slice_ctl *, const Kpipc__Publish *);

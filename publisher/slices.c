@@ -76,6 +76,7 @@ sl_set_error(struct slice_ctl *ctl, const char *fmt, ...)
 	log_warnx("resourceslices: %s", buf);
 	pthread_mutex_lock(&ctl->lock);
 	memcpy(ctl->stats.last_error, buf, sizeof(buf));
+	memcpy(ctl->recent[ctl->stats.errors++ % SL_RECENT], buf, sizeof(buf));
 	pthread_mutex_unlock(&ctl->lock);
 }
 
@@ -97,6 +98,9 @@ sl_set_sticky(struct slice_ctl *ctl, const char *fmt, ...)
 	same = strcmp(ctl->sticky, buf) == 0;
 	memcpy(ctl->sticky, buf, sizeof(buf));
 	memcpy(ctl->stats.last_error, buf, sizeof(buf));
+	if (!same)
+		memcpy(ctl->recent[ctl->stats.errors++ % SL_RECENT], buf,
+		    sizeof(buf));
 	pthread_mutex_unlock(&ctl->lock);
 	if (!same)
 		log_warnx("resourceslices: %s", buf);
@@ -417,6 +421,33 @@ slice_ctl_pools(struct slice_ctl *ctl, char (*names)[KP_IPC_MAX_POOL + 1],
 	}
 	pthread_mutex_unlock(&ctl->lock);
 	return (n);
+}
+
+/*
+ * The errors after number since (at most max, the newest if more):
+ * copied to out; returns how many.
+ */
+int
+slice_ctl_errors(struct slice_ctl *ctl, uint64_t since,
+    char (*out)[KP_ERROR_SIZE], int max)
+{
+	uint64_t	 n, first;
+	int		 k = 0;
+
+	if (ctl == NULL || max <= 0)
+		return (0);
+	pthread_mutex_lock(&ctl->lock);
+	n = ctl->stats.errors;
+	first = since < n ? since : n;
+	if (n - first > SL_RECENT)
+		first = n - SL_RECENT;
+	if (n - first > (uint64_t)max)
+		first = n - (uint64_t)max;
+	for (; first < n; first++)
+		memcpy(out[k++], ctl->recent[first % SL_RECENT],
+		    KP_ERROR_SIZE);
+	pthread_mutex_unlock(&ctl->lock);
+	return (k);
 }
 
 /* Pools whose last sync failed; the lock is held. */

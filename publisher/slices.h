@@ -141,6 +141,9 @@ struct slice_ctl {
 	 * dropped, fields the served version lacks): shown as the last
 	 * error while nothing newer failed; logged once. */
 	char			 sticky[KP_ERROR_SIZE];
+	/* The last SL_RECENT errors; recent[n % SL_RECENT] is number n+1
+	 * (stats.errors counts them). */
+	char			 recent[SL_RECENT][KP_ERROR_SIZE];
 
 	/* sync thread only: [{"want": neutral, "got": neutral}] of writes
 	 * whose stored object lacked fields we sent (dropped by a feature

@@ -256,6 +256,7 @@ child_run(struct sup *sup, struct child *c, int ctl, int logfd, int errw)
 	if (c->role == ROLE_NODESERVER) {
 		env.hide = sup->pub_hide;
 		env.n_hide = sup->n_pub_hide;
+		chan_state_env(sup, &env);
 	}
 	/*
 	 * This process is pid 1 of its namespace (child_fork). Two things
@@ -424,6 +425,9 @@ child_schedule_restart(struct sup *sup, struct child *c)
 		log_errorx("%s is crash-looping (%d restarts): restarting it "
 		    "every %d ms until it stays up for %d s", c->name,
 		    c->restarts + 1, KP_BACKOFF_MAX_MS, KP_HEALTHY_MS / 1000);
+		chan_error(sup, KP_ECHILD, 0, "%s is crash-looping (%d "
+		    "restarts): restarting it every %d ms", c->name,
+		    c->restarts + 1, KP_BACKOFF_MAX_MS);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &c->restart_at);
 	ts_after_ms(&c->restart_at, c->backoff_ms);

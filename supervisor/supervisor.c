@@ -28,10 +28,11 @@
  * child. */
 #define PFD_SIGNAL	0
 #define PFD_DRIVER	1
-#define PFD_CTL(i)	(2 + 3 * (i))
-#define PFD_LOG(i)	(3 + 3 * (i))
-#define PFD_ERR(i)	(4 + 3 * (i))
-#define PFD_MAX		(2 + 3 * ROLE_COUNT)
+#define PFD_EVENTS	2	/* POLLOUT only: events to the driver */
+#define PFD_CTL(i)	(3 + 3 * (i))
+#define PFD_LOG(i)	(4 + 3 * (i))
+#define PFD_ERR(i)	(5 + 3 * (i))
+#define PFD_MAX		(3 + 3 * ROLE_COUNT)
 
 
 static void	sup_begin_stop(struct sup *);
@@ -121,6 +122,9 @@ sup_child_violation(struct sup *sup, struct child *c, const char *why)
 	log_errorx("%s: protocol violation: %s; killing it", c->name, why);
 	c->violated = 1;
 	child_kill(c, SIGKILL);
+	if (sup->phase == PHASE_RUNNING)
+		chan_error(sup, KP_EPROTO, 1, "%s: protocol violation: %s; "
+		    "killed, restarting it", c->name, why);
 	snprintf(msg, sizeof(msg), "%s: protocol violation: %s", c->name,
 	    why);
 	sup_fail_start(sup, KP_EPROTO, msg);
@@ -247,8 +251,11 @@ sup_reap(struct sup *sup)
 			continue;
 		starting = c->state == CS_STARTING;
 		child_reaped(sup, c, status);
-		if (c->role == ROLE_PUBLISHER)
+		if (c->role == ROLE_PUBLISHER) {
 			relay_claims_abort(sup);
+			if (sup->phase == PHASE_RUNNING)
+				chan_status(sup, IPC_EVENT_PUBLISH);
+		}
 		if (sup->phase == PHASE_STOPPING)
 			continue;
 		if (sup->phase < PHASE_RUNNING) {
@@ -278,8 +285,10 @@ sup_handle_child(struct sup *sup, struct child *c, Kpipc__Msg *m)
 		    (int)c->pid, c->restarts ? " (restarted)" : "");
 		if (c->role == ROLE_PUBLISHER && sup->desired != NULL)
 			sup_queue(sup, c, sup->desired);
-		if (c->role == ROLE_PUBLISHER)
+		if (c->role == ROLE_PUBLISHER) {
 			relay_claims_tick(sup);	/* look-ups that waited */
+			chan_status(sup, IPC_EVENT_PUBLISH);	/* running */
+		}
 		health_child_ready(sup, c);
 		relay_reg_errors_ready(sup, c);
 		if (sup->phase < PHASE_RUNNING)
@@ -289,6 +298,9 @@ sup_handle_child(struct sup *sup, struct child *c, Kpipc__Msg *m)
 		c->state = CS_STOPPING;
 		log_errorx("%s failed to start: %s", c->name,
 		    m->start_failed->result->message);
+		if (sup->phase == PHASE_RUNNING)
+			chan_error(sup, KP_ECHILD, 0, "%s cannot restart: %s",
+			    c->name, m->start_failed->result->message);
 		sup_fail_start(sup, KP_ECHILD,
 		    m->start_failed->result->message);
 		break;
@@ -527,6 +539,10 @@ sup_dispatch_driver(struct sup *sup)
 			health_relay_report(sup, m);
 			m = NULL;	/* kept for a restarted nodeserver */
 			break;
+		case KPIPC__MSG__M_STATE_SET:
+			chan_state_set(sup, m);
+			m = NULL;	/* kept, or freed after the reply */
+			break;
 		case KPIPC__MSG__M_REG_ERROR:
 			relay_reg_error(sup, m->reg_error);
 			break;
@@ -596,8 +612,11 @@ sup_timers(struct sup *sup)
 			child_kill(c, SIGKILL);
 		}
 		if (sup->phase == PHASE_RUNNING && c->enabled && c->pid <= 0 &&
-		    ts_ms_until(&c->restart_at) <= 0 && child_spawn(sup, c))
+		    ts_ms_until(&c->restart_at) <= 0 && child_spawn(sup, c)) {
+			chan_error(sup, KP_ECHILD, 0, "%s cannot be restarted: "
+			    "fork failed", c->name);
 			child_schedule_restart(sup, c);
+		}
 	}
 }
 
@@ -612,6 +631,8 @@ sup_poll(struct sup *sup)
 	pfd[PFD_SIGNAL].events = POLLIN;
 	pfd[PFD_DRIVER].fd = sup->driver.fd;
 	pfd[PFD_DRIVER].events = POLLIN | (sup->driver.wlen ? POLLOUT : 0);
+	pfd[PFD_EVENTS].fd = sup->events.wlen ? sup->events.fd : -1;
+	pfd[PFD_EVENTS].events = POLLOUT;
 	for (i = 0; i < ROLE_COUNT; i++) {
 		c = &sup->children[i];
 		pfd[PFD_CTL(i)].fd = c->ctl.fd;
@@ -639,7 +660,10 @@ sup_poll(struct sup *sup)
 			sup_dispatch_child(sup, c);
 		if (c->ctl.fd != -1 && ipc_flush(&c->ctl) != 0)
 			c->ctl.wlen = 0;	/* dying child; reaped soon */
+		chan_state_flush(sup, c);
 	}
+	if (pfd[PFD_EVENTS].revents & (POLLOUT | POLLHUP | POLLERR))
+		chan_events_flush(sup);
 	if (pfd[PFD_DRIVER].revents & (POLLIN | POLLHUP | POLLERR))
 		sup_dispatch_driver(sup);
 }
@@ -674,6 +698,8 @@ sup_finish(struct sup *sup)
 	for (i = 0; i < ROLE_COUNT; i++)
 		ipc_chan_close(&sup->children[i].ctl);
 	ipc_chan_close(&sup->driver);
+	ipc_chan_close(&sup->events);
+	ipc_free(sup->state);
 	ipc_free(sup->desired);
 	ipc_free(sup->health);
 	files_close(sup);
@@ -689,7 +715,7 @@ sup_finish(struct sup *sup)
 
 int
 supervisor_main(const struct kp_options *cfg, const struct kp_hooks *hooks,
-    int driver_fd, struct sup_socket *plugin_sock,
+    int driver_fd, int events_fd, struct sup_socket *plugin_sock,
     struct sup_socket *reg_sock, int http_fd)
 {
 	struct sup	 sup;
@@ -700,6 +726,7 @@ supervisor_main(const struct kp_options *cfg, const struct kp_hooks *hooks,
 	sup.cfg = cfg;
 	sup.hooks = hooks;
 	ipc_chan_init(&sup.driver, driver_fd, KP_IPC_MAX_FRAME);
+	ipc_chan_init(&sup.events, events_fd, KP_IPC_SMALL_FRAME);
 	sup.plugin_sock = *plugin_sock;
 	sup.reg_sock = *reg_sock;
 	sup.http_fd = http_fd;
@@ -756,6 +783,7 @@ supervisor_main(const struct kp_options *cfg, const struct kp_hooks *hooks,
 		sup_timers(&sup);
 		if (sup.driver.fd != -1 && ipc_flush(&sup.driver) != 0)
 			sup.driver.wlen = 0;
+		chan_events_flush(&sup);
 		if (sup.phase == PHASE_STOPPING && sup_all_stopped(&sup))
 			break;
 	}

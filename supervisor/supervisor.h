@@ -39,6 +39,10 @@
 					 * observer's snapshot, this often */
 #define KP_HEARTBEAT_TIMEOUT_MS	5000	/* no answer this long: unhealthy */
 #define KP_SYNC_STALE_S		300	/* pools pending this long: too */
+#define KP_STATE_QUEUE		(4u * 1024 * 1024)	/* unsent bytes to the
+					 * nodeserver beyond which a new state
+					 * waits (only the latest is sent) */
+#define KP_EVENTS_QUEUE		(64u * 1024)	/* unsent event bytes */
 
 struct child {
 	enum kp_role		 role;
@@ -186,6 +190,12 @@ struct sup {
 	Kpipc__Msg		*health;	/* last HealthReport, re-sent
 						 * to a restarted nodeserver */
 	unsigned long long	 health_stale;	/* warnings so far */
+	/* Channels to the driver process and the hooks (channels.c). */
+	Kpipc__Msg		*state;		/* last StateSet; NULL */
+	int			 state_pending;	/* not yet queued to the
+						 * nodeserver */
+	struct ipc_chan		 events;	/* Event frames, one way */
+	unsigned long long	 events_dropped;
 	/* The nodeserver's CDI spec requests (files.c). */
 	int			 cdi_fd;	/* the CDI directory; -1 */
 	char			 cdi_err[KP_ERROR_SIZE];	/* why -1 */
@@ -265,12 +275,20 @@ void	status_published(struct sup *);
 void	status_pong(struct sup *, struct child *, const Kpipc__Pong *);
 void	status_tick(struct sup *);
 long long status_next_ms(struct sup *);
+/* channels.c */
+void	chan_state_set(struct sup *, Kpipc__Msg *);
+void	chan_state_flush(struct sup *, struct child *);
+void	chan_state_env(const struct sup *, struct child_env *);
+void	chan_error(struct sup *, int, int, const char *, ...)
+	    KP_PRINTF(4, 5);
+void	chan_status(struct sup *, int);
+void	chan_events_flush(struct sup *);
 
 /* supervisor.c */
 int	sup_reply_driver(struct sup *, int, const char *);
 void	sup_queue(struct sup *, struct child *, const Kpipc__Msg *);
 int	supervisor_main(const struct kp_options *, const struct kp_hooks *,
-	    int, struct sup_socket *, struct sup_socket *, int);
+	    int, int, struct sup_socket *, struct sup_socket *, int);
 void	sup_child_violation(struct sup *, struct child *, const char *);
 void	sup_drain_stderr(struct sup *, struct child *, int);
 int	sup_log_allowed(struct child *);

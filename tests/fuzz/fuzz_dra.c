@@ -25,7 +25,8 @@ lookup(void *user, const char *ns, const char *name, const char *uid,
 	}
 	if (dra_claim_alloc_add(out, name, ns, uid, uid[0] == 'a') != 0)
 		return (1);
-	return (uid[0] == 'c' ? 0 : dra_claim_alloc_config(out, "[]"));
+	return (uid[0] == 'c' ? 0 : dra_claim_alloc_config(out, "[]", "d",
+	    err, errsize));
 }
 
 static int

@@ -442,7 +442,8 @@ fake_lookup(void *user, const char *ns, const char *name, const char *uid,
 		return (1);
 	}
 	if (dra_claim_alloc_add(out, "req/sub", "pool-a", "gpu-0", 1) != 0 ||
-	    dra_claim_alloc_config(out, "[{\"a\":1}]") != 0)
+	    dra_claim_alloc_config(out, "[{\"a\":1}]", "d",
+	    err, errsize) != 0)
 		return (1);
 	return (0);
 }

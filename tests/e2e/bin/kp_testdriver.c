@@ -7,10 +7,21 @@
  *   health <pool> <device> <status 0-2> [timeout_s [message]]
  *            calls kp_health_report with one device, prints
  *            "health <KP_NAME> <message>"
+ *   state <text>   calls kp_state_set with the text, prints
+ *            "state <KP_NAME> <message>"
+ *   state-big <n>  the same with n bytes of 'x'
+ *   publish-taint  publishes one device with a taint (DRADeviceTaints)
  *   getinfo-error [message]   kp_set_get_info_error ("" clears), prints
  *            "regerr <KP_NAME> <message>"
  *   notify-error [message]    kp_set_notify_registration_status_error
  *   stop     calls kp_stop, prints "stopped <code>", exits
+ * With --channels: kp_error_callback prints "errcb <KP_NAME> rec=<0|1>
+ * <message>", kp_state_callback logs "STATECB gen=<g> len=<n> <text>"
+ * (nodeserver stderr), and a thread prints "statusfd reg=<state>" each
+ * time kp_status_fd() is readable. Claim "state-<x>": the prepare hook
+ * logs "HOOKSTATE <x> gen=<g> len=<n> <text>"; the init hook logs
+ * "INITSTATE gen=<g> len=<n>"; every prepared claim logs its parsed
+ * configs ("CONFIGS ...").
  * End of input stops as "stop" does. A failed start prints
  * "error <KP_NAME> <message>" and exits 1.
  */
@@ -18,6 +29,7 @@
 #include <fcntl.h>
 #include <dirent.h>
 #include <getopt.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -32,8 +44,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <jansson.h>
 #include <seccomp.h>
 
+/* After <jansson.h>: declares kp_config_parameters(). */
 #include "kubeletplugin.h"
 
 struct tdrv {
@@ -45,11 +59,14 @@ struct tdrv {
 	int		 slow_ms;
 	int		 spawn_thread;
 	int		 hook_health;	/* prepare reports health */
+	int		 channels;	/* --channels */
 	const char	*counter;	/* --counter-file: hooks log here */
 	const char	*tag;		/* --tag: names this instance there */
 };
 
 static struct tdrv	 drv;
+static atomic_int	 status_stop;	/* ends status_thread */
+static pthread_t	 status_th;
 static atomic_int	 in_hook;	/* hooks running right now */
 
 static int
@@ -122,6 +139,16 @@ hostile(const char *kind)
 	static const uint8_t	 stop[6] = { 0, 0, 0, 2, 0x52, 0x00 };
 	static const uint8_t	 garbage[8] = { 0, 0, 0, 4, 0xff, 0xff,
 				    0xff, 0xff };
+	/* Msg.state_set (50) { generation 99999, data "EVIL" }: state
+	 * flows from the driver process only */
+	static const uint8_t	 state[17] = { 0, 0, 0, 13, 0x92, 0x03,
+				    0x0a, 0x08, 0x9f, 0x8d, 0x06, 0x12, 0x04,
+				    'E', 'V', 'I', 'L' };
+	/* Msg.event (51) { kind 1, message "EVIL" }: events come from the
+	 * supervisor only */
+	static const uint8_t	 event[15] = { 0, 0, 0, 11, 0x9a, 0x03,
+				    0x08, 0x08, 0x01, 0x1a, 0x04, 'E', 'V',
+				    'I', 'L' };
 	struct sockaddr_un	 sun;
 	socklen_t		 len;
 	DIR			*d;
@@ -148,6 +175,10 @@ hostile(const char *kind)
 			(void)!write(fd, oversize, sizeof(oversize));
 		else if (strcmp(kind, "unpermitted") == 0)
 			(void)!write(fd, stop, sizeof(stop));
+		else if (strcmp(kind, "state") == 0)
+			(void)!write(fd, state, sizeof(state));
+		else if (strcmp(kind, "event") == 0)
+			(void)!write(fd, event, sizeof(event));
 		else
 			(void)!write(fd, garbage, sizeof(garbage));
 	}
@@ -168,6 +199,86 @@ log_allocation(const struct kp_claim *c)
 		    c->results[k].admin_access ? ":admin" : "");
 	fprintf(stderr, " config=%s\n", c->config_json ? c->config_json :
 	    "(null)");
+	/* The parsed view: source, requests, driver, parameters as text
+	 * and through jansson (its "mode" member). */
+	fprintf(stderr, "CONFIGS %s n=%zu", c->name, c->n_configs);
+	for (k = 0; k < c->n_configs; k++) {
+		const struct kp_config	*cf = &c->configs[k];
+		const json_t		*pj = kp_config_parameters(cf);
+		size_t			 q;
+
+		fprintf(stderr, " [%s|", cf->source);
+		for (q = 0; q < cf->n_requests; q++)
+			fprintf(stderr, "%s%s", q ? "," : "", cf->requests[q]);
+		fprintf(stderr, "|%s|%s|mode=%s]", cf->driver, cf->parameters,
+		    json_is_object(pj) && json_string_value(json_object_get(
+		    pj, "mode")) ? json_string_value(json_object_get(pj,
+		    "mode")) : "-");
+	}
+	fprintf(stderr, "\n");
+}
+
+/* The state the hooks have, logged as "<tag> gen=<g> len=<n> <text>"
+ * (the first 64 bytes). */
+static void
+log_state(const char *tag)
+{
+	char		*buf = malloc(KP_STATE_MAX);
+	uint64_t	 gen = 0;
+	size_t		 len = 0;
+	int		 r;
+
+	r = buf == NULL ? KP_ENOMEM : kp_hook_state_get(buf, KP_STATE_MAX,
+	    &len, &gen);
+	if (r != 0)
+		fprintf(stderr, "%s %s\n", tag, kp_err_name(r));
+	else
+		fprintf(stderr, "%s gen=%llu len=%zu %.*s\n", tag,
+		    (unsigned long long)gen, len, (int)(len > 64 ? 64 : len),
+		    buf);
+	free(buf);
+}
+
+static void
+state_cb(void *user, const void *data, size_t len, uint64_t gen)
+{
+	fprintf(stderr, "STATECB gen=%llu len=%zu %.*s\n",
+	    (unsigned long long)gen, len, (int)(len > 64 ? 64 : len),
+	    (const char *)data);
+}
+
+static void
+error_cb(void *user, int code, const char *msg, int recoverable)
+{
+	printf("errcb %s rec=%d %s\n", kp_err_name(code), recoverable, msg);
+	fflush(stdout);
+}
+
+/* Waits on kp_status_fd(): read it, then ask (no change is missed). */
+static void *
+status_thread(void *arg)
+{
+	struct kp_plugin		*p = arg;
+	enum kp_registration_state	 st;
+	struct pollfd			 pfd;
+	uint64_t			 v;
+	char				 err[KP_ERROR_SIZE];
+
+	pfd.fd = kp_status_fd(p);
+	pfd.events = POLLIN;
+	while (!atomic_load(&status_stop) && poll(&pfd, 1, 100) >= 0) {
+		if (pfd.revents & (POLLNVAL | POLLERR | POLLHUP))
+			break;
+		if (!(pfd.revents & POLLIN))
+			continue;
+		if (read(pfd.fd, &v, sizeof(v)) != (ssize_t)sizeof(v))
+			continue;
+		if (kp_registration_status(p, &st, err, sizeof(err)) != 0)
+			break;
+		printf("statusfd reg=%d\n", (int)st);
+		fflush(stdout);
+	}
+	return (NULL);
 }
 
 /*
@@ -745,6 +856,13 @@ prepare_body(const struct kp_claim *c, size_t n,
 			    c[i].name + 6, kp_version());
 			kp_log(KP_LOG_INFO, 3, "hook whispers %s", c[i].name + 6);
 		}
+		if (strncmp(c[i].name, "state-", 6) == 0) {
+			char	 tag[300];
+
+			snprintf(tag, sizeof(tag), "HOOKSTATE %s",
+			    c[i].name + 6);
+			log_state(tag);
+		}
 		if (strncmp(c[i].name, "hostile-", 8) == 0) {
 			hostile(c[i].name + 8);
 			sleep(5);	/* the supervisor kills us here */
@@ -814,6 +932,8 @@ init_hook(void *user, char *errbuf, size_t errsize)
 		probe(spec, out, sizeof(out));
 		fprintf(stderr, "init probe: %s\n", out);
 	}
+	if (drv.channels)
+		log_state("INITSTATE");
 	if (drv.init_fail) {
 		snprintf(errbuf, errsize, "test init failure");
 		return (-1);
@@ -901,6 +1021,10 @@ apply(struct kp_options *o, int ch, const char *a)
 	case 312: return (kp_health_v1alpha1(o, 0));
 	case 313: return (kp_grpc_stream_interceptor(o, stream_icpt, NULL));
 	case 314: drv.hook_health = 1; return (0);
+	case 370:
+		drv.channels = 1;
+		return (kp_state_callback(o, state_cb, NULL) ||
+		    kp_error_callback(o, error_cb, NULL));
 	case 320: return (kp_kubelet_root_dir(o, a));
 	case 321: return (kp_registrar_directory_path(o, a));
 	case 322: return (kp_registrar_socket_filename(o, a));
@@ -944,7 +1068,7 @@ parse(int argc, char **argv, struct kp_options *o)
 		{ "no-health", 0, 0, 310 }, { "no-health-v1", 0, 0, 311 },
 		{ "no-health-v1alpha1", 0, 0, 312 },
 		{ "stream-interceptor", 0, 0, 313 },
-		{ "hook-health", 0, 0, 314 },
+		{ "hook-health", 0, 0, 314 }, { "channels", 0, 0, 370 },
 		{ "kubelet-root-dir", 1, 0, 320 }, { "registrar-dir", 1, 0, 321 },
 		{ "registrar-file", 1, 0, 322 },
 		{ "plugin-data-dir", 1, 0, 323 },
@@ -1041,6 +1165,49 @@ health(struct kp_plugin *p, const char *args)
 	return (kp_health_report(p, &d, 1));
 }
 
+/* One device with a taint: dropped where DRADeviceTaints is off. */
+static int
+publish_taint(struct kp_plugin *p)
+{
+	static const struct kp_taint	 taints[] = { { KP_TAINT_INIT,
+					    .key = "example.com/broken",
+					    .value = "yes",
+					    .effect = KP_TAINT_NO_SCHEDULE } };
+	struct kp_device		 d = { KP_DEVICE_INIT,
+					    .name = "tainted-0",
+					    .taints = taints,
+					    .n_taints = 1 };
+	struct kp_slice			 s = { KP_SLICE_INIT, .devices = &d,
+					    .n_devices = 1 };
+	struct kp_pool			 pl = { KP_POOL_INIT,
+					    .name = "pool-t", .slices = &s,
+					    .n_slices = 1 };
+	struct kp_resources		 res = { KP_RESOURCES_INIT,
+					    .pools = &pl, .n_pools = 1 };
+
+	return (kp_publish_resources(p, &res));
+}
+
+/* "state <text>" or "state-big <n>" */
+static int
+state_cmd(struct kp_plugin *p, const char *line)
+{
+	static char	 big[KP_STATE_MAX + 4096];
+	size_t		 n;
+
+	if (strncmp(line, "state-big", 9) == 0) {
+		n = strtoul(line + 9, NULL, 10);
+		if (n > sizeof(big))
+			n = sizeof(big);
+		memset(big, 'x', n);
+		return (kp_state_set(p, big, n));
+	}
+	line += 5;
+	line += strspn(line, " ");
+	n = strcspn(line, "\n");
+	return (kp_state_set(p, line, n));
+}
+
 static void *
 idle_thread(void *arg)
 {
@@ -1088,6 +1255,14 @@ commands(struct kp_plugin *p, int fds_before)
 			    (unsigned long long)ps.updates,
 			    (unsigned long long)ps.deletes,
 			    ps.publisher_running, ps.last_error);
+		} else if (strncmp(line, "publish-taint", 13) == 0) {
+			r = publish_taint(p);
+			printf("publish %s %s\n", kp_err_name(r),
+			    r ? kp_plugin_last_error(p) : "");
+		} else if (strncmp(line, "state", 5) == 0) {
+			r = state_cmd(p, line);
+			printf("state %s %s\n", kp_err_name(r),
+			    r ? kp_plugin_last_error(p) : "");
 		} else if (strncmp(line, "publish", 7) == 0) {
 			r = publish(p, line + 7);
 			printf("publish %s %s\n", kp_err_name(r),
@@ -1109,6 +1284,10 @@ commands(struct kp_plugin *p, int fds_before)
 		} else if (strncmp(line, "stop", 4) == 0)
 			break;
 		fflush(stdout);
+	}
+	if (drv.channels) {
+		atomic_store(&status_stop, 1);
+		pthread_join(status_th, NULL);
 	}
 	r = kp_stop(p);
 	printf("stopped %d fds %d %d\n", r, fds_before, count_fds());
@@ -1142,6 +1321,8 @@ main(int argc, char **argv)
 		return (1);
 	}
 	kp_options_free(o);
+	if (drv.channels)
+		pthread_create(&status_th, NULL, status_thread, p);
 	printf("ready %d\n", (int)getpid());
 	commands(p, fds);
 	return (0);
