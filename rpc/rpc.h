@@ -23,6 +23,7 @@
 #ifndef KP_RPC_H
 #define KP_RPC_H
 
+#include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -128,6 +129,13 @@ struct rpc_config {
 	int max_conns;
 	int handshake_ms;
 	int keepalive_ms;
+	/*
+	 * Held around the READY frame rpc_serve_child() sends (NULL: none):
+	 * the lock the child's other threads take to send on its channel
+	 * (a heartbeat answer may be sent the moment READY arrived, before
+	 * ipc_send() returned here).
+	 */
+	pthread_mutex_t *ctl_lock;
 };
 
 #define RPC_DEF_KEEPALIVE_MS	 60000
