@@ -140,16 +140,45 @@ start_sockets(struct kp_options *o, struct sup_socket *ps,
 static void
 start_supervisor(struct kp_options *cfg, const struct kp_hooks *hooks,
     int fd, int evfd, struct sup_socket *ps, struct sup_socket *rs,
-    char *fatal)
+    char *fatal, int hfd)
 {
-	int	 keep[7] = { 0, 1, 2, fd, evfd, ps->fd, rs->fd };
+	int	 keep[8] = { 0, 1, 2, fd, evfd, ps->fd, rs->fd, hfd };
 
 	/* Only the sockets and the driver's channels survive. */
-	if (fd_close_except(keep, 7) == -1)
+	if (fd_close_except(keep, 8) == -1)
 		_exit(1);
 	cfg->plugin_listener = cfg->registrar_listener = -1;
 	fatal_page_set(fatal);
-	_exit(supervisor_main(cfg, hooks, fd, evfd, ps, rs));
+	_exit(supervisor_main(cfg, hooks, fd, evfd, ps, rs, hfd));
+}
+
+/*
+ * The observer's TCP listener (kp_http_endpoint), bound here so that an
+ * address in use fails kp_start(). *fd -1 when the observer is off.
+ */
+static int
+start_http(struct kp_options *o, int *fd)
+{
+	int	 one = 1, s;
+
+	*fd = -1;
+	if (o->http_len == 0)
+		return (0);
+	if ((s = socket(o->http_addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC |
+	    SOCK_NONBLOCK, 0)) == -1)
+		return (opt_fail(o, KP_EIO, "%s: socket: %s", OPT_HTTP,
+		    strerror(errno)));
+	(void)setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(s, (struct sockaddr *)&o->http_addr, o->http_len) == -1 ||
+	    listen(s, 64) == -1) {
+		int e = errno;
+
+		close(s);
+		return (opt_fail(o, KP_EIO, "%s: %s: %s", OPT_HTTP,
+		    o->http_endpoint, strerror(e)));
+	}
+	*fd = s;
+	return (0);
 }
 
 static int
@@ -198,7 +227,7 @@ kp_start(struct kp_options *opts, const struct kp_hooks *hooks,
 	struct kp_plugin	*p;
 	struct sup_socket	 ps, rs;
 	struct kp_hooks		 h;
-	int			 sv[2], ev[2] = { -1, -1 }, r, n;
+	int			 sv[2], ev[2] = { -1, -1 }, r, n, hfd;
 	pid_t			 pid = -1;
 
 	if (!opt_valid_handle(opts))
@@ -221,8 +250,15 @@ kp_start(struct kp_options *opts, const struct kp_hooks *hooks,
 		return (opt_fail(opts, KP_ENOMEM, "kp_start: mmap: %s",
 		    strerror(errno)));
 	}
+	if ((r = start_http(opts, &hfd)) != 0) {
+		munmap(p->fatal, KP_ERROR_SIZE);
+		free(p);
+		return (r);
+	}
 	if ((r = start_sockets(opts, &ps, &rs)) != 0) {
 		munmap(p->fatal, KP_ERROR_SIZE);
+		if (hfd != -1)
+			close(hfd);
 		free(p);
 		return (r);
 	}
@@ -245,13 +281,15 @@ kp_start(struct kp_options *opts, const struct kp_hooks *hooks,
 		sock_remove(&ps);
 		sock_remove(&rs);
 		munmap(p->fatal, KP_ERROR_SIZE);
+		if (hfd != -1)
+			close(hfd);
 		free(p);
 		return (r);
 	}
 	if (pid == 0) {
 		close(sv[0]);
 		close(ev[0]);
-		start_supervisor(opts, &h, sv[1], ev[1], &ps, &rs, p->fatal);
+		start_supervisor(opts, &h, sv[1], ev[1], &ps, &rs, p->fatal, hfd);
 	}
 	close(sv[1]);
 	close(ev[1]);
@@ -260,6 +298,8 @@ kp_start(struct kp_options *opts, const struct kp_hooks *hooks,
 		close(ps.fd);
 	if (rs.fd != -1)
 		close(rs.fd);
+	if (hfd != -1)
+		close(hfd);
 	p->magic = KP_PLUGIN_MAGIC;
 	p->sup_pid = pid;
 	p->has_kube = opts->kube_mode != KP_KUBE_NONE;

@@ -91,6 +91,7 @@ struct kp_plugin {
 #define OPT_DRA_SVC	"kp_dra_service (DRAService)"
 #define OPT_HEALTH_V1	"kp_health_v1 (HealthV1)"
 #define OPT_HEALTH_V1A1	"kp_health_v1alpha1 (HealthV1alpha1)"
+#define OPT_HTTP	"kp_http_endpoint (beyond upstream)"
 
 #define OPT_QUOTE_MAX	64	/* characters of a value in a message */
 #define OPT_QUOTE_SIZE	(OPT_QUOTE_MAX * 4 + 8)	/* opt_quote()'s buffer */

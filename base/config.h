@@ -15,6 +15,7 @@
 
 #include <stdint.h>
 #include <sys/types.h>
+#include <sys/socket.h>
 
 #include "kubeletplugin.h"
 #include "base/names.h"
@@ -44,9 +45,10 @@ enum kp_role {
 	ROLE_NODESERVER = 0,
 	ROLE_REGISTRAR = 1,
 	ROLE_PUBLISHER = 2,
-	ROLE_COUNT = 3,
-	ROLE_DRIVER = 4,
-	ROLE_SUPERVISOR = 5
+	ROLE_OBSERVER = 3,
+	ROLE_COUNT = 4,
+	ROLE_DRIVER = 5,
+	ROLE_SUPERVISOR = 6
 };
 
 /* One interceptor as added (rpc/ runs them; kp_interceptor_fn is the
@@ -101,13 +103,11 @@ struct policy_opts {
 	uid_t		 uid_base;
 };
 
-/* Per-role offsets from uid_base (KP_SANDBOX_UID_BASE by default). The
- * observer's is reserved for a future role, so that adding it never
- * moves another role's ids. */
+/* Per-role offsets from uid_base (KP_SANDBOX_UID_BASE by default). */
 #define POL_ID_OFF_NODESERVER	0
 #define POL_ID_OFF_REGISTRAR	1
 #define POL_ID_OFF_PUBLISHER	2
-#define POL_ID_OFF_OBSERVER	3	/* reserved */
+#define POL_ID_OFF_OBSERVER	3
 #define POL_ID_COUNT		4
 
 /* Device metadata (KEP-5304): versions, and the subdirectory of the plugin
@@ -196,6 +196,10 @@ struct kp_options {
 				    [48];
 	size_t			 n_metadata_versions;
 	char			 metadata_dir[POL_PATH_MAX];
+	/* The observer (api/options_http.c): off when http_len is 0. */
+	struct sockaddr_storage	 http_addr;
+	socklen_t		 http_len;
+	char			 http_endpoint[64];	/* as given */
 	/* Channels (api/options_channels.c): the nodeserver's state
 	 * function, the driver process's error function. */
 	kp_state_fn		 state_fn;

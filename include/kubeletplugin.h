@@ -1276,9 +1276,9 @@ KP_EXTERN int kp_publish_status(struct kp_plugin *plugin,
 /* ------------------------------------------------------------------------
  * Sandbox. Every child process starts in a pid namespace of its own and
  * confines itself right before it serves (see docs/security.md), in this
- * order: filesystem (the registrar's root is an empty removed directory;
- * the nodeserver and the publisher get a private mount namespace with a
- * fresh /proc, hiding the service-account token, the credential files,
+ * order: filesystem (the registrar's and the observer's root is an empty
+ * removed directory; the nodeserver and the publisher get a private mount
+ * namespace with a fresh /proc, hiding the service-account token, the credential files,
  * kubelet's plugin directories and the kp_sandbox_hide_path() paths),
  * PR_SET_NO_NEW_PRIVS, its own uid and gid (kp_sandbox_uid_base(),
  * kp_sandbox_user()) and capabilities (bounding set included), Landlock
@@ -1312,11 +1312,13 @@ enum kp_sandbox_mode {
 				 * that carries on after a denied call */
 };
 
-/* The sandboxed processes, for kp_sandbox_user(). */
+/* The sandboxed processes, for kp_sandbox_user(); the observer runs only
+ * with kp_http_endpoint(). */
 enum kp_process {
 	KP_PROCESS_NODESERVER = 0,
 	KP_PROCESS_REGISTRAR = 1,
-	KP_PROCESS_PUBLISHER = 2
+	KP_PROCESS_PUBLISHER = 2,
+	KP_PROCESS_OBSERVER = 3
 };
 
 /*
@@ -1970,8 +1972,8 @@ KP_EXTERN const struct kp_journal_entry *kp_unprepare_journal_entry(
 /*
  * Identities. Started as root, each sandboxed process runs as its own
  * non-root uid and gid, KP_SANDBOX_UID_BASE (61000) plus an offset: 0 the
- * nodeserver, 1 the registrar, 2 the publisher, 3 reserved (a future
- * observer). Neither /etc/passwd nor /etc/group is consulted. The range
+ * nodeserver, 1 the registrar, 2 the publisher, 3 the observer
+ * (kp_http_endpoint()). Neither /etc/passwd nor /etc/group is consulted. The range
  * lies in what systemd documents as unused (60578-61183): above the
  * regular users (login.defs UID_MAX 60000) and systemd-homed
  * (60001-60513), below systemd's dynamic users (61184-65519), the
@@ -2081,6 +2083,32 @@ KP_EXTERN int kp_health_service(struct kp_options *opts, int enable);
  */
 KP_EXTERN int kp_health_v1(struct kp_options *opts, int enable);
 KP_EXTERN int kp_health_v1alpha1(struct kp_options *opts, int enable);
+
+/* ------------------------------------------------------------------------
+ * The observer (README "Health and metrics"): an optional fifth process,
+ * sandboxed like the registrar, that serves HTTP on the endpoint below:
+ * GET /healthz and /readyz answer 200 "ok" or 503 with a one-line reason,
+ * /metrics the Prometheus text format. It never talks to kubelet, the API
+ * server or the hooks: the supervisor sends it status snapshots. Beyond
+ * upstream (the Go helper has no health endpoint).
+ */
+
+/*
+ * kp_http_endpoint - serve /healthz, /readyz and /metrics on addr, a TCP
+ * address "IPV4:PORT", "[IPV6]:PORT" or ":PORT" (every IPv4 address),
+ * port 1..65535; copied. NULL or "" turns the observer off (the
+ * default). kp_start() binds the address (an address in use fails it with
+ * KP_EIO naming this option) and keeps it bound for the plugin's life.
+ * /healthz is 503 when a socket file is missing or is no longer the one
+ * the plugin bound (device and inode), a process has not answered the
+ * supervisor's heartbeat within 5 s (a slow hook does not count: the
+ * answer comes from each process's event loop), kubelet rejected the
+ * registration, or the publisher has pools it has not synced for 5
+ * minutes; /readyz is also 503 until kubelet accepted the registration.
+ * Errors: KP_EINVAL (NULL handle; the message names the rule broken:
+ * syntax, address literal, port range). Beyond upstream.
+ */
+KP_EXTERN int kp_http_endpoint(struct kp_options *opts, const char *addr);
 
 /*
  * kp_health_report - report the health of n devices from the driver

@@ -24,7 +24,8 @@ struct child_env {
 	const struct kp_hooks	*hooks;
 	struct ipc_chan		 ctl;
 	int			 logfd;
-	int			 listen_fd;	/* -1 for the publisher */
+	int			 listen_fd;	/* -1 for the publisher; the
+						 * observer's is TCP */
 	int			 lock_fd;	/* the nodeserver's serialize.lock
 						 * (read-only), or -1 */
 	/* Files the publisher reads (its kubeconfig and every file it
@@ -42,11 +43,12 @@ struct child_env {
 };
 
 /* The role mains, one per role folder (registrar/registrar.c,
- * nodeserver/nodeserver.c, publisher/publisher.c). Each returns the
+ * nodeserver/nodeserver.c, publisher/publisher.c, observer/observer.c). Each returns the
  * child's exit code (enum kp_exit). */
 int	registrar_main(struct child_env *);
 int	nodeserver_main(struct child_env *);
 int	publisher_main(struct child_env *);
+int	observer_main(struct child_env *);
 
 /* child.c */
 int	child_start_fail(struct child_env *, int, const char *, ...)

@@ -54,6 +54,16 @@ static const struct ipc_rule rules[] = {
 	{ KPIPC__MSG__M_HEALTH_REPORT, ROLE_DRIVER, ST(CS_READY) },
 	{ KPIPC__MSG__M_HEALTH_STALE, ROLE_NODESERVER, ST(CS_READY) },
 	/*
+	 * The heartbeat's answer, with the counters (ipc/stats.c). The
+	 * observer answers none: it sends READY and log lines only, so a
+	 * compromised observer has nothing to say to the supervisor.
+	 */
+	{ KPIPC__MSG__M_PONG, ROLE_NODESERVER, ST(CS_READY) },
+	{ KPIPC__MSG__M_PONG, ROLE_REGISTRAR, ST(CS_READY) },
+	{ KPIPC__MSG__M_PONG, ROLE_PUBLISHER, ST(CS_READY) },
+	{ KPIPC__MSG__M_READY, ROLE_OBSERVER, ST(CS_STARTING) },
+	{ KPIPC__MSG__M_START_FAILED, ROLE_OBSERVER, ST(CS_STARTING) },
+	/*
 	 * State for the hooks: from the driver process only. No child has
 	 * a rule for it, so a nodeserver that sends one back (to change
 	 * what its successor starts from) is killed, never relayed.
@@ -89,6 +99,9 @@ static const char *const case_names[] = {
 	[KPIPC__MSG__M_CDI_REPLY] = "cdi_reply",
 	[KPIPC__MSG__M_METADATA_WRITE] = "metadata_write",
 	[KPIPC__MSG__M_METADATA_REMOVE] = "metadata_remove",
+	[KPIPC__MSG__M_PING] = "ping",
+	[KPIPC__MSG__M_PONG] = "pong",
+	[KPIPC__MSG__M_STATUS] = "status",
 	[KPIPC__MSG__M_STATE_SET] = "state_set",
 	[KPIPC__MSG__M_EVENT] = "event",
 	[KPIPC__MSG__M_REG_ERROR] = "reg_error",
@@ -115,6 +128,8 @@ ipc_role_name(enum kp_role role)
 		return ("registrar");
 	case ROLE_PUBLISHER:
 		return ("publisher");
+	case ROLE_OBSERVER:
+		return ("observer");
 	case ROLE_DRIVER:
 		return ("driver");
 	case ROLE_SUPERVISOR:
@@ -148,6 +163,7 @@ static const struct {
 	{ KPIPC__MSG__M_METADATA_REMOVE, 1024 },
 	{ KPIPC__MSG__M_HEALTH_STALE, 8 * 1024 },
 	{ KPIPC__MSG__M_EVENT_ASK, 128 },
+	{ KPIPC__MSG__M_PONG, 64 * 1024 },
 };
 
 /*

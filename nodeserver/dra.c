@@ -10,6 +10,8 @@
  * so correctness never depends on the number of rpc worker threads.
  */
 #include <pthread.h>
+#include <stdatomic.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +21,11 @@
 #define MSG_SIZE	(2 * KP_ERROR_SIZE)
 
 /* Order of supported_versions and of the method table. */
+/* Waits for the serialization lock, for the heartbeat's answer
+ * (ns_pong.c); process-wide, as the lock. */
+_Atomic uint64_t	 dra_lock_waits;
+_Atomic uint64_t	 dra_lock_wait_ns;
+
 static const enum dra_version order[] = { DRA_V1, DRA_V1BETA1, DRA_V1ALPHA4 };
 
 struct op {
@@ -119,6 +126,23 @@ is_cancelled(const struct dra_results *r)
 }
 
 /*
+ * A wait since t0 for the serialization lock (and, across instances, its
+ * lock file) ended: counted for /metrics
+ * (kubeletplugin_serialization_lock_wait_seconds): how long calls queue
+ * behind a slow hook.
+ */
+static void
+dra_lock_waited(const struct timespec *t0)
+{
+	struct timespec	 t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	atomic_fetch_add(&dra_lock_waits, 1);
+	atomic_fetch_add(&dra_lock_wait_ns, (uint64_t)(t1.tv_sec -
+	    t0->tv_sec) * 1000000000u + (uint64_t)(t1.tv_nsec - t0->tv_nsec));
+}
+
+/*
  * Run the hook on r->n_hook claims, under the lock when serialized. A call
  * cancelled while it waited for the lock does not run the hook: kubelet
  * has given up on it and will retry.
@@ -128,16 +152,19 @@ run_hook(struct dra_ctx *ctx, const struct op *op,
     const struct kp_claim *claims, const struct dra_claim_alloc *al,
     struct dra_results *r, char *msg, size_t msgsize)
 {
-	char	errbuf[KP_ERROR_SIZE];
-	int	rc = 0, skipped = 0, file = 0;
+	char		errbuf[KP_ERROR_SIZE];
+	struct timespec	t0;
+	int		rc = 0, skipped = 0, file = 0;
 
 	if (r->n_hook == 0)
 		return (RPC_OK);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (ctx->cfg->serialize)
 		pthread_mutex_lock(&ctx->lock);
 	/* Across instances too (rolling update): flock.c. */
 	if (ctx->cfg->serialize && ctx->lock_fd >= 0) {
 		if (dra_flock_take(ctx->lock_fd, errbuf, sizeof(errbuf)) != 0) {
+			dra_lock_waited(&t0);
 			pthread_mutex_unlock(&ctx->lock);
 			/* upstream: "serialize gRPC: lock file: %w" */
 			snprintf(msg, msgsize, "serialize gRPC: lock file: %s",
@@ -146,6 +173,8 @@ run_hook(struct dra_ctx *ctx, const struct op *op,
 		}
 		file = 1;
 	}
+	if (ctx->cfg->serialize)
+		dra_lock_waited(&t0);
 	if (is_cancelled(r))
 		skipped = 1;
 	else

@@ -17,6 +17,7 @@
 
 #include <pthread.h>
 #include <stddef.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "kubeletplugin.h"
@@ -175,6 +176,8 @@ struct dra_request {
 };
 
 /* dra.c */
+extern _Atomic uint64_t	dra_lock_waits;
+extern _Atomic uint64_t	dra_lock_wait_ns;
 int	dra_init(struct dra_ctx *, const struct kp_options *,
 	    const struct kp_hooks *);
 void	dra_free(struct dra_ctx *);

@@ -126,6 +126,7 @@ nodeserver_main(struct child_env *env)
 	 * around the driver's hooks only, so claim look-ups of several
 	 * calls overlap, as upstream (the lock is taken after them). */
 	rc.workers = cfg->workers;
+	rc.ctl_lock = &wrap.lock;	/* the reader answers Pings */
 	/* The sandbox (policy/): the init hook above ran privileged. */
 	if (policy_apply(ROLE_NODESERVER, env, err,
 	    sizeof(err)) != 0)

@@ -85,6 +85,13 @@ ns_deliver(struct ns_wrap *w, Kpipc__Msg *m)
 {
 	size_t	 i;
 
+	if (m != NULL && m->m_case == KPIPC__MSG__M_PING) {
+		/* The heartbeat: answered here, on the reader, never by a
+		 * hook or under the serialization lock. */
+		ns_pong(w, m->ping->seq);
+		ipc_free(m);
+		return;
+	}
 	if (m != NULL && m->m_case != KPIPC__MSG__M_CLAIM_REPLY &&
 	    m->m_case != KPIPC__MSG__M_CDI_REPLY && w->other != NULL) {
 		w->other(w->other_user, m);

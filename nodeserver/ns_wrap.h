@@ -39,6 +39,9 @@ struct ns_wrap {
 	Kpipc__Msg		*cdi_reply;
 };
 
+/* ns_pong.c */
+void	ns_pong(struct ns_wrap *, uint64_t);
+
 /* ns_wrap.c */
 void	ns_wrap_init(struct ns_wrap *, struct ipc_chan *, const char *);
 int	ns_wrap_start(struct ns_wrap *);

@@ -158,7 +158,7 @@ int
 pol_oci_json(const struct policy_opts *po, char **out)
 {
 	static const enum kp_role roles[] = { ROLE_REGISTRAR,
-	    ROLE_NODESERVER, ROLE_PUBLISHER, ROLE_SUPERVISOR };
+	    ROLE_NODESERVER, ROLE_PUBLISHER, ROLE_OBSERVER, ROLE_SUPERVISOR };
 	struct u_set	*u;
 	const struct pol_rule *t;
 	char		 name[64], *buf = NULL;

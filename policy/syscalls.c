@@ -144,6 +144,28 @@ static const struct pol_rule registrar[] = {
 	{ "newfstatat", POL_ALLOW, POL_ARG_FD_EMPTY_PATH },
 };
 
+/*
+ * The observer: HTTP on an inherited TCP listener with libmicrohttpd in
+ * the observer's own epoll loop (observer/http.c), nothing else: no
+ * socket, connect or bind (Landlock refuses TCP bind and connect too),
+ * no file. Its signalfd is made before the filter.
+ */
+static const struct pol_rule observer[] = {
+	/* graceful denials: glibc probes files (/etc/localtime) */
+	{ "access", POL_EACCES, POL_ARG_NONE },
+	{ "open", POL_EACCES, POL_ARG_NONE },
+	{ "openat", POL_EACCES, POL_ARG_NONE },
+	{ "stat", POL_EACCES, POL_ARG_NONE },
+	{ "statx", POL_EACCES, POL_ARG_NONE },
+
+	/* sockets: HTTP clients on the inherited listener */
+	{ "accept4", POL_ALLOW, POL_ARG_NONE },
+
+	/* fds (fstat as in the registrar's list) */
+	{ "fstat", POL_ALLOW, POL_ARG_NONE },
+	{ "newfstatat", POL_ALLOW, POL_ARG_FD_EMPTY_PATH },
+};
+
 /* The nodeserver: serving gRPC, plus the file work drivers' hooks do
  * (CDI specs, checkpoints, sysfs reads, the serialize lock). The token
  * directory is hidden by the mount namespace, not by this table. */
@@ -349,6 +371,9 @@ pol_table(enum kp_role role, size_t *n)
 	case ROLE_PUBLISHER:
 		*n = N(publisher);
 		return (publisher);
+	case ROLE_OBSERVER:
+		*n = N(observer);
+		return (observer);
 	case ROLE_SUPERVISOR:
 		*n = N(supervisor);
 		return (supervisor);

@@ -33,6 +33,7 @@
 #include "ipc/ipc.h"
 #include "publisher/pub.h"
 
+#define EV_WARN_EVERY_S	60	/* a lasting fault: warned again */
 #define EV_QUEUE	64	/* asked, not yet handled */
 #define EV_CACHE	64	/* Events we may count again */
 #define EV_BURST	25.0	/* client-go's spam filter: burst 25, */
@@ -80,6 +81,11 @@ struct pub_events {
 	double			 tokens;
 	struct timespec		 refill;
 	unsigned long long	 seq;
+	/* Failed writes in a row: an API server that is down fails every
+	 * Event too; one warning per fault, like the slices' (then V(2),
+	 * a reminder every EV_WARN_EVERY_S). */
+	int			 fail_streak;
+	struct timespec		 fail_warned;
 };
 
 /* Reason, action and type of each kind: CamelCase reasons as upstream. */
@@ -216,12 +222,28 @@ ev_write(struct pub_events *e, struct ev_entry *x)
 	}
 	if (r == 0 && resp.status >= 200 && resp.status < 300) {
 		x->written = x->count;
+		if (e->fail_streak > 0)
+			log_info(0, "events: written again after %d failed "
+			    "writes", e->fail_streak);
+		e->fail_streak = 0;
 		log_info(3, "event %s %s (count %d)", kinds[x->kind].reason,
 		    x->name, x->count);
 	} else {
-		log_warnx("event %s: %s %s: %s", kinds[x->kind].reason,
-		    patch ? "PATCH" : "POST", x->name, r != 0 ? resp.error :
-		    resp.body != NULL ? resp.body : "no body");
+		struct timespec	 now;
+
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (e->fail_streak++ == 0 || now.tv_sec -
+		    e->fail_warned.tv_sec >= EV_WARN_EVERY_S) {
+			e->fail_warned = now;
+			log_warnx("event %s: %s %s: %s (%d failed writes)",
+			    kinds[x->kind].reason, patch ? "PATCH" : "POST",
+			    x->name, r != 0 ? resp.error : resp.body != NULL ?
+			    resp.body : "no body", e->fail_streak);
+		} else
+			log_info(2, "event %s: %s %s: %s",
+			    kinds[x->kind].reason, patch ? "PATCH" : "POST",
+			    x->name, r != 0 ? resp.error : resp.body != NULL ?
+			    resp.body : "no body");
 		if (!patch)
 			x->name[0] = '\0';
 		r = r != 0 ? r : KP_EKUBE;

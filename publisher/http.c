@@ -35,6 +35,7 @@
 
 #include "base/log.h"
 #include "publisher/http_int.h"
+#include "publisher/pub.h"
 
 #define HTTP_MAX_BODY		(64 * 1024 * 1024)
 #define HTTP_MAX_RETRIES	10	/* client-go's maxRetries */
@@ -416,6 +417,8 @@ xfer_once(struct http_xfer *x)
 		x->cc = curl_easy_perform(x->h);
 		curl_easy_getinfo(x->h, CURLINFO_RESPONSE_CODE, &x->status);
 		curl_easy_setopt(x->h, CURLOPT_HTTPHEADER, NULL);
+		pub_stats_api(x->method, x->cc == CURLE_OK ||
+		    x->stopped ? x->status : 0);
 	}
 	http_headers_free(hdrs);
 	free(url);

@@ -48,6 +48,9 @@ int	pub_send(struct pub *, const Kpipc__Msg *);
 int	pub_events_start(struct pub *);
 void	pub_events_post(struct pub *, int, const char *);
 void	pub_events_stop(struct pub *);
+/* pub_stats.c */
+void	pub_stats_api(const char *, long);
+void	pub_pong(struct pub *, uint64_t);
 
 /* pub_claims.c */
 int	pub_claims_start(struct pub *);

@@ -245,6 +245,10 @@ pub_dispatch(struct pub *p, Kpipc__Msg *m)
 		pub_events_post(p, m->event_post->kind, m->event_post->note);
 		ipc_free(m);
 		return (0);
+	case KPIPC__MSG__M_PING:
+		pub_pong(p, m->ping->seq);
+		ipc_free(m);
+		return (0);
 	default:
 		log_warnx("unexpected %s frame from the supervisor",
 		    ipc_case_name(m->m_case));

@@ -23,6 +23,7 @@
 
 #include "kubeletplugin.h"
 #include "ipc.pb-c.h"
+#include "ipc/ipc.h"
 
 #define KP_SA_DIR	"/var/run/secrets/kubernetes.io/serviceaccount"
 #define KP_TOKEN_REREAD_S	60	/* re-read a token file at least this often */
@@ -169,6 +170,8 @@ int	slice_ctl_errors(struct slice_ctl *, uint64_t, char (*)[KP_ERROR_SIZE],
 int	slice_ctl_start(const struct slice_ctl_config *, struct slice_ctl **);
 int	slice_ctl_update(struct slice_ctl *, const Kpipc__Publish *);
 void	slice_ctl_stats(struct slice_ctl *, struct slice_stats *);
+size_t	slice_ctl_pools(struct slice_ctl *, char (*)[KP_IPC_MAX_POOL + 1],
+	    uint32_t *, size_t);
 void	slice_ctl_stop(struct slice_ctl *);
 
 #endif /* KP_PUBLISHER_H */

@@ -454,6 +454,37 @@ slice_ctl_stats(struct slice_ctl *ctl, struct slice_stats *st)
 }
 
 /*
+ * The slices of each desired pool as the cache has them (for /metrics):
+ * up to max pools, their names copied into names[] and their slice
+ * counts into counts[].
+ */
+size_t
+slice_ctl_pools(struct slice_ctl *ctl, char (*names)[KP_IPC_MAX_POOL + 1],
+    uint32_t *counts, size_t max)
+{
+	size_t	 i, j, n = 0;
+
+	if (ctl == NULL)
+		return (0);
+	pthread_mutex_lock(&ctl->lock);
+	for (i = 0; ctl->desired != NULL && i < ctl->desired->n_pools &&
+	    n < max; i++) {
+		const char *pool = ctl->desired->pools[i]->name;
+
+		snprintf(names[n], KP_IPC_MAX_POOL + 1, "%s", pool);
+		counts[n] = 0;
+		for (j = 0; j < ctl->n_cache; j++)
+			if (!ctl->cache[j].deleted &&
+			    ctl->cache[j].rec.pool != NULL &&
+			    strcmp(ctl->cache[j].rec.pool, pool) == 0)
+				counts[n]++;
+		n++;
+	}
+	pthread_mutex_unlock(&ctl->lock);
+	return (n);
+}
+
+/*
  * The errors after number since (at most max, the newest if more):
  * copied to out; returns how many.
  */

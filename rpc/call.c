@@ -51,6 +51,9 @@ rpc_call_new(struct rpc_server *srv, const struct rpc_method *method)
 	atomic_init(&call->cancelled, 0);
 	if (method != NULL)
 		call->request_id = atomic_fetch_add(&rpc_request_id, 1) + 1;
+	call->stats_method = -1;
+	if (method != NULL)
+		rpc_stats_start(call);
 	pthread_mutex_lock(&srv->lock);
 	srv->live_calls++;
 	pthread_mutex_unlock(&srv->lock);
@@ -66,6 +69,7 @@ rpc_call_unref(struct rpc_call *call)
 	if (atomic_fetch_sub(&call->refs, 1) != 1)
 		return;
 	in_flight = call->in_flight;
+	rpc_stats_end(call, -1);	/* never answered */
 	rpc_core_call_release(call);
 	pthread_cond_destroy(&call->cond);
 	pthread_mutex_destroy(&call->lock);
@@ -346,6 +350,7 @@ rpc_call_reply(struct rpc_call *call, int status, const char *msg,
 		return (KP_EINVAL);
 	intercept(call, KP_CALL_AFTER, resp, len, status, msg);
 	log_result(call, status, msg, resp, len);
+	rpc_stats_end(call, status);
 	if ((rv = rpc_core_reply(call, status, msg, resp, len)) != 0)
 		rpc_call_unref(call);
 	return (rv);
@@ -461,6 +466,7 @@ rpc_call_finish(struct rpc_call *call, int status, const char *msg)
 		return (KP_EINVAL);
 	intercept(call, KP_CALL_AFTER, NULL, 0, status, msg);
 	log_result(call, status, msg, NULL, 0);
+	rpc_stats_end(call, status);
 	pthread_mutex_lock(&call->lock);
 	rv = rpc_core_finish(call, status, msg);
 	pthread_mutex_unlock(&call->lock);

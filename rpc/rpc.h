@@ -23,6 +23,7 @@
 #ifndef KP_RPC_H
 #define KP_RPC_H
 
+#include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -30,6 +31,7 @@
 
 #include "kubeletplugin.h"
 #include "base/config.h"
+#include "ipc/ipc.h"
 
 /* gRPC status codes used by the handlers (values of grpc_status_code). */
 enum rpc_status {
@@ -133,6 +135,13 @@ struct rpc_config {
 	 * (rpc_server_drain); 0: stop at once.
 	 */
 	int drain_ms;
+	/*
+	 * Held around the READY frame rpc_serve_child() sends (NULL: none):
+	 * the lock the child's other threads take to send on its channel
+	 * (a heartbeat answer may be sent the moment READY arrived, before
+	 * ipc_send() returned here).
+	 */
+	pthread_mutex_t *ctl_lock;
 };
 
 #define RPC_DEF_KEEPALIVE_MS	 60000
@@ -237,5 +246,14 @@ int rpc_call_cancelled(const struct rpc_call *call);
 
 /* rpc_call_method - the call's full method path; valid for the call. */
 const char *rpc_call_method(const struct rpc_call *call);
+
+/*
+ * rpc_stats_take - this process's gRPC counters since the last call
+ * (calls by method and code, latency buckets) and its calls in progress,
+ * into p->rpc and p->in_flight (allocated; free with rpc_stats_free).
+ * KP_ENOMEM leaves the counters for the next call.
+ */
+int	rpc_stats_take(Kpipc__Pong *);
+void	rpc_stats_free(Kpipc__Pong *);
 
 #endif /* KP_RPC_H */

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "rpc/rpc.h"
+#include "ipc/ipc.h"
 
 /* What a completion-queue event is about. */
 enum rpc_tag_kind {
@@ -51,6 +52,8 @@ struct rpc_call {
 	size_t				 n_passed;	/* BEFORE passed */
 	int				 in_flight;	/* a unary call the
 							 * drain waits for */
+	int				 stats_method;	/* stats.c; -1 */
+	int64_t				 t0_us;		/* its start */
 
 	pthread_mutex_t			 lock;		/* fields below */
 	pthread_cond_t			 cond;
@@ -177,5 +180,9 @@ void	 rpc_call_sent(struct rpc_call *, int);
 
 /* accept.c */
 int	 rpc_accept_loop(struct rpc_server *, volatile sig_atomic_t *, int);
+
+/* stats.c */
+void	 rpc_stats_start(struct rpc_call *);
+void	 rpc_stats_end(struct rpc_call *, int);
 
 #endif /* KP_RPC_INT_H */

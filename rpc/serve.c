@@ -64,8 +64,12 @@ rpc_serve_child(struct child_env *env, const struct rpc_config *rc)
 	ready.pid = getpid();
 	m.m_case = KPIPC__MSG__M_READY;
 	m.ready = &ready;
-	if (ipc_send(&env->ctl, &m) != 0 ||
-	    pthread_create(&th, NULL, serve_thread, &run) != 0) {
+	if (rc->ctl_lock != NULL)
+		pthread_mutex_lock(rc->ctl_lock);
+	r = ipc_send(&env->ctl, &m);
+	if (rc->ctl_lock != NULL)
+		pthread_mutex_unlock(rc->ctl_lock);
+	if (r != 0 || pthread_create(&th, NULL, serve_thread, &run) != 0) {
 		log_warnx("cannot start serving");
 		rpc_server_free(run.srv);
 		close(stop[0]);

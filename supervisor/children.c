@@ -39,6 +39,7 @@ child_table_init(struct sup *sup)
 		{ ROLE_NODESERVER, nodeserver_main },
 		{ ROLE_REGISTRAR, registrar_main },
 		{ ROLE_PUBLISHER, publisher_main },
+		{ ROLE_OBSERVER, observer_main },
 	};
 	struct child	*c;
 	int		 i;
@@ -51,22 +52,26 @@ child_table_init(struct sup *sup)
 		c->main = roles[i].main;
 		/* The publisher exists only with Kubernetes access; the
 		 * nodeserver and the registrar unless switched off
-		 * (kp_dra_service, kp_registration_service). */
+		 * (kp_dra_service, kp_registration_service); the observer
+		 * only with an HTTP endpoint. */
 		c->enabled = c->role == ROLE_PUBLISHER ?
 		    sup->cfg->kube_mode != KP_KUBE_NONE :
 		    c->role == ROLE_NODESERVER ? !sup->cfg->dra_off :
+		    c->role == ROLE_OBSERVER ? sup->http_fd != -1 :
 		    !sup->cfg->registration_off;
 		c->pid = -1;
 		c->logfd = -1;
 		c->errfd = -1;
 		c->backoff_ms = KP_BACKOFF_MIN_MS;
-		ipc_chan_init(&c->ctl, -1, c->role == ROLE_REGISTRAR ?
-		    KP_IPC_SMALL_FRAME : KP_IPC_CHILD_FRAME);
+		ipc_chan_init(&c->ctl, -1, c->role == ROLE_REGISTRAR ||
+		    c->role == ROLE_OBSERVER ? KP_IPC_SMALL_FRAME :
+		    KP_IPC_CHILD_FRAME);
 		c->ctl.gate = child_gate;
 		c->ctl.gate_user = c;
 	}
 	sup->children[ROLE_NODESERVER].listen_fd = &sup->plugin_sock.fd;
 	sup->children[ROLE_REGISTRAR].listen_fd = &sup->reg_sock.fd;
+	sup->children[ROLE_OBSERVER].listen_fd = &sup->http_fd;
 }
 
 static int
@@ -372,6 +377,8 @@ void
 child_reaped(struct sup *sup, struct child *c, int status)
 {
 	child_log_exit(c, status);
+	status_child_down(sup, c, status, c->violated);
+	c->violated = 0;
 	ipc_chan_close(&c->ctl);
 	if (c->logfd != -1)
 		close(c->logfd);

@@ -268,6 +268,7 @@ relay_publish(struct sup *sup, Kpipc__Msg *m)
 		    "configured");
 		return;
 	}
+	status_published(sup);
 	ipc_free(sup->desired);
 	sup->desired = m;
 	if (pub->state == CS_READY)

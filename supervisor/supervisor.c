@@ -36,6 +36,8 @@
 #define PFD_MAX		(4 + 3 * ROLE_COUNT)
 
 
+static void	sup_start_next(struct sup *);
+static void	sup_start_publisher(struct sup *);
 static void	sup_dispatch_child(struct sup *, struct child *);
 
 /*
@@ -119,6 +121,7 @@ sup_child_violation(struct sup *sup, struct child *c, const char *why)
 	char	 msg[KP_ERROR_SIZE];
 
 	log_errorx("%s: protocol violation: %s; killing it", c->name, why);
+	c->violated = 1;
 	child_kill(c, SIGKILL);
 	if (sup->phase == PHASE_RUNNING)
 		chan_error(sup, KP_EPROTO, 1, "%s: protocol violation: %s; "
@@ -162,6 +165,9 @@ sup_start_next(struct sup *sup)
 	int	 r;
 
 	switch (sup->phase) {
+	case PHASE_START_OBSERVER:
+		sup_start_publisher(sup);
+		break;
 	case PHASE_START_PUBLISHER:
 		sup->phase = PHASE_START_NODESERVER;
 		/* kp_dra_service(0): no nodeserver, go on at once. */
@@ -198,9 +204,9 @@ sup_start_next(struct sup *sup)
 	}
 }
 
-/* The first role to start: the publisher when configured. */
+/* The publisher when configured, else the nodeserver. */
 static void
-sup_start_first(struct sup *sup)
+sup_start_publisher(struct sup *sup)
 {
 	if (sup->children[ROLE_PUBLISHER].enabled) {
 		sup->phase = PHASE_START_PUBLISHER;
@@ -209,6 +215,20 @@ sup_start_first(struct sup *sup)
 		sup->phase = PHASE_START_PUBLISHER;
 		sup_start_next(sup);
 	}
+}
+
+/*
+ * The first role to start: the observer when configured (its port answers
+ * 503 while the others start), then the publisher.
+ */
+static void
+sup_start_first(struct sup *sup)
+{
+	if (sup->children[ROLE_OBSERVER].enabled) {
+		sup->phase = PHASE_START_OBSERVER;
+		sup_spawn_start(sup, &sup->children[ROLE_OBSERVER]);
+	} else
+		sup_start_publisher(sup);
 }
 
 static void
@@ -257,6 +277,7 @@ sup_handle_child(struct sup *sup, struct child *c, Kpipc__Msg *m)
 			break;
 		}
 		c->state = CS_READY;
+		status_child_ok(sup, c);
 		log_info(c->restarts ? 0 : 2, "%s ready, pid %d%s", c->name,
 		    (int)c->pid, c->restarts ? " (restarted)" : "");
 		if (c->role == ROLE_PUBLISHER && sup->desired != NULL)
@@ -297,6 +318,9 @@ sup_handle_child(struct sup *sup, struct child *c, Kpipc__Msg *m)
 		break;
 	case KPIPC__MSG__M_EVENT_ASK:
 		events_ask(sup, c, m->event_ask);
+		break;
+	case KPIPC__MSG__M_PONG:
+		status_pong(sup, c, m->pong);
 		break;
 	case KPIPC__MSG__M_CDI_WRITE:
 	case KPIPC__MSG__M_CDI_REMOVE:
@@ -558,6 +582,8 @@ sup_timeout(struct sup *sup)
 		t = d;
 	if ((d = repair_next_ms(sup)) >= 0 && d < t)
 		t = d;
+	if ((d = status_next_ms(sup)) >= 0 && d < t)
+		t = d;
 	return (t < 0 ? 0 : t > 1000 ? 1000 : (int)t);
 }
 
@@ -571,8 +597,10 @@ sup_timers(struct sup *sup)
 	    ts_ms_until(&sup->start_deadline) <= 0)
 		sup_fail_start(sup, KP_ETIMEDOUT, "plugin processes did not "
 		    "report ready within 30 s");
-	if (sup->phase == PHASE_RUNNING)
+	if (sup->phase == PHASE_RUNNING) {
 		relay_claims_tick(sup);
+		status_tick(sup);
+	}
 	/* Lifecycle (issue 14): drain.c, repair.c. */
 	drain_tick(sup);
 	repair_tick(sup);
@@ -688,6 +716,9 @@ sup_finish(struct sup *sup)
 	ipc_free(sup->desired);
 	ipc_free(sup->health);
 	files_close(sup);
+	status_free(sup);
+	if (sup->http_fd != -1)
+		close(sup->http_fd);
 	lock_close(sup);
 	repair_close(sup);
 	close(sup->sigfd);
@@ -699,7 +730,7 @@ sup_finish(struct sup *sup)
 int
 supervisor_main(const struct kp_options *cfg, const struct kp_hooks *hooks,
     int driver_fd, int events_fd, struct sup_socket *plugin_sock,
-    struct sup_socket *reg_sock)
+    struct sup_socket *reg_sock, int http_fd)
 {
 	struct sup	 sup;
 	char		 err[KP_ERROR_SIZE];
@@ -712,6 +743,7 @@ supervisor_main(const struct kp_options *cfg, const struct kp_hooks *hooks,
 	ipc_chan_init(&sup.events, events_fd, KP_IPC_SMALL_FRAME);
 	sup.plugin_sock = *plugin_sock;
 	sup.reg_sock = *reg_sock;
+	sup.http_fd = http_fd;
 	sup.claim_tokens = KP_CLAIM_BURST;
 	clock_gettime(CLOCK_MONOTONIC, &sup.claim_refill);
 	log_procinit("supervisor");
@@ -741,6 +773,13 @@ supervisor_main(const struct kp_options *cfg, const struct kp_hooks *hooks,
 	}
 	child_table_init(&sup);
 	repair_init(&sup);
+	if (status_init(&sup) != 0) {
+		sup_reply_driver(&sup, KP_ENOMEM, "supervisor: out of memory");
+		(void)ipc_flush(&sup.driver);
+		files_close(&sup);
+		sock_remove(&sup.plugin_sock);
+		return (1);
+	}
 	clock_gettime(CLOCK_MONOTONIC, &sup.start_deadline);
 	ts_after_ms(&sup.start_deadline, KP_START_TIMEOUT_MS);
 	sup_start_first(&sup);

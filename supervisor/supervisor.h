@@ -35,6 +35,10 @@
 #define KP_CLAIM_BURST		50.0	/* bursts, from the nodeserver */
 #define KP_CLAIM_WAIT_MS	10000	/* a look-up waits this long for a
 					 * token or a (re)started publisher */
+#define KP_HEARTBEAT_MS		1000	/* a Ping to each child, and the
+					 * observer's snapshot, this often */
+#define KP_HEARTBEAT_TIMEOUT_MS	5000	/* no answer this long: unhealthy */
+#define KP_SYNC_STALE_S		300	/* pools pending this long: too */
 #define KP_STATE_QUEUE		(4u * 1024 * 1024)	/* unsent bytes to the
 					 * nodeserver beyond which a new state
 					 * waits (only the latest is sent) */
@@ -66,6 +70,60 @@ struct child {
 	 * still relayed, SIGKILL at kill_at. */
 	int			 draining;
 	struct timespec		 kill_at;
+	/* The heartbeat (status.c). */
+	uint64_t		 hb_seq;	/* of the last Ping */
+	int			 hb_out;	/* its answer is due */
+	struct timespec		 hb_ok;		/* READY or the last Pong */
+	int			 violated;	/* killed for a violation */
+};
+
+/* What status.c adds up for /metrics and decides for /healthz. */
+#define STATUS_REASONS		4	/* exited, signaled, seccomp,
+					 * protocol */
+#define STATUS_MAX_API		64	/* (verb, code) pairs */
+#define STATUS_MAX_DENIALS	64	/* (role, syscall) pairs */
+#define STATUS_MAX_POOLS	KP_STATS_POOLS
+#define STATUS_REASON_MAX	256
+#define STATUS_FAMILIES		24
+#define STATUS_SAMPLES		1024
+
+struct status_rpc {
+	uint64_t	 count;
+};
+
+struct sup_status {
+	struct timespec	 next_tick;
+	char		 sock_err[2][STATUS_REASON_MAX];	/* DRA, reg. */
+	char		 last_live[STATUS_REASON_MAX + 64];	/* logged */
+	time_t		 published_at;	/* first Publish; 0: none */
+	struct status_rpc rpc[KP_STATS_METHODS][KP_STATS_CODES];
+	struct {
+		uint64_t	 buckets[KP_STATS_LAT_BOUNDS + 1];
+		uint64_t	 count;
+		double		 seconds;
+	}		 lat[KP_STATS_METHODS];
+	uint32_t	 in_flight[KP_STATS_METHODS];
+	uint64_t	 lock_waits;
+	double		 lock_wait_seconds;
+	uint64_t	 restarts[ROLE_COUNT][STATUS_REASONS];
+	struct {
+		const char	*verb;
+		int		 code;
+		char		 code_s[8];
+		uint64_t	 count;
+	}		 api[STATUS_MAX_API];
+	size_t		 n_api;
+	struct {
+		enum kp_role	 role;
+		char		 syscall[32];
+		uint64_t	 count;
+	}		 denials[STATUS_MAX_DENIALS];
+	size_t		 n_denials;
+	struct {
+		char		 name[KP_IPC_MAX_POOL + 1];
+		uint32_t	 slices;
+	}		 pools[STATUS_MAX_POOLS];
+	size_t		 n_pools;
 };
 
 /* A listening socket the supervisor owns. */
@@ -100,6 +158,7 @@ struct sup_claim {
 };
 
 enum sup_phase {
+	PHASE_START_OBSERVER,
 	PHASE_START_PUBLISHER,
 	PHASE_START_NODESERVER,
 	PHASE_START_REGISTRAR,
@@ -113,6 +172,8 @@ struct sup {
 	struct ipc_chan		 driver;
 	struct sup_socket	 plugin_sock;
 	struct sup_socket	 reg_sock;
+	int			 http_fd;	/* the observer's; -1 */
+	struct sup_status	*st;		/* status.c */
 	struct child		 children[ROLE_COUNT];
 	enum sup_phase		 phase;
 	struct timespec		 start_deadline;
@@ -241,6 +302,16 @@ void	health_relay_report(struct sup *, Kpipc__Msg *);
 void	health_relay_stale(struct sup *, const Kpipc__HealthStale *);
 void	health_child_ready(struct sup *, struct child *);
 
+/* status.c */
+int	status_init(struct sup *);
+void	status_free(struct sup *);
+void	status_set_socket(struct sup *, int, int, const char *);
+void	status_child_ok(struct sup *, struct child *);
+void	status_child_down(struct sup *, struct child *, int, int);
+void	status_published(struct sup *);
+void	status_pong(struct sup *, struct child *, const Kpipc__Pong *);
+void	status_tick(struct sup *);
+long long status_next_ms(struct sup *);
 /* channels.c */
 void	chan_state_set(struct sup *, Kpipc__Msg *);
 void	chan_state_flush(struct sup *, struct child *);
@@ -276,7 +347,7 @@ int	sup_reply_driver(struct sup *, int, const char *);
 void	sup_begin_stop(struct sup *);
 void	sup_queue(struct sup *, struct child *, const Kpipc__Msg *);
 int	supervisor_main(const struct kp_options *, const struct kp_hooks *,
-	    int, int, struct sup_socket *, struct sup_socket *);
+	    int, int, struct sup_socket *, struct sup_socket *, int);
 void	sup_child_violation(struct sup *, struct child *, const char *);
 void	sup_drain_stderr(struct sup *, struct child *, int);
 int	sup_log_allowed(struct child *);

@@ -39,6 +39,7 @@ struct flags {
 	int		 rescan;	/* seconds; 0: never */
 	int		 list;
 	int		 v1alpha4;	/* also serve DRA v1alpha4 */
+	const char	*http_endpoint;	/* /healthz, /metrics; NULL: off */
 };
 
 static struct pci_config	cfg;	/* the hooks' user pointer */
@@ -74,6 +75,8 @@ usage(FILE *f)
 "                            (60; 0: never; SIGHUP rescans at once)\n"
 "  --allow-uid UID           a uid allowed to connect (default: root)\n"
 "  --v1alpha4                also serve DRA v1alpha4 (kubelet 1.31)\n"
+"  --http-endpoint ADDR      serve /healthz, /readyz and /metrics on\n"
+"                            ADDR (IP:PORT or :PORT; default: off)\n"
 "  --list                    print the devices found (JSON lines), exit\n"
 "  -v LEVEL                  log verbosity (0)\n");
 }
@@ -111,7 +114,7 @@ parse_args(int argc, char **argv, struct flags *fl)
 {
 	enum { O_DRIVER = 256, O_NODE, O_KDIR, O_REG, O_PLUG, O_KPLUG, O_KCFG,
 	    O_ROLL, O_CTX, O_INCL, O_CDI, O_STATE, O_SYSFS, O_CLASS, O_VENDOR,
-	    O_RESCAN, O_UID, O_LIST, O_V1ALPHA4, O_HELP };
+	    O_RESCAN, O_UID, O_LIST, O_V1ALPHA4, O_HTTP, O_HELP };
 	static const struct option longopts[] = {
 		{ "driver-name", required_argument, NULL, O_DRIVER },
 		{ "node-name", required_argument, NULL, O_NODE },
@@ -132,6 +135,7 @@ parse_args(int argc, char **argv, struct flags *fl)
 		{ "allow-uid", required_argument, NULL, O_UID },
 		{ "list", no_argument, NULL, O_LIST },
 		{ "v1alpha4", no_argument, NULL, O_V1ALPHA4 },
+		{ "http-endpoint", required_argument, NULL, O_HTTP },
 		{ "help", no_argument, NULL, O_HELP },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -187,6 +191,7 @@ parse_args(int argc, char **argv, struct flags *fl)
 			break;
 		case O_LIST: fl->list = 1; break;
 		case O_V1ALPHA4: fl->v1alpha4 = 1; break;
+		case O_HTTP: fl->http_endpoint = optarg; break;
 		case 'v':
 			if (parse_int(optarg, 0, 10, &v) != 0)
 				goto bad;
@@ -287,6 +292,8 @@ configure(struct kp_options *o, struct flags *fl, const char *reg,
 	    fl->kubeconfig, fl->context)) != 0) ||
 	    (fl->in_cluster && (r = kp_kube_client_in_cluster(o)) != 0) ||
 	    (fl->v1alpha4 && (r = kp_node_v1alpha4(o, 1)) != 0) ||
+	    (fl->http_endpoint != NULL && (r = kp_http_endpoint(o,
+	    fl->http_endpoint)) != 0) ||
 	    (r = kp_log_verbosity(o, cfg.verbose)) != 0)
 		goto fail;
 	/* The sandboxed hooks' files: the library's journal in the state

@@ -342,7 +342,8 @@ test('ATTACK: a hostile nodeserver gets no Event beyond its one kind and a sysca
     await drv.stderrMatch(new RegExp(`nodeserver: protocol violation: ${why}`));
     await until(() => restarts() > before, 15000);	// restarted
   };
-  await violation(`raw-event:5:${hex('socket')}`, 'event_ask.kind 5: only EVENT_SYSCALL_DENIED may be asked for');
+  await violation(`raw-event:5:${hex('socket')}`, 'event_ask.syscall: must be empty for EVENT_JOURNAL_CORRUPT');
+  await violation(`raw-event:7:${hex('socket')}`, 'event_ask.kind 7: only EVENT_SYSCALL_DENIED and EVENT_JOURNAL_CORRUPT may be asked for');
   await violation(`raw-event:3:${hex('sock\nFORGED')}`, 'event_ask.syscall: byte 4 is not one of \\[a-z0-9_\\]');
   await violation(`raw-event:3:${hex('a'.repeat(33))}`, 'event_ask.syscall: 33 bytes, must be 1 to 32');
   // Within the rules: the note is the supervisor's, naming the syscall.

@@ -795,14 +795,14 @@ static int
 sandbox_user(struct kp_options *o, const char *a)
 {
 	static const char	*names[] = { "nodeserver", "registrar",
-				    "publisher" };
+				    "publisher", "observer" };
 	unsigned		 uid, gid;
 	char			 role[32];
 	int			 i;
 
 	if (sscanf(a, "%31[a-z]:%u:%u", role, &uid, &gid) != 3)
 		return (-1);
-	for (i = 0; i < 3; i++)
+	for (i = 0; i < 4; i++)
 		if (strcmp(role, names[i]) == 0)
 			return (kp_sandbox_user(o, (enum kp_process)i, uid, gid));
 	return (-1);
@@ -1167,6 +1167,7 @@ apply(struct kp_options *o, int ch, const char *a)
 	case 342: return (kp_kube_api_qps(o, strtod(a, NULL),
 	    strchr(a, ':') ? (int)strtol(strchr(a, ':') + 1, 0, 10) : 10));
 	case 343: return (kp_kube_api_timeout(o, (int)strtol(a, 0, 10)));
+	case 383: return (kp_http_endpoint(o, a));
 	case 'i':
 		return (kp_grpc_interceptor(o, icpt, "A") ||
 		    kp_grpc_interceptor(o, icpt, "B"));
@@ -1225,6 +1226,7 @@ parse(int argc, char **argv, struct kp_options *o)
 		{ "cdi-dir", 1, 0, 332 },
 		{ "uid-base", 1, 0, 340 }, { "in-cluster", 0, 0, 341 },
 		{ "kube-qps", 1, 0, 342 }, { "kube-timeout-ms", 1, 0, 343 },
+		{ "http-endpoint", 1, 0, 383 },
 		{ "spawn-thread", 0, 0, 'T' }, { "node-uid", 1, 0, 'U' },
 		{ "no-health", 0, 0, 310 }, { "no-health-v1", 0, 0, 311 },
 		{ "no-health-v1alpha1", 0, 0, 312 },
