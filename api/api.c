@@ -293,6 +293,12 @@ kp_start(struct kp_options *opts, const struct kp_hooks *hooks,
 	}
 	close(sv[1]);
 	close(ev[1]);
+	/*
+	 * The fatal page is this plugin's supervisor's alone: a later fork
+	 * in this process (another kp_start()'s supervisor and its children,
+	 * a driver's own child) must not inherit it and forge a reason.
+	 */
+	(void)madvise(p->fatal, KP_ERROR_SIZE, MADV_DONTFORK);
 	/* The supervisor owns the sockets now; keep the files. */
 	if (ps.fd != -1)
 		close(ps.fd);

@@ -32,7 +32,14 @@ lock_fd_open(const char *path, char *err, size_t errsize, int *code)
 	struct stat	 st;
 	int		 fd;
 
-	fd = open(path, O_RDONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+	/*
+	 * O_NONBLOCK: a FIFO (or a device) planted at the name would
+	 * otherwise block this single-threaded supervisor in open() for
+	 * good; it is refused below as not a regular file. Locks ignore
+	 * the flag; it is cleared anyway once the file is known regular.
+	 */
+	fd = open(path, O_RDONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC |
+	    O_NONBLOCK, 0644);
 	if (fd == -1) {
 		snprintf(err, errsize, "kp_rolling_update: lock file %s: %s",
 		    path, errno == ELOOP ? "is a symbolic link" :
@@ -47,6 +54,7 @@ lock_fd_open(const char *path, char *err, size_t errsize, int *code)
 		*code = KP_EEXIST;
 		return (-1);
 	}
+	(void)fcntl(fd, F_SETFL, 0);
 	return (fd);
 }
 
