@@ -24,8 +24,14 @@
 //
 //   node bench/run.js [--seq N] [--secs S] [--concurrency 8,64] [--claims 1,16,128]
 //       [--warmup N] [--rounds R] [--workers N] [--servers bare,kp,kp-w4]
-//       [--json FILE] [--logs DIR]
-// KP_BUILD selects the build directory (default build/).
+//       [--json FILE] [--logs DIR] [--old DIR]
+// KP_BUILD selects the build directory (default build/). --old DIR adds
+// "<name>@old" servers (e.g. --servers bare,kp,kp@old) run from another
+// build directory, to compare a change with the code before it in one run.
+// The test driver runs with --quiet: its per-claim ALLOC line on stderr
+// (for the e2e tests) would otherwise be relayed by the supervisor, a
+// write and a read per claim that are the test driver's cost, not the
+// library's.
 
 const { spawn } = require('node:child_process');
 const { randomUUID } = require('node:crypto');
@@ -49,7 +55,7 @@ const DEADLINE_MS = 30000;
 function parseFlags(argv) {
   const o = {
     seq: 2000, secs: 2, concurrency: [8, 64], claims: [1, 16, 128], warmup: 200, rounds: 3,
-    workers: 4, servers: null, json: null, infoCalls: 500, logs: null,
+    workers: 4, servers: null, json: null, infoCalls: 500, logs: null, old: null,
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -74,6 +80,7 @@ function parseFlags(argv) {
       case '--servers': o.servers = v().split(','); break;
       case '--json': o.json = v(); break;
       case '--logs': o.logs = path.resolve(v()); break;
+      case '--old': o.old = path.resolve(v()); break;
       case '-h': case '--help': usage(); break;
       default: usage(`unknown flag ${a}`);
     }
@@ -88,7 +95,7 @@ function usage(err) {
   if (err) console.error(`bench: ${err}`);
   console.error('usage: node bench/run.js [--seq N] [--secs S] [--concurrency 8,64] [--claims 1,16,128]\n'
     + '    [--warmup N] [--rounds R] [--workers N] [--info-calls N] [--servers bare,kp,kp-w4]\n'
-    + '    [--json FILE] [--logs DIR]');
+    + '    [--json FILE] [--logs DIR] [--old DIR]');
   process.exit(err ? 2 : 0);
 }
 
@@ -357,21 +364,26 @@ async function main() {
   const defs = {
     bare: (dir) => new Server('bare', path.join(BUILD, 'bench', 'bare_server'),
       (s) => [s.draSock, s.regSock, DRIVER], dir),
-    kp: (dir) => new Server('kp', path.join(BUILD, 'tests', 'kp_testdriver'),
+    kp: (dir, build = BUILD) => new Server('kp', path.join(build, 'tests', 'kp_testdriver'),
       // The load clients plus the sequential ones exceed the default cap
       // of 8 connections per socket (sized for kubelet).
       (s) => ['--driver-name', DRIVER, '--registrar-socket', s.regSock, '--plugin-socket', s.draSock,
-        '--max-connections', String(Math.min(1024, Math.max(...o.concurrency) + 8))], dir),
+        '--max-connections', String(Math.min(1024, Math.max(...o.concurrency) + 8)), '--quiet'], dir),
   };
   const servers = o.servers.map((name) => {
-    const dir = path.join(tmp, name);
+    const dir = path.join(tmp, name.replace('@', '-'));
     fs.mkdirSync(dir);
-    if (defs[name]) return defs[name](dir);
-    const m = /^kp-w(\d+)$/.exec(name);
-    if (!m) usage(`unknown server ${name} (bare, kp, kp-wN)`);
-    const s = defs.kp(dir);
+    const [base, at] = name.split('@');
+    if (at !== undefined && (at !== 'old' || !o.old)) usage(`${name}: needs --old DIR`);
+    const build = at ? o.old : BUILD;
+    if (base === 'bare' && !at) return defs.bare(dir);
+    const m = /^kp(?:-w(\d+))?$/.exec(base);
+    if (!m) usage(`unknown server ${name} (bare, kp, kp-wN, kp@old, kp-wN@old)`);
+    const s = defs.kp(dir, build);
     s.name = name;
-    s.args.push('--workers', m[1]);
+    if (m[1]) s.args.push('--workers', m[1]);
+    // KP_BENCH_LOUD=name,...: those run without --quiet (to measure it).
+    if ((process.env.KP_BENCH_LOUD || '').split(',').includes(name)) s.args = s.args.filter((a) => a !== '--quiet');
     return s;
   });
   if (o.logs) {

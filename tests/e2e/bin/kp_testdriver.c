@@ -47,6 +47,7 @@ struct tdrv {
 	int		 hook_health;	/* prepare reports health */
 	const char	*counter;	/* --counter-file: hooks log here */
 	const char	*tag;		/* --tag: names this instance there */
+	int		 quiet;		/* --quiet: no ALLOC line per claim */
 };
 
 static struct tdrv	 drv;
@@ -160,6 +161,8 @@ log_allocation(const struct kp_claim *c)
 {
 	size_t	 k;
 
+	if (drv.quiet)
+		return;
 	fprintf(stderr, "ALLOC %s/%s results=%zu", c->namespace_, c->name,
 	    c->n_results);
 	for (k = 0; k < c->n_results; k++)
@@ -911,6 +914,7 @@ apply(struct kp_options *o, int ch, const char *a)
 	case 353: return (kp_dra_service(o, 0));
 	case 354: drv.counter = a; return (0);
 	case 355: drv.tag = a; return (0);
+	case 356: drv.quiet = 1; return (0);
 	default: return (-1);
 	}
 }
@@ -951,6 +955,7 @@ parse(int argc, char **argv, struct kp_options *o)
 		{ "flock-dir", 1, 0, 351 },
 		{ "no-registration", 0, 0, 352 }, { "no-dra", 0, 0, 353 },
 		{ "counter-file", 1, 0, 354 }, { "tag", 1, 0, 355 },
+		{ "quiet", 0, 0, 356 },
 		{ 0, 0, 0, 0 }
 	};
 	int	 ch;
