@@ -102,6 +102,7 @@ struct dra_device {
 	char	**cdi_ids;
 	size_t	  n_cdi_ids;
 	char	 *share_id;	/* NULL: absent */
+	void	 *mem;		/* one block: every pointer above */
 };
 
 /* The result of one claim: one map entry of the response. */
