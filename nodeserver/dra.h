@@ -69,6 +69,16 @@ struct dra_claim_alloc {
 typedef int (*dra_lookup_fn)(void *user, const char *ns, const char *name,
     const char *uid, struct dra_claim_alloc *out, char *err, size_t errsize);
 
+/*
+ * Looks up the n claims c[] at once (all asked before the first answer is
+ * awaited): rc[i] and out[i] as a dra_lookup_fn's return and out for
+ * claim i, its message in err + i * errsize. Optional: without it the
+ * claims are looked up one after the other with the dra_lookup_fn.
+ */
+typedef void (*dra_lookup_many_fn)(void *user, const struct kp_claim *c,
+    size_t n, struct dra_claim_alloc *out, int *rc, char *err,
+    size_t errsize);
+
 struct dra_ctx;
 
 /* The rpc_method user of one method. */
@@ -87,6 +97,7 @@ struct dra_ctx {
 	const struct kp_options	*cfg;
 	const struct kp_hooks	*hooks;
 	dra_lookup_fn		 lookup;
+	dra_lookup_many_fn	 lookup_many;	/* optional */
 	void			*lookup_user;
 	pthread_mutex_t		 lock;	/* serializes hooks */
 	int			 lock_fd;	/* serialize.lock, or -1 */

@@ -46,5 +46,7 @@ void	ns_wrap_free(struct ns_wrap *);
 int	ns_wrap_send(struct ns_wrap *, const Kpipc__Msg *);
 int	ns_claim_get(void *, const char *, const char *, const char *,
 	    struct dra_claim_alloc *, char *, size_t);
+void	ns_claim_get_many(void *, const struct kp_claim *, size_t,
+	    struct dra_claim_alloc *, int *, char *, size_t);
 
 #endif /* KP_NS_WRAP_H */

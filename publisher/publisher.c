@@ -274,6 +274,7 @@ pub_teardown(struct pub *p, pthread_t start)
 		slice_ctl_stop(p->ctl);
 	if (p->desired_msg != NULL)
 		ipc_free(p->desired_msg);
+	http_client_free(p->http_claims);
 	http_client_free(p->http);
 	http_global_cleanup();
 	kcfg_free(&p->kc);
@@ -403,7 +404,10 @@ publisher_main(struct child_env *env)
 		return (child_start_fail(env, code, "%s", err));
 	}
 	if (http_global_init() != 0 || http_client_new(&p.kc,
-	    env->cfg->kube_qps, env->cfg->kube_burst, &p.http) != 0) {
+	    env->cfg->kube_qps, env->cfg->kube_burst, &p.http) != 0 ||
+	    http_client_new(&p.kc, env->cfg->kube_qps, env->cfg->kube_burst,
+	    &p.http_claims) != 0) {
+		http_client_free(p.http);
 		kcfg_free(&p.kc);
 		return (child_start_fail(env, KP_EIO, "HTTP client set-up "
 		    "failed"));
@@ -415,6 +419,7 @@ publisher_main(struct child_env *env)
 	m.ready = &ready;
 	if (pub_send(&p, &m) != 0 || pub_claims_start(&p) != 0 ||
 	    pthread_create(&start, NULL, pub_start_thread, &p) != 0) {
+		http_client_free(p.http_claims);
 		http_client_free(p.http);
 		kcfg_free(&p.kc);
 		return (KP_EXIT_IPC);

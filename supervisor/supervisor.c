@@ -671,7 +671,7 @@ supervisor_main(const struct kp_options *cfg, const struct kp_hooks *hooks,
 	ipc_chan_init(&sup.driver, driver_fd, KP_IPC_MAX_FRAME);
 	sup.plugin_sock = *plugin_sock;
 	sup.reg_sock = *reg_sock;
-	sup.claim_tokens = KP_CLAIM_BURST;
+	sup.claim_tokens = relay_claim_burst(&sup);
 	clock_gettime(CLOCK_MONOTONIC, &sup.claim_refill);
 	log_procinit("supervisor");
 	child_set_name("supervisor");
