@@ -16,7 +16,9 @@
 // client saturates its core before our server does and hides its cost)
 //   server CPU          user+system time of the whole server tree per call
 // and GetInfo latency on the registration socket, the time from start to
-// the first GetInfo answer, and memory: VmRSS and PSS summed over the
+// the first GetInfo answer (kp_start to registrable), the time from a
+// SIGKILL of the nodeserver to the next prepare answered (recovery), and
+// memory: VmRSS and PSS summed over the
 // server's process tree (driver, supervisor, children), idle and after load.
 //
 // Figures only: nothing here asserts on timings. Exit status 1 only when a
@@ -469,6 +471,25 @@ async function main() {
     }
     await sleep(300);
     for (const s of servers) s.after = memory(s.proc.pid);
+    // Recovery: SIGKILL the nodeserver, time until a prepare succeeds
+    // again (the supervisor restarts it; kubelet would retry the same).
+    for (let round = 0; round < o.rounds; round++) {
+      for (const s of servers) {
+        const ns = tree(s.proc.pid).find((p) => comm(p) === 'kp-nodeserver');
+        if (ns === undefined) continue;
+        const [cl] = await clientsFor(s, 1);
+        const t0 = process.hrtime.bigint();
+        process.kill(ns, 'SIGKILL');
+        for (;;) {
+          const r = await rawUnary(cl, PREPARE, probe, 1000);
+          if (r.code === 0) break;
+          if (Number(process.hrtime.bigint() - t0) > 20e9) throw new Error(`${s.name}: no answer 20 s after the nodeserver was killed`);
+          await sleep(1);
+        }
+        put(s, 'recovery', Number(process.hrtime.bigint() - t0) / 1e6);
+        cl.close();
+      }
+    }
     report(o, servers, res, same, mach, (Date.now() - t0) / 1000);
   } catch (e) {
     failed = e;
@@ -524,6 +545,7 @@ function report(o, servers, res, same, mach, secs) {
   row('GetInfo latency p99', 'info.p99', 'ms');
   row('start to "ready"', 'start.ready', 'ms');
   row('start to first GetInfo answer', 'start.getinfo', 'ms');
+  row('nodeserver killed to next prepare answered', 'recovery', 'ms');
   row('processes', null, '', (s) => s.after.procs.length);
   row('threads, after load', null, '', (s) => s.after.threads);
   row('RSS sum, idle', null, 'kB', (s) => s.idle.rss);
