@@ -93,6 +93,14 @@ async function bothConnected(sim) {
   }, 15000);
 }
 
+// [A's, B's]: the sim lists instances in the order it registered them,
+// which depends on which registrar answered first.
+async function connectedAB(sim) {
+  const list = await bothConnected(sim);
+  const of = (uid) => list.find((i) => i.endpoint.endsWith(`dra-${uid}.sock`));
+  return [of(UID_A), of(UID_B)];
+}
+
 test('two instances side by side: distinct sockets, both registered, calls go to the newest; stopping one leaves the other', async (t) => {
   const root = rollingRoot(t);
   const a = instance(t, root, 'A', UID_A);
@@ -129,7 +137,7 @@ test('serialize.lock: hooks never overlap across instances; the nodeserver holds
   await a.ready();
   await b.ready();
   const sim = simFor(t, root, '1.37');
-  const [ia, ib] = await bothConnected(sim);
+  const [ia, ib] = await connectedAB(sim);
   const st = fs.lstatSync(root.lock);
   assert.ok(st.isFile(), 'serialize.lock in the plugin data directory');
   assert.equal(st.mode & 0o777, 0o644);
@@ -160,7 +168,7 @@ test('a nodeserver killed inside a hook does not leave serialize.lock held', asy
   await a.ready();
   await b.ready();
   const sim = simFor(t, root, '1.37');
-  const [ia, ib] = await bothConnected(sim);
+  const [ia, ib] = await connectedAB(sim);
   const stuck = prepareAt(ia, 1).catch(() => {});	// fails when killed
   await until(() => entered(root).includes('A'), 10000);
   const ns = roles(await a.pid()).nodeserver;
