@@ -66,7 +66,10 @@ check-e2e:
 	    tests/e2e/rpc.test.js tests/e2e/publish.test.js \
 	    tests/e2e/sandbox.test.js tests/e2e/isolation.test.js \
 	    tests/e2e/files.test.js tests/e2e/attack.test.js \
-	    tests/e2e/connections.test.js tests/e2e/rolling.test.js
+	    tests/e2e/connections.test.js tests/e2e/rolling.test.js \
+	    tests/e2e/metadata.test.js tests/e2e/channels.test.js \
+	    tests/e2e/toolkit.test.js tests/e2e/lifecycle.test.js \
+	    tests/e2e/observer.test.js
 
 # libFuzzer targets (tests/fuzz/fuzz_*.c), a third build directory with
 # only them built. Each reads its seeds in tests/fuzz/corpus/<target> and

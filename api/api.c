@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -69,7 +70,8 @@ start_checks(struct kp_options *opts, const struct kp_hooks *hooks)
 	char	 err[KP_ERROR_SIZE];
 	int	 r, n;
 
-	if ((r = opt_dirs_resolve(opts)) != 0 || (r = opt_check(opts)) != 0)
+	if ((r = opt_dirs_resolve(opts)) != 0 || (r = opt_check(opts)) != 0 ||
+	    (r = opt_metadata_resolve(opts)) != 0)
 		return (r);
 	opt_advertise(opts);
 	/* The supervisor hands the state directories to this uid (1: the
@@ -82,7 +84,9 @@ start_checks(struct kp_options *opts, const struct kp_hooks *hooks)
 	    hooks->unprepare == NULL)
 		return (opt_fail(opts, KP_EINVAL, "kp_start: hooks: prepare "
 		    "and unprepare are required"));
-	if ((n = sup_threads()) > 1)
+	/* The event threads of plugins started before are the library's
+	 * own: they hold no lock across the fork (events.c). */
+	if ((n = sup_threads()) >= 0 && (n -= events_threads()) > 1)
 		return (opt_fail(opts, KP_EBUSY, "kp_start: the process has "
 		    "%d threads; fork is only safe from a single-threaded "
 		    "process: call kp_start before starting threads", n));
@@ -135,15 +139,46 @@ start_sockets(struct kp_options *o, struct sup_socket *ps,
 /* In the new supervisor process; never returns. */
 static void
 start_supervisor(struct kp_options *cfg, const struct kp_hooks *hooks,
-    int fd, struct sup_socket *ps, struct sup_socket *rs)
+    int fd, int evfd, struct sup_socket *ps, struct sup_socket *rs,
+    char *fatal, int hfd)
 {
-	int	 keep[6] = { 0, 1, 2, fd, ps->fd, rs->fd };
+	int	 keep[8] = { 0, 1, 2, fd, evfd, ps->fd, rs->fd, hfd };
 
-	/* Only the sockets and the driver's channel survive. */
-	if (fd_close_except(keep, 6) == -1)
+	/* Only the sockets and the driver's channels survive. */
+	if (fd_close_except(keep, 8) == -1)
 		_exit(1);
 	cfg->plugin_listener = cfg->registrar_listener = -1;
-	_exit(supervisor_main(cfg, hooks, fd, ps, rs));
+	fatal_page_set(fatal);
+	_exit(supervisor_main(cfg, hooks, fd, evfd, ps, rs, hfd));
+}
+
+/*
+ * The observer's TCP listener (kp_http_endpoint), bound here so that an
+ * address in use fails kp_start(). *fd -1 when the observer is off.
+ */
+static int
+start_http(struct kp_options *o, int *fd)
+{
+	int	 one = 1, s;
+
+	*fd = -1;
+	if (o->http_len == 0)
+		return (0);
+	if ((s = socket(o->http_addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC |
+	    SOCK_NONBLOCK, 0)) == -1)
+		return (opt_fail(o, KP_EIO, "%s: socket: %s", OPT_HTTP,
+		    strerror(errno)));
+	(void)setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(s, (struct sockaddr *)&o->http_addr, o->http_len) == -1 ||
+	    listen(s, 64) == -1) {
+		int e = errno;
+
+		close(s);
+		return (opt_fail(o, KP_EIO, "%s: %s: %s", OPT_HTTP,
+		    o->http_endpoint, strerror(e)));
+	}
+	*fd = s;
+	return (0);
 }
 
 static int
@@ -192,8 +227,8 @@ kp_start(struct kp_options *opts, const struct kp_hooks *hooks,
 	struct kp_plugin	*p;
 	struct sup_socket	 ps, rs;
 	struct kp_hooks		 h;
-	int			 sv[2], r;
-	pid_t			 pid;
+	int			 sv[2], ev[2] = { -1, -1 }, r, n, hfd;
+	pid_t			 pid = -1;
 
 	if (!opt_valid_handle(opts))
 		return (KP_EINVAL);
@@ -206,40 +241,92 @@ kp_start(struct kp_options *opts, const struct kp_hooks *hooks,
 	if ((p = calloc(1, sizeof(*p))) == NULL)
 		return (opt_fail(opts, KP_ENOMEM, "kp_start: out of memory"));
 	h = *hooks;
-	if ((r = start_sockets(opts, &ps, &rs)) != 0) {
+	/* One page the supervisor leaves its fatal reason in; it is not
+	 * inherited by the children (MADV_DONTFORK there). */
+	p->fatal = mmap(NULL, KP_ERROR_SIZE, PROT_READ | PROT_WRITE,
+	    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (p->fatal == MAP_FAILED) {
+		free(p);
+		return (opt_fail(opts, KP_ENOMEM, "kp_start: mmap: %s",
+		    strerror(errno)));
+	}
+	if ((r = start_http(opts, &hfd)) != 0) {
+		munmap(p->fatal, KP_ERROR_SIZE);
 		free(p);
 		return (r);
 	}
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == -1 ||
-	    (pid = fork()) == -1) {
+	if ((r = start_sockets(opts, &ps, &rs)) != 0) {
+		munmap(p->fatal, KP_ERROR_SIZE);
+		if (hfd != -1)
+			close(hfd);
+		free(p);
+		return (r);
+	}
+	sv[0] = sv[1] = -1;
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0 &&
+	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ev) == 0) {
+		events_fork_lock(1);
+		pid = fork();
+		if (pid != 0)
+			events_fork_lock(0);
+	}
+	if (pid == -1) {
 		r = opt_fail(opts, KP_EIO, "kp_start: %s", strerror(errno));
+		for (n = 0; n < 2; n++) {
+			if (sv[n] != -1)
+				close(sv[n]);
+			if (ev[n] != -1)
+				close(ev[n]);
+		}
 		sock_remove(&ps);
 		sock_remove(&rs);
+		munmap(p->fatal, KP_ERROR_SIZE);
+		if (hfd != -1)
+			close(hfd);
 		free(p);
 		return (r);
 	}
 	if (pid == 0) {
 		close(sv[0]);
-		start_supervisor(opts, &h, sv[1], &ps, &rs);
+		close(ev[0]);
+		start_supervisor(opts, &h, sv[1], ev[1], &ps, &rs, p->fatal, hfd);
 	}
 	close(sv[1]);
+	close(ev[1]);
 	/* The supervisor owns the sockets now; keep the files. */
 	if (ps.fd != -1)
 		close(ps.fd);
 	if (rs.fd != -1)
 		close(rs.fd);
+	if (hfd != -1)
+		close(hfd);
 	p->magic = KP_PLUGIN_MAGIC;
 	p->sup_pid = pid;
 	p->has_kube = opts->kube_mode != KP_KUBE_NONE;
 	p->has_node = opts->node_name != NULL;
+	memcpy(p->reconcile_pool, opts->reconcile_pool,
+	    sizeof(p->reconcile_pool));
+	p->grace_ms = opts->shutdown_grace_ms;
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_mutex_init(&p->health_lock, NULL);
+	pthread_mutex_init(&p->state_lock, NULL);
+	p->ev_fd = p->status_fd = -1;
 	ipc_chan_init(&p->chan, sv[0], KP_IPC_CHILD_FRAME);
-	if ((r = start_wait(p, opts)) != 0) {
+	if ((r = start_wait(p, opts)) == 0 && (r = events_start(p, ev[0],
+	    opts)) != 0) {
+		ev[0] = -1;	/* closed by events_start() */
+		r = opt_fail(opts, r, "kp_start: cannot start the event "
+		    "thread: %s", kp_strerror(r));
+	}
+	if (r != 0) {
+		if (ev[0] != -1 && p->ev_fd == -1)
+			close(ev[0]);
 		ipc_chan_close(&p->chan);
 		reap_supervisor(p, 15000);
+		pthread_mutex_destroy(&p->state_lock);
 		pthread_mutex_destroy(&p->health_lock);
 		pthread_mutex_destroy(&p->lock);
+		munmap(p->fatal, KP_ERROR_SIZE);
 		p->magic = 0;
 		free(p);
 		return (r);
@@ -311,21 +398,85 @@ kp_stop(struct kp_plugin *p)
 		return (0);
 	if (!plugin_valid(p))
 		return (KP_EINVAL);
+	if (events_on_thread(p))
+		return (plugin_fail(p, KP_EBUSY, "kp_stop: called from the "
+		    "error callback, which kp_stop waits for"));
 	m.m_case = KPIPC__MSG__M_STOP;
 	m.stop = &stop;
-	r = request(p, &m, &reply, KP_STOP_GRACE_MS + 5000);
+	/* The drain, then SIGTERM to each child in turn (supervisor/
+	 * drain.c), each with its own grace. */
+	r = request(p, &m, &reply, p->grace_ms + 3 * KP_STOP_GRACE_MS + 5000);
 	if (r == 0 && (reply->m_case != KPIPC__MSG__M_RESULT ||
 	    reply->result->code != 0))
 		r = KP_EIO;
 	ipc_free(reply);
 	ipc_chan_close(&p->chan);
 	reap_supervisor(p, 5000);
+	events_stop(p);
+	pthread_mutex_destroy(&p->state_lock);
 	pthread_mutex_destroy(&p->health_lock);
 	health_table_free(&p->health);
 	pthread_mutex_destroy(&p->lock);
+	munmap(p->fatal, KP_ERROR_SIZE);
 	p->magic = 0;
 	free(p);
 	return (r == 0 ? 0 : KP_EIO);
+}
+
+/* The supervisor ended: why, from its page or from its status. */
+static int
+wait_reason(struct kp_plugin *p, const siginfo_t *si, char *reason,
+    size_t size)
+{
+	char	 text[KP_ERROR_SIZE];
+	int	 r;
+
+	memcpy(text, p->fatal, sizeof(text));
+	text[sizeof(text) - 1] = '\0';
+	r = si->si_code == CLD_EXITED && si->si_status == 0 ? 0 : KP_ECHILD;
+	if (text[0] == '\0' && si->si_code == CLD_EXITED)
+		snprintf(text, sizeof(text), "supervisor exited with status "
+		    "%d", si->si_status);
+	else if (text[0] == '\0')
+		snprintf(text, sizeof(text), "supervisor killed by signal %d "
+		    "(%s)", si->si_status, strsignal(si->si_status));
+	if (reason != NULL && size > 0)
+		snprintf(reason, size, "%s", text);
+	plugin_fail(p, r, "%s", text);
+	return (r);
+}
+
+int
+kp_plugin_wait(struct kp_plugin *p, int timeout_ms, char *reason,
+    size_t size)
+{
+	siginfo_t	 si;
+	int		 waited = 0, wr;
+
+	if (!plugin_valid(p))
+		return (KP_EINVAL);
+	if (reason != NULL && size > 0)
+		reason[0] = '\0';
+	/* WNOWAIT: kp_stop() still reaps it. Polled: a pidfd would be one
+	 * more fd in the driver's process, for a wait this rare. */
+	for (;;) {
+		memset(&si, 0, sizeof(si));
+		wr = waitid(P_PID, p->sup_pid, &si, WEXITED | WNOHANG |
+		    WNOWAIT);
+		if (wr == 0 && si.si_pid == p->sup_pid)
+			return (wait_reason(p, &si, reason, size));
+		if (wr == -1 && errno == ECHILD) {
+			/* Reaped by the driver's own SIGCHLD handling. */
+			si.si_code = CLD_KILLED;
+			si.si_status = SIGKILL;
+			return (wait_reason(p, &si, reason, size));
+		}
+		if (timeout_ms >= 0 && waited >= timeout_ms)
+			return (plugin_fail(p, KP_ETIMEDOUT, "kp_plugin_wait: "
+			    "the plugin is running"));
+		usleep(20000);
+		waited += 20;
+	}
 }
 
 /* A request answered by a Result, for the driver API in other files. */
@@ -407,7 +558,9 @@ kp_publish_resources(struct kp_plugin *p, const struct kp_resources *res)
 		    "resources: NULL"));
 	if ((r = pack_resources(res, &pub, err, sizeof(err))) != 0)
 		return (plugin_fail(p, r, "kp_publish_resources: %s", err));
-	if ((r = validate_publish(pub, err, sizeof(err))) != 0) {
+	if ((r = validate_publish(pub, err, sizeof(err))) != 0 ||
+	    (r = validate_reconcile(pub, p->reconcile_pool, err,
+	    sizeof(err))) != 0) {
 		pack_free(pub);
 		return (plugin_fail(p, r, "kp_publish_resources: %s", err));
 	}

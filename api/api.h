@@ -27,11 +27,25 @@ struct kp_plugin {
 	pthread_mutex_t	 lock;	/* the driver may call from threads */
 	int		 has_kube;
 	int		 has_node;
+	char		 reconcile_pool[NAME_MAX_SUBDOMAIN + 1];	/* "": off */
 	unsigned	 owed;	/* answers to timed-out requests */
+	int		 grace_ms;	/* kp_shutdown_grace */
+	char		*fatal;		/* shared with the supervisor: its
+					 * fatal reason (supervisor/fatal.c) */
 	char		 errbuf[KP_ERROR_SIZE];
 	/* Resource health (health.c): every device reported so far. */
 	pthread_mutex_t	 health_lock;	/* taken before lock */
 	struct health_table health;
+	/* State for the hooks (state.c). */
+	pthread_mutex_t	 state_lock;	/* taken before lock */
+	uint64_t	 state_gen;	/* the last generation sent */
+	/* The supervisor's events (events.c). */
+	int		 ev_fd;		/* -1: none */
+	int		 status_fd;	/* eventfd; -1: none */
+	pthread_t	 ev_thread;
+	int		 ev_started;
+	kp_error_fn	 error_fn;
+	void		*error_user;
 };
 
 /* How each option names itself in messages: setter (Go option). */
@@ -41,6 +55,8 @@ struct kp_plugin {
 #define OPT_IN_CLUSTER	"kp_kube_client_in_cluster (KubeClient)"
 #define OPT_KUBECONFIG	"kp_kube_client_kubeconfig (KubeClient)"
 #define OPT_QPS		"kp_kube_api_qps (rest.Config QPS/Burst)"
+#define OPT_RECONCILE	"kp_reconcile_pool_with_name (ReconcilePoolWithName)"
+#define OPT_TIMEOUT	"kp_kube_api_timeout (rest.Config Timeout)"
 #define OPT_KUBELET_PATH \
     "kp_kubelet_plugin_socket_path (KubeletPluginSocketPath)"
 #define OPT_PLUGIN_PATH	"kp_plugin_socket_path (PluginSocketPath)"
@@ -61,6 +77,8 @@ struct kp_plugin {
 #define OPT_WORKERS	"kp_worker_threads (beyond upstream)"
 #define OPT_MAX_CONNS	"kp_grpc_max_connections (beyond upstream)"
 #define OPT_HANDSHAKE	"kp_grpc_handshake_timeout (beyond upstream)"
+#define OPT_GRACE	"kp_shutdown_grace (beyond upstream)"
+#define OPT_TERMLOG	"kp_termination_message_path (beyond upstream)"
 #define OPT_ROOT	"kp_kubelet_root_dir (beyond upstream: kubelet --root-dir)"
 #define OPT_REG_DIR	"kp_registrar_directory_path (RegistrarDirectoryPath)"
 #define OPT_REG_FILE	"kp_registrar_socket_filename (RegistrarSocketFilename)"
@@ -73,6 +91,7 @@ struct kp_plugin {
 #define OPT_DRA_SVC	"kp_dra_service (DRAService)"
 #define OPT_HEALTH_V1	"kp_health_v1 (HealthV1)"
 #define OPT_HEALTH_V1A1	"kp_health_v1alpha1 (HealthV1alpha1)"
+#define OPT_HTTP	"kp_http_endpoint (beyond upstream)"
 
 #define OPT_QUOTE_MAX	64	/* characters of a value in a message */
 #define OPT_QUOTE_SIZE	(OPT_QUOTE_MAX * 4 + 8)	/* opt_quote()'s buffer */
@@ -102,8 +121,18 @@ int	opt_check_dir(struct kp_options *, const char *, const char *);
 /* options_rolling.c */
 int	opt_rolling_check(struct kp_options *);
 
+/* options_metadata.c */
+int	opt_metadata_resolve(struct kp_options *);
+
 /* advertise.c */
 void	opt_advertise(struct kp_options *);
+
+/* events.c */
+int	events_threads(void);
+void	events_fork_lock(int);
+int	events_start(struct kp_plugin *, int, const struct kp_options *);
+int	events_on_thread(const struct kp_plugin *);
+void	events_stop(struct kp_plugin *);
 
 /* api.c */
 int	sup_threads(void);
@@ -113,6 +142,8 @@ int	api_fail(struct kp_plugin *, int, const char *, ...) KP_PRINTF(3, 4);
 /* validate.c: the API server's rules, applied in the driver process. */
 int	validate_publish(const Kpipc__Publish *, char *, size_t);
 int	validate_resources(const struct kp_resources *, char *, size_t);
+int	validate_reconcile(const Kpipc__Publish *, const char *, char *,
+	    size_t);
 
 /* Limits and rule texts that validate.c and validate_names.c share. */
 #define VAL_MAX_LABEL		NAME_MAX_LABEL
@@ -140,5 +171,9 @@ const char *val_quantity_why(const char *);
 int	pack_resources(const struct kp_resources *, Kpipc__Publish **,
 	    char *, size_t);
 void	pack_free(Kpipc__Publish *);
+
+/* pack_split.c: kp_pool.split_slices, on a packed pool. */
+int	pack_split_pool(Kpipc__Pool *, const char *,
+	    void *(*)(void *, size_t), void *, char *, size_t);
 
 #endif /* KP_API_H */

@@ -197,6 +197,7 @@ kp_options_new(struct kp_options **out)
 	opts->kube_mode = KP_KUBE_NONE;
 	opts->kube_qps = 5;
 	opts->kube_burst = 10;
+	opts->kube_timeout_ms = 30000;
 	opts->plugin_listener = -1;
 	opts->registrar_listener = -1;
 	opts->socket_mode = 0600;
@@ -212,6 +213,7 @@ kp_options_new(struct kp_options **out)
 	opts->workers = 4;
 	opts->max_conns = KP_DEF_MAX_CONNS;
 	opts->handshake_ms = KP_DEF_HANDSHAKE_MS;
+	opts->shutdown_grace_ms = KP_DEF_SHUTDOWN_GRACE_MS;
 	pol_opts_init(&opts->policy);
 	*out = opts;
 	return (0);

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/names.h"
 #include "api/api.h"
 
 int
@@ -96,5 +97,59 @@ kp_kube_api_qps(struct kp_options *opts, double qps, int burst)
 		    "between 1 and 10000", OPT_QPS, burst));
 	opts->kube_qps = qps;
 	opts->kube_burst = burst;
+	return (0);
+}
+
+/*
+ * A pool name: '/'-separated DNS subdomains, at most 253 characters (the
+ * API server's rule for spec.pool.name, as validate.c applies it).
+ */
+static int
+pool_name_ok(const char *name)
+{
+	const char	*s, *slash;
+	size_t		 n;
+
+	if (strlen(name) > NAME_MAX_SUBDOMAIN)
+		return (0);
+	for (s = name;; s = slash + 1) {
+		slash = strchr(s, '/');
+		n = slash != NULL ? (size_t)(slash - s) : strlen(s);
+		if (!name_is_subdomain(s, n))
+			return (0);
+		if (slash == NULL)
+			return (1);
+	}
+}
+
+int
+kp_reconcile_pool_with_name(struct kp_options *opts, const char *pool)
+{
+	char	q[OPT_QUOTE_SIZE];
+
+	if (!opt_valid_handle(opts))
+		return (KP_EINVAL);
+	if (pool == NULL || pool[0] == '\0') {
+		opts->reconcile_pool[0] = '\0';
+		return (0);
+	}
+	if (!pool_name_ok(pool))
+		return (opt_fail(opts, KP_EINVAL, "%s: %s must be a pool name "
+		    "('/'-separated DNS subdomains, at most 253 characters)",
+		    OPT_RECONCILE, opt_quote(pool, q, sizeof(q))));
+	snprintf(opts->reconcile_pool, sizeof(opts->reconcile_pool), "%s",
+	    pool);
+	return (0);
+}
+
+int
+kp_kube_api_timeout(struct kp_options *opts, int timeout_ms)
+{
+	if (!opt_valid_handle(opts))
+		return (KP_EINVAL);
+	if (timeout_ms < 100 || timeout_ms > 300000)
+		return (opt_fail(opts, KP_EINVAL, "%s: %d ms must be between "
+		    "100 and 300000", OPT_TIMEOUT, timeout_ms));
+	opts->kube_timeout_ms = timeout_ms;
 	return (0);
 }

@@ -144,9 +144,13 @@ kp_sandbox_user(struct kp_options *opts, enum kp_process proc, uid_t uid,
 	case KP_PROCESS_PUBLISHER:
 		role = ROLE_PUBLISHER;
 		break;
+	case KP_PROCESS_OBSERVER:
+		role = ROLE_OBSERVER;
+		break;
 	default:
 		return (opt_fail(opts, KP_EINVAL, "%s: process %d is not "
-		    "KP_PROCESS_NODESERVER, _REGISTRAR or _PUBLISHER",
+		    "KP_PROCESS_NODESERVER, _REGISTRAR, _PUBLISHER or "
+		    "_OBSERVER",
 		    O_SB_USER, (int)proc));
 	}
 	if (uid == (uid_t)-1 || gid == (gid_t)-1)

@@ -665,6 +665,12 @@ pack_slice(struct arena *a, const struct kp_slice *in)
 	return (a->error == 0 ? o : NULL);
 }
 
+static void *
+split_alloc(void *a, size_t n)
+{
+	return (arena_alloc(a, n));
+}
+
 static Kpipc__Pool *
 pack_pool(struct arena *a, const struct kp_pool *in)
 {
@@ -682,6 +688,18 @@ pack_pool(struct arena *a, const struct kp_pool *in)
 	o->all_nodes = in->all_nodes != 0;
 	PACK_ARRAY(a, "slices", struct kp_slice, n_skip_node_operations,
 	    in->slices, in->n_slices, o->slices, o->n_slices, pack_slice);
+	if (a->error == 0 && in->split_slices) {
+		char	msg[KP_ERROR_SIZE];
+		int	r = pack_split_pool(o, a->path, split_alloc, a, msg,
+			    sizeof(msg));
+
+		if (r == KP_EINVAL) {
+			a->error = r;
+			if (a->err != NULL && a->errsize > 0)
+				snprintf(a->err, a->errsize, "%s", msg);
+		} else if (r != 0)
+			a->error = r;
+	}
 	return (a->error == 0 ? o : NULL);
 }
 

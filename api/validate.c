@@ -40,10 +40,14 @@
  *    rule; the server can only check one slice).
  *  - Device limits: 128 per slice, 64 when any device has taints,
  *    consumesCounters or a list attribute (1.36's "advanced features").
- *  - requestPolicy: only with allowMultipleAllocations; default required
- *    with validValues or validRange, not both; at most 10 validValues.
- *    Their order and the range against the capacity are the server's to
- *    check (quantity arithmetic lives in the publisher).
+ *  - requestPolicy: the 1.37 server's rules (validateRequestPolicy):
+ *    only with allowMultipleAllocations; default required with
+ *    validValues or validRange, not both; validValues ascending, at most
+ *    10, none above the capacity, no two with the same integer value, the
+ *    default one of them; validRange min <= default <= max <= capacity,
+ *    min + step <= capacity, default and max a whole number of steps from
+ *    min (in Quantity.Value() integers, as upstream). A step of zero or
+ *    less is refused: the server divides by it (a panic, not a 422).
  *  - skipNodeOperations: only the known values, no duplicates, and
  *    NodePrepareResources only together with NodeUnprepareResources; the
  *    kubelet ignores unknown ones, we refuse them as likely typos.
@@ -60,6 +64,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/quantity.h"
 #include "base/utf8.h"
 #include "api/api.h"
 
@@ -268,27 +273,78 @@ check_attribute(struct vctx *v, const Kpipc__Attribute *a,
 	return (0);
 }
 
+/* "<field>: <val>: <why>[: <arg>]", upstream's field.Invalid shape. */
 static int
-check_policy(struct vctx *v, const Kpipc__RequestPolicy *p, int multi)
+ifail(struct vctx *v, const char *field, const char *val, const char *why,
+    const char *arg)
 {
-	size_t	 i, at;
+	char	 b1[SHOW + 8], b2[SHOW + 8];
+	size_t	 at = push(v, "%s", field);
 	int	 r;
 
+	r = vfail(v, "%s: %s%s%s", show(b1, val), why, arg != NULL ? ": " :
+	    "", arg != NULL ? show(b2, arg) : "");
+	pop(v, at);
+	return (r);
+}
+
+/* Compare two valid quantities (a < b: -1, ...). */
+static int
+qcmp(const char *a, const char *b)
+{
+	int	c = 0;
+
+	(void)qty_cmp(a, b, &c);
+	return (c);
+}
+
+/* (value - min) is a multiple of step, in Quantity.Value() integers. */
+static int
+check_step(struct vctx *v, const char *value, const char *min,
+    const char *step)
+{
+	int64_t	 x, m, s;
+	char	 b1[SHOW + 8], b2[SHOW + 8], why[2 * SHOW + 64];
+
+	if (qty_value(value, &x) != 0 || qty_value(min, &m) != 0 ||
+	    qty_value(step, &s) != 0)
+		return (ffail(v, ".validRange.step", "too large for the "
+		    "step check (beyond int64)", NULL));
+	/* Go's int64 arithmetic wraps; so does this. */
+	if ((int64_t)((uint64_t)x - (uint64_t)m) % s == 0)
+		return (0);
+	snprintf(why, sizeof(why), "value is not a multiple of a given step "
+	    "(%s) from (%s)", show(b1, step), show(b2, min));
+	return (ifail(v, ".validRange.step", value, why, NULL));
+}
+
+/*
+ * requestPolicy of a capacity whose value is cap (1.37 apiserver,
+ * validateRequestPolicy and its helpers): the messages and field paths are
+ * upstream's, the first broken rule is reported.
+ */
+static int
+check_policy(struct vctx *v, const char *cap, const Kpipc__RequestPolicy *p,
+    int multi)
+{
+	const char	*def = p->default_value, *min = p->range_min;
+	const char	*max = p->range_max, *step = p->range_step;
+	char		 b1[SHOW + 8];
+	size_t		 i, j, at;
+	int64_t		 vi, vj;
+	int		 r, c, found = 0;
+
 	if (!multi)
-		return (vfail(v, "only allowed when the device has "
-		    "allowMultipleAllocations"));
-	if (p->default_value[0] != '\0' &&
-	    (r = check_quantity(v, ".default", p->default_value)) != 0)
+		return (vfail(v, "allowMultipleAllocations must be true"));
+	if (def[0] != '\0' &&
+	    (r = check_quantity(v, ".default", def)) != 0)
 		return (r);
 	if (p->n_valid_values > 0 && p->has_range)
-		return (vfail(v, "validValues and validRange: at most one of "
-		    "them may be set"));
-	if ((p->n_valid_values > 0 || p->has_range) &&
-	    p->default_value[0] == '\0')
-		return (ffail(v, ".default", "required with validValues or "
-		    "validRange", NULL));
+		return (vfail(v, "exactly one policy can be specified, cannot "
+		    "specify \"validValues\" and \"validRange\" at the same "
+		    "time"));
 	if (p->n_valid_values > MAX_VALID_VALUES)
-		return (ffail(v, ".validValues", "more than 10 entries",
+		return (ffail(v, ".validValues", "must have at most 10 items",
 		    NULL));
 	for (i = 0; i < p->n_valid_values; i++) {
 		at = push(v, ".validValues[%zu]", i);
@@ -297,15 +353,83 @@ check_policy(struct vctx *v, const Kpipc__RequestPolicy *p, int multi)
 		if (r != 0)
 			return (r);
 	}
+	if (p->has_range &&
+	    ((r = check_quantity(v, ".validRange.min", min)) != 0 ||
+	    (max[0] != '\0' && (r = check_quantity(v, ".validRange.max",
+	    max)) != 0) ||
+	    (step[0] != '\0' && (r = check_quantity(v, ".validRange.step",
+	    step)) != 0)))
+		return (r);
+	if ((p->n_valid_values > 0 || p->has_range) && def[0] == '\0')
+		return (ffail(v, ".default", p->has_range ? "required when "
+		    "validRange is defined" : "required when validValues is "
+		    "defined", NULL));
+	if (p->n_valid_values > 0) {
+		for (i = 0; i + 1 < p->n_valid_values; i++)
+			if (qcmp(p->valid_values[i], p->valid_values[i + 1]) >
+			    0) {
+				at = push(v, ".validValues[%zu]", i + 1);
+				r = vfail(v, "%s: values must be sorted in "
+				    "ascending order",
+				    show(b1, p->valid_values[i + 1]));
+				pop(v, at);
+				return (r);
+			}
+		for (i = 0; i < p->n_valid_values; i++) {
+			at = push(v, ".validValues[%zu]", i);
+			r = 0;
+			if (qcmp(p->valid_values[i], cap) > 0)
+				r = ifail(v, "", p->valid_values[i], "option "
+				    "is larger than capacity value", cap);
+			/* Duplicates by integer value (quantityKey). */
+			for (j = 0; r == 0 && j < i; j++)
+				if (qty_value(p->valid_values[i], &vi) == 0 &&
+				    qty_value(p->valid_values[j], &vj) == 0 &&
+				    vi == vj)
+					r = vfail(v, "%s: Duplicate value (also "
+					    "validValues[%zu])",
+					    show(b1, p->valid_values[i]), j);
+			pop(v, at);
+			if (r != 0)
+				return (r);
+			if (qcmp(p->valid_values[i], def) == 0)
+				found = 1;
+		}
+		if (!found)
+			return (ifail(v, ".validValues", def, "default value "
+			    "is not valid according to the requestPolicy",
+			    NULL));
+		return (0);
+	}
 	if (!p->has_range)
 		return (0);
-	if ((r = check_quantity(v, ".validRange.min", p->range_min)) != 0 ||
-	    (p->range_max[0] != '\0' && (r = check_quantity(v,
-	    ".validRange.max", p->range_max)) != 0) ||
-	    (p->range_step[0] != '\0' && (r = check_quantity(v,
-	    ".validRange.step", p->range_step)) != 0))
-		return (r);
-	return (0);
+	at = push(v, ".validRange");
+	r = 0;
+	if (qcmp(min, cap) > 0)
+		r = ifail(v, ".min", min, "min is larger than capacity value",
+		    cap);
+	else if (qcmp(def, min) < 0)
+		r = ifail(v, ".min", def, "default is less than min", min);
+	else if (max[0] != '\0' && qcmp(min, max) > 0)
+		r = ifail(v, ".max", min, "min is larger than max", max);
+	else if (max[0] != '\0' && qcmp(max, cap) > 0)
+		r = ifail(v, ".max", max, "max is larger than capacity value",
+		    cap);
+	else if (max[0] != '\0' && qcmp(def, max) > 0)
+		r = ifail(v, ".max", def, "default is more than max", max);
+	else if (step[0] != '\0') {
+		if (qty_value(step, &vi) != 0 || vi <= 0)
+			r = ifail(v, ".step", step, "must be greater than zero "
+			    "(the server divides by it)", NULL);
+		else if (qty_sum_cmp(min, step, cap, &c) != 0 || c > 0)
+			r = ifail(v, ".step", step, "one step from min is "
+			    "larger than capacity value", cap);
+	}
+	pop(v, at);
+	if (r == 0 && step[0] != '\0' &&
+	    (r = check_step(v, def, min, step)) == 0 && max[0] != '\0')
+		r = check_step(v, max, min, step);
+	return (r);
 }
 
 static int
@@ -544,7 +668,7 @@ check_device(struct vctx *v, const Kpipc__Device *d, int per_device,
 		if (r == 0 && c->request_policy != NULL) {
 			size_t at2 = push(v, ".requestPolicy");
 
-			r = check_policy(v, c->request_policy,
+			r = check_policy(v, c->quantity, c->request_policy,
 			    d->allow_multiple_allocations);
 			pop(v, at2);
 		}
@@ -936,6 +1060,50 @@ validate_publish(const Kpipc__Publish *pub, char *err, size_t errsize)
 				return (ffail(&v, ".name", "duplicate pool "
 				    "name", pub->pools[i]->name));
 		pop(&v, 0);
+	}
+	return (0);
+}
+
+/*
+ * validate_reconcile - the rules of ReconcilePoolWithName (pool NULL or
+ * "": none). Upstream's Update() reports another pool set through the
+ * ErrorHandler and drops the update; here the call fails at once, with
+ * upstream's message. No slice gets spec.nodeName then, so each needs a
+ * node selection of its own: the pool's nodeSelector or allNodes, or
+ * per-device selection (the server requires exactly one). Returns 0 or
+ * KP_EINVAL.
+ */
+int
+validate_reconcile(const Kpipc__Publish *pub, const char *pool, char *err,
+    size_t errsize)
+{
+	const Kpipc__Pool	*p;
+	size_t			 i;
+
+	if (pool == NULL || pool[0] == '\0' || pub->n_pools == 0)
+		return (0);
+	if (pub->n_pools > 1 || strcmp(pub->pools[0]->name, pool) != 0) {
+		snprintf(err, errsize, "ReconcilePoolWithName=\"%s\", but "
+		    "found %zu pools; expected exactly one pool with this name",
+		    pool, pub->n_pools);
+		return (KP_EINVAL);
+	}
+	p = pub->pools[0];
+	if (p->node_selector != NULL || p->all_nodes)
+		return (0);
+	for (i = 0; i < p->n_slices; i++)
+		if (!p->slices[i]->per_device_node_selection) {
+			snprintf(err, errsize, "pools[0].slices[%zu]: with "
+			    "ReconcilePoolWithName no slice has a nodeName: "
+			    "set the pool's nodeSelector or allNodes, or "
+			    "perDeviceNodeSelection", i);
+			return (KP_EINVAL);
+		}
+	if (p->n_slices == 0) {
+		snprintf(err, errsize, "pools[0]: with ReconcilePoolWithName "
+		    "no slice has a nodeName: set the pool's nodeSelector or "
+		    "allNodes");
+		return (KP_EINVAL);
 	}
 	return (0);
 }

@@ -15,8 +15,10 @@
 
 #include <stdint.h>
 #include <sys/types.h>
+#include <sys/socket.h>
 
 #include "kubeletplugin.h"
+#include "base/names.h"
 
 #define KP_OPTIONS_MAGIC	0x6b706f70u	/* "kpop" */
 #define KP_MAX_INTERCEPTORS	16
@@ -32,15 +34,21 @@
 #define KP_DEF_HANDSHAKE_MS	10000
 #define KP_MIN_HANDSHAKE_MS	100
 #define KP_MAX_HANDSHAKE_MS	600000
+/* Draining shutdown (api/options_lifecycle.c, supervisor/drain.c). */
+#define KP_DEF_SHUTDOWN_GRACE_MS	25000
+#define KP_MAX_SHUTDOWN_GRACE_MS	600000
+#define KP_TERMLOG_MAX		255
+#define KP_DEF_TERMLOG		"/dev/termination-log"
 
 /* Process roles; the order is the supervisor's role table order. */
 enum kp_role {
 	ROLE_NODESERVER = 0,
 	ROLE_REGISTRAR = 1,
 	ROLE_PUBLISHER = 2,
-	ROLE_COUNT = 3,
-	ROLE_DRIVER = 4,
-	ROLE_SUPERVISOR = 5
+	ROLE_OBSERVER = 3,
+	ROLE_COUNT = 4,
+	ROLE_DRIVER = 5,
+	ROLE_SUPERVISOR = 6
 };
 
 /* One interceptor as added (rpc/ runs them; kp_interceptor_fn is the
@@ -95,14 +103,17 @@ struct policy_opts {
 	uid_t		 uid_base;
 };
 
-/* Per-role offsets from uid_base (KP_SANDBOX_UID_BASE by default). The
- * observer's is reserved for a future role, so that adding it never
- * moves another role's ids. */
+/* Per-role offsets from uid_base (KP_SANDBOX_UID_BASE by default). */
 #define POL_ID_OFF_NODESERVER	0
 #define POL_ID_OFF_REGISTRAR	1
 #define POL_ID_OFF_PUBLISHER	2
-#define POL_ID_OFF_OBSERVER	3	/* reserved */
+#define POL_ID_OFF_OBSERVER	3
 #define POL_ID_COUNT		4
+
+/* Device metadata (KEP-5304): versions, and the subdirectory of the plugin
+ * data directory (upstream metadataSubDir). */
+#define KP_MAX_METADATA_VERSIONS	2
+#define KP_METADATA_SUBDIR	"dra-device-metadata"
 
 /* supported_versions entries: v1, v1beta1, v1alpha4's two. */
 #define KP_MAX_ADVERTISED	8
@@ -118,12 +129,14 @@ struct kp_options {
 	char			*driver_name;
 	char			*node_name;
 	char			*node_uid;
+	char			 reconcile_pool[NAME_MAX_SUBDOMAIN + 1];
 
 	enum kp_kube_mode	 kube_mode;
 	char			*kubeconfig;	/* absolute path */
 	char			*kube_context;	/* NULL: current-context */
 	double			 kube_qps;
 	int			 kube_burst;
+	int			 kube_timeout_ms;	/* one request */
 
 	char			*kubelet_plugin_socket_path;
 	char			*plugin_socket_path;
@@ -149,6 +162,11 @@ struct kp_options {
 	/* Connection limits of both gRPC sockets (options_rpc.c). */
 	int			 max_conns;
 	int			 handshake_ms;
+	/* Lifecycle (api/options_lifecycle.c): the drain budget and
+	 * where a fatal exit leaves its reason; "" = KP_DEF_TERMLOG. */
+	int			 shutdown_grace_ms;
+	int			 termlog_off;
+	char			 termlog[KP_TERMLOG_MAX + 1];
 	struct policy_opts	 policy;	/* options_policy.c */
 	/* Filled by kp_start() from v1/v1beta1/v1alpha4 (advertise.c). */
 	const char		*advertised[KP_MAX_ADVERTISED];
@@ -171,6 +189,23 @@ struct kp_options {
 	int			 plugin_path_derived;	/* kp_start() set */
 	int			 registrar_path_derived;	/* the paths */
 
+	/* Device metadata (api/options_metadata.c, KEP-5304): the
+	 * versions in the order written; the directory from kp_start(). */
+	int			 metadata;
+	char			 metadata_versions[KP_MAX_METADATA_VERSIONS]
+				    [48];
+	size_t			 n_metadata_versions;
+	char			 metadata_dir[POL_PATH_MAX];
+	/* The observer (api/options_http.c): off when http_len is 0. */
+	struct sockaddr_storage	 http_addr;
+	socklen_t		 http_len;
+	char			 http_endpoint[64];	/* as given */
+	/* Channels (api/options_channels.c): the nodeserver's state
+	 * function, the driver process's error function. */
+	kp_state_fn		 state_fn;
+	void			*state_user;
+	kp_error_fn		 error_fn;
+	void			*error_user;
 	/* Rolling updates and service selection (api/options_rolling.c,
 	 * upstream v0.33 RollingUpdate, FlockDirectoryPath, v0.34
 	 * RegistrationService, DRAService). "" = off / the default. */
@@ -181,6 +216,10 @@ struct kp_options {
 	/* Filled by kp_start(): <flock dir>/serialize.lock when rolling
 	 * updates and serialization are both on, else "". */
 	char			 lock_path[KP_SUN_PATH_MAX + 96];
+	/* The prepared-claim journal (api/options_journal.c; run by
+	 * nodeserver/journal_dra.c). "": none. */
+	char			 journal_dir[POL_PATH_MAX];
+	struct kp_journal_hooks	 journal_hooks;	/* zeroed: none */
 
 	char			 errbuf[KP_ERROR_SIZE];
 };

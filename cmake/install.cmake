@@ -1,5 +1,5 @@
 # cmake --install: the static and shared libraries, the header, the
-# kubeletplugin-policy tool and a pkg-config file, kubeletplugin.pc,
+# kubeletplugin-policy and kubeletplugin-probe tools and a pkg-config file, kubeletplugin.pc,
 # written at install time for the prefix installed to (so --prefix works).
 # The shared library brings its dependencies; a static link needs them
 # too: they are the .pc file's Requires.private and Libs.private
@@ -13,7 +13,7 @@ install(FILES ${CMAKE_SOURCE_DIR}/include/kubeletplugin.h
     DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 set_target_properties(kubeletplugin-policy PROPERTIES
     INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR}")
-install(TARGETS kubeletplugin-policy
+install(TARGETS kubeletplugin-policy kubeletplugin-probe
     RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 
 # Everything but the prefix is filled in now; "@KP_PC_PREFIX@" survives

@@ -1,7 +1,8 @@
 # libkubeletplugin: every .c file of the role and module directories.
 # Globbing (with CONFIGURE_DEPENDS) keeps one list: adding a file to a module
 # directory adds it to the library.
-set(KP_MODULES api base supervisor ipc rpc registrar nodeserver publisher policy)
+set(KP_MODULES api base supervisor ipc rpc registrar nodeserver publisher
+    observer policy)
 set(KP_LIB_SRCS)
 foreach(m ${KP_MODULES})
 	file(GLOB srcs CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/${m}/*.c)
@@ -15,8 +16,8 @@ target_compile_options(kpobj PRIVATE ${KP_WARN})
 target_compile_definitions(kpobj PRIVATE _GNU_SOURCE)
 target_link_libraries(kpobj PUBLIC kpproto PkgConfig::GRPC
     PkgConfig::PROTOBUFC PkgConfig::CURL PkgConfig::JANSSON
-    PkgConfig::SECCOMP PkgConfig::CAPNG PkgConfig::YAML PkgConfig::CRYPTO
-    Threads::Threads)
+    PkgConfig::SECCOMP PkgConfig::CAPNG PkgConfig::YAML PkgConfig::MHD
+    PkgConfig::CRYPTO PkgConfig::ZLIB Threads::Threads)
 set_target_properties(kpobj PROPERTIES POSITION_INDEPENDENT_CODE ON
     C_VISIBILITY_PRESET hidden)
 
@@ -31,8 +32,8 @@ add_library(kubeletplugin SHARED $<TARGET_OBJECTS:kpobj>
     $<TARGET_OBJECTS:kpproto>)
 target_link_libraries(kubeletplugin PRIVATE PkgConfig::GRPC
     PkgConfig::PROTOBUFC PkgConfig::CURL PkgConfig::JANSSON
-    PkgConfig::SECCOMP PkgConfig::CAPNG PkgConfig::YAML PkgConfig::CRYPTO
-    Threads::Threads)
+    PkgConfig::SECCOMP PkgConfig::CAPNG PkgConfig::YAML PkgConfig::MHD
+    PkgConfig::CRYPTO PkgConfig::ZLIB Threads::Threads)
 set_target_properties(kubeletplugin PROPERTIES VERSION ${PROJECT_VERSION}
     SOVERSION 0)
 target_include_directories(kubeletplugin PUBLIC ${CMAKE_SOURCE_DIR}/include)

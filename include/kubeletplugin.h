@@ -233,6 +233,40 @@ KP_EXTERN int kp_kube_client_kubeconfig(struct kp_options *opts,
 KP_EXTERN int kp_kube_api_qps(struct kp_options *opts, double qps, int burst);
 
 /*
+ * kp_reconcile_pool_with_name - reconcile only the pool named pool (copied;
+ * NULL or "": off, the default). The publisher then lists and watches
+ * every slice of the driver without a node name (field selector
+ * spec.driver=D,spec.nodeName=, even though the Node is the owner), keeps
+ * those of this pool on its side, and never sets spec.nodeName: node-owned
+ * slices that stay visible cluster-wide through the pool's node_selector
+ * or all_nodes, or per-device node selection. Costly for the cluster:
+ * every node running the driver receives all its node-less slices. The
+ * slices keep the Node as controller owner. kp_publish_resources() then
+ * accepts no pools or exactly this one (otherwise KP_EINVAL with
+ * upstream's message "ReconcilePoolWithName=..., but found N pools;
+ * expected exactly one pool with this name"; upstream drops such an update
+ * and reports it to its ErrorHandler), and each slice needs a node
+ * selection of its own. The ValidatingAdmissionPolicy in deploy/ denies
+ * node-less slices: relax it to use this option.
+ * Rule: '/'-separated DNS subdomains, at most 253 characters (a pool name).
+ * Errors: KP_EINVAL. Mirrors kubeletplugin.ReconcilePoolWithName and
+ * resourceslice.Options.ReconcilePoolWithName, Kubernetes 1.36.
+ */
+KP_EXTERN int kp_reconcile_pool_with_name(struct kp_options *opts,
+    const char *pool);
+
+/*
+ * kp_kube_api_timeout - the time limit of one request of the publisher's
+ * to the API server, in milliseconds (100 to 300000; default 30000): a
+ * request that takes longer is abandoned as a transport error and retried
+ * or reported as any other (a ResourceSlice sync backs off; a claim
+ * look-up fails that claim). Watches have no such limit (the server ends
+ * them). Errors: KP_EINVAL. Beyond upstream (client-go rest.Config
+ * Timeout, which defaults to none).
+ */
+KP_EXTERN int kp_kube_api_timeout(struct kp_options *opts, int timeout_ms);
+
+/*
  * kp_kubelet_plugin_socket_path - the DRA socket path as kubelet sees it,
  * returned as PluginInfo.endpoint. Optional: defaults to the plugin socket
  * path (upstream 1.32 requires it; later releases derive it).
@@ -572,6 +606,36 @@ KP_EXTERN int kp_grpc_max_connections(struct kp_options *opts, int n);
 KP_EXTERN int kp_grpc_handshake_timeout(struct kp_options *opts, int ms);
 
 /* ------------------------------------------------------------------------
+ * How the plugin ends (beyond upstream, issue 14).
+ */
+
+/*
+ * kp_shutdown_grace - the budget, in milliseconds (0..600000), a draining
+ * stop gives the calls in flight. On kp_stop() or SIGTERM to the
+ * supervisor the registration socket goes first (kubelet stops routing
+ * new work here; a rolling update's other instance keeps serving), new
+ * DRA calls get UNAVAILABLE, calls in flight finish within this budget
+ * (then they are cancelled: their hooks see kp_prepare_cancelled()),
+ * then the DRA socket is closed and every process stops. Default 25000,
+ * below kubelet's usual 30 s termination grace period; 0: no draining.
+ * Errors: KP_EINVAL (out of range, invalid handle). Beyond upstream.
+ */
+KP_EXTERN int kp_shutdown_grace(struct kp_options *opts, int ms);
+
+/*
+ * kp_termination_message_path - where a fatal exit of the plugin (a socket
+ * it can no longer serve, a failed start) writes its one-line reason, as
+ * kubelet's terminationMessagePath: the file is written only when it
+ * exists (kubelet creates it in the container), truncated first, never
+ * created or followed through a symbolic link. path: absolute, at most
+ * 255 bytes, copied; NULL disables it. Default "/dev/termination-log".
+ * Errors: KP_EINVAL (relative, invalid handle), KP_ENAMETOOLONG.
+ * Beyond upstream.
+ */
+KP_EXTERN int kp_termination_message_path(struct kp_options *opts,
+    const char *path);
+
+/* ------------------------------------------------------------------------
  * Driver hooks. They run inside the nodeserver process, after fork and
  * inside its sandbox, on gRPC serving threads.
  */
@@ -585,6 +649,47 @@ struct kp_allocated_device {
 	int admin_access;	/* 0 or 1 */
 };
 
+/*
+ * One opaque configuration for this driver from the claim's allocation
+ * (status.allocation.devices.config[] entries whose opaque.driver is this
+ * driver, in the claim's order: the class's configs before the claim's
+ * own, as the scheduler stores them). Built by the library from the
+ * claim the publisher fetched; everything is borrowed for the duration
+ * of the hook call.
+ */
+struct kp_config {
+	const char *source;	/* "FromClass" or "FromClaim" */
+	const char *const *requests;	/* requests it applies to; */
+	size_t n_requests;		/* 0: every request of the claim */
+	const char *driver;	/* opaque.driver: this driver's name */
+	const char *parameters;	/* opaque.parameters as compact JSON
+				 * text ("null" when absent) */
+	/*
+	 * The same parameters, parsed: a jansson json_t (read it with
+	 * kp_config_parameters() below). Borrowed for the hook call:
+	 * never decref, modify or keep it.
+	 */
+	const void *parameters_json;
+};
+
+/*
+ * kp_config_parameters - the parsed opaque parameters of a config as a
+ * jansson object (any JSON value; NULL when the claim had none), for
+ * drivers that include <jansson.h> before this header. Why a getter
+ * that exists only then, and not json_t in the structs: the header stays
+ * usable without jansson (parameters holds the same data as text), and a
+ * driver that does use jansson shares the library's copy (one libjansson
+ * per process: the plugin links it anyway), so hooks read the config
+ * without parsing JSON by hand. Borrowed for the hook call.
+ */
+#ifdef JANSSON_H
+static inline const json_t *
+kp_config_parameters(const struct kp_config *c)
+{
+	return ((const json_t *)c->parameters_json);
+}
+#endif
+
 /* A claim to prepare or unprepare. All pointers borrowed for the duration
  * of the hook call. */
 struct kp_claim {
@@ -593,25 +698,53 @@ struct kp_claim {
 	const char *uid;
 	/*
 	 * Prepare only, and only with Kubernetes access configured: the
-	 * allocation results for this driver and the opaque configuration
-	 * parameters as a JSON array ("[]" when none). Without Kubernetes
-	 * access n_results is 0 and config_json is NULL.
+	 * allocation results for this driver and its opaque configuration.
+	 * config_json is the configs as one JSON array, compact, in the
+	 * claim's order, "[]" when none:
+	 *	[{"source":"FromClass"|"FromClaim",
+	 *	  "requests":["req",...],	(absent: every request)
+	 *	  "parameters":<opaque.parameters, any JSON>}, ...]
+	 * configs/n_configs is the same, parsed (struct kp_config); a claim
+	 * whose configuration does not parse fails before the hook runs.
+	 * Without Kubernetes access n_results and n_configs are 0 and
+	 * config_json is NULL.
 	 */
 	const struct kp_allocated_device *results;
 	size_t n_results;
 	const char *config_json;
+	const struct kp_config *configs;
+	size_t n_configs;
 };
 
-/* A device prepared for a claim, as returned to kubelet. */
+/*
+ * A device prepared for a claim, as returned to kubelet. struct_size:
+ * sizeof(struct kp_prepared_device) as the caller compiled it (start from
+ * KP_PREPARED_DEVICE_INIT), so fields can be appended without breaking
+ * compiled drivers; kp_prepare_add_device() reads only the fields that
+ * fit in it (see "How this data grows" below). All strings borrowed for
+ * the call.
+ *   request_names: the requests it serves; empty: all requests.
+ *   pool_name, device_name: required.
+ *   cdi_device_ids: fully qualified CDI device names,
+ *     "<vendor>/<class>=<name>" (kp_cdi_device_id() forms one): vendor
+ *     and class a letter, then letters, digits, '_', '-' or '.', ending
+ *     with a letter or digit; name a letter or digit, then letters,
+ *     digits, '_', '-', '.' or ':', ending with a letter or digit (the
+ *     rule of container-device-interface pkg/parser); at most 512 bytes.
+ *   share_id: NULL: absent (v1 only, 1.35+).
+ */
 struct kp_prepared_device {
-	const char *const *request_names;  /* empty: all requests */
+	size_t struct_size;		/* KP_PREPARED_DEVICE_INIT */
+	const char *const *request_names;
 	size_t n_request_names;
-	const char *pool_name;		/* required */
-	const char *device_name;	/* required */
+	const char *pool_name;
+	const char *device_name;
 	const char *const *cdi_device_ids;
 	size_t n_cdi_device_ids;
-	const char *share_id;		/* NULL: absent (v1 only, 1.35+) */
+	const char *share_id;
 };
+#define KP_PREPARED_DEVICE_INIT \
+	.struct_size = sizeof(struct kp_prepared_device)
 
 struct kp_prepare_results;
 struct kp_unprepare_results;
@@ -620,11 +753,16 @@ struct kp_unprepare_results;
  * kp_prepare_add_device - add a prepared device to claim number claim
  * (index into the claims array of the hook call). Everything is copied;
  * request names are cut at the first '/' (a subrequest's base request, as
- * upstream). Strings must be valid UTF-8.
- * Errors: KP_EINVAL (bad index, NULL or empty pool/device name, a NULL
- * string in the arrays, invalid UTF-8), KP_ENOMEM. A failed call with a
- * valid index fails that claim, so a driver that ignores the code cannot
- * report a claim prepared with a device missing.
+ * upstream). Strings must be valid UTF-8; each CDI device ID must follow
+ * the rule above (kubelet passes them to the runtime, which would fail
+ * the container much later, far from the cause).
+ * Errors: KP_EINVAL (bad index; dev's struct_size 0, smaller than this
+ * first release's struct or with a field set this library does not know;
+ * NULL or empty pool/device name, a NULL string in the arrays, invalid
+ * UTF-8, an invalid CDI device ID: the claim's error names the ID and the
+ * rule), KP_ENOMEM. A failed call with a valid index fails that claim, so
+ * a driver that ignores the code cannot report a claim prepared with a
+ * device missing.
  */
 KP_EXTERN int kp_prepare_add_device(struct kp_prepare_results *res,
     size_t claim, const struct kp_prepared_device *dev);
@@ -725,11 +863,11 @@ struct kp_hooks {
  *    KP_DEVICE_HEALTH_INIT ("Resource health" below), passed as
  *    (const struct kp_device_health *, n) to kp_health_report() and
  *    kp_hook_health_report() and walked by struct_size like devices.
- *  - prepared devices (header design, not part of this release): struct
- *    kp_prepared_device gains struct_size as its first member and a
- *    KP_PREPARED_DEVICE_INIT macro when the nodeserver side changes next;
- *    kp_prepare_add_device() then reads the fields that fit in the
- *    caller's struct_size, as kp_publish_resources() does.
+ *  - prepared devices: struct kp_prepared_device and
+ *    KP_PREPARED_DEVICE_INIT, one at a time to kp_prepare_add_device(),
+ *    which reads the fields that fit in the caller's struct_size; the CDI
+ *    edits of the spec builder (struct kp_cdi_device_node, kp_cdi_mount,
+ *    kp_cdi_hook) likewise.
  * Every such struct: struct_size first, new fields only appended, zero
  * means unset, an _INIT macro, arrays walked with the caller's stride.
  */
@@ -953,6 +1091,21 @@ struct kp_slice {
 /*
  * A pool. Node selection of its slices: node_selector, else all_nodes,
  * else this node (spec.nodeName), unless a slice selects per device.
+ * The order of slices is the allocator's preference: each slice's name
+ * starts with its index (resourceslice v0.36), and the scheduler tries
+ * slices by name, first fit.
+ *
+ * split_slices (beyond upstream): take the devices and counter sets of
+ * all slices, in order, as one flat list and cut it into slices of the
+ * sizes the API server allows: counter sets in slices of their own (the
+ * 1.35 rule), at most 8 per slice, then the devices, at most 128 per
+ * slice and 64 in a slice where any device has taints, consumes counters
+ * or has a list attribute. The slices must then agree on
+ * per_device_node_selection, partition_type_attribute and
+ * skip_node_operations, which every resulting slice carries. Validation
+ * runs on the result: an error names the slice of the result
+ * (pools[0].slices[3]...). A driver with a table of devices can then pass
+ * it as one slice, whatever its size.
  */
 struct kp_pool {
 	size_t struct_size;		/* KP_POOL_INIT */
@@ -962,6 +1115,7 @@ struct kp_pool {
 	const struct kp_slice *slices;
 	size_t n_slices;
 	int all_nodes;		/* Pool.AllNodes (1.36): every node */
+	int split_slices;	/* 1: re-cut slices[] to the allowed sizes */
 };
 #define KP_POOL_INIT		KP_STRUCT_INIT(struct kp_pool)
 
@@ -998,15 +1152,37 @@ KP_EXTERN int kp_start(struct kp_options *opts, const struct kp_hooks *hooks,
     struct kp_plugin **out);
 
 /*
- * kp_stop - stop every process of the plugin, remove the socket files,
- * reap, free the plugin. Blocks until done (at most about 10 s: children
- * that do not exit within 5 s of SIGTERM get SIGKILL). Never deletes
- * ResourceSlices. NULL is ignored. After it returns, plugin is invalid.
+ * kp_stop - stop every process of the plugin, draining first (see
+ * kp_shutdown_grace()): the registration socket file is removed, new DRA
+ * calls get UNAVAILABLE, calls in flight get the grace budget to finish;
+ * then the DRA socket file is removed, everything is reaped and the
+ * plugin freed. Blocks until done (at most the grace budget plus about
+ * 15 s: children that do not exit within 5 s of SIGTERM get SIGKILL).
+ * Never deletes ResourceSlices. NULL is ignored. After it returns, plugin
+ * is invalid. Also to be called after kp_plugin_wait() returned.
  * Errors: KP_EINVAL (invalid handle), KP_EIO (the supervisor did not exit
  * cleanly; everything is freed and reaped anyway).
  * Mirrors kubeletplugin.DRAPlugin.Stop, 1.32.
  */
 KP_EXTERN int kp_stop(struct kp_plugin *plugin);
+
+/*
+ * kp_plugin_wait - wait until the plugin stops on its own, at most
+ * timeout_ms milliseconds (-1: no limit). The plugin stops on its own
+ * when it cannot stay reachable (a socket file it can neither keep nor
+ * re-create, another live instance serving at its socket path), when its
+ * supervisor is killed, or on SIGTERM to the supervisor. A driver should
+ * then call kp_stop() and exit non-zero: it never stays up while kubelet
+ * cannot reach it. The one-line reason (also written to the termination
+ * message path) is copied into reason (size bytes, truncated; may be NULL)
+ * and is the plugin's last error.
+ * Returns KP_ETIMEDOUT while the plugin still runs; 0 once it stopped
+ * cleanly (SIGTERM); KP_ECHILD once it stopped on a failure; KP_EINVAL
+ * (invalid handle).
+ * Beyond upstream.
+ */
+KP_EXTERN int kp_plugin_wait(struct kp_plugin *plugin, int timeout_ms,
+    char *reason, size_t size);
 
 /*
  * kp_plugin_last_error - message of the last failed call on the plugin;
@@ -1103,9 +1279,9 @@ KP_EXTERN int kp_publish_status(struct kp_plugin *plugin,
 /* ------------------------------------------------------------------------
  * Sandbox. Every child process starts in a pid namespace of its own and
  * confines itself right before it serves (see docs/security.md), in this
- * order: filesystem (the registrar's root is an empty removed directory;
- * the nodeserver and the publisher get a private mount namespace with a
- * fresh /proc, hiding the service-account token, the credential files,
+ * order: filesystem (the registrar's and the observer's root is an empty
+ * removed directory; the nodeserver and the publisher get a private mount
+ * namespace with a fresh /proc, hiding the service-account token, the credential files,
  * kubelet's plugin directories and the kp_sandbox_hide_path() paths),
  * PR_SET_NO_NEW_PRIVS, its own uid and gid (kp_sandbox_uid_base(),
  * kp_sandbox_user()) and capabilities (bounding set included), Landlock
@@ -1139,11 +1315,13 @@ enum kp_sandbox_mode {
 				 * that carries on after a denied call */
 };
 
-/* The sandboxed processes, for kp_sandbox_user(). */
+/* The sandboxed processes, for kp_sandbox_user(); the observer runs only
+ * with kp_http_endpoint(). */
 enum kp_process {
 	KP_PROCESS_NODESERVER = 0,
 	KP_PROCESS_REGISTRAR = 1,
-	KP_PROCESS_PUBLISHER = 2
+	KP_PROCESS_PUBLISHER = 2,
+	KP_PROCESS_OBSERVER = 3
 };
 
 /*
@@ -1380,11 +1558,425 @@ KP_EXTERN int kp_cdi_allow_mount_prefix(struct kp_options *opts,
  */
 KP_EXTERN int kp_cdi_allow_hook(struct kp_options *opts, const char *path);
 
+/* ------------------------------------------------------------------------
+ * Device metadata (KEP-5304; Go helper v0.36). With it on, for every
+ * request of a prepared claim that has devices (a device counts for each
+ * of its request_names; one without is in no request), the library
+ * writes the metadata file
+ *   <plugin data directory>/dra-device-metadata/<namespace>_<claim>/
+ *   <request>/metadata.json
+ * (a JSON stream: the same DeviceMetadata object once per chosen version,
+ * in the order given, each pretty-printed and ended by a newline; devices
+ * with driver, pool, name and the attributes and network data
+ * kp_prepare_device_metadata() and kp_prepare_device_network_data() gave),
+ * and
+ * the CDI spec <CDI directory>/<driver>_metadata_<claim UID>_<request>.json
+ * (cdiVersion 0.5.0, kind "<driver>/metadata", device
+ * "<claim UID>_<request>") that bind-mounts the file read-only at
+ *   /var/run/kubernetes.io/dra-device-attributes/resourceclaims/<claim>/
+ *   <request>/<driver>-metadata.json
+ * (resourceclaimtemplates/<pod claim name>/... for a claim made from a
+ * template, whose annotation resource.kubernetes.io/pod-claim-name the
+ * claim look-up returns: with Kubernetes access only; the file then holds
+ * podClaimName too) and appends the CDI ID
+ * "<driver>/metadata=<claim UID>_<request>" to the first device of the
+ * request in the response, after the prepare hook ran. Both files are written atomically (temporary file, fsync, rename,
+ * fsync of the directory) by the supervisor, in a directory the
+ * nodeserver cannot write, so hooks cannot redirect the mount. Unprepare
+ * removes both for each claim after the unprepare hook; a removal failure
+ * is that claim's error ("clean up device metadata: ..."). A write
+ * failure in prepare is that claim's error too ("write device metadata
+ * for request ...": upstream only logs it, and the container would start
+ * without its file); so is a request name that is not a DNS label.
+ * The plugin data directory is kp_plugin_data_directory_path(), else the
+ * directory of kp_plugin_socket_path(), else the default; kp_start()
+ * creates dra-device-metadata there (root's, mode 0755; its parents must
+ * be root's and not writable by others) and fails naming the directory
+ * when it cannot. Not yet: UpdateRequestMetadata (rewriting a file after
+ * prepare, with generation + 1).
+ * kp_cdi_spec_list() lists the metadata specs too (names
+ * <driver>_metadata_<claim UID>_<request>.json): a driver that
+ * reconciles its specs after a restart must leave those to the library.
+ */
+
+/* The metadata versions (the GroupVersion strings upstream writes). */
+#define KP_METADATA_V1ALPHA1	"metadata.resource.k8s.io/v1alpha1"
+#define KP_METADATA_V1BETA1	"metadata.resource.k8s.io/v1beta1"
+
+/*
+ * kp_device_metadata - turn device metadata on (enable 1) with the
+ * versions to write, in that order (newest first is upstream's habit), or
+ * off (enable 0; versions and n ignored). Default off.
+ * versions: n strings, each KP_METADATA_V1ALPHA1 or KP_METADATA_V1BETA1,
+ * no repeats, 1 <= n <= 2; copied. The metadata directory must not lie
+ * within, or contain, a kp_sandbox_state_dir() (kp_start() fails with
+ * KP_EINVAL).
+ * Errors: KP_EINVAL (NULL handle, enable not 0 or 1, no version chosen:
+ * "metadata versions must be explicitly selected", an unknown version:
+ * "metadata version ... is not supported", a repeated one).
+ * Mirrors kubeletplugin.EnableDeviceMetadata and MetadataVersions, 1.36
+ * (as one call, like upstream's later EnableDeviceMetadata(enabled,
+ * versions)).
+ */
+KP_EXTERN int kp_device_metadata(struct kp_options *opts, int enable,
+    const char *const *versions, size_t n);
+
+/*
+ * kp_prepare_device_metadata - the attributes of device pool/device of
+ * claim number claim for its device metadata file (with
+ * kp_device_metadata() on; ignored otherwise), after
+ * kp_prepare_add_device() added that device; a later call for the same
+ * device replaces them. attrs: n (1 to 32) attributes built with
+ * KP_ATTR_* / KP_ATTRIBUTE_INIT, names unique, qualified names as in
+ * ResourceSlices ("model", "resource.kubernetes.io/pciBusID"); values as
+ * for kp_publish_resources() (strings at most 64 bytes of UTF-8, at most
+ * 48 list values in all; versions are not checked for semver here).
+ * Everything is copied. They appear in the file as upstream's
+ * Device.Metadata.Attributes, keys sorted.
+ * Errors: KP_EINVAL (bad index; NULL pool or device, no such device in
+ * the claim, a bad attribute: the claim fails with a message naming the
+ * rule), KP_ENOMEM (the claim fails). Mirrors
+ * kubeletplugin.Device.Metadata.Attributes (DeviceMetadata), 1.36.
+ */
+KP_EXTERN int kp_prepare_device_metadata(struct kp_prepare_results *res,
+    size_t claim, const char *pool, const char *device,
+    const struct kp_attribute *attrs, size_t n);
+
+/*
+ * kp_prepare_device_network_data - the network data of device pool/device
+ * of claim number claim for its device metadata file (upstream
+ * Device.Metadata.NetworkData, resource.k8s.io NetworkDeviceData), with
+ * the rules of kp_prepare_device_metadata() (after kp_prepare_add_device;
+ * a later call replaces it; ignored with metadata off). interface_name
+ * (at most 256 bytes), ips (n_ips, at most 16, each at most 64 bytes,
+ * e.g. "10.0.0.2/24"; not checked as CIDR here) and hardware_address (at
+ * most 128 bytes): UTF-8 without control characters; NULL or empty ones
+ * and n_ips 0 are left out, as Go's omitempty does. Copied.
+ * Errors: KP_EINVAL (bad index; a rule broken: the claim fails naming
+ * it), KP_ENOMEM (the claim fails). Mirrors
+ * kubeletplugin.Device.Metadata.NetworkData, 1.36.
+ */
+KP_EXTERN int kp_prepare_device_network_data(struct kp_prepare_results *res,
+    size_t claim, const char *pool, const char *device,
+    const char *interface_name, const char *const *ips, size_t n_ips,
+    const char *hardware_address);
+
+/* ------------------------------------------------------------------------
+ * CDI spec builder: valid CDI JSON for kp_cdi_spec_write(), with the
+ * lowest cdiVersion the fields used require, so drivers do not write
+ * JSON by hand. Mirrors the Go types of
+ * github.com/cncf-tags/container-device-interface specs-go (Spec,
+ * Device, ContainerEdits, DeviceNode, Mount, Hook) and its version rules
+ * (specs-go/version.go MinimumRequiredVersion): 0.3.0, 0.4.0 with a
+ * mount's type, 0.5.0 with a device node's host_path or a device name
+ * starting with a digit, 0.6.0 with annotations or a '.' in the class.
+ * A builder is one thread's: calls on one builder must not overlap.
+ * Beyond upstream (Go drivers use the CDI module's types).
+ */
+struct kp_cdi_builder;
+
+/*
+ * A device node (DeviceNode). path: in the container, absolute,
+ * required; host_path: on the host, NULL: path (0.5.0); permissions:
+ * NULL or 1 to 3 of "rwm"; file_mode: 0 unset, else 1..0777. The
+ * runtime takes type, major and minor from the host's node. Start from
+ * KP_CDI_DEVICE_NODE_INIT.
+ */
+struct kp_cdi_device_node {
+	size_t		 struct_size;
+	const char	*path;
+	const char	*host_path;
+	const char	*permissions;
+	unsigned int	 file_mode;
+};
+#define KP_CDI_DEVICE_NODE_INIT \
+	.struct_size = sizeof(struct kp_cdi_device_node)
+
+/*
+ * A bind mount (Mount): host_path and container_path absolute,
+ * required; type NULL or "bind" (0.4.0); options: n_options strings
+ * such as "ro", "nosuid" (what the broker allows: kp_cdi_allow_mount_
+ * prefix()). Start from KP_CDI_MOUNT_INIT.
+ */
+struct kp_cdi_mount {
+	size_t			 struct_size;
+	const char		*host_path;
+	const char		*container_path;
+	const char		*type;
+	const char *const	*options;
+	size_t			 n_options;
+};
+#define KP_CDI_MOUNT_INIT	.struct_size = sizeof(struct kp_cdi_mount)
+
+/*
+ * An OCI hook (Hook): hook_name one of prestart, createRuntime,
+ * createContainer, startContainer, poststart, poststop; path absolute,
+ * required (a kp_cdi_allow_hook() program); args: n_args strings (args[0]
+ * is the program's name, as OCI); timeout_s: 0 unset, else seconds.
+ * Start from KP_CDI_HOOK_INIT.
+ */
+struct kp_cdi_hook {
+	size_t			 struct_size;
+	const char		*hook_name;
+	const char		*path;
+	const char *const	*args;
+	size_t			 n_args;
+	int			 timeout_s;
+};
+#define KP_CDI_HOOK_INIT	.struct_size = sizeof(struct kp_cdi_hook)
+
+/*
+ * kp_cdi_builder_new - start a spec of kind "<vendor>/<class>" (a
+ * driver's specs use its driver name as vendor: the broker refuses other
+ * kinds). Vendor and class: a letter, then letters, digits, '_', '-' or
+ * '.', ending with a letter or digit. kind: copied. On success *out owns
+ * the builder; free it with kp_cdi_builder_free(). Usable in any process
+ * (only kp_cdi_builder_write() needs the nodeserver).
+ * Errors: KP_EINVAL (NULL out, kind breaks the rule), KP_ENOMEM.
+ */
+KP_EXTERN int kp_cdi_builder_new(const char *kind,
+    struct kp_cdi_builder **out);
+
+/* kp_cdi_builder_free - free a builder; NULL is ignored. */
+KP_EXTERN void kp_cdi_builder_free(struct kp_cdi_builder *b);
+
+/*
+ * kp_cdi_builder_last_error - the message of the last failed call on b,
+ * naming the field and the rule; "" if none. Owned by b, valid until
+ * the next call on it. "" for NULL.
+ */
+KP_EXTERN const char *kp_cdi_builder_last_error(
+    const struct kp_cdi_builder *b);
+
+/*
+ * kp_cdi_add_device - add a device named name (copied): a letter or
+ * digit, then letters, digits, '_', '-', '.' or ':', ending with a
+ * letter or digit, at most 128 bytes, unique in the spec. Its CDI device
+ * ID is "<kind>=<name>" (kp_cdi_device_id()).
+ * Errors: KP_EINVAL (the rule, a repeated name, NULL), KP_ENOMEM.
+ */
+KP_EXTERN int kp_cdi_add_device(struct kp_cdi_builder *b, const char *name);
+
+/*
+ * Container edits. device: the name of a device added before, or NULL
+ * for the spec's own containerEdits (applied with any of its devices).
+ * Everything is copied. Errors of each: KP_EINVAL (NULL b, unknown
+ * device, a field breaking its rule: the message names it; a
+ * struct_size 0, too small or with fields this library does not know
+ * set), KP_ENOMEM.
+ */
+
+/* kp_cdi_add_env - "NAME=value", NAME a letter or '_' then letters,
+ * digits or '_'; valid UTF-8. */
+KP_EXTERN int kp_cdi_add_env(struct kp_cdi_builder *b, const char *device,
+    const char *env);
+KP_EXTERN int kp_cdi_add_device_node(struct kp_cdi_builder *b,
+    const char *device, const struct kp_cdi_device_node *node);
+KP_EXTERN int kp_cdi_add_mount(struct kp_cdi_builder *b, const char *device,
+    const struct kp_cdi_mount *mount);
+KP_EXTERN int kp_cdi_add_hook(struct kp_cdi_builder *b, const char *device,
+    const struct kp_cdi_hook *hook);
+/* kp_cdi_add_annotation - key: [DNS subdomain/]name of 1 to 63
+ * letters, digits, '-', '_' or '.'; value: UTF-8 (0.6.0). */
+KP_EXTERN int kp_cdi_add_annotation(struct kp_cdi_builder *b,
+    const char *device, const char *key, const char *value);
+
+/*
+ * kp_cdi_builder_version - the cdiVersion the spec needs as built so
+ * far, e.g. "0.3.0". Static string; "" for NULL.
+ */
+KP_EXTERN const char *kp_cdi_builder_version(const struct kp_cdi_builder *b);
+
+/*
+ * kp_cdi_builder_json - the spec as JSON text (cdiVersion, kind,
+ * devices, containerEdits when the spec has its own). On success *out
+ * is a NUL-terminated string the caller frees with free().
+ * Errors: KP_EINVAL (NULL argument; no device yet: a spec defines at
+ * least one), KP_ENOMEM.
+ */
+KP_EXTERN int kp_cdi_builder_json(const struct kp_cdi_builder *b,
+    char **out);
+
+/*
+ * kp_cdi_builder_write - kp_cdi_builder_json(), then kp_cdi_spec_write()
+ * of it as file name (the rule there). Same context, errors and limits
+ * as kp_cdi_spec_write(); err, errsize as there.
+ */
+KP_EXTERN int kp_cdi_builder_write(const struct kp_cdi_builder *b,
+    const char *name, char *err, size_t errsize);
+
+/*
+ * kp_cdi_device_id - write the CDI device ID "<kind>=<name>" into out
+ * (size bytes, NUL included), checking both rules above; what
+ * kp_prepared_device.cdi_device_ids takes.
+ * Errors: KP_EINVAL (NULL, a rule broken), KP_ENAMETOOLONG (does not fit
+ * in size, or more than 512 bytes). Mirrors parser.QualifiedName of the
+ * CDI module.
+ */
+KP_EXTERN int kp_cdi_device_id(const char *kind, const char *name, char *out,
+    size_t size);
+
+/*
+ * kp_cdi_claim_spec_name - the file name of the CDI spec the library
+ * writes for one claim (kp_prepare_cdi_spec()):
+ * "<driver>_claim-<claim uid>.json". The "claim-" names of a driver are
+ * the journal's: at start, one whose claim is not in the journal is
+ * removed (kp_journal_dir()); other names are left alone.
+ * Errors: KP_EINVAL (NULL, a claim UID not following the claim UID
+ * rule), KP_ENAMETOOLONG (size too small, or the name breaks the 243
+ * byte limit of kp_cdi_spec_write()).
+ */
+KP_EXTERN int kp_cdi_claim_spec_name(const char *driver, const char *uid,
+    char *out, size_t size);
+
+/* ------------------------------------------------------------------------
+ * Prepared-claim journal (beyond upstream: Go drivers each write their
+ * own checkpoint). With kp_journal_dir() set, the library keeps the
+ * claims this driver prepared in <dir>/kubeletplugin-journal.json, in
+ * the nodeserver, and does around the driver's hooks what every driver
+ * otherwise writes by hand:
+ *  - prepare: a claim already in the journal gets its recorded devices
+ *    again without the prepare hook (kubelet retries, and calls prepare
+ *    again after a reboot or its own restart), its CDI spec rewritten
+ *    through write_spec first when the file is gone (a reboot empties
+ *    /var/run/cdi). A claim the hook prepared (no error, the call did
+ *    not fail) is recorded: its devices, the CDI spec written with
+ *    kp_prepare_cdi_spec() and the data of kp_prepare_journal_data().
+ *    The claim succeeds only once the journal is on disk; a failed
+ *    write fails it (kubelet retries).
+ *  - unprepare: a claim the journal does not know succeeds without the
+ *    hook; for a known one the hook sees its entry
+ *    (kp_unprepare_journal_entry()), and when the hook did not fail it,
+ *    the library removes its CDI spec and its entry.
+ *  - at the nodeserver's start (after the init hook, in the sandbox,
+ *    before serving; also after a restart of the nodeserver): entries
+ *    recorded in an earlier boot of the node (boot ID
+ *    /proc/sys/kernel/random/boot_id) go to previous_boot, then every
+ *    entry whose CDI spec is missing goes to write_spec, and this
+ *    driver's claim specs (kp_cdi_claim_spec_name()) without an entry
+ *    are removed. Other drivers' files are never listed or touched.
+ * The file: written atomically (temporary file, fsync, rename, fsync of
+ * the directory), a schema version, the driver name, the boot ID and a
+ * CRC-32 of the content. One that cannot be read, does not parse, fails
+ * its checksum or names another schema or driver is renamed to
+ * kubeletplugin-journal.json.corrupt-<unix time> beside it, logged as an
+ * error with the reason, and the nodeserver starts with an empty journal
+ * (never a crash loop); orphaned specs are then kept, since their claims
+ * may still be in use. At most 8 MiB; a claim's data at most 64 KiB.
+ * Two instances of the driver in a rolling update (kp_rolling_update())
+ * share the file: it is updated under the hooks' locks (serialize.lock
+ * across instances) and read again whenever the other instance replaced
+ * it, so neither drops the other's entries.
+ */
+
+/*
+ * A claim's journal entry as the driver's code sees it. Made by the
+ * library and passed by pointer only (fields may be appended); every
+ * pointer is valid during the call it is passed to.
+ *   uid, namespace_, name: the claim.
+ *   devices: n_devices pointers to the devices prepared for it.
+ *   cdi_spec: the file name of its CDI spec (kp_prepare_cdi_spec()),
+ *     NULL: none.
+ *   data: the driver's data (kp_prepare_journal_data()) as compact JSON
+ *     text, NULL: none.
+ *   previous_boot: 1 when recorded in an earlier boot of the node.
+ */
+struct kp_journal_entry {
+	const char				*uid;
+	const char				*namespace_;
+	const char				*name;
+	const struct kp_prepared_device *const	*devices;
+	size_t					 n_devices;
+	const char				*cdi_spec;
+	const char				*data;
+	int					 previous_boot;
+};
+
+/* previous_boot's return value: drop the entry (its claim is prepared
+ * anew, by the hook, when kubelet asks). */
+#define KP_JOURNAL_FORGET	1
+
+/*
+ * The journal's callbacks; each runs in the nodeserver, in its sandbox,
+ * at its start (write_spec also in a prepare call), one at a time with
+ * the hooks when kp_serialize() is on. err: errsize bytes for a message.
+ *   previous_boot: an entry from an earlier boot. Return 0 to keep it
+ *     (its devices are still valid after the reboot; the driver may set
+ *     them up again here), KP_JOURNAL_FORGET to drop it, a negative code
+ *     to keep it and log err. NULL: entries are kept.
+ *   write_spec: the entry's CDI spec file is missing: write it again
+ *     (kp_cdi_builder_write() with e->cdi_spec). 0 or a negative code (in
+ *     a prepare call, that claim then fails with err). NULL: a missing
+ *     spec is logged, and prepare fails the claim.
+ * struct_size: start from KP_JOURNAL_HOOKS_INIT; user is passed back.
+ */
+struct kp_journal_hooks {
+	size_t	 struct_size;
+	void	*user;
+	int	(*previous_boot)(void *user, const struct kp_journal_entry *e,
+		    char *err, size_t errsize);
+	int	(*write_spec)(void *user, const struct kp_journal_entry *e,
+		    char *err, size_t errsize);
+};
+#define KP_JOURNAL_HOOKS_INIT	.struct_size = sizeof(struct kp_journal_hooks)
+
+/*
+ * kp_journal_dir - keep the journal in dir, which becomes a
+ * kp_sandbox_state_dir() (its rules; a state directory already added is
+ * not added twice). Default: no journal (the hooks see every claim).
+ * Errors: as kp_sandbox_state_dir(). Beyond upstream.
+ */
+KP_EXTERN int kp_journal_dir(struct kp_options *opts, const char *dir);
+
+/*
+ * kp_journal_hooks - the journal's callbacks; copied (the functions and
+ * user must stay valid until kp_stop()); NULL unsets. Last call wins.
+ * Errors: KP_EINVAL (NULL handle; struct_size 0, smaller than this
+ * release's or with fields this library does not know set).
+ */
+KP_EXTERN int kp_journal_hooks(struct kp_options *opts,
+    const struct kp_journal_hooks *hooks);
+
+/*
+ * kp_prepare_cdi_spec - from the prepare hook: write spec as claim
+ * number claim's CDI spec file, kp_cdi_claim_spec_name() of the driver
+ * and the claim UID, through kp_cdi_spec_write(), and record it for the
+ * journal (unprepare then removes it; the start rewrites it when it is
+ * missing; a claim that fails, or a call the hook fails, has it
+ * removed). Without kp_journal_dir() the file is the driver's to remove
+ * (kp_cdi_spec_remove() of kp_cdi_claim_spec_name()). A failure fails
+ * the claim with the reason.
+ * Errors: KP_EINVAL (bad index, NULL, a spec breaking a rule), and those
+ * of kp_cdi_spec_write(). Beyond upstream.
+ */
+KP_EXTERN int kp_prepare_cdi_spec(struct kp_prepare_results *res,
+    size_t claim, const struct kp_cdi_builder *spec);
+
+/*
+ * kp_prepare_journal_data - from the prepare hook: data to record with
+ * claim number claim (what unprepare needs to undo it: addresses,
+ * handles), JSON text of at most 64 KiB (copied, stored compact); the
+ * last call per claim wins. Only kept with kp_journal_dir().
+ * Errors: KP_EINVAL (bad index, NULL, not one JSON value: the claim
+ * fails), KP_ENOMEM. Beyond upstream.
+ */
+KP_EXTERN int kp_prepare_journal_data(struct kp_prepare_results *res,
+    size_t claim, const char *json);
+
+/*
+ * kp_unprepare_journal_entry - from the unprepare hook: the journal
+ * entry of claim number claim, valid during the hook call; NULL for a bad
+ * index or without kp_journal_dir() (with it, every claim the hook sees
+ * has one). Beyond upstream.
+ */
+KP_EXTERN const struct kp_journal_entry *kp_unprepare_journal_entry(
+    const struct kp_unprepare_results *res, size_t claim);
+
 /*
  * Identities. Started as root, each sandboxed process runs as its own
  * non-root uid and gid, KP_SANDBOX_UID_BASE (61000) plus an offset: 0 the
- * nodeserver, 1 the registrar, 2 the publisher, 3 reserved (a future
- * observer). Neither /etc/passwd nor /etc/group is consulted. The range
+ * nodeserver, 1 the registrar, 2 the publisher, 3 the observer
+ * (kp_http_endpoint()). Neither /etc/passwd nor /etc/group is consulted. The range
  * lies in what systemd documents as unused (60578-61183): above the
  * regular users (login.defs UID_MAX 60000) and systemd-homed
  * (60001-60513), below systemd's dynamic users (61184-65519), the
@@ -1495,6 +2087,32 @@ KP_EXTERN int kp_health_service(struct kp_options *opts, int enable);
 KP_EXTERN int kp_health_v1(struct kp_options *opts, int enable);
 KP_EXTERN int kp_health_v1alpha1(struct kp_options *opts, int enable);
 
+/* ------------------------------------------------------------------------
+ * The observer (README "Health and metrics"): an optional fifth process,
+ * sandboxed like the registrar, that serves HTTP on the endpoint below:
+ * GET /healthz and /readyz answer 200 "ok" or 503 with a one-line reason,
+ * /metrics the Prometheus text format. It never talks to kubelet, the API
+ * server or the hooks: the supervisor sends it status snapshots. Beyond
+ * upstream (the Go helper has no health endpoint).
+ */
+
+/*
+ * kp_http_endpoint - serve /healthz, /readyz and /metrics on addr, a TCP
+ * address "IPV4:PORT", "[IPV6]:PORT" or ":PORT" (every IPv4 address),
+ * port 1..65535; copied. NULL or "" turns the observer off (the
+ * default). kp_start() binds the address (an address in use fails it with
+ * KP_EIO naming this option) and keeps it bound for the plugin's life.
+ * /healthz is 503 when a socket file is missing or is no longer the one
+ * the plugin bound (device and inode), a process has not answered the
+ * supervisor's heartbeat within 5 s (a slow hook does not count: the
+ * answer comes from each process's event loop), kubelet rejected the
+ * registration, or the publisher has pools it has not synced for 5
+ * minutes; /readyz is also 503 until kubelet accepted the registration.
+ * Errors: KP_EINVAL (NULL handle; the message names the rule broken:
+ * syntax, address literal, port range). Beyond upstream.
+ */
+KP_EXTERN int kp_http_endpoint(struct kp_options *opts, const char *addr);
+
 /*
  * kp_health_report - report the health of n devices from the driver
  * process (any thread; calls are serialized). Each device's state
@@ -1526,6 +2144,122 @@ KP_EXTERN int kp_health_report(struct kp_plugin *plugin,
  */
 KP_EXTERN int kp_hook_health_report(const struct kp_device_health *devices,
     size_t n, char *errbuf, size_t errsize);
+
+/* ------------------------------------------------------------------------
+ * Channels between the driver process, the library and the hooks (beyond
+ * upstream, where hooks are methods of the driver's own object). Hooks run
+ * in the nodeserver, a process forked at kp_start() whose memory is frozen
+ * then; these calls let main() keep discovering devices after kp_start()
+ * and hand the result to the hooks, and let main() hear about errors and
+ * status changes without polling.
+ */
+
+/* The largest state kp_state_set() takes, in bytes (256 KiB). */
+#define KP_STATE_MAX	(256u * 1024)
+
+/*
+ * kp_state_set - hand len bytes of state from the driver process (any
+ * thread) to the hooks: the supervisor checks the size and order, keeps
+ * the latest copy and passes it to the nodeserver, where
+ * kp_hook_state_get() returns it and the kp_state_callback() function
+ * sees it. Each call replaces the whole state (send everything the hooks
+ * need: a device list, say, as JSON) and gets the next generation number
+ * (1, 2, ...): hooks see the states in the order of the calls and never
+ * an older one after a newer one. A nodeserver that restarts (a crash, a
+ * protocol violation) starts with the latest state, before its init hook
+ * and before it serves a call. The state flows one way: no child can
+ * change it. data: len bytes, copied; may be NULL when len is 0 (an empty
+ * state). Returns once the supervisor has the state (the nodeserver gets
+ * it asynchronously, in order). Errors: KP_EINVAL (invalid handle, data
+ * NULL with len > 0, len above KP_STATE_MAX: the message names the limit),
+ * KP_EPIPE (supervisor gone), KP_ETIMEDOUT. Beyond upstream.
+ */
+KP_EXTERN int kp_state_set(struct kp_plugin *plugin, const void *data,
+    size_t len);
+
+/*
+ * A state-change function (kp_state_callback()): called in the
+ * nodeserver, on the thread that reads the supervisor's frames, once per
+ * kp_state_set() in generation order (the state a restarted nodeserver
+ * starts with is not announced: read it with kp_hook_state_get() in the
+ * init hook). When the nodeserver falls more than 4 MiB of frames behind,
+ * the states in between are skipped and only the latest is delivered: a
+ * generation can jump, never go back. data: len bytes, borrowed for the call. Return quickly:
+ * claim look-ups and CDI answers wait behind it, so it must not call
+ * kp_cdi_spec_*() or block on a hook.
+ */
+typedef void (*kp_state_fn)(void *user, const void *data, size_t len,
+    uint64_t generation);
+
+/*
+ * kp_state_callback - the function the nodeserver calls for each new state
+ * (see kp_state_fn); NULL (the default) for none. user: passed to fn,
+ * borrowed for the plugin's life. Last call wins. Errors: KP_EINVAL
+ * (invalid handle). Beyond upstream.
+ */
+KP_EXTERN int kp_state_callback(struct kp_options *opts, kp_state_fn fn,
+    void *user);
+
+/*
+ * kp_hook_state_get - copy the latest state the hooks have into buf, from
+ * the driver's code in the nodeserver (hooks, the init hook, threads they
+ * started; thread-safe). size: bytes of buf (buf may be NULL when size is
+ * 0, to ask for the length). *len: set to the state's length (also on
+ * KP_ENOSPC); generation: set to its generation unless NULL (0 with
+ * KP_ENOENT). Errors: KP_ENOENT (kp_state_set() was never called),
+ * KP_ENOSPC (size < the state's length: nothing copied, *len says what is
+ * needed), KP_EINVAL (len NULL), KP_ENOTSUP (called outside the
+ * nodeserver). Beyond upstream.
+ */
+KP_EXTERN int kp_hook_state_get(void *buf, size_t size, size_t *len,
+    uint64_t *generation);
+
+/*
+ * An error function (kp_error_callback()): an error the plugin hit after
+ * kp_start() returned, with code (a negative KP_E* code), a message
+ * naming what failed (borrowed for the call) and recoverable: 1 when the
+ * library retries or already recovered (ResourceSlice create, update or
+ * delete errors and fields the API server dropped, KP_EKUBE; stale
+ * health reports, KP_ETIMEDOUT; a child killed for a protocol violation
+ * and restarted, KP_EPROTO), 0 when the plugin cannot do its job until
+ * something changes (a child crash-looping or a restarted child that
+ * cannot start: KP_ECHILD). Called in the driver process, on a thread of
+ * the library, one call at a time and in the order the errors happened.
+ * It must not call kp_stop() (that waits for this thread: KP_EBUSY).
+ */
+typedef void (*kp_error_fn)(void *user, int code, const char *message,
+    int recoverable);
+
+/*
+ * kp_error_callback - where errors after kp_start() go (see kp_error_fn).
+ * NULL (the default): each is logged once, as a warning or error line of
+ * the process that saw it (the publisher's "resourceslices: ...", the
+ * supervisor's "nodeserver is crash-looping ...", the nodeserver's
+ * "device health reports are stale ..."), as upstream's default handler
+ * logs what HandleError gets.
+ * user: passed to fn, borrowed for the plugin's life.
+ * Last call wins. Errors: KP_EINVAL (invalid handle). Mirrors
+ * DRAPlugin.HandleError and ErrRecoverable (kubeletplugin v0.34+).
+ */
+KP_EXTERN int kp_error_callback(struct kp_options *opts, kp_error_fn fn,
+    void *user);
+
+/*
+ * kp_status_fd - a file descriptor that becomes readable when
+ * kp_registration_status() or kp_publish_status() may return something
+ * new (kubelet's verdict or its error text changed; the publisher
+ * started, stopped, synced with a different outcome or counts; a pass
+ * that changed only last_sync is not a change), for a driver's event loop
+ * (poll, epoll, select). Level-triggered with coalescing: it stays
+ * readable until read, and any number of changes since the last read make
+ * it readable once. To use it: read 8 bytes from it (this resets it;
+ * EAGAIN when nothing changed, it is non-blocking), then call the status
+ * functions: a change after the read makes it readable again, so none is
+ * missed. Owned by the plugin: do not close it; it is closed by
+ * kp_stop(). Returns the fd (>= 0) or KP_EINVAL (invalid handle). Beyond
+ * upstream (Go drivers would poll).
+ */
+KP_EXTERN int kp_status_fd(struct kp_plugin *plugin);
 
 #ifdef __cplusplus
 }

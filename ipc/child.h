@@ -24,7 +24,8 @@ struct child_env {
 	const struct kp_hooks	*hooks;
 	struct ipc_chan		 ctl;
 	int			 logfd;
-	int			 listen_fd;	/* -1 for the publisher */
+	int			 listen_fd;	/* -1 for the publisher; the
+						 * observer's is TCP */
 	int			 lock_fd;	/* the nodeserver's serialize.lock
 						 * (read-only), or -1 */
 	/* Files the publisher reads (its kubeconfig and every file it
@@ -33,14 +34,21 @@ struct child_env {
 	 * publisher's first READY and for the other roles. */
 	const char		(*hide)[KP_IPC_PATH_MAX];
 	size_t			 n_hide;
+	/* The nodeserver: the driver's latest state for the hooks
+	 * (kp_state_set) when it was forked, in the supervisor's memory
+	 * (copied by fork); state_gen 0: none yet. */
+	const uint8_t		*state;
+	size_t			 state_len;
+	uint64_t		 state_gen;
 };
 
 /* The role mains, one per role folder (registrar/registrar.c,
- * nodeserver/nodeserver.c, publisher/publisher.c). Each returns the
+ * nodeserver/nodeserver.c, publisher/publisher.c, observer/observer.c). Each returns the
  * child's exit code (enum kp_exit). */
 int	registrar_main(struct child_env *);
 int	nodeserver_main(struct child_env *);
 int	publisher_main(struct child_env *);
+int	observer_main(struct child_env *);
 
 /* child.c */
 int	child_start_fail(struct child_env *, int, const char *, ...)

@@ -31,10 +31,20 @@
 #define KP_IPC_MAX_REG_ERR	1024		/* RegError.message */
 #define KP_IPC_PATH_MAX		256		/* a hidden path, NUL incl. */
 #define KP_IPC_MAX_DEVICE	63		/* device name bytes */
+#define KP_IPC_MAX_PUB_ERRORS	8		/* PublishStatus.errors */
 
 /* Limits of the CDI spec requests (supervisor/files.c). */
 #define KP_IPC_MAX_CDI_CONTENT	(256u * 1024)	/* bytes of one spec */
 #define KP_IPC_MAX_CDI_NAMES	1024		/* names in a CdiReply */
+/* Bytes of one request's device metadata (supervisor/metadata.c). */
+#define KP_IPC_MAX_METADATA	(64u * 1024)
+#define KP_IPC_MAX_NOTE		1024	/* an Event's note (the API server's limit) */
+#define KP_IPC_MAX_SYSCALL	32	/* a syscall's name in an EventAsk */
+
+/* Kinds of the supervisor's Event frames to the driver process. */
+#define IPC_EVENT_ERROR		1	/* for kp_error_callback */
+#define IPC_EVENT_REGISTRATION	2	/* kp_registration_status changed */
+#define IPC_EVENT_PUBLISH	3	/* kp_publish_status changed */
 
 /* A child's state as the supervisor tracks it (monitor.c's mon_table
  * states). READY and START_FAILED move a child out of STARTING, so each
@@ -82,7 +92,25 @@ int	ipc_rule_gate(enum kp_role, enum child_state, int, size_t, char *,
 const char *ipc_case_name(int);
 const char *ipc_role_name(enum kp_role);
 
+/* stats.c: the counters of a Pong (the heartbeat's answer) */
+#define KP_STATS_LAT_BOUNDS	11	/* latency buckets, +Inf apart */
+#define KP_STATS_METHODS	10	/* gRPC methods we serve */
+#define KP_STATS_CODES		17	/* gRPC status codes */
+#define KP_STATS_VERBS		5	/* HTTP verbs of the publisher */
+#define KP_STATS_POOLS		128	/* pools reported */
+#define KP_STATS_DENIALS	32	/* syscalls per Pong */
+#define KP_STATS_MAX_DELTA	(1ull << 40)	/* per Pong and counter */
+extern const double kp_stats_lat_bounds[KP_STATS_LAT_BOUNDS];
+const char *kp_stats_method(int);
+int	kp_stats_method_index(const char *);
+enum kp_role kp_stats_method_role(int);
+const char *kp_stats_code_name(int);
+const char *kp_stats_verb(int);
+int	kp_stats_verb_index(const char *);
+int	ipc_check_pong(enum kp_role, const Kpipc__Pong *, char *, size_t);
+
 /* check.c */
+int	ipc_fail(char *, size_t, const char *, ...) KP_PRINTF(3, 4);
 int	ipc_check(const Kpipc__Msg *, char *, size_t);
 int	ipc_check_resources(const Kpipc__Publish *, char *, size_t);
 int	ipc_check_k8s_name(const char *, size_t);

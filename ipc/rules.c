@@ -42,6 +42,9 @@ static const struct ipc_rule rules[] = {
 	    ST(CS_STARTING) | ST(CS_READY) },
 	{ KPIPC__MSG__M_CDI_LIST, ROLE_NODESERVER,
 	    ST(CS_STARTING) | ST(CS_READY) },
+	/* device metadata: written for prepare and unprepare calls only */
+	{ KPIPC__MSG__M_METADATA_WRITE, ROLE_NODESERVER, ST(CS_READY) },
+	{ KPIPC__MSG__M_METADATA_REMOVE, ROLE_NODESERVER, ST(CS_READY) },
 	/* the driver process, always READY once the plugin started */
 	{ KPIPC__MSG__M_REG_STATUS_QUERY, ROLE_DRIVER, ST(CS_READY) },
 	{ KPIPC__MSG__M_PUBLISH, ROLE_DRIVER, ST(CS_READY) },
@@ -50,8 +53,28 @@ static const struct ipc_rule rules[] = {
 	/* resource health: the driver reports, the nodeserver warns */
 	{ KPIPC__MSG__M_HEALTH_REPORT, ROLE_DRIVER, ST(CS_READY) },
 	{ KPIPC__MSG__M_HEALTH_STALE, ROLE_NODESERVER, ST(CS_READY) },
+	/*
+	 * The heartbeat's answer, with the counters (ipc/stats.c). The
+	 * observer answers none: it sends READY and log lines only, so a
+	 * compromised observer has nothing to say to the supervisor.
+	 */
+	{ KPIPC__MSG__M_PONG, ROLE_NODESERVER, ST(CS_READY) },
+	{ KPIPC__MSG__M_PONG, ROLE_REGISTRAR, ST(CS_READY) },
+	{ KPIPC__MSG__M_PONG, ROLE_PUBLISHER, ST(CS_READY) },
+	{ KPIPC__MSG__M_READY, ROLE_OBSERVER, ST(CS_STARTING) },
+	{ KPIPC__MSG__M_START_FAILED, ROLE_OBSERVER, ST(CS_STARTING) },
+	/*
+	 * State for the hooks: from the driver process only. No child has
+	 * a rule for it, so a nodeserver that sends one back (to change
+	 * what its successor starts from) is killed, never relayed.
+	 */
+	{ KPIPC__MSG__M_STATE_SET, ROLE_DRIVER, ST(CS_READY) },
 	/* registration test knobs (kp_set_get_info_error, ...) */
 	{ KPIPC__MSG__M_REG_ERROR, ROLE_DRIVER, ST(CS_READY) },
+	/* an Event from the fixed list: a hook's denied syscall */
+	/* (a corrupt journal is found while the nodeserver starts) */
+	{ KPIPC__MSG__M_EVENT_ASK, ROLE_NODESERVER,
+	    ST(CS_STARTING) | ST(CS_READY) },
 };
 
 static const char *const case_names[] = {
@@ -74,7 +97,16 @@ static const char *const case_names[] = {
 	[KPIPC__MSG__M_CDI_REMOVE] = "cdi_remove",
 	[KPIPC__MSG__M_CDI_LIST] = "cdi_list",
 	[KPIPC__MSG__M_CDI_REPLY] = "cdi_reply",
+	[KPIPC__MSG__M_METADATA_WRITE] = "metadata_write",
+	[KPIPC__MSG__M_METADATA_REMOVE] = "metadata_remove",
+	[KPIPC__MSG__M_PING] = "ping",
+	[KPIPC__MSG__M_PONG] = "pong",
+	[KPIPC__MSG__M_STATUS] = "status",
+	[KPIPC__MSG__M_STATE_SET] = "state_set",
+	[KPIPC__MSG__M_EVENT] = "event",
 	[KPIPC__MSG__M_REG_ERROR] = "reg_error",
+	[KPIPC__MSG__M_EVENT_ASK] = "event_ask",
+	[KPIPC__MSG__M_EVENT_POST] = "event_post",
 };
 
 const char *
@@ -96,6 +128,8 @@ ipc_role_name(enum kp_role role)
 		return ("registrar");
 	case ROLE_PUBLISHER:
 		return ("publisher");
+	case ROLE_OBSERVER:
+		return ("observer");
 	case ROLE_DRIVER:
 		return ("driver");
 	case ROLE_SUPERVISOR:
@@ -121,11 +155,15 @@ static const struct {
 	{ KPIPC__MSG__M_REG_STATUS, 8 * 1024 },
 	{ KPIPC__MSG__M_CLAIM_GET, 1024 },
 	{ KPIPC__MSG__M_CLAIM_REPLY, KP_IPC_CHILD_FRAME },
-	{ KPIPC__MSG__M_PUBLISH_STATUS, 8 * 1024 },
+	{ KPIPC__MSG__M_PUBLISH_STATUS, 16 * 1024 },	/* 8 errors */
 	{ KPIPC__MSG__M_CDI_WRITE, KP_IPC_MAX_CDI_CONTENT + 1024 },
 	{ KPIPC__MSG__M_CDI_REMOVE, 1024 },
 	{ KPIPC__MSG__M_CDI_LIST, 64 },
+	{ KPIPC__MSG__M_METADATA_WRITE, KP_IPC_MAX_METADATA + 1024 },
+	{ KPIPC__MSG__M_METADATA_REMOVE, 1024 },
 	{ KPIPC__MSG__M_HEALTH_STALE, 8 * 1024 },
+	{ KPIPC__MSG__M_EVENT_ASK, 128 },
+	{ KPIPC__MSG__M_PONG, 64 * 1024 },
 };
 
 /*

@@ -10,6 +10,8 @@
  * so correctness never depends on the number of rpc worker threads.
  */
 #include <pthread.h>
+#include <stdatomic.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +21,11 @@
 #define MSG_SIZE	(2 * KP_ERROR_SIZE)
 
 /* Order of supported_versions and of the method table. */
+/* Waits for the serialization lock, for the heartbeat's answer
+ * (ns_pong.c); process-wide, as the lock. */
+_Atomic uint64_t	 dra_lock_waits;
+_Atomic uint64_t	 dra_lock_wait_ns;
+
 static const enum dra_version order[] = { DRA_V1, DRA_V1BETA1, DRA_V1ALPHA4 };
 
 struct op {
@@ -57,6 +64,7 @@ dra_free(struct dra_ctx *ctx)
 {
 	if (ctx == NULL || ctx->cfg == NULL)
 		return;
+	jr_stop(ctx);
 	pthread_mutex_destroy(&ctx->lock);
 	memset(ctx, 0, sizeof(*ctx));
 }
@@ -118,25 +126,45 @@ is_cancelled(const struct dra_results *r)
 }
 
 /*
+ * A wait since t0 for the serialization lock (and, across instances, its
+ * lock file) ended: counted for /metrics
+ * (kubeletplugin_serialization_lock_wait_seconds): how long calls queue
+ * behind a slow hook.
+ */
+static void
+dra_lock_waited(const struct timespec *t0)
+{
+	struct timespec	 t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	atomic_fetch_add(&dra_lock_waits, 1);
+	atomic_fetch_add(&dra_lock_wait_ns, (uint64_t)(t1.tv_sec -
+	    t0->tv_sec) * 1000000000u + (uint64_t)(t1.tv_nsec - t0->tv_nsec));
+}
+
+/*
  * Run the hook on r->n_hook claims, under the lock when serialized. A call
  * cancelled while it waited for the lock does not run the hook: kubelet
  * has given up on it and will retry.
  */
 static int
 run_hook(struct dra_ctx *ctx, const struct op *op,
-    const struct kp_claim *claims, struct dra_results *r, char *msg,
-    size_t msgsize)
+    const struct kp_claim *claims, const struct dra_claim_alloc *al,
+    struct dra_results *r, char *msg, size_t msgsize)
 {
-	char	errbuf[KP_ERROR_SIZE];
-	int	rc = 0, skipped = 0, file = 0;
+	char		errbuf[KP_ERROR_SIZE];
+	struct timespec	t0;
+	int		rc = 0, skipped = 0, file = 0;
 
 	if (r->n_hook == 0)
 		return (RPC_OK);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (ctx->cfg->serialize)
 		pthread_mutex_lock(&ctx->lock);
 	/* Across instances too (rolling update): flock.c. */
 	if (ctx->cfg->serialize && ctx->lock_fd >= 0) {
 		if (dra_flock_take(ctx->lock_fd, errbuf, sizeof(errbuf)) != 0) {
+			dra_lock_waited(&t0);
 			pthread_mutex_unlock(&ctx->lock);
 			/* upstream: "serialize gRPC: lock file: %w" */
 			snprintf(msg, msgsize, "serialize gRPC: lock file: %s",
@@ -145,11 +173,29 @@ run_hook(struct dra_ctx *ctx, const struct op *op,
 		}
 		file = 1;
 	}
+	if (ctx->cfg->serialize)
+		dra_lock_waited(&t0);
 	if (is_cancelled(r))
 		skipped = 1;
 	else
 		rc = dra_hook_call(ctx->hooks, op->prepare, claims, r, errbuf,
 		    sizeof(errbuf));
+	/*
+	 * Device metadata on what the hook built (metadata.c): the files
+	 * and the CDI IDs that mount them, or their removal, before the
+	 * journal records the results, so a replayed claim keeps its IDs
+	 * and a claim whose clean-up failed stays recorded.
+	 */
+	if (!skipped && rc == 0 && !is_cancelled(r)) {
+		if (op->prepare && ctx->md_write != NULL)
+			md_prepare(ctx, claims, al, r);
+		else if (!op->prepare && ctx->md_remove != NULL)
+			md_unprepare(ctx, claims, r);
+	}
+	/* The journal, under the same locks (journal_dra.c). */
+	if (ctx->journal != NULL)
+		jr_after(ctx, op->prepare, claims, r, !skipped && rc == 0 &&
+		    !is_cancelled(r));
 	if (file)
 		dra_flock_release(ctx->lock_fd);
 	if (ctx->cfg->serialize)
@@ -198,6 +244,8 @@ claim_found(struct dra_ctx *ctx, const struct kp_claim *c,
 		hc[front].n_results = al[front].n_results;
 		hc[front].config_json = al[front].config_json != NULL ?
 		    al[front].config_json : "[]";
+		hc[front].configs = al[front].configs;
+		hc[front].n_configs = al[front].n_configs;
 	}
 	r->claims[front].uid = c->uid;
 }
@@ -256,14 +304,27 @@ lookup_claims(struct dra_ctx *ctx, const struct dra_request *rq,
     struct kp_claim *hc, struct dra_claim_alloc *al, struct dra_results *r)
 {
 	const struct kp_claim	*c;
+	struct jr_specs		 sp = { 0, NULL, 0 };
 	char			 err[KP_ERROR_SIZE];
 	size_t			 i, front = 0, back = rq->n_claims;
 
+	/* All at once, unless the journal answers some of them. */
+	for (i = 0; ctx->journal != NULL && i < rq->n_claims; i++)
+		if (jr_known(ctx, rq->claims[i].uid))
+			break;
 	if (ctx->lookup != NULL && ctx->lookup_many != NULL &&
-	    rq->n_claims > 1 && lookup_many(ctx, rq, hc, al, r) == 0)
+	    rq->n_claims > 1 && (ctx->journal == NULL || i == rq->n_claims) &&
+	    lookup_many(ctx, rq, hc, al, r) == 0)
 		return;
 	for (i = 0; i < rq->n_claims; i++) {
 		c = &rq->claims[i];
+		/* Prepared before: the journal answers, without a look-up
+		 * (the API server may be unreachable after a reboot). */
+		if (ctx->journal != NULL && jr_known(ctx, c->uid)) {
+			r->claims[--back].uid = c->uid;
+			jr_replay(ctx, c, &r->claims[back], &sp);
+			continue;
+		}
 		if (ctx->lookup != NULL &&
 		    lookup_one(ctx, c, &al[front], err, sizeof(err)) != 0) {
 			dra_claim_alloc_free(&al[front]);
@@ -275,6 +336,7 @@ lookup_claims(struct dra_ctx *ctx, const struct dra_request *rq,
 		claim_found(ctx, c, hc, al, r, front++);
 	}
 	r->n_hook = front;
+	jr_specs_free(&sp);
 }
 
 static int
@@ -296,7 +358,8 @@ prepare_claims(struct dra_ctx *ctx, const struct dra_version_info *info,
 		return (RPC_INTERNAL);
 	}
 	lookup_claims(ctx, rq, hc, al, r);
-	st = run_hook(ctx, &op_prepare, hc, r, msg, msgsize);
+	st = run_hook(ctx, &op_prepare, hc, ctx->lookup != NULL ? al : NULL, r,
+	    msg, msgsize);
 	if (st == RPC_OK &&
 	    dra_encode_prepare(r, info->share_id, resp, resp_len) != 0) {
 		snprintf(msg, msgsize, "out of memory");
@@ -314,13 +377,36 @@ unprepare_claims(struct dra_ctx *ctx, const struct dra_request *rq,
     struct dra_results *r, uint8_t **resp, size_t *resp_len, char *msg,
     size_t msgsize)
 {
-	size_t	i;
-	int	st;
+	struct kp_claim		*hc = NULL;
+	const struct kp_claim	*claims = rq->claims;
+	size_t			 i, front = 0, back = rq->n_claims;
+	int			 st;
 
-	for (i = 0; i < rq->n_claims; i++)
-		r->claims[i].uid = rq->claims[i].uid;
-	r->n_hook = rq->n_claims;
-	st = run_hook(ctx, &op_unprepare, rq->claims, r, msg, msgsize);
+	if (ctx->journal != NULL) {
+		/* Claims the journal does not know succeed without the
+		 * hook; the hook sees the others with their entries. */
+		if ((hc = calloc(rq->n_claims + 1, sizeof(*hc))) == NULL) {
+			snprintf(msg, msgsize, "out of memory");
+			return (RPC_INTERNAL);
+		}
+		for (i = 0; i < rq->n_claims; i++) {
+			if (!jr_known(ctx, rq->claims[i].uid)) {
+				r->claims[--back].uid = rq->claims[i].uid;
+				continue;
+			}
+			hc[front] = rq->claims[i];
+			r->claims[front++].uid = rq->claims[i].uid;
+		}
+		r->n_hook = front;
+		claims = hc;
+		jr_unprepare_begin(ctx, r);
+	} else {
+		for (i = 0; i < rq->n_claims; i++)
+			r->claims[i].uid = rq->claims[i].uid;
+		r->n_hook = rq->n_claims;
+	}
+	st = run_hook(ctx, &op_unprepare, claims, NULL, r, msg, msgsize);
+	free(hc);
 	if (st == RPC_OK && dra_encode_unprepare(r, resp, resp_len) != 0) {
 		snprintf(msg, msgsize, "out of memory");
 		st = RPC_INTERNAL;
@@ -355,6 +441,7 @@ dra_call(struct dra_ctx *ctx, enum dra_version v, const struct op *op,
 		snprintf(msg, msgsize, "out of memory");
 		return (RPC_INTERNAL);
 	}
+	r.driver = ctx->cfg->driver_name;
 	if (op->prepare)
 		st = prepare_claims(ctx, info, &rq, &r, resp, resp_len, msg,
 		    msgsize);

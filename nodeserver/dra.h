@@ -17,6 +17,7 @@
 
 #include <pthread.h>
 #include <stddef.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "kubeletplugin.h"
@@ -57,6 +58,13 @@ struct dra_claim_alloc {
 	struct kp_allocated_device	*results;
 	size_t				 n_results;
 	char				*config_json; /* NULL: "[]" */
+	char				*pod_claim_name; /* NULL: none */
+	/* config_json parsed (dra_alloc.c): configs[i] borrow from
+	 * config_root (a json_t) and own their requests[] and
+	 * parameters text. */
+	struct kp_config		*configs;
+	size_t				 n_configs;
+	void				*config_root;
 };
 
 /*
@@ -93,15 +101,30 @@ struct dra_binding {
  * Kubernetes access; claims reach the hook without allocation data).
  * Everything is borrowed and must outlive the context.
  */
+/*
+ * Device metadata requests to the supervisor (ns_wrap.c). Each returns 0
+ * or non-zero with the reason in err.
+ */
+typedef int (*dra_md_write_fn)(void *user, const char *ns, const char *name,
+    const char *uid, const char *request, const char *pod_claim_name,
+    const char *content, size_t len, char *err, size_t errsize);
+typedef int (*dra_md_remove_fn)(void *user, const char *ns, const char *name,
+    const char *uid, char *err, size_t errsize);
+
 struct dra_ctx {
 	const struct kp_options	*cfg;
 	const struct kp_hooks	*hooks;
 	dra_lookup_fn		 lookup;
 	dra_lookup_many_fn	 lookup_many;	/* optional */
 	void			*lookup_user;
+	/* Device metadata (metadata.c); NULL md_write: off. */
+	dra_md_write_fn		 md_write;
+	dra_md_remove_fn	 md_remove;
+	void			*md_user;
 	pthread_mutex_t		 lock;	/* serializes hooks */
 	int			 lock_fd;	/* serialize.lock, or -1 */
 	struct dra_binding	 bind[2 * DRA_NVERSIONS];
+	struct journal		*journal;	/* NULL: none (journal_dra.c) */
 };
 
 /* One device of a claim's result (all strings owned). */
@@ -116,6 +139,16 @@ struct dra_device {
 	void	 *mem;		/* one block: every pointer above */
 };
 
+/* Device metadata members of one device (metadata_attrs.c). */
+#define MD_ATTRS	0	/* "attributes" */
+#define MD_NET		1	/* "networkData" */
+struct md_attrs {
+	char	*pool;
+	char	*device;
+	int	 kind;		/* MD_ATTRS, MD_NET */
+	char	*json;		/* the member, indented, no last newline */
+};
+
 /* The result of one claim: one map entry of the response. */
 struct dra_result {
 	const char		*uid;		/* borrowed: request */
@@ -124,6 +157,13 @@ struct dra_result {
 	struct dra_device	*devices;
 	size_t			 n_devices;
 	size_t			 cap_devices;
+	/* kp_prepare_device_metadata(): dropped with the devices */
+	struct md_attrs		*md_attrs;
+	size_t			 n_md_attrs;
+	/* For the journal (journal_dra.c): */
+	char			*cdi_spec;	/* kp_prepare_cdi_spec */
+	char			*jdata;		/* kp_prepare_journal_data */
+	struct journal_view	*view;		/* unprepare: its entry */
 };
 
 /*
@@ -136,6 +176,7 @@ struct dra_results {
 	size_t			 n_hook;
 	int			(*cancelled)(void *);
 	void			*cancel_arg;
+	const char		*driver;	/* the driver's name */
 };
 
 /* A decoded request: the distinct claims, in order of first appearance. */
@@ -147,6 +188,8 @@ struct dra_request {
 };
 
 /* dra.c */
+extern _Atomic uint64_t	dra_lock_waits;
+extern _Atomic uint64_t	dra_lock_wait_ns;
 int	dra_init(struct dra_ctx *, const struct kp_options *,
 	    const struct kp_hooks *);
 void	dra_free(struct dra_ctx *);
@@ -166,7 +209,8 @@ void	dra_flock_release(int);
 /* dra_alloc.c */
 int	dra_claim_alloc_add(struct dra_claim_alloc *, const char *,
 	    const char *, const char *, int);
-int	dra_claim_alloc_config(struct dra_claim_alloc *, const char *);
+int	dra_claim_alloc_config(struct dra_claim_alloc *, const char *,
+	    const char *, char *, size_t);
 void	dra_claim_alloc_free(struct dra_claim_alloc *);
 
 /* hooks.c */
@@ -174,8 +218,36 @@ int	dra_results_init(struct dra_results *, size_t, int (*)(void *),
 	    void *);
 void	dra_results_free(struct dra_results *);
 int	dra_result_fail(struct dra_results *, size_t, const char *);
+int	dra_result_fail_one(struct dra_result *, const char *);
 int	dra_hook_call(const struct kp_hooks *, int, const struct kp_claim *,
 	    struct dra_results *, char *, size_t);
+struct dra_result *dra_prepare_claim(struct kp_prepare_results *, size_t);
+int	dra_result_add(struct dra_result *, const struct kp_prepared_device *);
+void	dra_result_reset(struct dra_result *);
+
+/* journal_dra.c: the prepared-claim journal around the hooks */
+struct journal;
+struct journal_view;
+/* The CDI spec names of this driver, listed once per call. */
+struct jr_specs {
+	int	  listed;	/* 1: names is this driver's list */
+	char	**names;
+	size_t	  n;
+};
+void	jr_specs_free(struct jr_specs *);
+int	jr_start(struct dra_ctx *, char *, size_t);
+void	jr_stop(struct dra_ctx *);
+int	jr_known(struct dra_ctx *, const char *);
+void	jr_replay(struct dra_ctx *, const struct kp_claim *,
+	    struct dra_result *, struct jr_specs *);
+void	jr_record(struct dra_ctx *, const struct kp_claim *,
+	    struct dra_results *);
+void	jr_discard(struct dra_ctx *, struct dra_results *);
+void	jr_after(struct dra_ctx *, int, const struct kp_claim *,
+	    struct dra_results *, int);
+void	jr_unprepare_begin(struct dra_ctx *, struct dra_results *);
+void	jr_unprepare_end(struct dra_ctx *, struct dra_results *);
+
 
 /* dra_v1.c: the codec shared by all versions */
 int	dra_decode_request(const uint8_t *, size_t, struct dra_request *,
@@ -190,6 +262,45 @@ extern const struct dra_version_info dra_v1_info;
 /* dra_v1beta1.c, dra_v1alpha4.c */
 extern const struct dra_version_info dra_v1beta1_info;
 extern const struct dra_version_info dra_v1alpha4_info;
+
+/* What md_encode() writes for one request (all borrowed). */
+struct md_input {
+	const char		 *driver;
+	const char *const	 *versions;	/* apiVersion of each object */
+	size_t			  n_versions;
+	const char		 *namespace_;
+	const char		 *name;
+	const char		 *uid;
+	long long		  generation;
+	const char		 *pod_claim_name;	/* NULL: none */
+	const char		 *request;
+	const struct dra_device	**devices;
+	const char		**attrs;	/* per device; NULL: none */
+	const char		**nets;		/* per device; NULL: none */
+	size_t			  n_devices;
+};
+
+/* A growing NUL-terminated buffer; oom set once an allocation failed. */
+struct md_buf {
+	char	*p;
+	size_t	 len;
+	size_t	 cap;
+	int	 oom;
+};
+
+/* metadata.c: device metadata (KEP-5304) */
+int	md_encode(const struct md_input *, char **, size_t *);
+void	md_put(struct md_buf *, const char *, size_t);
+void	md_json_string(struct md_buf *, const char *);
+void	md_prepare(struct dra_ctx *, const struct kp_claim *,
+	    const struct dra_claim_alloc *, struct dra_results *);
+void	md_unprepare(struct dra_ctx *, const struct kp_claim *,
+	    struct dra_results *);
+
+/* metadata_attrs.c */
+void	md_attrs_free(struct dra_result *);
+const char *md_attrs_find(const struct dra_result *, const char *,
+	    const char *, int);
 
 /* dra_format.c: call-logging renderers (rpc_format_fn) */
 void	dra_format_request(const uint8_t *, size_t, char *, size_t);

@@ -16,9 +16,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
+#include "base/cdi.h"
+#include "base/names.h"
 #include "base/log.h"
 #include "base/utf8.h"
 #include "nodeserver/dra.h"
+#include "nodeserver/journal.h"
+#include "nodeserver/ns_wrap.h"
 #include "policy/policy.h"
 
 #define PREPARE_MAGIC	0x6b707072u	/* "kppr" */
@@ -48,6 +54,7 @@ result_drop_devices(struct dra_result *c)
 {
 	size_t	i;
 
+	md_attrs_free(c);
 	for (i = 0; i < c->n_devices; i++)
 		device_free(&c->devices[i]);
 	free(c->devices);
@@ -77,15 +84,26 @@ dra_results_init(struct dra_results *r, size_t n, int (*cancelled)(void *),
 	return (0);
 }
 
+/* Everything a result holds, freed; the result is empty again. */
+void
+dra_result_reset(struct dra_result *c)
+{
+	result_drop_devices(c);
+	result_clear_error(c);
+	free(c->cdi_spec);
+	free(c->jdata);
+	journal_view_free(c->view);
+	c->cdi_spec = c->jdata = NULL;
+	c->view = NULL;
+}
+
 void
 dra_results_free(struct dra_results *r)
 {
 	size_t	i;
 
-	for (i = 0; i < r->n; i++) {
-		result_drop_devices(&r->claims[i]);
-		result_clear_error(&r->claims[i]);
-	}
+	for (i = 0; i < r->n; i++)
+		dra_result_reset(&r->claims[i]);
 	free(r->claims);
 	memset(r, 0, sizeof(*r));
 }
@@ -142,6 +160,12 @@ result_set_error(struct dra_result *c, const char *msg)
 }
 
 int
+dra_result_fail_one(struct dra_result *c, const char *msg)
+{
+	return (result_set_error(c, msg));
+}
+
+int
 dra_result_fail(struct dra_results *r, size_t i, const char *msg)
 {
 	if (i >= r->n)
@@ -172,10 +196,16 @@ strings_problem(const char *const *v, size_t n, const char *what)
 	return (NULL);
 }
 
+/*
+ * Why dev cannot go on the wire, or NULL; why may be why_buf (a message
+ * naming a CDI device ID).
+ */
 static const char *
-device_problem(const struct kp_prepared_device *dev)
+device_problem(const struct kp_prepared_device *dev, char *why_buf,
+    size_t size)
 {
 	const char	*why;
+	size_t		 i;
 
 	if (dev == NULL)
 		return ("invalid device: NULL");
@@ -191,8 +221,53 @@ device_problem(const struct kp_prepared_device *dev)
 	if ((why = strings_problem(dev->request_names, dev->n_request_names,
 	    "invalid device: bad request_names")) != NULL)
 		return (why);
-	return (strings_problem(dev->cdi_device_ids, dev->n_cdi_device_ids,
-	    "invalid device: bad cdi_device_ids"));
+	if ((why = strings_problem(dev->cdi_device_ids, dev->n_cdi_device_ids,
+	    "invalid device: bad cdi_device_ids")) != NULL)
+		return (why);
+	for (i = 0; i < dev->n_cdi_device_ids; i++)
+		if (cdi_id_check(dev->cdi_device_ids[i], &why) != 0) {
+			snprintf(why_buf, size, "invalid device %s: "
+			    "cdi_device_ids[%zu] \"%.200s\": %s",
+			    dev->device_name, i, dev->cdi_device_ids[i], why);
+			return (why_buf);
+		}
+	return (NULL);
+}
+
+/*
+ * The caller's struct, read with its struct_size into ours: the fields
+ * that fit, the rest zero; a newer caller's fields we do not know must be
+ * zero (how this data grows, kubeletplugin.h).
+ */
+static const char *
+device_abi(const struct kp_prepared_device *in, struct kp_prepared_device *out,
+    char *why, size_t size)
+{
+	const unsigned char	*p = (const unsigned char *)in;
+	size_t			 sz, k;
+
+	memset(out, 0, sizeof(*out));
+	if (in == NULL)
+		return ("invalid device: NULL");
+	sz = in->struct_size;
+	if (sz == 0)
+		return ("invalid device: struct_size is 0: initialise it with "
+		    "KP_PREPARED_DEVICE_INIT");
+	if (sz < sizeof(*out)) {
+		snprintf(why, size, "invalid device: struct_size %zu is "
+		    "smaller than the first release's %zu", sz, sizeof(*out));
+		return (why);
+	}
+	for (k = sizeof(*out); k < sz; k++)
+		if (p[k] != 0) {
+			snprintf(why, size, "invalid device: a field this "
+			    "library does not know is set (byte %zu of "
+			    "struct_size %zu): it needs a newer "
+			    "libkubeletplugin", k, sz);
+			return (why);
+		}
+	memcpy(out, in, sizeof(*out));
+	return (NULL);
 }
 
 /*
@@ -268,20 +343,40 @@ devices_grow(struct dra_result *c)
 	return (0);
 }
 
+/* For the other builders (metadata_attrs.c): the result a prepare
+ * builder call names, or NULL for a bad handle or index. */
+struct dra_result *
+dra_prepare_claim(struct kp_prepare_results *res, size_t claim)
+{
+	if (res == NULL)
+		return (NULL);
+	return (claim_of(res->magic, PREPARE_MAGIC, res->r, claim));
+}
+
 int
 kp_prepare_add_device(struct kp_prepare_results *res, size_t claim,
-    const struct kp_prepared_device *dev)
+    const struct kp_prepared_device *devp)
 {
-	struct dra_result	*c;
-	const char		*why;
+	struct kp_prepared_device	 d;
+	struct dra_result		*c;
+	const char			*why;
+	char				 buf[DRA_MAX_ERROR];
 
 	if (res == NULL ||
 	    (c = claim_of(res->magic, PREPARE_MAGIC, res->r, claim)) == NULL)
 		return (KP_EINVAL);
-	if ((why = device_problem(dev)) != NULL) {
+	if ((why = device_abi(devp, &d, buf, sizeof(buf))) != NULL ||
+	    (why = device_problem(&d, buf, sizeof(buf))) != NULL) {
 		result_set_error(c, why);
 		return (KP_EINVAL);
 	}
+	return (dra_result_add(c, &d));
+}
+
+/* Add a checked device to c (also the journal's replay). */
+int
+dra_result_add(struct dra_result *c, const struct kp_prepared_device *dev)
+{
 	if (c->error != NULL)
 		return (0);	/* a failed claim's devices are dropped */
 	if (devices_grow(c) != 0 ||
@@ -291,6 +386,78 @@ kp_prepare_add_device(struct kp_prepare_results *res, size_t claim,
 	}
 	c->n_devices++;
 	return (0);
+}
+
+int
+kp_prepare_cdi_spec(struct kp_prepare_results *res, size_t claim,
+    const struct kp_cdi_builder *spec)
+{
+	struct dra_result	*c;
+	char			 name[NAME_MAX_CDI_SPEC + 1], err[DRA_MAX_ERROR];
+	int			 r;
+
+	if (res == NULL ||
+	    (c = claim_of(res->magic, PREPARE_MAGIC, res->r, claim)) == NULL)
+		return (KP_EINVAL);
+	if (res->r->driver == NULL || kp_cdi_claim_spec_name(res->r->driver,
+	    c->uid, name, sizeof(name)) != 0) {
+		result_set_error(c, "kp_prepare_cdi_spec: the claim UID "
+		    "makes no CDI spec file name");
+		return (KP_EINVAL);
+	}
+	if ((r = kp_cdi_builder_write(spec, name, err, sizeof(err))) != 0) {
+		result_set_error(c, err);
+		return (r);
+	}
+	free(c->cdi_spec);
+	if ((c->cdi_spec = strdup(name)) == NULL) {
+		result_set_error(c, OOM_TEXT);
+		return (KP_ENOMEM);
+	}
+	return (0);
+}
+
+int
+kp_prepare_journal_data(struct kp_prepare_results *res, size_t claim,
+    const char *json)
+{
+	struct dra_result	*c;
+	json_error_t		 je;
+	json_t			*v;
+	char			 msg[KP_ERROR_SIZE];
+
+	if (res == NULL ||
+	    (c = claim_of(res->magic, PREPARE_MAGIC, res->r, claim)) == NULL)
+		return (KP_EINVAL);
+	if (json == NULL || strlen(json) > JOURNAL_MAX_DATA ||
+	    (v = json_loads(json, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES,
+	    &je)) == NULL) {
+		snprintf(msg, sizeof(msg), "kp_prepare_journal_data: not one "
+		    "JSON value of at most %u bytes%s%.120s", JOURNAL_MAX_DATA,
+		    json != NULL ? ": " : "", json != NULL ? je.text : "");
+		result_set_error(c, msg);
+		return (KP_EINVAL);
+	}
+	free(c->jdata);
+	c->jdata = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+	json_decref(v);
+	if (c->jdata == NULL) {
+		result_set_error(c, OOM_TEXT);
+		return (KP_ENOMEM);
+	}
+	return (0);
+}
+
+const struct kp_journal_entry *
+kp_unprepare_journal_entry(const struct kp_unprepare_results *res,
+    size_t claim)
+{
+	struct dra_result	*c;
+
+	if (res == NULL || (c = claim_of(res->magic, UNPREPARE_MAGIC, res->r,
+	    claim)) == NULL || c->view == NULL)
+		return (NULL);
+	return (&c->view->e);
 }
 
 /* A NULL or empty msg still fails the claim, with a generic text. */
@@ -403,6 +570,8 @@ denied_report(const char *hook, const int *nrs, size_t n,
 	for (i = 0; i < n; i++) {
 		if ((nm = pol_sigsys_name(nrs[i])) == NULL)
 			nm = "(unknown syscall)";
+		else
+			ns_event_denied(nm);
 		if (pol_denied_due(nrs[i], &count)) {
 			if (count <= 1)
 				log_warnx("%s hook: sandbox denied %s (EPERM); "

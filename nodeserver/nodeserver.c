@@ -15,6 +15,7 @@
 #include "nodeserver/dra.h"
 #include "nodeserver/health.h"
 #include "nodeserver/ns_wrap.h"
+#include "nodeserver/state.h"
 #include "policy/policy.h"
 #include "rpc/serve.h"
 
@@ -34,6 +35,24 @@ ns_health_stale(void *user, const char *msg)
 	(void)ns_wrap_send(user, &m);
 }
 
+/* What the supervisor sends besides answers: the driver's health reports
+ * and its state for the hooks (ns_wrap.c's reader thread). */
+struct ns_other {
+	struct ns_health	*health;
+	struct ns_state		*state;
+};
+
+static void
+ns_other(void *user, Kpipc__Msg *m)
+{
+	struct ns_other	*o = user;
+
+	if (m->m_case == KPIPC__MSG__M_STATE_SET)
+		ns_state_ipc(o->state, m);
+	else
+		ns_health_ipc(o->health, m);
+}
+
 int
 nodeserver_main(struct child_env *env)
 {
@@ -42,13 +61,18 @@ nodeserver_main(struct child_env *env)
 	struct dra_ctx		 ctx;
 	struct ns_wrap		 wrap;
 	struct ns_health	 health;
+	struct ns_state		 state;
+	struct ns_other		 other;
 	struct rpc_method	 methods[NS_MAX_METHODS];
 	struct rpc_config	 rc;
 	char			 err[KP_ERROR_SIZE] = "";
 	int			 code;
 
-	/* Before the init hook: it may ask for CDI spec files. */
+	/* Before the init hook: it may ask for CDI spec files, and read
+	 * the state the driver process handed over before this fork. */
 	ns_wrap_init(&wrap, &env->ctl, cfg->driver_name);
+	if (ns_state_init(&state, env) != 0)
+		return (child_start_fail(env, KP_ENOMEM, "out of memory"));
 	/* The driver's own set-up, in this process, before serving. */
 	if (hooks->init != NULL && hooks->init(hooks->user, err,
 	    sizeof(err)) != 0)
@@ -62,14 +86,22 @@ nodeserver_main(struct child_env *env)
 		return (child_start_fail(env, KP_ENOMEM, "out of memory"));
 	health.stale = ns_health_stale;
 	health.stale_user = &wrap;
-	wrap.other = ns_health_ipc;
-	wrap.other_user = &health;
+	other.health = &health;
+	other.state = &state;
+	wrap.other = ns_other;
+	wrap.other_user = &other;
 	/* Without Kubernetes access there is no publisher: claims reach
 	 * the hook without allocation data. */
 	if (cfg->kube_mode != KP_KUBE_NONE) {
 		ctx.lookup = ns_claim_get;
 		ctx.lookup_many = ns_claim_get_many;
 		ctx.lookup_user = &wrap;
+	}
+	/* Device metadata: files and specs written by the supervisor. */
+	if (cfg->metadata) {
+		ctx.md_write = ns_metadata_write;
+		ctx.md_remove = ns_metadata_remove;
+		ctx.md_user = &wrap;
 	}
 
 	memset(&rc, 0, sizeof(rc));
@@ -88,10 +120,14 @@ nodeserver_main(struct child_env *env)
 	rc.verbosity = cfg->grpc_verbosity;
 	rc.max_conns = cfg->max_conns;
 	rc.handshake_ms = cfg->handshake_ms;
+	/* On SIGTERM (kp_stop; supervisor/drain.c) new calls get
+	 * UNAVAILABLE, calls in flight get this long. */
+	rc.drain_ms = cfg->shutdown_grace_ms;
 	/* Calls run on a pool even when serialized: dra.c holds its lock
 	 * around the driver's hooks only, so claim look-ups of several
 	 * calls overlap, as upstream (the lock is taken after them). */
 	rc.workers = cfg->workers;
+	rc.ctl_lock = &wrap.lock;	/* the reader answers Pings */
 	/* The sandbox (policy/): the init hook above ran privileged. */
 	if (policy_apply(ROLE_NODESERVER, env, err,
 	    sizeof(err)) != 0)
@@ -101,6 +137,11 @@ nodeserver_main(struct child_env *env)
 	if (ns_wrap_start(&wrap) != 0)
 		return (child_start_fail(env, KP_EIO, "requests to the "
 		    "supervisor: cannot start the reader"));
+	/* The journal: read in the sandbox (the file is this process's
+	 * own), entries of an earlier boot reported, CDI specs reconciled,
+	 * all before kubelet can call. */
+	if ((code = jr_start(&ctx, err, sizeof(err))) != 0)
+		return (child_start_fail(env, code, "%s", err));
 	if (ns_health_start(&health) != 0)
 		return (child_start_fail(env, KP_ENOMEM, "health: cannot "
 		    "start its thread"));
@@ -110,6 +151,7 @@ nodeserver_main(struct child_env *env)
 	ns_health_stop(&health);
 	ns_wrap_free(&wrap);
 	ns_health_free(&health);
+	ns_state_free(&state);
 	dra_free(&ctx);
 	return (code);
 }

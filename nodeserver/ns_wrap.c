@@ -37,10 +37,11 @@
 static struct ns_wrap	*ns_self;
 
 static int
-ns_fill(const Kpipc__ClaimReply *r, struct dra_claim_alloc *out, char *err,
-    size_t errsize)
+ns_fill(const Kpipc__ClaimReply *r, struct dra_claim_alloc *out,
+    const char *driver, char *err, size_t errsize)
 {
 	size_t	 i;
+	int	 rc;
 
 	if (r->result->code != 0) {
 		snprintf(err, errsize, "%s", r->result->message);
@@ -51,8 +52,19 @@ ns_fill(const Kpipc__ClaimReply *r, struct dra_claim_alloc *out, char *err,
 		    r->results[i]->pool, r->results[i]->device,
 		    r->results[i]->admin_access) != 0)
 			goto nomem;
-	if (r->config_json[0] != '\0' &&
-	    dra_claim_alloc_config(out, r->config_json) != 0)
+	if (r->config_json[0] != '\0' && (rc = dra_claim_alloc_config(out,
+	    r->config_json, driver, err, errsize)) != 0) {
+		char	 why[KP_ERROR_SIZE];
+
+		if (rc == KP_ENOMEM)
+			goto nomem;
+		snprintf(why, sizeof(why), "%s", err);
+		snprintf(err, errsize, "claim %s/%s: %s", r->namespace_,
+		    r->name, why);
+		return (rc);
+	}
+	if (r->pod_claim_name[0] != '\0' &&
+	    (out->pod_claim_name = strdup(r->pod_claim_name)) == NULL)
 		goto nomem;
 	return (0);
 nomem:
@@ -74,6 +86,13 @@ ns_deliver(struct ns_wrap *w, Kpipc__Msg *m)
 {
 	size_t	 i;
 
+	if (m != NULL && m->m_case == KPIPC__MSG__M_PING) {
+		/* The heartbeat: answered here, on the reader, never by a
+		 * hook or under the serialization lock. */
+		ns_pong(w, m->ping->seq);
+		ipc_free(m);
+		return;
+	}
 	if (m != NULL && m->m_case != KPIPC__MSG__M_CLAIM_REPLY &&
 	    m->m_case != KPIPC__MSG__M_CDI_REPLY && w->other != NULL) {
 		w->other(w->other_user, m);
@@ -298,7 +317,7 @@ ns_claim_get_many(void *user, const struct kp_claim *c, size_t n,
 	pthread_mutex_unlock(&w->lock);
 	for (i = 0; i < n; i++) {
 		if (reply[i] != NULL) {
-			rc[i] = ns_fill(reply[i]->claim_reply, &out[i],
+			rc[i] = ns_fill(reply[i]->claim_reply, &out[i], w->driver,
 			    err + i * errsize, errsize);
 			ipc_free(reply[i]);
 		} else
@@ -333,7 +352,7 @@ ns_claim_get(void *user, const char *ns, const char *name, const char *uid,
 		    name, r == KP_ETIMEDOUT ? "timed out" : kp_strerror(r));
 		return (r);
 	}
-	r = ns_fill(reply->claim_reply, out, err, errsize);
+	r = ns_fill(reply->claim_reply, out, w->driver, err, errsize);
 	ipc_free(reply);
 	return (r);
 }
@@ -380,6 +399,46 @@ ns_wrap_send(struct ns_wrap *w, const Kpipc__Msg *m)
 	r = w->dead ? KP_EPIPE : ipc_send(w->ctl, m);
 	pthread_mutex_unlock(&w->lock);
 	return (r);
+}
+
+/*
+ * A hook's syscall was denied: ask the supervisor for an Event on the Node
+ * (it writes the note; this process names only the syscall). Best effort:
+ * a failed send changes nothing for the call.
+ */
+void
+ns_event_denied(const char *syscall)
+{
+	Kpipc__Msg	 m = KPIPC__MSG__INIT;
+	Kpipc__EventAsk	 a = KPIPC__EVENT_ASK__INIT;
+
+	if (ns_self == NULL || !ns_self->started)
+		return;
+	a.kind = KPIPC__EVENT_KIND__EVENT_SYSCALL_DENIED;
+	a.syscall = (char *)syscall;
+	m.m_case = KPIPC__MSG__M_EVENT_ASK;
+	m.event_ask = &a;
+	(void)ns_wrap_send(ns_self, &m);
+}
+
+/*
+ * The journal was unreadable and moved aside (nodeserver/journal.c): the
+ * supervisor tells the driver's error callback and posts an Event; it
+ * writes both texts itself, this process only names the kind.
+ */
+void
+ns_event_journal_corrupt(void)
+{
+	Kpipc__Msg	 m = KPIPC__MSG__INIT;
+	Kpipc__EventAsk	 a = KPIPC__EVENT_ASK__INIT;
+
+	if (ns_self == NULL || !ns_self->started)
+		return;
+	a.kind = KPIPC__EVENT_KIND__EVENT_JOURNAL_CORRUPT;
+	a.syscall = "";
+	m.m_case = KPIPC__MSG__M_EVENT_ASK;
+	m.event_ask = &a;
+	(void)ns_wrap_send(ns_self, &m);
 }
 
 void
@@ -595,6 +654,74 @@ kp_cdi_spec_list(int (*fn)(void *, const char *), void *user, char *err,
 		for (i = 0; i < reply->cdi_reply->n_names; i++)
 			if (fn(user, reply->cdi_reply->names[i]) != 0)
 				break;
+	ipc_free(reply);
+	return (r);
+}
+
+/* ------------------------------------------------------------------------
+ * Device metadata (metadata.c): the supervisor writes the file and its CDI
+ * spec (supervisor/metadata.c). Same channel and answer as the CDI
+ * requests.
+ */
+
+/* The answer's code; the supervisor's reason into err. */
+static int
+ns_md_result(int r, Kpipc__Msg *reply, char *err, size_t errsize)
+{
+	if (r != 0) {
+		snprintf(err, errsize, "supervisor: %s", r == KP_ETIMEDOUT ?
+		    "no answer within 10 s" : kp_strerror(r));
+		return (r);
+	}
+	if ((r = reply->cdi_reply->result->code) != 0)
+		snprintf(err, errsize, "%s", reply->cdi_reply->result->message);
+	return (r);
+}
+
+/* A dra_md_write_fn. */
+int
+ns_metadata_write(void *user, const char *ns, const char *name,
+    const char *uid, const char *request, const char *pod_claim_name,
+    const char *content, size_t len, char *err, size_t errsize)
+{
+	Kpipc__Msg		 m = KPIPC__MSG__INIT, *reply;
+	Kpipc__MetadataWrite	 w = KPIPC__METADATA_WRITE__INIT;
+	char			 why[KP_ERROR_SIZE];
+	int			 r;
+
+	w.namespace_ = (char *)ns;
+	w.name = (char *)name;
+	w.uid = (char *)uid;
+	w.request = (char *)request;
+	w.pod_claim_name = (char *)pod_claim_name;
+	w.content.data = (uint8_t *)content;
+	w.content.len = len;
+	m.m_case = KPIPC__MSG__M_METADATA_WRITE;
+	m.metadata_write = &w;
+	r = ns_cdi_ask(user, &m, &w.id, &reply);
+	if ((r = ns_md_result(r, reply, why, sizeof(why))) != 0)
+		snprintf(err, errsize, "write device metadata for request %s: "
+		    "%s", request, why);
+	ipc_free(reply);
+	return (r);
+}
+
+/* A dra_md_remove_fn. */
+int
+ns_metadata_remove(void *user, const char *ns, const char *name,
+    const char *uid, char *err, size_t errsize)
+{
+	Kpipc__Msg		 m = KPIPC__MSG__INIT, *reply;
+	Kpipc__MetadataRemove	 rm = KPIPC__METADATA_REMOVE__INIT;
+	int			 r;
+
+	rm.namespace_ = (char *)ns;
+	rm.name = (char *)name;
+	rm.uid = (char *)uid;
+	m.m_case = KPIPC__MSG__M_METADATA_REMOVE;
+	m.metadata_remove = &rm;
+	r = ns_cdi_ask(user, &m, &rm.id, &reply);
+	r = ns_md_result(r, reply, err, errsize);
 	ipc_free(reply);
 	return (r);
 }

@@ -39,14 +39,23 @@ struct ns_wrap {
 	Kpipc__Msg		*cdi_reply;
 };
 
+/* ns_pong.c */
+void	ns_pong(struct ns_wrap *, uint64_t);
+
 /* ns_wrap.c */
 void	ns_wrap_init(struct ns_wrap *, struct ipc_chan *, const char *);
 int	ns_wrap_start(struct ns_wrap *);
 void	ns_wrap_free(struct ns_wrap *);
 int	ns_wrap_send(struct ns_wrap *, const Kpipc__Msg *);
+void	ns_event_denied(const char *);
+void	ns_event_journal_corrupt(void);
 int	ns_claim_get(void *, const char *, const char *, const char *,
 	    struct dra_claim_alloc *, char *, size_t);
 void	ns_claim_get_many(void *, const struct kp_claim *, size_t,
 	    struct dra_claim_alloc *, int *, char *, size_t);
+int	ns_metadata_write(void *, const char *, const char *, const char *,
+	    const char *, const char *, const char *, size_t, char *, size_t);
+int	ns_metadata_remove(void *, const char *, const char *, const char *,
+	    char *, size_t);
 
 #endif /* KP_NS_WRAP_H */

@@ -193,6 +193,7 @@ pol_fs(enum kp_role role, const struct child_env *env, char *err,
 {
 	switch (role) {
 	case ROLE_REGISTRAR:
+	case ROLE_OBSERVER:
 		return (empty_root(err, errsize));
 	case ROLE_NODESERVER:
 		return (hide_paths(env, err, errsize));

@@ -36,6 +36,9 @@ pol_role_ids(enum kp_role role, const struct policy_opts *po, uid_t *uid,
 	case ROLE_PUBLISHER:
 		off = POL_ID_OFF_PUBLISHER;
 		break;
+	case ROLE_OBSERVER:
+		off = POL_ID_OFF_OBSERVER;
+		break;
 	default:
 		return (KP_EINVAL);
 	}

@@ -115,7 +115,7 @@ static void
 arg_rules(FILE *f, const struct u_entry *e)
 {
 	static const unsigned long notif[] = { SECCOMP_IOCTL_NOTIF_RECV,
-	    SECCOMP_IOCTL_NOTIF_SEND, SECCOMP_IOCTL_NOTIF_ID_VALID };
+	    SECCOMP_IOCTL_NOTIF_SEND, SECCOMP_IOCTL_NOTIF_ID_VALID, FIONREAD };
 	static const int pr[] = { PR_SET_NAME, PR_GET_NAME };
 	size_t		 i;
 
@@ -158,7 +158,7 @@ int
 pol_oci_json(const struct policy_opts *po, char **out)
 {
 	static const enum kp_role roles[] = { ROLE_REGISTRAR,
-	    ROLE_NODESERVER, ROLE_PUBLISHER, ROLE_SUPERVISOR };
+	    ROLE_NODESERVER, ROLE_PUBLISHER, ROLE_OBSERVER, ROLE_SUPERVISOR };
 	struct u_set	*u;
 	const struct pol_rule *t;
 	char		 name[64], *buf = NULL;

@@ -35,7 +35,8 @@ enum pol_arg {
 	POL_ARG_CLONE_THREAD,	/* clone: CLONE_THREAD set, no CLONE_NEW*
 				 * (threads only) */
 	POL_ARG_SELF_TGID,	/* tgkill/kill: own thread group */
-	POL_ARG_NOTIF_IOCTL,	/* ioctl: SECCOMP_IOCTL_NOTIF_* only */
+	POL_ARG_NOTIF_IOCTL,	/* ioctl: SECCOMP_IOCTL_NOTIF_* and FIONREAD
+				 * only */
 	POL_ARG_SOCKET_INET,	/* socket: AF_INET, AF_INET6 stream or
 				 * datagram; AF_UNIX and AF_NETLINK
 				 * NETLINK_ROUTE EACCES (glibc's nscd and

@@ -132,7 +132,7 @@ rule_action(const struct pol_filter *f, enum pol_action a)
 	}
 }
 
-#define SECCOMP_NOTIF_IOCTLS	3
+#define SECCOMP_NOTIF_IOCTLS	4	/* and FIONREAD */
 #define LOW32		0xffffffffUL	/* an int argument as the kernel
 					 * reads it (upper half ignored) */
 #define SOCK_TYPE_MASK	0xf		/* socket(2)'s type without
@@ -245,7 +245,7 @@ rule_add(struct pol_filter *f, const struct pol_rule *r, int nr)
 {
 	static const unsigned long notif[SECCOMP_NOTIF_IOCTLS] = {
 		SECCOMP_IOCTL_NOTIF_RECV, SECCOMP_IOCTL_NOTIF_SEND,
-		SECCOMP_IOCTL_NOTIF_ID_VALID
+		SECCOMP_IOCTL_NOTIF_ID_VALID, FIONREAD
 	};
 	uint32_t		 act = rule_action(f, r->action);
 	size_t			 i;

@@ -111,8 +111,10 @@ static const struct pol_rule base[] = {
 
 	/* one-offs */
 	{ "getrandom", POL_ALLOW, POL_ARG_NONE },	/* absl, OpenSSL seeds */
-	{ "ioctl", POL_ALLOW, POL_ARG_NOTIF_IOCTL },	/* complain mode's
-							 * listener only */
+	/* complain mode's listener; FIONREAD: glibc's resolver sizes a
+	 * DNS answer with it (a kubeconfig host name killed the
+	 * publisher without it) */
+	{ "ioctl", POL_ALLOW, POL_ARG_NOTIF_IOCTL },
 	{ "prctl", POL_ALLOW, POL_ARG_PRCTL_NAME },	/* gRPC names its
 							 * threads */
 	{ "uname", POL_ALLOW, POL_ARG_NONE },	/* gRPC core at start */
@@ -139,6 +141,28 @@ static const struct pol_rule registrar[] = {
 	 * string it cannot read is harmless: seccomp.c fstat_rules) */
 	{ "fstat", POL_ALLOW, POL_ARG_NONE },
 	{ "lseek", POL_ALLOW, POL_ARG_NONE },
+	{ "newfstatat", POL_ALLOW, POL_ARG_FD_EMPTY_PATH },
+};
+
+/*
+ * The observer: HTTP on an inherited TCP listener with libmicrohttpd in
+ * the observer's own epoll loop (observer/http.c), nothing else: no
+ * socket, connect or bind (Landlock refuses TCP bind and connect too),
+ * no file. Its signalfd is made before the filter.
+ */
+static const struct pol_rule observer[] = {
+	/* graceful denials: glibc probes files (/etc/localtime) */
+	{ "access", POL_EACCES, POL_ARG_NONE },
+	{ "open", POL_EACCES, POL_ARG_NONE },
+	{ "openat", POL_EACCES, POL_ARG_NONE },
+	{ "stat", POL_EACCES, POL_ARG_NONE },
+	{ "statx", POL_EACCES, POL_ARG_NONE },
+
+	/* sockets: HTTP clients on the inherited listener */
+	{ "accept4", POL_ALLOW, POL_ARG_NONE },
+
+	/* fds (fstat as in the registrar's list) */
+	{ "fstat", POL_ALLOW, POL_ARG_NONE },
 	{ "newfstatat", POL_ALLOW, POL_ARG_FD_EMPTY_PATH },
 };
 
@@ -200,6 +224,10 @@ static const struct pol_rule publisher[] = {
 	{ "bind", POL_ALLOW, POL_ARG_NONE },	/* glibc's resolver binds
 						 * its UDP socket */
 	{ "connect", POL_ALLOW, POL_ARG_NONE },
+	/* glibc's resolver sends the A and AAAA queries in one sendmmsg:
+	 * without it a kubeconfig host name killed the publisher
+	 * (tests/e2e/faults.test.js, the DNS fault) */
+	{ "sendmmsg", POL_ALLOW, POL_ARG_NONE },
 	{ "socket", POL_ALLOW, POL_ARG_SOCKET_INET },
 	/* one-off: curl's wakeup pair (stream only: a datagram pair
 	 * could sendto(2) any datagram socket by path) */
@@ -343,6 +371,9 @@ pol_table(enum kp_role role, size_t *n)
 	case ROLE_PUBLISHER:
 		*n = N(publisher);
 		return (publisher);
+	case ROLE_OBSERVER:
+		*n = N(observer);
+		return (observer);
 	case ROLE_SUPERVISOR:
 		*n = N(supervisor);
 		return (supervisor);

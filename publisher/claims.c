@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/names.h"
 #include "ipc/ipc.h"
 #include "publisher/slices.h"
 
@@ -149,7 +150,7 @@ claims_parse(const char *body, const char *driver, const Kpipc__ClaimGet *g,
     Kpipc__ClaimReply *r)
 {
 	json_t		*o, *alloc, *devs, *res;
-	const char	*uid, *d, *what;
+	const char	*uid, *d, *what, *pc;
 	size_t		 i;
 	int		 rc = 0;
 
@@ -168,6 +169,15 @@ claims_parse(const char *body, const char *driver, const Kpipc__ClaimGet *g,
 		json_decref(o);
 		return (set_result(r, KP_ENOENT, g, " got replaced"));
 	}
+	/* A template's claim: the pod's name for it, for device metadata
+	 * (upstream newClaimRef). Anything but a DNS label is left out. */
+	pc = json_string_value(json_object_get(json_object_get(
+	    json_object_get(o, "metadata"), "annotations"),
+	    "resource.kubernetes.io/pod-claim-name"));
+	if (pc != NULL && strlen(pc) <= NAME_MAX_LABEL &&
+	    name_is_label(pc, strlen(pc)) &&
+	    (r->pod_claim_name = strdup(pc)) == NULL)
+		r->pod_claim_name = (char *)protobuf_c_empty_string;
 	alloc = json_object_get(json_object_get(o, "status"), "allocation");
 	if (!json_is_object(alloc)) {
 		json_decref(o);
@@ -287,4 +297,7 @@ claims_reply_free(Kpipc__ClaimReply *r)
 	if (r->config_json != protobuf_c_empty_string)
 		free(r->config_json);
 	r->config_json = (char *)protobuf_c_empty_string;
+	if (r->pod_claim_name != protobuf_c_empty_string)
+		free(r->pod_claim_name);
+	r->pod_claim_name = (char *)protobuf_c_empty_string;
 }

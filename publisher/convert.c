@@ -763,7 +763,7 @@ prune(const json_t *v)
 static json_t *
 canon_json(const json_t *q)
 {
-	char		 c[SL_QTY_MAX], buf[64];
+	char		 c[QTY_CANON_MAX], buf[64];
 	const char	*s;
 
 	if (json_is_string(q))
@@ -777,7 +777,7 @@ canon_json(const json_t *q)
 		s = buf;
 	} else
 		return (json_string("!"));
-	if (conv_quantity_canon(s, c, sizeof(c)) != 0) {
+	if (qty_canon(s, c, sizeof(c)) != 0) {
 		json_t	*r;
 		char	*t;
 

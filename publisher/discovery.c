@@ -93,8 +93,12 @@ disc_resource_version(struct http_client *c, enum kube_version *out,
 	if ((r = http_request(c, "GET", DISC_PATH, NULL, &resp)) != 0)
 		snprintf(err, size, "GET %s: %s", DISC_PATH, resp.error);
 	else if (resp.status == 404) {
-		snprintf(err, size, "resource.k8s.io: none of v1, v1beta2, "
-		    "v1beta1 is served");
+		/* The group is not served at all: DRA is off in this
+		 * cluster (kube-apiserver --runtime-config, the
+		 * DynamicResourceAllocation feature gate before 1.34). */
+		snprintf(err, size, "GET %s: 404: the resource.k8s.io API "
+		    "group is not served: is DRA (DynamicResourceAllocation) "
+		    "enabled in this cluster?", DISC_PATH);
 		r = KP_ENOTSUP;
 	} else if (resp.status != 200) {
 		disc_status_error(&resp, err, size);

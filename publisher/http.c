@@ -35,6 +35,7 @@
 
 #include "base/log.h"
 #include "publisher/http_int.h"
+#include "publisher/pub.h"
 
 #define HTTP_MAX_BODY		(64 * 1024 * 1024)
 #define HTTP_MAX_RETRIES	10	/* client-go's maxRetries */
@@ -88,15 +89,16 @@ budget_left(const struct http_xfer *x)
 	return (x->budget_s - elapsed_s(&x->started, &now));
 }
 
-/* One attempt's time limit: the usual one, or what the budget leaves. */
+/* One attempt's time limit in ms: the client's (kp_kube_api_timeout), or
+ * what the budget leaves. */
 static long
-attempt_timeout(const struct http_xfer *x)
+attempt_timeout_ms(const struct http_xfer *x)
 {
-	double	 left = budget_left(x);
+	double	 left = budget_left(x) * 1000;
 
-	if (left >= KP_HTTP_TIMEOUT_S)
-		return (KP_HTTP_TIMEOUT_S);
-	return (left < 1 ? 1 : (long)left);
+	if (left >= (double)x->c->timeout_ms)
+		return (x->c->timeout_ms);
+	return (left < 1000 ? 1000 : (long)left);
 }
 
 /* Sleep s seconds; with stop, wake every 100 ms to look at it. */
@@ -164,6 +166,7 @@ http_client_new(struct kube_config *cfg, double qps, int burst,
 	c->qps = qps == 0 ? HTTP_DEFAULT_QPS : qps;
 	c->burst = burst <= 0 ? HTTP_DEFAULT_BURST : burst;
 	c->tokens = c->burst;
+	c->timeout_ms = KP_HTTP_TIMEOUT_S * 1000L;
 	clock_gettime(CLOCK_MONOTONIC, &c->last);
 	snprintf(c->ua, sizeof(c->ua), "kubeletplugin/%d.%d.%d",
 	    KP_VERSION_MAJOR, KP_VERSION_MINOR, KP_VERSION_PATCH);
@@ -178,6 +181,14 @@ http_client_new(struct kube_config *cfg, double qps, int burst,
 	}
 	*out = c;
 	return (0);
+}
+
+/* Each request's time limit (not watches'), from kp_kube_api_timeout. */
+void
+http_client_timeout(struct http_client *c, int ms)
+{
+	if (ms > 0)
+		c->timeout_ms = ms;
 }
 
 void
@@ -337,7 +348,7 @@ set_options(struct http_xfer *x, char *url, struct curl_slist *hdrs)
 	if (x->line_fn != NULL)
 		http_watch_options(x);
 	else
-		curl_easy_setopt(h, CURLOPT_TIMEOUT, attempt_timeout(x));
+		curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, attempt_timeout_ms(x));
 	if (x->body != NULL) {
 		curl_easy_setopt(h, CURLOPT_POSTFIELDS, x->body);
 		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE,
@@ -409,6 +420,8 @@ xfer_once(struct http_xfer *x)
 		x->cc = curl_easy_perform(x->h);
 		curl_easy_getinfo(x->h, CURLINFO_RESPONSE_CODE, &x->status);
 		curl_easy_setopt(x->h, CURLOPT_HTTPHEADER, NULL);
+		pub_stats_api(x->method, x->cc == CURLE_OK ||
+		    x->stopped ? x->status : 0);
 	}
 	http_headers_free(hdrs);
 	free(url);
@@ -427,13 +440,15 @@ xfer_once(struct http_xfer *x)
 	    x->cc == CURLE_OUT_OF_MEMORY ? KP_ENOMEM : KP_EIO);
 }
 
-/* Transport errors client-go retries on a GET (reset, EOF). */
+/* Transport errors client-go retries on a GET (reset, EOF; a body cut
+ * short is an unexpected EOF). */
 static int
 retryable_transport(struct http_xfer *x, int r)
 {
 	return (r == KP_EIO && strcmp(x->method, "GET") == 0 &&
 	    x->line_fn == NULL && (x->cc == CURLE_RECV_ERROR ||
-	    x->cc == CURLE_SEND_ERROR || x->cc == CURLE_GOT_NOTHING));
+	    x->cc == CURLE_SEND_ERROR || x->cc == CURLE_GOT_NOTHING ||
+	    x->cc == CURLE_PARTIAL_FILE));
 }
 
 /*

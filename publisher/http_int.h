@@ -26,6 +26,7 @@ struct http_client {
 	char			 ua[64];
 	pthread_mutex_t		 lock;		/* below */
 	double			 qps, burst, tokens;
+	long			 timeout_ms;	/* one attempt, not watches */
 	struct timespec		 last;
 	CURL			*idle[HTTP_POOL];
 	int			 nidle;

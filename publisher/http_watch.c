@@ -89,17 +89,20 @@ http_watch_options(struct http_xfer *x)
 /*
  * A watch: a streaming GET whose body lines go to fn. Returns 0 when the
  * server ended the stream cleanly, fn returned non-zero or *stop was set
- * (seen within about a second); KP_EKUBE for a status other than 200
- * (logged with the Status message), KP_EIO / KP_ETIMEDOUT for transport
- * failures (logged), KP_ENOMEM.
+ * (seen within about a second); 410 for an HTTP 410 Expired (the caller
+ * re-lists); KP_EKUBE for another status other than 200, KP_EIO /
+ * KP_ETIMEDOUT for transport failures, KP_ENOMEM. On an error err says
+ * what happened ("HTTP 403: <body>", curl's message); the caller logs it
+ * (once per fault, not once per retry), here it is only V(2).
  */
 int
 http_watch(struct http_client *c, const char *path, http_line_fn fn,
-    void *user, volatile int *stop)
+    void *user, volatile int *stop, char *err, size_t errsize)
 {
 	struct http_xfer	 x;
 	int			 r;
 
+	err[0] = '\0';
 	memset(&x, 0, sizeof(x));
 	x.c = c;
 	x.method = "GET";
@@ -111,16 +114,19 @@ http_watch(struct http_client *c, const char *path, http_line_fn fn,
 		return (KP_ENOMEM);
 	r = http_xfer_run(&x);
 	if (r != 0)
-		log_warnx("watch %s: %s", path, x.errbuf);
+		snprintf(err, errsize, "%s", x.errbuf);
 	else if (!x.stopped && x.status != 200 && (stop == NULL ||
 	    !__atomic_load_n(stop, __ATOMIC_RELAXED))) {
-		log_warnx("watch %s: HTTP %ld: %.200s", path, x.status,
+		snprintf(err, errsize, "HTTP %ld: %.200s", x.status,
 		    x.buf != NULL ? x.buf : "");
-		r = KP_EKUBE;
+		err[strcspn(err, "\r\n")] = '\0';
+		r = x.status == 410 ? 410 : KP_EKUBE;
 	} else if (!x.stopped && x.len > 0) {
-		log_warnx("watch %s: stream ended inside a line", path);
+		snprintf(err, errsize, "stream ended inside a line");
 		r = KP_EIO;
 	}
+	if (r != 0)
+		log_info(2, "watch %s: %s", path, err);
 	http_xfer_reset(&x);
 	http_handle_put(c, x.h);
 	return (r);

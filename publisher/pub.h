@@ -14,6 +14,7 @@
 					 * does not hold up the others */
 
 struct child_env;
+struct pub_events;
 
 struct pub {
 	struct child_env	*env;
@@ -41,10 +42,19 @@ struct pub {
 	size_t			 qhead, qlen;
 	pthread_t		 claims_thread[PUB_CLAIMS_THREADS];
 	int			 claims_started;
+	struct pub_events	*events;	/* events.c; NULL: none */
 };
 
 /* publisher.c */
 int	pub_send(struct pub *, const Kpipc__Msg *);
+
+/* events.c */
+int	pub_events_start(struct pub *);
+void	pub_events_post(struct pub *, int, const char *);
+void	pub_events_stop(struct pub *);
+/* pub_stats.c */
+void	pub_stats_api(const char *, long);
+void	pub_pong(struct pub *, uint64_t);
 
 /* pub_claims.c */
 int	pub_claims_start(struct pub *);

@@ -101,26 +101,47 @@ pub_allow_files(const struct kube_config *kc, char *err, size_t errsize)
 	return (0);
 }
 
+/* The controller's Event (a pool the API server keeps rejecting). */
+static void
+pub_pool_event(void *user, int kind, const char *note)
+{
+	pub_events_post(user, kind, note);
+}
+
 static void *
 pub_start_thread(void *arg)
 {
 	struct pub		*p = arg;
 	struct slice_ctl_config	 sc;
 	struct slice_ctl	*ctl;
-	char			 err[KP_ERROR_SIZE];
-	int			 delay_ms = 500;
+	char			 err[KP_ERROR_SIZE], last[KP_ERROR_SIZE] = "";
+	int			 delay_ms = 500, fails = 0, waited_ms = 0;
 
+	/* One warning per distinct error (and one a minute while it
+	 * lasts), not one per retry. */
 	while (!p->quit) {
 		if (disc_resource_version(p->http, &p->version, err,
 		    sizeof(err)) == 0)
 			break;
 		pub_set_error(p, err);
-		log_warnx("discovery: %s (retry in %d ms)", err, delay_ms);
+		if (strcmp(err, last) != 0 || waited_ms >= 60000) {
+			log_warnx("discovery: %s (retrying every %d s at "
+			    "most)", err, 30);
+			snprintf(last, sizeof(last), "%s", err);
+			waited_ms = 0;
+		} else
+			log_info(2, "discovery: %s (retry in %d ms)", err,
+			    delay_ms);
+		fails++;
 		pub_sleep(p, delay_ms);
+		waited_ms += delay_ms;
 		delay_ms = delay_ms * 2 > 30000 ? 30000 : delay_ms * 2;
 	}
 	if (p->quit)
 		return (NULL);
+	if (fails > 0)
+		log_info(0, "discovery: resource.k8s.io reachable after %d "
+		    "failed attempt%s", fails, fails == 1 ? "" : "s");
 	pub_set_error(p, "");
 	/* Claim look-ups need only the version, not the controller's first
 	 * LIST: let them go ahead now. */
@@ -136,6 +157,9 @@ pub_start_thread(void *arg)
 	sc.driver = p->env->cfg->driver_name;
 	sc.node = p->env->cfg->node_name;
 	sc.node_uid = p->env->cfg->node_uid;
+	sc.reconcile_pool = p->env->cfg->reconcile_pool;
+	sc.event = pub_pool_event;
+	sc.event_user = p;
 	/* Not under the lock: starting may take a while (the first LIST). */
 	if (slice_ctl_start(&sc, &ctl) != 0) {
 		pub_set_error(p, "cannot start the ResourceSlice controller");
@@ -170,11 +194,17 @@ pub_status(struct pub *p)
 	Kpipc__Msg		 m = KPIPC__MSG__INIT;
 	Kpipc__PublishStatus	 ps = KPIPC__PUBLISH_STATUS__INIT;
 	struct slice_stats	 st;
+	char			 recent[SL_RECENT][KP_ERROR_SIZE];
+	char			*errs[SL_RECENT];
+	int			 i, n = 0;
 
 	memset(&st, 0, sizeof(st));
 	pthread_mutex_lock(&p->lock);
-	if (p->ctl != NULL)
+	if (p->ctl != NULL) {
 		slice_ctl_stats(p->ctl, &st);
+		n = slice_ctl_errors(p->ctl, p->last_stats.errors, recent,
+		    SL_RECENT);
+	}
 	if (st.last_error[0] == '\0')
 		memcpy(st.last_error, p->last_error, sizeof(st.last_error));
 	pthread_mutex_unlock(&p->lock);
@@ -185,6 +215,13 @@ pub_status(struct pub *p)
 	ps.deletes = st.deletes;
 	ps.last_error = st.last_error;
 	ps.publisher_running = 1;
+	/* The errors since the last status (KP_ERROR_SIZE each: within
+	 * what the supervisor takes, ipc/check.c). */
+	for (i = 0; i < n; i++)
+		errs[i] = recent[i];
+	ps.errors = errs;
+	ps.n_errors = (size_t)n;
+	ps.error_count = st.errors;
 	if (memcmp(&st, &p->last_stats, sizeof(st)) == 0)
 		return;
 	p->last_stats = st;
@@ -203,6 +240,14 @@ pub_dispatch(struct pub *p, Kpipc__Msg *m)
 		return (0);	/* m is kept as the desired state */
 	case KPIPC__MSG__M_CLAIM_GET:
 		pub_claims_queue(p, m);	/* takes m */
+		return (0);
+	case KPIPC__MSG__M_EVENT_POST:
+		pub_events_post(p, m->event_post->kind, m->event_post->note);
+		ipc_free(m);
+		return (0);
+	case KPIPC__MSG__M_PING:
+		pub_pong(p, m->ping->seq);
+		ipc_free(m);
 		return (0);
 	default:
 		log_warnx("unexpected %s frame from the supervisor",
@@ -272,6 +317,7 @@ pub_teardown(struct pub *p, pthread_t start)
 	pub_claims_stop(p);
 	if (p->ctl != NULL)
 		slice_ctl_stop(p->ctl);
+	pub_events_stop(p);
 	if (p->desired_msg != NULL)
 		ipc_free(p->desired_msg);
 	http_client_free(p->http_claims);
@@ -412,12 +458,15 @@ publisher_main(struct child_env *env)
 		return (child_start_fail(env, KP_EIO, "HTTP client set-up "
 		    "failed"));
 	}
+	http_client_timeout(p.http, env->cfg->kube_timeout_ms);
+	http_client_timeout(p.http_claims, env->cfg->kube_timeout_ms);
 	ready.pid = getpid();
 	ready.hide_paths = hide.ptr;
 	ready.n_hide_paths = hide.n;
 	m.m_case = KPIPC__MSG__M_READY;
 	m.ready = &ready;
 	if (pub_send(&p, &m) != 0 || pub_claims_start(&p) != 0 ||
+	    pub_events_start(&p) != 0 ||
 	    pthread_create(&start, NULL, pub_start_thread, &p) != 0) {
 		http_client_free(p.http_claims);
 		http_client_free(p.http);

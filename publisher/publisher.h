@@ -23,10 +23,12 @@
 
 #include "kubeletplugin.h"
 #include "ipc.pb-c.h"
+#include "ipc/ipc.h"
 
 #define KP_SA_DIR	"/var/run/secrets/kubernetes.io/serviceaccount"
 #define KP_TOKEN_REREAD_S	60	/* re-read a token file at least this often */
-#define KP_HTTP_TIMEOUT_S	30	/* every request but watches */
+#define KP_HTTP_TIMEOUT_S	30	/* every request but watches, unless
+					 * kp_kube_api_timeout() says */
 #define KP_WATCH_TIMEOUT_S	600	/* server-side timeoutSeconds upper bound */
 #define KP_CLAIM_BUDGET_S	20	/* a claim look-up, retries included */
 
@@ -99,6 +101,7 @@ int	http_global_init(void);
 void	http_global_cleanup(void);
 int	http_client_new(struct kube_config *, double, int,
 	    struct http_client **);
+void	http_client_timeout(struct http_client *, int);
 void	http_client_free(struct http_client *);
 int	http_request(struct http_client *, const char *, const char *,
 	    const char *, struct http_response *);
@@ -109,7 +112,7 @@ char	*http_escape(const char *);
 
 /* http_watch.c */
 int	http_watch(struct http_client *, const char *, http_line_fn, void *,
-	    volatile int *);
+	    volatile int *, char *, size_t);
 
 /* discovery.c */
 enum kube_version {
@@ -141,7 +144,13 @@ struct slice_ctl_config {
 	const char		*driver;	/* spec.driver */
 	const char		*node;		/* spec.nodeName, pool owner */
 	const char		*node_uid;	/* NULL: GET the Node once */
+	const char		*reconcile_pool;	/* ReconcilePoolWithName;
+						 * NULL or "": off */
 	int			 sync_delay_ms;	/* after a watch event; 0: 1000 */
+	/* A pool the API server keeps rejecting (EVENT_POOL_REJECTED):
+	 * called with the controller's lock held; must not block. */
+	void			(*event)(void *, int, const char *);
+	void			*event_user;
 };
 
 struct slice_stats {
@@ -149,11 +158,20 @@ struct slice_stats {
 	int		 pending_pools;
 	uint64_t	 creates, updates, deletes;
 	char		 last_error[KP_ERROR_SIZE];
+	uint64_t	 errors;	/* sl_set_error/_sticky calls */
 };
+
+/* The latest errors, for the driver's error callback (slices.c). */
+#define SL_RECENT	8
+
+int	slice_ctl_errors(struct slice_ctl *, uint64_t, char (*)[KP_ERROR_SIZE],
+	    int);
 
 int	slice_ctl_start(const struct slice_ctl_config *, struct slice_ctl **);
 int	slice_ctl_update(struct slice_ctl *, const Kpipc__Publish *);
 void	slice_ctl_stats(struct slice_ctl *, struct slice_stats *);
+size_t	slice_ctl_pools(struct slice_ctl *, char (*)[KP_IPC_MAX_POOL + 1],
+	    uint32_t *, size_t);
 void	slice_ctl_stop(struct slice_ctl *);
 
 #endif /* KP_PUBLISHER_H */

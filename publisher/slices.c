@@ -1,9 +1,9 @@
 /*
  * slices.c - the ResourceSlice controller with the semantics of upstream's
- * k8s.io/dynamic-resource-allocation/resourceslice (1.34+ behaviour):
- * a watch thread (slices_watch.c) keeps a cache of this node's slices of
- * this driver, a sync worker runs syncPool (slices_sync.c) per pool from a
- * delaying, rate-limited queue.
+ * k8s.io/dynamic-resource-allocation/resourceslice (v0.36/v0.37: index
+ * names, ReconcilePoolWithName): a watch thread (slices_watch.c) keeps a
+ * cache of this node's slices of this driver, a sync worker runs syncPool
+ * (slices_sync.c) per pool from a delaying, rate-limited queue.
  *
  * Queue rules, as upstream's work queue: update() and the first LIST queue
  * pools at once; watch events queue their pool after sync_delay_ms (upstream
@@ -63,20 +63,56 @@ sl_wait_ms(struct slice_ctl *ctl, int ms)
 	return (stop);
 }
 
-/* Record and log an error; the lock must not be held. */
+/*
+ * Record and log an error; the lock must not be held. A fault makes every
+ * retry fail: the first failure is a warning, the retries are V(2) until
+ * SL_WARN_EVERY_S passed (then one more warning, with the count), so an
+ * API server that is down for an hour logs about 60 lines, not one per
+ * retry (tests/e2e/faults.test.js counts them).
+ */
 void
 sl_set_error(struct slice_ctl *ctl, const char *fmt, ...)
 {
-	char	buf[KP_ERROR_SIZE];
-	va_list	ap;
+	char		buf[KP_ERROR_SIZE];
+	struct timespec	now;
+	va_list		ap;
+	int		warn, n;
 
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	log_warnx("resourceslices: %s", buf);
+	clock_gettime(CLOCK_MONOTONIC, &now);
 	pthread_mutex_lock(&ctl->lock);
 	memcpy(ctl->stats.last_error, buf, sizeof(buf));
+	memcpy(ctl->recent[ctl->stats.errors++ % SL_RECENT], buf, sizeof(buf));
+	n = ++ctl->err_streak;
+	warn = n == 1 || now.tv_sec - ctl->err_warned.tv_sec >=
+	    SL_WARN_EVERY_S;
+	if (warn)
+		ctl->err_warned = now;
 	pthread_mutex_unlock(&ctl->lock);
+	if (warn && n == 1)
+		log_warnx("resourceslices: %s (retrying with backoff)", buf);
+	else if (warn)
+		log_warnx("resourceslices: %s (%d failures so far, still "
+		    "retrying)", buf, n);
+	else
+		log_info(2, "resourceslices: %s", buf);
+}
+
+/* A request succeeded (what says which): after errors, one line. */
+void
+sl_clear_error(struct slice_ctl *ctl, const char *what)
+{
+	int	n;
+
+	pthread_mutex_lock(&ctl->lock);
+	n = ctl->err_streak;
+	ctl->err_streak = 0;
+	pthread_mutex_unlock(&ctl->lock);
+	if (n > 0)
+		log_info(0, "resourceslices: %s again after %d failed "
+		    "attempt%s", what, n, n == 1 ? "" : "s");
 }
 
 /*
@@ -97,6 +133,9 @@ sl_set_sticky(struct slice_ctl *ctl, const char *fmt, ...)
 	same = strcmp(ctl->sticky, buf) == 0;
 	memcpy(ctl->sticky, buf, sizeof(buf));
 	memcpy(ctl->stats.last_error, buf, sizeof(buf));
+	if (!same)
+		memcpy(ctl->recent[ctl->stats.errors++ % SL_RECENT], buf,
+		    sizeof(buf));
 	pthread_mutex_unlock(&ctl->lock);
 	if (!same)
 		log_warnx("resourceslices: %s", buf);
@@ -216,6 +255,7 @@ ctl_free(struct slice_ctl *ctl)
 	free(ctl->driver);
 	free(ctl->node);
 	free(ctl->node_uid);
+	free(ctl->reconcile_pool);
 	json_decref(ctl->dropped);
 	free(ctl->streams[SL_NODE].field_selector);
 	free(ctl->streams[SL_SELECTOR].field_selector);
@@ -235,7 +275,7 @@ slice_ctl_start(const struct slice_ctl_config *cfg, struct slice_ctl **out)
 {
 	struct slice_ctl	*ctl;
 	pthread_condattr_t	 ca;
-	int			 rc;
+	int			 rc, first;
 
 	if (cfg == NULL || out == NULL || cfg->driver == NULL ||
 	    cfg->driver[0] == '\0')
@@ -250,10 +290,14 @@ slice_ctl_start(const struct slice_ctl_config *cfg, struct slice_ctl **out)
 	ctl->version = cfg->version;
 	ctl->sync_delay_ms = cfg->sync_delay_ms > 0 ? cfg->sync_delay_ms :
 	    SL_SYNC_DELAY_MS;
+	ctl->event = cfg->event;
+	ctl->event_user = cfg->event_user;
 	ctl->driver = strdup(cfg->driver);
 	ctl->node = strdup(cfg->node);
 	if (cfg->node_uid != NULL && cfg->node_uid[0] != '\0')
 		ctl->node_uid = strdup(cfg->node_uid);
+	if (cfg->reconcile_pool != NULL && cfg->reconcile_pool[0] != '\0')
+		ctl->reconcile_pool = strdup(cfg->reconcile_pool);
 	ctl->streams[SL_NODE].field_selector = field_selector(cfg->driver,
 	    cfg->node);
 	ctl->streams[SL_SELECTOR].field_selector = field_selector(cfg->driver,
@@ -269,12 +313,21 @@ slice_ctl_start(const struct slice_ctl_config *cfg, struct slice_ctl **out)
 	    ctl->streams[SL_NODE].field_selector == NULL ||
 	    ctl->streams[SL_SELECTOR].field_selector == NULL ||
 	    (cfg->node_uid != NULL && cfg->node_uid[0] != '\0' &&
-	    ctl->node_uid == NULL)) {
+	    ctl->node_uid == NULL) ||
+	    (cfg->reconcile_pool != NULL && cfg->reconcile_pool[0] != '\0' &&
+	    ctl->reconcile_pool == NULL)) {
 		ctl_free(ctl);
 		return (KP_ENOMEM);
 	}
-	if ((rc = pthread_create(&ctl->streams[SL_NODE].thread, NULL,
-	    sl_watch_main, &ctl->streams[SL_NODE])) != 0) {
+	/*
+	 * ReconcilePoolWithName: only the informer of slices without a
+	 * node, filtered by pool name on this side (upstream: the selector
+	 * spec.nodeName= even for a Node owner, plus a pool filter).
+	 */
+	first = ctl->reconcile_pool != NULL ? SL_SELECTOR : SL_NODE;
+	ctl->streams[first].running = 1;	/* before sync_main reads it */
+	if ((rc = pthread_create(&ctl->streams[first].thread, NULL,
+	    sl_watch_main, &ctl->streams[first])) != 0) {
 		ctl_free(ctl);
 		return (-rc);
 	}
@@ -284,12 +337,11 @@ slice_ctl_start(const struct slice_ctl_config *cfg, struct slice_ctl **out)
 		__atomic_store_n(&ctl->stop, 1, __ATOMIC_SEQ_CST);
 		pthread_cond_broadcast(&ctl->cond);
 		pthread_mutex_unlock(&ctl->lock);
-		pthread_join(ctl->streams[SL_NODE].thread, NULL);
+		pthread_join(ctl->streams[first].thread, NULL);
 		ctl_free(ctl);
 		return (-rc);
 	}
 	ctl->threads = 1;
-	ctl->streams[SL_NODE].running = 1;
 	*out = ctl;
 	return (0);
 }
@@ -313,7 +365,9 @@ publish_copy(const Kpipc__Publish *m)
 /*
  * Replace the desired state (deep-copied; m stays the caller's). Thread-
  * safe. Pools of the old and of the new state are synced at once; pools no
- * longer desired get their slices deleted. Errors: KP_EINVAL, KP_ENOMEM.
+ * longer desired get their slices deleted. Errors: KP_EINVAL (also: with
+ * ReconcilePoolWithName, another pool set; the old state stays),
+ * KP_ENOMEM.
  */
 /* Does the pool have slices without a node (the second informer)? */
 static int
@@ -337,6 +391,16 @@ slice_ctl_update(struct slice_ctl *ctl, const Kpipc__Publish *m)
 
 	if (ctl == NULL || m == NULL)
 		return (KP_EINVAL);
+	/* The driver process refuses this already; upstream's Update()
+	 * reports it and keeps the old state, and so does this. */
+	if (ctl->reconcile_pool != NULL && m->n_pools > 0 &&
+	    (m->n_pools > 1 || strcmp(m->pools[0]->name,
+	    ctl->reconcile_pool) != 0)) {
+		sl_set_error(ctl, "ReconcilePoolWithName=\"%s\", but found "
+		    "%zu pools; expected exactly one pool with this name",
+		    ctl->reconcile_pool, m->n_pools);
+		return (KP_EINVAL);
+	}
 	if ((c = publish_copy(m)) == NULL)
 		return (KP_ENOMEM);
 	pthread_mutex_lock(&ctl->lock);
@@ -350,7 +414,8 @@ slice_ctl_update(struct slice_ctl *ctl, const Kpipc__Publish *m)
 	for (i = 0; i < c->n_pools; i++)
 		if (!pool_node_local(c->pools[i]))
 			break;
-	if (i < c->n_pools && !ctl->streams[SL_SELECTOR].running) {
+	if (i < c->n_pools && !ctl->streams[SL_SELECTOR].running &&
+	    ctl->reconcile_pool == NULL) {
 		/* Slices without a node: a second informer, from now on. */
 		if (pthread_create(&ctl->streams[SL_SELECTOR].thread, NULL,
 		    sl_watch_main, &ctl->streams[SL_SELECTOR]) == 0)
@@ -388,6 +453,64 @@ slice_ctl_stats(struct slice_ctl *ctl, struct slice_stats *st)
 	pthread_mutex_unlock(&ctl->lock);
 }
 
+/*
+ * The slices of each desired pool as the cache has them (for /metrics):
+ * up to max pools, their names copied into names[] and their slice
+ * counts into counts[].
+ */
+size_t
+slice_ctl_pools(struct slice_ctl *ctl, char (*names)[KP_IPC_MAX_POOL + 1],
+    uint32_t *counts, size_t max)
+{
+	size_t	 i, j, n = 0;
+
+	if (ctl == NULL)
+		return (0);
+	pthread_mutex_lock(&ctl->lock);
+	for (i = 0; ctl->desired != NULL && i < ctl->desired->n_pools &&
+	    n < max; i++) {
+		const char *pool = ctl->desired->pools[i]->name;
+
+		snprintf(names[n], KP_IPC_MAX_POOL + 1, "%s", pool);
+		counts[n] = 0;
+		for (j = 0; j < ctl->n_cache; j++)
+			if (!ctl->cache[j].deleted &&
+			    ctl->cache[j].rec.pool != NULL &&
+			    strcmp(ctl->cache[j].rec.pool, pool) == 0)
+				counts[n]++;
+		n++;
+	}
+	pthread_mutex_unlock(&ctl->lock);
+	return (n);
+}
+
+/*
+ * The errors after number since (at most max, the newest if more):
+ * copied to out; returns how many.
+ */
+int
+slice_ctl_errors(struct slice_ctl *ctl, uint64_t since,
+    char (*out)[KP_ERROR_SIZE], int max)
+{
+	uint64_t	 n, first;
+	int		 k = 0;
+
+	if (ctl == NULL || max <= 0)
+		return (0);
+	pthread_mutex_lock(&ctl->lock);
+	n = ctl->stats.errors;
+	first = since < n ? since : n;
+	if (n - first > SL_RECENT)
+		first = n - SL_RECENT;
+	if (n - first > (uint64_t)max)
+		first = n - (uint64_t)max;
+	for (; first < n; first++)
+		memcpy(out[k++], ctl->recent[first % SL_RECENT],
+		    KP_ERROR_SIZE);
+	pthread_mutex_unlock(&ctl->lock);
+	return (k);
+}
+
 /* Pools whose last sync failed; the lock is held. */
 static size_t
 pools_failing(const struct slice_ctl *ctl)
@@ -411,7 +534,8 @@ slice_ctl_stop(struct slice_ctl *ctl)
 	pthread_cond_broadcast(&ctl->cond);
 	pthread_mutex_unlock(&ctl->lock);
 	if (ctl->threads) {
-		pthread_join(ctl->streams[SL_NODE].thread, NULL);
+		if (ctl->streams[SL_NODE].running)
+			pthread_join(ctl->streams[SL_NODE].thread, NULL);
 		if (ctl->streams[SL_SELECTOR].running)
 			pthread_join(ctl->streams[SL_SELECTOR].thread, NULL);
 		pthread_join(ctl->sync_thread, NULL);
@@ -448,6 +572,19 @@ desired_pool(struct slice_ctl *ctl, const char *name, int *nomem)
 	return (NULL);
 }
 
+/* The lock is held. */
+static void
+pool_event(struct slice_ctl *ctl, const char *pool)
+{
+	char	 note[KP_ERROR_SIZE + 320];
+
+	snprintf(note, sizeof(note), "the API server keeps rejecting the "
+	    "ResourceSlices of pool %.253s: %.700s", pool,
+	    ctl->stats.last_error[0] ? ctl->stats.last_error : "no reason");
+	ctl->event(ctl->event_user, KPIPC__EVENT_KIND__EVENT_POOL_REJECTED,
+	    note);
+}
+
 static long
 backoff_ms(int failures)
 {
@@ -462,7 +599,8 @@ backoff_ms(int failures)
 int
 sl_ready(struct slice_ctl *ctl)
 {
-	return (ctl->streams[SL_NODE].synced &&
+	return ((!ctl->streams[SL_NODE].running ||
+	    ctl->streams[SL_NODE].synced) &&
 	    (!ctl->streams[SL_SELECTOR].running ||
 	    ctl->streams[SL_SELECTOR].synced));
 }
@@ -502,11 +640,12 @@ sync_main(void *arg)
 	Kpipc__Pool		*dp;
 	char			*name;
 	long			 retry_ms, ms;
-	int			 have_wait, nomem, rc;
+	int			 have_wait, nomem, rc, cleared;
 
 	pthread_mutex_lock(&ctl->lock);
 	while (!ctl->stop) {
 		p = NULL;
+		cleared = 0;
 		have_wait = 0;
 		if (sl_ready(ctl) && ctl->desired != NULL)
 			p = next_pool(ctl, &wait, &have_wait);
@@ -541,11 +680,20 @@ sync_main(void *arg)
 					pool_drop(ctl, p);
 				/* All pools in sync again: the last error
 				 * is history, not the current state. */
-				if (pools_failing(ctl) == 0)
+				if (pools_failing(ctl) == 0) {
 					memcpy(ctl->stats.last_error,
 					    ctl->sticky, sizeof(ctl->sticky));
+					cleared = ctl->err_streak;
+					ctl->err_streak = 0;
+				}
 			} else {
 				p->failures++;
+				/* Retrying did not help: tell the cluster
+				 * (an Event on the Node, counted again on
+				 * each further failure). */
+				if (p->failures >= SL_EVENT_FAILURES &&
+				    ctl->event != NULL)
+					pool_event(ctl, name);
 				ms = backoff_ms(p->failures);
 				if (retry_ms > ms)
 					ms = retry_ms;
@@ -555,6 +703,13 @@ sync_main(void *arg)
 			}
 		}
 		free(name);
+		if (cleared > 0) {
+			pthread_mutex_unlock(&ctl->lock);
+			log_info(0, "resourceslices: in sync again after %d "
+			    "failed attempt%s", cleared, cleared == 1 ? "" :
+			    "s");
+			pthread_mutex_lock(&ctl->lock);
+		}
 	}
 	pthread_mutex_unlock(&ctl->lock);
 	return (NULL);

@@ -12,16 +12,20 @@
 
 #include <jansson.h>
 
+#include "base/quantity.h"
 #include "publisher/publisher.h"
 
-#define SL_QTY_MAX		128	/* canonical quantity, NUL included */
 #define SL_SYNC_DELAY_MS	1000	/* default delay after a watch event */
 #define SL_MUTATION_TTL_S	60	/* own writes outlive a relist, s */
 #define SL_BACKOFF_MIN_MS	5	/* per-pool retry: 5 ms doubling ... */
 #define SL_BACKOFF_MAX_MS	60000	/* ... to 60 s (upstream: 1000 s) */
+#define SL_EVENT_FAILURES	3	/* failed syncs of a pool: an Event */
 #define SL_WATCH_BACKOFF_MIN_MS	800	/* list/watch errors: 0.8 s doubling */
 #define SL_WATCH_BACKOFF_MAX_MS	30000	/* ... to 30 s */
 #define SL_LIST_LIMIT		500
+#define SL_INDEX_MIN		5	/* hex digits of a slice name's index */
+#define SL_WARN_EVERY_S		60	/* a fault that lasts: warned again */
+#define SL_FORBIDDEN_RETRY_MS	5000	/* a 403: the least retry delay */
 
 /*
  * One desired slice, borrowed from the Kpipc__Publish tree it came from.
@@ -58,10 +62,6 @@ struct slice_rec {
 	json_t		*metadata;	/* as served, the base of a PUT */
 };
 
-/* quantity.c */
-int	 conv_quantity_canon(const char *, char *, size_t);
-int	 conv_quantity_equal(const char *, const char *);
-
 /* convert.c */
 json_t	*conv_slice_spec(enum kube_version, const struct conv_slice *);
 json_t	*conv_slice_object(enum kube_version, const struct conv_slice *,
@@ -95,7 +95,9 @@ struct sl_entry {
  * The informers. SL_NODE watches spec.nodeName=<node> (node-local pools);
  * SL_SELECTOR, started with the first pool that has a node selector,
  * watches spec.nodeName= (slices without a node) and keeps those whose
- * controller owner is this Node.
+ * controller owner is this Node. With ReconcilePoolWithName only
+ * SL_SELECTOR runs, from the start, and keeps the slices of that pool,
+ * whoever owns them (upstream retainSlicesByPoolName).
  */
 #define SL_NODE		0
 #define SL_SELECTOR	1
@@ -123,7 +125,10 @@ struct slice_ctl {
 	char			*driver;
 	char			*node;
 	char			*node_uid;	/* NULL until known */
+	char			*reconcile_pool;	/* NULL: off */
 	int			 sync_delay_ms;
+	void			(*event)(void *, int, const char *);
+	void			*event_user;
 
 	pthread_mutex_t		 lock;		/* everything below */
 	pthread_cond_t		 cond;		/* CLOCK_MONOTONIC */
@@ -141,6 +146,13 @@ struct slice_ctl {
 	 * dropped, fields the served version lacks): shown as the last
 	 * error while nothing newer failed; logged once. */
 	char			 sticky[KP_ERROR_SIZE];
+	/* The last SL_RECENT errors; recent[n % SL_RECENT] is number n+1
+	 * (stats.errors counts them). */
+	char			 recent[SL_RECENT][KP_ERROR_SIZE];
+	/* Errors since the last success (sl_set_error, sl_clear_error):
+	 * one warning per fault, then V(2) until SL_WARN_EVERY_S passed. */
+	int			 err_streak;
+	struct timespec		 err_warned;
 
 	/* sync thread only: [{"want": neutral, "got": neutral}] of writes
 	 * whose stored object lacked fields we sent (dropped by a feature
@@ -158,6 +170,7 @@ void	sl_schedule(struct slice_ctl *, const char *, int);
 void	sl_schedule_all(struct slice_ctl *, int);
 void	sl_set_error(struct slice_ctl *, const char *, ...)
 	    __attribute__((format(printf, 2, 3)));
+void	sl_clear_error(struct slice_ctl *, const char *);
 void	sl_set_sticky(struct slice_ctl *, const char *, ...)
 	    __attribute__((format(printf, 2, 3)));
 int	sl_wait_ms(struct slice_ctl *, int);

@@ -1,17 +1,23 @@
 /*
- * slices_sync.c - upstream's syncPool (reference 2.4, 1.34+ behaviour) for
- * one pool: delete obsolete slices first, then update changed ones (PUT
- * with the cached resourceVersion), then create the missing ones (POST with
- * generateName "<node>-<driver>-" and the Node as controller owner).
+ * slices_sync.c - upstream's syncPool (resourceslice v0.36/v0.37) for one
+ * pool: delete obsolete slices first, then update changed ones (PUT with
+ * the cached resourceVersion), then create the missing ones (POST with the
+ * Node as controller owner).
  *
- * Matching: 1 current + 1 desired slice match whatever their devices;
- * otherwise a current slice matches the first unmatched desired slice with
- * the same set of device names. Slices of an older pool generation and
- * unmatched ones are obsolete. Generation: the driver's if higher; kept when
- * nothing is created and at most one slice changes; else bumped, and then
- * every matched slice is rewritten. A pool with no slices is published as
- * one empty slice ("an empty pool" is not "no pool").
+ * Names carry the slice's index in the pool (v0.36, PR #136641): the
+ * generateName is "<index>-<driver>-<node>-", the index in lower-case hex,
+ * zero-padded to max(5, hex digits of n-1), so the allocator's sort by name
+ * follows the driver's order of slices. A current slice matches the desired
+ * slice its name's index points at; a name without a valid index of the
+ * current width (random names of older versions included: replaced once),
+ * an index out of range or taken, a slice of an older pool generation and
+ * one whose node locality differs (spec.nodeName is immutable) are
+ * obsolete. Generation: the driver's if higher; kept when nothing is
+ * created and at most one slice changes; else bumped, and then every
+ * matched slice is rewritten. A pool with no slices is published as one
+ * empty slice ("an empty pool" is not "no pool").
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,9 +69,11 @@ request(struct slice_ctl *ctl, const char *method, const char *path,
 	m = conv_status_message(r->resp.body, st);
 	snprintf(r->err, sizeof(r->err), "%s", m != NULL ? m : "error");
 	free(m);
-	/* A Forbidden is a configuration problem: retry slowly. */
-	if (st == 403 && retry_ms != NULL)
-		*retry_ms = SL_BACKOFF_MAX_MS;
+	/* A Forbidden is a configuration problem: retry slowly, but not
+	 * a minute after an administrator fixed the RBAC rules: the
+	 * per-pool backoff doubles from SL_FORBIDDEN_RETRY_MS on. */
+	if (st == 403 && retry_ms != NULL && *retry_ms < SL_FORBIDDEN_RETRY_MS)
+		*retry_ms = SL_FORBIDDEN_RETRY_MS;
 	return (st);
 }
 
@@ -232,13 +240,17 @@ dropped_as(struct slice_ctl *ctl, const json_t *n)
 	return (NULL);
 }
 
+/*
+ * Create (cur NULL: POST with generateName gen) or update (PUT of cur) one
+ * slice.
+ */
 static int
 write_slice(struct slice_ctl *ctl, const struct conv_slice *cs,
-    const struct slice_rec *cur, long *retry_ms)
+    const struct slice_rec *cur, const char *gen, long *retry_ms)
 {
 	struct req	 r;
 	json_t		*obj, *owner = NULL;
-	char		*path, *gen = NULL;
+	char		*path;
 	long		 st;
 
 	if (cur != NULL) {
@@ -253,15 +265,12 @@ write_slice(struct slice_ctl *ctl, const struct conv_slice *cs,
 		    "metadata", cur->metadata, "spec", spec);
 		path = slice_path(ctl, cur->name);
 	} else {
-		if (asprintf(&gen, "%s-%s-", ctl->node, ctl->driver) == -1)
-			return (KP_ENOMEM);
 		owner = conv_owner_ref(ctl->node, ctl->node_uid);
 		obj = owner == NULL ? NULL : conv_slice_object(ctl->version,
 		    cs, owner, gen, NULL);
 		path = slice_path(ctl, NULL);
 	}
 	json_decref(owner);
-	free(gen);
 	if (obj == NULL || path == NULL ||
 	    json_object_get(obj, "spec") == NULL) {
 		json_decref(obj);
@@ -296,26 +305,42 @@ write_slice(struct slice_ctl *ctl, const struct conv_slice *cs,
 	return (KP_EKUBE);
 }
 
+/*
+ * The width of the index prefix for a pool of n slices: the hex digits of
+ * n - 1, at least SL_INDEX_MIN (upstream getIndexLength).
+ */
 static int
-same_names(const struct slice_rec *s, const Kpipc__Slice *d)
+index_width(size_t n)
 {
-	char	**names;
-	size_t	  i;
-	int	  same = 1;
+	char	buf[32];
+	int	w;
 
-	if (s->n_dev_names != d->n_devices)
-		return (0);
-	if (d->n_devices == 0)
-		return (1);
-	if ((names = calloc(d->n_devices, sizeof(char *))) == NULL)
-		return (0);
-	for (i = 0; i < d->n_devices; i++)
-		names[i] = d->devices[i]->name;
-	qsort(names, d->n_devices, sizeof(char *), conv_names_cmp);
-	for (i = 0; i < d->n_devices && same; i++)
-		same = strcmp(names[i], s->dev_names[i]) == 0;
-	free(names);
-	return (same);
+	w = snprintf(buf, sizeof(buf), "%zx", n > 0 ? n - 1 : 0);
+	return (w > SL_INDEX_MIN ? w : SL_INDEX_MIN);
+}
+
+/*
+ * The index a slice name starts with: exactly width hex digits, then '-'
+ * (upstream decodeIndex). -1: no such prefix (a random name of an older
+ * version, or one written for another number of slices).
+ */
+static ssize_t
+index_of(const char *name, int width)
+{
+	const char	*dash = strchr(name, '-');
+	size_t		 v = 0;
+	int		 i, c;
+
+	if (dash == NULL || dash - name != width || width > 15)
+		return (-1);
+	for (i = 0; i < width; i++) {
+		c = (unsigned char)name[i];
+		if (!isxdigit(c))
+			return (-1);
+		v = v * 16 + (size_t)(isdigit(c) ? c - '0' :
+		    tolower(c) - 'a' + 10);
+	}
+	return ((ssize_t)v);
 }
 
 /* Does the stored slice differ from what we want (pool fields included)? */
@@ -356,8 +381,9 @@ sl_sync_pool(struct slice_ctl *ctl, const char *pool, const Kpipc__Pool *dp,
 	size_t			  n_changed = 0;
 	ssize_t			 *match = NULL;	/* desired -> cur index */
 	int			 *obsolete = NULL, *chg = NULL, bumped = 0;
-	int			  rc, node_local, *local = NULL;
+	int			  rc, node_local, *local = NULL, width;
 	int64_t			  gen = 0;
+	char			 *gen_name;
 	char			  why[KP_ERROR_SIZE];
 
 	/* Fields the served version lacks: refused, not dropped, and not
@@ -387,9 +413,10 @@ sl_sync_pool(struct slice_ctl *ctl, const char *pool, const Kpipc__Pool *dp,
 		match[i] = -1;
 	}
 	/* spec.nodeName is immutable: a slice only ever matches a desired
-	 * slice of the same node locality. */
+	 * slice of the same node locality. With ReconcilePoolWithName no
+	 * slice has a node name. */
 	node_local = dp != NULL && dp->node_selector == NULL &&
-	    !dp->all_nodes;
+	    !dp->all_nodes && ctl->reconcile_pool == NULL;
 	for (i = 0; i < n_want; i++)
 		local[i] = node_local && !want[i]->per_device_node_selection;
 
@@ -397,42 +424,21 @@ sl_sync_pool(struct slice_ctl *ctl, const char *pool, const Kpipc__Pool *dp,
 	for (i = 0; i < n_cur; i++)
 		if (cur[i].generation > gen)
 			gen = cur[i].generation;
+
+	/* Matching by the index in the name; the first slice (by name)
+	 * claiming an index gets it. */
+	width = index_width(n_want);
 	for (i = 0; i < n_cur; i++) {
-		obsolete[i] = dp == NULL || cur[i].generation < gen;
-		for (j = 0; !obsolete[i] && j < n_want; j++)
-			if (local[j] == cur[i].node_local)
-				break;
-		if (j == n_want)
-			obsolete[i] = 1;
-	}
+		ssize_t	k = index_of(cur[i].name, width);
 
-	/* Matching. */
-	if (dp != NULL) {
-		size_t	n_live = 0, live = 0;
-
-		for (i = 0; i < n_cur; i++)
-			if (!obsolete[i]) {
-				n_live++;
-				live = i;
-			}
-		if (n_live == 1 && n_want == 1 &&
-		    cur[live].node_local == local[0])
-			match[0] = (ssize_t)live;
-		else {
-			for (i = 0; i < n_cur; i++) {
-				if (obsolete[i])
-					continue;
-				for (j = 0; j < n_want; j++)
-					if (match[j] < 0 && local[j] ==
-					    cur[i].node_local &&
-					    same_names(&cur[i], want[j]))
-						break;
-				if (j < n_want)
-					match[j] = (ssize_t)i;
-				else
-					obsolete[i] = 1;
-			}
-		}
+		obsolete[i] = dp == NULL || cur[i].generation < gen ||
+		    k < 0 || (size_t)k >= n_want || match[k] >= 0 ||
+		    local[k] != cur[i].node_local;
+		if (!obsolete[i])
+			match[k] = (ssize_t)i;
+		else
+			log_info(3, "resourceslices: pool %s: %s is obsolete",
+			    pool, cur[i].name);
 	}
 
 	/* Delete obsolete slices first (1.34+). */
@@ -445,7 +451,8 @@ sl_sync_pool(struct slice_ctl *ctl, const char *pool, const Kpipc__Pool *dp,
 
 	memset(&cs, 0, sizeof(cs));
 	cs.driver = ctl->driver;
-	cs.node = dp->node_selector == NULL ? ctl->node : NULL;
+	cs.node = dp->node_selector == NULL && ctl->reconcile_pool == NULL ?
+	    ctl->node : NULL;
 	cs.selector = dp->node_selector;
 	cs.all_nodes = dp->all_nodes;
 	cs.pool = pool;
@@ -477,7 +484,7 @@ sl_sync_pool(struct slice_ctl *ctl, const char *pool, const Kpipc__Pool *dp,
 		cs.slice = want[j];
 		cs.devices = want[j]->devices;
 		cs.n_devices = want[j]->n_devices;
-		if ((rc = write_slice(ctl, &cs, &cur[match[j]],
+		if ((rc = write_slice(ctl, &cs, &cur[match[j]], NULL,
 		    retry_ms)) != 0)
 			goto done;
 	}
@@ -489,7 +496,17 @@ sl_sync_pool(struct slice_ctl *ctl, const char *pool, const Kpipc__Pool *dp,
 		cs.slice = want[j];
 		cs.devices = want[j]->devices;
 		cs.n_devices = want[j]->n_devices;
-		if ((rc = write_slice(ctl, &cs, NULL, retry_ms)) != 0)
+		/* upstream: <index>-<driver>-<owner>-, the owner being the
+		 * Node here; the server appends 5 random characters. */
+		if (asprintf(&gen_name, "%0*zx-%s-%s-", width, j, ctl->driver,
+		    ctl->node) == -1) {
+			rc = KP_ENOMEM;
+			goto done;
+		}
+		rc = write_slice(ctl, &cs, NULL, gen_name, retry_ms);
+		free(gen_name);
+		gen_name = NULL;
+		if (rc != 0)
 			goto done;
 	}
 done:

@@ -267,7 +267,7 @@ cache_replace(struct sl_stream *st, struct slice_rec *recs, size_t n,
 
 /*
  * The selector informer sees every node-less slice of the driver: keep the
- * ones this Node controls.
+ * ones this Node controls, or with ReconcilePoolWithName those of the pool.
  */
 static int
 ours(const struct sl_stream *st, const json_t *obj)
@@ -278,6 +278,12 @@ ours(const struct sl_stream *st, const json_t *obj)
 
 	if (st->id == SL_NODE)
 		return (1);
+	if (st->ctl->reconcile_pool != NULL) {
+		name = json_string_value(json_object_get(json_object_get(
+		    json_object_get(obj, "spec"), "pool"), "name"));
+		return (name != NULL &&
+		    strcmp(name, st->ctl->reconcile_pool) == 0);
+	}
 	refs = json_object_get(json_object_get(obj, "metadata"),
 	    "ownerReferences");
 	json_array_foreach(refs, i, r) {
@@ -553,12 +559,15 @@ sl_watch_main(void *arg)
 		ws.events = ws.expired = ws.failed = 0;
 		ws.error[0] = '\0';
 		log_info(3, "resourceslices: watch from RV %s", ws.rv);
-		rc = http_watch(ctl->http, path, watch_line, &ws, &ctl->stop);
+		rc = http_watch(ctl->http, path, watch_line, &ws, &ctl->stop,
+		    err, sizeof(err));
 		free(path);
 		if (sl_stopping(ctl))
 			break;
 		if (ws.events > 0)
 			backoff = 0;
+		if (ws.events > 0 || (rc == 0 && !ws.failed))
+			sl_clear_error(ctl, "list and watch work");
 		if (ws.expired || rc == 410) {
 			log_info(1, "resourceslices: %s: re-listing",
 			    ws.error[0] ? ws.error : "watch expired (410)");
@@ -567,8 +576,17 @@ sl_watch_main(void *arg)
 		}
 		if (rc == 0 && !ws.failed && ws.rv != NULL)
 			continue;	/* clean end: resume from ws.rv */
-		sl_set_error(ctl, "%s", ws.error[0] ? ws.error :
-		    "watch failed");
+		/* A watch cut off (a server restart, a load balancer) is
+		 * no fault yet: only if the re-LIST fails too, its error is
+		 * the warning, naming the cause. */
+		if (ws.error[0] != '\0')
+			sl_set_error(ctl, "%s", ws.error);
+		else if (rc == KP_EIO || rc == KP_ETIMEDOUT)
+			log_info(1, "resourceslices: watch: %s; re-listing",
+			    err);
+		else
+			sl_set_error(ctl, "watch: %s", err[0] ? err :
+			    "failed");
 		backoff = backoff == 0 ? SL_WATCH_BACKOFF_MIN_MS :
 		    backoff * 2;
 		if (backoff > SL_WATCH_BACKOFF_MAX_MS)

@@ -52,6 +52,7 @@ registrar_main(struct child_env *env)
 	rc.max_conns = cfg->max_conns;
 	rc.handshake_ms = cfg->handshake_ms;
 	rc.workers = 1;
+	rc.ctl_lock = &rs.ctl_lock;	/* the reader answers Pings */
 	if (policy_apply(ROLE_REGISTRAR, env, err,
 	    sizeof(err)) != 0)
 		return (child_start_fail(env, KP_ESANDBOX, "sandbox: %s", err));

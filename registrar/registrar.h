@@ -21,6 +21,9 @@ struct reg_state {
 	char			 errs[2][KP_IPC_MAX_REG_ERR + 1];
 };
 
+/* heartbeat.c */
+void	reg_pong(struct reg_state *, uint64_t);
+
 /* registration.c */
 int	reg_info_build(struct reg_state *, const struct kp_options *);
 size_t	reg_methods(struct reg_state *, struct rpc_method *);

@@ -53,7 +53,8 @@ reg_error_get(struct reg_state *rs, int which, char *msg, size_t size)
 }
 
 /*
- * The only frames the supervisor sends a registrar: RegError. ipc_next()
+ * The only frames the supervisor sends a registrar: RegError and the
+ * heartbeat's Ping. ipc_next()
  * ran ipc_check() (which is 1 or 2, length, UTF-8); anything else is
  * logged and dropped. Runs until the channel closes.
  */
@@ -73,7 +74,9 @@ reg_reader(void *arg)
 			}
 			return (NULL);
 		}
-		if (m->m_case == KPIPC__MSG__M_REG_ERROR) {
+		if (m->m_case == KPIPC__MSG__M_PING)
+			reg_pong(rs, m->ping->seq);	/* heartbeat.c */
+		else if (m->m_case == KPIPC__MSG__M_REG_ERROR) {
 			pthread_mutex_lock(&rs->err_lock);
 			snprintf(rs->errs[m->reg_error->which - 1],
 			    sizeof(rs->errs[0]), "%s", m->reg_error->message);

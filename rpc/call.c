@@ -51,6 +51,9 @@ rpc_call_new(struct rpc_server *srv, const struct rpc_method *method)
 	atomic_init(&call->cancelled, 0);
 	if (method != NULL)
 		call->request_id = atomic_fetch_add(&rpc_request_id, 1) + 1;
+	call->stats_method = -1;
+	if (method != NULL)
+		rpc_stats_start(call);
 	pthread_mutex_lock(&srv->lock);
 	srv->live_calls++;
 	pthread_mutex_unlock(&srv->lock);
@@ -61,15 +64,18 @@ void
 rpc_call_unref(struct rpc_call *call)
 {
 	struct rpc_server	*srv = call->srv;
+	int			 in_flight;
 
 	if (atomic_fetch_sub(&call->refs, 1) != 1)
 		return;
+	in_flight = call->in_flight;
+	rpc_stats_end(call, -1);	/* never answered */
 	rpc_core_call_release(call);
 	pthread_cond_destroy(&call->cond);
 	pthread_mutex_destroy(&call->lock);
 	free(call->req);
 	free(call);
-	rpc_server_call_gone(srv);
+	rpc_server_call_gone(srv, in_flight);
 }
 
 static const char *
@@ -346,6 +352,7 @@ rpc_call_reply(struct rpc_call *call, int status, const char *msg,
 		return (KP_EINVAL);
 	intercept(call, KP_CALL_AFTER, resp, len, status, msg);
 	log_result(call, status, msg, resp, len);
+	rpc_stats_end(call, status);
 	if ((rv = rpc_core_reply(call, status, msg, resp, len)) != 0)
 		rpc_call_unref(call);
 	return (rv);
@@ -464,6 +471,7 @@ rpc_call_finish(struct rpc_call *call, int status, const char *msg)
 		return (KP_EINVAL);
 	intercept(call, KP_CALL_AFTER, NULL, 0, status, msg);
 	log_result(call, status, msg, NULL, 0);
+	rpc_stats_end(call, status);
 	pthread_mutex_lock(&call->lock);
 	rv = rpc_core_finish(call, status, msg);
 	pthread_mutex_unlock(&call->lock);

@@ -26,6 +26,7 @@
 #ifndef KP_RPC_H
 #define KP_RPC_H
 
+#include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -33,6 +34,7 @@
 
 #include "kubeletplugin.h"
 #include "base/config.h"
+#include "ipc/ipc.h"
 
 /* gRPC status codes used by the handlers (values of grpc_status_code). */
 enum rpc_status {
@@ -130,6 +132,19 @@ struct rpc_config {
 	int max_conns;
 	int handshake_ms;
 	int keepalive_ms;
+	/*
+	 * rpc_serve_child() on SIGTERM: refuse new calls and give the unary
+	 * calls in flight this long to finish before stopping
+	 * (rpc_server_drain); 0: stop at once.
+	 */
+	int drain_ms;
+	/*
+	 * Held around the READY frame rpc_serve_child() sends (NULL: none):
+	 * the lock the child's other threads take to send on its channel
+	 * (a heartbeat answer may be sent the moment READY arrived, before
+	 * ipc_send() returned here).
+	 */
+	pthread_mutex_t *ctl_lock;
 };
 
 #define RPC_DEF_KEEPALIVE_MS	 60000
@@ -162,6 +177,16 @@ int rpc_server_new(const struct rpc_config *cfg, struct rpc_server **out);
  */
 int rpc_server_run(struct rpc_server *srv, volatile sig_atomic_t *quit,
     int stop_fd);
+
+/*
+ * rpc_server_drain - from another thread than rpc_server_run()'s: from
+ * now on every new call fails with UNAVAILABLE without running its
+ * handler (calls already dispatched, queued ones included, still run);
+ * wait at most ms milliseconds until the unary calls in flight have been
+ * answered. Streams are not waited for. Returns how many still run; stop
+ * the server afterwards (their handlers then see rpc_call_cancelled()).
+ */
+size_t rpc_server_drain(struct rpc_server *srv, int ms);
 
 /* rpc_server_free - free the server and call grpc_shutdown(). */
 void rpc_server_free(struct rpc_server *srv);
@@ -224,5 +249,14 @@ int rpc_call_cancelled(const struct rpc_call *call);
 
 /* rpc_call_method - the call's full method path; valid for the call. */
 const char *rpc_call_method(const struct rpc_call *call);
+
+/*
+ * rpc_stats_take - this process's gRPC counters since the last call
+ * (calls by method and code, latency buckets) and its calls in progress,
+ * into p->rpc and p->in_flight (allocated; free with rpc_stats_free).
+ * KP_ENOMEM leaves the counters for the next call.
+ */
+int	rpc_stats_take(Kpipc__Pong *);
+void	rpc_stats_free(Kpipc__Pong *);
 
 #endif /* KP_RPC_H */

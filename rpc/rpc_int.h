@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "rpc/rpc.h"
+#include "ipc/ipc.h"
 
 /* What a completion-queue event is about. */
 enum rpc_tag_kind {
@@ -49,6 +50,10 @@ struct rpc_call {
 	uint8_t				*req;
 	size_t				 req_len;
 	size_t				 n_passed;	/* BEFORE passed */
+	int				 in_flight;	/* a unary call the
+							 * drain waits for */
+	int				 stats_method;	/* stats.c; -1 */
+	int64_t				 t0_us;		/* its start */
 
 	pthread_mutex_t			 lock;		/* fields below */
 	pthread_cond_t			 cond;
@@ -147,6 +152,8 @@ struct rpc_server {
 	int				 handoff;	/* poll now */
 	uint64_t			 handler_gen;	/* handlers started */
 	size_t				 live_calls;
+	int				 draining;	/* new calls refused */
+	size_t				 unary_live;	/* in_flight calls */
 	pthread_t			*threads;	/* workers + 1 */
 	int				 n_threads;
 };
@@ -171,7 +178,7 @@ void	 rpc_server_dispatch(struct rpc_server *, struct rpc_call *);
 int	 rpc_server_left_poll(void);
 int	 rpc_server_pool_join(struct rpc_server *);
 void	 rpc_server_blocking(struct rpc_server *);
-void	 rpc_server_call_gone(struct rpc_server *);
+void	 rpc_server_call_gone(struct rpc_server *, int);
 void	 rpc_server_shutdown_done(struct rpc_server *);
 int64_t	 rpc_now_ms(void);
 
@@ -185,5 +192,9 @@ void	 rpc_call_sent(struct rpc_call *, int);
 
 /* accept.c */
 int	 rpc_accept_loop(struct rpc_server *, volatile sig_atomic_t *, int);
+
+/* stats.c */
+void	 rpc_stats_start(struct rpc_call *);
+void	 rpc_stats_end(struct rpc_call *, int);
 
 #endif /* KP_RPC_INT_H */

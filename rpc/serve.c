@@ -64,8 +64,12 @@ rpc_serve_child(struct child_env *env, const struct rpc_config *rc)
 	ready.pid = getpid();
 	m.m_case = KPIPC__MSG__M_READY;
 	m.ready = &ready;
-	if (ipc_send(&env->ctl, &m) != 0 ||
-	    pthread_create(&th, NULL, serve_thread, &run) != 0) {
+	if (rc->ctl_lock != NULL)
+		pthread_mutex_lock(rc->ctl_lock);
+	r = ipc_send(&env->ctl, &m);
+	if (rc->ctl_lock != NULL)
+		pthread_mutex_unlock(rc->ctl_lock);
+	if (r != 0 || pthread_create(&th, NULL, serve_thread, &run) != 0) {
 		log_warnx("cannot start serving");
 		rpc_server_free(run.srv);
 		close(stop[0]);
@@ -80,6 +84,10 @@ rpc_serve_child(struct child_env *env, const struct rpc_config *rc)
 	while (sigwait(&set, &sig) != 0)
 		;
 	log_info(2, "stopping (%s)", strsignal(sig));
+	/* The supervisor removed the registration socket first: kubelet
+	 * sends no new work; what it sent already may finish. */
+	if (sig == SIGTERM && rc->drain_ms > 0)
+		(void)rpc_server_drain(run.srv, rc->drain_ms);
 	(void)!write(stop[1], "x", 1);
 	pthread_join(th, NULL);
 	rpc_server_free(run.srv);

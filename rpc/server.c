@@ -191,11 +191,16 @@ void
 rpc_server_dispatch(struct rpc_server *srv, struct rpc_call *call)
 {
 	pthread_mutex_lock(&srv->lock);
-	if (srv->stopping) {
+	if (srv->stopping || srv->draining) {
 		pthread_mutex_unlock(&srv->lock);
-		rpc_call_abort(call, RPC_UNAVAILABLE,
+		rpc_call_abort(call, RPC_UNAVAILABLE, srv->draining ?
+		    "plugin is shutting down: draining, no new calls" :
 		    "server is shutting down");
 		return;
+	}
+	if (!call->method->server_streaming) {
+		call->in_flight = 1;
+		srv->unary_live++;
 	}
 	if (call->method->inline_ok && !call->method->server_streaming) {
 		pthread_mutex_unlock(&srv->lock);
@@ -384,12 +389,50 @@ rpc_server_pool_join(struct rpc_server *srv)
 }
 
 void
-rpc_server_call_gone(struct rpc_server *srv)
+rpc_server_call_gone(struct rpc_server *srv, int in_flight)
 {
 	pthread_mutex_lock(&srv->lock);
+	if (in_flight && --srv->unary_live == 0)
+		pthread_cond_broadcast(&srv->idle);
 	if (--srv->live_calls == 0)
 		pthread_cond_broadcast(&srv->idle);
 	pthread_mutex_unlock(&srv->lock);
+}
+
+/*
+ * Refuse new calls (UNAVAILABLE: kubelet retries, on another instance in
+ * a rolling update) and wait up to ms for the unary calls already
+ * dispatched to be answered. Streams are not waited for: a health stream
+ * lasts as long as kubelet watches. Returns the calls still running.
+ */
+size_t
+rpc_server_drain(struct rpc_server *srv, int ms)
+{
+	struct timespec	 until;
+	size_t		 left;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += ms / 1000;
+	until.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&srv->lock);
+	srv->draining = 1;
+	log_info(1, "%s: draining: %zu calls in flight, at most %d ms",
+	    srv->name, srv->unary_live, ms);
+	while (srv->unary_live > 0 && pthread_cond_timedwait(&srv->idle,
+	    &srv->lock, &until) != ETIMEDOUT)
+		;
+	left = srv->unary_live;
+	pthread_mutex_unlock(&srv->lock);
+	if (left > 0)
+		log_warnx("%s: %zu calls still running after the %d ms "
+		    "shutdown grace: cancelling them", srv->name, left, ms);
+	else
+		log_info(1, "%s: drained", srv->name);
+	return (left);
 }
 
 void

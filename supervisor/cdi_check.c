@@ -26,6 +26,7 @@
 
 #include <jansson.h>
 
+#include "base/cdi.h"
 #include "base/names.h"
 #include "supervisor/supervisor.h"
 
@@ -51,7 +52,8 @@
 			"'_', '-', '.' or ':', starting and ending with a " \
 			"letter or digit)"
 #define R_CLASS		"class not 1 to 63 letters, digits, '_', '.' or " \
-			"'-' starting and ending with a letter or digit"
+			"'-' starting with a letter and ending with a " \
+			"letter or digit"
 #define R_ENV		"not NAME=value with NAME a letter or '_' then " \
 			"letters, digits or '_'"
 #define R_ANNOTATION	"key not a qualified name ([DNS subdomain/]1 to " \
@@ -146,13 +148,6 @@ in_list(const char *const *list, const char *s)
 		if (strcmp(*list, s) == 0)
 			return (1);
 	return (0);
-}
-
-static int
-is_alnum(int c)
-{
-	return ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-	    (c >= '0' && c <= '9'));
 }
 
 /*
@@ -298,71 +293,22 @@ beneath(const char (*list)[POL_PATH_MAX], size_t n, const char *p, int self)
 	return (0);
 }
 
-/* CDI's device name rule, bounded. */
+/* CDI's device name rule (base/cdi.c), bounded. */
 static int
 devname_ok(const char *s)
 {
-	size_t	 i, n = strlen(s);
+	size_t	 n = strlen(s);
 
-	if (n == 0 || n > CDI_MAX_DEVNAME || !is_alnum(s[0]) ||
-	    !is_alnum(s[n - 1]))
-		return (0);
-	for (i = 1; i + 1 < n; i++)
-		if (!is_alnum(s[i]) && s[i] != '_' && s[i] != '-' &&
-		    s[i] != '.' && s[i] != ':')
-			return (0);
-	return (1);
+	return (n <= CDI_MAX_DEVNAME && cdi_device_name_ok(s, n));
 }
 
+/* CDI's class rule (parser.go ValidateClassName), bounded. */
 static int
 class_ok(const char *s)
 {
-	size_t	 i, n = strlen(s);
+	size_t	 n = strlen(s);
 
-	if (n == 0 || n > CDI_MAX_CLASS || !is_alnum(s[0]) ||
-	    !is_alnum(s[n - 1]))
-		return (0);
-	for (i = 1; i + 1 < n; i++)
-		if (!is_alnum(s[i]) && s[i] != '_' && s[i] != '-' &&
-		    s[i] != '.')
-			return (0);
-	return (1);
-}
-
-/* Kubernetes' qualified name, the key rule of upstream's annotations. */
-static int
-qualified_ok(const char *s)
-{
-	const char	*slash = strchr(s, '/');
-	size_t		 i, n;
-
-	if (slash != NULL) {
-		if (!name_is_subdomain(s, (size_t)(slash - s)))
-			return (0);
-		s = slash + 1;
-	}
-	n = strlen(s);
-	if (n == 0 || n > 63 || !is_alnum(s[0]) || !is_alnum(s[n - 1]))
-		return (0);
-	for (i = 1; i + 1 < n; i++)
-		if (!is_alnum(s[i]) && s[i] != '-' && s[i] != '_' &&
-		    s[i] != '.')
-			return (0);
-	return (1);
-}
-
-static int
-env_ok(const char *s)
-{
-	size_t	 i;
-
-	if (!(s[0] == '_' || (s[0] >= 'a' && s[0] <= 'z') ||
-	    (s[0] >= 'A' && s[0] <= 'Z')))
-		return (0);
-	for (i = 1; s[i] != '=' ; i++)
-		if (s[i] == '\0' || (!is_alnum(s[i]) && s[i] != '_'))
-			return (0);
-	return (1);
+	return (n <= CDI_MAX_CLASS && cdi_vendor_ok(s, n));
 }
 
 static int
@@ -382,7 +328,7 @@ check_annotations(struct walk *w, const char *at, const json_t *v)
 		if (snprintf(a, sizeof(a), "%s[\"%s\"]", at,
 		    shown(key, b, sizeof(b))) < 0)
 			a[0] = '\0';
-		if (!qualified_ok(key))
+		if (!cdi_annotation_key_ok(key))
 			return (fail(w, "%s: %s", a, R_ANNOTATION));
 		if ((r = want_string(w, a, val, KP_IPC_MAX_CDI_CONTENT,
 		    &s)) != 0)
@@ -407,7 +353,7 @@ check_env(struct walk *w, const char *at, const json_t *v)
 		if ((r = want_string(w, a, json_array_get(v, i), CDI_MAX_STR,
 		    &s)) != 0)
 			return (r);
-		if (!env_ok(s))
+		if (!cdi_env_ok(s))
 			return (fail(w, "%s \"%s\": %s", a,
 			    shown(s, b, sizeof(b)), R_ENV));
 	}

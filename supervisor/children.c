@@ -39,6 +39,7 @@ child_table_init(struct sup *sup)
 		{ ROLE_NODESERVER, nodeserver_main },
 		{ ROLE_REGISTRAR, registrar_main },
 		{ ROLE_PUBLISHER, publisher_main },
+		{ ROLE_OBSERVER, observer_main },
 	};
 	struct child	*c;
 	int		 i;
@@ -51,22 +52,26 @@ child_table_init(struct sup *sup)
 		c->main = roles[i].main;
 		/* The publisher exists only with Kubernetes access; the
 		 * nodeserver and the registrar unless switched off
-		 * (kp_dra_service, kp_registration_service). */
+		 * (kp_dra_service, kp_registration_service); the observer
+		 * only with an HTTP endpoint. */
 		c->enabled = c->role == ROLE_PUBLISHER ?
 		    sup->cfg->kube_mode != KP_KUBE_NONE :
 		    c->role == ROLE_NODESERVER ? !sup->cfg->dra_off :
+		    c->role == ROLE_OBSERVER ? sup->http_fd != -1 :
 		    !sup->cfg->registration_off;
 		c->pid = -1;
 		c->logfd = -1;
 		c->errfd = -1;
 		c->backoff_ms = KP_BACKOFF_MIN_MS;
-		ipc_chan_init(&c->ctl, -1, c->role == ROLE_REGISTRAR ?
-		    KP_IPC_SMALL_FRAME : KP_IPC_CHILD_FRAME);
+		ipc_chan_init(&c->ctl, -1, c->role == ROLE_REGISTRAR ||
+		    c->role == ROLE_OBSERVER ? KP_IPC_SMALL_FRAME :
+		    KP_IPC_CHILD_FRAME);
 		c->ctl.gate = child_gate;
 		c->ctl.gate_user = c;
 	}
 	sup->children[ROLE_NODESERVER].listen_fd = &sup->plugin_sock.fd;
 	sup->children[ROLE_REGISTRAR].listen_fd = &sup->reg_sock.fd;
+	sup->children[ROLE_OBSERVER].listen_fd = &sup->http_fd;
 }
 
 static int
@@ -251,6 +256,7 @@ child_run(struct sup *sup, struct child *c, int ctl, int logfd, int errw)
 	if (c->role == ROLE_NODESERVER) {
 		env.hide = sup->pub_hide;
 		env.n_hide = sup->n_pub_hide;
+		chan_state_env(sup, &env);
 	}
 	/*
 	 * This process is pid 1 of its namespace (child_fork). Two things
@@ -329,6 +335,7 @@ child_spawn(struct sup *sup, struct child *c)
 	c->errfd = errp[0];
 	c->errlen = 0;
 	c->pid = pid;
+	c->journal_told = 0;	/* a new process: its own journal read */
 	c->state = CS_STARTING;
 	c->log_tokens = KP_LOG_BURST;
 	clock_gettime(CLOCK_MONOTONIC, &c->log_refill);
@@ -357,7 +364,8 @@ child_log_exit(struct child *c, int status)
 	else if (WIFSIGNALED(status))
 		log_errorx("%s killed by signal %d (%s)", c->name,
 		    WTERMSIG(status), strsignal(WTERMSIG(status)));
-	else if (WEXITSTATUS(status) != 0 || c->state != CS_STOPPING)
+	else if (WEXITSTATUS(status) != 0 || (c->state != CS_STOPPING &&
+	    !c->draining))	/* drained: READY to the end (drain.c) */
 		log_warnx("%s exited with status %d", c->name,
 		    WEXITSTATUS(status));
 	else
@@ -369,6 +377,8 @@ void
 child_reaped(struct sup *sup, struct child *c, int status)
 {
 	child_log_exit(c, status);
+	status_child_down(sup, c, status, c->violated);
+	c->violated = 0;
 	ipc_chan_close(&c->ctl);
 	if (c->logfd != -1)
 		close(c->logfd);
@@ -417,6 +427,9 @@ child_schedule_restart(struct sup *sup, struct child *c)
 		log_errorx("%s is crash-looping (%d restarts): restarting it "
 		    "every %d ms until it stays up for %d s", c->name,
 		    c->restarts + 1, KP_BACKOFF_MAX_MS, KP_HEALTHY_MS / 1000);
+		chan_error(sup, KP_ECHILD, 0, "%s is crash-looping (%d "
+		    "restarts): restarting it every %d ms", c->name,
+		    c->restarts + 1, KP_BACKOFF_MAX_MS);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &c->restart_at);
 	ts_after_ms(&c->restart_at, c->backoff_ms);

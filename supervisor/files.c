@@ -40,11 +40,9 @@
 #define CDI_MAX_FILES	1024	/* a driver's specs: files, and */
 #define CDI_MAX_BYTES	(16u * 1024 * 1024)	/* bytes in all */
 
-static int	cdi_fail(char *, size_t, int, const char *, ...)
-		    KP_PRINTF(4, 5);
-
-static int
-cdi_fail(char *err, size_t errsize, int code, const char *fmt, ...)
+/* err gets the message; returns code (files.c and metadata.c). */
+int
+files_fail(char *err, size_t errsize, int code, const char *fmt, ...)
 {
 	va_list	 ap;
 
@@ -63,8 +61,9 @@ cdi_fail(char *err, size_t errsize, int code, const char *fmt, ...)
  * directory anywhere (the next start reads the same path). Returns the
  * parent's fd and sets *leaf to the last component, or -1 with err set.
  */
-static int
-open_parent(const char *path, const char **leaf, char *err, size_t errsize)
+int
+files_open_parent(const char *what, const char *path, const char **leaf,
+    char *err, size_t errsize)
 {
 	char		 part[POL_PATH_MAX];
 	const char	*p = path + 1, *slash;
@@ -72,7 +71,7 @@ open_parent(const char *path, const char **leaf, char *err, size_t errsize)
 	int		 fd, next;
 
 	if ((fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1) {
-		(void)cdi_fail(err, errsize, KP_EIO, "open /: %s",
+		(void)files_fail(err, errsize, KP_EIO, "open /: %s",
 		    strerror(errno));
 		return (-1);
 	}
@@ -82,8 +81,9 @@ open_parent(const char *path, const char **leaf, char *err, size_t errsize)
 		    O_CLOEXEC);
 		close(fd);
 		if (next == -1 || fstat(next, &st) == -1) {
-			(void)cdi_fail(err, errsize, KP_EIO, "state directory "
-			    "%s: its parent %.*s: %s", path, (int)(slash - path),
+			(void)files_fail(err, errsize, KP_EIO, "%s "
+			    "%s: its parent %.*s: %s", what, path,
+			    (int)(slash - path),
 			    path, errno == ENOTDIR || errno == ELOOP ? "is a "
 			    "symbolic link or not a directory" : errno ==
 			    ENOENT ? "no such directory (its parent must "
@@ -97,9 +97,9 @@ open_parent(const char *path, const char **leaf, char *err, size_t errsize)
 		if ((st.st_uid != 0 && st.st_uid != geteuid()) ||
 		    ((st.st_mode & (S_IWGRP | S_IWOTH)) &&
 		    !(st.st_mode & S_ISVTX))) {
-			(void)cdi_fail(err, errsize, KP_EACCES, "state "
-			    "directory %s: its parent %.*s must be root's and "
-			    "not writable by others (owner %u, mode %03o)", path,
+			(void)files_fail(err, errsize, KP_EACCES, "%s %s: "
+			    "its parent %.*s must be root's and not writable "
+			    "by others (owner %u, mode %03o)", what, path,
 			    (int)(slash - path), path, (unsigned)st.st_uid,
 			    (unsigned)(st.st_mode & 07777));
 			close(next);
@@ -120,13 +120,14 @@ state_dir(const char *path, uid_t uid, gid_t gid, char *err, size_t errsize)
 	const char	*leaf;
 	int		 pfd, fd, r = 0;
 
-	if ((pfd = open_parent(path, &leaf, err, errsize)) == -1)
+	if ((pfd = files_open_parent("state directory", path, &leaf, err,
+	    errsize)) == -1)
 		return (KP_EACCES);
 	if (mkdirat(pfd, leaf, 0700) == -1 && errno != EEXIST) {
 		r = errno;
 		close(pfd);
-		return (cdi_fail(err, errsize, KP_EIO, "state directory %s: %s%s",
-		    path, strerror(r), r == ENOENT ?
+		return (files_fail(err, errsize, KP_EIO, "state directory "
+		    "%s: %s%s", path, strerror(r), r == ENOENT ?
 		    " (its parent must exist)" : ""));
 	}
 	fd = openat(pfd, leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
@@ -137,28 +138,29 @@ state_dir(const char *path, uid_t uid, gid_t gid, char *err, size_t errsize)
 		if (r == ELOOP || (fstatat(pfd, leaf, &st,
 		    AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))) {
 			close(pfd);
-			return (cdi_fail(err, errsize, KP_EIO, "state directory "
-			    "%s: is a symbolic link", path));
+			return (files_fail(err, errsize, KP_EIO, "state "
+			    "directory %s: is a symbolic link", path));
 		}
 		close(pfd);
-		return (cdi_fail(err, errsize, KP_EIO, "state directory %s: %s",
-		    path, r == ENOTDIR ? "is not a directory" : strerror(r)));
+		return (files_fail(err, errsize, KP_EIO, "state directory "
+		    "%s: %s", path, r == ENOTDIR ? "is not a directory" :
+		    strerror(r)));
 	}
 	close(pfd);
 	if (fstat(fd, &st) == -1)
-		r = cdi_fail(err, errsize, KP_EIO, "state directory %s: %s",
+		r = files_fail(err, errsize, KP_EIO, "state directory %s: %s",
 		    path, strerror(errno));
 	else if (st.st_uid != 0 && st.st_uid != uid)
-		r = cdi_fail(err, errsize, KP_EACCES, "state directory %s: "
+		r = files_fail(err, errsize, KP_EACCES, "state directory %s: "
 		    "owned by uid %u, not root or the nodeserver's uid %u",
 		    path, (unsigned)st.st_uid, (unsigned)uid);
 	else if (st.st_mode & (S_IWGRP | S_IWOTH))
-		r = cdi_fail(err, errsize, KP_EACCES, "state directory %s: "
+		r = files_fail(err, errsize, KP_EACCES, "state directory %s: "
 		    "group- or world-writable (mode %03o)", path,
 		    (unsigned)(st.st_mode & 07777));
 	else if ((st.st_uid != uid || st.st_gid != gid) &&
 	    fchown(fd, uid, gid) == -1)
-		r = cdi_fail(err, errsize, KP_EACCES, "state directory %s: "
+		r = files_fail(err, errsize, KP_EACCES, "state directory %s: "
 		    "chown to %u:%u: %s", path, (unsigned)uid, (unsigned)gid,
 		    strerror(errno));
 	close(fd);
@@ -224,8 +226,8 @@ cdi_existing(struct sup *sup, const char *name, size_t *size)
  * the start; the default one only makes CDI requests fail (a driver that
  * writes no specs must not need /var/run/cdi).
  */
-int
-files_prepare(struct sup *sup, char *err, size_t errsize)
+static int
+cdi_prepare(struct sup *sup, char *err, size_t errsize)
 {
 	const struct policy_opts	*po = &sup->cfg->policy;
 	const char			*dir;
@@ -252,10 +254,22 @@ files_prepare(struct sup *sup, char *err, size_t errsize)
 	snprintf(sup->cdi_err, sizeof(sup->cdi_err), "CDI directory %.180s: %s",
 	    dir, r == ELOOP ? "is a symbolic link" : strerror(r));
 	if (po->cdi_dir[0] != '\0')
-		return (cdi_fail(err, errsize, KP_EIO, "kp_cdi_directory: %s",
+		return (files_fail(err, errsize, KP_EIO, "kp_cdi_directory: %s",
 		    sup->cdi_err));
 	log_info(1, "%s: CDI spec requests will fail", sup->cdi_err);
 	return (0);
+}
+
+/* Then the device metadata directory (metadata.c). */
+int
+files_prepare(struct sup *sup, char *err, size_t errsize)
+{
+	int	 r;
+
+	sup->meta_fd = -1;
+	if ((r = cdi_prepare(sup, err, errsize)) != 0)
+		return (r);
+	return (metadata_prepare(sup, err, errsize));
 }
 
 void
@@ -264,11 +278,42 @@ files_close(struct sup *sup)
 	if (sup->cdi_fd != -1)
 		close(sup->cdi_fd);
 	sup->cdi_fd = -1;
+	metadata_close(sup);
+}
+
+/*
+ * The CDI directory was removed while the plugin runs (rm -rf by hand, a
+ * tmpfs remounted): its fd names a deleted directory, where no file can
+ * be created. Make it again, as at start, so the next request (the
+ * journal's repair of a missing spec) succeeds.
+ */
+void
+files_cdi_reopen(struct sup *sup)
+{
+	const struct policy_opts	*po = &sup->cfg->policy;
+	const char			*dir;
+	struct stat			 st;
+	int				 fd;
+
+	if (sup->cdi_fd == -1 || fstat(sup->cdi_fd, &st) == -1 ||
+	    st.st_nlink > 0)
+		return;
+	dir = po->cdi_dir[0] != '\0' ? po->cdi_dir : POL_CDI_DIR;
+	if ((mkdir(dir, 0755) == -1 && errno != EEXIST) ||
+	    (fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC)) == -1) {
+		log_warn("CDI directory %s was removed; making it again", dir);
+		return;
+	}
+	close(sup->cdi_fd);
+	sup->cdi_fd = fd;
+	log_warnx("CDI directory %s was removed; made it again", dir);
+	cdi_count(sup);
 }
 
 /* Token bucket: a compromised nodeserver must not keep the loop busy. */
-static int
-cdi_allowed(struct sup *sup)
+int
+files_cdi_allowed(struct sup *sup)
 {
 	long long	 ms = -ts_ms_until(&sup->cdi_refill);
 
@@ -287,7 +332,7 @@ cdi_name_ok(struct sup *sup, const char *name, char *err, size_t errsize)
 {
 	if (name_is_cdi_spec(sup->cfg->driver_name, name, strlen(name)))
 		return (0);
-	return (cdi_fail(err, errsize, KP_EINVAL, "CDI spec name \"%.64s\": "
+	return (files_fail(err, errsize, KP_EINVAL, "CDI spec name \"%.64s\": "
 	    "not %s", name, NAME_R_CDI_SPEC));
 }
 
@@ -336,60 +381,111 @@ static int
 cdi_write(struct sup *sup, const Kpipc__CdiWrite *w, char *err,
     size_t errsize)
 {
-	char	 tmp[NAME_MAX_CDI_SPEC + 16], why[KP_ERROR_SIZE];
-	size_t	 i, k, old, files, bytes;
-	int	 fd, r;
+	char	 why[KP_ERROR_SIZE];
+	size_t	 i, k;
+	int	 r;
 
 	if ((r = cdi_name_ok(sup, w->name, err, errsize)) != 0)
 		return (r);
 	for (i = 0; i < w->content.len; i += k)
 		if (w->content.data[i] == '\0' || (k = utf8_char((const char *)
 		    w->content.data + i, w->content.len - i)) == 0)
-			return (cdi_fail(err, errsize, KP_EINVAL, "CDI spec "
+			return (files_fail(err, errsize, KP_EINVAL, "CDI spec "
 			    "%s: content is not UTF-8 text (byte %zu)", w->name,
 			    i));
 	if ((r = cdi_check((const char *)w->content.data, w->content.len,
 	    sup->cfg, why, sizeof(why))) != 0)
-		return (cdi_fail(err, errsize, r, "CDI spec %.64s: %s",
+		return (files_fail(err, errsize, r, "CDI spec %.64s: %s",
 		    w->name, why));
-	/* The quota, with the file this one replaces taken out. */
-	files = sup->cdi_files + !cdi_existing(sup, w->name, &old);
-	bytes = sup->cdi_bytes - (old < sup->cdi_bytes ? old :
-	    sup->cdi_bytes) + w->content.len;
-	if (files > CDI_MAX_FILES)
-		return (cdi_fail(err, errsize, KP_ENOSPC, "CDI spec %.64s: "
-		    "this driver has %zu specs, at most %d are allowed "
-		    "(remove some first)", w->name, sup->cdi_files,
-		    CDI_MAX_FILES));
-	if (bytes > CDI_MAX_BYTES)
-		return (cdi_fail(err, errsize, KP_ENOSPC, "CDI spec %.64s: "
-		    "%zu bytes would make this driver's specs %zu bytes, "
-		    "over %u (remove some first)", w->name, w->content.len,
-		    bytes, CDI_MAX_BYTES));
-	if ((fd = tmp_create(sup->cdi_fd, w->name, tmp, sizeof(tmp))) == -1)
-		return (cdi_fail(err, errsize, KP_EIO, "CDI spec %s: create "
-		    "a temporary file: %s", w->name, strerror(errno)));
-	/* 0644 whatever the umask: container runtimes read it. */
-	if (fchmod(fd, 0644) == -1 || write_all(fd, w->content.data,
-	    w->content.len) == -1 || fsync(fd) == -1) {
+	return (files_cdi_put(sup, w->name, w->content.data, w->content.len,
+	    err, errsize));
+}
+
+/*
+ * Write name in directory dfd atomically: a temporary dot-file created
+ * O_EXCL, mode 0644 whatever the umask (container runtimes and
+ * workloads read it), fsync, rename over name, fsync of the directory.
+ * what names the file in err.
+ */
+int
+files_put(int dfd, const char *name, const uint8_t *data, size_t len,
+    const char *what, char *err, size_t errsize)
+{
+	char	 tmp[NAME_MAX_CDI_SPEC + 16];
+	int	 fd, r;
+
+	if ((fd = tmp_create(dfd, name, tmp, sizeof(tmp))) == -1)
+		return (files_fail(err, errsize, KP_EIO, "%s: create a "
+		    "temporary file: %s", what, strerror(errno)));
+	if (fchmod(fd, 0644) == -1 || write_all(fd, data, len) == -1 ||
+	    fsync(fd) == -1) {
 		r = errno;
 		close(fd);
-		(void)unlinkat(sup->cdi_fd, tmp, 0);
-		return (cdi_fail(err, errsize, KP_EIO, "CDI spec %s: write: "
-		    "%s", w->name, strerror(r)));
+		(void)unlinkat(dfd, tmp, 0);
+		return (files_fail(err, errsize, KP_EIO, "%s: write: %s", what,
+		    strerror(r)));
 	}
 	close(fd);
-	if (renameat(sup->cdi_fd, tmp, sup->cdi_fd, w->name) == -1) {
+	if (renameat(dfd, tmp, dfd, name) == -1) {
 		r = errno;
-		(void)unlinkat(sup->cdi_fd, tmp, 0);
-		return (cdi_fail(err, errsize, KP_EIO, "CDI spec %s: rename: "
-		    "%s", w->name, strerror(r)));
+		(void)unlinkat(dfd, tmp, 0);
+		return (files_fail(err, errsize, KP_EIO, "%s: rename: %s", what,
+		    strerror(r)));
 	}
-	(void)fsync(sup->cdi_fd);
+	(void)fsync(dfd);
+	return (0);
+}
+
+/* A spec of this driver into the CDI directory, within the quota. */
+int
+files_cdi_put(struct sup *sup, const char *name, const uint8_t *data,
+    size_t len, char *err, size_t errsize)
+{
+	char	 what[NAME_MAX_CDI_SPEC + 16];
+	size_t	 old, files, bytes;
+	int	 r;
+
+	/* The quota, with the file this one replaces taken out. */
+	files = sup->cdi_files + !cdi_existing(sup, name, &old);
+	bytes = sup->cdi_bytes - (old < sup->cdi_bytes ? old :
+	    sup->cdi_bytes) + len;
+	if (files > CDI_MAX_FILES)
+		return (files_fail(err, errsize, KP_ENOSPC, "CDI spec %.64s: "
+		    "this driver has %zu specs, at most %d are allowed "
+		    "(remove some first)", name, sup->cdi_files,
+		    CDI_MAX_FILES));
+	if (bytes > CDI_MAX_BYTES)
+		return (files_fail(err, errsize, KP_ENOSPC, "CDI spec %.64s: "
+		    "%zu bytes would make this driver's specs %zu bytes, "
+		    "over %u (remove some first)", name, len, bytes,
+		    CDI_MAX_BYTES));
+	snprintf(what, sizeof(what), "CDI spec %s", name);
+	if ((r = files_put(sup->cdi_fd, name, data, len, what, err,
+	    errsize)) != 0)
+		return (r);
 	sup->cdi_files = files;
 	sup->cdi_bytes = bytes;
-	log_info(3, "CDI spec %s written (%zu bytes)", w->name,
-	    w->content.len);
+	log_info(3, "CDI spec %s written (%zu bytes)", name, len);
+	return (0);
+}
+
+/* Remove a spec of this driver; one that does not exist is no error. */
+int
+files_cdi_unlink(struct sup *sup, const char *name, char *err,
+    size_t errsize)
+{
+	size_t	 old;
+
+	if (!cdi_existing(sup, name, &old))
+		return (0);
+	if (unlinkat(sup->cdi_fd, name, 0) == -1 && errno != ENOENT)
+		return (files_fail(err, errsize, KP_EIO, "CDI spec %s: remove: "
+		    "%s", name, strerror(errno)));
+	(void)fsync(sup->cdi_fd);
+	if (sup->cdi_files > 0)
+		sup->cdi_files--;
+	sup->cdi_bytes -= old < sup->cdi_bytes ? old : sup->cdi_bytes;
+	log_info(3, "CDI spec %s removed", name);
 	return (0);
 }
 
@@ -397,22 +493,11 @@ static int
 cdi_remove(struct sup *sup, const Kpipc__CdiRemove *rm, char *err,
     size_t errsize)
 {
-	size_t	 old;
 	int	 r;
 
 	if ((r = cdi_name_ok(sup, rm->name, err, errsize)) != 0)
 		return (r);
-	if (!cdi_existing(sup, rm->name, &old))
-		return (0);
-	if (unlinkat(sup->cdi_fd, rm->name, 0) == -1 && errno != ENOENT)
-		return (cdi_fail(err, errsize, KP_EIO, "CDI spec %s: remove: "
-		    "%s", rm->name, strerror(errno)));
-	(void)fsync(sup->cdi_fd);
-	if (sup->cdi_files > 0)
-		sup->cdi_files--;
-	sup->cdi_bytes -= old < sup->cdi_bytes ? old : sup->cdi_bytes;
-	log_info(3, "CDI spec %s removed", rm->name);
-	return (0);
+	return (files_cdi_unlink(sup, rm->name, err, errsize));
 }
 
 /* This driver's spec files; *names are strdup'ed, at most the cap. */
@@ -430,12 +515,12 @@ cdi_list(struct sup *sup, char ***names, size_t *n, char *err,
 	    O_CLOEXEC)) == -1 || (d = fdopendir(fd)) == NULL) {
 		if (fd != -1)
 			close(fd);
-		return (cdi_fail(err, errsize, KP_EIO, "CDI directory: %s",
+		return (files_fail(err, errsize, KP_EIO, "CDI directory: %s",
 		    strerror(errno)));
 	}
 	if ((*names = calloc(KP_IPC_MAX_CDI_NAMES, sizeof(**names))) == NULL) {
 		closedir(d);
-		return (cdi_fail(err, errsize, KP_ENOMEM, "out of memory"));
+		return (files_fail(err, errsize, KP_ENOMEM, "out of memory"));
 	}
 	while (*n < KP_IPC_MAX_CDI_NAMES && (de = readdir(d)) != NULL) {
 		if (!name_is_cdi_spec(sup->cfg->driver_name, de->d_name,
@@ -449,37 +534,22 @@ cdi_list(struct sup *sup, char ***names, size_t *n, char *err,
 	return (0);
 }
 
-/* A CdiWrite, CdiRemove or CdiList from the nodeserver c: one answer. */
+/*
+ * The CdiReply to request id (case mcase) of the nodeserver c: code r,
+ * err its message (logged unless a rate-limit answer), names of a list.
+ */
 void
-files_cdi(struct sup *sup, struct child *c, const Kpipc__Msg *m)
+files_reply(struct sup *sup, struct child *c, int mcase, uint64_t id, int r,
+    char *err, char **names, size_t n)
 {
 	Kpipc__Msg	 out = KPIPC__MSG__INIT;
 	Kpipc__CdiReply	 rep = KPIPC__CDI_REPLY__INIT;
 	Kpipc__Result	 res = KPIPC__RESULT__INIT;
-	char		 err[KP_ERROR_SIZE] = "", **names = NULL;
-	size_t		 i, n = 0;
-	int		 r;
 
-	if (m->m_case == KPIPC__MSG__M_CDI_WRITE)
-		rep.id = m->cdi_write->id;
-	else if (m->m_case == KPIPC__MSG__M_CDI_REMOVE)
-		rep.id = m->cdi_remove->id;
-	else
-		rep.id = m->cdi_list->id;
-	if (!cdi_allowed(sup))
-		r = cdi_fail(err, sizeof(err), KP_EBUSY, "CDI spec requests "
-		    "are rate-limited (%d a second); retry", (int)CDI_QPS);
-	else if (sup->cdi_fd == -1)
-		r = cdi_fail(err, sizeof(err), KP_EIO, "%s", sup->cdi_err);
-	else if (m->m_case == KPIPC__MSG__M_CDI_WRITE)
-		r = cdi_write(sup, m->cdi_write, err, sizeof(err));
-	else if (m->m_case == KPIPC__MSG__M_CDI_REMOVE)
-		r = cdi_remove(sup, m->cdi_remove, err, sizeof(err));
-	else
-		r = cdi_list(sup, &names, &n, err, sizeof(err));
 	if (r != 0 && r != KP_EBUSY)
-		log_warnx("%s: %s refused: %s", c->name,
-		    ipc_case_name(m->m_case), err);
+		log_warnx("%s: %s refused: %s", c->name, ipc_case_name(mcase),
+		    err);
+	rep.id = id;
 	res.code = r;
 	res.message = err;
 	rep.result = &res;
@@ -488,6 +558,36 @@ files_cdi(struct sup *sup, struct child *c, const Kpipc__Msg *m)
 	out.m_case = KPIPC__MSG__M_CDI_REPLY;
 	out.cdi_reply = &rep;
 	sup_queue(sup, c, &out);
+}
+
+/* A CdiWrite, CdiRemove or CdiList from the nodeserver c: one answer. */
+void
+files_cdi(struct sup *sup, struct child *c, const Kpipc__Msg *m)
+{
+	char		 err[KP_ERROR_SIZE] = "", **names = NULL;
+	uint64_t	 id;
+	size_t		 i, n = 0;
+	int		 r;
+
+	if (m->m_case == KPIPC__MSG__M_CDI_WRITE)
+		id = m->cdi_write->id;
+	else if (m->m_case == KPIPC__MSG__M_CDI_REMOVE)
+		id = m->cdi_remove->id;
+	else
+		id = m->cdi_list->id;
+	files_cdi_reopen(sup);
+	if (!files_cdi_allowed(sup))
+		r = files_fail(err, sizeof(err), KP_EBUSY, "CDI spec requests "
+		    "are rate-limited (%d a second); retry", (int)CDI_QPS);
+	else if (sup->cdi_fd == -1)
+		r = files_fail(err, sizeof(err), KP_EIO, "%s", sup->cdi_err);
+	else if (m->m_case == KPIPC__MSG__M_CDI_WRITE)
+		r = cdi_write(sup, m->cdi_write, err, sizeof(err));
+	else if (m->m_case == KPIPC__MSG__M_CDI_REMOVE)
+		r = cdi_remove(sup, m->cdi_remove, err, sizeof(err));
+	else
+		r = cdi_list(sup, &names, &n, err, sizeof(err));
+	files_reply(sup, c, m->m_case, id, r, err, names, n);
 	for (i = 0; i < n; i++)
 		free(names[i]);
 	free(names);

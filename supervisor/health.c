@@ -25,7 +25,10 @@ void
 health_relay_stale(struct sup *sup, const Kpipc__HealthStale *hs)
 {
 	sup->health_stale++;
-	/* The nodeserver's text: within its log rate limit. */
+	/* Recoverable, as upstream's HandleError(ErrRecoverable, ...). */
+	chan_error(sup, KP_ETIMEDOUT, 1, "nodeserver: %s", hs->message);
+	/* The nodeserver's text: within its log rate limit (it logged
+	 * the warning itself). */
 	if (sup_log_allowed(&sup->children[ROLE_NODESERVER]))
 		log_info(2, "nodeserver: %s", hs->message);
 }

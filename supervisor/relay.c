@@ -27,8 +27,13 @@ relay_reg_status(struct sup *sup, const Kpipc__RegStatus *rs)
 			log_errorx("kubelet rejected the registration: %s",
 			    rs->error);
 	}
+	if (state != sup->reg_state || strcmp(rs->error, sup->reg_error))
+		chan_status(sup, IPC_EVENT_REGISTRATION);
 	sup->reg_state = state;
 	snprintf(sup->reg_error, sizeof(sup->reg_error), "%s", rs->error);
+	if (!rs->registered)
+		sup_event(sup, KPIPC__EVENT_KIND__EVENT_REGISTRATION_REJECTED,
+		    "kubelet rejected the registration: %.900s", rs->error);
 }
 
 /*
@@ -287,6 +292,7 @@ relay_publish(struct sup *sup, Kpipc__Msg *m)
 		    "configured");
 		return;
 	}
+	status_published(sup);
 	ipc_free(sup->desired);
 	sup->desired = m;
 	if (pub->state == CS_READY)
@@ -297,11 +303,28 @@ relay_publish(struct sup *sup, Kpipc__Msg *m)
 void
 relay_publish_status(struct sup *sup, const Kpipc__PublishStatus *ps)
 {
+	const Kpipc__PublishStatus	*o = &sup->pub_status;
+	size_t				 i;
+
 	if (strcmp(ps->last_error, sup->pub_error) != 0 &&
 	    ps->last_error[0] != '\0' &&
 	    sup_log_allowed(&sup->children[ROLE_PUBLISHER]))
 		log_warnx("publisher: %s", ps->last_error);
+	/* ResourceSlice errors (dropped fields included) are recoverable,
+	 * as upstream's ErrRecoverable: the controller retries. Each one
+	 * the publisher listed, once. */
+	for (i = 0; i < ps->n_errors; i++)
+		chan_error(sup, KP_EKUBE, 1, "publisher: %s", ps->errors[i]);
+	/* A pass that only moved last_sync is no change of status. */
+	if (o->last_error == NULL || ps->pending_pools != o->pending_pools ||
+	    ps->creates != o->creates || ps->updates != o->updates ||
+	    ps->deletes != o->deletes ||
+	    strcmp(ps->last_error, sup->pub_error) != 0 ||
+	    (ps->last_sync != 0) != (o->last_sync != 0))
+		chan_status(sup, IPC_EVENT_PUBLISH);
 	sup->pub_status = *ps;
+	sup->pub_status.n_errors = 0;	/* not kept: ps is freed */
+	sup->pub_status.errors = NULL;
 	snprintf(sup->pub_error, sizeof(sup->pub_error), "%s",
 	    ps->last_error);
 	sup->pub_status.last_error = sup->pub_error;

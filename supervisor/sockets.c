@@ -129,6 +129,7 @@ sock_listen(struct sup_socket *s, const char *path, unsigned int mode,
 	s->fd = fd;
 	s->path = path;
 	s->created = 1;
+	s->bound = 1;
 	s->dev = st.st_dev;
 	s->ino = st.st_ino;
 	return (0);

@@ -28,13 +28,16 @@
  * child. */
 #define PFD_SIGNAL	0
 #define PFD_DRIVER	1
-#define PFD_CTL(i)	(2 + 3 * (i))
-#define PFD_LOG(i)	(3 + 3 * (i))
-#define PFD_ERR(i)	(4 + 3 * (i))
-#define PFD_MAX		(2 + 3 * ROLE_COUNT)
+#define PFD_EVENTS	2	/* POLLOUT only: events to the driver */
+#define PFD_CTL(i)	(3 + 3 * (i))
+#define PFD_LOG(i)	(4 + 3 * (i))
+#define PFD_ERR(i)	(5 + 3 * (i))
+#define PFD_REPAIR	(3 + 3 * ROLE_COUNT)	/* inotify (repair.c) */
+#define PFD_MAX		(4 + 3 * ROLE_COUNT)
 
 
-static void	sup_begin_stop(struct sup *);
+static void	sup_start_next(struct sup *);
+static void	sup_start_publisher(struct sup *);
 static void	sup_dispatch_child(struct sup *, struct child *);
 
 /*
@@ -96,6 +99,7 @@ sup_fail_start(struct sup *sup, int code, const char *msg)
 	if (sup->phase >= PHASE_RUNNING)
 		return;
 	log_errorx("start failed: %s", msg);
+	termlog_write(sup->cfg, msg);
 	sup_reply_driver(sup, code, msg);
 	sup->exit_code = 1;
 	sup_begin_stop(sup);
@@ -117,27 +121,26 @@ sup_child_violation(struct sup *sup, struct child *c, const char *why)
 	char	 msg[KP_ERROR_SIZE];
 
 	log_errorx("%s: protocol violation: %s; killing it", c->name, why);
+	c->violated = 1;
 	child_kill(c, SIGKILL);
+	if (sup->phase == PHASE_RUNNING)
+		chan_error(sup, KP_EPROTO, 1, "%s: protocol violation: %s; "
+		    "killed, restarting it", c->name, why);
 	snprintf(msg, sizeof(msg), "%s: protocol violation: %s", c->name,
 	    why);
 	sup_fail_start(sup, KP_EPROTO, msg);
 }
 
-static void
+void
 sup_begin_stop(struct sup *sup)
 {
-	int	 i;
-
 	if (sup->phase == PHASE_STOPPING)
 		return;
 	sup->phase = PHASE_STOPPING;
 	/* The registration socket goes first: kubelet deregisters. */
 	sock_remove(&sup->reg_sock);
-	for (i = 0; i < ROLE_COUNT; i++)
-		if (sup->children[i].pid > 0)
-			child_kill(&sup->children[i], SIGTERM);
-	clock_gettime(CLOCK_MONOTONIC, &sup->stop_deadline);
-	ts_after_ms(&sup->stop_deadline, KP_STOP_GRACE_MS);
+	/* Then the calls in flight finish (drain.c). */
+	drain_begin(sup);
 }
 
 /* Fork c; a failure fails the start. */
@@ -162,6 +165,9 @@ sup_start_next(struct sup *sup)
 	int	 r;
 
 	switch (sup->phase) {
+	case PHASE_START_OBSERVER:
+		sup_start_publisher(sup);
+		break;
 	case PHASE_START_PUBLISHER:
 		sup->phase = PHASE_START_NODESERVER;
 		/* kp_dra_service(0): no nodeserver, go on at once. */
@@ -198,9 +204,9 @@ sup_start_next(struct sup *sup)
 	}
 }
 
-/* The first role to start: the publisher when configured. */
+/* The publisher when configured, else the nodeserver. */
 static void
-sup_start_first(struct sup *sup)
+sup_start_publisher(struct sup *sup)
 {
 	if (sup->children[ROLE_PUBLISHER].enabled) {
 		sup->phase = PHASE_START_PUBLISHER;
@@ -209,6 +215,20 @@ sup_start_first(struct sup *sup)
 		sup->phase = PHASE_START_PUBLISHER;
 		sup_start_next(sup);
 	}
+}
+
+/*
+ * The first role to start: the observer when configured (its port answers
+ * 503 while the others start), then the publisher.
+ */
+static void
+sup_start_first(struct sup *sup)
+{
+	if (sup->children[ROLE_OBSERVER].enabled) {
+		sup->phase = PHASE_START_OBSERVER;
+		sup_spawn_start(sup, &sup->children[ROLE_OBSERVER]);
+	} else
+		sup_start_publisher(sup);
 }
 
 static void
@@ -227,8 +247,12 @@ sup_reap(struct sup *sup)
 			continue;
 		starting = c->state == CS_STARTING;
 		child_reaped(sup, c, status);
-		if (c->role == ROLE_PUBLISHER)
+		events_child_exit(sup, c, status);
+		if (c->role == ROLE_PUBLISHER) {
 			relay_claims_abort(sup);
+			if (sup->phase == PHASE_RUNNING)
+				chan_status(sup, IPC_EVENT_PUBLISH);
+		}
 		if (sup->phase == PHASE_STOPPING)
 			continue;
 		if (sup->phase < PHASE_RUNNING) {
@@ -253,12 +277,15 @@ sup_handle_child(struct sup *sup, struct child *c, Kpipc__Msg *m)
 			break;
 		}
 		c->state = CS_READY;
+		status_child_ok(sup, c);
 		log_info(c->restarts ? 0 : 2, "%s ready, pid %d%s", c->name,
 		    (int)c->pid, c->restarts ? " (restarted)" : "");
 		if (c->role == ROLE_PUBLISHER && sup->desired != NULL)
 			sup_queue(sup, c, sup->desired);
-		if (c->role == ROLE_PUBLISHER)
+		if (c->role == ROLE_PUBLISHER) {
 			relay_claims_tick(sup);	/* look-ups that waited */
+			chan_status(sup, IPC_EVENT_PUBLISH);	/* running */
+		}
 		health_child_ready(sup, c);
 		relay_reg_errors_ready(sup, c);
 		if (sup->phase < PHASE_RUNNING)
@@ -268,6 +295,9 @@ sup_handle_child(struct sup *sup, struct child *c, Kpipc__Msg *m)
 		c->state = CS_STOPPING;
 		log_errorx("%s failed to start: %s", c->name,
 		    m->start_failed->result->message);
+		if (sup->phase == PHASE_RUNNING)
+			chan_error(sup, KP_ECHILD, 0, "%s cannot restart: %s",
+			    c->name, m->start_failed->result->message);
 		sup_fail_start(sup, KP_ECHILD,
 		    m->start_failed->result->message);
 		break;
@@ -286,10 +316,20 @@ sup_handle_child(struct sup *sup, struct child *c, Kpipc__Msg *m)
 	case KPIPC__MSG__M_HEALTH_STALE:
 		health_relay_stale(sup, m->health_stale);
 		break;
+	case KPIPC__MSG__M_EVENT_ASK:
+		events_ask(sup, c, m->event_ask);
+		break;
+	case KPIPC__MSG__M_PONG:
+		status_pong(sup, c, m->pong);
+		break;
 	case KPIPC__MSG__M_CDI_WRITE:
 	case KPIPC__MSG__M_CDI_REMOVE:
 	case KPIPC__MSG__M_CDI_LIST:
 		files_cdi(sup, c, m);
+		break;
+	case KPIPC__MSG__M_METADATA_WRITE:
+	case KPIPC__MSG__M_METADATA_REMOVE:
+		metadata_request(sup, c, m);
 		break;
 	default:
 		/* NOTREACHED: ipc_rule_check() allowed only the above. */
@@ -503,6 +543,10 @@ sup_dispatch_driver(struct sup *sup)
 			health_relay_report(sup, m);
 			m = NULL;	/* kept for a restarted nodeserver */
 			break;
+		case KPIPC__MSG__M_STATE_SET:
+			chan_state_set(sup, m);
+			m = NULL;	/* kept, or freed after the reply */
+			break;
 		case KPIPC__MSG__M_REG_ERROR:
 			relay_reg_error(sup, m->reg_error);
 			break;
@@ -536,6 +580,10 @@ sup_timeout(struct sup *sup)
 	}
 	if ((d = relay_claims_next_ms(sup)) >= 0 && d < t)
 		t = d;
+	if ((d = repair_next_ms(sup)) >= 0 && d < t)
+		t = d;
+	if ((d = status_next_ms(sup)) >= 0 && d < t)
+		t = d;
 	return (t < 0 ? 0 : t > 1000 ? 1000 : (int)t);
 }
 
@@ -549,8 +597,13 @@ sup_timers(struct sup *sup)
 	    ts_ms_until(&sup->start_deadline) <= 0)
 		sup_fail_start(sup, KP_ETIMEDOUT, "plugin processes did not "
 		    "report ready within 30 s");
-	if (sup->phase == PHASE_RUNNING)
+	if (sup->phase == PHASE_RUNNING) {
 		relay_claims_tick(sup);
+		status_tick(sup);
+	}
+	/* Lifecycle (issue 14): drain.c, repair.c. */
+	drain_tick(sup);
+	repair_tick(sup);
 	for (i = 0; i < ROLE_COUNT; i++) {
 		c = &sup->children[i];
 		if (sup->phase == PHASE_STOPPING && c->pid > 0 &&
@@ -568,8 +621,11 @@ sup_timers(struct sup *sup)
 			child_kill(c, SIGKILL);
 		}
 		if (sup->phase == PHASE_RUNNING && c->enabled && c->pid <= 0 &&
-		    ts_ms_until(&c->restart_at) <= 0 && child_spawn(sup, c))
+		    ts_ms_until(&c->restart_at) <= 0 && child_spawn(sup, c)) {
+			chan_error(sup, KP_ECHILD, 0, "%s cannot be restarted: "
+			    "fork failed", c->name);
 			child_schedule_restart(sup, c);
+		}
 	}
 }
 
@@ -584,6 +640,8 @@ sup_poll(struct sup *sup)
 	pfd[PFD_SIGNAL].events = POLLIN;
 	pfd[PFD_DRIVER].fd = sup->driver.fd;
 	pfd[PFD_DRIVER].events = POLLIN | (sup->driver.wlen ? POLLOUT : 0);
+	pfd[PFD_EVENTS].fd = sup->events.wlen ? sup->events.fd : -1;
+	pfd[PFD_EVENTS].events = POLLOUT;
 	for (i = 0; i < ROLE_COUNT; i++) {
 		c = &sup->children[i];
 		pfd[PFD_CTL(i)].fd = c->ctl.fd;
@@ -593,6 +651,8 @@ sup_poll(struct sup *sup)
 		pfd[PFD_ERR(i)].fd = c->errfd;
 		pfd[PFD_ERR(i)].events = POLLIN;
 	}
+	pfd[PFD_REPAIR].fd = sup->repair_fd;
+	pfd[PFD_REPAIR].events = POLLIN;
 	if (poll(pfd, PFD_MAX, t) == -1) {
 		if (errno != EINTR)
 			log_warn("poll");
@@ -600,6 +660,8 @@ sup_poll(struct sup *sup)
 	}
 	if (pfd[PFD_SIGNAL].revents & POLLIN)
 		sup_read_signals(sup);
+	if (pfd[PFD_REPAIR].revents & POLLIN)
+		repair_read(sup);
 	for (i = 0; i < ROLE_COUNT; i++) {
 		c = &sup->children[i];
 		if (pfd[PFD_LOG(i)].revents & (POLLIN | POLLHUP))
@@ -611,7 +673,10 @@ sup_poll(struct sup *sup)
 			sup_dispatch_child(sup, c);
 		if (c->ctl.fd != -1 && ipc_flush(&c->ctl) != 0)
 			c->ctl.wlen = 0;	/* dying child; reaped soon */
+		chan_state_flush(sup, c);
 	}
+	if (pfd[PFD_EVENTS].revents & (POLLOUT | POLLHUP | POLLERR))
+		chan_events_flush(sup);
 	if (pfd[PFD_DRIVER].revents & (POLLIN | POLLHUP | POLLERR))
 		sup_dispatch_driver(sup);
 }
@@ -646,10 +711,16 @@ sup_finish(struct sup *sup)
 	for (i = 0; i < ROLE_COUNT; i++)
 		ipc_chan_close(&sup->children[i].ctl);
 	ipc_chan_close(&sup->driver);
+	ipc_chan_close(&sup->events);
+	ipc_free(sup->state);
 	ipc_free(sup->desired);
 	ipc_free(sup->health);
 	files_close(sup);
+	status_free(sup);
+	if (sup->http_fd != -1)
+		close(sup->http_fd);
 	lock_close(sup);
+	repair_close(sup);
 	close(sup->sigfd);
 	if (sup->pidns_fd != -1)
 		close(sup->pidns_fd);
@@ -658,8 +729,8 @@ sup_finish(struct sup *sup)
 
 int
 supervisor_main(const struct kp_options *cfg, const struct kp_hooks *hooks,
-    int driver_fd, struct sup_socket *plugin_sock,
-    struct sup_socket *reg_sock)
+    int driver_fd, int events_fd, struct sup_socket *plugin_sock,
+    struct sup_socket *reg_sock, int http_fd)
 {
 	struct sup	 sup;
 	char		 err[KP_ERROR_SIZE];
@@ -669,8 +740,10 @@ supervisor_main(const struct kp_options *cfg, const struct kp_hooks *hooks,
 	sup.cfg = cfg;
 	sup.hooks = hooks;
 	ipc_chan_init(&sup.driver, driver_fd, KP_IPC_MAX_FRAME);
+	ipc_chan_init(&sup.events, events_fd, KP_IPC_SMALL_FRAME);
 	sup.plugin_sock = *plugin_sock;
 	sup.reg_sock = *reg_sock;
+	sup.http_fd = http_fd;
 	sup.claim_tokens = relay_claim_burst(&sup);
 	clock_gettime(CLOCK_MONOTONIC, &sup.claim_refill);
 	log_procinit("supervisor");
@@ -699,6 +772,14 @@ supervisor_main(const struct kp_options *cfg, const struct kp_hooks *hooks,
 		return (1);
 	}
 	child_table_init(&sup);
+	repair_init(&sup);
+	if (status_init(&sup) != 0) {
+		sup_reply_driver(&sup, KP_ENOMEM, "supervisor: out of memory");
+		(void)ipc_flush(&sup.driver);
+		files_close(&sup);
+		sock_remove(&sup.plugin_sock);
+		return (1);
+	}
 	clock_gettime(CLOCK_MONOTONIC, &sup.start_deadline);
 	ts_after_ms(&sup.start_deadline, KP_START_TIMEOUT_MS);
 	sup_start_first(&sup);
@@ -717,6 +798,7 @@ supervisor_main(const struct kp_options *cfg, const struct kp_hooks *hooks,
 		sup_timers(&sup);
 		if (sup.driver.fd != -1 && ipc_flush(&sup.driver) != 0)
 			sup.driver.wlen = 0;
+		chan_events_flush(&sup);
 		if (sup.phase == PHASE_STOPPING && sup_all_stopped(&sup))
 			break;
 	}

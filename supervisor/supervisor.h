@@ -38,6 +38,14 @@
 #define KP_CLAIM_QPS_MAX	1000.0	/* with the kube limit disabled */
 #define KP_CLAIM_WAIT_MS	10000	/* a look-up waits this long for a
 					 * token or a (re)started publisher */
+#define KP_HEARTBEAT_MS		1000	/* a Ping to each child, and the
+					 * observer's snapshot, this often */
+#define KP_HEARTBEAT_TIMEOUT_MS	5000	/* no answer this long: unhealthy */
+#define KP_SYNC_STALE_S		300	/* pools pending this long: too */
+#define KP_STATE_QUEUE		(4u * 1024 * 1024)	/* unsent bytes to the
+					 * nodeserver beyond which a new state
+					 * waits (only the latest is sent) */
+#define KP_EVENTS_QUEUE		(64u * 1024)	/* unsent event bytes */
 
 struct child {
 	enum kp_role		 role;
@@ -57,9 +65,68 @@ struct child {
 	int			 backoff_ms;
 	int			 restarts;
 	int			 storm;		/* crash loop reported */
+	int			 journal_told;	/* corrupt journal reported */
 	double			 log_tokens;	/* log rate limit */
 	struct timespec		 log_refill;
 	unsigned long long	 log_dropped;
+	/* Draining (drain.c): SIGTERM sent, the frames of calls in flight
+	 * still relayed, SIGKILL at kill_at. */
+	int			 draining;
+	struct timespec		 kill_at;
+	/* The heartbeat (status.c). */
+	uint64_t		 hb_seq;	/* of the last Ping */
+	int			 hb_out;	/* its answer is due */
+	struct timespec		 hb_ok;		/* READY or the last Pong */
+	int			 violated;	/* killed for a violation */
+};
+
+/* What status.c adds up for /metrics and decides for /healthz. */
+#define STATUS_REASONS		4	/* exited, signaled, seccomp,
+					 * protocol */
+#define STATUS_MAX_API		64	/* (verb, code) pairs */
+#define STATUS_MAX_DENIALS	64	/* (role, syscall) pairs */
+#define STATUS_MAX_POOLS	KP_STATS_POOLS
+#define STATUS_REASON_MAX	256
+#define STATUS_FAMILIES		24
+#define STATUS_SAMPLES		1024
+
+struct status_rpc {
+	uint64_t	 count;
+};
+
+struct sup_status {
+	struct timespec	 next_tick;
+	char		 sock_err[2][STATUS_REASON_MAX];	/* DRA, reg. */
+	char		 last_live[STATUS_REASON_MAX + 64];	/* logged */
+	time_t		 published_at;	/* first Publish; 0: none */
+	struct status_rpc rpc[KP_STATS_METHODS][KP_STATS_CODES];
+	struct {
+		uint64_t	 buckets[KP_STATS_LAT_BOUNDS + 1];
+		uint64_t	 count;
+		double		 seconds;
+	}		 lat[KP_STATS_METHODS];
+	uint32_t	 in_flight[KP_STATS_METHODS];
+	uint64_t	 lock_waits;
+	double		 lock_wait_seconds;
+	uint64_t	 restarts[ROLE_COUNT][STATUS_REASONS];
+	struct {
+		const char	*verb;
+		int		 code;
+		char		 code_s[8];
+		uint64_t	 count;
+	}		 api[STATUS_MAX_API];
+	size_t		 n_api;
+	struct {
+		enum kp_role	 role;
+		char		 syscall[32];
+		uint64_t	 count;
+	}		 denials[STATUS_MAX_DENIALS];
+	size_t		 n_denials;
+	struct {
+		char		 name[KP_IPC_MAX_POOL + 1];
+		uint32_t	 slices;
+	}		 pools[STATUS_MAX_POOLS];
+	size_t		 n_pools;
 };
 
 /* A listening socket the supervisor owns. */
@@ -67,6 +134,8 @@ struct sup_socket {
 	int		 fd;
 	const char	*path;		/* NULL: listener without a path */
 	int		 created;	/* we bound it: remove if unchanged */
+	int		 bound;		/* by sock_listen: repair.c may bind
+					 * it again */
 	dev_t		 dev;
 	ino_t		 ino;
 };
@@ -92,6 +161,7 @@ struct sup_claim {
 };
 
 enum sup_phase {
+	PHASE_START_OBSERVER,
 	PHASE_START_PUBLISHER,
 	PHASE_START_NODESERVER,
 	PHASE_START_REGISTRAR,
@@ -105,6 +175,8 @@ struct sup {
 	struct ipc_chan		 driver;
 	struct sup_socket	 plugin_sock;
 	struct sup_socket	 reg_sock;
+	int			 http_fd;	/* the observer's; -1 */
+	struct sup_status	*st;		/* status.c */
 	struct child		 children[ROLE_COUNT];
 	enum sup_phase		 phase;
 	struct timespec		 start_deadline;
@@ -128,6 +200,12 @@ struct sup {
 	Kpipc__Msg		*health;	/* last HealthReport, re-sent
 						 * to a restarted nodeserver */
 	unsigned long long	 health_stale;	/* warnings so far */
+	/* Channels to the driver process and the hooks (channels.c). */
+	Kpipc__Msg		*state;		/* last StateSet; NULL */
+	int			 state_pending;	/* not yet queued to the
+						 * nodeserver */
+	struct ipc_chan		 events;	/* Event frames, one way */
+	unsigned long long	 events_dropped;
 	/* The nodeserver's CDI spec requests (files.c). */
 	int			 cdi_fd;	/* the CDI directory; -1 */
 	char			 cdi_err[KP_ERROR_SIZE];	/* why -1 */
@@ -135,6 +213,9 @@ struct sup {
 	size_t			 cdi_files;	/* this driver's specs, */
 	size_t			 cdi_bytes;	/* counted at start */
 	struct timespec		 cdi_refill;
+	/* Device metadata (metadata.c): the root-owned directory the
+	 * supervisor writes the metadata files into; -1: off. */
+	int			 meta_fd;
 	int			 lock_fd;	/* serialize.lock for the nodeserver
 						 * being forked; -1 (lockfile.c) */
 	/* The driver's registration test knobs, [0] GetInfo, [1]
@@ -145,6 +226,16 @@ struct sup {
 						 * children share it */
 	char			 pub_hide[KP_IPC_MAX_HIDE][KP_IPC_PATH_MAX];
 	size_t			 n_pub_hide;	/* publisher's READY */
+	/* Socket files that repair themselves (repair.c). */
+	int			 repair_fd;	/* inotify; -1 */
+	struct timespec		 repair_next;	/* the periodic inode check */
+	int			 repair_pending;	/* an event: check soon */
+	/* Draining shutdown (drain.c). */
+	int			 pub_stopped;	/* SIGTERM sent to it */
+	/* Events for the publisher (events.c). */
+	double			 ev_tokens;
+	struct timespec		 ev_refill;
+	unsigned long long	 ev_dropped;
 };
 
 /* sockets.c */
@@ -173,6 +264,23 @@ int	cdi_check(const char *, size_t, const struct kp_options *, char *,
 int	files_prepare(struct sup *, char *, size_t);
 void	files_cdi(struct sup *, struct child *, const Kpipc__Msg *);
 void	files_close(struct sup *);
+int	files_fail(char *, size_t, int, const char *, ...) KP_PRINTF(4, 5);
+int	files_open_parent(const char *, const char *, const char **, char *,
+	    size_t);
+int	files_cdi_allowed(struct sup *);
+void	files_cdi_reopen(struct sup *);
+int	files_put(int, const char *, const uint8_t *, size_t, const char *,
+	    char *, size_t);
+int	files_cdi_put(struct sup *, const char *, const uint8_t *, size_t,
+	    char *, size_t);
+int	files_cdi_unlink(struct sup *, const char *, char *, size_t);
+void	files_reply(struct sup *, struct child *, int, uint64_t, int, char *,
+	    char **, size_t);
+
+/* metadata.c */
+int	metadata_prepare(struct sup *, char *, size_t);
+void	metadata_request(struct sup *, struct child *, const Kpipc__Msg *);
+void	metadata_close(struct sup *);
 
 /* lockfile.c */
 int	lock_open(struct sup *, char *, size_t);
@@ -198,11 +306,52 @@ void	health_relay_report(struct sup *, Kpipc__Msg *);
 void	health_relay_stale(struct sup *, const Kpipc__HealthStale *);
 void	health_child_ready(struct sup *, struct child *);
 
+/* status.c */
+int	status_init(struct sup *);
+void	status_free(struct sup *);
+void	status_set_socket(struct sup *, int, int, const char *);
+void	status_child_ok(struct sup *, struct child *);
+void	status_child_down(struct sup *, struct child *, int, int);
+void	status_published(struct sup *);
+void	status_pong(struct sup *, struct child *, const Kpipc__Pong *);
+void	status_tick(struct sup *);
+long long status_next_ms(struct sup *);
+/* channels.c */
+void	chan_state_set(struct sup *, Kpipc__Msg *);
+void	chan_state_flush(struct sup *, struct child *);
+void	chan_state_env(const struct sup *, struct child_env *);
+void	chan_error(struct sup *, int, int, const char *, ...)
+	    KP_PRINTF(4, 5);
+void	chan_status(struct sup *, int);
+void	chan_events_flush(struct sup *);
+/* fatal.c */
+void	fatal_page_set(char *);
+void	sup_fatal(struct sup *, const char *, ...) KP_PRINTF(2, 3);
+void	termlog_write(const struct kp_options *, const char *);
+
+/* repair.c */
+void	repair_init(struct sup *);
+void	repair_read(struct sup *);
+void	repair_tick(struct sup *);
+long long repair_next_ms(struct sup *);
+void	repair_close(struct sup *);
+
+/* drain.c */
+void	drain_begin(struct sup *);
+void	drain_restart(struct sup *, struct child *);
+void	drain_tick(struct sup *);
+
+/* events.c */
+void	sup_event(struct sup *, int, const char *, ...) KP_PRINTF(3, 4);
+void	events_ask(struct sup *, struct child *, const Kpipc__EventAsk *);
+void	events_child_exit(struct sup *, struct child *, int);
+
 /* supervisor.c */
 int	sup_reply_driver(struct sup *, int, const char *);
+void	sup_begin_stop(struct sup *);
 void	sup_queue(struct sup *, struct child *, const Kpipc__Msg *);
 int	supervisor_main(const struct kp_options *, const struct kp_hooks *,
-	    int, struct sup_socket *, struct sup_socket *);
+	    int, int, struct sup_socket *, struct sup_socket *, int);
 void	sup_child_violation(struct sup *, struct child *, const char *);
 void	sup_drain_stderr(struct sup *, struct child *, int);
 int	sup_log_allowed(struct child *);

@@ -6,7 +6,8 @@
 set -eu
 cd "$(dirname "$0")/.."
 fail=0
-LIBDIRS="api base supervisor ipc rpc registrar nodeserver publisher policy"
+LIBDIRS="api base supervisor ipc rpc registrar nodeserver publisher observer
+policy"
 
 only() {	# only <pattern> <allowed file regex> <what>
 	bad=$(grep -rlE "$1" $LIBDIRS --include='*.c' --include='*.h' |
@@ -22,7 +23,9 @@ only '#include <curl/' '^publisher/(http(_auth|_watch)?\.c|http_int\.h)$' \
     '<curl/...> included'
 only '#include <seccomp\.h>' '^policy/' '<seccomp.h> included'
 only '#include <cap-ng\.h>' '^policy/' '<cap-ng.h> included'
+only '#include <microhttpd\.h>' '^observer/http\.c$' '<microhttpd.h> included'
 only '#include <openssl/' '^api/rolling_name\.c$' '<openssl/...> included'
+only '#include <zlib\.h>' '^nodeserver/journal\.c$' '<zlib.h> included'
 
 # The include graph (docs/design.md): base/ at the bottom; ipc/, policy/
 # and rpc/ above it; each role folder on top of those and never another
@@ -47,6 +50,7 @@ includes supervisor "base ipc"
 includes registrar "base ipc policy rpc"
 includes nodeserver "base ipc policy rpc"
 includes publisher "base ipc policy"
+includes observer "base ipc policy"
 includes api "base ipc policy supervisor"
 
 banned=$(grep -rnE '(^|[^_a-z])(exit|abort|assert|sprintf|vsprintf|strcpy|strcat|atoi|atol|system|gets)\(' \

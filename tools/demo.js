@@ -98,7 +98,7 @@ async function main() {
   fs.mkdirSync(pluginDir, { recursive: true });
   // As root the plugin's processes run as their own uids (61000 the
   // nodeserver, 61002 the publisher): the temporary tree must be open to
-  // them, and the CDI and checkpoint directories the nodeserver's.
+  // them, and the CDI directory and the journal's state directory the nodeserver's.
   fs.chmodSync(dir, 0o755);
   fs.mkdirSync(cdiDir, { recursive: true });
   if (isRoot) for (const d of [cdiDir, pluginDir]) fs.chownSync(d, 61000, 61000);
@@ -204,7 +204,7 @@ async function main() {
       out(`    requests:        ${(d.requestNames || d.request_names || []).join(', ')}`);
       out(`    CDI device IDs:  ${(d.cdiDeviceIds || d.cdi_device_ids || []).join(', ')}`);
     }
-    const specPath = path.join(cdiDir, `${DRIVER}_${claim.uid}.json`);
+    const specPath = path.join(cdiDir, `${DRIVER}_claim-${claim.uid}.json`);
     const before = fs.statSync(specPath);
     out(`  CDI spec ${specPath.replaceAll(dir, '$TMP')}:`);
     out(indent(fs.readFileSync(specPath, 'utf8').trim(), 4));
@@ -214,17 +214,18 @@ async function main() {
     out(`  prepared again (kubelet retries): ${same ? 'same result' : 'DIFFERENT RESULT'}, spec file ` +
       `${before.mtimeMs === after.mtimeMs && before.ino === after.ino ? 'not rewritten' : 'REWRITTEN'}`);
     if (!same) throw new Error('a repeated prepare changed the result');
-    const cp = JSON.parse(fs.readFileSync(path.join(stateDir, 'checkpoint.json'), 'utf8'));
-    out(`  checkpoint ${path.join(stateDir, 'checkpoint.json').replaceAll(dir, '$TMP')}: version ${cp.version}, ` +
-      `${Object.keys(cp.claims).length} prepared claim(s), ${cp.checksum}`);
+    const jfile = path.join(stateDir, 'kubeletplugin-journal.json');
+    const cp = JSON.parse(fs.readFileSync(jfile, 'utf8'));
+    out(`  journal ${jfile.replaceAll(dir, '$TMP')}: schema ${cp.schema}, ` +
+      `${Object.keys(cp.claims).length} prepared claim(s), boot ${cp.bootId}, ${cp.checksum}`);
 
     section('NodeUnprepareResources');
     const un = await sim.nodeUnprepareResources(DRIVER, [claim]);
     const ue = un.claims[claim.uid];
     out(`  claim ${claim.uid}: ${ue && ue.error ? `error: ${ue.error}` : 'unprepared'}`);
     out(`  CDI spec file: ${fs.existsSync(specPath) ? 'STILL THERE' : 'removed'}`);
-    const cp2 = JSON.parse(fs.readFileSync(path.join(stateDir, 'checkpoint.json'), 'utf8'));
-    out(`  checkpoint: ${Object.keys(cp2.claims).length} prepared claim(s)`);
+    const cp2 = JSON.parse(fs.readFileSync(jfile, 'utf8'));
+    out(`  journal: ${Object.keys(cp2.claims).length} prepared claim(s)`);
     const un2 = await sim.nodeUnprepareResources(DRIVER, [{ namespace: 'default', name: 'never-prepared', uid: randomUUID() }]);
     const ue2 = Object.values(un2.claims)[0];
     out(`  unprepare of a claim never prepared: ${ue2 && ue2.error ? `error: ${ue2.error}` : 'success (not an error)'}`);

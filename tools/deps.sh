@@ -8,8 +8,9 @@ cd "$(dirname "$0")/.."
 
 PKGS="cmake make gcc clang pkg-config libgrpc-dev protobuf-c-compiler
 libprotobuf-c-dev libcurl4-openssl-dev libjansson-dev libseccomp-dev
-libcap-ng-dev libyaml-dev libssl-dev libclang-rt-14-dev openssl strace valgrind
-iproute2 procps python3-yaml podman crun runc"
+libcap-ng-dev libyaml-dev libmicrohttpd-dev libssl-dev zlib1g-dev
+libclang-rt-14-dev openssl strace valgrind iproute2 procps python3-yaml
+podman crun runc"
 
 missing=""
 for p in $PKGS; do

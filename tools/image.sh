@@ -1,9 +1,10 @@
 #!/bin/sh
 # image.sh - build the example driver's container image offline (make
 # image): the build tree's examples/pci-driver (libkubeletplugin linked in
-# statically), stripped, with the shared libraries ldd resolves for it at
-# the same paths, in a scratch image
-# (deploy/image/Containerfile) built by podman. Prints the image's size.
+# statically) and tools/kubeletplugin-probe (the exec probe), stripped,
+# with the shared libraries ldd resolves for them at the same paths, in a
+# scratch image (deploy/image/Containerfile) built by podman. Prints the
+# image's size.
 #
 #   tools/image.sh [BUILD_DIR] [IMAGE]
 #
@@ -14,7 +15,7 @@ cd "$(dirname "$0")/.."
 
 build=${1:-build}
 image=${2:-${KP_IMAGE:-localhost/kubeletplugin/pci-driver:0.1.0}}
-bins=$build/examples/pci-driver
+bins="$build/examples/pci-driver $build/tools/kubeletplugin-probe"
 ctx=$build/image
 root=$ctx/rootfs
 
@@ -33,9 +34,9 @@ for b in $bins; do
 done
 # Every library at the path the loader found it (ld.so's built-in
 # multiarch directories find them again without an ld.so.cache). The
-# vDSO has no path.
+# vDSO has no path; ldd heads each binary's list with "<path>:".
 for lib in $(ldd $bins | awk '$2 == "=>" && $3 ~ /^\// { print $3 }
-    $1 ~ /^\// { print $1 }' | sort -u); do
+    $1 ~ /^\// && $1 !~ /:$/ { print $1 }' | sort -u); do
 	mkdir -p "$root$(dirname "$lib")"
 	cp -L "$lib" "$root$lib"
 done

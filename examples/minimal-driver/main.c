@@ -17,7 +17,7 @@ prepare(void *user, const struct kp_claim *c, size_t n,
 		for (size_t k = 0; k < c[i].n_results; k++) {
 			char id[128];
 			const char *ids[] = { id };
-			struct kp_prepared_device d = {
+			struct kp_prepared_device d = { KP_PREPARED_DEVICE_INIT,
 			    .request_names = &c[i].results[k].request,
 			    .n_request_names = 1, .pool_name = c[i].results[k].pool,
 			    .device_name = c[i].results[k].device,

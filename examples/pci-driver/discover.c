@@ -1,8 +1,9 @@
 /*
  * discover.c - the machine's PCI functions from sysfs:
  * <root>/bus/pci/devices/<address>/{vendor,device,subsystem_vendor,
- * subsystem_device,class,numa_node,resource}, the driver and iommu_group
- * links, and the PCIe root complex from the device's own path. Entries
+ * subsystem_device,class,numa_node,resource}, the driver, iommu_group and
+ * physfn links (physfn: an SR-IOV virtual function's physical function),
+ * and the PCIe root complex from the device's own path. Entries
  * whose name is not a PCI address are skipped; missing files leave the
  * field empty (a fake tree or an odd device is not an error).
  */
@@ -218,6 +219,9 @@ read_dev(const char *dir, const char *addr, struct pci_dev *d)
 		d->iommu_group = (int)v;
 	d->bar_bytes = bar_bytes(dir);
 	pcie_root(dir, d->pcie_root, sizeof(d->pcie_root));
+	read_link_base(dir, "physfn", d->physfn, sizeof(d->physfn));
+	if (!is_pci_addr(d->physfn))
+		d->physfn[0] = '\0';
 	return (0);
 }
 
@@ -318,13 +322,13 @@ pci_list_print(const struct pci_list *l, FILE *f)
 	for (i = 0; i < l->n; i++) {
 		d = &l->devs[i];
 		o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:i, "
-		    "s:i, s:s, s:I}", "name", d->name, "address", d->addr,
+		    "s:i, s:s, s:I, s:s}", "name", d->name, "address", d->addr,
 		    "vendor", d->vendor, "device", d->device,
 		    "subsystemVendor", d->subsys_vendor,
 		    "subsystemDevice", d->subsys_device, "class", d->class,
 		    "driver", d->driver, "numaNode", d->numa_node,
 		    "iommuGroup", d->iommu_group, "pcieRoot", d->pcie_root,
-		    "barBytes", (json_int_t)d->bar_bytes);
+		    "barBytes", (json_int_t)d->bar_bytes, "physfn", d->physfn);
 		if (o == NULL)
 			continue;
 		json_dumpf(o, f, JSON_COMPACT);

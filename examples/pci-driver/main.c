@@ -1,13 +1,13 @@
 /*
  * pci-driver - an example DRA driver built on kubeletplugin.h: it
  * publishes this machine's PCI functions as ResourceSlices, prepares
- * claims by writing CDI spec files, and checkpoints what it prepared.
+ * claims by writing CDI spec files; the library's journal keeps what it
+ * prepared.
  *
  * This file: flags and the driver process's lifecycle (discover, start
  * the plugin, publish, rescan until SIGTERM/SIGINT, stop). discover.c
  * reads sysfs, publish.c builds the slices, prepare.c holds the hooks
- * (run by the library in its sandboxed nodeserver), cdi.c and
- * checkpoint.c write their files atomically.
+ * (run by the library in its sandboxed nodeserver).
  *
  * Usage: see usage() or pci-driver --help.
  */
@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -38,6 +39,7 @@ struct flags {
 	int		 rescan;	/* seconds; 0: never */
 	int		 list;
 	int		 v1alpha4;	/* also serve DRA v1alpha4 */
+	const char	*http_endpoint;	/* /healthz, /metrics; NULL: off */
 };
 
 static struct pci_config	cfg;	/* the hooks' user pointer */
@@ -62,7 +64,7 @@ usage(FILE *f)
 "                            Kubernetes access: publish ResourceSlices and\n"
 "                            look claims up (without: register only)\n"
 "  --cdi-dir DIR             CDI spec directory (/var/run/cdi)\n"
-"  --state-dir DIR           checkpoint directory (/var/lib/<driver>): the\n"
+"  --state-dir DIR           journal directory (/var/lib/<driver>): the\n"
 "                            nodeserver's own, it may write nothing else\n"
 "  --sysfs-root DIR          sysfs to discover from (/sys)\n"
 "  --class PREFIX            publish only these classes, e.g. 0x02 or\n"
@@ -73,6 +75,8 @@ usage(FILE *f)
 "                            (60; 0: never; SIGHUP rescans at once)\n"
 "  --allow-uid UID           a uid allowed to connect (default: root)\n"
 "  --v1alpha4                also serve DRA v1alpha4 (kubelet 1.31)\n"
+"  --http-endpoint ADDR      serve /healthz, /readyz and /metrics on\n"
+"                            ADDR (IP:PORT or :PORT; default: off)\n"
 "  --list                    print the devices found (JSON lines), exit\n"
 "  -v LEVEL                  log verbosity (0)\n");
 }
@@ -110,7 +114,7 @@ parse_args(int argc, char **argv, struct flags *fl)
 {
 	enum { O_DRIVER = 256, O_NODE, O_KDIR, O_REG, O_PLUG, O_KPLUG, O_KCFG,
 	    O_ROLL, O_CTX, O_INCL, O_CDI, O_STATE, O_SYSFS, O_CLASS, O_VENDOR,
-	    O_RESCAN, O_UID, O_LIST, O_V1ALPHA4, O_HELP };
+	    O_RESCAN, O_UID, O_LIST, O_V1ALPHA4, O_HTTP, O_HELP };
 	static const struct option longopts[] = {
 		{ "driver-name", required_argument, NULL, O_DRIVER },
 		{ "node-name", required_argument, NULL, O_NODE },
@@ -131,6 +135,7 @@ parse_args(int argc, char **argv, struct flags *fl)
 		{ "allow-uid", required_argument, NULL, O_UID },
 		{ "list", no_argument, NULL, O_LIST },
 		{ "v1alpha4", no_argument, NULL, O_V1ALPHA4 },
+		{ "http-endpoint", required_argument, NULL, O_HTTP },
 		{ "help", no_argument, NULL, O_HELP },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -186,6 +191,7 @@ parse_args(int argc, char **argv, struct flags *fl)
 			break;
 		case O_LIST: fl->list = 1; break;
 		case O_V1ALPHA4: fl->v1alpha4 = 1; break;
+		case O_HTTP: fl->http_endpoint = optarg; break;
 		case 'v':
 			if (parse_int(optarg, 0, 10, &v) != 0)
 				goto bad;
@@ -263,8 +269,10 @@ static int
 configure(struct kp_options *o, struct flags *fl, const char *reg,
     const char *plug)
 {
-	size_t	 i;
-	int	 r;
+	struct kp_journal_hooks	 jh = { KP_JOURNAL_HOOKS_INIT, .user = &cfg,
+				    .write_spec = pci_journal_write_spec };
+	size_t			 i;
+	int			 r;
 
 	(void)reg;
 	(void)plug;
@@ -284,15 +292,18 @@ configure(struct kp_options *o, struct flags *fl, const char *reg,
 	    fl->kubeconfig, fl->context)) != 0) ||
 	    (fl->in_cluster && (r = kp_kube_client_in_cluster(o)) != 0) ||
 	    (fl->v1alpha4 && (r = kp_node_v1alpha4(o, 1)) != 0) ||
+	    (fl->http_endpoint != NULL && (r = kp_http_endpoint(o,
+	    fl->http_endpoint)) != 0) ||
 	    (r = kp_log_verbosity(o, cfg.verbose)) != 0)
 		goto fail;
-	/* The sandboxed hooks' files: the checkpoint in the state
+	/* The sandboxed hooks' files: the library's journal in the state
 	 * directory, CDI specs through the library, sysfs to read. */
-	if ((r = kp_sandbox_state_dir(o, cfg.state_dir)) != 0 ||
+	if ((r = kp_journal_dir(o, cfg.state_dir)) != 0 ||
+	    (r = kp_journal_hooks(o, &jh)) != 0 ||
 	    (r = kp_cdi_directory(o, cfg.cdi_dir)) != 0 ||
 	    (r = kp_sandbox_read_path(o, cfg.sysfs)) != 0)
 		goto fail;
-	/* What its specs ask of the runtime: the vfio nodes (cdi.c). */
+	/* What its specs ask of the runtime: the vfio nodes (prepare.c). */
 	if ((r = kp_cdi_allow_device_prefix(o, "/dev/vfio/")) != 0)
 		goto fail;
 	for (i = 0; i < fl->n_allow_uids; i++)
@@ -301,6 +312,29 @@ configure(struct kp_options *o, struct flags *fl, const char *reg,
 	return (0);
 fail:
 	fprintf(stderr, "pci-driver: %s\n", kp_options_last_error(o));
+	return (-1);
+}
+
+/* mkdir -p (the parents of the socket, state and CDI directories) */
+static int
+pci_mkdirs(const char *path, mode_t mode, char *err, size_t errsize)
+{
+	char	 buf[PATH_MAX], *p;
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (p = buf + 1; *p != '\0'; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, mode) == -1 && errno != EEXIST)
+			goto fail;
+		*p = '/';
+	}
+	if (mkdir(buf, mode) == -1 && errno != EEXIST)
+		goto fail;
+	return (0);
+fail:
+	snprintf(err, errsize, "mkdir %.200s: %s", buf, strerror(errno));
 	return (-1);
 }
 
@@ -342,9 +376,11 @@ publish(struct kp_plugin *plugin, const struct pci_list *l, int kube)
 	if (pci_publish(plugin, &cfg, l, err, sizeof(err)) != 0)
 		fprintf(stderr, "pci-driver: publishing failed: %s\n", err);
 	else
-		fprintf(stderr, "pci-driver: published %zu device(s) in %zu "
-		    "slice(s) as pool %s\n", l->n,
-		    (l->n + PCI_SLICE_MAX - 1) / PCI_SLICE_MAX, cfg.node);
+		/* The library splits them into slices (split_slices):
+		 * how many depends on counters and taints, not only on
+		 * the count. */
+		fprintf(stderr, "pci-driver: published %zu device(s) as pool "
+		    "%s\n", l->n, cfg.node);
 }
 
 /* Rediscover; republish when the devices changed. */
@@ -385,7 +421,7 @@ int
 main(int argc, char **argv)
 {
 	struct kp_hooks		 hooks = { &cfg, pci_hook_prepare,
-				    pci_hook_unprepare, pci_hook_init };
+				    pci_hook_unprepare, NULL };
 	struct flags		 fl;
 	struct kp_options	*opts;
 	struct kp_plugin	*plugin;
@@ -393,8 +429,9 @@ main(int argc, char **argv)
 	struct timespec		 ts;
 	char			 reg[PATH_MAX], plug[PATH_MAX];
 	char			 err[KP_ERROR_SIZE * 2];
-	json_t			*claims;
+	char			 reason[KP_ERROR_SIZE];
 	sigset_t		 set;
+	time_t			 next;
 	int			 sig, r, kube;
 
 	memset(&fl, 0, sizeof(fl));
@@ -418,16 +455,6 @@ main(int argc, char **argv)
 		return (0);
 	}
 	describe(&devs);
-	/* A bad checkpoint stops us here, with its reason, before any
-	 * socket exists (the nodeserver's init hook checks it again). */
-	if (checkpoint_load(&cfg, &claims, err, sizeof(err)) != 0) {
-		fprintf(stderr, "pci-driver: %s\n", err);
-		return (1);
-	}
-	if (json_object_size(claims) > 0)
-		fprintf(stderr, "pci-driver: %zu prepared claim(s) in the "
-		    "checkpoint\n", json_object_size(claims));
-	json_decref(claims);
 	if (geteuid() != 0)
 		fprintf(stderr, "pci-driver: note: not running as root: the "
 		    "sandbox is reduced (no private mount namespace or empty "
@@ -468,22 +495,35 @@ main(int argc, char **argv)
 	}
 	kp_options_free(opts);
 	fprintf(stderr, "pci-driver: serving %s on node %s (CDI specs in "
-	    "%s, checkpoint in %s)\n", cfg.driver, cfg.node, cfg.cdi_dir,
+	    "%s, journal in %s)\n", cfg.driver, cfg.node, cfg.cdi_dir,
 	    cfg.state_dir);
 	if (!kube)
 		fprintf(stderr, "pci-driver: no Kubernetes access "
 		    "(--kubeconfig or --in-cluster): registering only, no "
 		    "ResourceSlices, and claims cannot be prepared\n");
 	publish(plugin, &devs, kube);
+	next = time(NULL) + fl.rescan;
 	for (;;) {
-		ts.tv_sec = fl.rescan > 0 ? fl.rescan : 3600;
+		/* A second at a time: a plugin that stopped on its own (a
+		 * socket it cannot keep) ends this process, non-zero, so the
+		 * kubelet restarts the pod rather than keep it unreachable. */
+		ts.tv_sec = 1;
 		ts.tv_nsec = 0;
 		sig = sigtimedwait(&set, NULL, &ts);
 		if (sig == SIGTERM || sig == SIGINT)
 			break;
-		if (sig == SIGHUP || (sig == -1 && errno == EAGAIN &&
-		    fl.rescan > 0))
+		if (kp_plugin_wait(plugin, 0, reason, sizeof(reason)) !=
+		    KP_ETIMEDOUT) {
+			fprintf(stderr, "pci-driver: the plugin stopped: %s\n",
+			    reason);
+			(void)kp_stop(plugin);
+			pci_list_free(&devs);
+			return (1);
+		}
+		if (sig == SIGHUP || (fl.rescan > 0 && time(NULL) >= next)) {
 			rescan(plugin, &devs, kube);
+			next = time(NULL) + fl.rescan;
+		}
 	}
 	fprintf(stderr, "pci-driver: %s, stopping\n", strsignal(sig));
 	r = kp_stop(plugin);

@@ -3,9 +3,9 @@
  *
  * Two processes run this code: the driver process (main.c: flags,
  * discovery, publishing, the rescan loop) and the library's sandboxed
- * nodeserver, which runs the hooks (prepare.c: CDI specs and the
- * checkpoint). They share nothing but files: the nodeserver rereads the
- * checkpoint in its init hook and finds devices in sysfs itself.
+ * nodeserver, which runs the hooks (prepare.c: CDI specs; the library's
+ * journal keeps what was prepared). They share nothing but files: the
+ * nodeserver finds devices in sysfs itself.
  */
 #ifndef PCI_DRIVER_H
 #define PCI_DRIVER_H
@@ -22,7 +22,6 @@
 #define PCI_ADDR_SIZE	32	/* "0000:00:1f.2" and then some */
 #define PCI_NAME_SIZE	64	/* DNS label: "pci-0000-00-1f-2" */
 #define PCI_MAX_FILTER	16
-#define PCI_SLICE_MAX	128	/* devices per ResourceSlice */
 
 /* One PCI function as sysfs shows it. -1 / "" where sysfs has nothing. */
 struct pci_dev {
@@ -38,6 +37,8 @@ struct pci_dev {
 	int		 numa_node;		/* -1: none */
 	int		 iommu_group;		/* -1: none */
 	uint64_t	 bar_bytes;		/* memory BARs, summed */
+	char		 physfn[PCI_ADDR_SIZE];	/* SR-IOV VF: its PF's
+						 * address; "" otherwise */
 };
 
 struct pci_list {
@@ -77,38 +78,12 @@ void	 pci_list_print(const struct pci_list *, FILE *);
 int	 pci_publish(struct kp_plugin *, const struct pci_config *,
 	    const struct pci_list *, char *err, size_t errsize);
 
-/* cdi.c */
-struct cdi_device {
-	const char	*name;		/* CDI device name, unique per kind */
-	const char	*addr;		/* PCI address */
-	int		 vfio_group;	/* /dev/vfio/<group>; -1: no node */
-};
-int	 cdi_spec_name(const struct pci_config *, const char *claim_uid,
-	    char *out, size_t size);
-int	 cdi_spec_path(const struct pci_config *, const char *claim_uid,
-	    char *out, size_t size);
-int	 cdi_write_spec(const struct pci_config *, const char *claim_uid,
-	    const struct cdi_device *, size_t n, char *err, size_t errsize);
-int	 cdi_remove_spec(const struct pci_config *, const char *claim_uid,
-	    char *err, size_t errsize);
-int	 pci_mkdirs(const char *path, mode_t mode, char *err, size_t errsize);
-int	 write_atomic(const char *path, const char *data, size_t len,
-	    char *err, size_t errsize);
-
-/* checkpoint.c */
-#define CHECKPOINT_VERSION	1
-#define CHECKPOINT_FILE		"checkpoint.json"
-int	 checkpoint_path(const struct pci_config *, char *out, size_t size);
-int	 checkpoint_load(const struct pci_config *, json_t **claims,
-	    char *err, size_t errsize);
-int	 checkpoint_save(const struct pci_config *, json_t *claims,
-	    char *err, size_t errsize);
-
 /* prepare.c */
-int	 pci_hook_init(void *, char *, size_t);
 int	 pci_hook_prepare(void *, const struct kp_claim *, size_t,
 	    struct kp_prepare_results *, char *, size_t);
 int	 pci_hook_unprepare(void *, const struct kp_claim *, size_t,
 	    struct kp_unprepare_results *, char *, size_t);
+int	 pci_journal_write_spec(void *, const struct kp_journal_entry *,
+	    char *, size_t);
 
 #endif /* PCI_DRIVER_H */

@@ -1,52 +1,48 @@
 /*
  * prepare.c - the hooks, run by the library inside the sandboxed
- * nodeserver process (after fork; init before the sandbox, prepare and
- * unprepare inside it, one call at a time as kp_serialize() defaults).
+ * nodeserver process (prepare and unprepare inside its sandbox, one call
+ * at a time as kp_serialize() defaults).
  *
- * init: load the checkpoint from the state directory (a bad one fails the
- * start with its message), and rewrite the CDI spec of every
- * checkpointed claim whose file is gone (/var/run/cdi is a tmpfs: a reboot
- * empties it while the checkpoint survives, and kubelet does not prepare
- * claims again that its own checkpoint lists as prepared).
+ * What is prepared is the library's journal's to keep (kp_journal_dir()
+ * in main.c): a claim prepared before is answered from it without the
+ * prepare hook, its CDI spec rewritten through pci_journal_write_spec()
+ * first when the file is gone (/var/run/cdi is a tmpfs: a reboot empties
+ * it while the journal survives); unprepare's removal of the spec and the
+ * entry is the library's too, and a claim it does not know never reaches
+ * the unprepare hook. So the hooks only do the PCI work:
  *
- * prepare: a checkpointed claim gets the same devices again, with nothing
- * written (but a missing spec file is recreated first). A new claim: its
- * allocation results (from the library's claim look-up) name devices of
- * this node's pool; each is found in sysfs, the CDI spec is written, the
- * checkpoint updated, and the CDI device IDs returned.
- *
- * unprepare: remove the spec and the checkpoint entry; an unknown claim is
- * not an error (its spec file is removed anyway, in case state was lost).
+ * prepare: the claim's allocation results (from the library's claim
+ * look-up) name devices of this node's pool; each is found in sysfs and
+ * becomes one CDI device "<device>-<claim uid>" of kind <driver>/pci: an
+ * environment variable naming its PCI address and, for a function bound
+ * to vfio-pci, the nodes /dev/vfio/vfio and /dev/vfio/<IOMMU group>. The
+ * spec goes through kp_prepare_cdi_spec(); the addresses are the claim's
+ * journal data, from which write_spec builds the spec again.
  */
-#include <errno.h>
-#include <limits.h>
-#include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "pci.h"
 
 #define MAX_DEVS	64	/* devices of one claim */
 
-static json_t		*claims;	/* the checkpoint's claims */
-static pthread_mutex_t	 lock = PTHREAD_MUTEX_INITIALIZER;
-
-static void KP_PRINTF(2, 3)
-logf_(const struct pci_config *cfg, const char *fmt, ...)
+/* "0000:00:1f.2" -> "PCI_ADDRESS_0000_00_1F_2=0000:00:1f.2" */
+static void
+env_entry(const char *addr, char *out, size_t size)
 {
-	va_list	 ap;
+	size_t	 i, n;
 
-	if (cfg->verbose < 1)
-		return;
-	va_start(ap, fmt);
-	fprintf(stderr, "pci-driver[nodeserver]: ");
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
+	n = (size_t)snprintf(out, size, "PCI_ADDRESS_");
+	for (i = 0; addr[i] != '\0' && n + 1 < size; i++, n++) {
+		if (addr[i] == ':' || addr[i] == '.')
+			out[n] = '_';
+		else if (addr[i] >= 'a' && addr[i] <= 'f')
+			out[n] = (char)(addr[i] - 'a' + 'A');
+		else
+			out[n] = addr[i];
+	}
+	snprintf(out + n, size - n, "=%s", addr);
 }
 
 /* The IOMMU group of a function bound to vfio-pci; -1 otherwise. */
@@ -62,177 +58,141 @@ vfio_group(const struct pci_list *l, const char *addr)
 	return (-1);
 }
 
-/* Write the CDI spec of a checkpointed claim (after its file vanished). */
+/* One CDI device of the spec; 0 or -1 with err set. */
 static int
-respec(const struct pci_config *cfg, const char *uid, json_t *entry,
-    char *err, size_t errsize)
+spec_device(struct kp_cdi_builder *b, const char *name, const char *addr,
+    const struct pci_list *l, char *err, size_t errsize)
 {
-	struct pci_filter	 all;
-	struct cdi_device	 cd[MAX_DEVS];
-	struct pci_list		 l;
-	const char		*id, *eq;
-	json_t			*devs, *d;
-	size_t			 i, n = 0;
-	int			 r;
+	struct kp_cdi_device_node	 n = { KP_CDI_DEVICE_NODE_INIT };
+	char				 env[128], node[64];
+	int				 g = vfio_group(l, addr);
 
-	memset(&all, 0, sizeof(all));
-	if (pci_discover(cfg->sysfs, &all, &l, err, errsize) != 0)
-		memset(&l, 0, sizeof(l));	/* env only, no nodes */
-	devs = json_object_get(entry, "devices");
-	json_array_foreach(devs, i, d) {
-		if (n == MAX_DEVS)
-			break;
-		id = json_string_value(json_object_get(d, "cdiDeviceId"));
-		eq = strchr(id, '=');
-		cd[n].name = eq != NULL ? eq + 1 : id;
-		cd[n].addr = json_string_value(json_object_get(d,
-		    "pciAddress"));
-		cd[n].vfio_group = vfio_group(&l, cd[n].addr);
-		n++;
-	}
-	r = cdi_write_spec(cfg, uid, cd, n, err, errsize);
-	pci_list_free(&l);
-	return (r);
-}
-
-static int
-spec_missing(const struct pci_config *cfg, const char *uid)
-{
-	char		 path[PATH_MAX];
-	struct stat	 st;
-
-	return (cdi_spec_path(cfg, uid, path, sizeof(path)) == 0 &&
-	    stat(path, &st) == -1 && errno == ENOENT);
-}
-
-int
-pci_hook_init(void *user, char *err, size_t errsize)
-{
-	const struct pci_config	*cfg = user;
-	const char		*uid;
-	json_t			*entry;
-
-	/* The library's supervisor created both directories (the state
-	 * directory is this process's; CDI specs go through it). */
-	json_decref(claims);
-	if (checkpoint_load(cfg, &claims, err, errsize) != 0)
-		return (-1);
-	json_object_foreach(claims, uid, entry) {
-		if (!spec_missing(cfg, uid))
-			continue;
-		if (respec(cfg, uid, entry, err, errsize) != 0)
-			return (-1);
-		fprintf(stderr, "pci-driver[nodeserver]: claim %s: CDI spec "
-		    "was missing, rewritten from the checkpoint\n", uid);
-	}
-	logf_(cfg, "%zu prepared claims in the checkpoint",
-	    json_object_size(claims));
-	return (0);
-}
-
-/* Report the checkpointed devices of claim i. */
-static int
-add_devices(struct kp_prepare_results *res, size_t i, json_t *entry)
-{
-	struct kp_prepared_device	 pd;
-	const char			*req, *id;
-	json_t				*devs, *d;
-	size_t				 k;
-
-	devs = json_object_get(entry, "devices");
-	json_array_foreach(devs, k, d) {
-		req = json_string_value(json_object_get(d, "request"));
-		id = json_string_value(json_object_get(d, "cdiDeviceId"));
-		memset(&pd, 0, sizeof(pd));
-		pd.request_names = &req;
-		pd.n_request_names = 1;
-		pd.pool_name = json_string_value(json_object_get(d, "pool"));
-		pd.device_name = json_string_value(json_object_get(d,
-		    "device"));
-		pd.cdi_device_ids = &id;
-		pd.n_cdi_device_ids = 1;
-		if (kp_prepare_add_device(res, i, &pd) != 0)
-			return (-1);
+	env_entry(addr, env, sizeof(env));
+	if (kp_cdi_add_device(b, name) != 0 ||
+	    kp_cdi_add_env(b, name, env) != 0)
+		goto fail;
+	if (g >= 0) {
+		snprintf(node, sizeof(node), "/dev/vfio/%d", g);
+		n.path = "/dev/vfio/vfio";
+		if (kp_cdi_add_device_node(b, name, &n) != 0)
+			goto fail;
+		n.path = node;
+		if (kp_cdi_add_device_node(b, name, &n) != 0)
+			goto fail;
 	}
 	return (0);
+fail:
+	snprintf(err, errsize, "CDI spec: %s", kp_cdi_builder_last_error(b));
+	return (-1);
 }
 
-/* Prepare a claim that is not checkpointed yet: the new entry, or NULL
- * with err set. */
-static json_t *
-prepare_new(const struct pci_config *cfg, const struct kp_claim *c,
+/* Check claim c's results against this node's devices: NULL or why. */
+static const char *
+check_claim(const struct pci_config *cfg, const struct kp_claim *c,
     const struct pci_list *devs, char *err, size_t errsize)
 {
-	struct cdi_device	 cd[MAX_DEVS];
-	char			 names[MAX_DEVS][PCI_NAME_SIZE + 40];
-	char			 id[MAX_DEVS][256];
-	const struct pci_dev	*d;
-	json_t			*entry, *list, *e;
-	size_t			 k;
+	size_t	 k;
 
-	if (c->n_results == 0) {
+	if (c->n_results == 0)
 		snprintf(err, errsize, "claim %s/%s has no allocation for "
 		    "%s (the driver needs Kubernetes access to look claims "
 		    "up: --kubeconfig or --in-cluster)", c->namespace_,
 		    c->name, cfg->driver);
-		return (NULL);
-	}
-	if (c->n_results > MAX_DEVS) {
+	else if (c->n_results > MAX_DEVS)
 		snprintf(err, errsize, "claim %s/%s: more than %d devices",
 		    c->namespace_, c->name, MAX_DEVS);
+	else {
+		for (k = 0; k < c->n_results; k++) {
+			if (strcmp(c->results[k].pool, cfg->node) != 0) {
+				snprintf(err, errsize, "claim %s/%s: device "
+				    "%s is from pool %s, not this node's pool "
+				    "%s", c->namespace_, c->name,
+				    c->results[k].device, c->results[k].pool,
+				    cfg->node);
+				return (err);
+			}
+			if (pci_find(devs, c->results[k].device) == NULL) {
+				snprintf(err, errsize, "claim %s/%s: device "
+				    "%s is not on this node (any more)",
+				    c->namespace_, c->name,
+				    c->results[k].device);
+				return (err);
+			}
+		}
 		return (NULL);
 	}
+	return (err);
+}
+
+/* Prepare claim i: its spec, devices and journal data; errors fail it. */
+static void
+prepare_one(const struct pci_config *cfg, const struct kp_claim *c,
+    size_t i, const struct pci_list *devs, struct kp_prepare_results *res)
+{
+	struct kp_cdi_builder	*b = NULL;
+	const struct pci_dev	*d;
+	char			 kind[128], err[KP_ERROR_SIZE * 2];
+	char			 names[MAX_DEVS][PCI_NAME_SIZE + 140];
+	char			 ids[MAX_DEVS][PCI_NAME_SIZE + 300];
+	char			*data = NULL;
+	const char		*id;
+	json_t			*jd = NULL, *list;
+	size_t			 k;
+
+	if (check_claim(cfg, c, devs, err, sizeof(err)) != NULL)
+		goto fail;
+	snprintf(kind, sizeof(kind), "%s/pci", cfg->driver);
+	if (kp_cdi_builder_new(kind, &b) != 0 ||
+	    (jd = json_pack("{s:[]}", "devices")) == NULL) {
+		snprintf(err, sizeof(err), "out of memory");
+		goto fail;
+	}
+	list = json_object_get(jd, "devices");
 	for (k = 0; k < c->n_results; k++) {
-		if (strcmp(c->results[k].pool, cfg->node) != 0) {
-			snprintf(err, errsize, "claim %s/%s: device %s is "
-			    "from pool %s, not this node's pool %s",
-			    c->namespace_, c->name, c->results[k].device,
-			    c->results[k].pool, cfg->node);
-			return (NULL);
-		}
-		if ((d = pci_find(devs, c->results[k].device)) == NULL) {
-			snprintf(err, errsize, "claim %s/%s: device %s is "
-			    "not on this node (any more)", c->namespace_,
-			    c->name, c->results[k].device);
-			return (NULL);
-		}
+		d = pci_find(devs, c->results[k].device);
 		/* Unique per kind across the claims' spec files. */
 		snprintf(names[k], sizeof(names[k]), "%s-%s", d->name, c->uid);
-		if (snprintf(id[k], sizeof(id[k]), "%s/pci=%s", cfg->driver,
-		    names[k]) >= (int)sizeof(id[k])) {
-			snprintf(err, errsize, "claim %s/%s: CDI device ID "
-			    "too long", c->namespace_, c->name);
-			return (NULL);
+		if (kp_cdi_device_id(kind, names[k], ids[k],
+		    sizeof(ids[k])) != 0) {
+			snprintf(err, sizeof(err), "claim %.63s/%.200s: no "
+			    "valid CDI device ID from %.200s", c->namespace_,
+			    c->name, names[k]);
+			goto fail;
 		}
-		cd[k].name = names[k];
-		cd[k].addr = d->addr;
-		cd[k].vfio_group = strcmp(d->driver, "vfio-pci") == 0 ?
-		    d->iommu_group : -1;
+		if (spec_device(b, names[k], d->addr, devs, err,
+		    sizeof(err)) != 0)
+			goto fail;
+		if (json_array_append_new(list, json_pack("{s:s, s:s}",
+		    "name", names[k], "addr", d->addr)) != 0) {
+			snprintf(err, sizeof(err), "out of memory");
+			goto fail;
+		}
 	}
-	if (cdi_write_spec(cfg, c->uid, cd, c->n_results, err, errsize) != 0)
-		return (NULL);
-	if ((list = json_array()) == NULL)
-		goto oom;
-	entry = json_pack("{s:s, s:s, s:o}", "namespace", c->namespace_,
-	    "name", c->name, "devices", list);
-	if (entry == NULL)
-		goto oom;
+	if (kp_prepare_cdi_spec(res, i, b) != 0)
+		goto out;	/* the claim failed with the reason */
 	for (k = 0; k < c->n_results; k++) {
-		e = json_pack("{s:s, s:s, s:s, s:s, s:s}",
-		    "request", c->results[k].request,
-		    "pool", c->results[k].pool,
-		    "device", c->results[k].device,
-		    "pciAddress", cd[k].addr, "cdiDeviceId", id[k]);
-		if (e == NULL || json_array_append_new(list, e) != 0) {
-			json_decref(entry);
-			goto oom;
-		}
+		struct kp_prepared_device pd = { KP_PREPARED_DEVICE_INIT,
+		    .request_names = &c->results[k].request,
+		    .n_request_names = 1, .pool_name = c->results[k].pool,
+		    .device_name = c->results[k].device };
+
+		id = ids[k];
+		pd.cdi_device_ids = &id;
+		pd.n_cdi_device_ids = 1;
+		if (kp_prepare_add_device(res, i, &pd) != 0)
+			goto out;
 	}
-	return (entry);
-oom:
-	snprintf(err, errsize, "out of memory");
-	(void)cdi_remove_spec(cfg, c->uid, err, 0);
-	return (NULL);
+	if ((data = json_dumps(jd, JSON_COMPACT)) != NULL)
+		(void)kp_prepare_journal_data(res, i, data);
+	kp_log(KP_LOG_INFO, 1, "claim %s/%s: prepared %zu device(s)",
+	    c->namespace_, c->name, c->n_results);
+	goto out;
+fail:
+	kp_prepare_claim_error(res, i, err);
+out:
+	free(data);
+	json_decref(jd);
+	kp_cdi_builder_free(b);
 }
 
 int
@@ -242,54 +202,17 @@ pci_hook_prepare(void *user, const struct kp_claim *cl, size_t n,
 	const struct pci_config	*cfg = user;
 	struct pci_list		 devs = { NULL, 0 };
 	char			 err[KP_ERROR_SIZE * 2];
-	int			 scanned = 0;
-	json_t			*entry;
 	size_t			 i;
 
-	pthread_mutex_lock(&lock);
-	for (i = 0; i < n; i++) {
-		if ((entry = json_object_get(claims, cl[i].uid)) != NULL) {
-			/* Prepared before: the same answer, no writes. */
-			if (spec_missing(cfg, cl[i].uid)) {
-				if (respec(cfg, cl[i].uid, entry, err,
-				    sizeof(err)) != 0) {
-					kp_prepare_claim_error(res, i, err);
-					continue;
-				}
-				logf_(cfg, "claim %s: CDI spec recreated",
-				    cl[i].uid);
-			}
-			if (add_devices(res, i, entry) != 0)
-				kp_prepare_claim_error(res, i, "cannot add "
-				    "the checkpointed devices");
-			logf_(cfg, "claim %s/%s: already prepared",
-			    cl[i].namespace_, cl[i].name);
-			continue;
-		}
-		if (!scanned && pci_discover(cfg->sysfs, &cfg->filter, &devs,
-		    err, sizeof(err)) != 0) {
+	/* Claims prepared before never get here: the journal answers. */
+	if (pci_discover(cfg->sysfs, &cfg->filter, &devs, err,
+	    sizeof(err)) != 0) {
+		for (i = 0; i < n; i++)
 			kp_prepare_claim_error(res, i, err);
-			continue;
-		}
-		scanned = 1;
-		if ((entry = prepare_new(cfg, &cl[i], &devs, err,
-		    sizeof(err))) == NULL) {
-			kp_prepare_claim_error(res, i, err);
-			continue;
-		}
-		if (json_object_set_new(claims, cl[i].uid, entry) != 0 ||
-		    checkpoint_save(cfg, claims, err, sizeof(err)) != 0) {
-			json_object_del(claims, cl[i].uid);
-			(void)cdi_remove_spec(cfg, cl[i].uid, errbuf, 0);
-			kp_prepare_claim_error(res, i, err);
-			continue;
-		}
-		if (add_devices(res, i, entry) != 0)
-			kp_prepare_claim_error(res, i, "cannot add devices");
-		logf_(cfg, "claim %s/%s: prepared %zu device(s)",
-		    cl[i].namespace_, cl[i].name, cl[i].n_results);
+		return (0);
 	}
-	pthread_mutex_unlock(&lock);
+	for (i = 0; i < n; i++)
+		prepare_one(cfg, &cl[i], i, &devs, res);
 	pci_list_free(&devs);
 	return (0);
 }
@@ -298,32 +221,60 @@ int
 pci_hook_unprepare(void *user, const struct kp_claim *cl, size_t n,
     struct kp_unprepare_results *res, char *errbuf, size_t errsize)
 {
-	const struct pci_config	*cfg = user;
-	char			 err[KP_ERROR_SIZE * 2];
-	json_t			*saved;
-	size_t			 i;
+	const struct kp_journal_entry	*e;
+	size_t				 i;
 
-	pthread_mutex_lock(&lock);
+	/* Nothing to undo on the device (this example binds no driver);
+	 * the library removes the spec and the entry after this. */
 	for (i = 0; i < n; i++) {
-		if (cdi_remove_spec(cfg, cl[i].uid, err, sizeof(err)) != 0) {
-			kp_unprepare_claim_error(res, i, err);
-			continue;
-		}
-		if ((saved = json_object_get(claims, cl[i].uid)) == NULL) {
-			logf_(cfg, "claim %s/%s: not prepared, nothing to do",
-			    cl[i].namespace_, cl[i].name);
-			continue;
-		}
-		json_incref(saved);
-		json_object_del(claims, cl[i].uid);
-		if (checkpoint_save(cfg, claims, err, sizeof(err)) != 0) {
-			json_object_set(claims, cl[i].uid, saved);
-			kp_unprepare_claim_error(res, i, err);
-		} else
-			logf_(cfg, "claim %s/%s: unprepared",
-			    cl[i].namespace_, cl[i].name);
-		json_decref(saved);
+		e = kp_unprepare_journal_entry(res, i);
+		kp_log(KP_LOG_INFO, 1, "claim %s/%s: unprepared (%zu "
+		    "device(s))", cl[i].namespace_, cl[i].name,
+		    e != NULL ? e->n_devices : 0);
 	}
-	pthread_mutex_unlock(&lock);
 	return (0);
+}
+
+/* The journal's write_spec: a prepared claim's spec is gone. */
+int
+pci_journal_write_spec(void *user, const struct kp_journal_entry *e,
+    char *err, size_t errsize)
+{
+	const struct pci_config	*cfg = user;
+	struct pci_filter	 all;
+	struct pci_list		 l = { NULL, 0 };
+	struct kp_cdi_builder	*b;
+	json_t			*jd, *d;
+	char			 kind[128];
+	size_t			 k;
+	int			 r = 0;
+
+	if (e->data == NULL || (jd = json_loads(e->data, 0, NULL)) == NULL) {
+		snprintf(err, errsize, "claim %s/%s: no device data in the "
+		    "journal", e->namespace_, e->name);
+		return (-1);
+	}
+	memset(&all, 0, sizeof(all));
+	if (pci_discover(cfg->sysfs, &all, &l, err, errsize) != 0)
+		memset(&l, 0, sizeof(l));	/* env only, no nodes */
+	snprintf(kind, sizeof(kind), "%s/pci", cfg->driver);
+	if (kp_cdi_builder_new(kind, &b) != 0) {
+		snprintf(err, errsize, "out of memory");
+		r = -1;
+	}
+	json_array_foreach(json_object_get(jd, "devices"), k, d)
+		if (r == 0 && spec_device(b, json_string_value(json_object_get(
+		    d, "name")), json_string_value(json_object_get(d, "addr")),
+		    &l, err, errsize) != 0)
+			r = -1;
+	if (r == 0)
+		r = kp_cdi_builder_write(b, e->cdi_spec, err, errsize);
+	if (r == 0)
+		kp_log(KP_LOG_WARNING, 0, "claim %s/%s: CDI spec %s was "
+		    "missing, written again from the journal", e->namespace_,
+		    e->name, e->cdi_spec);
+	kp_cdi_builder_free(b);
+	json_decref(jd);
+	pci_list_free(&l);
+	return (r);
 }

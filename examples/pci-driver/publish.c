@@ -5,20 +5,20 @@
  * capacity. Written with the library's growable structs (KP_*_INIT and
  * designated initialisers), built in a loop.
  *
- * SR-IOV: where sysfs shows a function's physfn link (a virtual
+ * SR-IOV: where discovery found a function's physfn link (a virtual
  * function), its physical function and its VFs become partitions of one
  * device: a counter set "<pf name>" with one counter "vfs" (the number
- * of VFs) in a slice of its own (the 1.35 rule), the PF consuming all of
- * it and each VF one, so the scheduler never hands out the PF together
- * with any of its VFs. Slices then hold at most 64 devices (the limit
- * for devices that consume counters), else 128.
+ * of VFs), the PF consuming all of it and each VF one, so the scheduler
+ * never hands out the PF together with any of its VFs; a VF also carries
+ * its PF's address as the attribute "<driver>/physfn". Everything goes
+ * out as one flat slice with split_slices set: the library puts the
+ * counter sets in slices of their own (the 1.35 rule) and cuts the
+ * devices into slices of 128, or 64 where devices consume counters.
  */
-#include <libgen.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
+#include <sys/types.h>
 
 #include "pci.h"
 
@@ -93,6 +93,7 @@ fill_device(const struct pci_config *cfg, const struct pci_dev *d,
 		add_int(e, &n, cfg->driver, "numaNode", d->numa_node);
 	if (d->iommu_group >= 0)
 		add_int(e, &n, cfg->driver, "iommuGroup", d->iommu_group);
+	add_string(e, &n, cfg->driver, "physfn", d->physfn);
 	if (d->pcie_root[0] != '\0') {
 		e->attrs[n++] = (struct kp_attribute)KP_ATTR_STRING(
 		    "resource.kubernetes.io/pcieRoot", d->pcie_root);
@@ -110,24 +111,19 @@ fill_device(const struct pci_config *cfg, const struct pci_dev *d,
 	}
 }
 
-/* The PF of a VF (its physfn link), as an index into devs; -1: none. */
+/* The PF of a VF, as an index into devs; -1: none or filtered out (the
+ * VF then stands alone). */
 static ssize_t
-physfn(const struct pci_config *cfg, const struct pci_list *devs,
-    const struct pci_dev *d)
+physfn(const struct pci_list *devs, const struct pci_dev *d)
 {
-	char	 link[PATH_MAX], target[PATH_MAX];
-	ssize_t	 n;
 	size_t	 i;
 
-	snprintf(link, sizeof(link), "%s/bus/pci/devices/%s/physfn",
-	    cfg->sysfs, d->addr);
-	if ((n = readlink(link, target, sizeof(target) - 1)) <= 0)
+	if (d->physfn[0] == '\0')
 		return (-1);
-	target[n] = '\0';
 	for (i = 0; i < devs->n; i++)
-		if (strcmp(devs->devs[i].addr, basename(target)) == 0)
+		if (strcmp(devs->devs[i].addr, d->physfn) == 0)
 			return ((ssize_t)i);
-	return (-1);	/* the PF is filtered out: the VF stands alone */
+	return (-1);
 }
 
 /* Make e (device i) consume n "vfs" of the counter set named set. */
@@ -156,14 +152,14 @@ pci_publish(struct kp_plugin *plugin, const struct pci_config *cfg,
 {
 	struct dev_entry	*entries = NULL;
 	struct kp_device	*kdevs = NULL;
-	struct kp_slice		*slices = NULL;
+	struct kp_slice		 slice;
 	struct kp_counter_set	*sets = NULL;
 	struct kp_counter	*set_counters = NULL;
 	char			(*set_counts)[24] = NULL;
 	struct kp_pool		 pool;
 	struct kp_resources	 res;
 	ssize_t			*pf = NULL;
-	size_t			*vfs = NULL, i, n_sets = 0, n_slices = 0, per;
+	size_t			*vfs = NULL, i, n_sets = 0;
 	int			 r;
 
 	if (devs->n > 0 &&
@@ -173,15 +169,14 @@ pci_publish(struct kp_plugin *plugin, const struct pci_config *cfg,
 	    (vfs = calloc(devs->n, sizeof(*vfs))) == NULL ||
 	    (sets = calloc(devs->n, sizeof(*sets))) == NULL ||
 	    (set_counters = calloc(devs->n, sizeof(*set_counters))) == NULL ||
-	    (set_counts = calloc(devs->n, sizeof(*set_counts))) == NULL ||
-	    (slices = calloc(devs->n + 1, sizeof(*slices))) == NULL)) {
+	    (set_counts = calloc(devs->n, sizeof(*set_counts))) == NULL)) {
 		snprintf(err, errsize, "out of memory");
 		r = KP_ENOMEM;
 		goto out;
 	}
 	for (i = 0; i < devs->n; i++) {
 		fill_device(cfg, &devs->devs[i], &entries[i], &kdevs[i]);
-		if ((pf[i] = physfn(cfg, devs, &devs->devs[i])) >= 0)
+		if ((pf[i] = physfn(devs, &devs->devs[i])) >= 0)
 			vfs[pf[i]]++;
 	}
 	/* One counter set per PF with VFs; the PF takes all, a VF one. */
@@ -202,24 +197,17 @@ pci_publish(struct kp_plugin *plugin, const struct pci_config *cfg,
 		if (pf[i] >= 0 && vfs[pf[i]] > 0)
 			consume(&entries[i], &kdevs[i],
 			    devs->devs[pf[i]].name, 1);
-	per = n_sets > 0 ? PCI_SLICE_MAX / 2 : PCI_SLICE_MAX;
-	for (i = 0; i < devs->n; i += per, n_slices++)
-		slices[n_slices] = (struct kp_slice){ KP_SLICE_INIT,
-		    .devices = &kdevs[i],
-		    .n_devices = devs->n - i < per ? devs->n - i : per };
-	/* Counter sets in slices of their own, at most 8 each. */
-	for (i = 0; i < n_sets; i += 8, n_slices++)
-		slices[n_slices] = (struct kp_slice){ KP_SLICE_INIT,
-		    .shared_counters = &sets[i],
-		    .n_shared_counters = n_sets - i < 8 ? n_sets - i : 8 };
+	/* One flat slice: the library cuts it to the allowed sizes. */
+	slice = (struct kp_slice){ KP_SLICE_INIT, .devices = kdevs,
+	    .n_devices = devs->n, .shared_counters = sets,
+	    .n_shared_counters = n_sets };
 	pool = (struct kp_pool){ KP_POOL_INIT, .name = cfg->node,
-	    .slices = slices, .n_slices = n_slices };
+	    .slices = &slice, .n_slices = 1, .split_slices = 1 };
 	res = (struct kp_resources){ KP_RESOURCES_INIT, .pools = &pool,
 	    .n_pools = 1 };
 	if ((r = kp_publish_resources(plugin, &res)) != 0)
 		snprintf(err, errsize, "%s", kp_plugin_last_error(plugin));
 out:
-	free(slices);
 	free(set_counts);
 	free(set_counters);
 	free(sets);

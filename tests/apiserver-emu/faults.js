@@ -8,6 +8,14 @@
 //   reset   destroy the TCP connection without an HTTP answer
 //   delay   wait delayMs, then serve the request normally
 //   hang    never answer (the client must time out)
+//   truncate  serve normally but send only the first half of the body
+//           (Content-Length announces all of it), then drop the connection
+//   garble  serve normally with the body's second half replaced by junk
+//           (not JSON)
+//   huge    answer 200 with `bytes` bytes of JSON (default 65 MiB, over
+//           the publisher's 64 MiB body limit)
+// Not a rule but a switch (index.js tlsFault): the TLS handshake of new
+// connections fails.
 
 const E = require('./errors.js');
 

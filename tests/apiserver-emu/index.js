@@ -15,13 +15,14 @@ const http = require('node:http');
 const fs = require('node:fs');
 const crypto = require('node:crypto');
 const { makePki, issueClientCert } = require('./certs.js');
-const { Store, clone, uid, now } = require('./store.js');
+const { Store, clone, uid, now, generateName } = require('./store.js');
 const { Faults, checkRate } = require('./faults.js');
 const G = require('./gates.js');
 const { createHandler, removeSlice } = require('./server.js');
 const C = require('./convert.js');
 const S = require('./selectors.js');
 const Q = require('./quantity.js');
+const V = require('./validate.js');
 
 function defaultKubeVersion(versions) {
   if (versions.includes('v1')) return '1.34.0';
@@ -73,6 +74,8 @@ async function startEmulator(opts = {}) {
     hung: new Set(),
     errors: [],
     sockets: new Set(),
+    tlsFault: false,
+    tlsFailures: 0,
     port: opts.port || 0,
   };
   emu.store = new Store({ historySize: emu.opts.historySize, initialRV: emu.opts.initialResourceVersion });
@@ -89,7 +92,13 @@ async function startEmulator(opts = {}) {
       key: pki.keyPem, cert: pki.certPem, ca: pki.caPem, requestCert: true, rejectUnauthorized: false,
     }, handler);
     server.keepAliveTimeout = 60000;
-    server.on('connection', (s) => { emu.sockets.add(s); s.on('close', () => emu.sockets.delete(s)); });
+    server.on('connection', (s) => {
+      // tlsFault: the handshake of a new connection fails (plain text
+      // where the ServerHello belongs), as behind a broken proxy.
+      if (emu.tlsFault) { emu.tlsFailures++; s.end('HTTP/1.1 400 Bad Request\r\n\r\n'); return; }
+      emu.sockets.add(s);
+      s.on('close', () => emu.sockets.delete(s));
+    });
     server.on('secureConnection', (s) => { emu.sockets.add(s); s.on('close', () => emu.sockets.delete(s)); });
     await new Promise((resolve, reject) => {
       server.once('error', reject);
@@ -207,6 +216,8 @@ async function startEmulator(opts = {}) {
     deallocateClaim(ns, name) { return api.updateClaim(ns, name, (c) => { delete c.status.allocation; return c; }); },
     deleteClaim(ns, name) { emu.store.bump(); return emu.store.claims.delete(`${ns}/${name}`); },
     getClaim(ns, name) { return clone(emu.store.claims.get(`${ns}/${name}`)); },
+    // getEvents returns the stored events.k8s.io/v1 Events (events.js).
+    getEvents() { return [...((emu.store.events && emu.store.events.values()) || [])].map(clone); },
 
     // --- slices (as another client would see or change them) --------------------
     // getSlices returns the stored slices encoded in `version` (default v1),
@@ -216,6 +227,26 @@ async function startEmulator(opts = {}) {
       return emu.store.listSlices()
         .filter((o) => S.matchFields(terms, { 'metadata.name': o.metadata.name, 'spec.nodeName': o.spec.nodeName || '', 'spec.driver': o.spec.driver }))
         .map((o) => C.encodeSlice(version, o, { minor: emu.minor }));
+    },
+    // createSlice stores a slice as another client (e.g. an older version
+    // of the plugin) would create it: v1 JSON, metadata.generateName or
+    // metadata.name, validated; an ADDED event goes to the watches.
+    // Returns the stored object in v1.
+    createSlice(obj) {
+      const { obj: o } = C.decodeSlice('v1', clone(obj), { minor: emu.minor });
+      const meta = o.metadata;
+      meta.uid = uid();
+      meta.creationTimestamp = now();
+      meta.generation = 1;
+      if (!meta.name) meta.name = generateName(meta.generateName);
+      const errs = V.validateSlice(o, { minor: emu.minor, version: 'v1' });
+      if (errs.length) throw new Error(`invalid slice: ${JSON.stringify(errs)}`);
+      if (emu.store.slices.has(meta.name)) throw new Error(`slice ${meta.name} exists`);
+      for (const d of o.spec.devices || []) delete d._noBasic;
+      meta.resourceVersion = String(emu.store.nextRV());
+      emu.store.slices.set(meta.name, o);
+      emu.store.commit('ADDED', o);
+      return C.encodeSlice('v1', o, { minor: emu.minor });
     },
     // deleteSlices removes slices behind the plugin's back, e.g. kubelet's
     // start-up DeleteCollection(spec.driver=D,spec.nodeName=N). Returns names.
@@ -243,6 +274,13 @@ async function startEmulator(opts = {}) {
     },
 
     // --- watches and history ------------------------------------------------------
+    // tlsFault(true) closes every connection and fails the TLS handshake
+    // of new ones until tlsFault(false); returns the failed handshakes.
+    tlsFault(on = true) {
+      emu.tlsFault = !!on;
+      if (on) for (const sock of [...emu.sockets]) sock.destroy();
+      return emu.tlsFailures;
+    },
     dropWatches({ mode = 'end' } = {}) { const n = emu.watches.size; for (const w of [...emu.watches]) w.close(mode); return n; },
     activeWatches() { return emu.watches.size; },
     sendBookmarks() { for (const w of emu.watches) w.bookmark(); },
@@ -293,8 +331,8 @@ async function startEmulator(opts = {}) {
 // read. Plain HTTP on 127.0.0.1: it is test infrastructure, not part of the
 // emulated API.
 const CONTROL_METHODS = ['addToken', 'removeToken', 'rotateToken', 'issueClientCert', 'addNode', 'removeNode', 'getNode',
-  'addClaim', 'setClaimUID', 'deallocateClaim', 'deleteClaim', 'getClaim', 'getSlices', 'deleteSlices', 'touchSlice', 'setFeatureGates',
-  'dropWatches', 'activeWatches', 'sendBookmarks', 'compactHistory', 'bumpResourceVersion', 'inject', 'clearFaults', 'faults',
+  'addClaim', 'setClaimUID', 'deallocateClaim', 'deleteClaim', 'getClaim', 'getSlices', 'createSlice', 'deleteSlices', 'touchSlice', 'setFeatureGates',
+  'dropWatches', 'tlsFault', 'activeWatches', 'sendBookmarks', 'compactHistory', 'bumpResourceVersion', 'inject', 'clearFaults', 'faults',
   'requests', 'writes', 'resetLog', 'checkRate', 'restart'];
 
 function startControl(api, port) {

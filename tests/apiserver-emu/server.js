@@ -13,6 +13,7 @@ const Q = require('./quantity.js');
 const S = require('./selectors.js');
 const { clone, uid, now, generateName } = require('./store.js');
 const { statusFor } = require('./faults.js');
+const { routeEvents } = require('./events.js');
 
 const GROUP = 'resource.k8s.io';
 const MAX_BODY = 3 * 1024 * 1024; // MaxRequestBodyBytes
@@ -35,10 +36,42 @@ function send(ctx, code, body, headers = {}) {
   ctx.entry.status = code;
   const h = { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', 'Audit-Id': ctx.auditId, ...headers };
   if (ctx.warnings.length) h.Warning = ctx.warnings.map(warningHeader);
-  const text = typeof body === 'string' ? body : JSON.stringify(body) + '\n';
+  let text = typeof body === 'string' ? body : JSON.stringify(body) + '\n';
+  // Fault rules that spoil the real answer (faults.js): cut it off
+  // after half its bytes (the connection dies), or garble it.
+  const mangle = ctx.mangle;
+  if (mangle === 'garble') text = text.slice(0, Math.floor(text.length / 2)).replace(/"/g, "'") + '\u0000}]{';
   h['Content-Length'] = Buffer.byteLength(text);
   res.writeHead(code, h);
+  if (mangle === 'truncate') {
+    const buf = Buffer.from(text);
+    res.write(buf.subarray(0, Math.floor(buf.length / 2)), () => setTimeout(() => res.destroy(), 20));
+    return;
+  }
   res.end(text);
+}
+
+// A 200 answer of `bytes` bytes of valid JSON (a Status padded in a
+// field): more than a client's body limit.
+function sendHuge(ctx, bytes) {
+  const { res } = ctx;
+  ctx.entry.status = 200;
+  const head = Buffer.from('{"kind":"Status","apiVersion":"v1","pad":"');
+  const tail = Buffer.from('"}\n');
+  const chunk = Buffer.alloc(1 << 20, 0x61);
+  res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': head.length + bytes + tail.length });
+  res.write(head);
+  let left = bytes;
+  const more = () => {
+    while (left > 0) {
+      const n = Math.min(left, chunk.length);
+      left -= n;
+      if (!res.write(n === chunk.length ? chunk : chunk.subarray(0, n))) { res.once('drain', more); return; }
+    }
+    res.end(tail);
+  };
+  res.on('error', () => {});
+  more();
 }
 
 function sendStatus(ctx, st, headers) { send(ctx, st.code, st, headers); }
@@ -164,6 +197,8 @@ function createHandler(emu) {
         if (rule.action === 'hang') { entry.status = 0; emu.hung.add(res); res.on('close', () => emu.hung.delete(res)); return; }
         if (rule.action === 'delay') await new Promise((r) => setTimeout(r, rule.delayMs || 0));
         if (rule.action === 'status') { const s = statusFor(rule); send(ctx, s.code, s.body, s.headers); return; }
+        if (rule.action === 'huge') { sendHuge(ctx, rule.bytes || 65 * 1024 * 1024); return; }
+        if (rule.action === 'truncate' || rule.action === 'garble') ctx.mangle = rule.action;
       }
       if (authErr) throw authErr;
       ctx.user = user;
@@ -199,6 +234,9 @@ async function route(ctx) {
   if (p === '/apis') {
     const groups = served(emu).length ? [groupDoc(emu)] : [];
     return send(ctx, 200, { kind: 'APIGroupList', apiVersion: 'v1', groups });
+  }
+  if (parts[0] === 'apis' && parts[1] === 'events.k8s.io') {
+    return routeEvents(ctx, parts.slice(2), { send, sendStatus, HttpError, parseJSONBody, mergePatch, jsonPatch });
   }
   if (parts[0] === 'apis' && parts[1] === GROUP) {
     const vs = served(emu);

@@ -7,6 +7,7 @@
 // ctx: { minor, version, old (internal object on update) }
 
 const E = require('./errors.js');
+const Q = require('./quantity.js');
 
 const LABEL_FMT = '[a-z0-9]([-a-z0-9]*[a-z0-9])?';
 const LABEL_RE = new RegExp(`^${LABEL_FMT}$`);
@@ -233,6 +234,80 @@ function validateSet(items, max, validateItem, key, path, { minor, dupChild }) {
   return errs;
 }
 
+// validateRequestPolicy is the 1.37 server's (pkg/apis/resource/validation
+// validateRequestPolicy and helpers): validValues or validRange against the
+// default and the capacity value.
+function qValue(q) {
+  if (q.e >= 0) return q.u * 10n ** BigInt(q.e);
+  const div = 10n ** BigInt(-q.e);
+  let r = q.u / div;
+  if (q.u % div !== 0n) r += q.u < 0n ? -1n : 1n;
+  return r;
+}
+function validateRequestPolicy(capValue, p, path) {
+  const errs = [];
+  let cap;
+  const qp = (v) => Q.parse(String(v));
+  try { cap = qp(capValue); } catch { return errs; }
+  const vv = p.validValues || [];
+  if (vv.length && p.validRange) {
+    errs.push(E.forbiddenField(path, 'exactly one policy can be specified, cannot specify "validValues" and "validRange" at the same time'));
+    return errs;
+  }
+  try {
+    if (vv.length) {
+      if (p.default === undefined) { errs.push(E.required(`${path}.default`, 'required when validValues is defined')); return errs; }
+      const def = qp(p.default);
+      const qs = vv.map(qp);
+      for (let i = 0; i + 1 < qs.length; i++) if (Q.cmp(qs[i], qs[i + 1]) > 0) errs.push(E.invalid(`${path}.validValues[${i + 1}]`, vv[i + 1], 'values must be sorted in ascending order'));
+      if (qs.length > 10) { errs.push(E.tooMany(`${path}.validValues`, qs.length, 10)); return errs; }
+      // validateSet: every item, then duplicates (by integer value).
+      let found = false;
+      qs.forEach((q, i) => {
+        if (Q.cmp(q, cap) > 0) errs.push(E.invalid(`${path}.validValues[${i}]`, vv[i], `option is larger than capacity value: ${capValue}`));
+        if (Q.cmp(q, def) === 0) found = true;
+      });
+      const seen = new Set();
+      qs.forEach((q, i) => {
+        const k = String(qValue(q));
+        if (seen.has(k)) errs.push(E.duplicate(`${path}.validValues[${i}]`, vv[i])); else seen.add(k);
+      });
+      if (!found) errs.push(E.invalid(`${path}.validValues`, p.default, 'default value is not valid according to the requestPolicy'));
+    } else if (p.validRange) {
+      const r = p.validRange;
+      const rp = `${path}.validRange`;
+      if (p.default === undefined) { errs.push(E.required(`${path}.default`, 'required when validRange is defined')); return errs; }
+      if (r.min === undefined) { errs.push(E.required(`${rp}.min`, 'required when validRange is defined')); return errs; }
+      const def = qp(p.default);
+      const min = qp(r.min);
+      if (Q.cmp(min, cap) > 0) errs.push(E.invalid(`${rp}.min`, r.min, `min is larger than capacity value: ${capValue}`));
+      if (Q.cmp(def, min) < 0) errs.push(E.invalid(`${rp}.min`, p.default, `default is less than min: ${r.min}`));
+      if (r.max !== undefined) {
+        const max = qp(r.max);
+        if (Q.cmp(min, max) > 0) errs.push(E.invalid(`${rp}.max`, r.min, `min is larger than max: ${r.max}`));
+        if (Q.cmp(max, cap) > 0) errs.push(E.invalid(`${rp}.max`, r.max, `max is larger than capacity value: ${capValue}`));
+        if (Q.cmp(def, max) > 0) errs.push(E.invalid(`${rp}.max`, p.default, `default is more than max: ${r.max}`));
+      }
+      if (r.step !== undefined) {
+        const step = qp(r.step);
+        const e = Math.min(min.e, step.e);
+        const sum = { u: min.u * 10n ** BigInt(min.e - e) + step.u * 10n ** BigInt(step.e - e), e };
+        if (Q.cmp(sum, cap) > 0) errs.push(E.invalid(`${rp}.step`, r.step, `one step is larger than capacity value: ${capValue}`));
+        const sv = qValue(step);
+        // The server divides by it; Go panics on zero (a 500, not a 422).
+        if (sv === 0n) throw new Error('integer divide by zero');
+        const mult = (v, s) => { if ((qValue(qp(v)) - qValue(min)) % sv !== 0n) errs.push(E.invalid(`${rp}.step`, s, `value is not a multiple of a given step (${r.step}) from (${r.min})`)); };
+        mult(p.default, p.default);
+        if (r.max !== undefined) mult(r.max, r.max);
+      }
+    }
+  } catch (e) {
+    if (e instanceof Q.QuantityError) return errs;
+    throw e;
+  }
+  return errs;
+}
+
 function validateDevice(d, path, ctx, spec) {
   const legacy = ctx.minor <= 32;
   const errs = [];
@@ -255,6 +330,7 @@ function validateDevice(d, path, ctx, spec) {
     const p = `${base}.capacity[${truncateKey(k)}]`;
     errs.push(...validateQualifiedName(k, p, legacy));
     if (c.requestPolicy !== undefined && !d.allowMultipleAllocations) errs.push(E.forbiddenField(`${p}.requestPolicy`, 'allowMultipleAllocations must be true'));
+    else if (c.requestPolicy) errs.push(...validateRequestPolicy(c.value, c.requestPolicy, `${p}.requestPolicy`));
   }
   if (legacy) errs.push(...countErr);
   const listValues = Object.values(attrs).reduce((n, a) => n + ['ints', 'bools', 'strings', 'versions'].reduce((m, t) => m + (a[t] ? a[t].length : 0), 0), 0);
@@ -347,4 +423,4 @@ function validateSlice(o, ctx) {
   return errs;
 }
 
-module.exports = { validateSlice, isDNS1123Subdomain, isDNS1123Label, nameIsDNSSubdomain };
+module.exports = { validateSlice, isDNS1123Subdomain, isDNS1123Label, nameIsDNSSubdomain, isQualifiedName };

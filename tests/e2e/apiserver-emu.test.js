@@ -313,6 +313,33 @@ test('validation: 422 Invalid with causes naming field paths per version', async
   assert.deepEqual(cs.map((x) => x.reason), ['FieldValueTooLong']);
 });
 
+test('validation: requestPolicy ranges and values against default and capacity (1.37)', async () => {
+  const post = (policy) => request(emu34, 'POST', `${G}/v1/resourceslices`, {
+    body: slice({ spec: { devices: [{ name: 'nic-0', allowMultipleAllocations: true, capacity: { bw: { value: '100G', requestPolicy: policy } } }] } }),
+  });
+  const causes = async (policy) => {
+    const r = await post(policy);
+    assert.equal(r.code, 422, r.text);
+    return r.json.details.causes.map((x) => [x.field.replace('spec.devices[0].capacity[bw].requestPolicy', 'rp'), x.message]);
+  };
+  assert.equal((await post({ default: '10G', validRange: { min: '10G', max: '100G', step: '10G' } })).code, 201);
+  assert.equal((await post({ default: '25G', validValues: ['25G', '50G', '100G'] })).code, 201);
+  assert.deepEqual(await causes({ default: '5G', validRange: { min: '10G', max: '110G', step: '30G' } }), [
+    ['rp.validRange.min', 'Invalid value: "5G": default is less than min: 10G'],
+    ['rp.validRange.max', 'Invalid value: "110G": max is larger than capacity value: 100G'],
+    ['rp.validRange.step', 'Invalid value: "5G": value is not a multiple of a given step (30G) from (10G)'],
+    ['rp.validRange.step', 'Invalid value: "110G": value is not a multiple of a given step (30G) from (10G)'],
+  ]);
+  assert.deepEqual(await causes({ default: '30G', validValues: ['50G', '25G', '25G', '200G'] }), [
+    ['rp.validValues[1]', 'Invalid value: "25G": values must be sorted in ascending order'],
+    ['rp.validValues[3]', 'Invalid value: "200G": option is larger than capacity value: 100G'],
+    ['rp.validValues[2]', 'Duplicate value: "25G"'],
+    ['rp.validValues', 'Invalid value: "30G": default value is not valid according to the requestPolicy'],
+  ]);
+  assert.deepEqual((await causes({ validRange: { min: '1G' } })).map((c) => c[0]), ['rp.default']);
+  assert.deepEqual((await causes({ default: '1G', validValues: ['1G'], validRange: { min: '1G' } })).map((c) => c[0]), ['rp']);
+});
+
 test('bad quantities and wrong JSON types are decode errors (400), unknown fields a warning', async () => {
   let r = await request(emu34, 'POST', `${G}/v1/resourceslices`, { body: slice({ spec: { devices: [{ name: 'd', capacity: { mem: { value: '1Gb' } } }] } }) });
   assert.equal(r.code, 400);

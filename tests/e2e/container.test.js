@@ -119,7 +119,11 @@ async function setup(t, profile, { nnp = true } = {}) {
   const c = baseContainer();
   const env = { DRIVER_NAME: DRIVER, KUBELET_DIR: kubeletDir, CDI_DIR: cdiDir, NODE_NAME: NODE };
   // Kubernetes expands $(VAR) in args from the container's environment.
-  const args = c.args.map((a) => a.replace(/\$\((\w+)\)/g, (_, v) => env[v])).concat(['--rescan=0', '-v1']);
+  // The observer as components/probes adds it, on a port of the host
+  // network (--network host).
+  const httpPort = 20000 + Math.floor(Math.random() * 20000);
+  const args = c.args.map((a) => a.replace(/\$\((\w+)\)/g, (_, v) => env[v])).concat(['--rescan=0', '-v1',
+    `--http-endpoint=127.0.0.1:${httpPort}`]);
   const name = `kp-ctr-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
   const sc = c.securityContext;
   const run = ['--runtime', P.runtime, 'run', '-d', '--name', name, ...ulimits(),
@@ -131,7 +135,7 @@ async function setup(t, profile, { nnp = true } = {}) {
     '-e', 'KUBERNETES_SERVICE_HOST=127.0.0.1', '-e', `KUBERNETES_SERVICE_PORT=${emu.port}`,
     ...Object.entries(env).flatMap(([k, v]) => ['-e', `${k}=${v}`]),
     IMAGE, ...args];
-  const h = { dir, registry, cdiDir, emu, name, run, caps: sc.capabilities.add };
+  const h = { dir, registry, cdiDir, emu, name, run, caps: sc.capabilities.add, kubeletDir, httpPort };
   t.after(async () => {
     if (h.kubelet) await h.kubelet.stop();
     podman(['rm', '-f', '-t', '2', name]);
@@ -185,11 +189,21 @@ test('the image runs as the DaemonSet runs it: registers, publishes, prepares in
   const res = await h.kubelet.nodePrepareResources(DRIVER, [claim]);
   const got = res.claims[claim.uid];
   assert.ok(got && !got.error, `prepare: ${JSON.stringify(got)}\n${logs(h)}`);
-  const spec = path.join(h.cdiDir, `${DRIVER}_${claim.uid}.json`);
+  const spec = path.join(h.cdiDir, `${DRIVER}_claim-${claim.uid}.json`);
   assert.ok(fs.existsSync(spec), `CDI spec ${spec} written through the mount`);
   const cdi = JSON.parse(fs.readFileSync(spec, 'utf8'));
   assert.equal(cdi.kind, `${DRIVER}/pci`);
   t.diagnostic(`registered, ${slices.length} slice(s), prepared ${device} in ${Date.now() - t0} ms`);
+  // The probes of components/probes and components/probes/exec, in the
+  // container under its profile and capabilities.
+  const ready = await until('readyz 200', async () => {
+    const x = await fetch(`http://127.0.0.1:${h.httpPort}/readyz`).catch(() => null);
+    return x && x.status === 200 ? x : null;
+  });
+  assert.equal(await ready.text(), 'ok\n');
+  const ex = podman(['exec', h.name, '/usr/local/bin/kubeletplugin-probe', `--driver-name=${DRIVER}`,
+    `--kubelet-dir=${h.kubeletDir}`, '--pod-uid-env=POD_UID']);
+  assert.equal(ex.status, 0, `exec probe: ${ex.stdout}${ex.stderr}`);
   const un = await h.kubelet.nodeUnprepareResources(DRIVER, [claim]);
   assert.ok(!(un.claims[claim.uid] || {}).error);
   assert.ok(!fs.existsSync(spec), 'unprepare removed the spec');

@@ -25,7 +25,9 @@ function checkKeyLines(out) {
   assert.match(out, /\n\s+pci-[0-9a-f]{4}-[0-9a-f]{2}-[0-9a-f]{2}-[0-7]\s+[0-9a-f]{4}:/, 'a real device row');
   assert.match(out, /device: pci-[0-9a-f-]+/);
   assert.match(out, /CDI device IDs: {2}pci\.example\.com\/pci=pci-[0-9a-f-]+/);
-  assert.match(out, /"cdiVersion": "0\.5\.0"/);
+  assert.match(out, /"cdiVersion": "0\.3\.0"/, 'the lowest version its fields need');
+  assert.match(out, /journal \$TMP\/state\/kubeletplugin-journal\.json: schema 1, 1 prepared claim\(s\)/);
+  assert.match(out, /journal: 0 prepared claim\(s\)/);
   assert.match(out, /"kind": "pci\.example\.com\/pci"/);
   assert.match(out, /PCI_ADDRESS_/);
   assert.match(out, /prepared again \(kubelet retries\): same result, spec file not rewritten/);

@@ -261,6 +261,46 @@ test('a renamed driver with other directories renders and validates from one ove
   await validateAll(docs);
 });
 
+test('the probes: HTTP on the observer\'s port in the example overlay; the exec variant runs kubeletplugin-probe', needKustomize, async (t) => {
+  const docs = render(path.join(DEPLOY, 'examples', 'pci-driver'));
+  const c = one(docs, 'DaemonSet').spec.template.spec.containers[0];
+  assert.ok(c.args.includes('--http-endpoint=:8080'));
+  assert.deepEqual(c.ports, [{ name: 'health', containerPort: 8080, protocol: 'TCP' }]);
+  assert.deepEqual(c.livenessProbe.httpGet, { path: '/healthz', port: 'health' });
+  assert.deepEqual(c.readinessProbe.httpGet, { path: '/readyz', port: 'health' });
+  assert.deepEqual(c.startupProbe.httpGet, { path: '/healthz', port: 'health' });
+  // The example driver takes the flag the component adds.
+  const help = spawnSync(path.join(BUILD, 'examples', 'pci-driver'), ['--help'], { encoding: 'utf8' });
+  assert.match(help.stdout, /--http-endpoint ADDR/);
+  // The exec variant, from an overlay of its own.
+  const dir = renamedOverlay();
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const k = path.join(dir, 'kustomization.yaml');
+  fs.writeFileSync(k, fs.readFileSync(k, 'utf8').replace(/^components:\n/m,
+    `components:\n- ${path.relative(dir, path.join(DEPLOY, 'components', 'probes', 'exec'))}\n`));
+  const edocs = render(dir);
+  const ec = one(edocs, 'DaemonSet').spec.template.spec.containers[0];
+  assert.equal(ec.ports, undefined, 'no port for exec probes');
+  const cmd = ec.livenessProbe.exec.command;
+  assert.equal(cmd[0], '/usr/local/bin/kubeletplugin-probe');
+  assert.deepEqual(ec.readinessProbe.exec.command, cmd);
+  // kubelet expands $(VAR) of the container's static env in exec probes.
+  const env = Object.fromEntries(ec.env.filter((e) => e.value !== undefined).map((e) => [e.name, e.value]));
+  const kdir = fs.mkdtempSync(path.join(os.tmpdir(), 'kp-probe-'));
+  t.after(() => fs.rmSync(kdir, { recursive: true, force: true }));
+  env.KUBELET_DIR = kdir;
+  const args = cmd.slice(1).map((a) => a.replace(/\$\((\w+)\)/g, (m, v) => env[v]));
+  assert.deepEqual(args, ['--driver-name=gpu.acme.example', `--kubelet-dir=${kdir}`, '--pod-uid-env=POD_UID']);
+  // POD_UID comes from the downward API in the pod; here, one of ours.
+  assert.ok(ec.env.some((e) => e.name === 'POD_UID' && e.valueFrom.fieldRef.fieldPath === 'metadata.uid'));
+  const r = spawnSync(path.join(BUILD, 'tools', 'kubeletplugin-probe'), args,
+    { encoding: 'utf8', env: { ...process.env, POD_UID: 'f0e1d2c3-0000-4000-8000-000000000001' } });
+  assert.equal(r.status, 2, 'no plugin there: socket missing, not a usage error');
+  assert.match(r.stderr, new RegExp(`${kdir}/plugins_registry/gpu\\.acme\\.example-f0e1d2c3-0000-4000-8000-000000000001-reg\\.sock`));
+  await validateAll(docs);
+  await validateAll(edocs);
+});
+
 test('every DeviceClass component renders and validates', needKustomize, async (t) => {
   for (const v of ['v1', 'v1beta2', 'v1beta1']) {
     const dir = renamedOverlay();

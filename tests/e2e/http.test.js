@@ -294,7 +294,7 @@ test('discovery: v1 on a 1.34-like server, v1beta2 on 1.33, v1beta1 on 1.32', as
   }
   const { kc } = await setup(t, { emuOpts: { versions: [] } });
   const r = await check(kc, 'discover');
-  assert.equal(r.lines[0], 'error resource.k8s.io: none of v1, v1beta2, v1beta1 is served');
+  assert.match(r.lines[0], /^error GET \/apis\/resource.k8s.io: 404: the resource.k8s.io API group is not served: is DRA \(DynamicResourceAllocation\) enabled/);
 });
 
 test('insecure-skip-tls-verify works without a CA', async (t) => {

@@ -20,6 +20,13 @@ const { KubeletSim, proto, callRaw, validateSupportedVersions } = require('../ku
 const test = (name, fn) => nodeTest(name, { timeout: 15000 }, fn);
 const FAST = { reconcileMs: 50, rescanMs: 100, retryInitialMs: 50 };
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+async function until(fn, ms = 5000) {
+  const end = Date.now() + ms;
+  while (!(await fn())) {
+    if (Date.now() > end) throw new Error(`condition not met within ${ms} ms: ${fn}`);
+    await sleep(20);
+  }
+}
 
 // ---- fixtures -----------------------------------------------------------------
 
@@ -561,4 +568,82 @@ test('cli: prints the registration, runs calls, reports failures by exit code', 
   const usage = await runCli(['--registry', dir, '--prepare', 'not-a-claim']);
   assert.equal(usage.code, 2);
   assert.match(usage.stderr, /expected namespace\/name\/uid/);
+});
+
+// ---- per-version behaviour added for the compatibility matrix -------------------------------
+
+test('1.33 picks by the kubelet\'s order like 1.32, keeps instances per endpoint and dials lazily', async (t) => {
+  assert.equal(validateSupportedVersions('1.33', { name: 'd', endpoint: '/e', versions: ['v1.DRAPlugin', 'v1beta1.DRAPlugin'] }).api, 'v1beta1');
+  assert.equal(validateSupportedVersions('1.33', { name: 'd', endpoint: '/e', versions: ['1.0.0', 'v1alpha3.NodeService'] }).api, 'v1alpha4');
+  const dir = tempDir(t);
+  const sim = startSim(t, { registryDir: dir, kubeletVersion: '1.33' });
+  assert.equal(sim.version, '1.33');
+  const a = await startFakePlugin(t, { regSocket: path.join(dir, 'a.sock') });
+  await sim.waitForDriver('gpu.example.com', 5000);
+  const b = await startFakePlugin(t, { regSocket: path.join(dir, 'b.sock') });
+  await until(() => sim.drivers().length === 2);
+  assert.equal(sim.getDriver('gpu.example.com').socketPath, path.join(dir, 'b.sock'), 'the newest registered instance');
+  assert.equal(sim.getDriver('gpu.example.com').client, null, 'not dialled before the first call');
+  await sim.nodePrepareResources('gpu.example.com', [claim('ns', 'c', 'u')]);
+  assert.equal(b.calls.length, 1);
+  assert.equal(a.calls.length, 0);
+  b.close();
+  await until(() => sim.drivers().length === 1);
+  await sim.nodePrepareResources('gpu.example.com', [claim('ns', 'c', 'u')]);
+  assert.equal(a.calls.length, 1, 'removing one endpoint keeps the other instance');
+});
+
+test('1.37 refuses an endpoint outside its root directory and a bad driver name; 1.36 does not', async (t) => {
+  for (const kubelet of ['1.37', '1.36']) {
+    const root = tempDir(t);
+    const dir = path.join(root, 'plugins_registry');
+    fs.mkdirSync(dir);
+    const outside = tempDir(t, 'ksim-out-');
+    const sim = startSim(t, { registryDir: dir, version: kubelet, healthStream: false });
+    const plugin = await startFakePlugin(t, { regSocket: path.join(dir, 'a.sock'), draSocket: path.join(outside, 'dra.sock') });
+    if (kubelet === '1.37') {
+      const ev = await sim.waitFor('registrationFailed', () => true, 5000);
+      assert.equal(ev.stage, 'validation');
+      assert.match(ev.error, /endpoint ".*dra\.sock" is not inside the kubelet root directory/);
+      await until(() => plugin.notifications.length > 0);
+      assert.equal(plugin.notifications[0].plugin_registered, false);
+    } else {
+      await sim.waitForDriver('gpu.example.com', 5000);
+    }
+  }
+  assert.throws(() => require('../kubelet-sim/validate').validateEndpoint137('Bad_Name-', '/r/x', '/r'), /invalid DRA driver name/);
+  assert.throws(() => require('../kubelet-sim/validate').validateEndpoint137('d', '/r/../x', '/r'), /is not inside/);
+  assert.throws(() => require('../kubelet-sim/validate').validateEndpoint137('d', `/r/${'x'.repeat(110)}`, '/r'), /must be less than 108/);
+});
+
+test('1.36 retries a registration the handler refused; 1.35 does not until the socket is re-created', async (t) => {
+  for (const kubelet of ['1.36', '1.35']) {
+    const dir = tempDir(t);
+    let refuse = true;
+    const sim = startSim(t, { registryDir: dir, version: kubelet, healthStream: false, rejectWith: () => (refuse ? 'not now' : null) });
+    await startFakePlugin(t, { regSocket: path.join(dir, 'a.sock') });
+    const ev = await sim.waitFor('registrationFailed', () => true, 5000);
+    assert.equal(ev.stage, 'register');
+    refuse = false;
+    if (kubelet === '1.36') {
+      assert.equal(ev.retry, true);
+      await sim.waitForDriver('gpu.example.com', 5000);
+    } else {
+      assert.equal(ev.retry, false);
+      await sleep(400);
+      assert.equal(sim.getDriver('gpu.example.com'), undefined);
+    }
+  }
+});
+
+test('cli: --kubelet-version selects the version', async (t) => {
+  const dir = tempDir(t);
+  await startFakePlugin(t, { regSocket: path.join(dir, 'gpu.sock') });
+  const ok = await runCli(['--registry', dir, '--kubelet-version', '1.33']);
+  assert.equal(ok.code, 0, ok.stderr);
+  assert.match(ok.stdout, /\(kubelet 1.33\)/);
+  assert.match(ok.stdout, /chosen API: +v1beta1 /);
+  const bad = await runCli(['--registry', dir, '--kubelet-version', '1.30']);
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /--kubelet-version must be one of 1.31, 1.32, 1.33, 1.34, 1.35, 1.36, 1.37/);
 });

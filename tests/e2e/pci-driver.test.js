@@ -1,8 +1,8 @@
 'use strict';
 // The example driver (build/examples/pci-driver): discovery against a fake
 // sysfs tree and this machine's /sys, publishing through the kube-apiserver
-// emulator, CDI spec files, idempotent prepare, the checkpoint across
-// restarts, unprepare of unknown claims, and rescans.
+// emulator, CDI spec files, idempotent prepare, the library's journal
+// across restarts, unprepare of unknown claims, and rescans.
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
@@ -17,12 +17,14 @@ const { PCI_DRIVER, makeRoot, roles, until, sleep, giveToNodeserver } = require(
 const DRIVER = 'pci.example.com';
 const NODE = 'node-1';
 const SEL = `spec.driver=${DRIVER},spec.nodeName=${NODE}`;
+const JOURNAL = 'kubeletplugin-journal.json';
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
 // A fake sysfs: root/devices/pci0000:00/<addr> with the attribute files,
 // root/bus/pci/devices/<addr> -> ../../../devices/pci0000:00/<addr>, as
 // the kernel lays it out. dev: { addr, vendor, device, cls, numa
-// (undefined: no file), driver (undefined: unbound), iommu, bars }.
+// (undefined: no file), driver (undefined: unbound), iommu, bars, physfn
+// (an SR-IOV VF: its PF's address; the kernel's physfn -> ../<pf> link) }.
 function addFakeDevice(root, dev) {
   const real = path.join(root, 'devices', 'pci0000:00', dev.addr);
   fs.mkdirSync(real, { recursive: true });
@@ -35,6 +37,7 @@ function addFakeDevice(root, dev) {
   if (dev.numa !== undefined) w('numa_node', dev.numa);
   if (dev.driver) fs.symlinkSync(`../../../bus/pci/drivers/${dev.driver}`, path.join(real, 'driver'));
   if (dev.iommu !== undefined) fs.symlinkSync(`../../../kernel/iommu_groups/${dev.iommu}`, path.join(real, 'iommu_group'));
+  if (dev.physfn) fs.symlinkSync(`../${dev.physfn}`, path.join(real, 'physfn'));
   const bars = (dev.bars || []).map(([start, size]) => `0x${start.toString(16).padStart(16, '0')} 0x${(start + size - 1).toString(16).padStart(16, '0')} 0x0000000000040200`);
   while (bars.length < 13) bars.push('0x0000000000000000 0x0000000000000000 0x0000000000000000');
   w('resource', bars.join('\n'));
@@ -129,7 +132,7 @@ async function setup(t, { devices = ODD, extra = [], sim = true, sysfs } = {}) {
       '--sysfs-root', sys, '-v', '1', ...extra],
     procs: [],
   };
-  // The nodeserver runs as its own uid: its CDI and checkpoint
+  // The nodeserver runs as its own uid: its CDI and journal
   // directories must be its own.
   giveToNodeserver(env.cdi, env.state);
   t.after(async () => {
@@ -203,6 +206,46 @@ test('300 devices publish as slices of at most 128 with qualified attributes', a
   }
 });
 
+test('SR-IOV: a PF and its VFs are partitions of one counter set', async (t) => {
+  const sriov = [
+    { addr: '0000:5e:00.0', vendor: '0x8086', device: '0x1593', driver: 'ice' },
+    { addr: '0000:5e:01.0', vendor: '0x8086', device: '0x1889', driver: 'iavf', physfn: '0000:5e:00.0' },
+    { addr: '0000:5e:01.1', vendor: '0x8086', device: '0x1889', driver: 'vfio-pci', physfn: '0000:5e:00.0' },
+    { addr: '0000:5e:01.2', vendor: '0x8086', device: '0x1889', physfn: '0000:5e:00.0' },
+    { addr: '0000:00:03.0', vendor: '0x1af4', device: '0x1041' },
+  ];
+  const root = makeRoot(DRIVER);
+  try {
+    const listed = list(['--sysfs-root', fakeSysfs(root.dir, sriov)]);
+    assert.deepEqual(listed.map((d) => d.physfn), ['', '', '0000:5e:00.0', '0000:5e:00.0', '0000:5e:00.0']);
+  } finally { root.cleanup(); }
+  const env = await setup(t, { devices: sriov, sim: false });
+  const slices = await until(() => {
+    const s = slicesOf(env.emu);
+    return devicesOf(s).length === 5 ? s : null;
+  }, 15000, 100);
+  // The counter set in a slice of its own (1.35), the devices in another.
+  const sets = slices.filter((s) => s.spec.sharedCounters);
+  assert.equal(sets.length, 1);
+  assert.equal((sets[0].spec.devices || []).length, 0);
+  assert.deepEqual(sets[0].spec.sharedCounters, [{ name: 'pci-0000-5e-00-0', counters: { vfs: { value: '3' } } }]);
+  assert.equal(slices.length, 2);
+  for (const s of slices) assert.deepEqual(s.spec.pool, { name: NODE, generation: 1, resourceSliceCount: 2 });
+  const d = Object.fromEntries(devicesOf(slices).map((x) => [x.name, x]));
+  const use = (n) => [{ counterSet: 'pci-0000-5e-00-0', counters: { vfs: { value: String(n) } } }];
+  assert.deepEqual(d['pci-0000-5e-00-0'].consumesCounters, use(3), 'the PF takes every VF\'s share');
+  for (const vf of ['pci-0000-5e-01-0', 'pci-0000-5e-01-1', 'pci-0000-5e-01-2']) {
+    assert.deepEqual(d[vf].consumesCounters, use(1));
+    assert.deepEqual(d[vf].attributes[`${DRIVER}/physfn`], { string: '0000:5e:00.0' });
+  }
+  assert.equal(d['pci-0000-00-03-0'].consumesCounters, undefined, 'not SR-IOV: no counters');
+  assert.equal(d['pci-0000-5e-00-0'].attributes[`${DRIVER}/physfn`], undefined);
+  // Steady: nothing is rewritten.
+  const n = env.emu.writes().length;
+  await sleep(1500);
+  assert.equal(env.emu.writes().length, n);
+});
+
 test('prepare writes a CDI spec, is idempotent, recreates a lost spec; unprepare', async (t) => {
   const env = await setup(t);
   await until(() => devicesOf(slicesOf(env.emu)).length === 4, 15000, 100);
@@ -213,16 +256,16 @@ test('prepare writes a CDI spec, is idempotent, recreates a lost spec; unprepare
   assert.equal(r.devices.length, 1);
   const id = `${DRIVER}/pci=pci-0000-00-02-0-${c.uid}`;
   assert.deepEqual(r.devices[0].cdiDeviceIds || r.devices[0].cdi_device_ids, [id]);
-  const spec = path.join(env.cdi, `${DRIVER}_${c.uid}.json`);
+  const spec = path.join(env.cdi, `${DRIVER}_claim-${c.uid}.json`);
   const json = JSON.parse(fs.readFileSync(spec, 'utf8'));
   assert.equal(json.kind, `${DRIVER}/pci`);
-  assert.match(json.cdiVersion, /^0\.[5-9]\.0$/);
+  assert.equal(json.cdiVersion, '0.3.0', 'the lowest its fields need');
   assert.equal(json.devices.length, 1);
   assert.equal(json.devices[0].name, `pci-0000-00-02-0-${c.uid}`);
   assert.deepEqual(json.devices[0].containerEdits.env, ['PCI_ADDRESS_0000_00_02_0=0000:00:02.0']);
   assert.deepEqual(json.devices[0].containerEdits.deviceNodes, [{ path: '/dev/vfio/vfio' }, { path: '/dev/vfio/7' }]);
   assert.deepEqual(fs.readdirSync(env.cdi), [path.basename(spec)], 'no temporary files left');
-  const cpFile = path.join(env.state, 'checkpoint.json');
+  const cpFile = path.join(env.state, JOURNAL);
   const st1 = [fs.statSync(spec), fs.statSync(cpFile)];
   await sleep(20);
   for (let i = 0; i < 2; i++) {
@@ -246,7 +289,7 @@ test('prepare writes a CDI spec, is idempotent, recreates a lost spec; unprepare
   const gone = claimFor(env, 'pci-0000-99-00-0', 'gone');
   const bad = await env.kubelet.nodePrepareResources(DRIVER, [other, gone]).catch((e) => e);
   assert.match(String(bad.message || JSON.stringify(bad)), /node-2|not on this node/);
-  // Unprepare removes the spec and the checkpoint entry.
+  // Unprepare removes the spec and the journal entry.
   const un = await env.kubelet.nodeUnprepareResources(DRIVER, [c]);
   assert.ok(!un.claims[c.uid].error);
   assert.ok(!fs.existsSync(spec));
@@ -258,13 +301,13 @@ test('prepare writes a CDI spec, is idempotent, recreates a lost spec; unprepare
   assert.ok(!un2.claims[unknown.uid].error);
 });
 
-test('the checkpoint survives nodeserver and driver restarts; a corrupt one stops the start', async (t) => {
+test('the journal survives nodeserver and driver restarts; a corrupt one is moved aside', async (t) => {
   const env = await setup(t);
   await until(() => devicesOf(slicesOf(env.emu)).length === 4, 15000, 100);
   const c = claimFor(env, 'pci-0000-00-01-0');
   const first = await env.kubelet.nodePrepareResources(DRIVER, [c]);
   assert.ok(!first.claims[c.uid].error);
-  // A restarted nodeserver reloads the checkpoint in its init hook.
+  // A restarted nodeserver reads the journal at its start.
   const before = roles(env.drv.proc.pid);
   process.kill(before.nodeserver, 'SIGKILL');
   await until(() => {
@@ -274,14 +317,18 @@ test('the checkpoint survives nodeserver and driver restarts; a corrupt one stop
   const afterNs = await until(() => env.kubelet.nodePrepareResources(DRIVER, [c]).catch(() => null), 15000, 200);
   assert.deepEqual(afterNs.claims[c.uid], first.claims[c.uid]);
   // The whole driver restarts after a "reboot" that emptied the CDI dir:
-  // the init hook rewrites the spec from the checkpoint. Then the claim
-  // goes from the API server (unprepare must not need it).
+  // the library's start rewrites the spec through the driver's
+  // write_spec. Then the claim goes from the API server (unprepare must
+  // not need it).
   await env.drv.kill('SIGTERM');
-  const spec = path.join(env.cdi, `${DRIVER}_${c.uid}.json`);
+  const spec = path.join(env.cdi, `${DRIVER}_claim-${c.uid}.json`);
+  const want = fs.readFileSync(spec, 'utf8');
   fs.rmSync(spec);
   env.drv = await env.start();
-  assert.match(env.drv.stderr, /1 prepared claim\(s\) in the checkpoint/);
   await until(() => fs.existsSync(spec), 5000, 20);
+  assert.equal(fs.readFileSync(spec, 'utf8'), want, 'the same spec');
+  assert.match(env.drv.stderr, /CDI spec \S+ was missing, written again from the journal/);
+  assert.match(env.drv.stderr, /journal \S+: 1 prepared claims/);
   await until(() => env.kubelet.getDriver(DRIVER) && env.kubelet.getDriver(DRIVER).socketPath, 15000, 50);
   const again = await until(() => env.kubelet.nodePrepareResources(DRIVER, [c]).catch(() => null), 15000, 200);
   assert.deepEqual(again.claims[c.uid], first.claims[c.uid], 'the same answer after a restart');
@@ -291,25 +338,16 @@ test('the checkpoint survives nodeserver and driver restarts; a corrupt one stop
   assert.ok(!fs.existsSync(spec));
   await env.drv.kill('SIGTERM');
 
-  // Corrupt, truncated, empty, bad checksum or newer: refuse, keep the file.
-  const cpFile = path.join(env.state, 'checkpoint.json');
-  const good = JSON.parse(fs.readFileSync(cpFile, 'utf8'));
-  const cases = [
-    ['{"version": 1, "claims": {', /line \d+/],
-    ['', /is empty/],
-    [JSON.stringify({ ...good, claims: { x: { namespace: 'a', name: 'b', devices: [] } } }), /checksum mismatch/],
-    [JSON.stringify({ ...good, version: 2 }), /version 2, this driver reads version 1/],
-  ];
-  for (const [text, why] of cases) {
-    fs.writeFileSync(cpFile, text);
-    const d = startDriver(env, { expectFail: true });
-    const ex = await d.exited;
-    assert.equal(ex.code, 1, d.stderr);
-    assert.match(d.stderr, why);
-    assert.match(d.stderr, /the file is kept/);
-    assert.equal(fs.readFileSync(cpFile, 'utf8'), text, 'never overwritten');
-    assert.ok(!fs.existsSync(env.root.regSock), 'no socket created');
-  }
+  // Corrupt: moved aside, reported, and the driver serves (no crash
+  // loop); the evidence is kept for a person.
+  const file = path.join(env.state, JOURNAL);
+  fs.writeFileSync(file, '{"schema": 1, "claims": {');
+  env.drv = await env.start();
+  assert.match(env.drv.stderr, /journal kubeletplugin-journal\.json: not JSON: .*moved aside to kubeletplugin-journal\.json\.corrupt-\d+/);
+  const aside = fs.readdirSync(env.state).filter((f) => f.startsWith(`${JOURNAL}.corrupt-`));
+  assert.equal(aside.length, 1);
+  assert.equal(fs.readFileSync(path.join(env.state, aside[0]), 'utf8'), '{"schema": 1, "claims": {', 'never overwritten');
+  assert.deepEqual(JSON.parse(fs.readFileSync(file, 'utf8')).claims, {});
 });
 
 test('rescan republishes devices that appear and vanish', async (t) => {

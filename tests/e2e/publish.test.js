@@ -74,7 +74,7 @@ test('publishing 300 devices makes 3 slices; a republish writes nothing', async 
     assert.equal(s.spec.nodeName, NODE);
     assert.equal(s.metadata.ownerReferences[0].kind, 'Node');
     assert.equal(s.metadata.ownerReferences[0].controller, true);
-    assert.ok(s.metadata.name.startsWith(`${NODE}-${DRIVER}-`));
+    assert.match(s.metadata.name, new RegExp(`^0000[0-2]-${DRIVER.replace(/\./g, '\\.')}-${NODE}-[a-z0-9]{5}$`));
   }
   const st = await until(async () => {
     const x = await pstatus(drv);
@@ -89,6 +89,48 @@ test('publishing 300 devices makes 3 slices; a republish writes nothing', async 
   assert.equal(stopped.code, 0);
   assert.equal(slicesOf(emu).length, 3, 'kp_stop never deletes slices');
   assert.equal(emu.writes().filter((w) => w.method === 'DELETE').length, 0);
+});
+
+test('split_slices: 300 devices and 10 counter sets become slices of the allowed sizes', async (t) => {
+  const { emu, drv } = await setup(t, { sim: false });
+  const l = await drv.command('publish-split 300 10', 'publish ');
+  assert.match(l, /^publish KP_OK/, l);
+  // 10 sets: 8 + 2 in slices of their own; 300 partitions (consumesCounters:
+  // 64 per slice): 64, 64, 64, 64, 44; named in that order.
+  const slices = await until(() => {
+    const s = slicesOf(emu);
+    return s.length === 7 && devCount(s) === 300 ? s : null;
+  }, 15000, 100);
+  slices.sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
+  assert.deepEqual(slices.map((s) => s.metadata.name.slice(0, 5)), ['00000', '00001', '00002', '00003', '00004', '00005', '00006']);
+  assert.deepEqual(slices.map((s) => (s.spec.sharedCounters || []).length), [8, 2, 0, 0, 0, 0, 0]);
+  assert.deepEqual(slices.map((s) => (s.spec.devices || []).length), [0, 0, 64, 64, 64, 64, 44]);
+  assert.deepEqual(slices.flatMap((s) => (s.spec.devices || []).map((d) => d.name)), Array.from({ length: 300 }, (_, i) => `dev-${i}`));
+  assert.equal(slices[1].spec.sharedCounters[1].name, 'set-9');
+  assert.deepEqual(slices[6].spec.devices[43].consumesCounters, [{ counterSet: 'set-9', counters: { memory: { value: '1Gi' } } }]);
+  for (const s of slices) assert.deepEqual(s.spec.pool, { name: 'pool-0', generation: 1, resourceSliceCount: 7 });
+  assert.equal(emu.writes().filter((w) => w.method === 'POST').length, 7);
+  await drv.stop();
+});
+
+test('kp_reconcile_pool_with_name: one pool of node-less slices; another pool set fails at once', async (t) => {
+  const { emu, drv } = await setup(t, { sim: false, args: ['--reconcile-pool', 'pool-0'] });
+  const noNode = `spec.driver=${DRIVER},spec.nodeName=`;
+  const l = await drv.command('publish 2 2', 'publish ');
+  assert.match(l, /^publish KP_EINVAL kp_publish_resources: ReconcilePoolWithName="pool-0", but found 2 pools; expected exactly one pool with this name/);
+  await publish(drv, 2, 1);
+  const s = await until(() => {
+    const x = emu.getSlices({ fieldSelector: noNode });
+    return x.length === 1 ? x : null;
+  }, 15000, 100);
+  assert.equal(s[0].spec.pool.name, 'pool-0');
+  assert.equal(s[0].spec.allNodes, true);
+  assert.equal(s[0].spec.nodeName, undefined);
+  assert.equal(s[0].metadata.ownerReferences[0].name, NODE);
+  assert.equal(slicesOf(emu).length, 0, 'nothing node-local');
+  const sels = new Set(emu.requests({ method: 'GET', path: '/resourceslices' }).map((e) => e.query.fieldSelector));
+  assert.deepEqual([...sels], [noNode]);
+  await drv.stop();
 });
 
 test('changed devices are updated, a removed pool is deleted', async (t) => {

@@ -93,9 +93,9 @@ async function bothConnected(sim) {
   }, 15000);
 }
 
-// [A's, B's]: the sim lists instances in the order it registered them,
-// which depends on which registrar answered first.
-async function connectedAB(sim) {
+// A's and B's instances: the store's order is the order the two
+// registrations finished in, which either may win.
+async function instancesAB(sim) {
   const list = await bothConnected(sim);
   const of = (uid) => list.find((i) => i.endpoint.endsWith(`dra-${uid}.sock`));
   return [of(UID_A), of(UID_B)];
@@ -137,7 +137,7 @@ test('serialize.lock: hooks never overlap across instances; the nodeserver holds
   await a.ready();
   await b.ready();
   const sim = simFor(t, root, '1.37');
-  const [ia, ib] = await connectedAB(sim);
+  const [ia, ib] = await instancesAB(sim);
   const st = fs.lstatSync(root.lock);
   assert.ok(st.isFile(), 'serialize.lock in the plugin data directory');
   assert.equal(st.mode & 0o777, 0o644);
@@ -168,7 +168,7 @@ test('a nodeserver killed inside a hook does not leave serialize.lock held', asy
   await a.ready();
   await b.ready();
   const sim = simFor(t, root, '1.37');
-  const [ia, ib] = await connectedAB(sim);
+  const [ia, ib] = await instancesAB(sim);
   const stuck = prepareAt(ia, 1).catch(() => {});	// fails when killed
   await until(() => entered(root).includes('A'), 10000);
   const ns = roles(await a.pid()).nodeserver;
@@ -252,17 +252,29 @@ test('GetInfo and NotifyRegistrationStatus error knobs, as kubelet sees them', a
   assert.match(await drv.command(`notify-error ${'x'.repeat(1100)}`, 'regerr'), /^regerr KP_EINVAL kp_set_notify_registration_status_error: message: must be at most 1024 bytes/);
 
   // The notify knob: kubelet's verdict gets an error, and is not recorded.
+  // A 1.35 kubelet keeps the registration (the error is only logged).
   const root2 = makeRoot('other.example.com');
   t.after(() => root2.cleanup());
   const drv2 = new TestDriver(root2, ['--kubelet-root-dir', root2.dir], { paths: false });
   t.after(async () => { drv2.kill(); await drv2.exited; });
   await drv2.ready();
   assert.match(await drv2.command('notify-error simulated notify failure', 'regerr'), /^regerr KP_OK/);
-  const sim2 = simFor(t, root2, '1.37');
+  const sim2 = simFor(t, root2, '1.35');
   const inst = await sim2.waitForDriver('other.example.com');
   await until(() => inst.notifyError, 10000);
   assert.match(inst.notifyError, /rpc error: code = Unknown desc = simulated notify failure/);
   assert.equal((await drv2.status()).state, 0, 'the failed notification was not recorded');
+  await sim2.stop();
+  // 1.36+ (PR #133335) undoes such a registration and retries it with
+  // backoff: registered once the knob is cleared.
+  const sim3 = simFor(t, root2, '1.37');
+  const failed3 = await sim3.waitFor('registrationFailed', (e) => e.stage === 'notify', 10000);
+  assert.equal(failed3.retry, true);
+  assert.match(failed3.error, /failed to send registration status .*simulated notify failure/);
+  assert.equal(sim3.getDriver('other.example.com'), undefined, 'not registered while Notify fails');
+  assert.match(await drv2.command('notify-error', 'regerr'), /^regerr KP_OK/);
+  await sim3.waitForDriver('other.example.com');
+  await until(async () => (await drv2.status()).state === 1, 10000);
 });
 
 test('registration-only and DRA-only instances', async (t) => {

@@ -134,10 +134,11 @@ test('first publish: one create per slice, owner, generation 1, then zero writes
   assert.equal(posts.length, 2, 'one POST per slice');
   assert.equal(writes(emu).length, 2, 'no other writes');
   const uid = emu.getNode(NODE).uid;
+  // v0.36 names: the slice's index (5 hex digits), driver, owner.
+  assert.deepEqual(posts.map((p) => p.body.metadata.generateName), [`00000-${DRIVER}-${NODE}-`, `00001-${DRIVER}-${NODE}-`]);
   for (const p of posts) {
     assert.equal(p.status, 201);
     assert.equal(p.path, '/apis/resource.k8s.io/v1/resourceslices');
-    assert.equal(p.body.metadata.generateName, `${NODE}-${DRIVER}-`);
     assert.equal(p.body.metadata.name, undefined);
     assert.deepEqual(p.body.metadata.ownerReferences, [{ apiVersion: 'v1', kind: 'Node', name: NODE, uid, controller: true }]);
     assert.equal(p.body.spec.nodeName, NODE);
@@ -149,7 +150,7 @@ test('first publish: one create per slice, owner, generation 1, then zero writes
   assert.equal(slices.length, 2);
   assert.deepEqual(deviceNames(slices), ['gpu-0', 'gpu-1', 'gpu-2', 'gpu-3']);
   for (const s of slices) {
-    assert.ok(s.metadata.name.startsWith(`${NODE}-${DRIVER}-`));
+    assert.match(s.metadata.name, new RegExp(`^0000[01]-${DRIVER.replace(/\./g, '\\.')}-${NODE}-[a-z0-9]{5}$`));
     assert.deepEqual(s.spec.pool, { name: NODE, generation: 1, resourceSliceCount: 2 });
   }
   // The informer: LIST then WATCH with the sorted, escaped field selector.
@@ -566,7 +567,7 @@ function gpuPool({ lists = true } = {}) {
     bindingConditions: ['example.com/attached'],
     bindingFailureConditions: ['example.com/failed'],
     allowMultipleAllocations: true,
-    capacity: { bandwidth: '100G' },
+    capacity: { bandwidth: { value: '100G', requestPolicy: { default: '10G', validRange: { min: '10G', max: '100G', step: '10G' } } } },
   };
   if (lists) fabric.attributes = { ports: { ints: [1, 2, 3] } };
   return {
@@ -580,6 +581,27 @@ function gpuPool({ lists = true } = {}) {
 
 const strip = (d) => JSON.parse(JSON.stringify(d));
 
+// What v1 stores for gpuPool()'s slice i: the input in v1 JSON, with
+// quantities in the server's canonical form.
+function gpuExpected(i, { lists = true } = {}) {
+  const canon = (q) => (q === '40960Mi' ? '40Gi' : q);
+  const qmap = (m) => Object.fromEntries(Object.entries(m).map(([k, q]) => [k, { value: canon(q) }]));
+  const rfc = (t) => new Date(t * 1000).toISOString().replace('.000Z', 'Z');
+  const spec = { driver: DRIVER, nodeName: NODE, pool: { name: NODE, generation: 1, resourceSliceCount: 2 } };
+  const src = gpuPool({ lists }).slices[i];
+  if (src.sharedCounters) spec.sharedCounters = src.sharedCounters.map((c) => ({ name: c.name, counters: qmap(c.counters) }));
+  if (src.devices) {
+    spec.devices = src.devices.map((d) => {
+      const o = { ...d };
+      if (d.capacity) o.capacity = Object.fromEntries(Object.entries(d.capacity).map(([k, c]) => [k, typeof c === 'string' ? { value: c } : c]));
+      if (d.consumesCounters) o.consumesCounters = d.consumesCounters.map((c) => ({ counterSet: c.counterSet, counters: qmap(c.counters) }));
+      if (d.taints) o.taints = d.taints.map((t) => ({ ...t, timeAdded: rfc(t.timeAdded) }));
+      return o;
+    });
+  }
+  return spec;
+}
+
 for (const version of ['v1', 'v1beta2', 'v1beta1']) {
   test(`a GPU-like pool round-trips field for field through ${version}`, async (t) => {
     const ctl = await setup(t, { versions: [version], args: ['--version', version], emuOpts: { kubeVersion: '1.37.0' } });
@@ -589,7 +611,10 @@ for (const version of ['v1', 'v1beta2', 'v1beta1']) {
     assert.equal(writes(emu).length, 2, 'one create per slice, then steady');
     const st = await ctl.stats();
     assert.equal(st.lastError, '');
-    const slices = ctl.slices('v1').sort((a, b) => (a.spec.sharedCounters ? -1 : 1) - (b.spec.sharedCounters ? -1 : 1));
+    const slices = ctl.slices('v1').sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
+    assert.deepEqual(slices.map((x) => x.metadata.name.slice(0, 6)), ['00000-', '00001-'], 'index names, in the order given');
+    // Field for field: every field the driver set, nothing else.
+    for (let i = 0; i < 2; i++) assert.deepEqual(strip(slices[i].spec), gpuExpected(i, { lists: version === 'v1' }), `slice ${i}`);
     assert.deepEqual(slices[0].spec.sharedCounters, [{ name: 'gpu-0-counters', counters: { memory: { value: '80Gi' }, sm: { value: '108' } } }]);
     assert.equal(slices[0].spec.devices, undefined, 'counter sets in their own slice');
     const d = Object.fromEntries(slices[1].spec.devices.map((x) => [x.name, strip(x)]));
@@ -600,6 +625,7 @@ for (const version of ['v1', 'v1beta2', 'v1beta1']) {
     assert.deepEqual(d['fabric-0'].bindingConditions, ['example.com/attached']);
     assert.deepEqual(d['fabric-0'].bindingFailureConditions, ['example.com/failed']);
     assert.equal(d['fabric-0'].allowMultipleAllocations, true);
+    assert.deepEqual(d['fabric-0'].capacity.bandwidth.requestPolicy, { default: '10G', validRange: { min: '10G', max: '100G', step: '10G' } });
     if (version === 'v1') assert.deepEqual(d['fabric-0'].attributes, { ports: { ints: [1, 2, 3] } });
     // Republishing the same resources writes nothing (taint time kept,
     // "40960Mi" == "40Gi").
@@ -649,5 +675,140 @@ test('fields dropped by a disabled feature gate: one report, the stored slice ad
   await ctl.settle();
   assert.ok(writes(emu).length > n);
   assert.ok(ctl.slices('v1').flatMap((s) => s.spec.devices || []).some((x) => x.attributes && x.attributes.model && x.attributes.model.string === 'h100'));
+  await ctl.stop();
+});
+
+// A device of kp_slicectl's JSON as v1 has it (capacity {value}).
+const v1dev = (d) => ({ ...d, capacity: Object.fromEntries(Object.entries(d.capacity || {}).map(([k, q]) => [k, { value: q }])) });
+// Slices written by a plugin before v0.36: random names "<node>-<driver>-xxxxx".
+function oldSlice(emu, poolName, devices, { generation = 1, count = 1, node = NODE } = {}) {
+  return emu.createSlice({
+    metadata: { generateName: `${node}-${DRIVER}-`, ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: node, uid: emu.getNode(node).uid, controller: true }] },
+    spec: { driver: DRIVER, nodeName: node, pool: { name: poolName, generation, resourceSliceCount: count }, devices: devices.map(v1dev) },
+  });
+}
+const reqLine = (e) => `${e.method} ${e.path.replace(/^\/apis\/resource\.k8s\.io\/v1\/resourceslices/, '')}`;
+
+test('randomly named slices of an older version are replaced once, deletes first', async (t) => {
+  const first = await setup(t);
+  const { emu } = first;
+  await first.stop();
+  const a = oldSlice(emu, NODE, devs('gpu', 2), { count: 2 });
+  const b = oldSlice(emu, NODE, devs('gpu', 2, 2), { count: 2 });
+  assert.match(a.metadata.name, new RegExp(`^${NODE}-`));
+  // Started after they exist: its first LIST has them.
+  const ctl = await spawnCtl(t, emu, first.dir);
+  emu.resetLog();
+  await ctl.publish([pool(NODE, [devs('gpu', 2), devs('gpu', 2, 2)])]);
+  await ctl.settle();
+  // The same devices, but no index in the old names: both obsolete. The
+  // emulator saw the two deletes before anything was created.
+  assert.deepEqual(writes(emu).map(reqLine), [
+    ...[a, b].map((s) => `DELETE /${s.metadata.name}`).sort(), 'POST ', 'POST ']);
+  const slices = ctl.slices().sort((x, y) => x.metadata.name.localeCompare(y.metadata.name));
+  assert.deepEqual(slices.map((s) => s.metadata.name.slice(0, 6 + DRIVER.length + NODE.length + 2)),
+    [`00000-${DRIVER}-${NODE}-`, `00001-${DRIVER}-${NODE}-`]);
+  assert.deepEqual(slices.map((s) => s.spec.devices.map((d) => d.name)), [['gpu-0', 'gpu-1'], ['gpu-2', 'gpu-3']], 'slice order = name order');
+  for (const s of slices) assert.deepEqual(s.spec.pool, { name: NODE, generation: 2, resourceSliceCount: 2 }, 'new slices: generation bumped');
+  // Once: a republish and a restarted controller write nothing.
+  emu.resetLog();
+  await ctl.publish([pool(NODE, [devs('gpu', 2), devs('gpu', 2, 2)])]);
+  await ctl.settle();
+  await ctl.stop();
+  const again = await spawnCtl(t, emu, ctl.dir);
+  await again.publish([pool(NODE, [devs('gpu', 2), devs('gpu', 2, 2)])]);
+  await again.settle();
+  assert.deepEqual(writes(emu), []);
+  await again.stop();
+});
+
+test('generation: kept for one changed slice, bumped (all slices rewritten) for two', async (t) => {
+  const ctl = await setup(t);
+  const { emu } = ctl;
+  const p = [pool(NODE, [devs('d', 3), devs('d', 3, 3), devs('d', 3, 6)])];
+  await ctl.publish(p);
+  await ctl.settle();
+  const names = ctl.slices().map((s) => s.metadata.name).sort();
+  assert.deepEqual(names.map((n) => n.slice(0, 5)), ['00000', '00001', '00002']);
+  // One slice changes: one PUT of that slice, generation 1 kept.
+  emu.resetLog();
+  p[0].slices[1].devices[0].capacity.memory = '40Gi';
+  await ctl.publish(p);
+  await ctl.settle();
+  assert.deepEqual(writes(emu).map(reqLine), [`PUT /${names[1]}`]);
+  assert.equal(writes(emu)[0].body.spec.pool.generation, 1);
+  // Two slices change: generation 2, and every slice of the pool is
+  // rewritten with it, in index order.
+  emu.resetLog();
+  p[0].slices[0].devices[0].capacity.memory = '40Gi';
+  p[0].slices[2].devices[0].capacity.memory = '40Gi';
+  await ctl.publish(p);
+  await ctl.settle();
+  assert.deepEqual(writes(emu).map(reqLine), names.map((n) => `PUT /${n}`));
+  for (const w of writes(emu)) assert.deepEqual(w.body.spec.pool, { name: NODE, generation: 2, resourceSliceCount: 3 });
+  // A slice removed from the middle: its index goes to the next slice's
+  // devices; the last name is obsolete and deleted before the updates.
+  emu.resetLog();
+  p[0].slices.splice(1, 1);
+  await ctl.publish(p);
+  await ctl.settle();
+  assert.deepEqual(writes(emu).map(reqLine), [`DELETE /${names[2]}`, `PUT /${names[0]}`, `PUT /${names[1]}`]);
+  const after = ctl.slices().sort((x, y) => x.metadata.name.localeCompare(y.metadata.name));
+  assert.deepEqual(after.map((s) => s.spec.devices[0].name), ['d-0', 'd-6']);
+  for (const s of after) assert.deepEqual(s.spec.pool, { name: NODE, generation: 3, resourceSliceCount: 2 });
+  await ctl.stop();
+});
+
+test('ReconcilePoolWithName: node-less informer filtered by pool, no nodeName, other nodes\' slices untouched', async (t) => {
+  const ctl = await setup(t, { emuOpts: { nodes: [NODE, 'node-2'] }, args: ['--reconcile-pool', 'pool-n1'] });
+  const { emu } = ctl;
+  const noNode = `spec.driver=${DRIVER},spec.nodeName=`;
+  // Its informer: LIST and WATCH of the node-less slices only, never
+  // nodeName=node-1 (before node-2's controller starts its own).
+  await emu.waitFor(() => emu.requests({ method: 'GET', path: SLICES }).some((e) => e.watch));
+  const gets = emu.requests({ method: 'GET', path: SLICES });
+  assert.ok(gets.some((e) => !e.watch));
+  assert.deepEqual([...new Set(gets.map((e) => e.query.fieldSelector))], [noNode]);
+  const sel = { matchFields: [{ key: 'metadata.name', operator: 'In', values: [NODE] }] };
+  // node-2: a node-local pool, a node-less pool of its own, and a
+  // node-less slice of another reconciled pool.
+  const other = await spawnCtl(t, emu, ctl.dir, { node: 'node-2' });
+  await other.publish([pool('node-2', [devs('x', 1)]), pool('rack-r2', [devs('r', 1)], { nodeSelector: sel })]);
+  await other.settle();
+  const foreign = emu.createSlice({
+    metadata: { generateName: `00000-${DRIVER}-node-2-` },
+    spec: { driver: DRIVER, allNodes: true, pool: { name: 'pool-n2', generation: 1, resourceSliceCount: 1 }, devices: devs('f', 1).map(v1dev) },
+  });
+  emu.resetLog();
+  await ctl.publish([pool('pool-n1', [devs('n', 2)], { nodeSelector: sel })]);
+  await ctl.settle();
+  const w = writes(emu);
+  assert.deepEqual(w.map((e) => e.method), ['POST'], JSON.stringify(w.map(reqLine)));
+  assert.equal(w[0].body.metadata.generateName, `00000-${DRIVER}-${NODE}-`);
+  assert.equal('nodeName' in w[0].body.spec, false, 'no nodeName even though the Node owns it');
+  assert.deepEqual(w[0].body.metadata.ownerReferences, [{ apiVersion: 'v1', kind: 'Node', name: NODE, uid: emu.getNode(NODE).uid, controller: true }]);
+  assert.deepEqual(w[0].body.spec.nodeSelector, { nodeSelectorTerms: [sel] });
+  assert.equal(emu.requests({ method: 'GET', path: SLICES }).filter((e) => e.query.fieldSelector === SEL).length, 0);
+  // Steady, and the other node's slices are left alone, also when the pool
+  // goes away.
+  emu.resetLog();
+  await sleep(1200);
+  assert.deepEqual(writes(emu), []);
+  const mine = emu.getSlices({ fieldSelector: noNode }).filter((s) => s.spec.pool.name === 'pool-n1');
+  assert.equal(mine.length, 1);
+  // Another pool set is refused and the old state kept (upstream Update()).
+  const f = path.join(ctl.dir, 'other-pools.json');
+  fs.writeFileSync(f, JSON.stringify({ pools: [pool('pool-n1', [devs('n', 1)], { nodeSelector: sel }), pool('pool-x', [devs('x', 1)], { allNodes: true })] }));
+  assert.equal(await ctl.cmd(`publish ${f}`, ['published', 'error']), 'error invalid argument');
+  assert.match((await ctl.stats()).lastError, /ReconcilePoolWithName="pool-n1", but found 2 pools; expected exactly one pool with this name/);
+  await sleep(600);
+  assert.deepEqual(writes(emu), []);
+  await ctl.publish([]);
+  await ctl.settle();
+  assert.deepEqual(writes(emu).map(reqLine), [`DELETE /${mine[0].metadata.name}`]);
+  assert.deepEqual(emu.getSlices({ fieldSelector: noNode }).map((s) => s.spec.pool.name).sort(), ['pool-n2', 'rack-r2']);
+  assert.ok(emu.getSlices().some((s) => s.metadata.name === foreign.metadata.name));
+  assert.equal(emu.getSlices({ fieldSelector: `spec.driver=${DRIVER},spec.nodeName=node-2` }).length, 1);
+  await other.stop();
   await ctl.stop();
 });

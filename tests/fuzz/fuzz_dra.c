@@ -25,7 +25,8 @@ lookup(void *user, const char *ns, const char *name, const char *uid,
 	}
 	if (dra_claim_alloc_add(out, name, ns, uid, uid[0] == 'a') != 0)
 		return (1);
-	return (uid[0] == 'c' ? 0 : dra_claim_alloc_config(out, "[]"));
+	return (uid[0] == 'c' ? 0 : dra_claim_alloc_config(out, "[]", "d",
+	    err, errsize));
 }
 
 static int
@@ -33,18 +34,25 @@ prepare(void *user, const struct kp_claim *claims, size_t n,
     struct kp_prepare_results *res, char *errbuf, size_t errsize)
 {
 	struct kp_prepared_device	 d;
-	const char			*names[2];
+	const char			*names[2], *ids[1];
+	char				 id[300];
 	size_t				 i;
 
 	for (i = 0; i < n; i++) {
 		names[0] = claims[i].name;
 		names[1] = claims[i].uid;
 		memset(&d, 0, sizeof(d));
+		d.struct_size = sizeof(d);
 		d.request_names = names;
 		d.n_request_names = 2;
 		d.pool_name = claims[i].namespace_;
 		d.device_name = claims[i].name;
-		d.cdi_device_ids = names + 1;
+		/* A valid CDI ID (a claim UID is a valid device name), but
+		 * one that breaks the rule for UIDs starting with 'b'. */
+		snprintf(id, sizeof(id), "%s%s", claims[i].uid[0] == 'b' ?
+		    "" : "vendor.example.com/class=", claims[i].uid);
+		ids[0] = id;
+		d.cdi_device_ids = ids;
 		d.n_cdi_device_ids = 1;
 		d.share_id = claims[i].uid[0] == 's' ? claims[i].uid : NULL;
 		kp_prepare_add_device(res, i, &d);

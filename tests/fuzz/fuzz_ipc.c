@@ -28,7 +28,8 @@
 int LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 
 static const enum kp_role roles[] = {
-	ROLE_NODESERVER, ROLE_REGISTRAR, ROLE_PUBLISHER, ROLE_DRIVER
+	ROLE_NODESERVER, ROLE_REGISTRAR, ROLE_PUBLISHER, ROLE_OBSERVER,
+	ROLE_DRIVER
 };
 
 static void
@@ -81,6 +82,13 @@ accepted(const Kpipc__Msg *m)
 			    m->m_case, err, sizeof(err)) != 0)
 				check_text(err, sizeof(err));
 		}
+	/* A Pong's per-role rules (ipc/stats.c) never crash and say why. */
+	for (r = 0; m->m_case == KPIPC__MSG__M_PONG &&
+	    r < sizeof(roles) / sizeof(roles[0]); r++) {
+		err[0] = '\0';
+		if (ipc_check_pong(roles[r], m->pong, err, sizeof(err)) != 0)
+			check_text(err, sizeof(err));
+	}
 	(void)ipc_case_name(m->m_case);
 }
 

@@ -9,7 +9,9 @@
  *  - an accepted version stays accepted with "+b" appended when it has no
  *    build part;
  *  - validate_resources() agrees with validate_quantity() on a capacity,
- *    and its message is NUL-terminated and shorter than KP_ERROR_SIZE.
+ *    and its message is NUL-terminated and shorter than KP_ERROR_SIZE;
+ *  - qty_cmp(), qty_sum_cmp() and qty_value() agree with each other on a
+ *    valid quantity (check_arith()).
  * Run: ./tests/fuzz/fuzz_quantity -max_total_time=60 corpus/
  */
 #include <stdint.h>
@@ -18,6 +20,7 @@
 #include <string.h>
 
 #include "api/api.h"
+#include "base/quantity.h"
 #include "publisher/publisher.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *, size_t);
@@ -88,6 +91,31 @@ check_resources(const char *s)
 	validate_resources(&r, err, sizeof(err));
 }
 
+/*
+ * The arithmetic of requestPolicy checks (base/quantity.c) on a valid
+ * quantity q: q == q; q + 0 == q; q + q compares with q as q's sign;
+ * Value() has q's sign (it rounds away from zero).
+ */
+static void
+check_arith(const char *q)
+{
+	int64_t	 v;
+	int	 c, z, r;
+
+	if (qty_cmp(q, q, &c) != 0)
+		return;		/* not a quantity */
+	if (c != 0 || qty_cmp(q, "0", &z) != 0)
+		__builtin_trap();
+	if ((r = qty_sum_cmp(q, "0", q, &c)) != 0 || c != 0)
+		__builtin_trap();
+	if ((r = qty_sum_cmp(q, q, q, &c)) == 0 && c != z)
+		__builtin_trap();
+	if (r != 0 && r != KP_ENOTSUP)
+		__builtin_trap();
+	if (qty_value(q, &v) == 0 && (v > 0) - (v < 0) != z)
+		__builtin_trap();
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -102,6 +130,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check_signs(s, n);
 	check_semver(s, n);
 	check_resources(s);
+	check_arith(s);
 	free(s);
 	return (0);
 }

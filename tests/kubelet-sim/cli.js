@@ -12,7 +12,9 @@ Acts as a kubelet towards DRA plugins whose registration sockets appear in DIR.
 
 options:
   --registry DIR         plugins_registry directory to watch (required)
-  --version V            kubelet version to imitate: ${KUBELET_VERSIONS.join(', ')} (default 1.34)
+  --kubelet-version V    kubelet version to imitate: ${KUBELET_VERSIONS.join(', ')} (default 1.34);
+                         --version V is the same
+  --root-dir DIR         kubelet --root-dir, for 1.37's endpoint check (default: the parent of --registry)
   --driver NAME          driver to wait for and call (default: the first to register)
   --prepare CLAIM...     NodePrepareResources for these claims (one call), CLAIM = ns/name/uid
   --unprepare CLAIM...   NodeUnprepareResources for these claims (one call, after prepare)
@@ -57,7 +59,9 @@ function parseArgs(argv) {
     };
     switch (flag) {
       case '--registry': args.registry = value(); break;
-      case '--version': args.version = value(); break;
+      case '--version':
+      case '--kubelet-version': args.version = value(); break;
+      case '--root-dir': args.rootDir = value(); break;
       case '--driver': args.driver = value(); break;
       case '--prepare': args.prepare.push(...values().map(parseClaim)); break;
       case '--unprepare': args.unprepare.push(...values().map(parseClaim)); break;
@@ -73,7 +77,7 @@ function parseArgs(argv) {
   if (args.help) return args;
   if (!args.registry) throw new UsageError('--registry is required');
   if (!KUBELET_VERSIONS.includes(args.version)) {
-    throw new UsageError(`--version must be one of ${KUBELET_VERSIONS.join(', ')}`);
+    throw new UsageError(`--kubelet-version must be one of ${KUBELET_VERSIONS.join(', ')}`);
   }
   return args;
 }
@@ -131,6 +135,7 @@ async function main(argv) {
   const sim = new KubeletSim({
     registryDir: args.registry,
     version: args.version,
+    rootDir: args.rootDir,
     rejectWith: args.rejectWith,
     log: args.verbose ? (m) => console.error(`${stamp()} [kubelet-sim] ${m}`) : null,
   });

@@ -11,7 +11,10 @@ const { EventEmitter } = require('node:events');
 const grpc = require('@grpc/grpc-js');
 const proto = require('./proto');
 const { RegistryWatcher } = require('./watcher');
-const { validateSupportedVersions, KUBELET_VERSIONS, MODERN_VERSIONS } = require('./validate');
+const path = require('node:path');
+const {
+  validateSupportedVersions, validateEndpoint137, KUBELET_VERSIONS, MODERN_VERSIONS, BEHAVIOUR,
+} = require('./validate');
 const { goStatusError, newClient, waitForReady, rawUnary, callRaw } = require('./grpc-util');
 
 const { IDLE, CONNECTING, READY } = grpc.connectivityState;
@@ -31,6 +34,9 @@ const DEFAULTS = {
   // from 1.36 (beta); undefined takes the version's default.
   healthStream: undefined,
   healthRetryMs: 5000, // wait.UntilWithContext period
+  // kubelet --root-dir, for 1.37's endpoint check; undefined: the parent
+  // of registryDir (<root>/plugins_registry).
+  rootDir: undefined,
   rejectWith: null,
   log: null,
 };
@@ -71,15 +77,17 @@ class KubeletSim extends EventEmitter {
   constructor(options = {}) {
     super();
     this.options = { ...DEFAULTS, ...options };
+    // kubeletVersion: the same as version, named as the CLI flag.
+    if (options.kubeletVersion !== undefined) this.options.version = options.kubeletVersion;
     if (!this.options.registryDir) throw new Error('KubeletSim: registryDir is required');
     if (!KUBELET_VERSIONS.includes(this.options.version)) {
       throw new Error(`KubeletSim: version must be one of ${KUBELET_VERSIONS.join(', ')}`);
     }
     this.version = this.options.version;
+    this.behaviour = BEHAVIOUR[this.version];
     this.modern = MODERN_VERSIONS.includes(this.version);
-    if (this.options.healthStream === undefined) {
-      this.options.healthStream = this.version === '1.36' || this.version === '1.37';
-    }
+    if (this.options.healthStream === undefined) this.options.healthStream = this.behaviour.healthGate;
+    this.rootDir = this.options.rootDir || path.dirname(path.resolve(this.options.registryDir));
     this.healthErrors = 0; // "Error receiving from WatchResources stream" lines
     this.rejectWith = this.options.rejectWith; // may be changed at runtime
     this.watcher = new RegistryWatcher({ dir: this.options.registryDir, rescanMs: this.options.rescanMs });
@@ -160,8 +168,15 @@ class KubeletSim extends EventEmitter {
       : this.options.retryInitialMs;
     this.backoff.set(sock, { until: Date.now() + durationMs, durationMs });
     // Failures after the plugin entered the actual state are not retried
-    // until the socket is re-created (kubelet <= 1.35).
-    const retry = !this.actual.has(sock);
+    // until the socket is re-created (kubelet <= 1.35); 1.36 removes the
+    // plugin from the actual state and retries with backoff.
+    let retry = !this.actual.has(sock);
+    if (!retry && this.behaviour.retryRegistration) {
+      const a = this.actual.get(sock);
+      this.actual.delete(sock);
+      if (a.handlerRegistered) this.handlerDeregister(a.name, a.endpoint);
+      retry = true;
+    }
     const event = {
       socketPath: sock,
       name: err.driver,
@@ -197,7 +212,7 @@ class KubeletSim extends EventEmitter {
         await this.notify(client, sock, false, msg, info.name, 'type');
         throw new RegistrationError('type', msg, info.name);
       }
-      const chosen = await this.validate(client, sock, info, endpoint);
+      const chosen = await this.validate(client, sock, info, endpoint, info.endpoint);
       if (this.stopped) return;
       // Added to the actual state before the handler runs: from here on a
       // failure is not retried (kubelet <= 1.35).
@@ -241,8 +256,9 @@ class KubeletSim extends EventEmitter {
     return info;
   }
 
-  async validate(client, sock, info, endpoint) {
+  async validate(client, sock, info, endpoint, rawEndpoint) {
     try {
+      if (this.behaviour.checkEndpoint) validateEndpoint137(info.name, rawEndpoint, this.rootDir);
       return validateSupportedVersions(this.version, {
         name: info.name,
         endpoint,
@@ -293,7 +309,7 @@ class KubeletSim extends EventEmitter {
       throw new RegistrationError('register', msg, info.name);
     }
     a.handlerRegistered = true;
-    if (this.modern) this.connectNow(inst);
+    if (this.behaviour.dialAtRegistration) this.connectNow(inst);
     return inst;
   }
 
@@ -319,7 +335,7 @@ class KubeletSim extends EventEmitter {
       void chosen;
       list.forEach((old) => old.close());
       this.store.set(inst.name, [inst]);
-    } else if (this.version === '1.32') {
+    } else if (!this.behaviour.perEndpoint) {
       // One instance per driver name; a new one replaces the old.
       if (list.length) this.log(`DRA driver ${inst.name}: already registered, previous plugin was replaced`);
       list.forEach((old) => old.close());
@@ -336,6 +352,11 @@ class KubeletSim extends EventEmitter {
     try {
       await this.notify(client, sock, true, '', inst.name, 'notify');
     } catch (err) {
+      if (this.behaviour.retryRegistration) {
+        // 1.36: the registration is undone and retried (noteFailure).
+        throw new RegistrationError('notify',
+          `RegisterPlugin error -- failed to send registration status at socket ${sock}, err: ${err.message}`, inst.name);
+      }
       inst.notifyError = err.message;
       this.recordDriverError(inst.name, 'notify', err.message);
       this.log(`RegisterPlugin error -- failed to send registration status at socket ${sock}, err: ${err.message}`);
@@ -370,7 +391,7 @@ class KubeletSim extends EventEmitter {
 
   handlerDeregister(name, endpoint) {
     const list = this.store.get(name) || [];
-    if (!this.modern) {
+    if (!this.behaviour.perEndpoint) {
       // DeRegisterPlugin(name): drops whatever is registered under the name
       // (this is what breaks rolling updates on 1.31/1.32).
       list.forEach((i) => i.close());
@@ -453,7 +474,7 @@ class KubeletSim extends EventEmitter {
   watchHealth(inst) {
     if (inst.closed || this.stopped) return;
     let service = proto.HEALTH_SERVICE;
-    if (this.version === '1.37') {
+    if (!this.behaviour.healthAll) {
       if (!inst.healthService) return;
       service = inst.healthService;
     }
@@ -483,7 +504,7 @@ class KubeletSim extends EventEmitter {
     });
     call.on('status', (st) => {
       if (inst.closed || this.stopped) return;
-      if (this.version === '1.37' && st.code === grpc.status.UNIMPLEMENTED) {
+      if (!this.behaviour.healthAll && st.code === grpc.status.UNIMPLEMENTED) {
         this.log(`health service of ${inst.name} is not implemented: health monitoring off`);
         return;
       }
@@ -502,7 +523,7 @@ class KubeletSim extends EventEmitter {
   getDriver(name) {
     const list = this.store.get(name);
     if (!list || !list.length) return undefined;
-    if (this.modern) {
+    if (this.behaviour.preferConnected) {
       const connected = list.filter((i) => i.connected);
       if (connected.length) return connected[connected.length - 1];
     }
@@ -559,7 +580,7 @@ class KubeletSim extends EventEmitter {
     if (!inst) throw this.callError(driverName, method, `failed to get gRPC client for driver ${driverName}: ${this.notRegisteredText(driverName)}`);
     let client;
     try {
-      client = this.modern ? inst.client : await this.lazyConnection(inst);
+      client = this.behaviour.dialAtRegistration ? inst.client : await this.lazyConnection(inst);
     } catch (err) {
       throw this.callError(driverName, method, `${method} failed: ${err.message}`);
     }
@@ -620,6 +641,7 @@ module.exports = {
   callRaw,
   proto,
   KUBELET_VERSIONS,
+  BEHAVIOUR,
   validateSupportedVersions,
   DEFAULTS,
 };

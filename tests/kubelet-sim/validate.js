@@ -3,9 +3,73 @@
 // plugin (upstream-api.md §3.3). Error texts follow upstream so tests can
 // match them; Go's %q/%v formatting is imitated by goQuote/goList.
 
-const KUBELET_VERSIONS = ['1.31', '1.32', '1.34', '1.35', '1.36', '1.37'];
+const KUBELET_VERSIONS = ['1.31', '1.32', '1.33', '1.34', '1.35', '1.36', '1.37'];
 // Versions with the 1.34 plugin manager (registration, connections).
 const MODERN_VERSIONS = ['1.34', '1.35', '1.36', '1.37'];
+
+// What differs per kubelet version besides supported_versions
+// (upstream-2026.md §4.2-4.5, upstream-api.md §3). One table, so a test
+// or the compatibility matrix can say why a version behaves as it does.
+//   perEndpoint   instances kept per endpoint, deregistered by endpoint
+//                 (rolling updates, 1.33 PR #129832); else one per name
+//   dialAtRegistration  grpc.NewClient + Connect() at registration (1.34);
+//                 else a lazy dial on the first call with a 1 s wait
+//   preferConnected  calls go to the newest *connected* instance (1.34
+//                 PR #132058); else to the newest registered one
+//   retryRegistration  a failure after the plugin entered the actual
+//                 state (RegisterPlugin, the final Notify) is retried
+//                 with backoff (1.36 PR #133335); else only when the
+//                 socket is re-created
+//   healthGate    default of gate ResourceHealthStatus (alpha in
+//                 1.34/1.35, beta and on in 1.36; 1.37 negotiates)
+//   healthAll     the stream is opened for every plugin, whatever it
+//                 advertises, and re-opened 5 s after any end (1.34-1.36)
+//   checkEndpoint  driver name (CSI rules) and endpoint validated: non-empty,
+//                 absolute, < 108 bytes, lexically inside the kubelet root
+//                 directory (1.37, PR #140837)
+const BEHAVIOUR = {
+  '1.31': { perEndpoint: false, dialAtRegistration: false, preferConnected: false, retryRegistration: false,
+    healthGate: false, healthAll: false, checkEndpoint: false },
+  '1.32': { perEndpoint: false, dialAtRegistration: false, preferConnected: false, retryRegistration: false,
+    healthGate: false, healthAll: false, checkEndpoint: false },
+  '1.33': { perEndpoint: true, dialAtRegistration: false, preferConnected: false, retryRegistration: false,
+    healthGate: false, healthAll: false, checkEndpoint: false },
+  '1.34': { perEndpoint: true, dialAtRegistration: true, preferConnected: true, retryRegistration: false,
+    healthGate: false, healthAll: true, checkEndpoint: false },
+  '1.35': { perEndpoint: true, dialAtRegistration: true, preferConnected: true, retryRegistration: false,
+    healthGate: false, healthAll: true, checkEndpoint: false },
+  '1.36': { perEndpoint: true, dialAtRegistration: true, preferConnected: true, retryRegistration: true,
+    healthGate: true, healthAll: true, checkEndpoint: false },
+  '1.37': { perEndpoint: true, dialAtRegistration: true, preferConnected: true, retryRegistration: true,
+    healthGate: true, healthAll: false, checkEndpoint: true },
+};
+
+// CSI driver-name rule as 1.37 applies it to DRA drivers: at most 63
+// characters, alphanumerics, '-', '_' and '.', beginning and ending with
+// an alphanumeric (csi validation, "CSI driver name").
+const CSI_NAME_RE = /^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
+
+// 1.37 endpoint checks (dra_plugin_manager.go, PR #140837). rootDir: the
+// kubelet's --root-dir. Error texts are this simulator's; upstream's
+// unit test only pins "is not inside".
+function validateEndpoint137(name, endpoint, rootDir) {
+  if (name.length > 63 || !CSI_NAME_RE.test(name)) {
+    throw new Error(`invalid DRA driver name ${goQuote(name)}: must be at most 63 characters, ` +
+      'alphanumerics, \'-\', \'_\' or \'.\', beginning and ending with an alphanumeric');
+  }
+  if (!endpoint) throw new Error(`DRA driver plugin ${name}: empty endpoint`);
+  if (!endpoint.startsWith('/')) throw new Error(`DRA driver plugin ${name}: endpoint ${goQuote(endpoint)} is not absolute`);
+  if (Buffer.byteLength(endpoint) >= 108) {
+    throw new Error(`DRA driver plugin ${name}: endpoint ${goQuote(endpoint)} is ${Buffer.byteLength(endpoint)} bytes, ` +
+      'must be less than 108');
+  }
+  const clean = require('node:path').posix.normalize(endpoint);
+  const root = require('node:path').posix.normalize(rootDir).replace(/\/+$/, '');
+  if (!clean.startsWith(root + '/')) {
+    throw new Error(`DRA driver plugin ${name}: endpoint ${goQuote(endpoint)} is not inside the kubelet root directory ` +
+      goQuote(root));
+  }
+}
 
 // 1.37 pickHealthService: v1 preferred, v1alpha1 kept for 1.37-1.39.
 const HEALTH_SERVICES_1_37 = ['v1.DRAResourceHealth', 'v1alpha1.DRAResourceHealth'];
@@ -165,7 +229,9 @@ function validate134(name, endpoint, versions) {
 function validateSupportedVersions(kubeletVersion, { name, endpoint, versions, existingHighest }) {
   switch (kubeletVersion) {
     case '1.31': return validate131(name, endpoint, versions, existingHighest);
-    case '1.32': return validate132(name, versions);
+    case '1.32':
+    case '1.33':
+      return validate132(name, versions);
     case '1.34':
     case '1.35':
     case '1.36':
@@ -179,6 +245,8 @@ function validateSupportedVersions(kubeletVersion, { name, endpoint, versions, e
 module.exports = {
   KUBELET_VERSIONS,
   MODERN_VERSIONS,
+  BEHAVIOUR,
+  validateEndpoint137,
   pickHealthService,
   EMPTY_SERVICES_ERR,
   goQuote,

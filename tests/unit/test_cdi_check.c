@@ -100,11 +100,13 @@ test_top(void)
 	REFUSED("{'cdiVersion':'0.6.0','kind':'" DRV "/a/b'}", "class not");
 	ACCEPTED("{'cdiVersion':'0.6.0','kind':'" DRV "/a_b.c-9',"
 	    "'devices':[{'name':'d','containerEdits':{}}]}");
-	snprintf(b, sizeof(b), "{'cdiVersion':'0.6.0','kind':'" DRV "/%0*d',"
-	    "'devices':[{'name':'d','containerEdits':{}}]}", 63, 0);
+	/* CDI's class rule: a letter first (parser.go ValidateClassName). */
+	REFUSED("{'cdiVersion':'0.6.0','kind':'" DRV "/9x'}", "class not");
+	snprintf(b, sizeof(b), "{'cdiVersion':'0.6.0','kind':'" DRV "/c%0*d',"
+	    "'devices':[{'name':'d','containerEdits':{}}]}", 62, 0);
 	ACCEPTED(b);
-	snprintf(b, sizeof(b), "{'cdiVersion':'0.6.0','kind':'" DRV "/%0*d',"
-	    "'devices':[{'name':'d','containerEdits':{}}]}", 64, 0);
+	snprintf(b, sizeof(b), "{'cdiVersion':'0.6.0','kind':'" DRV "/c%0*d',"
+	    "'devices':[{'name':'d','containerEdits':{}}]}", 63, 0);
 	REFUSED(b, "kind: longer than 79 bytes");
 	REFUSED(HEAD "[{'name':'d','containerEdits':{}}],'x':1}",
 	    "x: unknown field of a CDI spec");

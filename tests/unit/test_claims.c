@@ -113,5 +113,26 @@ main(void)
 		CHECK_EQ(ipc_check(&m, err, sizeof(err)), 0);
 		claims_reply_free(&r);
 	}
+	/* A template's claim: its pod claim name goes along, when it is a
+	 * DNS label (device metadata mounts under it); else left out. */
+	{
+		static const char *const pods[][2] = {
+			{ "my-gpu", "my-gpu" }, { "../x", "" }, { "A", "" },
+		};
+		char	 body[1024];
+		size_t	 k;
+
+		for (k = 0; k < 3; k++) {
+			snprintf(body, sizeof(body), "{\"metadata\":{\"uid\":"
+			    "\"u-1\",\"annotations\":{\"resource.kubernetes."
+			    "io/pod-claim-name\":\"%s\"}},\"status\":{"
+			    "\"allocation\":{\"devices\":{\"results\":[]}}}}",
+			    pods[k][0]);
+			CHECK_EQ(claims_parse(body, "gpu.example.com", &g, &r),
+			    0);
+			CHECK_STREQ(r.pod_claim_name, pods[k][1]);
+			claims_reply_free(&r);
+		}
+	}
 	return (test_done("test_claims"));
 }

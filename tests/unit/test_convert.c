@@ -84,51 +84,98 @@ check_dump(json_t *j, const char *want)
 static void
 test_quantities(void)
 {
-	char	c[SL_QTY_MAX];
+	char	c[QTY_CANON_MAX];
 
-	CHECK_EQ(conv_quantity_canon("1Gi", c, sizeof(c)), 0);
+	CHECK_EQ(qty_canon("1Gi", c, sizeof(c)), 0);
 	CHECK_STREQ(c, "1073741824e0");
-	CHECK_EQ(conv_quantity_canon("1000m", c, sizeof(c)), 0);
+	CHECK_EQ(qty_canon("1000m", c, sizeof(c)), 0);
 	CHECK_STREQ(c, "1e0");
-	CHECK_EQ(conv_quantity_canon("0", c, sizeof(c)), 0);
+	CHECK_EQ(qty_canon("0", c, sizeof(c)), 0);
 	CHECK_STREQ(c, "0");
-	CHECK_EQ(conv_quantity_canon("-0.000m", c, sizeof(c)), 0);
+	CHECK_EQ(qty_canon("-0.000m", c, sizeof(c)), 0);
 	CHECK_STREQ(c, "0");
-	CHECK_EQ(conv_quantity_canon("-2k", c, sizeof(c)), 0);
+	CHECK_EQ(qty_canon("-2k", c, sizeof(c)), 0);
 	CHECK_STREQ(c, "-2e3");
-	CHECK_EQ(conv_quantity_canon("1.5", c, sizeof(c)), 0);
+	CHECK_EQ(qty_canon("1.5", c, sizeof(c)), 0);
 	CHECK_STREQ(c, "15e-1");
-	CHECK_EQ(conv_quantity_canon("0.5Ki", c, sizeof(c)), 0);
+	CHECK_EQ(qty_canon("0.5Ki", c, sizeof(c)), 0);
 	CHECK_STREQ(c, "512e0");
-	CHECK_EQ(conv_quantity_canon("1.5n", c, sizeof(c)), 0);
+	CHECK_EQ(qty_canon("1.5n", c, sizeof(c)), 0);
 	CHECK_STREQ(c, "2e-9");		/* rounded up to nano */
 
-	CHECK(conv_quantity_equal("1Gi", "1024Mi"));
-	CHECK(conv_quantity_equal("1000m", "1"));
-	CHECK(conv_quantity_equal("1k", "1e3"));
-	CHECK(conv_quantity_equal("1E3", "1000"));
-	CHECK(conv_quantity_equal("1Ki", "1024"));
-	CHECK(conv_quantity_equal("+5", "5"));
-	CHECK(conv_quantity_equal("1.500", "1500m"));
-	CHECK(conv_quantity_equal("0.1", "100m"));
-	CHECK(conv_quantity_equal("80Gi", "81920Mi"));
-	CHECK(conv_quantity_equal("1M", "1000k"));
-	CHECK(conv_quantity_equal("1E", "1e18"));	/* exa, not exponent */
-	CHECK(!conv_quantity_equal("1M", "1Mi"));
-	CHECK(!conv_quantity_equal("1", "-1"));
-	CHECK(!conv_quantity_equal("1m", "1"));
-	CHECK(!conv_quantity_equal("1Gi", "1G"));
+	CHECK(qty_equal("1Gi", "1024Mi"));
+	CHECK(qty_equal("1000m", "1"));
+	CHECK(qty_equal("1k", "1e3"));
+	CHECK(qty_equal("1E3", "1000"));
+	CHECK(qty_equal("1Ki", "1024"));
+	CHECK(qty_equal("+5", "5"));
+	CHECK(qty_equal("1.500", "1500m"));
+	CHECK(qty_equal("0.1", "100m"));
+	CHECK(qty_equal("80Gi", "81920Mi"));
+	CHECK(qty_equal("1M", "1000k"));
+	CHECK(qty_equal("1E", "1e18"));	/* exa, not exponent */
+	CHECK(!qty_equal("1M", "1Mi"));
+	CHECK(!qty_equal("1", "-1"));
+	CHECK(!qty_equal("1m", "1"));
+	CHECK(!qty_equal("1Gi", "1G"));
 
-	CHECK_EQ(conv_quantity_canon("", c, sizeof(c)), KP_EINVAL);
-	CHECK_EQ(conv_quantity_canon("abc", c, sizeof(c)), KP_EINVAL);
-	CHECK_EQ(conv_quantity_canon("1Gib", c, sizeof(c)), KP_EINVAL);
-	CHECK_EQ(conv_quantity_canon("1.2.3", c, sizeof(c)), KP_EINVAL);
-	CHECK_EQ(conv_quantity_canon("1e", c, sizeof(c)), KP_EINVAL);
-	CHECK_EQ(conv_quantity_canon("Gi", c, sizeof(c)), KP_EINVAL);
-	CHECK_EQ(conv_quantity_canon("1Gi", c, 4), KP_EINVAL);
+	CHECK_EQ(qty_canon("", c, sizeof(c)), KP_EINVAL);
+	CHECK_EQ(qty_canon("abc", c, sizeof(c)), KP_EINVAL);
+	CHECK_EQ(qty_canon("1Gib", c, sizeof(c)), KP_EINVAL);
+	CHECK_EQ(qty_canon("1.2.3", c, sizeof(c)), KP_EINVAL);
+	CHECK_EQ(qty_canon("1e", c, sizeof(c)), KP_EINVAL);
+	CHECK_EQ(qty_canon("Gi", c, sizeof(c)), KP_EINVAL);
+	CHECK_EQ(qty_canon("1Gi", c, 4), KP_EINVAL);
 	/* Unparsable ones compare as text. */
-	CHECK(conv_quantity_equal("x", "x"));
-	CHECK(!conv_quantity_equal("x", "y"));
+	CHECK(qty_equal("x", "x"));
+	CHECK(!qty_equal("x", "y"));
+
+	/* Cmp, Add+Cmp and Value(), as apimachinery's Quantity. */
+	{
+		int	cc = 9;
+		int64_t	v = 0;
+
+		CHECK_EQ(qty_cmp("1Gi", "1024Mi", &cc), 0);
+		CHECK_EQ(cc, 0);
+		CHECK_EQ(qty_cmp("999m", "1", &cc), 0);
+		CHECK_EQ(cc, -1);
+		CHECK_EQ(qty_cmp("-1", "-2", &cc), 0);
+		CHECK_EQ(cc, 1);
+		CHECK_EQ(qty_cmp("0", "-0.5", &cc), 0);
+		CHECK_EQ(cc, 1);
+		CHECK_EQ(qty_cmp("1e3", "1k", &cc), 0);
+		CHECK_EQ(cc, 0);
+		CHECK_EQ(qty_cmp("x", "1", &cc), KP_EINVAL);
+		CHECK_EQ(qty_sum_cmp("0.5", "250m", "750m", &cc), 0);
+		CHECK_EQ(cc, 0);
+		CHECK_EQ(qty_sum_cmp("1Gi", "79Gi", "80Gi", &cc), 0);
+		CHECK_EQ(cc, 0);
+		CHECK_EQ(qty_sum_cmp("1Gi", "-2Gi", "-1Gi", &cc), 0);
+		CHECK_EQ(cc, 0);
+		CHECK_EQ(qty_sum_cmp("-3", "1", "-1", &cc), 0);
+		CHECK_EQ(cc, -1);
+		CHECK_EQ(qty_sum_cmp("2", "-2", "0", &cc), 0);
+		CHECK_EQ(cc, 0);
+		CHECK_EQ(qty_sum_cmp("1n", "1E", "1E", &cc), 0);
+		CHECK_EQ(cc, 1);
+		CHECK_EQ(qty_sum_cmp("1e1000", "1n", "1", &cc), KP_ENOTSUP);
+		CHECK_EQ(qty_value("1500m", &v), 0);
+		CHECK_EQ(v, 2);
+		CHECK_EQ(qty_value("-1500m", &v), 0);
+		CHECK_EQ(v, -2);
+		CHECK_EQ(qty_value("1Ki", &v), 0);
+		CHECK_EQ(v, 1024);
+		CHECK_EQ(qty_value("1n", &v), 0);
+		CHECK_EQ(v, 1);
+		CHECK_EQ(qty_value("0", &v), 0);
+		CHECK_EQ(v, 0);
+		CHECK_EQ(qty_value("9223372036854775807", &v), 0);
+		CHECK_EQ(v, INT64_MAX);
+		CHECK_EQ(qty_value("9223372036854775808", &v), KP_ENOTSUP);
+		CHECK_EQ(qty_value("-9223372036854775808", &v), 0);
+		CHECK_EQ(v, INT64_MIN);
+		CHECK_EQ(qty_value("1e20", &v), KP_ENOTSUP);
+	}
 }
 
 static void

@@ -163,6 +163,7 @@ t_prepare(void *user, const struct kp_claim *claims, size_t n,
 		snprintf(share, sizeof(share), "share-%s", claims[i].uid);
 		cdi[0] = id;
 		memset(&d, 0, sizeof(d));
+		d.struct_size = sizeof(d);
 		d.request_names = req;
 		d.n_request_names = 1;
 		d.pool_name = drv.bad_device && i == 0 ? "" : "pool";
@@ -442,7 +443,8 @@ fake_lookup(void *user, const char *ns, const char *name, const char *uid,
 		return (1);
 	}
 	if (dra_claim_alloc_add(out, "req/sub", "pool-a", "gpu-0", 1) != 0 ||
-	    dra_claim_alloc_config(out, "[{\"a\":1}]") != 0)
+	    dra_claim_alloc_config(out, "[{\"a\":1}]", "d",
+	    err, errsize) != 0)
 		return (1);
 	return (0);
 }
@@ -620,8 +622,8 @@ static int
 b_prepare(void *user, const struct kp_claim *claims, size_t n,
     struct kp_prepare_results *res, char *errbuf, size_t errsize)
 {
-	struct kp_prepared_device	d = { .pool_name = "p",
-					    .device_name = "d" };
+	struct kp_prepared_device	d = { KP_PREPARED_DEVICE_INIT,
+					    .pool_name = "p", .device_name = "d" };
 	char				long_msg[3000];
 	const char			*nul_names[] = { NULL };
 
@@ -641,6 +643,37 @@ b_prepare(void *user, const struct kp_claim *claims, size_t n,
 	long_msg[sizeof(long_msg) - 1] = '\0';
 	CHECK_EQ(kp_prepare_claim_error(res, 2, long_msg), 0);
 	CHECK_EQ(kp_prepare_claim_error(res, 3, ""), KP_EINVAL);
+	return (0);
+}
+
+/* struct_size and CDI device IDs: claims 0-2 fail, 3 succeeds. */
+static int
+b2_prepare(void *user, const struct kp_claim *claims, size_t n,
+    struct kp_prepare_results *res, char *errbuf, size_t errsize)
+{
+	const char	*bad[] = { "vendor.com/class=ok", "not a cdi id" };
+	const char	*good[] = { "vendor.com/class=dev-0:a.b_c" };
+	struct {
+		struct kp_prepared_device	d;
+		void				*later;	/* a newer field */
+	}		 newer;
+
+	memset(&newer, 0, sizeof(newer));
+	newer.d = (struct kp_prepared_device){ KP_PREPARED_DEVICE_INIT,
+	    .pool_name = "p", .device_name = "d" };
+	newer.d.struct_size = 0;
+	CHECK_EQ(kp_prepare_add_device(res, 0, &newer.d), KP_EINVAL);
+	newer.d.struct_size = sizeof(newer.d);
+	newer.d.cdi_device_ids = bad;
+	newer.d.n_cdi_device_ids = 2;
+	CHECK_EQ(kp_prepare_add_device(res, 1, &newer.d), KP_EINVAL);
+	newer.d.struct_size = sizeof(newer);
+	newer.d.cdi_device_ids = good;
+	newer.d.n_cdi_device_ids = 1;
+	newer.later = &newer;
+	CHECK_EQ(kp_prepare_add_device(res, 2, &newer.d), KP_EINVAL);
+	newer.later = NULL;
+	CHECK_EQ(kp_prepare_add_device(res, 3, &newer.d), 0);
 	return (0);
 }
 
@@ -680,6 +713,28 @@ test_builders(struct dra_ctx *ctx)
 	    c->error[0] == '?');
 	c = entry(r, "u4");
 	CHECK(c != NULL && c->error[0] != '\0');
+	resp_free(r);
+	free(resp);
+
+	/* struct_size read as the caller compiled it; CDI IDs checked. */
+	bh.prepare = b2_prepare;
+	CHECK_EQ(dra_prepare(ctx, DRA_V1, w.b, w.n, cancel_yes, &cancel,
+	    &resp, &len, msg, sizeof(msg)), RPC_OK);
+	r = V1(node_prepare_resources_response__unpack)(NULL, len, resp);
+	c = entry(r, "u1");
+	CHECK(c != NULL && strstr(c->error, "struct_size is 0: initialise "
+	    "it with KP_PREPARED_DEVICE_INIT") != NULL);
+	c = entry(r, "u2");
+	CHECK(c != NULL && strstr(c->error, "invalid device d: "
+	    "cdi_device_ids[1] \"not a cdi id\": not <vendor>/<class>="
+	    "<name>") != NULL);
+	c = entry(r, "u3");
+	CHECK(c != NULL && strstr(c->error, "a field this library does not "
+	    "know is set") != NULL);
+	c = entry(r, "u4");
+	CHECK(c != NULL && c->error[0] == '\0' && c->n_devices == 1 &&
+	    strcmp(c->devices[0]->cdi_device_ids[0],
+	    "vendor.com/class=dev-0:a.b_c") == 0);
 	resp_free(r);
 	free(resp);
 

@@ -50,7 +50,7 @@ prepare(void *user, const struct kp_claim *claims, size_t n,
     struct kp_prepare_results *res, char *errbuf, size_t errsize)
 {
 	static const char		*cdi[1] = { "example.com/gpu=gpu0" };
-	struct kp_prepared_device	 dev = { 0 };
+	struct kp_prepared_device	 dev = { KP_PREPARED_DEVICE_INIT };
 
 	(void)user;
 	(void)errbuf;

@@ -319,6 +319,38 @@ test_node_uid(void)
 	kp_options_free(o);
 }
 
+/* ReconcilePoolWithName: a pool name, or NULL / "" for off. */
+static void
+test_reconcile_pool(void)
+{
+	struct kp_options	*o;
+	char			 long_name[300];
+
+	if (kp_options_new(&o) != 0)
+		return;
+	CHECK_STREQ(o->reconcile_pool, "");
+	OK(kp_reconcile_pool_with_name(o, "node-1/gpus"));
+	CHECK_STREQ(o->reconcile_pool, "node-1/gpus");
+	FAILS(o, kp_reconcile_pool_with_name(o, "Node_1"), KP_EINVAL,
+	    "kp_reconcile_pool_with_name (ReconcilePoolWithName)",
+	    "must be a pool name");
+	FAILS(o, kp_reconcile_pool_with_name(o, "a//b"), KP_EINVAL,
+	    "kp_reconcile_pool_with_name", "DNS subdomains");
+	memset(long_name, 'a', sizeof(long_name) - 1);
+	long_name[sizeof(long_name) - 1] = '\0';
+	long_name[100] = long_name[200] = '/';
+	FAILS(o, kp_reconcile_pool_with_name(o, long_name), KP_EINVAL,
+	    "kp_reconcile_pool_with_name", "at most 253");
+	CHECK_STREQ(o->reconcile_pool, "node-1/gpus");
+	OK(kp_reconcile_pool_with_name(o, NULL));
+	CHECK_STREQ(o->reconcile_pool, "");
+	OK(kp_reconcile_pool_with_name(o, "p"));
+	OK(kp_reconcile_pool_with_name(o, ""));
+	CHECK_STREQ(o->reconcile_pool, "");
+	CHECK_EQ(kp_reconcile_pool_with_name(NULL, "p"), KP_EINVAL);
+	kp_options_free(o);
+}
+
 static void
 test_kube_client(void)
 {
@@ -396,6 +428,16 @@ test_qps(void)
 	    "between 1 and 10000");
 	FAILS(o, kp_kube_api_qps(o, 5, -3), KP_EINVAL, opt, "burst -3");
 	CHECK(o->kube_qps == 20);
+	CHECK(o->kube_timeout_ms == 30000);
+	OK(kp_kube_api_timeout(o, 100));
+	OK(kp_kube_api_timeout(o, 300000));
+	FAILS(o, kp_kube_api_timeout(o, 99), KP_EINVAL,
+	    "kp_kube_api_timeout (rest.Config Timeout)",
+	    "99 ms must be between 100 and 300000");
+	FAILS(o, kp_kube_api_timeout(o, 300001), KP_EINVAL,
+	    "kp_kube_api_timeout (rest.Config Timeout)", "300001 ms");
+	OK(kp_kube_api_timeout(o, 1000));
+	CHECK(o->kube_timeout_ms == 1000);
 	CHECK_EQ(o->kube_burst, 40);
 	kp_options_free(o);
 }
@@ -892,6 +934,7 @@ main(void)
 	test_driver_name();
 	test_node_name();
 	test_node_uid();
+	test_reconcile_pool();
 	test_kube_client();
 	test_qps();
 	test_socket_paths();

@@ -537,6 +537,103 @@ test_large(void)
 	pack_free(pub);
 }
 
+/*
+ * split_slices: 300 plain devices, 70 tainted ones and 10 counter sets in
+ * three input slices come out as 2 counter-set slices (8 + 2), then
+ * 128 + 128 + 44 plain devices (the last slice takes 20 more tainted ones
+ * until 64), then 50 tainted: order kept, and the result validates.
+ */
+static void
+test_split(void)
+{
+	static struct kp_device		 d[370];
+	static struct kp_counter_set	 cs[10];
+	static char			 names[380][16];
+	static const struct kp_counter	 cnt[] = { KP_COUNTER("memory", "1Gi") };
+	static const struct kp_taint	 tn[] = { { KP_TAINT_INIT, .key = "k",
+	    .effect = KP_TAINT_NO_SCHEDULE } };
+	static const char		*pskip[] = { "*" };
+	struct kp_slice			 sl[3];
+	struct kp_pool			 po;
+	struct kp_resources		 r;
+	Kpipc__Publish			*pub;
+	Kpipc__Pool			*p;
+	char				 e[KP_ERROR_SIZE];
+	size_t				 i, j, n;
+
+	for (i = 0; i < 370; i++) {
+		snprintf(names[i], sizeof(names[i]), "d-%zu", i);
+		d[i] = (struct kp_device){ KP_DEVICE_INIT, .name = names[i] };
+		if (i >= 300) {
+			d[i].taints = tn;
+			d[i].n_taints = 1;
+		}
+	}
+	for (i = 0; i < 10; i++) {
+		snprintf(names[370 + i], sizeof(names[0]), "set-%zu", i);
+		cs[i] = (struct kp_counter_set){ KP_COUNTER_SET_INIT,
+		    .name = names[370 + i], .counters = cnt, .n_counters = 1 };
+	}
+	memset(sl, 0, sizeof(sl));
+	for (i = 0; i < 3; i++) {
+		sl[i] = (struct kp_slice){ KP_SLICE_INIT,
+		    .skip_node_operations = pskip, .n_skip_node_operations = 1 };
+	}
+	sl[0].devices = d;
+	sl[0].n_devices = 200;
+	sl[0].shared_counters = cs;
+	sl[0].n_shared_counters = 3;
+	sl[1].shared_counters = cs + 3;
+	sl[1].n_shared_counters = 7;
+	sl[2].devices = d + 200;
+	sl[2].n_devices = 170;
+	po = (struct kp_pool){ KP_POOL_INIT, .name = "gpu", .slices = sl,
+	    .n_slices = 3, .split_slices = 1 };
+	r = (struct kp_resources){ KP_RESOURCES_INIT, .pools = &po,
+	    .n_pools = 1 };
+	CHECK_EQ(pack_resources(&r, &pub, e, sizeof(e)), 0);
+	if (pub == NULL)
+		return;
+	p = pub->pools[0];
+	CHECK_EQ(p->n_slices, 6);
+	if (p->n_slices == 6) {
+		static const size_t want_sets[6] = { 8, 2, 0, 0, 0, 0 };
+		static const size_t want_devs[6] = { 0, 0, 128, 128, 64, 50 };
+
+		for (i = 0, n = 0; i < 6; i++) {
+			CHECK_EQ(p->slices[i]->n_shared_counters, want_sets[i]);
+			CHECK_EQ(p->slices[i]->n_devices, want_devs[i]);
+			CHECK_EQ(p->slices[i]->n_skip_node_operations, 1);
+			for (j = 0; j < p->slices[i]->n_devices; j++, n++)
+				CHECK_STREQ(p->slices[i]->devices[j]->name,
+				    names[n]);
+		}
+		CHECK_STREQ(p->slices[1]->shared_counters[1]->name, "set-9");
+		CHECK_EQ(n, 370);
+	}
+	CHECK_EQ(validate_publish(pub, e, sizeof(e)), 0);
+	pack_free(pub);
+	/* Without the flag the same input is refused (200 devices). */
+	po.split_slices = 0;
+	CHECK_EQ(validate_resources(&r, e, sizeof(e)), KP_EINVAL);
+	CHECK_CONTAINS(e, "pools[0].slices[0]");
+	/* Slices that disagree on a slice-wide field. */
+	po.split_slices = 1;
+	sl[2].n_skip_node_operations = 0;
+	CHECK_EQ(pack_resources(&r, &pub, e, sizeof(e)), KP_EINVAL);
+	CHECK_STREQ(e, "pools[0].slices[2]: with split_slices every slice "
+	    "needs the same perDeviceNodeSelection, partitionTypeAttribute "
+	    "and skipNodeOperations");
+	/* Nothing at all: one empty slice. */
+	po.n_slices = 0;
+	CHECK_EQ(pack_resources(&r, &pub, e, sizeof(e)), 0);
+	if (pub != NULL) {
+		CHECK_EQ(pub->pools[0]->n_slices, 1);
+		CHECK_EQ(pub->pools[0]->slices[0]->n_devices, 0);
+		pack_free(pub);
+	}
+}
+
 int
 main(void)
 {
@@ -544,5 +641,6 @@ main(void)
 	test_edges();
 	test_abi();
 	test_large();
+	test_split();
 	return (test_done("test_pack"));
 }

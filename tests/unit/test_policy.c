@@ -75,7 +75,7 @@ int
 main(void)
 {
 	static const enum kp_role roles[] = { ROLE_REGISTRAR,
-	    ROLE_NODESERVER, ROLE_PUBLISHER, ROLE_SUPERVISOR };
+	    ROLE_NODESERVER, ROLE_PUBLISHER, ROLE_OBSERVER, ROLE_SUPERVISOR };
 	const struct pol_rule	*b, *t;
 	struct kp_options	*o;
 	char			*json;
@@ -135,6 +135,11 @@ main(void)
 	CHECK(rule_arg(ROLE_REGISTRAR, "newfstatat") == POL_ARG_FD_EMPTY_PATH);
 	CHECK(rule_arg(ROLE_NODESERVER, "socket") == -1);
 	CHECK(rule_arg(ROLE_REGISTRAR, "socket") == -1);
+	/* The observer: no socket, connect or bind of its own. */
+	CHECK(rule_arg(ROLE_OBSERVER, "socket") == -1);
+	CHECK(rule_arg(ROLE_OBSERVER, "connect") == -1);
+	CHECK(rule_arg(ROLE_OBSERVER, "bind") == -1);
+	CHECK(rule_arg(ROLE_OBSERVER, "accept4") == POL_ARG_NONE);
 
 	/* Capability names. */
 	CHECK(pol_cap_number("CAP_SYS_ADMIN") == 21);

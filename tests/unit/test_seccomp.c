@@ -127,7 +127,7 @@ static int
 hook(void *user, const struct kp_claim *c, size_t n,
     struct kp_prepare_results *res, char *errbuf, size_t errsize)
 {
-	struct kp_prepared_device	 d = { 0 };
+	struct kp_prepared_device	 d = { KP_PREPARED_DEVICE_INIT };
 	int				*fail = user;
 
 	(void)c;

@@ -807,6 +807,146 @@ test_partitions(void)
 		devs[i].n_consumes_counters = 0;
 }
 
+/* ReconcilePoolWithName: no pools or exactly that one, node-less slices. */
+static void
+test_reconcile(void)
+{
+	Kpipc__Publish	*pub;
+
+	reset_gpu();
+	res.n_pools = 1;
+	CHECK_EQ(pack_resources(&res, &pub, err, sizeof(err)), 0);
+	CHECK_EQ(validate_reconcile(pub, "", err, sizeof(err)), 0);
+	CHECK_EQ(validate_reconcile(pub, "other", err, sizeof(err)),
+	    KP_EINVAL);
+	CHECK_STREQ(err, "ReconcilePoolWithName=\"other\", but found 1 pools; "
+	    "expected exactly one pool with this name");
+	CHECK_EQ(validate_reconcile(pub, pub->pools[0]->name, err,
+	    sizeof(err)), KP_EINVAL);
+	CHECK_CONTAINS(err, "pools[0].slices[0]: with ReconcilePoolWithName "
+	    "no slice has a nodeName");
+	pub->pools[0]->all_nodes = 1;
+	CHECK_EQ(validate_reconcile(pub, pub->pools[0]->name, err,
+	    sizeof(err)), 0);
+	pub->n_pools = 0;		/* an empty set is allowed */
+	CHECK_EQ(validate_reconcile(pub, "other", err, sizeof(err)), 0);
+	pack_free(pub);
+	res.n_pools = 2;
+	CHECK_EQ(pack_resources(&res, &pub, err, sizeof(err)), 0);
+	CHECK_EQ(validate_reconcile(pub, pub->pools[0]->name, err,
+	    sizeof(err)), KP_EINVAL);
+	CHECK_CONTAINS(err, "but found 2 pools");
+	pack_free(pub);
+}
+
+#define RP D0 "capacity[\"memory\"].requestPolicy"
+
+/*
+ * requestPolicy against the capacity value (80Gi), as the 1.37 server's
+ * validateRequestPolicy: every rule once broken, at its boundary.
+ */
+static void
+test_request_policy(void)
+{
+	static const char	*vv[4];
+	struct kp_request_policy rp = { KP_REQUEST_POLICY_INIT };
+
+	reset_gpu();
+	caps[0].request_policy = &rp;
+	devs[0].allow_multiple_allocations = 1;
+	GOOD();				/* an empty policy */
+	rp.default_value = "1Gi";
+	GOOD();				/* a default alone: no rule */
+
+	/* validValues: ascending, <= capacity, distinct, default in it. */
+	rp.valid_values = vv;
+	rp.n_valid_values = 3;
+	vv[0] = "1Gi";
+	vv[1] = "40Gi";
+	vv[2] = "81920Mi";		/* == the capacity: allowed */
+	GOOD();
+	vv[2] = "81921Mi";
+	BAD(RP ".validValues[2]: \"81921Mi\": option is larger than capacity "
+	    "value: \"80Gi\"", "");
+	vv[2] = "2Gi";
+	BAD(RP ".validValues[2]: \"2Gi\": values must be sorted in ascending "
+	    "order", "");
+	vv[1] = "1024Mi";		/* == 1Gi */
+	vv[2] = "2Gi";
+	BAD(RP ".validValues[1]: \"1024Mi\": Duplicate value", "");
+	vv[1] = "1500m";		/* 1.5 rounds up to 2 ... */
+	vv[2] = "2";			/* ... a duplicate by Value() */
+	vv[0] = "1";
+	rp.default_value = "1";
+	BAD(RP ".validValues[2]", "Duplicate value");
+	vv[2] = "3";
+	GOOD();
+	rp.default_value = "4";
+	BAD(RP ".validValues: \"4\": default value is not valid", "");
+	rp.default_value = "1000m";	/* == 1 by value */
+	GOOD();
+
+	/* validRange: min <= default <= max <= capacity, whole steps. */
+	rp.n_valid_values = 0;
+	rp.default_value = "4Gi";
+	rp.range_min = "1Gi";
+	GOOD();				/* min only */
+	rp.range_min = "81Gi";
+	BAD(RP ".validRange.min: \"81Gi\": min is larger than capacity value: "
+	    "\"80Gi\"", "");
+	rp.range_min = "5Gi";
+	BAD(RP ".validRange.min: \"4Gi\": default is less than min: \"5Gi\"",
+	    "");
+	rp.range_min = "1Gi";
+	rp.range_max = "512Mi";
+	BAD(RP ".validRange.max: \"1Gi\": min is larger than max: \"512Mi\"",
+	    "");
+	rp.range_max = "81Gi";
+	BAD(RP ".validRange.max: \"81Gi\": max is larger than capacity value",
+	    "");
+	rp.range_max = "3Gi";
+	BAD(RP ".validRange.max: \"4Gi\": default is more than max: \"3Gi\"",
+	    "");
+	rp.range_max = "80Gi";
+	GOOD();
+	rp.range_step = "1Gi";
+	GOOD();				/* 4Gi and 80Gi: whole steps from 1Gi */
+	rp.range_step = "3Gi";
+	BAD(RP ".validRange.step: \"80Gi\": value is not a multiple of a "
+	    "given step (\"3Gi\") from (\"1Gi\")", "");
+	rp.default_value = "2Gi";
+	BAD(RP ".validRange.step: \"2Gi\": value is not a multiple", "");
+	rp.default_value = "4Gi";
+	rp.range_max = NULL;
+	GOOD();				/* no max: only the default is stepped */
+	rp.range_step = "79Gi";
+	rp.default_value = "1Gi";
+	GOOD();				/* min + step == capacity */
+	rp.range_step = "79Gi1";	/* not a quantity */
+	BAD(RP ".validRange.step", "");
+	rp.range_step = "80Gi";
+	BAD(RP ".validRange.step: \"80Gi\": one step from min is larger than "
+	    "capacity value: \"80Gi\"", "");
+	rp.range_step = "0";
+	BAD(RP ".validRange.step: \"0\": must be greater than zero", "");
+	rp.range_step = "-1Gi";
+	BAD(RP ".validRange.step", "must be greater than zero");
+	/* Exact sums: 0.5 + 0.25 is not above 0.75 ... */
+	caps[0].quantity = "750m";
+	rp.range_min = "0.5";
+	rp.default_value = "500m";
+	rp.range_step = "250m";
+	GOOD();
+	caps[0].quantity = "749m";	/* ... but above 0.749 */
+	BAD(RP ".validRange.step", "one step from min is larger");
+	caps[0].quantity = "80Gi";
+
+	rp.range_min = "1Gi";
+	rp.range_step = NULL;
+	rp.default_value = NULL;
+	BAD(RP ".default", "required when validRange is defined");
+}
+
 static void
 test_device_fields(void)
 {
@@ -865,26 +1005,26 @@ test_device_fields(void)
 	conds[4] = "x y";
 	devs[0].n_binding_failure_conditions = 5;
 
-	/* Consumable capacity. */
+	/* Consumable capacity (the range rules: test_request_policy). */
 	reset_gpu();
 	caps[0].request_policy = &rp;
-	BAD(D0 "capacity[\"memory\"].requestPolicy", "only allowed when the "
-	    "device has allowMultipleAllocations");
+	BAD(D0 "capacity[\"memory\"].requestPolicy", "allowMultipleAllocations "
+	    "must be true");
 	devs[0].allow_multiple_allocations = 1;
 	GOOD();
 	rp.valid_values = vv;
 	rp.n_valid_values = 2;
-	BAD(D0 "capacity[\"memory\"].requestPolicy.default", "required with "
-	    "validValues or validRange");
+	BAD(D0 "capacity[\"memory\"].requestPolicy.default", "required when "
+	    "validValues is defined");
 	rp.default_value = "1";
 	GOOD();
 	rp.n_valid_values = 11;
 	BAD(D0 "capacity[\"memory\"].requestPolicy.validValues",
-	    "more than 10 entries");
+	    "must have at most 10 items");
 	rp.n_valid_values = 1;
 	rp.range_min = "1";
-	BAD(D0 "capacity[\"memory\"].requestPolicy", "validValues and "
-	    "validRange: at most one");
+	BAD(D0 "capacity[\"memory\"].requestPolicy", "exactly one policy can "
+	    "be specified, cannot specify \"validValues\" and \"validRange\"");
 	rp.n_valid_values = 0;
 	rp.range_step = "x";
 	BAD(D0 "capacity[\"memory\"].requestPolicy.validRange.step", "\"x\"");
@@ -977,5 +1117,7 @@ main(void)
 	test_messages();
 	test_partitions();
 	test_device_fields();
+	test_request_policy();
+	test_reconcile();
 	return (test_done("test_validate"));
 }

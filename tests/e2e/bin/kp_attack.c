@@ -13,6 +13,9 @@
  *                              {devices: <devices> empty}]}]}} (2 bytes a
  *                              device on the wire, ~200 unpacked)
  *   raw-stale:<count>:<bytes>  count raw HealthStale frames of bytes text
+ *   raw-event:<kind>:<hex>     one raw EventAsk frame: kind, and as its
+ *                              syscall the bytes <hex> spells (free text,
+ *                              a newline, anything)
  *   symlink:<target>:<link>    symlink(2) (needs --sandbox-syscall symlink)
  *   rename:<from>:<to>, mkdir:<path>, write:<path>
  *
@@ -186,6 +189,33 @@ raw_stale(long count, size_t len, char *out, size_t size)
 	snprintf(out, size, "raw-stale: sent %ld of %ld", sent, count);
 }
 
+/* Msg.event_ask (60) { kind (1), syscall (2) } */
+static void
+raw_event(long kind, const char *hex, char *out, size_t size)
+{
+	static const uint8_t	 t_msg[] = { 0xe2, 0x03 }, t_sys[] = { 0x12 };
+	uint8_t			 f[2048], text[900];
+	size_t			 n = 4, len = 0, inner;
+	unsigned		 b;
+	int			 fd;
+
+	while (len < sizeof(text) && sscanf(hex + 2 * len, "%2x", &b) == 1)
+		text[len++] = (uint8_t)b;
+	if ((fd = ctl_fd()) == -1) {
+		snprintf(out, size, "raw-event: no channel");
+		return;
+	}
+	inner = 1 + varint_len((uint64_t)kind) + 1 + varint_len(len) + len;
+	n += ld(f + n, t_msg, 2, inner);
+	f[n++] = 0x08;
+	n += varint(f + n, (uint64_t)kind);
+	n += ld(f + n, t_sys, 1, len);
+	memcpy(f + n, text, len);
+	n += len;
+	snprintf(out, size, "raw-event: %s", send_frame(fd, f, n - 4) == 0 ?
+	    "sent" : strerror(errno));
+}
+
 static void
 cdi_file(const char *name, const char *path, char *out, size_t size)
 {
@@ -270,6 +300,9 @@ probe(const char *spec, char *out, size_t size)
 		raw_stale(strtol(a, NULL, 10), strtoul(b, NULL, 10), out,
 		    size);
 		return;
+	} else if (strcmp(op, "raw-event") == 0) {
+		raw_event(strtol(a, NULL, 10), b, out, size);
+		return;
 	} else if (strcmp(op, "stderr") == 0) {
 		/* Forged klog lines: a newline, a CR, ANSI erase, one cut at
 		 * the relay's 511-byte line buffer. */
@@ -338,6 +371,7 @@ prepare(void *user, const struct kp_claim *c, size_t n,
 		}
 		snprintf(cdi, sizeof(cdi), "%s/test=%s", drv_name, c[i].name);
 		memset(&dev, 0, sizeof(dev));
+		dev.struct_size = sizeof(dev);
 		dev.request_names = reqs;
 		dev.n_request_names = 1;
 		dev.pool_name = "pool-a";
@@ -390,6 +424,7 @@ main(int argc, char **argv)
 		{ "cdi-device-prefix", 1, 0, 333 },
 		{ "cdi-mount-prefix", 1, 0, 334 },
 		{ "cdi-hook", 1, 0, 335 },
+		{ "kubeconfig", 1, 0, 'c' }, { "node-name", 1, 0, 'n' },
 		{ 0, 0, 0, 0 }
 	};
 	struct kp_options	*o;
@@ -422,6 +457,8 @@ main(int argc, char **argv)
 		case 333: r = kp_cdi_allow_device_prefix(o, optarg); break;
 		case 334: r = kp_cdi_allow_mount_prefix(o, optarg); break;
 		case 335: r = kp_cdi_allow_hook(o, optarg); break;
+		case 'c': r = kp_kube_client_kubeconfig(o, optarg, NULL); break;
+		case 'n': r = kp_node_name(o, optarg); break;
 		default: r = -1;
 		}
 		if (r != 0) {

@@ -123,8 +123,12 @@ static void *
 watch_thread(void *arg)
 {
 	struct watch	*w = arg;
+	char		 err[KP_ERROR_SIZE];
 
-	w->rc = http_watch(client, w->path, watch_line, w, &w->stop);
+	w->rc = http_watch(client, w->path, watch_line, w, &w->stop, err,
+	    sizeof(err));
+	if (w->rc != 0)
+		fprintf(stderr, "watch %s: %s\n", w->path, err);
 	w->done = 1;
 	return (NULL);
 }

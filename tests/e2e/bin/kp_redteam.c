@@ -1300,6 +1300,7 @@ prepare(void *user, const struct kp_claim *c, size_t n,
 			continue;
 		snprintf(cdi, sizeof(cdi), "%s/test=%s", drv_name, c[i].name);
 		memset(&dev, 0, sizeof(dev));
+		dev.struct_size = sizeof(dev);
 		dev.request_names = reqs;
 		dev.n_request_names = 1;
 		dev.pool_name = "pool-a";

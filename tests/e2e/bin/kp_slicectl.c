@@ -4,7 +4,7 @@
  *
  *   kp_slicectl --kubeconfig F --driver D --node N [--node-uid U]
  *       [--version v1|v1beta2|v1beta1] [--sync-delay-ms MS] [--qps Q]
- *       [--burst B] [-v N]
+ *       [--burst B] [--reconcile-pool P] [-v N]
  *
  * Without --version the version comes from discovery. Prints "version V"
  * and "started", then reads commands from stdin, one per line:
@@ -23,7 +23,8 @@
  * plus, in the v1 JSON shape: device "taints" [{"key", "value",
  * "effect", "timeAdded" (Unix seconds)}], "consumesCounters" [{"counterSet",
  * "counters": {"n": "q"}}], "bindsToNode", "bindingConditions",
- * "bindingFailureConditions", "allowMultipleAllocations", attributes
+ * "bindingFailureConditions", "allowMultipleAllocations", capacity
+ * {"c": {"value": "q", "requestPolicy": {...}}} (v1 shape), attributes
  * {"ints": [..]} / {"strings": [..]}; slice "sharedCounters" [{"name",
  * "counters": {"n": "q"}}], "perDeviceNodeSelection"; pool "allNodes".
  */
@@ -39,7 +40,7 @@ usage(void)
 {
 	fprintf(stderr, "usage: kp_slicectl --kubeconfig F --driver D "
 	    "--node N [--node-uid U] [--version V] [--sync-delay-ms MS] "
-	    "[--qps Q] [--burst B] [-v N]\n");
+	    "[--qps Q] [--burst B] [--reconcile-pool P] [-v N]\n");
 	exit(2);
 }
 
@@ -177,6 +178,30 @@ device_more(Kpipc__Device *dev, const json_t *d)
 	    "allowMultipleAllocations"));
 }
 
+/* A requestPolicy in v1 JSON ({"default", "validValues", "validRange":
+ * {"min", "max", "step"}}); NULL when absent. */
+static Kpipc__RequestPolicy *
+policy(const json_t *j)
+{
+	Kpipc__RequestPolicy	*p;
+	const json_t		*r;
+
+	if (!json_is_object(j))
+		return (NULL);
+	p = xcalloc(1, sizeof(*p));
+	kpipc__request_policy__init(p);
+	p->default_value = str(j, "default");
+	p->valid_values = strings(json_object_get(j, "validValues"),
+	    &p->n_valid_values);
+	if ((r = json_object_get(j, "validRange")) != NULL) {
+		p->has_range = 1;
+		p->range_min = str(r, "min");
+		p->range_max = str(r, "max");
+		p->range_step = str(r, "step");
+	}
+	return (p);
+}
+
 static Kpipc__Device *
 device(const json_t *d)
 {
@@ -238,8 +263,13 @@ device(const json_t *d)
 		c = xcalloc(1, sizeof(*c));
 		kpipc__capacity__init(c);
 		c->name = strdup(k);
-		c->quantity = strdup(json_is_string(x) ?
-		    json_string_value(x) : "0");
+		if (json_is_object(x)) {	/* {"value", "requestPolicy"} */
+			c->quantity = str(x, "value");
+			c->request_policy = policy(json_object_get(x,
+			    "requestPolicy"));
+		} else
+			c->quantity = strdup(json_is_string(x) ?
+			    json_string_value(x) : "0");
 		dev->capacities[dev->n_capacities++] = c;
 	}
 	(void)i;
@@ -391,6 +421,8 @@ main(int argc, char **argv)
 			version = argv[i + 1];
 		else if (strcmp(argv[i], "--sync-delay-ms") == 0)
 			sc.sync_delay_ms = (int)strtol(argv[i + 1], NULL, 10);
+		else if (strcmp(argv[i], "--reconcile-pool") == 0)
+			sc.reconcile_pool = argv[i + 1];
 		else if (strcmp(argv[i], "--qps") == 0)
 			qps = strtod(argv[i + 1], NULL);
 		else if (strcmp(argv[i], "--burst") == 0)

@@ -4,20 +4,36 @@
  * prints "ready <pid>" on stdout and then reads commands on stdin:
  *   status   prints "status <state> <kubelet error>"
  *   publish  calls kp_publish_resources with one device, prints the result
+ *   publish-split <devices> <sets>  one flat slice with split_slices
  *   health <pool> <device> <status 0-2> [timeout_s [message]]
  *            calls kp_health_report with one device, prints
  *            "health <KP_NAME> <message>"
+ *   state <text>   calls kp_state_set with the text, prints
+ *            "state <KP_NAME> <message>"
+ *   state-big <n>  the same with n bytes of 'x'
+ *   publish-taint  publishes one device with a taint (DRADeviceTaints)
  *   getinfo-error [message]   kp_set_get_info_error ("" clears), prints
  *            "regerr <KP_NAME> <message>"
  *   notify-error [message]    kp_set_notify_registration_status_error
  *   stop     calls kp_stop, prints "stopped <code>", exits
- * End of input stops as "stop" does. A failed start prints
+ * With --channels: kp_error_callback prints "errcb <KP_NAME> rec=<0|1>
+ * <message>", kp_state_callback logs "STATECB gen=<g> len=<n> <text>"
+ * (nodeserver stderr), and a thread prints "statusfd reg=<state>" each
+ * time kp_status_fd() is readable. Claim "state-<x>": the prepare hook
+ * logs "HOOKSTATE <x> gen=<g> len=<n> <text>"; the init hook logs
+ * "INITSTATE gen=<g> len=<n>"; every prepared claim logs its parsed
+ * configs ("CONFIGS ...").
+ * With --exit-on-stop a thread waits in kp_plugin_wait() and prints
+ * "plugin-stopped <KP_NAME> <reason>" when the plugin stops on its own.
+ * End of input stops as "stop" does. Claim "hang-forever..." makes the
+ * prepare hook block for good. A failed start prints
  * "error <KP_NAME> <message>" and exits 1.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <dirent.h>
 #include <getopt.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -32,8 +48,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <jansson.h>
 #include <seccomp.h>
 
+/* After <jansson.h>: declares kp_config_parameters(). */
 #include "kubeletplugin.h"
 
 struct tdrv {
@@ -45,12 +63,17 @@ struct tdrv {
 	int		 slow_ms;
 	int		 spawn_thread;
 	int		 hook_health;	/* prepare reports health */
+	int		 channels;	/* --channels */
 	const char	*counter;	/* --counter-file: hooks log here */
 	const char	*tag;		/* --tag: names this instance there */
 	int		 quiet;		/* --quiet: no ALLOC line per claim */
+	int		 all_nodes;	/* publish: pools for all nodes */
+	int		 exit_on_stop;	/* kp_plugin_wait: exit with it */
 };
 
 static struct tdrv	 drv;
+static atomic_int	 status_stop;	/* ends status_thread */
+static pthread_t	 status_th;
 static atomic_int	 in_hook;	/* hooks running right now */
 
 static int
@@ -123,6 +146,16 @@ hostile(const char *kind)
 	static const uint8_t	 stop[6] = { 0, 0, 0, 2, 0x52, 0x00 };
 	static const uint8_t	 garbage[8] = { 0, 0, 0, 4, 0xff, 0xff,
 				    0xff, 0xff };
+	/* Msg.state_set (50) { generation 99999, data "EVIL" }: state
+	 * flows from the driver process only */
+	static const uint8_t	 state[17] = { 0, 0, 0, 13, 0x92, 0x03,
+				    0x0a, 0x08, 0x9f, 0x8d, 0x06, 0x12, 0x04,
+				    'E', 'V', 'I', 'L' };
+	/* Msg.event (51) { kind 1, message "EVIL" }: events come from the
+	 * supervisor only */
+	static const uint8_t	 event[15] = { 0, 0, 0, 11, 0x9a, 0x03,
+				    0x08, 0x08, 0x01, 0x1a, 0x04, 'E', 'V',
+				    'I', 'L' };
 	struct sockaddr_un	 sun;
 	socklen_t		 len;
 	DIR			*d;
@@ -149,6 +182,10 @@ hostile(const char *kind)
 			(void)!write(fd, oversize, sizeof(oversize));
 		else if (strcmp(kind, "unpermitted") == 0)
 			(void)!write(fd, stop, sizeof(stop));
+		else if (strcmp(kind, "state") == 0)
+			(void)!write(fd, state, sizeof(state));
+		else if (strcmp(kind, "event") == 0)
+			(void)!write(fd, event, sizeof(event));
 		else
 			(void)!write(fd, garbage, sizeof(garbage));
 	}
@@ -171,6 +208,86 @@ log_allocation(const struct kp_claim *c)
 		    c->results[k].admin_access ? ":admin" : "");
 	fprintf(stderr, " config=%s\n", c->config_json ? c->config_json :
 	    "(null)");
+	/* The parsed view: source, requests, driver, parameters as text
+	 * and through jansson (its "mode" member). */
+	fprintf(stderr, "CONFIGS %s n=%zu", c->name, c->n_configs);
+	for (k = 0; k < c->n_configs; k++) {
+		const struct kp_config	*cf = &c->configs[k];
+		const json_t		*pj = kp_config_parameters(cf);
+		size_t			 q;
+
+		fprintf(stderr, " [%s|", cf->source);
+		for (q = 0; q < cf->n_requests; q++)
+			fprintf(stderr, "%s%s", q ? "," : "", cf->requests[q]);
+		fprintf(stderr, "|%s|%s|mode=%s]", cf->driver, cf->parameters,
+		    json_is_object(pj) && json_string_value(json_object_get(
+		    pj, "mode")) ? json_string_value(json_object_get(pj,
+		    "mode")) : "-");
+	}
+	fprintf(stderr, "\n");
+}
+
+/* The state the hooks have, logged as "<tag> gen=<g> len=<n> <text>"
+ * (the first 64 bytes). */
+static void
+log_state(const char *tag)
+{
+	char		*buf = malloc(KP_STATE_MAX);
+	uint64_t	 gen = 0;
+	size_t		 len = 0;
+	int		 r;
+
+	r = buf == NULL ? KP_ENOMEM : kp_hook_state_get(buf, KP_STATE_MAX,
+	    &len, &gen);
+	if (r != 0)
+		fprintf(stderr, "%s %s\n", tag, kp_err_name(r));
+	else
+		fprintf(stderr, "%s gen=%llu len=%zu %.*s\n", tag,
+		    (unsigned long long)gen, len, (int)(len > 64 ? 64 : len),
+		    buf);
+	free(buf);
+}
+
+static void
+state_cb(void *user, const void *data, size_t len, uint64_t gen)
+{
+	fprintf(stderr, "STATECB gen=%llu len=%zu %.*s\n",
+	    (unsigned long long)gen, len, (int)(len > 64 ? 64 : len),
+	    (const char *)data);
+}
+
+static void
+error_cb(void *user, int code, const char *msg, int recoverable)
+{
+	printf("errcb %s rec=%d %s\n", kp_err_name(code), recoverable, msg);
+	fflush(stdout);
+}
+
+/* Waits on kp_status_fd(): read it, then ask (no change is missed). */
+static void *
+status_thread(void *arg)
+{
+	struct kp_plugin		*p = arg;
+	enum kp_registration_state	 st;
+	struct pollfd			 pfd;
+	uint64_t			 v;
+	char				 err[KP_ERROR_SIZE];
+
+	pfd.fd = kp_status_fd(p);
+	pfd.events = POLLIN;
+	while (!atomic_load(&status_stop) && poll(&pfd, 1, 100) >= 0) {
+		if (pfd.revents & (POLLNVAL | POLLERR | POLLHUP))
+			break;
+		if (!(pfd.revents & POLLIN))
+			continue;
+		if (read(pfd.fd, &v, sizeof(v)) != (ssize_t)sizeof(v))
+			continue;
+		if (kp_registration_status(p, &st, err, sizeof(err)) != 0)
+			break;
+		printf("statusfd reg=%d\n", (int)st);
+		fflush(stdout);
+	}
+	return (NULL);
 }
 
 /*
@@ -298,6 +415,8 @@ varint(uint8_t *p, uint64_t v)
 	return (n);
 }
 
+static void	send_raw(uint8_t *, size_t);
+
 /*
  * Plays compromised driver code that bypasses kp_cdi_spec_write: a
  * hand-encoded CdiWrite frame (Msg field 20: id 1, name, content) on the
@@ -309,12 +428,7 @@ raw_cdi(const char *name, size_t len)
 {
 	uint8_t		*f, hdr[16];
 	char		*c = spec_content(name, &len, 0);
-	size_t		 nl = strlen(name), inner, n = 4, h;
-	struct sockaddr_un sun;
-	socklen_t	 sl;
-	DIR		*d;
-	struct dirent	*de;
-	int		 fd, type, acc;
+	size_t		 nl = strlen(name), inner, n = 4;
 
 	if (c == NULL || (f = malloc(len + nl + 64)) == NULL)
 		return;
@@ -332,13 +446,29 @@ raw_cdi(const char *name, size_t len)
 	n += varint(f + n, len);
 	memcpy(f + n, c, len);
 	n += len;
-	h = n - 4;
+	send_raw(f, n);
+	free(f);
+	free(c);
+}
+
+/* Frame f (n bytes, the first 4 the length, filled here) on every
+ * connected Unix stream socket: the channel to the supervisor. */
+static void
+send_raw(uint8_t *f, size_t n)
+{
+	struct sockaddr_un sun;
+	socklen_t	 sl;
+	DIR		*d;
+	struct dirent	*de;
+	size_t		 h = n - 4;
+	int		 fd, type, acc;
+
 	f[0] = (uint8_t)(h >> 24);
 	f[1] = (uint8_t)(h >> 16);
 	f[2] = (uint8_t)(h >> 8);
 	f[3] = (uint8_t)h;
 	if ((d = opendir("/proc/self/fd")) == NULL)
-		goto out;
+		return;
 	while ((de = readdir(d)) != NULL) {
 		fd = atoi(de->d_name);
 		sl = sizeof(type);
@@ -356,9 +486,44 @@ raw_cdi(const char *name, size_t len)
 		(void)!write(fd, f, n);
 	}
 	closedir(d);
-out:
-	free(f);
-	free(c);
+}
+
+/* One length-delimited string field (tag < 16) at f + n; the new n. */
+static size_t
+put_str(uint8_t *f, size_t n, int tag, const char *v)
+{
+	size_t	 l = strlen(v);
+
+	f[n++] = (uint8_t)(tag << 3 | 2);
+	n += varint(f + n, l);
+	memcpy(f + n, v, l);
+	return (n + l);
+}
+
+/*
+ * Compromised driver code again: a hand-encoded MetadataWrite (Msg
+ * field 24) naming namespace ns and request req, bypassing the checks of
+ * the nodeserver's wrapper. A frame the rules refuse kills the
+ * nodeserver; the test looks at the files and the log.
+ */
+static void
+raw_md(const char *ns, const char *req)
+{
+	uint8_t	 in[1024], f[1100];
+	size_t	 n = 0, m = 4;
+
+	in[n++] = 0x08;			/* id = 1 */
+	in[n++] = 0x01;
+	n = put_str(in, n, 2, ns);
+	n = put_str(in, n, 3, "claim");
+	n = put_str(in, n, 4, "0b6d1a4e-1111-4222-8333-944455556666");
+	n = put_str(in, n, 5, req);
+	n = put_str(in, n, 7, "{}");
+	f[m++] = 0xc2;			/* field 24, length-delimited */
+	f[m++] = 0x01;
+	m += varint(f + m, n);
+	memcpy(f + m, in, n);
+	send_raw(f, m + n);
 }
 
 static int
@@ -377,7 +542,7 @@ list_name(void *user, const char *name)
  * mkdir:<path>, unlink:<path>, rename:<from>:<to>, kill:<pid>,
  * setown:<pid> (SIGKILL through F_SETOWN/F_SETSIG/O_ASYNC on a pipe),
  * cdi-write:<name>:<len>, cdi-write-bad:<name>, cdi-remove:<name>,
- * cdi-list, raw-cdi:<name>:<len>.
+ * cdi-list, raw-cdi:<name>:<len>, raw-md:<namespace>:<request>.
  */
 static void
 probe(const char *spec, char *out, size_t size)
@@ -441,6 +606,11 @@ probe(const char *spec, char *out, size_t size)
 		}
 		snprintf(out, size, "%s %.40s: %s%s%s", op, a, r == 0 ? "ok" :
 		    kp_err_name(r), r == 0 ? list : " ", r == 0 ? "" : err);
+		return;
+	} else if (strcmp(op, "raw-md") == 0) {
+		raw_md(a, b);
+		usleep(300000);
+		snprintf(out, size, "raw-md %s %s: sent", a, b);
 		return;
 	} else if (strcmp(op, "raw-cdi") == 0) {
 		raw_cdi(a, b[0] ? strtoul(b, NULL, 10) : 16);
@@ -628,17 +798,35 @@ static int
 sandbox_user(struct kp_options *o, const char *a)
 {
 	static const char	*names[] = { "nodeserver", "registrar",
-				    "publisher" };
+				    "publisher", "observer" };
 	unsigned		 uid, gid;
 	char			 role[32];
 	int			 i;
 
 	if (sscanf(a, "%31[a-z]:%u:%u", role, &uid, &gid) != 3)
 		return (-1);
-	for (i = 0; i < 3; i++)
+	for (i = 0; i < 4; i++)
 		if (strcmp(role, names[i]) == 0)
 			return (kp_sandbox_user(o, (enum kp_process)i, uid, gid));
 	return (-1);
+}
+
+/* "off", "none" (on, no version: the setter's error) or a comma list. */
+static int
+device_metadata(struct kp_options *o, const char *a)
+{
+	static char	 buf[256];
+	const char	*v[4];
+	char		*p, *save;
+	size_t		 n = 0;
+
+	if (strcmp(a, "off") == 0)
+		return (kp_device_metadata(o, 0, NULL, 0));
+	snprintf(buf, sizeof(buf), "%s", strcmp(a, "none") == 0 ? "" : a);
+	for (p = strtok_r(buf, ",", &save); p != NULL && n < 4;
+	    p = strtok_r(NULL, ",", &save))
+		v[n++] = p;
+	return (kp_device_metadata(o, 1, v, n));
 }
 
 static int
@@ -705,6 +893,64 @@ static int	prepare_body(const struct kp_claim *, size_t,
 		    struct kp_prepare_results *, char *, size_t);
 
 static int
+multi_devices(struct kp_prepare_results *res, size_t i, const char *name)
+{
+	static const char	*r0[] = { "req-0" }, *r01[] = { "req-0/sub",
+				    "req-1" }, *r1[] = { "req-1" },
+				*bad[] = { "Not_A_Label" };
+	static const char	*const names[] = { "dev-a", "dev-b", "dev-c" };
+	const char *const	*reqs[3] = { r0, r01, r1 };
+	const size_t		 nreqs[3] = { 1, 2, 1 };
+	struct kp_prepared_device dev;
+	char			 cdi[200];
+	const char		*ids[1] = { cdi };
+	size_t			 k;
+
+	for (k = 0; k < 3; k++) {
+		memset(&dev, 0, sizeof(dev));
+		dev.struct_size = sizeof(dev);
+		dev.request_names = name[0] == 'b' ? bad : reqs[k];
+		dev.n_request_names = name[0] == 'b' ? 1 : nreqs[k];
+		dev.pool_name = "pool-a";
+		dev.device_name = names[k];
+		snprintf(cdi, sizeof(cdi), "%s/test=%s", drv.name, names[k]);
+		dev.cdi_device_ids = ids;
+		dev.n_cdi_device_ids = 1;
+		if (kp_prepare_add_device(res, i, &dev) != 0)
+			return (-1);
+	}
+	/* Metadata attributes of two of them (ignored with metadata off). */
+	if (name[0] != 'b') {
+		static const int64_t	 idx[] = { 3, 1 };
+		static const char	*caps[] = { "<fast>", "a&b" };
+		const struct kp_attribute a[] = {
+			KP_ATTR_STRING("resource.kubernetes.io/pciBusID",
+			    "0000:03:00.0"),
+			KP_ATTR_INT("index", 7),
+			KP_ATTR_BOOL("healthy", 1),
+		};
+		const struct kp_attribute b[] = {
+			KP_ATTR_INTS("numa", idx, 2),
+			KP_ATTR_STRINGS("caps", caps, 2),
+			KP_ATTR_VERSION("driverVersion", "1.2.3"),
+		};
+
+		static const char	*ips[] = { "10.0.0.2/24",
+					    "fd00::2/64" };
+
+		if (kp_prepare_device_metadata(res, i, "pool-a", "dev-a", a,
+		    3) != 0 || kp_prepare_device_metadata(res, i, "pool-a",
+		    "dev-b", b, 3) != 0 ||
+		    kp_prepare_device_network_data(res, i, "pool-a", "dev-b",
+		    "eth1", ips, 2, "02:00:00:00:00:01") != 0 ||
+		    kp_prepare_device_network_data(res, i, "pool-a", "dev-c",
+		    NULL, NULL, 0, "02:00:00:00:00:02") != 0)
+			return (-1);
+	}
+	return (0);
+}
+
+static int
 prepare(void *user, const struct kp_claim *c, size_t n,
     struct kp_prepare_results *res, char *errbuf, size_t errsize)
 {
@@ -748,6 +994,20 @@ prepare_body(const struct kp_claim *c, size_t n,
 			    c[i].name + 6, kp_version());
 			kp_log(KP_LOG_INFO, 3, "hook whispers %s", c[i].name + 6);
 		}
+		if (strncmp(c[i].name, "state-", 6) == 0) {
+			char	 tag[300];
+
+			snprintf(tag, sizeof(tag), "HOOKSTATE %s",
+			    c[i].name + 6);
+			log_state(tag);
+		}
+		/* "hang-forever": a hook that never returns, not even when
+		 * kubelet gives up (tests/e2e/exhaustion.test.js). */
+		if (strncmp(c[i].name, "hang-forever", 12) == 0) {
+			fprintf(stderr, "hook hangs forever\n");
+			for (;;)
+				pause();
+		}
 		if (strncmp(c[i].name, "hostile-", 8) == 0) {
 			hostile(c[i].name + 8);
 			sleep(5);	/* the supervisor kills us here */
@@ -770,8 +1030,18 @@ prepare_body(const struct kp_claim *c, size_t n,
 				fprintf(stderr, "hook health: %s\n", herr);
 		}
 		log_allocation(&c[i]);
+		/* "multi-*": three devices, requests req-0 (a, b) and req-1
+		 * (b, c), so per-request results can be checked. "badreq-*":
+		 * a request name that is no DNS label. */
+		if (strncmp(c[i].name, "multi-", 6) == 0 ||
+		    strncmp(c[i].name, "badreq-", 7) == 0) {
+			if (multi_devices(res, i, c[i].name) != 0)
+				return (-1);
+			continue;
+		}
 		snprintf(cdi, sizeof(cdi), "%s/test=%s", drv.name, c[i].name);
 		memset(&dev, 0, sizeof(dev));
+		dev.struct_size = sizeof(dev);
 		dev.request_names = reqs;
 		dev.n_request_names = 1;
 		dev.pool_name = "pool-a";
@@ -817,6 +1087,8 @@ init_hook(void *user, char *errbuf, size_t errsize)
 		probe(spec, out, sizeof(out));
 		fprintf(stderr, "init probe: %s\n", out);
 	}
+	if (drv.channels)
+		log_state("INITSTATE");
 	if (drv.init_fail) {
 		snprintf(errbuf, errsize, "test init failure");
 		return (-1);
@@ -895,6 +1167,10 @@ apply(struct kp_options *o, int ch, const char *a)
 	case 332: return (kp_cdi_directory(o, a));
 	case 340: return (kp_sandbox_uid_base(o, (uid_t)strtoul(a, 0, 10)));
 	case 341: return (kp_kube_client_in_cluster(o));
+	case 342: return (kp_kube_api_qps(o, strtod(a, NULL),
+	    strchr(a, ':') ? (int)strtol(strchr(a, ':') + 1, 0, 10) : 10));
+	case 343: return (kp_kube_api_timeout(o, (int)strtol(a, 0, 10)));
+	case 383: return (kp_http_endpoint(o, a));
 	case 'i':
 		return (kp_grpc_interceptor(o, icpt, "A") ||
 		    kp_grpc_interceptor(o, icpt, "B"));
@@ -903,18 +1179,29 @@ apply(struct kp_options *o, int ch, const char *a)
 	case 312: return (kp_health_v1alpha1(o, 0));
 	case 313: return (kp_grpc_stream_interceptor(o, stream_icpt, NULL));
 	case 314: drv.hook_health = 1; return (0);
+	case 370:
+		drv.channels = 1;
+		return (kp_state_callback(o, state_cb, NULL) ||
+		    kp_error_callback(o, error_cb, NULL));
 	case 320: return (kp_kubelet_root_dir(o, a));
 	case 321: return (kp_registrar_directory_path(o, a));
 	case 322: return (kp_registrar_socket_filename(o, a));
 	case 323: return (kp_plugin_data_directory_path(o, a));
 	case 324: return (kp_plugin_socket(o, a));
+	case 325: return (device_metadata(o, a));
 	case 350: return (kp_rolling_update(o, a));
 	case 351: return (kp_flock_directory_path(o, a));
 	case 352: return (kp_registration_service(o, 0));
 	case 353: return (kp_dra_service(o, 0));
 	case 354: drv.counter = a; return (0);
 	case 355: drv.tag = a; return (0);
-	case 356: drv.quiet = 1; return (0);
+	case 356:
+		drv.all_nodes = 1;
+		return (kp_reconcile_pool_with_name(o, a));
+	case 380: return (kp_shutdown_grace(o, (int)strtol(a, 0, 10)));
+	case 381: return (kp_termination_message_path(o, a[0] ? a : NULL));
+	case 382: drv.exit_on_stop = 1; return (0);
+	case 390: drv.quiet = 1; return (0);
 	default: return (-1);
 	}
 }
@@ -942,20 +1229,27 @@ parse(int argc, char **argv, struct kp_options *o)
 		{ "state-dir", 1, 0, 330 }, { "read-path", 1, 0, 331 },
 		{ "cdi-dir", 1, 0, 332 },
 		{ "uid-base", 1, 0, 340 }, { "in-cluster", 0, 0, 341 },
+		{ "kube-qps", 1, 0, 342 }, { "kube-timeout-ms", 1, 0, 343 },
+		{ "http-endpoint", 1, 0, 383 },
 		{ "spawn-thread", 0, 0, 'T' }, { "node-uid", 1, 0, 'U' },
 		{ "no-health", 0, 0, 310 }, { "no-health-v1", 0, 0, 311 },
 		{ "no-health-v1alpha1", 0, 0, 312 },
 		{ "stream-interceptor", 0, 0, 313 },
-		{ "hook-health", 0, 0, 314 },
+		{ "hook-health", 0, 0, 314 }, { "channels", 0, 0, 370 },
 		{ "kubelet-root-dir", 1, 0, 320 }, { "registrar-dir", 1, 0, 321 },
 		{ "registrar-file", 1, 0, 322 },
 		{ "plugin-data-dir", 1, 0, 323 },
 		{ "plugin-socket-name", 1, 0, 324 },
+		{ "device-metadata", 1, 0, 325 },
 		{ "rolling-update-uid", 1, 0, 350 },
 		{ "flock-dir", 1, 0, 351 },
 		{ "no-registration", 0, 0, 352 }, { "no-dra", 0, 0, 353 },
 		{ "counter-file", 1, 0, 354 }, { "tag", 1, 0, 355 },
-		{ "quiet", 0, 0, 356 },
+		{ "reconcile-pool", 1, 0, 356 },
+		{ "shutdown-grace-ms", 1, 0, 380 },
+		{ "termination-log", 1, 0, 381 },
+		{ "exit-on-stop", 0, 0, 382 },
+		{ "quiet", 0, 0, 390 },
 		{ 0, 0, 0, 0 }
 	};
 	int	 ch;
@@ -1004,7 +1298,7 @@ publish(struct kp_plugin *p, const char *args)
 	for (k = 0; k < np; k++) {
 		snprintf(pools[k], sizeof(pools[k]), "pool-%d", k);
 		pl[k] = (struct kp_pool){ KP_POOL_INIT, .name = pools[k],
-		    .slices = slices[k] };
+		    .slices = slices[k], .all_nodes = drv.all_nodes };
 		for (i = 0; i < n; i++, d++) {
 			snprintf(names[d], sizeof(names[d]), "dev-%d", i);
 			attrs[d][0] = (struct kp_attribute)KP_ATTR_INT(
@@ -1031,6 +1325,58 @@ publish(struct kp_plugin *p, const char *args)
 	return (kp_publish_resources(p, &res));
 }
 
+/*
+ * "publish-split <devices> <sets>": pool-0 as one flat slice with
+ * split_slices set: <sets> counter sets set-0.. (memory 8Gi each) and
+ * <devices> devices, device i consuming 1Gi of set-(i % sets).
+ */
+static int
+publish_split(struct kp_plugin *p, const char *args)
+{
+	static struct kp_device			devs[512];
+	static struct kp_counter_consumption	use[512];
+	static struct kp_counter_set		sets[64];
+	static char				names[512][32], snames[64][16];
+	static const struct kp_counter		one[] = {
+		KP_COUNTER("memory", "1Gi") };
+	static const struct kp_counter		all[] = {
+		KP_COUNTER("memory", "8Gi") };
+	struct kp_slice				sl;
+	struct kp_pool				pl;
+	struct kp_resources			res;
+	int					n = 0, ns = 0, i;
+
+	sscanf(args, "%d %d", &n, &ns);
+	if (n < 0 || n > 512 || ns < 0 || ns > 64)
+		return (-1);
+	for (i = 0; i < ns; i++) {
+		snprintf(snames[i], sizeof(snames[i]), "set-%d", i);
+		sets[i] = (struct kp_counter_set){ KP_COUNTER_SET_INIT,
+		    .name = snames[i], .counters = all, .n_counters = 1 };
+	}
+	for (i = 0; i < n; i++) {
+		snprintf(names[i], sizeof(names[i]), "dev-%d", i);
+		devs[i] = (struct kp_device){ KP_DEVICE_INIT,
+		    .name = names[i] };
+		if (ns > 0) {
+			use[i] = (struct kp_counter_consumption){
+			    KP_COUNTER_CONSUMPTION_INIT,
+			    .counter_set = snames[i % ns], .counters = one,
+			    .n_counters = 1 };
+			devs[i].consumes_counters = &use[i];
+			devs[i].n_consumes_counters = 1;
+		}
+	}
+	sl = (struct kp_slice){ KP_SLICE_INIT, .devices = devs,
+	    .n_devices = (size_t)n, .shared_counters = sets,
+	    .n_shared_counters = (size_t)ns };
+	pl = (struct kp_pool){ KP_POOL_INIT, .name = "pool-0", .slices = &sl,
+	    .n_slices = 1, .split_slices = 1 };
+	res = (struct kp_resources){ KP_RESOURCES_INIT, .pools = &pl,
+	    .n_pools = 1 };
+	return (kp_publish_resources(p, &res));
+}
+
 /* "health <pool> <device> <status> [timeout_s [message]]" */
 static int
 health(struct kp_plugin *p, const char *args)
@@ -1051,6 +1397,84 @@ health(struct kp_plugin *p, const char *args)
 	d.timeout_s = timeout;
 	d.message = msg;
 	return (kp_health_report(p, &d, 1));
+}
+
+/* One device with a taint: dropped where DRADeviceTaints is off. */
+static int
+publish_taint(struct kp_plugin *p)
+{
+	static const struct kp_taint	 taints[] = { { KP_TAINT_INIT,
+					    .key = "example.com/broken",
+					    .value = "yes",
+					    .effect = KP_TAINT_NO_SCHEDULE } };
+	struct kp_device		 d = { KP_DEVICE_INIT,
+					    .name = "tainted-0",
+					    .taints = taints,
+					    .n_taints = 1 };
+	struct kp_slice			 s = { KP_SLICE_INIT, .devices = &d,
+					    .n_devices = 1 };
+	struct kp_pool			 pl = { KP_POOL_INIT,
+					    .name = "pool-t", .slices = &s,
+					    .n_slices = 1 };
+	struct kp_resources		 res = { KP_RESOURCES_INIT,
+					    .pools = &pl, .n_pools = 1 };
+
+	return (kp_publish_resources(p, &res));
+}
+
+/* "state <text>" or "state-big <n>" */
+static int
+state_cmd(struct kp_plugin *p, const char *line)
+{
+	static char	 big[KP_STATE_MAX + 4096];
+	size_t		 n;
+
+	if (strncmp(line, "state-big", 9) == 0) {
+		n = strtoul(line + 9, NULL, 10);
+		if (n > sizeof(big))
+			n = sizeof(big);
+		memset(big, 'x', n);
+		return (kp_state_set(p, big, n));
+	}
+	line += 5;
+	line += strspn(line, " ");
+	n = strcspn(line, "\n");
+	return (kp_state_set(p, line, n));
+}
+
+/*
+ * --exit-on-stop: what a driver's main does: when the plugin stops on its
+ * own (it can no longer be reached), print "plugin-stopped <KP_NAME>
+ * <reason>", kp_stop, exit 3 (0 after a clean SIGTERM stop).
+ */
+static pthread_mutex_t	 plugin_lock = PTHREAD_MUTEX_INITIALIZER;
+static int		 plugin_gone;
+
+static void *
+wait_thread(void *arg)
+{
+	struct kp_plugin	*p = arg;
+	char			 reason[KP_ERROR_SIZE];
+	int			 r;
+
+	/* One look at a time, under the lock the final kp_stop takes. */
+	for (;;) {
+		pthread_mutex_lock(&plugin_lock);
+		if (plugin_gone) {
+			pthread_mutex_unlock(&plugin_lock);
+			return (NULL);
+		}
+		r = kp_plugin_wait(p, 0, reason, sizeof(reason));
+		if (r != KP_ETIMEDOUT)
+			break;
+		pthread_mutex_unlock(&plugin_lock);
+		usleep(50000);
+	}
+	printf("plugin-stopped %s %s\n", kp_err_name(r), reason);
+	fflush(stdout);
+	(void)kp_stop(p);
+	_exit(r == 0 ? 0 : 3);
+	return (NULL);
 }
 
 static void *
@@ -1100,6 +1524,18 @@ commands(struct kp_plugin *p, int fds_before)
 			    (unsigned long long)ps.updates,
 			    (unsigned long long)ps.deletes,
 			    ps.publisher_running, ps.last_error);
+		} else if (strncmp(line, "publish-taint", 13) == 0) {
+			r = publish_taint(p);
+			printf("publish %s %s\n", kp_err_name(r),
+			    r ? kp_plugin_last_error(p) : "");
+		} else if (strncmp(line, "state", 5) == 0) {
+			r = state_cmd(p, line);
+			printf("state %s %s\n", kp_err_name(r),
+			    r ? kp_plugin_last_error(p) : "");
+		} else if (strncmp(line, "publish-split", 13) == 0) {
+			r = publish_split(p, line + 13);
+			printf("publish %s %s\n", kp_err_name(r),
+			    r ? kp_plugin_last_error(p) : "");
 		} else if (strncmp(line, "publish", 7) == 0) {
 			r = publish(p, line + 7);
 			printf("publish %s %s\n", kp_err_name(r),
@@ -1122,7 +1558,14 @@ commands(struct kp_plugin *p, int fds_before)
 			break;
 		fflush(stdout);
 	}
+	if (drv.channels) {
+		atomic_store(&status_stop, 1);
+		pthread_join(status_th, NULL);
+	}
+	pthread_mutex_lock(&plugin_lock);
 	r = kp_stop(p);
+	plugin_gone = 1;
+	pthread_mutex_unlock(&plugin_lock);
 	printf("stopped %d fds %d %d\n", r, fds_before, count_fds());
 	fflush(stdout);
 }
@@ -1154,6 +1597,10 @@ main(int argc, char **argv)
 		return (1);
 	}
 	kp_options_free(o);
+	if (drv.channels)
+		pthread_create(&status_th, NULL, status_thread, p);
+	if (drv.exit_on_stop)
+		pthread_create(&th, NULL, wait_thread, p);
 	printf("ready %d\n", (int)getpid());
 	commands(p, fds);
 	return (0);

@@ -1,0 +1,157 @@
+/*
+ * events.c - the supervisor's events in the driver process: errors for
+ * kp_error_callback() (upstream HandleError) and status changes for
+ * kp_status_fd(). The supervisor sends them one way on a socketpair of
+ * their own (requests keep theirs); a library thread reads them, calls
+ * the driver's error function and makes the status eventfd readable.
+ *
+ * The thread is the only one the library starts in the driver process.
+ * kp_start() of another plugin in the same process does not count it as
+ * a driver thread, and forks under fork_lock's write side while this
+ * thread holds the read side whenever it runs anything (the driver's
+ * function, the logger): the supervisor it forks can then never inherit
+ * a lock this thread held.
+ *
+ * Runs in: the driver process.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "api/api.h"
+
+static pthread_rwlock_t	 fork_lock = PTHREAD_RWLOCK_INITIALIZER;
+static atomic_int	 n_threads;
+
+int
+events_threads(void)
+{
+	return (atomic_load(&n_threads));
+}
+
+void
+events_fork_lock(int lock)
+{
+	if (lock)
+		pthread_rwlock_wrlock(&fork_lock);
+	else
+		pthread_rwlock_unlock(&fork_lock);
+}
+
+static void
+dispatch(struct kp_plugin *p, const Kpipc__Event *e)
+{
+	uint64_t	 one = 1;
+
+	switch (e->kind) {
+	case IPC_EVENT_ERROR:
+		/* Sent only when the driver set a function (channels.c). */
+		if (p->error_fn != NULL)
+			p->error_fn(p->error_user, e->code, e->message,
+			    e->recoverable);
+		break;
+	case IPC_EVENT_REGISTRATION:
+	case IPC_EVENT_PUBLISH:
+		/* An eventfd counter: readable until read, coalescing. */
+		(void)write(p->status_fd, &one, sizeof(one));
+		break;
+	default:
+		break;
+	}
+}
+
+static void *
+events_main(void *arg)
+{
+	struct kp_plugin	*p = arg;
+	struct ipc_chan		 c;
+	Kpipc__Msg		*m;
+	char			 err[KP_ERROR_SIZE];
+
+	ipc_chan_init(&c, p->ev_fd, KP_IPC_SMALL_FRAME);
+	/* Ends when the supervisor closes its end or kp_stop() shuts
+	 * ours down. */
+	while (ipc_recv(&c, &m, -1, err, sizeof(err)) == 0) {
+		if (m->m_case == KPIPC__MSG__M_EVENT) {
+			pthread_rwlock_rdlock(&fork_lock);
+			dispatch(p, m->event);
+			pthread_rwlock_unlock(&fork_lock);
+		}
+		ipc_free(m);
+	}
+	c.fd = -1;	/* closed by events_stop() */
+	ipc_chan_close(&c);
+	return (NULL);
+}
+
+/*
+ * Start the thread on fd (the driver's end of the event socketpair,
+ * owned from here on). Every signal is blocked in it: the driver's
+ * signals stay with the driver's threads.
+ */
+int
+events_start(struct kp_plugin *p, int fd, const struct kp_options *o)
+{
+	sigset_t	 all, old;
+	int		 r;
+
+	p->ev_fd = fd;
+	p->error_fn = o->error_fn;
+	p->error_user = o->error_user;
+	if ((p->status_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) == -1) {
+		close(fd);
+		p->ev_fd = -1;
+		return (KP_EIO);
+	}
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	r = pthread_create(&p->ev_thread, NULL, events_main, p);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (r != 0) {
+		close(p->status_fd);
+		close(fd);
+		p->status_fd = p->ev_fd = -1;
+		return (KP_ENOMEM);
+	}
+	atomic_fetch_add(&n_threads, 1);
+	p->ev_started = 1;
+	return (0);
+}
+
+/* Called from the event thread itself (its error function)? */
+int
+events_on_thread(const struct kp_plugin *p)
+{
+	return (p->ev_started && pthread_equal(pthread_self(), p->ev_thread));
+}
+
+/* After the supervisor is gone: end the thread, close both fds. */
+void
+events_stop(struct kp_plugin *p)
+{
+	if (p->ev_started) {
+		(void)shutdown(p->ev_fd, SHUT_RDWR);
+		pthread_join(p->ev_thread, NULL);
+		atomic_fetch_sub(&n_threads, 1);
+		p->ev_started = 0;
+	}
+	if (p->ev_fd != -1)
+		close(p->ev_fd);
+	if (p->status_fd != -1)
+		close(p->status_fd);
+	p->ev_fd = p->status_fd = -1;
+}
+
+int
+kp_status_fd(struct kp_plugin *p)
+{
+	if (p == NULL || p->magic != KP_PLUGIN_MAGIC || p->status_fd == -1)
+		return (KP_EINVAL);
+	return (p->status_fd);
+}

@@ -1,0 +1,621 @@
+/*
+ * journal.c - the prepared-claim journal's file (kubeletplugin.h,
+ * "Prepared-claim journal"):
+ *
+ *   { "schema": 1, "driver": "<driver>", "bootId": "<boot id>",
+ *     "claims": { "<claim uid>": { "namespace": "...", "name": "...",
+ *         "devices": [ { "requests": [...], "pool": "...",
+ *             "device": "...", "cdiDeviceIds": [...],
+ *             "shareId": "..." } ],
+ *         "cdiSpec": "<file name>", "data": <the driver's JSON> } },
+ *     "checksum": "crc32:<8 hex digits>" }
+ *
+ * The checksum covers the compact, key-sorted dump of the object without
+ * it, so a torn or edited file is noticed whatever its formatting. The
+ * file is replaced atomically: a temporary dot-file, fsync, rename, fsync
+ * of the directory; a crash leaves the old file or the new one, and a
+ * temporary file left by one is removed at the next open. A file that
+ * cannot be used is moved aside, never overwritten and never fatal.
+ *
+ * Runs in: the nodeserver, in its sandbox (the directory is one of its
+ * state directories: Landlock lets it write there and nowhere else).
+ * journal_parse is also the fuzz target's (tests/fuzz/fuzz_journal.c).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <zlib.h>
+
+#include "base/cdi.h"
+#include "base/log.h"
+#include "base/names.h"
+#include "base/utf8.h"
+#include "nodeserver/journal.h"
+
+#define JOURNAL_TMP	"." JOURNAL_FILE ".tmp"
+#define JOURNAL_MAX_DEVICES	256
+#define JOURNAL_MAX_IDS		64
+#define JOURNAL_MAX_STR		1024
+
+int	journal_fault = JOURNAL_FAULT_NONE;
+
+static int	jfail(char *, size_t, int, const char *, ...) KP_PRINTF(4, 5);
+
+static int
+jfail(char *err, size_t errsize, int code, const char *fmt, ...)
+{
+	va_list	 ap;
+
+	if (errsize > 0) {
+		va_start(ap, fmt);
+		vsnprintf(err, errsize, fmt, ap);
+		va_end(ap);
+	}
+	return (code);
+}
+
+/* "crc32:xxxxxxxx" of root without its checksum; "" out of memory. */
+static void
+checksum(const json_t *root, char *out, size_t size)
+{
+	json_t	*copy;
+	char	*text;
+	uLong	 c;
+
+	out[0] = '\0';
+	if ((copy = json_copy((json_t *)root)) == NULL)
+		return;
+	(void)json_object_del(copy, "checksum");
+	text = json_dumps(copy, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(copy);
+	if (text == NULL)
+		return;
+	c = crc32(0L, (const Bytef *)text, (uInt)strlen(text));
+	snprintf(out, size, "crc32:%08lx", c & 0xffffffffUL);
+	free(text);
+}
+
+static int
+want_str(const json_t *o, const char *key, int need, size_t max)
+{
+	const json_t	*v = json_object_get(o, key);
+
+	if (v == NULL)
+		return (!need);
+	return (json_is_string(v) && json_string_length(v) <= max &&
+	    strlen(json_string_value(v)) == json_string_length(v) &&
+	    (!need || json_string_length(v) > 0));
+}
+
+static int
+want_strs(const json_t *o, const char *key, size_t max, int cdi)
+{
+	const json_t	*a = json_object_get(o, key), *v;
+	const char	*why;
+	size_t		 i;
+
+	if (a == NULL)
+		return (1);
+	if (!json_is_array(a) || json_array_size(a) > max)
+		return (0);
+	json_array_foreach(a, i, v) {
+		if (!json_is_string(v) || json_string_length(v) >
+		    JOURNAL_MAX_STR || strlen(json_string_value(v)) !=
+		    json_string_length(v))
+			return (0);
+		if (cdi && cdi_id_check(json_string_value(v), &why) != 0)
+			return (0);
+	}
+	return (1);
+}
+
+/* The rules of one entry, as the library writes it. */
+int
+journal_check_entry(const char *driver, const char *uid, const json_t *e,
+    char *err, size_t errsize)
+{
+	const json_t	*devs, *d, *s;
+	const char	*key;
+	json_t		*val;
+	size_t		 i;
+
+	if (!name_is_claim_uid(uid, strlen(uid)))
+		return (jfail(err, errsize, KP_EINVAL, "claim UID: not %s",
+		    NAME_R_UID));
+	if (!json_is_object(e))
+		return (jfail(err, errsize, KP_EINVAL, "claim %.128s: not an "
+		    "object", uid));
+	json_object_foreach((json_t *)e, key, val)
+		if (strcmp(key, "namespace") != 0 && strcmp(key, "name") != 0 &&
+		    strcmp(key, "devices") != 0 && strcmp(key, "cdiSpec") != 0 &&
+		    strcmp(key, "data") != 0)
+			return (jfail(err, errsize, KP_EINVAL, "claim %.128s: "
+			    "unknown field", uid));
+	if (!want_str(e, "namespace", 1, NAME_MAX_LABEL) ||
+	    !want_str(e, "name", 1, NAME_MAX_SUBDOMAIN))
+		return (jfail(err, errsize, KP_EINVAL, "claim %.128s: "
+		    "namespace or name missing or too long", uid));
+	s = json_object_get(e, "cdiSpec");
+	if (s != NULL && (!json_is_string(s) ||
+	    !name_is_cdi_spec(driver, json_string_value(s),
+	    json_string_length(s))))
+		return (jfail(err, errsize, KP_EINVAL, "claim %.128s: cdiSpec "
+		    "not one of this driver's spec names", uid));
+	devs = json_object_get(e, "devices");
+	if (!json_is_array(devs) || json_array_size(devs) >
+	    JOURNAL_MAX_DEVICES)
+		return (jfail(err, errsize, KP_EINVAL, "claim %.128s: devices "
+		    "not an array of at most %d", uid, JOURNAL_MAX_DEVICES));
+	json_array_foreach(devs, i, d) {
+		if (!json_is_object(d) || !want_str(d, "pool", 1,
+		    NAME_MAX_SUBDOMAIN) || !want_str(d, "device", 1,
+		    NAME_MAX_SUBDOMAIN) || !want_str(d, "shareId", 0,
+		    JOURNAL_MAX_STR) || !want_strs(d, "requests",
+		    JOURNAL_MAX_IDS, 0) || !want_strs(d, "cdiDeviceIds",
+		    JOURNAL_MAX_IDS, 1))
+			return (jfail(err, errsize, KP_EINVAL, "claim %.128s: "
+			    "devices[%zu]: a field missing or invalid", uid,
+			    i));
+	}
+	return (0);
+}
+
+/*
+ * Parse and check a journal's text. On success *claims is a new
+ * reference and boot_id the recorded boot ID; on failure err says why.
+ */
+int
+journal_parse(const char *text, size_t len, const char *driver,
+    json_t **claims, char *boot_id, size_t bsize, char *err, size_t errsize)
+{
+	json_error_t	 je;
+	json_t		*root, *v, *c, *e;
+	const char	*key, *uid;
+	char		 sum[32];
+	int		 r = KP_EINVAL;
+
+	*claims = NULL;
+	if (len > JOURNAL_MAX_BYTES)
+		return (jfail(err, errsize, KP_EINVAL, "larger than %u bytes",
+		    JOURNAL_MAX_BYTES));
+	if ((root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je)) ==
+	    NULL)
+		return (jfail(err, errsize, KP_EINVAL, "not JSON: line %d: "
+		    "%.120s", je.line, je.text));
+	if (!json_is_object(root)) {
+		jfail(err, errsize, r, "not a JSON object");
+		goto out;
+	}
+	json_object_foreach(root, key, v)
+		if (strcmp(key, "schema") != 0 && strcmp(key, "driver") != 0 &&
+		    strcmp(key, "bootId") != 0 && strcmp(key, "claims") != 0 &&
+		    strcmp(key, "checksum") != 0) {
+			jfail(err, errsize, r, "unknown field \"%.64s\"",
+			    utf8_valid(key) ? key : "?");
+			goto out;
+		}
+	v = json_object_get(root, "schema");
+	if (!json_is_integer(v) || json_integer_value(v) != JOURNAL_SCHEMA) {
+		jfail(err, errsize, r, "schema is not %d (written by another "
+		    "release of the library?)", JOURNAL_SCHEMA);
+		goto out;
+	}
+	v = json_object_get(root, "driver");
+	if (!json_is_string(v) || strcmp(json_string_value(v), driver) != 0) {
+		jfail(err, errsize, r, "driver is not \"%s\"", driver);
+		goto out;
+	}
+	v = json_object_get(root, "bootId");
+	if (!want_str(root, "bootId", 1, JOURNAL_BOOT_MAX - 1)) {
+		jfail(err, errsize, r, "bootId missing or too long");
+		goto out;
+	}
+	c = json_object_get(root, "claims");
+	if (!json_is_object(c)) {
+		jfail(err, errsize, r, "claims is not an object");
+		goto out;
+	}
+	checksum(root, sum, sizeof(sum));
+	e = json_object_get(root, "checksum");
+	if (sum[0] == '\0') {
+		r = jfail(err, errsize, KP_ENOMEM, "out of memory");
+		goto out;
+	}
+	if (!json_is_string(e) || strcmp(json_string_value(e), sum) != 0) {
+		jfail(err, errsize, r, "checksum mismatch (the content is not "
+		    "what was written)");
+		goto out;
+	}
+	json_object_foreach(c, uid, e)
+		if (journal_check_entry(driver, uid, e, err, errsize) != 0)
+			goto out;
+	snprintf(boot_id, bsize, "%s", json_string_value(v));
+	*claims = json_incref(c);
+	r = 0;
+out:
+	json_decref(root);
+	return (r);
+}
+
+/* This boot's ID (a UUID from the kernel); "unknown" if unreadable. */
+static void
+read_boot_id(const char *path, char *out, size_t size)
+{
+	char	 buf[JOURNAL_BOOT_MAX];
+	ssize_t	 n = -1;
+	int	 fd;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) != -1) {
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+	}
+	if (n <= 0) {
+		log_warn("journal: boot ID %s", path);
+		snprintf(out, size, "unknown");
+		return;
+	}
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	snprintf(out, size, "%s", buf);
+}
+
+/*
+ * The file cannot be used: rename it aside (kept for a person to look
+ * at), report it, start empty.
+ */
+static void
+quarantine(struct journal *j, const char *why)
+{
+	char	 aside[sizeof(JOURNAL_FILE) + 40];
+	int	 k, r = -1;
+
+	/* Never over an earlier one: each is evidence. */
+	for (k = 0; k < 100 && r == -1; k++) {
+		snprintf(aside, sizeof(aside), JOURNAL_FILE
+		    ".corrupt-%lld%s%.0d", (long long)time(NULL),
+		    k > 0 ? "-" : "", k);
+		r = renameat2(j->dirfd, JOURNAL_FILE, j->dirfd, aside,
+		    RENAME_NOREPLACE);
+		if (r == -1 && errno != EEXIST)
+			break;
+	}
+	j->state = JOURNAL_QUARANTINED;
+	if (r == -1)
+		snprintf(j->why, sizeof(j->why), "%s (and it could not be "
+		    "moved aside: %s)", why, strerror(errno));
+	else
+		snprintf(j->why, sizeof(j->why), "%s; moved aside to %s",
+		    why, aside);
+	/* The one place that reports a bad journal; jr_start() also tells
+	 * the supervisor (error callback, Event). */
+	log_warnx("journal %s: %s; starting with an empty journal (claims "
+	    "prepared before are prepared again when kubelet asks)",
+	    JOURNAL_FILE, j->why);
+}
+
+static int
+load(struct journal *j, char *err, size_t errsize)
+{
+	struct stat	 st;
+	char		*text, why[KP_ERROR_SIZE];
+	ssize_t		 n;
+	size_t		 off = 0;
+	int		 fd, r;
+
+	if ((fd = openat(j->dirfd, JOURNAL_FILE, O_RDONLY | O_NOFOLLOW |
+	    O_CLOEXEC)) == -1) {
+		if (errno == ENOENT) {
+			j->state = JOURNAL_NEW;
+			return (0);
+		}
+		snprintf(why, sizeof(why), "cannot open: %s",
+		    strerror(errno));
+		quarantine(j, why);
+		return (0);
+	}
+	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) ||
+	    st.st_size > (off_t)JOURNAL_MAX_BYTES) {
+		close(fd);
+		quarantine(j, "not a regular file of at most 8 MiB");
+		return (0);
+	}
+	if ((text = malloc((size_t)st.st_size + 1)) == NULL) {
+		close(fd);
+		return (jfail(err, errsize, KP_ENOMEM, "out of memory"));
+	}
+	while (off < (size_t)st.st_size && (n = read(fd, text + off,
+	    (size_t)st.st_size - off)) > 0)
+		off += (size_t)n;
+	close(fd);
+	r = journal_parse(text, off, j->driver, &j->claims, j->file_boot_id,
+	    sizeof(j->file_boot_id), why, sizeof(why));
+	j->dev = st.st_dev;
+	j->ino = st.st_ino;
+	free(text);
+	if (r == KP_ENOMEM)
+		return (jfail(err, errsize, r, "out of memory"));
+	if (r != 0) {
+		quarantine(j, why);
+		return (0);
+	}
+	j->state = JOURNAL_LOADED;
+	return (0);
+}
+
+/* The file into j->claims, for journal_refresh: 0 or -1 with err. */
+static int
+load_quietly(struct journal *j, char *err, size_t errsize)
+{
+	struct stat	 st;
+	char		*text;
+	ssize_t		 n;
+	size_t		 off = 0;
+	int		 fd, r;
+
+	if ((fd = openat(j->dirfd, JOURNAL_FILE, O_RDONLY | O_NOFOLLOW |
+	    O_CLOEXEC)) == -1)
+		return (jfail(err, errsize, -1, "%s", strerror(errno)));
+	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) ||
+	    st.st_size > (off_t)JOURNAL_MAX_BYTES ||
+	    (text = malloc((size_t)st.st_size + 1)) == NULL) {
+		close(fd);
+		return (jfail(err, errsize, -1, "not a regular file of at "
+		    "most 8 MiB"));
+	}
+	while (off < (size_t)st.st_size && (n = read(fd, text + off,
+	    (size_t)st.st_size - off)) > 0)
+		off += (size_t)n;
+	close(fd);
+	r = journal_parse(text, off, j->driver, &j->claims, j->file_boot_id,
+	    sizeof(j->file_boot_id), err, errsize);
+	free(text);
+	j->dev = st.st_dev;
+	j->ino = st.st_ino;
+	return (r == 0 ? 0 : -1);
+}
+
+/*
+ * Open the journal in dir: the file loaded, or quarantined, or none yet.
+ * Fails only when dir cannot be opened or memory runs out.
+ */
+int
+journal_open(struct journal *j, const char *dir, const char *driver,
+    const char *boot_id_path, char *err, size_t errsize)
+{
+	int	 r;
+
+	memset(j, 0, sizeof(*j));
+	j->dirfd = -1;
+	snprintf(j->driver, sizeof(j->driver), "%s", driver);
+	read_boot_id(boot_id_path, j->boot_id, sizeof(j->boot_id));
+	if (pthread_mutex_init(&j->lock, NULL) != 0)
+		return (jfail(err, errsize, KP_ENOMEM, "out of memory"));
+	if ((j->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1) {
+		r = errno;
+		pthread_mutex_destroy(&j->lock);
+		return (jfail(err, errsize, KP_EIO, "journal directory %s: %s",
+		    dir, strerror(r)));
+	}
+	/* A crash between writing and renaming left this; the old file
+	 * is the journal. */
+	if (unlinkat(j->dirfd, JOURNAL_TMP, 0) == 0)
+		log_info(1, "journal: removed %s left by an interrupted write",
+		    JOURNAL_TMP);
+	if ((r = load(j, err, errsize)) != 0 ||
+	    (j->claims == NULL && (j->claims = json_object()) == NULL)) {
+		journal_close(j);
+		return (r != 0 ? r : jfail(err, errsize, KP_ENOMEM,
+		    "out of memory"));
+	}
+	return (0);
+}
+
+void
+journal_close(struct journal *j)
+{
+	if (j->dirfd == -1)
+		return;
+	close(j->dirfd);
+	j->dirfd = -1;
+	json_decref(j->claims);
+	j->claims = NULL;
+	pthread_mutex_destroy(&j->lock);
+}
+
+static int
+write_all(int fd, const char *p, size_t len)
+{
+	ssize_t	 w;
+
+	while (len > 0) {
+		if ((w = write(fd, p, len)) == -1) {
+			if (errno == EINTR)
+				continue;
+			return (-1);
+		}
+		p += w;
+		len -= (size_t)w;
+	}
+	return (0);
+}
+
+/* Write the claims as the journal, atomically; the caller holds lock. */
+int
+journal_save(struct journal *j, char *err, size_t errsize)
+{
+	struct stat	 st;
+	json_t		*root;
+	char		 sum[32], *text;
+	int		 fd, e;
+
+	root = json_pack("{s:i, s:s, s:s, s:O}", "schema", JOURNAL_SCHEMA,
+	    "driver", j->driver, "bootId", j->boot_id, "claims", j->claims);
+	if (root == NULL)
+		return (jfail(err, errsize, KP_ENOMEM, "out of memory"));
+	checksum(root, sum, sizeof(sum));
+	if (sum[0] == '\0' || json_object_set_new(root, "checksum",
+	    json_string(sum)) != 0 || (text = json_dumps(root,
+	    JSON_INDENT(1) | JSON_SORT_KEYS)) == NULL) {
+		json_decref(root);
+		return (jfail(err, errsize, KP_ENOMEM, "out of memory"));
+	}
+	json_decref(root);
+	if (strlen(text) > JOURNAL_MAX_BYTES) {
+		free(text);
+		return (jfail(err, errsize, KP_ENOSPC, "journal: more than "
+		    "%u bytes", JOURNAL_MAX_BYTES));
+	}
+	fd = openat(j->dirfd, JOURNAL_TMP, O_WRONLY | O_CREAT | O_TRUNC |
+	    O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd == -1 || write_all(fd, text, strlen(text)) == -1 ||
+	    fsync(fd) == -1) {
+		e = errno;
+		free(text);
+		if (fd != -1)
+			close(fd);
+		(void)unlinkat(j->dirfd, JOURNAL_TMP, 0);
+		return (jfail(err, errsize, KP_EIO, "journal: write %s: %s",
+		    JOURNAL_TMP, strerror(e)));
+	}
+	free(text);
+	close(fd);
+	if (journal_fault == JOURNAL_FAULT_BEFORE_RENAME)
+		return (jfail(err, errsize, KP_EIO, "journal: fault injected "
+		    "before the rename"));
+	if (renameat(j->dirfd, JOURNAL_TMP, j->dirfd, JOURNAL_FILE) == -1) {
+		e = errno;
+		(void)unlinkat(j->dirfd, JOURNAL_TMP, 0);
+		return (jfail(err, errsize, KP_EIO, "journal: rename: %s",
+		    strerror(e)));
+	}
+	if (fstatat(j->dirfd, JOURNAL_FILE, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		j->dev = st.st_dev;
+		j->ino = st.st_ino;
+	}
+	if (fsync(j->dirfd) == -1)
+		return (jfail(err, errsize, KP_EIO, "journal: fsync of the "
+		    "directory: %s", strerror(errno)));
+	return (0);
+}
+
+/*
+ * Another instance of this driver (a rolling update: both nodeservers
+ * share the state directory, and their hooks run under one lock)
+ * replaced the file since this one last read or wrote it: read it again,
+ * so that neither drops the other's entries. Every replace is a rename,
+ * so the inode tells. A file that cannot be read now is logged and the
+ * claims in memory are kept; the caller holds lock.
+ */
+void
+journal_refresh(struct journal *j)
+{
+	struct journal	 fresh;
+	struct stat	 st;
+	char		 err[KP_ERROR_SIZE];
+
+	if (fstatat(j->dirfd, JOURNAL_FILE, &st, AT_SYMLINK_NOFOLLOW) == -1 ||
+	    (st.st_dev == j->dev && st.st_ino == j->ino))
+		return;
+	memset(&fresh, 0, sizeof(fresh));
+	fresh.dirfd = j->dirfd;
+	snprintf(fresh.driver, sizeof(fresh.driver), "%s", j->driver);
+	if (load_quietly(&fresh, err, sizeof(err)) != 0) {
+		log_warnx("journal: replaced by another instance, but cannot "
+		    "be read again: %s; keeping what this one knows", err);
+		j->dev = st.st_dev;	/* once per replacement */
+		j->ino = st.st_ino;
+		return;
+	}
+	json_decref(j->claims);
+	j->claims = fresh.claims;
+	j->dev = fresh.dev;
+	j->ino = fresh.ino;
+	log_info(2, "journal: read again after another instance replaced it "
+	    "(%zu prepared claims)", json_object_size(j->claims));
+}
+
+void
+journal_view_free(struct journal_view *v)
+{
+	if (v == NULL)
+		return;
+	json_decref(v->ref);
+	free(v->devs);
+	free(v->ptrs);
+	free(v->strs);
+	free(v->data);
+	free(v);
+}
+
+/* Pointers to the strings of array a, in strs from *k on. */
+static const char *const *
+strs_of(const json_t *a, const char **strs, size_t *k, size_t *n)
+{
+	const char *const	*start = strs + *k;
+	const json_t		*s;
+	size_t			 i;
+
+	*n = json_array_size(a);
+	json_array_foreach(a, i, s)
+		strs[(*k)++] = json_string_value(s);
+	return (*n > 0 ? start : NULL);
+}
+
+/* The driver's view of a checked entry; NULL out of memory. */
+struct journal_view *
+journal_view_new(const char *uid, json_t *entry, int previous_boot)
+{
+	struct journal_view	*v;
+	const json_t		*devs, *d;
+	size_t			 i, k = 0, nstr = 0, nd;
+
+	if ((v = calloc(1, sizeof(*v))) == NULL)
+		return (NULL);
+	v->ref = json_incref(entry);
+	devs = json_object_get(entry, "devices");
+	nd = json_array_size(devs);
+	json_array_foreach(devs, i, d)
+		nstr += json_array_size(json_object_get(d, "requests")) +
+		    json_array_size(json_object_get(d, "cdiDeviceIds"));
+	v->devs = calloc(nd + 1, sizeof(*v->devs));
+	v->ptrs = calloc(nd + 1, sizeof(*v->ptrs));
+	v->strs = calloc(nstr + 1, sizeof(*v->strs));
+	if (v->devs == NULL || v->ptrs == NULL || v->strs == NULL ||
+	    (json_object_get(entry, "data") != NULL &&
+	    (v->data = json_dumps(json_object_get(entry, "data"),
+	    JSON_COMPACT | JSON_ENCODE_ANY)) == NULL)) {
+		journal_view_free(v);
+		return (NULL);
+	}
+	json_array_foreach(devs, i, d) {
+		v->devs[i].struct_size = sizeof(v->devs[i]);
+		v->devs[i].request_names = strs_of(json_object_get(d,
+		    "requests"), v->strs, &k, &v->devs[i].n_request_names);
+		v->devs[i].pool_name = json_string_value(json_object_get(d,
+		    "pool"));
+		v->devs[i].device_name = json_string_value(json_object_get(d,
+		    "device"));
+		v->devs[i].cdi_device_ids = strs_of(json_object_get(d,
+		    "cdiDeviceIds"), v->strs, &k, &v->devs[i].n_cdi_device_ids);
+		v->devs[i].share_id = json_string_value(json_object_get(d,
+		    "shareId"));
+		v->ptrs[i] = &v->devs[i];
+	}
+	v->e.uid = uid;
+	v->e.namespace_ = json_string_value(json_object_get(entry,
+	    "namespace"));
+	v->e.name = json_string_value(json_object_get(entry, "name"));
+	v->e.devices = v->ptrs;
+	v->e.n_devices = nd;
+	v->e.cdi_spec = json_string_value(json_object_get(entry, "cdiSpec"));
+	v->e.data = v->data;
+	v->e.previous_boot = previous_boot;
+	return (v);
+}

@@ -1,0 +1,159 @@
+/*
+ * http.c - the only user of libmicrohttpd: a daemon on the listening
+ * socket the supervisor bound, driven by the observer's own loop (no
+ * thread of its own: MHD_USE_EPOLL without an internal polling thread),
+ * so the seccomp list has one event loop to cover. What a request gets is
+ * render.c's obs_route(); nothing of the request is stored.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <microhttpd.h>
+
+#include "base/log.h"
+#include "observer/observer.h"
+
+struct obs_http {
+	struct MHD_Daemon	*d;
+	struct obs_state	*st;
+	int64_t			 now_ms;
+};
+
+static void
+mhd_log(void *arg, const char *fmt, va_list ap)
+{
+	char	 line[256];
+
+	/* libmicrohttpd's own format strings, as its logger is given them. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+	vsnprintf(line, sizeof(line), fmt, ap);
+#pragma GCC diagnostic pop
+	line[strcspn(line, "\n")] = '\0';
+	log_info(2, "http: %s", line);
+}
+
+static enum MHD_Result
+answer(void *cls, struct MHD_Connection *conn, const char *url,
+    const char *method, const char *version, const char *upload,
+    size_t *upload_size, void **ctx)
+{
+	struct obs_http		*h = cls;
+	struct MHD_Response	*resp;
+	struct obs_reply	 r;
+	enum MHD_Result		 ret;
+
+	/* A request body is never read: answer at the headers and let
+	 * libmicrohttpd discard the rest (it closes the connection). */
+	*upload_size = 0;
+	obs_route(h->st, method, url, h->now_ms, &r);
+	resp = MHD_create_response_from_buffer(r.len, (void *)r.body,
+	    MHD_RESPMEM_MUST_COPY);
+	if (resp == NULL)
+		return (MHD_NO);
+	(void)MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+	    r.type);
+	(void)MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL,
+	    "no-store");
+	(void)MHD_add_response_header(resp, "X-Content-Type-Options",
+	    "nosniff");
+	ret = MHD_queue_response(conn, r.status, resp);
+	MHD_destroy_response(resp);
+	return (ret);
+}
+
+/*
+ * Serve on lfd (listening, owned by the caller). *epfd: the fd the loop
+ * polls for MHD_run(). 0, or KP_EIO with the reason in err.
+ */
+int
+obs_http_start(int lfd, struct obs_state *st, struct obs_http **out,
+    int *epfd, char *err, size_t errsize)
+{
+	const union MHD_DaemonInfo	*di;
+	struct obs_http			*h;
+	/* lfd -1: connections come from obs_http_add() only (the fuzzer);
+	 * the listening socket, the last option, is then cut. */
+	struct MHD_OptionItem		 opts[] = {
+		{ MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, NULL },
+		{ MHD_OPTION_CONNECTION_LIMIT, OBS_MAX_CONNS, NULL },
+		{ MHD_OPTION_CONNECTION_TIMEOUT, OBS_CONN_TIMEOUT_S, NULL },
+		{ MHD_OPTION_CONNECTION_MEMORY_LIMIT, 16384, NULL },
+		{ MHD_OPTION_SIGPIPE_HANDLED_BY_APP, 1, NULL },
+		{ MHD_OPTION_LISTEN_SOCKET, lfd, NULL },
+		{ MHD_OPTION_END, 0, NULL },
+	};
+
+	if ((h = calloc(1, sizeof(*h))) == NULL) {
+		snprintf(err, errsize, "out of memory");
+		return (KP_ENOMEM);
+	}
+	h->st = st;
+	if (lfd == -1)
+		opts[5].option = MHD_OPTION_END;
+	h->d = MHD_start_daemon(MHD_USE_EPOLL | MHD_USE_ERROR_LOG |
+	    MHD_USE_SUPPRESS_DATE_NO_CLOCK | (lfd == -1 ?
+	    MHD_USE_NO_LISTEN_SOCKET : 0), 0, NULL, NULL, answer, h,
+	    MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
+	if (h->d == NULL) {
+		snprintf(err, errsize, "libmicrohttpd: cannot serve on the "
+		    "listening socket");
+		free(h);
+		return (KP_EIO);
+	}
+	if ((di = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_EPOLL_FD)) ==
+	    NULL) {
+		snprintf(err, errsize, "libmicrohttpd: no epoll fd");
+		obs_http_stop(h);
+		return (KP_EIO);
+	}
+	*epfd = di->epoll_fd;
+	*out = h;
+	return (0);
+}
+
+/* Serve the connected stream socket fd (taken) as if it was accepted. */
+int
+obs_http_add(struct obs_http *h, int fd)
+{
+	struct sockaddr_in	 sin;
+
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	return (MHD_add_connection(h->d, fd, (struct sockaddr *)&sin,
+	    sizeof(sin)) == MHD_YES ? 0 : KP_EIO);
+}
+
+/* Milliseconds until libmicrohttpd wants MHD_run() anyway; -1: never. */
+int
+obs_http_timeout_ms(struct obs_http *h)
+{
+	MHD_UNSIGNED_LONG_LONG	 t;
+
+	if (MHD_get_timeout(h->d, &t) != MHD_YES)
+		return (-1);
+	return (t > 1000 ? 1000 : (int)t);
+}
+
+void
+obs_http_run(struct obs_http *h, int64_t now_ms)
+{
+	h->now_ms = now_ms;
+	(void)MHD_run(h->d);
+}
+
+/* Stop serving; closes this process's copy of the listening fd (the
+ * supervisor keeps its own). */
+void
+obs_http_stop(struct obs_http *h)
+{
+	if (h == NULL)
+		return;
+	MHD_stop_daemon(h->d);
+	free(h);
+}

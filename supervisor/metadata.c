@@ -1,0 +1,342 @@
+/*
+ * metadata.c - device metadata files (KEP-5304) for the nodeserver. On a
+ * MetadataWrite the supervisor writes the request's metadata file under
+ * <plugin data directory>/dra-device-metadata, a directory it created,
+ * owns and alone writes, and the CDI spec that bind-mounts that file
+ * read-only into the container; it builds the spec itself, from names the
+ * frame rules checked (ipc/check.c), so the nodeserver never chooses a
+ * host path the container runtime (root, on the host) would mount. Were
+ * the files in a state directory, a compromised nodeserver could replace
+ * metadata.json by a link to any host file. MetadataRemove removes the
+ * claim's specs and files, and only what this file writes.
+ *
+ * Layout and names as upstream v0.36 metadata.go:
+ *   <dir>/<namespace>_<claim>/<request>/metadata.json
+ *   <CDI dir>/<driver>_metadata_<claim uid>_<request>.json
+ *   container: /var/run/kubernetes.io/dra-device-attributes/
+ *     resourceclaims/<claim>/<request>/<driver>-metadata.json
+ *     (resourceclaimtemplates/<pod claim name>/... with one)
+ *
+ * Runs in: the supervisor (one thread, rate-limited with the CDI
+ * requests: files.c).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/log.h"
+#include "base/names.h"
+#include "base/utf8.h"
+#include "supervisor/supervisor.h"
+
+#define MD_FILE		"metadata.json"
+#define MD_CONTAINER_DIR "/var/run/kubernetes.io/dra-device-attributes"
+#define MD_CDI_VERSION	"0.5.0"
+#define MD_SPEC_MAX	4096
+
+/*
+ * Characters the spec's hostPath may hold as they are: JSON needs no
+ * escape for them, and Go's encoder (upstream) escapes none of them.
+ */
+static int
+path_plain(const char *p)
+{
+	for (; *p != '\0'; p++)
+		if ((unsigned char)*p < 0x20 || (unsigned char)*p >= 0x7f ||
+		    *p == '"' || *p == '\\' || *p == '<' || *p == '>' ||
+		    *p == '&')
+			return (0);
+	return (1);
+}
+
+/*
+ * At start: create (0755) or open the metadata directory, walking its
+ * parents without following links (files_open_parent: each root's and
+ * not writable by others); it must be root's (or, without root, ours)
+ * and writable by nobody else.
+ */
+int
+metadata_prepare(struct sup *sup, char *err, size_t errsize)
+{
+	const char	*dir = sup->cfg->metadata_dir, *leaf;
+	struct stat	 st;
+	int		 pfd, fd;
+
+	sup->meta_fd = -1;
+	if (!sup->cfg->metadata)
+		return (0);
+	if (!path_plain(dir))
+		return (files_fail(err, errsize, KP_EINVAL,
+		    "kp_device_metadata: metadata directory %.200s: only "
+		    "printable ASCII without '\"', '\\\\', '<', '>' and '&'",
+		    dir));
+	if ((pfd = files_open_parent("metadata directory", dir, &leaf, err,
+	    errsize)) == -1)
+		return (KP_EACCES);
+	if (mkdirat(pfd, leaf, 0755) == -1 && errno != EEXIST) {
+		close(pfd);
+		return (files_fail(err, errsize, KP_EIO, "kp_device_metadata: "
+		    "metadata directory %s: %s", dir, strerror(errno)));
+	}
+	fd = openat(pfd, leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	close(pfd);
+	if (fd == -1)
+		return (files_fail(err, errsize, KP_EIO, "kp_device_metadata: "
+		    "metadata directory %s: %s", dir, errno == ENOTDIR ||
+		    errno == ELOOP ? "a symbolic link or not a directory" :
+		    strerror(errno)));
+	if (fstat(fd, &st) == -1 || (st.st_uid != 0 &&
+	    st.st_uid != geteuid()) || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		close(fd);
+		return (files_fail(err, errsize, KP_EACCES,
+		    "kp_device_metadata: metadata directory %s: must be "
+		    "root's and writable by nobody else", dir));
+	}
+	/* 0755 whatever the umask: the runtime mounts files from it. */
+	(void)fchmod(fd, 0755);
+	sup->meta_fd = fd;
+	log_info(2, "device metadata: files in %s", dir);
+	return (0);
+}
+
+void
+metadata_close(struct sup *sup)
+{
+	if (sup->meta_fd != -1)
+		close(sup->meta_fd);
+	sup->meta_fd = -1;
+}
+
+/* mkdir (0755, an existing one is fine) and open name beneath dfd. */
+static int
+subdir(int dfd, const char *name)
+{
+	if (mkdirat(dfd, name, 0755) == -1 && errno != EEXIST)
+		return (-1);
+	return (openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC));
+}
+
+/* The CDI spec upstream's writeCDISpec writes (json.MarshalIndent). */
+static int
+spec_json(const struct sup *sup, const Kpipc__MetadataWrite *w, char *out,
+    size_t size)
+{
+	const char	*drv = sup->cfg->driver_name;
+	char		 cpath[512];
+	int		 n;
+
+	if (w->pod_claim_name[0] != '\0')
+		snprintf(cpath, sizeof(cpath), "%s/resourceclaimtemplates/%s/"
+		    "%s/%s-metadata.json", MD_CONTAINER_DIR, w->pod_claim_name,
+		    w->request, drv);
+	else
+		snprintf(cpath, sizeof(cpath), "%s/resourceclaims/%s/%s/"
+		    "%s-metadata.json", MD_CONTAINER_DIR, w->name, w->request,
+		    drv);
+	n = snprintf(out, size,
+	    "{\n"
+	    "  \"cdiVersion\": \"%s\",\n"
+	    "  \"kind\": \"%s/metadata\",\n"
+	    "  \"devices\": [\n"
+	    "    {\n"
+	    "      \"name\": \"%s_%s\",\n"
+	    "      \"containerEdits\": {\n"
+	    "        \"mounts\": [\n"
+	    "          {\n"
+	    "            \"hostPath\": \"%s/%s_%s/%s/%s\",\n"
+	    "            \"containerPath\": \"%s\",\n"
+	    "            \"options\": [\n"
+	    "              \"ro\",\n"
+	    "              \"bind\"\n"
+	    "            ]\n"
+	    "          }\n"
+	    "        ]\n"
+	    "      }\n"
+	    "    }\n"
+	    "  ]\n"
+	    "}", MD_CDI_VERSION, drv, w->uid, w->request,
+	    sup->cfg->metadata_dir, w->namespace_, w->name, w->request,
+	    MD_FILE, cpath);
+	return (n > 0 && (size_t)n < size ? n : -1);
+}
+
+static int
+md_write(struct sup *sup, const Kpipc__MetadataWrite *w, char *err,
+    size_t errsize)
+{
+	char	 claim[NAME_MAX_LABEL + NAME_MAX_SUBDOMAIN + 2];
+	char	 spec[MD_SPEC_MAX], name[NAME_MAX_CDI_SPEC + 1];
+	char	 what[sizeof(claim) + 2 * NAME_MAX_LABEL + 32];
+	size_t	 i, k;
+	int	 cfd, rfd, n, r;
+
+	for (i = 0; i < w->content.len; i += k)
+		if (w->content.data[i] == '\0' || (k = utf8_char((const char *)
+		    w->content.data + i, w->content.len - i)) == 0)
+			return (files_fail(err, errsize, KP_EINVAL,
+			    "metadata of %s/%s request %s: not UTF-8 text "
+			    "(byte %zu)", w->namespace_, w->name, w->request,
+			    i));
+	n = snprintf(name, sizeof(name), "%s_metadata_%s_%s.json",
+	    sup->cfg->driver_name, w->uid, w->request);
+	if (n <= 0 || (size_t)n >= sizeof(name) ||
+	    !name_is_cdi_spec(sup->cfg->driver_name, name, (size_t)n))
+		return (files_fail(err, errsize, KP_EINVAL, "metadata of "
+		    "%s/%s: CDI spec name %.64s: not %s", w->namespace_,
+		    w->name, name, NAME_R_CDI_SPEC));
+	if (spec_json(sup, w, spec, sizeof(spec)) < 0)
+		return (files_fail(err, errsize, KP_ENAMETOOLONG, "metadata of "
+		    "%s/%s: CDI spec too long", w->namespace_, w->name));
+	snprintf(claim, sizeof(claim), "%s_%s", w->namespace_, w->name);
+	snprintf(what, sizeof(what), "metadata file %s/%s/%s", claim,
+	    w->request, MD_FILE);
+	if ((cfd = subdir(sup->meta_fd, claim)) == -1)
+		return (files_fail(err, errsize, KP_EIO, "metadata directory "
+		    "%s: %s", claim, strerror(errno)));
+	rfd = subdir(cfd, w->request);
+	close(cfd);
+	if (rfd == -1)
+		return (files_fail(err, errsize, KP_EIO, "metadata directory "
+		    "%s/%s: %s", claim, w->request, strerror(errno)));
+	r = files_put(rfd, MD_FILE, w->content.data, w->content.len, what,
+	    err, errsize);
+	close(rfd);
+	if (r != 0)
+		return (r);
+	if ((r = files_cdi_put(sup, name, (const uint8_t *)spec,
+	    strlen(spec), err, errsize)) != 0)
+		return (r);
+	log_info(3, "device metadata of %s/%s request %s written",
+	    w->namespace_, w->name, w->request);
+	return (0);
+}
+
+/* Remove what md_write wrote in one request directory, then it. */
+static int
+remove_request(int cfd, const char *req, char *err, size_t errsize)
+{
+	struct dirent	*de;
+	DIR		*d;
+	int		 fd, rfd, r = 0;
+
+	if ((rfd = openat(cfd, req, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC)) == -1)
+		return (errno == ENOENT ? 0 : files_fail(err, errsize, KP_EIO,
+		    "%s: %s", req, strerror(errno)));
+	if ((fd = dup(rfd)) == -1 || (d = fdopendir(fd)) == NULL) {
+		if (fd != -1)
+			close(fd);
+		close(rfd);
+		return (files_fail(err, errsize, KP_EIO, "%s: %s", req,
+		    strerror(errno)));
+	}
+	/* metadata.json and left-over temporary files: regular files. */
+	while ((de = readdir(d)) != NULL)
+		if (de->d_type == DT_REG && unlinkat(rfd, de->d_name, 0) ==
+		    -1 && errno != ENOENT && r == 0)
+			r = files_fail(err, errsize, KP_EIO, "%s/%s: %s", req,
+			    de->d_name, strerror(errno));
+	closedir(d);
+	close(rfd);
+	if (r == 0 && unlinkat(cfd, req, AT_REMOVEDIR) == -1 &&
+	    errno != ENOENT)
+		r = files_fail(err, errsize, KP_EIO, "%s: %s", req,
+		    strerror(errno));
+	return (r);
+}
+
+/* upstream cleanupClaim: the claim's directory, then its specs. */
+static int
+md_remove(struct sup *sup, const Kpipc__MetadataRemove *rm, char *err,
+    size_t errsize)
+{
+	char		 claim[NAME_MAX_LABEL + NAME_MAX_SUBDOMAIN + 2];
+	char		 prefix[NAME_MAX_CDI_SPEC + 1], why[KP_ERROR_SIZE];
+	struct dirent	*de;
+	DIR		*d;
+	size_t		 pl, nl;
+	int		 cfd, fd, r = 0;
+
+	snprintf(claim, sizeof(claim), "%s_%s", rm->namespace_, rm->name);
+	if ((cfd = openat(sup->meta_fd, claim, O_RDONLY | O_DIRECTORY |
+	    O_NOFOLLOW | O_CLOEXEC)) != -1) {
+		if ((fd = dup(cfd)) != -1 && (d = fdopendir(fd)) != NULL) {
+			while (r == 0 && (de = readdir(d)) != NULL)
+				if (de->d_type == DT_DIR &&
+				    strcmp(de->d_name, ".") != 0 &&
+				    strcmp(de->d_name, "..") != 0)
+					r = remove_request(cfd, de->d_name, why,
+					    sizeof(why));
+			closedir(d);
+		} else {
+			if (fd != -1)
+				close(fd);
+			r = files_fail(why, sizeof(why), KP_EIO, "%s",
+			    strerror(errno));
+		}
+		close(cfd);
+		if (r == 0 && unlinkat(sup->meta_fd, claim, AT_REMOVEDIR) ==
+		    -1 && errno != ENOENT)
+			r = files_fail(why, sizeof(why), KP_EIO, "%s",
+			    strerror(errno));
+		if (r != 0)
+			return (files_fail(err, errsize, r, "remove metadata "
+			    "directory %s/%s: %s", sup->cfg->metadata_dir,
+			    claim, why));
+	} else if (errno != ENOENT)
+		return (files_fail(err, errsize, KP_EIO, "remove metadata "
+		    "directory %s/%s: %s", sup->cfg->metadata_dir,
+		    claim, strerror(errno)));
+	pl = (size_t)snprintf(prefix, sizeof(prefix), "%s_metadata_%s_",
+	    sup->cfg->driver_name, rm->uid);
+	if ((fd = openat(sup->cdi_fd, ".", O_RDONLY | O_DIRECTORY |
+	    O_CLOEXEC)) == -1 || (d = fdopendir(fd)) == NULL) {
+		if (fd != -1)
+			close(fd);
+		return (files_fail(err, errsize, KP_EIO, "CDI directory: %s",
+		    strerror(errno)));
+	}
+	while (r == 0 && (de = readdir(d)) != NULL) {
+		nl = strlen(de->d_name);
+		if (nl > pl + 5 && strncmp(de->d_name, prefix, pl) == 0 &&
+		    strcmp(de->d_name + nl - 5, ".json") == 0 &&
+		    name_is_cdi_spec(sup->cfg->driver_name, de->d_name, nl))
+			r = files_cdi_unlink(sup, de->d_name, err, errsize);
+	}
+	closedir(d);
+	if (r == 0)
+		log_info(3, "device metadata of %s/%s removed", rm->namespace_,
+		    rm->name);
+	return (r);
+}
+
+/* A MetadataWrite or MetadataRemove from the nodeserver c: one answer. */
+void
+metadata_request(struct sup *sup, struct child *c, const Kpipc__Msg *m)
+{
+	char		 err[KP_ERROR_SIZE] = "";
+	int		 r;
+
+	files_cdi_reopen(sup);
+	if (!files_cdi_allowed(sup))
+		r = files_fail(err, sizeof(err), KP_EBUSY, "device metadata "
+		    "requests are rate-limited with the CDI requests; retry");
+	else if (sup->meta_fd == -1)
+		r = files_fail(err, sizeof(err), KP_ENOTSUP, "device "
+		    "metadata is off (kp_device_metadata)");
+	else if (sup->cdi_fd == -1)
+		r = files_fail(err, sizeof(err), KP_EIO, "%s", sup->cdi_err);
+	else if (m->m_case == KPIPC__MSG__M_METADATA_WRITE)
+		r = md_write(sup, m->metadata_write, err, sizeof(err));
+	else
+		r = md_remove(sup, m->metadata_remove, err, sizeof(err));
+	files_reply(sup, c, m->m_case, m->m_case ==
+	    KPIPC__MSG__M_METADATA_WRITE ? m->metadata_write->id :
+	    m->metadata_remove->id, r, err, NULL, 0);
+}

@@ -1,0 +1,292 @@
+'use strict';
+// End-to-end tests of device metadata (KEP-5304, issue 11): with
+// kp_device_metadata() on, every request of a prepared claim gets the
+// metadata file under <plugin data dir>/dra-device-metadata and a CDI spec
+// mounting it read-only, with upstream v0.36's names and JSON; its CDI ID
+// is appended to the request's first device; unprepare removes both, and
+// a removal failure is the claim's error. Off by default. The expected
+// bytes are built here with JSON.stringify(obj, null, 2), which prints
+// what Go's json.MarshalIndent(obj, "", "  ") does for these values.
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const path = require('node:path');
+const { randomUUID } = require('node:crypto');
+const { KubeletSim } = require('../kubelet-sim');
+const { startEmulator, kubeconfig } = require('../apiserver-emu');
+const { makeRoot, TestDriver, IDS, roles, until } = require('./lib/plugin');
+
+const DRIVER = 'test.example.com';
+const V1A1 = 'metadata.resource.k8s.io/v1alpha1';
+const V1B1 = 'metadata.resource.k8s.io/v1beta1';
+const CONTAINER_DIR = '/var/run/kubernetes.io/dra-device-attributes';
+
+async function setup(t, { args = [], env = () => ({}) } = {}) {
+  const root = makeRoot(DRIVER);
+  const mdDir = path.join(path.dirname(root.draSock), 'dra-device-metadata');
+  const cdiDir = path.join(root.dir, 'cdi');
+  const drv = new TestDriver(root, ['--cdi-dir', cdiDir, ...args], { env: env(mdDir) });
+  t.after(async () => {
+    drv.kill();
+    await drv.exited;
+    root.cleanup();
+  });
+  await drv.ready();
+  const sim = new KubeletSim({ registryDir: root.registry, version: '1.37', retryInitialMs: 100, healthStream: false }).start();
+  t.after(() => sim.stop());
+  await sim.waitForDriver(DRIVER);
+  return { root, drv, sim, cdiDir, mdDir };
+}
+
+const claim = (name, ns = 'default') => ({ namespace: ns, name, uid: randomUUID() });
+
+// What upstream writes for one request: one object per version, in order.
+// attrs: device name -> attributes (keys sorted, as Go writes a map).
+function expectedFile(c, request, devices, versions, attrs = {}) {
+  return versions.map((v) => `${JSON.stringify({
+    kind: 'DeviceMetadata',
+    apiVersion: v,
+    metadata: { name: c.name, namespace: c.namespace, uid: c.uid, generation: 1 },
+    requests: [{
+      name: request,
+      devices: devices.map((d) => ({
+        driver: DRIVER,
+        pool: 'pool-a',
+        name: d,
+        ...(attrs[d] ? { attributes: attrs[d] } : {}),
+        ...(NETS[d] && Object.keys(attrs).length ? { networkData: NETS[d] } : {}),
+      })),
+    }],
+  }, null, 2).replace(/[<>&]/g, (ch) => `\\u00${ch.charCodeAt(0).toString(16)}`)}\n`).join('');
+}
+
+// What kp_testdriver gives for its "multi-" claims: attributes, and
+// network data (members left out when unset, as omitempty).
+const NETS = {
+  'dev-b': { interfaceName: 'eth1', ips: ['10.0.0.2/24', 'fd00::2/64'], hardwareAddress: '02:00:00:00:00:01' },
+  'dev-c': { hardwareAddress: '02:00:00:00:00:02' },
+};
+// What kp_testdriver gives for its "multi-" claims.
+const MULTI_ATTRS = {
+  'dev-a': { healthy: { bool: true }, index: { int: 7 }, 'resource.kubernetes.io/pciBusID': { string: '0000:03:00.0' } },
+  'dev-b': { caps: { strings: ['<fast>', 'a&b'] }, driverVersion: { version: '1.2.3' }, numa: { ints: [3, 1] } },
+};
+
+function expectedSpec(c, request, hostPath, podClaimName) {
+  return JSON.stringify({
+    cdiVersion: '0.5.0',
+    kind: `${DRIVER}/metadata`,
+    devices: [{
+      name: `${c.uid}_${request}`,
+      containerEdits: {
+        mounts: [{
+          hostPath,
+          containerPath: podClaimName
+            ? `${CONTAINER_DIR}/resourceclaimtemplates/${podClaimName}/${request}/${DRIVER}-metadata.json`
+            : `${CONTAINER_DIR}/resourceclaims/${c.name}/${request}/${DRIVER}-metadata.json`,
+          options: ['ro', 'bind'],
+        }],
+      },
+    }],
+  }, null, 2);
+}
+
+const mdFile = (mdDir, c, req) => path.join(mdDir, `${c.namespace}_${c.name}`, req, 'metadata.json');
+const specFile = (cdiDir, c, req) => path.join(cdiDir, `${DRIVER}_metadata_${c.uid}_${req}.json`);
+
+test('off by default: no metadata file, no spec, the hook\'s CDI IDs only', async (t) => {
+  const { sim, cdiDir, mdDir } = await setup(t);
+  const c = claim('gpu-0');
+  const res = await sim.nodePrepareResources(DRIVER, [c]);
+  assert.deepEqual(res.claims[c.uid].devices[0].cdi_device_ids, [`${DRIVER}/test=gpu-0`]);
+  assert.equal(fs.existsSync(mdDir), false);
+  assert.deepEqual(fs.existsSync(cdiDir) ? fs.readdirSync(cdiDir) : [], []);
+});
+
+test('one request: file and spec as upstream, read-only mount, CDI ID on the device; unprepare removes both', async (t) => {
+  const { sim, cdiDir, mdDir } = await setup(t, { args: ['--device-metadata', `${V1B1},${V1A1}`] });
+  const st = fs.statSync(mdDir);
+  assert.equal(st.uid, 0, 'the supervisor\'s (root), not the nodeserver\'s');
+  assert.equal(st.mode & 0o777, 0o755);
+  const c = claim('gpu-1');
+  const keep = claim('gpu-2', 'other');
+  const res = await sim.nodePrepareResources(DRIVER, [c, keep]);
+  assert.deepEqual(res.claims[c.uid].devices[0].cdi_device_ids,
+    [`${DRIVER}/test=gpu-1`, `${DRIVER}/metadata=${c.uid}_req-0`]);
+  const file = mdFile(mdDir, c, 'req-0');
+  assert.equal(fs.readFileSync(file, 'utf8'), expectedFile(c, 'req-0', ['gpu-1'], [V1B1, V1A1]));
+  const fst = fs.statSync(file);
+  assert.equal(fst.mode & 0o777, 0o644);
+  assert.equal(fst.uid, 0);
+  assert.notEqual(fst.uid, IDS.nodeserver);
+  const spec = fs.readFileSync(specFile(cdiDir, c, 'req-0'), 'utf8');
+  assert.equal(spec, expectedSpec(c, 'req-0', file));
+  assert.deepEqual(JSON.parse(spec).devices[0].containerEdits.mounts[0].options, ['ro', 'bind']);
+  // Written atomically: no temporary file left; a retried prepare
+  // replaces the file by rename (a new inode), not in place.
+  assert.deepEqual(fs.readdirSync(path.dirname(file)), ['metadata.json']);
+  assert.deepEqual(fs.readdirSync(cdiDir).filter((n) => n.startsWith('.')), []);
+  await sim.nodePrepareResources(DRIVER, [c]);
+  assert.notEqual(fs.statSync(file).ino, fst.ino);
+
+  await sim.nodeUnprepareResources(DRIVER, [c]);
+  assert.equal(fs.existsSync(path.join(mdDir, `${c.namespace}_${c.name}`)), false);
+  assert.equal(fs.existsSync(specFile(cdiDir, c, 'req-0')), false);
+  assert.ok(fs.existsSync(mdFile(mdDir, keep, 'req-0')), 'another claim\'s files stay');
+  assert.ok(fs.existsSync(specFile(cdiDir, keep, 'req-0')));
+  // Unpreparing again: nothing left to remove is no error.
+  await sim.nodeUnprepareResources(DRIVER, [c]);
+});
+
+test('several requests: one file per request with its devices, the ID on each request\'s first device', async (t) => {
+  const { sim, cdiDir, mdDir } = await setup(t, { args: ['--device-metadata', V1A1] });
+  const c = claim('multi-1');
+  const res = await sim.nodePrepareResources(DRIVER, [c]);
+  const ids = Object.fromEntries(res.claims[c.uid].devices.map((d) => [d.device_name, d.cdi_device_ids]));
+  assert.deepEqual(ids, {
+    'dev-a': [`${DRIVER}/test=dev-a`, `${DRIVER}/metadata=${c.uid}_req-0`],
+    'dev-b': [`${DRIVER}/test=dev-b`, `${DRIVER}/metadata=${c.uid}_req-1`],
+    'dev-c': [`${DRIVER}/test=dev-c`],
+  });
+  // Attributes as Go writes them: keys sorted, <, > and & escaped.
+  assert.equal(fs.readFileSync(mdFile(mdDir, c, 'req-0'), 'utf8'),
+    expectedFile(c, 'req-0', ['dev-a', 'dev-b'], [V1A1], MULTI_ATTRS));
+  assert.equal(fs.readFileSync(mdFile(mdDir, c, 'req-1'), 'utf8'),
+    expectedFile(c, 'req-1', ['dev-b', 'dev-c'], [V1A1], MULTI_ATTRS));
+  assert.match(fs.readFileSync(mdFile(mdDir, c, 'req-1'), 'utf8'), /"\\u003cfast\\u003e",\n/);
+  assert.deepEqual(fs.readdirSync(cdiDir).sort(), [
+    `${DRIVER}_metadata_${c.uid}_req-0.json`, `${DRIVER}_metadata_${c.uid}_req-1.json`].sort());
+  await sim.nodeUnprepareResources(DRIVER, [c]);
+  assert.deepEqual(fs.readdirSync(cdiDir), []);
+  assert.deepEqual(fs.readdirSync(mdDir), []);
+});
+
+test('a claim made from a template: podClaimName in the file, mounted under resourceclaimtemplates/<pod claim name>', async (t) => {
+  const root = makeRoot(DRIVER);
+  const NODE = 'node-1';
+  const emu = await startEmulator({ versions: ['v1'], nodes: [NODE], tokenFile: path.join(root.dir, 'token') });
+  fs.copyFileSync(emu.caFile, path.join(root.dir, 'ca.crt'));
+  const kc = path.join(root.dir, 'kubeconfig');
+  fs.writeFileSync(kc, kubeconfig({ server: emu.url }));
+  const cdiDir = path.join(root.dir, 'cdi');
+  const drv = new TestDriver(root, ['--kubeconfig', kc, '--node-name', NODE, '--cdi-dir', cdiDir, '--device-metadata', V1A1]);
+  t.after(async () => {
+    drv.kill();
+    await drv.exited;
+    await emu.stop();
+    root.cleanup();
+  });
+  await drv.ready();
+  const sim = new KubeletSim({ registryDir: root.registry, version: '1.37', healthStream: false }).start();
+  t.after(() => sim.stop());
+  await sim.waitForDriver(DRIVER);
+  const mdDir = path.join(path.dirname(root.draSock), 'dra-device-metadata');
+  const c = claim('pod-x-gpu-7k2lq');
+  emu.addClaim({
+    ...c,
+    metadata: { annotations: { 'resource.kubernetes.io/pod-claim-name': 'gpu' } },
+    allocation: { results: [{ request: 'req-0', driver: DRIVER, pool: 'pool-a', device: 'dev-0' }] },
+  });
+  const plain = claim('direct');
+  emu.addClaim({ ...plain, allocation: { results: [{ request: 'req-0', driver: DRIVER, pool: 'pool-a', device: 'dev-1' }] } });
+  await sim.nodePrepareResources(DRIVER, [c, plain]);
+  const file = mdFile(mdDir, c, 'req-0');
+  const want = JSON.parse(expectedFile(c, 'req-0', [c.name], [V1A1]));
+  assert.deepEqual(Object.keys(JSON.parse(fs.readFileSync(file, 'utf8'))),
+    ['kind', 'apiVersion', 'metadata', 'podClaimName', 'requests'], 'podClaimName after metadata, as Go orders it');
+  assert.deepEqual(JSON.parse(fs.readFileSync(file, 'utf8')), { ...want, podClaimName: 'gpu' });
+  assert.equal(fs.readFileSync(specFile(cdiDir, c, 'req-0'), 'utf8'), expectedSpec(c, 'req-0', file, 'gpu'));
+  assert.equal(fs.readFileSync(specFile(cdiDir, plain, 'req-0'), 'utf8'),
+    expectedSpec(plain, 'req-0', mdFile(mdDir, plain, 'req-0')));
+});
+
+test('a removal failure is that claim\'s error; a request name that is no DNS label fails the prepare', async (t) => {
+  const { sim, mdDir } = await setup(t, { args: ['--device-metadata', V1A1] });
+  const c = claim('gpu-3');
+  const ok = claim('gpu-4');
+  await sim.nodePrepareResources(DRIVER, [c, ok]);
+  // Something the library did not write blocks the removal.
+  const blocker = path.join(path.dirname(mdFile(mdDir, c, 'req-0')), 'stuck');
+  fs.mkdirSync(blocker);
+  await assert.rejects(sim.nodeUnprepareResources(DRIVER, [ok, c]),
+    new RegExp(`NodeUnprepareResources failed for claim default/gpu-3: clean up device metadata: remove metadata directory .*default_gpu-3: req-0: Directory not empty`));
+  assert.equal(fs.existsSync(path.join(mdDir, 'default_gpu-4')), false, 'the other claim was cleaned up');
+  fs.rmdirSync(blocker);
+  await sim.nodeUnprepareResources(DRIVER, [c]);
+  assert.equal(fs.existsSync(path.join(mdDir, 'default_gpu-3')), false);
+
+  const bad = claim('badreq-1');
+  await assert.rejects(sim.nodePrepareResources(DRIVER, [bad]),
+    /failed for claim default\/badreq-1: write device metadata for request "Not_A_Label": the request name is not a DNS label/);
+});
+
+test('the hooks cannot change the metadata files or plant one', async (t) => {
+  const file = (mdDir) => path.join(mdDir, 'default_gpu-5', 'req-0', 'metadata.json');
+  const { sim, mdDir } = await setup(t, {
+    args: ['--device-metadata', V1A1],
+    env: (md) => ({
+      KP_TEST_PROBE_1: `unlink:${file(md)}`,
+      KP_TEST_PROBE_2: `write:${path.dirname(file(md))}/planted`,
+      KP_TEST_PROBE_3: `rename:${file(md)}:${file(md)}.x`,
+      KP_TEST_PROBE_4: `write:${file(md)}`,
+    }),
+  });
+  const c = claim('gpu-5');
+  await sim.nodePrepareResources(DRIVER, [c]);
+  const before = fs.readFileSync(file(mdDir), 'utf8');
+  for (const n of [1, 2, 3, 4]) {
+    const err = await sim.nodePrepareResources(DRIVER, [claim(`probe-${n}`)]).then(() => null, (e) => e);
+    assert.ok(err, `probe ${n} fails its claim with the outcome`);
+    assert.doesNotMatch(err.message, /: ok$/, `probe ${n}: ${err.message}`);
+    assert.match(err.message, /Permission denied|No such file|Operation not permitted|Read-only/);
+    if (process.env.KP_VERBOSE) console.log(err.message);
+  }
+  assert.equal(fs.readFileSync(file(mdDir), 'utf8'), before);
+  assert.deepEqual(fs.readdirSync(path.dirname(file(mdDir))), ['metadata.json']);
+});
+
+test('ATTACK: a MetadataWrite frame naming a path outside the metadata directory kills the nodeserver; nothing is written', async (t) => {
+  const { root, drv, sim, mdDir } = await setup(t, {
+    args: ['--device-metadata', V1A1],
+    env: () => ({ KP_TEST_PROBE_1: 'raw-md:default:../../../escaped', KP_TEST_PROBE_2: 'raw-md:../..:req-0' }),
+  });
+  for (const [n, re] of [[1, /metadata_write\.request "\.\.\/\.\.\/\.\.\/escaped": not a DNS label/],
+    [2, /metadata_write\.namespace "\.\.\/\.\.": not a DNS label/]]) {
+    const before = roles(drv.proc.pid).nodeserver;
+    await sim.nodePrepareResources(DRIVER, [claim(`probe-${n}`)], { timeoutMs: 3000 }).catch(() => null);
+    await drv.stderrMatch(new RegExp(`nodeserver: protocol violation: ${re.source}; killing it`));
+    await until(() => {
+      const now = roles(drv.proc.pid).nodeserver;
+      return now && now !== before;
+    }, 15000);
+  }
+  assert.deepEqual(fs.existsSync(mdDir) ? fs.readdirSync(mdDir) : [], []);
+  const found = [];
+  const walk = (d) => {
+    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+      if (e.name === 'escaped' || e.name.endsWith('_req-0.json')) found.push(path.join(d, e.name));
+      if (e.isDirectory()) walk(path.join(d, e.name));
+    }
+  };
+  walk(root.dir);
+  assert.deepEqual(found, []);
+});
+
+test('option errors name the rule; the metadata directory may not overlap a state directory', async (t) => {
+  const root = makeRoot(DRIVER);
+  t.after(() => root.cleanup());
+  const start = (args) => {
+    const drv = new TestDriver(root, args);
+    t.after(async () => { drv.kill(); await drv.exited; });
+    return drv.line(['ready', 'error']);
+  };
+  assert.match(await start(['--device-metadata', 'none']),
+    /^error KP_EINVAL kp_device_metadata \(EnableDeviceMetadata\): metadata versions must be explicitly selected, none chosen/);
+  assert.match(await start(['--device-metadata', 'metadata.resource.k8s.io/v2']),
+    /metadata version "metadata.resource.k8s.io\/v2" is not supported/);
+  assert.match(await start(['--device-metadata', `${V1A1},${V1A1}`]), /listed twice/);
+  assert.match(await start(['--device-metadata', V1A1, '--state-dir',
+    path.join(path.dirname(root.draSock), 'dra-device-metadata')]),
+    /^error .*the metadata directory .*dra-device-metadata and the state directory .* overlap/);
+});

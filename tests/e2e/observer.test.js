@@ -1,0 +1,400 @@
+'use strict';
+// End-to-end tests of the observer (issue 14): the fifth, sandboxed child
+// that serves /healthz, /readyz and /metrics (kp_http_endpoint), each
+// /healthz reason against the real peers (a stopped child, kubelet's
+// rejection from the simulator, a socket file removed or replaced), the
+// Prometheus page parsed by an independent parser, the exec probe CLI's
+// exit codes, and the observer's sandbox (attacks from inside it with the
+// library's own policy_apply, tests/e2e/bin/kp_obsprobe.c).
+//
+//   KP_BUILD=build node --test --test-concurrency=1 tests/e2e/observer.test.js
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const net = require('node:net');
+const path = require('node:path');
+const { spawnSync, execFileSync } = require('node:child_process');
+const { randomUUID } = require('node:crypto');
+const parsePrometheus = require('parse-prometheus-text-format');
+const { KubeletSim } = require('../kubelet-sim');
+const { startEmulator, kubeconfig } = require('../apiserver-emu');
+const { makeRoot, TestDriver, roles, until, sleep, procStatus, BUILD, UID_BASE } = require('./lib/plugin');
+
+const DRIVER = 'test.example.com';
+const AS_ROOT = process.getuid() === 0;
+const PROBE = path.join(BUILD, 'tools', 'kubeletplugin-probe');
+const OBSPROBE = path.join(BUILD, 'tests', 'kp_obsprobe');
+const PREPARE = '/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NodePrepareResources';
+const claim = (name) => ({ namespace: 'default', name, uid: randomUUID() });
+
+// A TCP port nothing listens on now.
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.on('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+async function get(port, p, method = 'GET') {
+  const r = await fetch(`http://127.0.0.1:${port}${p}`, { method, signal: AbortSignal.timeout(5000) });
+  return { status: r.status, type: r.headers.get('content-type'), body: await r.text() };
+}
+
+async function setup(t, { args = [], simOpts = {}, sim = true } = {}) {
+  const root = makeRoot(DRIVER);
+  const port = await freePort();
+  const drv = new TestDriver(root, ['--http-endpoint', `127.0.0.1:${port}`, ...args]);
+  t.after(async () => {
+    // A clean stop: every child exits by itself (under ASan: no leak).
+    const st = drv.proc.exitCode === null ? await drv.stop().catch(() => null) : null;
+    drv.kill();
+    await drv.exited;
+    root.cleanup();
+    assert.doesNotMatch(drv.stderr, /Sanitizer|runtime error:/);
+    // The observer's allowlist covers what it does.
+    assert.doesNotMatch(drv.stderr, /kp-observer: seccomp violation|observer killed/);
+    if (st) assert.equal(st.code, 0, drv.stderr);
+  });
+  await drv.ready();
+  let s = null;
+  if (sim) {
+    s = new KubeletSim({ registryDir: root.registry, version: '1.34', retryInitialMs: 100, ...simOpts }).start();
+    t.after(() => s.stop());
+  }
+  return { root, drv, sim: s, port };
+}
+
+// Polls path until pred accepts the answer.
+const waitFor = (port, p, pred, ms = 15000) => until(async () => {
+  const r = await get(port, p).catch(() => null);
+  return r && pred(r) ? r : null;
+}, ms, 100);
+
+// The page as { name: [{ labels, value }] } for counters and gauges.
+function metrics(text) {
+  const out = {};
+  for (const f of parsePrometheus(text)) out[f.name] = f;
+  return out;
+}
+
+function sample(fams, name, labels = {}) {
+  const f = fams[name];
+  if (!f) return undefined;
+  const m = f.metrics.find((x) => Object.entries(labels).every(([k, v]) => (x.labels || {})[k] === v));
+  return m === undefined ? undefined : Number(m.value);
+}
+
+test('kp_http_endpoint: invalid addresses are refused naming the option; a port in use fails kp_start', async (t) => {
+  const root = makeRoot(DRIVER);
+  t.after(() => root.cleanup());
+  for (const bad of ['localhost:80', '127.0.0.1', '127.0.0.1:0', '127.0.0.1:65536', '[::1:80', '1.2.3:80']) {
+    const drv = new TestDriver(root, ['--http-endpoint', bad]);
+    const l = await drv.line(['error', 'ready']);
+    drv.kill();
+    await drv.exited;
+    assert.match(l, /^error KP_EINVAL kp_http_endpoint \(beyond upstream\): /, `${bad}: ${l}`);
+  }
+  const busy = net.createServer();
+  await new Promise((r) => busy.listen(0, '127.0.0.1', r));
+  t.after(() => busy.close());
+  const drv = new TestDriver(root, ['--http-endpoint', `127.0.0.1:${busy.address().port}`]);
+  const l = await drv.line(['error', 'ready']);
+  drv.kill();
+  await drv.exited;
+  assert.match(l, /kp_http_endpoint .*Address already in use/, l);
+});
+
+test('/healthz, /readyz, /metrics: 200 once registered; readyz waits for kubelet; other paths and methods refused', async (t) => {
+  const { drv, root, port } = await setup(t, { sim: false });
+  // Before kubelet registered the plugin: live, not ready.
+  const h = await waitFor(port, '/healthz', (r) => r.status === 200);
+  assert.equal(h.body, 'ok\n');
+  assert.match(h.type, /^text\/plain/);
+  const notReady = await get(port, '/readyz');
+  assert.equal(notReady.status, 503);
+  assert.equal(notReady.body, 'not registered with kubelet yet\n');
+  const sim = new KubeletSim({ registryDir: root.registry, version: '1.34', retryInitialMs: 100 }).start();
+  t.after(() => sim.stop());
+  await sim.waitForDriver(DRIVER);
+  await waitFor(port, '/readyz', (r) => r.status === 200 && r.body === 'ok\n');
+  const m = await get(port, '/metrics');
+  assert.equal(m.status, 200);
+  assert.match(m.type, /^text\/plain; version=0\.0\.4/);
+  const fams = metrics(m.body);
+  assert.equal(sample(fams, 'kubeletplugin_registration_state', { state: 'registered' }), 1);
+  assert.equal(sample(fams, 'kubeletplugin_registration_state', { state: 'none' }), 0);
+  assert.equal((await get(port, '/nope')).status, 404);
+  assert.equal((await get(port, '/healthz', 'POST')).status, 405);
+  assert.equal((await get(port, '/healthz', 'HEAD')).status, 200);
+  // The observer is a child of the supervisor like the others.
+  assert.ok(roles(drv.proc.pid).observer, 'kp-observer runs');
+});
+
+test('metrics count: gRPC calls by method and code, latency histogram, restarts by role and reason', async (t) => {
+  const { drv, sim, port } = await setup(t, { args: ['--fail-claim', 'bad'], simOpts: { healthStream: true } });
+  await sim.waitForDriver(DRIVER);
+  const count = async () => {
+    const fams = metrics((await get(port, '/metrics')).body);
+    return {
+      fams,
+      ok: sample(fams, 'kubeletplugin_grpc_requests_total', { method: PREPARE, code: 'OK' }) || 0,
+      getInfo: sample(fams, 'kubeletplugin_grpc_requests_total', { method: '/pluginregistration.Registration/GetInfo', code: 'OK' }) || 0,
+    };
+  };
+  await sim.nodePrepareResources(DRIVER, [claim('a')]);
+  const first = await until(async () => {
+    const c = await count();
+    return c.ok >= 1 ? c : null;
+  }, 10000, 100);
+  assert.ok(first.getInfo >= 1, 'GetInfo counted');
+  await sim.nodePrepareResources(DRIVER, [claim('b')]);
+  await sim.nodePrepareResources(DRIVER, [claim('c')]);
+  const later = await until(async () => {
+    const c = await count();
+    return c.ok >= first.ok + 2 ? c : null;
+  }, 10000, 100);
+  assert.equal(later.ok, first.ok + 2, 'each call counted once');
+  // The histogram: its families and the count agree with the counter.
+  const text = (await get(port, '/metrics')).body;
+  const esc = PREPARE.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+  const cnt = new RegExp(`^kubeletplugin_grpc_request_duration_seconds_count\\{method="${esc}"\\} (\\d+)$`, 'm').exec(text);
+  const inf = new RegExp(`^kubeletplugin_grpc_request_duration_seconds_bucket\\{method="${esc}",le="\\+Inf"\\} (\\d+)$`, 'm').exec(text);
+  assert.ok(cnt && inf, text);
+  assert.equal(Number(cnt[1]), Number(inf[1]));
+  assert.ok(Number(cnt[1]) >= later.ok);
+  assert.ok(later.fams.kubeletplugin_grpc_request_duration_seconds, 'the parser sees the histogram');
+  assert.equal(later.fams.kubeletplugin_grpc_request_duration_seconds.type, 'HISTOGRAM');
+  assert.equal(sample(later.fams, 'kubeletplugin_grpc_requests_in_flight', { method: PREPARE }), 0);
+  assert.ok(sample(later.fams, 'kubeletplugin_serialization_lock_waits_total') >= 3);
+  // The simulated kubelet holds a health stream open.
+  await until(async () => sample(metrics((await get(port, '/metrics')).body),
+    'kubeletplugin_health_stream_clients') === 1, 10000, 100);
+  // A killed nodeserver is counted as a restart by signal.
+  assert.equal(sample(later.fams, 'kubeletplugin_process_restarts_total', { role: 'nodeserver', reason: 'signaled' }), 0);
+  process.kill(roles(drv.proc.pid).nodeserver, 'SIGKILL');
+  await until(async () => sample(metrics((await get(port, '/metrics')).body),
+    'kubeletplugin_process_restarts_total', { role: 'nodeserver', reason: 'signaled' }) === 1, 15000, 100);
+});
+
+test('publisher metrics: API requests by verb and code, slices per pool, sync age; a stopped publisher fails /healthz', async (t) => {
+  const root = makeRoot(DRIVER);
+  const tokenFile = path.join(root.dir, 'token');
+  const emu = await startEmulator({ versions: ['v1'], nodes: ['node-1'], tokenFile });
+  fs.copyFileSync(emu.caFile, path.join(root.dir, 'ca.crt'));
+  const kc = path.join(root.dir, 'kubeconfig');
+  fs.writeFileSync(kc, kubeconfig({ server: emu.url }));
+  const port = await freePort();
+  const drv = new TestDriver(root, ['--http-endpoint', `127.0.0.1:${port}`, '--kubeconfig', kc, '--node-name', 'node-1']);
+  t.after(async () => {
+    drv.kill();
+    await drv.exited;
+    await emu.stop();
+    root.cleanup();
+  });
+  await drv.ready();
+  // Two pools of 130 devices: two slices each (128 devices a slice).
+  const l = await drv.command('publish 130 2 a', 'publish ');
+  assert.match(l, /^publish KP_OK/, l);
+  await until(() => emu.getSlices({}).length === 4, 20000, 100);
+  const fams = await until(async () => {
+    const f = metrics((await get(port, '/metrics')).body);
+    return sample(f, 'kubeletplugin_resourceslices', { pool: 'pool-0' }) === 2 &&
+      sample(f, 'kubeletplugin_resourceslices', { pool: 'pool-1' }) === 2 &&
+      sample(f, 'kubeletplugin_resourceslice_pending_pools') === 0 ? f : null;
+  }, 20000, 200);
+  // Every POST the emulator answered 201 (the four slices), counted once.
+  const created = emu.requests({ method: 'POST' }).filter((e) => e.status === 201).length;
+  assert.ok(created >= 4);
+  await until(async () => sample(metrics((await get(port, '/metrics')).body),
+    'kubeletplugin_api_requests_total', { verb: 'POST', code: '201' }) === created, 10000, 200);
+  assert.ok(sample(fams, 'kubeletplugin_api_requests_total', { verb: 'GET', code: '200' }) >= 1, 'discovery, list');
+  assert.ok(sample(fams, 'kubeletplugin_resourceslice_sync_age_seconds') >= 0);
+  const pub = roles(drv.proc.pid).publisher;
+  process.kill(pub, 'SIGSTOP');
+  let r;
+  try {
+    r = await waitFor(port, '/healthz', (x) => x.status === 503, 15000);
+  } finally {
+    process.kill(pub, 'SIGCONT');
+  }
+  assert.match(r.body, /^publisher has not answered the supervisor's heartbeat/);
+  await waitFor(port, '/healthz', (x) => x.status === 200, 15000);
+});
+
+test('a stopped child fails /healthz naming it; SIGCONT recovers; a slow prepare does not fail it', async (t) => {
+  const { drv, sim, port } = await setup(t, { args: ['--slow-ms', '7000'] });
+  await sim.waitForDriver(DRIVER);
+  await waitFor(port, '/healthz', (r) => r.status === 200);
+  // A hook that takes 7 s: the heartbeat (5 s) is answered beside it.
+  const slow = sim.nodePrepareResources(DRIVER, [claim('slow')]);
+  const seen = [];
+  const end = Date.now() + 6000;
+  while (Date.now() < end) {
+    seen.push((await get(port, '/healthz')).status);
+    await sleep(250);
+  }
+  await slow;
+  assert.deepEqual([...new Set(seen)], [200], 'healthy throughout the slow call');
+  for (const role of ['nodeserver', 'registrar']) {
+    const pid = roles(drv.proc.pid)[role];
+    process.kill(pid, 'SIGSTOP');
+    let r;
+    try {
+      r = await waitFor(port, '/healthz', (x) => x.status === 503, 15000);
+      const ready = await get(port, '/readyz');
+      assert.equal(ready.status, 503);
+    } finally {
+      process.kill(pid, 'SIGCONT');
+    }
+    assert.match(r.body, new RegExp(`^${role} has not answered the supervisor's heartbeat for \\d+ s\\n$`));
+    await waitFor(port, '/healthz', (x) => x.status === 200, 15000);
+    assert.equal(roles(drv.proc.pid)[role], pid, `${role} was not restarted`);
+  }
+  const fams = metrics((await get(port, '/metrics')).body);
+  assert.equal(sample(fams, 'kubeletplugin_process_up', { role: 'nodeserver' }), 1);
+});
+
+test('kubelet rejects the registration: /healthz is 503 with kubelet\'s error', async (t) => {
+  const { port } = await setup(t, { simOpts: { rejectWith: 'simulated rejection' } });
+  const r = await waitFor(port, '/healthz', (x) => x.status === 503);
+  assert.match(r.body, /^kubelet rejected the registration: .*simulated rejection\n$/);
+  const fams = metrics((await get(port, '/metrics')).body);
+  assert.equal(sample(fams, 'kubeletplugin_registration_state', { state: 'failed' }), 1);
+});
+
+test('a socket file removed or replaced fails /healthz until it is back', async (t) => {
+  const { root, sim, port } = await setup(t);
+  await sim.waitForDriver(DRIVER);
+  await waitFor(port, '/healthz', (r) => r.status === 200);
+  // Replaced: another socket at the DRA socket's path (another instance).
+  const moved = `${root.draSock}.ours`;
+  fs.renameSync(root.draSock, moved);
+  const other = net.createServer().listen(root.draSock);
+  t.after(() => other.close());
+  await new Promise((r) => other.once('listening', r));
+  const rep = await waitFor(port, '/healthz', (x) => x.status === 503);
+  // Self-repair (issue 14, another branch) may re-create the file: then
+  // health recovers; without it, it must stay failed and name the file.
+  assert.match(rep.body, /^socket .*dra\.sock (is no longer the one the plugin bound|is missing)\n$/);
+  await new Promise((r) => other.close(r));
+  fs.renameSync(moved, root.draSock);
+  await waitFor(port, '/healthz', (x) => x.status === 200);
+  // Missing: the registration socket removed.
+  const regMoved = `${root.regSock}.ours`;
+  fs.renameSync(root.regSock, regMoved);
+  const miss = await waitFor(port, '/healthz', (x) => x.status === 503);
+  assert.match(miss.body, /^socket .*-reg\.sock is missing\n$/);
+  if (!fs.existsSync(root.regSock)) fs.renameSync(regMoved, root.regSock);
+  await waitFor(port, '/healthz', (x) => x.status === 200);
+});
+
+test('kubeletplugin-probe: exit codes 0, 2, 3, 4, 5, 64', async (t) => {
+  const probe = (...a) => spawnSync(PROBE, a, { encoding: 'utf8', timeout: 20000 });
+  const help = probe('--help');
+  assert.equal(help.status, 0);
+  assert.match(help.stdout, /Exit codes: 0 ok; 2 socket missing/);
+  assert.equal(probe().status, 64);
+  assert.equal(probe('--timeout-ms', 'x', '--driver-name', DRIVER).status, 64);
+  const { drv, root } = await setup(t, { sim: false });
+  const ok = probe('--registrar-socket', root.regSock, '--driver-name', DRIVER);
+  assert.equal(ok.status, 0, ok.stderr);
+  // The registration socket derived from --kubelet-dir and the name.
+  assert.equal(probe('--driver-name', DRIVER, '--kubelet-dir', root.dir).status, 0);
+  const wrong = probe('--registrar-socket', root.regSock, '--driver-name', 'other.example.com');
+  assert.equal(wrong.status, 5);
+  assert.match(wrong.stderr, /driver test\.example\.com, not other\.example\.com/);
+  const missing = probe('--registrar-socket', path.join(root.dir, 'none.sock'));
+  assert.equal(missing.status, 2);
+  assert.equal(probe('--registrar-socket', root.regSock, '--plugin-socket', path.join(root.dir, 'none.sock')).status, 2);
+  // A socket file nothing listens on: connection refused.
+  const dead = path.join(root.dir, 'dead.sock');
+  execFileSync('/usr/bin/python3', ['-c', `import socket; s=socket.socket(socket.AF_UNIX); s.bind(${JSON.stringify(dead)})`]);
+  const refused = probe('--registrar-socket', dead);
+  assert.equal(refused.status, 3, refused.stderr);
+  // A stopped registrar: the connection is accepted by the kernel, GetInfo
+  // times out.
+  const reg = roles(drv.proc.pid).registrar;
+  process.kill(reg, 'SIGSTOP');
+  let slow;
+  try {
+    slow = probe('--registrar-socket', root.regSock, '--timeout-ms', '500');
+  } finally {
+    process.kill(reg, 'SIGCONT');
+  }
+  assert.equal(slow.status, 4, slow.stderr);
+  assert.match(slow.stderr, /GetInfo/);
+  const quiet = probe('-q', '--registrar-socket', path.join(root.dir, 'none.sock'));
+  assert.equal(quiet.status, 2);
+  assert.equal(quiet.stderr, '');
+});
+
+test('kubeletplugin-probe finds a rolling-update instance by its pod UID', async (t) => {
+  const root = makeRoot(DRIVER);
+  const uid = randomUUID();
+  const drv = new TestDriver(root, ['--kubelet-root-dir', root.dir, '--rolling-update-uid', uid], { paths: false });
+  t.after(async () => {
+    drv.kill();
+    await drv.exited;
+    root.cleanup();
+  });
+  await drv.ready();
+  const probe = (args, env = {}) => spawnSync(PROBE, args, { encoding: 'utf8', timeout: 20000, env: { ...process.env, ...env } });
+  const base = ['--driver-name', DRIVER, '--kubelet-dir', root.dir];
+  assert.equal(probe([...base, '--pod-uid', uid]).status, 0);
+  assert.equal(probe([...base, '--pod-uid-env', 'KP_TEST_UID'], { KP_TEST_UID: uid }).status, 0);
+  // Without the UID the instance's socket is not the default name.
+  assert.equal(probe(base).status, 2);
+  assert.equal(probe([...base, '--pod-uid', '']).status, 64);
+});
+
+test('the observer\'s sandbox: own uid, no capabilities, seccomp, no new privileges, empty root, own pid namespace, no files', { skip: !AS_ROOT && 'needs root' }, async (t) => {
+  const { drv, port } = await setup(t, { sim: false });
+  await waitFor(port, '/healthz', (r) => r.status === 200);
+  const pid = roles(drv.proc.pid).observer;
+  const st = procStatus(pid);
+  const uid = UID_BASE + 3;
+  assert.equal(st.Uid.split(/\s+/).slice(0, 3).join(' '), `${uid} ${uid} ${uid}`);
+  assert.equal(st.Gid.split(/\s+/).slice(0, 3).join(' '), `${uid} ${uid} ${uid}`);
+  assert.equal(st.Groups, '');
+  for (const k of ['CapInh', 'CapPrm', 'CapEff', 'CapBnd', 'CapAmb']) assert.equal(st[k], '0000000000000000', k);
+  assert.equal(st.NoNewPrivs, '1');
+  assert.equal(st.Seccomp, '2');
+  assert.equal(st.NSpid.split(/\s+/).pop(), '1', 'pid 1 of its own namespace');
+  assert.deepEqual(fs.readdirSync(`/proc/${pid}/root/`), [], 'empty root');
+  // Its fds: stdio, its two channels, the listener, libmicrohttpd's epoll
+  // and its signalfd; nothing else, no file.
+  const fds = fs.readdirSync(`/proc/${pid}/fd`).map((f) => fs.readlinkSync(`/proc/${pid}/fd/${f}`));
+  for (const l of fds) assert.match(l, /^(\/dev\/null|pipe:|socket:|anon_inode:\[(eventpoll|signalfd)\])/, l);
+  assert.equal(fds.filter((l) => /^\//.test(l) && l !== '/dev/null').length, 0);
+});
+
+test('attacks from inside the observer\'s sandbox are denied', { skip: !AS_ROOT && 'needs root' }, async (t) => {
+  const srv = net.createServer((c) => c.end()).listen(0, '127.0.0.1');
+  await new Promise((r) => srv.once('listening', r));
+  t.after(() => srv.close());
+  const root = makeRoot(DRIVER);
+  t.after(() => root.cleanup());
+  const unix = net.createServer((c) => c.end()).listen(path.join(root.dir, 'x.sock'));
+  await new Promise((r) => unix.once('listening', r));
+  t.after(() => unix.close());
+  const cases = [
+    ['tcp-connect', String(srv.address().port)],
+    ['tcp-bind', String(await freePort())],
+    ['unix-connect', path.join(root.dir, 'x.sock')],
+    ['open', '/etc/passwd'],
+    ['ls-root'],
+    ['ptrace'],
+    ['fork'],
+    ['kill-parent', String(process.pid)],
+  ];
+  for (const c of cases) {
+    const r = spawnSync(OBSPROBE, c, { encoding: 'utf8', timeout: 20000 });
+    assert.equal(r.status, 0, `${c}: ${r.stdout}${r.stderr}`);
+    assert.match(r.stdout, new RegExp(`^PROBE ${c[0]}: DENIED: `), `${c}: ${r.stdout}`);
+  }
+});

@@ -1,0 +1,402 @@
+/*
+ * test_journal.c - the prepared-claim journal's file (nodeserver/
+ * journal.c): a round trip, atomicity (a crash between writing the
+ * temporary file and the rename, injected, leaves the old journal), a
+ * corrupt, torn, edited (checksum mismatch), foreign or unreadable file
+ * quarantined with its reason and an empty start, the boot ID change, and
+ * the entry rules and the driver's view.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "test.h"
+#include "nodeserver/journal.h"
+
+#define DRV	"gpu.example.com"
+
+static char	dir[64], boot[128], path[160];
+
+static void
+put_file(const char *p, const char *text)
+{
+	FILE	*f = fopen(p, "w");
+
+	if (f == NULL)
+		abort();
+	fputs(text, f);
+	fclose(f);
+}
+
+static char *
+get_file(const char *p)
+{
+	static char	 buf[65536];
+	FILE		*f = fopen(p, "r");
+	size_t		 n;
+
+	if (f == NULL)
+		return (NULL);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return (buf);
+}
+
+/* Files in dir starting with prefix. */
+static int
+count(const char *prefix)
+{
+	struct dirent	*de;
+	DIR		*d = opendir(dir);
+	int		 n = 0;
+
+	while (d != NULL && (de = readdir(d)) != NULL)
+		if (strncmp(de->d_name, prefix, strlen(prefix)) == 0)
+			n++;
+	if (d != NULL)
+		closedir(d);
+	return (n);
+}
+
+static void
+clean(void)
+{
+	struct dirent	*de;
+	DIR		*d = opendir(dir);
+	char		 p[512];
+
+	while (d != NULL && (de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.' && (de->d_name[1] == '\0' ||
+		    strcmp(de->d_name, "..") == 0))
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", dir, de->d_name);
+		if (unlink(p) == -1)
+			rmdir(p);
+	}
+	if (d != NULL)
+		closedir(d);
+}
+
+static json_t *
+entry(const char *ns, const char *cdi)
+{
+	return (json_pack("{s:s, s:s, s:[{s:[s], s:s, s:s, s:[s]}], s:s, "
+	    "s:{s:s}}", "namespace", ns, "name", "claim-a", "devices",
+	    "requests", "gpu", "pool", "node-1", "device", "gpu-0",
+	    "cdiDeviceIds", cdi, "cdiSpec", DRV "_claim-uid-1.json", "data",
+	    "pci", "0000:01:00.0"));
+}
+
+static void
+open_ok(struct journal *j)
+{
+	char	 err[KP_ERROR_SIZE] = "";
+
+	CHECK_EQ(journal_open(j, dir, DRV, boot, err, sizeof(err)), 0);
+	if (err[0] != '\0')
+		fprintf(stderr, "%s\n", err);
+}
+
+static void
+test_round_trip(void)
+{
+	struct journal		 j;
+	struct journal_view	*v;
+	char			 err[KP_ERROR_SIZE];
+
+	clean();
+	open_ok(&j);
+	CHECK_EQ(j.state, JOURNAL_NEW);
+	CHECK_STREQ(j.boot_id, "11111111-2222-3333-4444-555555555555");
+	CHECK_EQ(json_object_size(j.claims), 0);
+	CHECK_EQ(json_object_set_new(j.claims, "uid-1", entry("ns",
+	    DRV "/gpu=gpu-0")), 0);
+	CHECK_EQ(journal_check_entry(DRV, "uid-1", json_object_get(j.claims,
+	    "uid-1"), err, sizeof(err)), 0);
+	CHECK_EQ(journal_save(&j, err, sizeof(err)), 0);
+	CHECK_EQ(count("." JOURNAL_FILE), 0);
+	journal_close(&j);
+	CHECK_CONTAINS(get_file(path), "\"checksum\": \"crc32:");
+	CHECK_CONTAINS(get_file(path), "\"schema\": 1");
+
+	open_ok(&j);
+	CHECK_EQ(j.state, JOURNAL_LOADED);
+	CHECK_STREQ(j.file_boot_id, j.boot_id);
+	CHECK_EQ(json_object_size(j.claims), 1);
+	v = journal_view_new("uid-1", json_object_get(j.claims, "uid-1"), 0);
+	CHECK(v != NULL);
+	if (v != NULL) {
+		CHECK_STREQ(v->e.uid, "uid-1");
+		CHECK_STREQ(v->e.namespace_, "ns");
+		CHECK_STREQ(v->e.name, "claim-a");
+		CHECK_EQ(v->e.n_devices, 1);
+		CHECK_EQ(v->e.devices[0]->struct_size,
+		    sizeof(struct kp_prepared_device));
+		CHECK_STREQ(v->e.devices[0]->pool_name, "node-1");
+		CHECK_STREQ(v->e.devices[0]->device_name, "gpu-0");
+		CHECK_EQ(v->e.devices[0]->n_request_names, 1);
+		CHECK_STREQ(v->e.devices[0]->request_names[0], "gpu");
+		CHECK_STREQ(v->e.devices[0]->cdi_device_ids[0],
+		    DRV "/gpu=gpu-0");
+		CHECK(v->e.devices[0]->share_id == NULL);
+		CHECK_STREQ(v->e.cdi_spec, DRV "_claim-uid-1.json");
+		CHECK_STREQ(v->e.data, "{\"pci\":\"0000:01:00.0\"}");
+		CHECK_EQ(v->e.previous_boot, 0);
+	}
+	journal_view_free(v);
+	journal_close(&j);
+}
+
+/* A crash after the temporary file is synced, before the rename. */
+static void
+test_atomic(void)
+{
+	struct journal	 j;
+	char		 err[KP_ERROR_SIZE], before[65536];
+
+	test_round_trip();
+	snprintf(before, sizeof(before), "%s", get_file(path));
+	open_ok(&j);
+	json_object_del(j.claims, "uid-1");
+	CHECK_EQ(json_object_set_new(j.claims, "uid-2", entry("other",
+	    DRV "/gpu=gpu-1")), 0);
+	journal_fault = JOURNAL_FAULT_BEFORE_RENAME;
+	CHECK_EQ(journal_save(&j, err, sizeof(err)), KP_EIO);
+	journal_fault = JOURNAL_FAULT_NONE;
+	CHECK_CONTAINS(err, "fault injected before the rename");
+	journal_close(&j);
+	/* The new content sits in the temporary file; the journal is the
+	 * old one, byte for byte. */
+	CHECK_EQ(count("." JOURNAL_FILE ".tmp"), 1);
+	CHECK_STREQ(get_file(path), before);
+	open_ok(&j);
+	CHECK_EQ(j.state, JOURNAL_LOADED);
+	CHECK(json_object_get(j.claims, "uid-1") != NULL);
+	CHECK(json_object_get(j.claims, "uid-2") == NULL);
+	CHECK_EQ(count("." JOURNAL_FILE ".tmp"), 0);
+	/* The next save goes through. */
+	json_object_del(j.claims, "uid-1");
+	CHECK_EQ(journal_save(&j, err, sizeof(err)), 0);
+	journal_close(&j);
+	open_ok(&j);
+	CHECK_EQ(json_object_size(j.claims), 0);
+	journal_close(&j);
+}
+
+/* Each bad file: quarantined with why, moved aside, empty start. */
+static void
+bad_file(const char *text, const char *why)
+{
+	struct journal	 j;
+
+	clean();
+	put_file(path, text);
+	open_ok(&j);
+	CHECK_EQ(j.state, JOURNAL_QUARANTINED);
+	CHECK_CONTAINS(j.why, why);
+	CHECK_CONTAINS(j.why, "moved aside to " JOURNAL_FILE ".corrupt-");
+	CHECK_EQ(json_object_size(j.claims), 0);
+	CHECK_EQ(access(path, F_OK), -1);
+	CHECK_EQ(count(JOURNAL_FILE ".corrupt-"), 1);
+	journal_close(&j);
+}
+
+static void
+test_quarantine(void)
+{
+	struct journal	 j;
+	char		 saved[65536], *p, err[KP_ERROR_SIZE];
+
+	bad_file("", "not JSON");
+	bad_file("{\"schema\":1,", "not JSON");
+	bad_file("[]", "not a JSON object");
+	bad_file("{\"schema\":2,\"driver\":\"" DRV "\",\"bootId\":\"b\","
+	    "\"claims\":{},\"checksum\":\"x\"}", "schema is not 1");
+	bad_file("{\"schema\":1,\"driver\":\"other.example.com\",\"bootId\":"
+	    "\"b\",\"claims\":{},\"checksum\":\"x\"}", "driver is not");
+	bad_file("{\"schema\":1,\"driver\":\"" DRV "\",\"bootId\":\"b\","
+	    "\"claims\":{},\"checksum\":\"crc32:00000000\"}",
+	    "checksum mismatch");
+	bad_file("{\"schema\":1,\"driver\":\"" DRV "\",\"bootId\":\"b\","
+	    "\"claims\":{},\"extra\":1}", "unknown field \"extra\"");
+
+	/* A valid journal edited by hand: the checksum says so. */
+	test_round_trip();
+	snprintf(saved, sizeof(saved), "%s", get_file(path));
+	if ((p = strstr(saved, "\"ns\"")) != NULL)
+		memcpy(p, "\"xs\"", 4);
+	bad_file(saved, "checksum mismatch");
+	/* Torn: the first half of a valid one. */
+	test_round_trip();
+	snprintf(saved, sizeof(saved), "%s", get_file(path));
+	saved[strlen(saved) / 2] = '\0';
+	bad_file(saved, "not JSON");
+	/* Not a regular file. */
+	clean();
+	CHECK_EQ(mkdir(path, 0700), 0);
+	open_ok(&j);
+	CHECK_EQ(j.state, JOURNAL_QUARANTINED);
+	CHECK_CONTAINS(j.why, "not a regular file");
+	journal_close(&j);
+	/* Two in the same second: both kept. */
+	put_file(path, "garbage");
+	open_ok(&j);
+	CHECK_EQ(j.state, JOURNAL_QUARANTINED);
+	CHECK_CONTAINS(j.why, "moved aside");
+	journal_close(&j);
+	CHECK_EQ(count(JOURNAL_FILE ".corrupt-"), 2);
+	/* The quarantined start writes a fresh journal. */
+	clean();
+	put_file(path, "garbage");
+	open_ok(&j);
+	CHECK_EQ(journal_save(&j, err, sizeof(err)), 0);
+	journal_close(&j);
+	open_ok(&j);
+	CHECK_EQ(j.state, JOURNAL_LOADED);
+	journal_close(&j);
+	/* A directory that cannot be opened is an error, not a crash. */
+	CHECK_EQ(journal_open(&j, "/nonexistent/dir", DRV, boot, err,
+	    sizeof(err)), KP_EIO);
+	CHECK_CONTAINS(err, "journal directory /nonexistent/dir");
+}
+
+static void
+test_boot_id(void)
+{
+	struct journal	 j;
+
+	test_round_trip();
+	put_file(boot, "99999999-2222-3333-4444-555555555555\n");
+	open_ok(&j);
+	CHECK_EQ(j.state, JOURNAL_LOADED);
+	CHECK_STREQ(j.file_boot_id, "11111111-2222-3333-4444-555555555555");
+	CHECK_STREQ(j.boot_id, "99999999-2222-3333-4444-555555555555");
+	journal_close(&j);
+	put_file(boot, "11111111-2222-3333-4444-555555555555\n");
+	/* The kernel's own is readable and is a UUID. */
+	CHECK_EQ(journal_open(&j, dir, DRV, JOURNAL_BOOT_ID, NULL, 0), 0);
+	CHECK_EQ(strlen(j.boot_id), 36);
+	journal_close(&j);
+}
+
+static void
+test_entries(void)
+{
+	char	 err[KP_ERROR_SIZE];
+	json_t	*e;
+
+	e = entry("ns", DRV "/gpu=gpu-0");
+	CHECK_EQ(journal_check_entry(DRV, "uid-1", e, err, sizeof(err)), 0);
+	CHECK_EQ(journal_check_entry(DRV, "../x", e, err, sizeof(err)),
+	    KP_EINVAL);
+	CHECK_EQ(journal_check_entry("other.example.com", "uid-1", e, err,
+	    sizeof(err)), KP_EINVAL);
+	CHECK_CONTAINS(err, "cdiSpec");
+	json_decref(e);
+	e = entry("ns", "not a cdi id");
+	CHECK_EQ(journal_check_entry(DRV, "uid-1", e, err, sizeof(err)),
+	    KP_EINVAL);
+	CHECK_CONTAINS(err, "devices[0]");
+	json_decref(e);
+	e = entry("", DRV "/gpu=gpu-0");
+	CHECK_EQ(journal_check_entry(DRV, "uid-1", e, err, sizeof(err)),
+	    KP_EINVAL);
+	json_decref(e);
+}
+
+/* Two instances (a rolling update) on one file: neither drops the
+ * other's entries. */
+static void
+test_two_instances(void)
+{
+	struct journal	 a, b;
+	char		 err[KP_ERROR_SIZE];
+
+	clean();
+	open_ok(&a);
+	open_ok(&b);
+	CHECK_EQ(json_object_set_new(a.claims, "uid-1", entry("ns",
+	    DRV "/gpu=gpu-0")), 0);
+	CHECK_EQ(journal_save(&a, err, sizeof(err)), 0);
+	journal_refresh(&b);
+	CHECK(json_object_get(b.claims, "uid-1") != NULL);
+	CHECK_EQ(json_object_set_new(b.claims, "uid-2", entry("ns",
+	    DRV "/gpu=gpu-1")), 0);
+	CHECK_EQ(journal_save(&b, err, sizeof(err)), 0);
+	journal_refresh(&a);
+	CHECK_EQ(json_object_size(a.claims), 2);
+	/* Unchanged since: nothing read again (same object). */
+	{
+		json_t	*before = a.claims;
+
+		journal_refresh(&a);
+		CHECK(a.claims == before);
+	}
+	/* Replaced (renamed over) by something unreadable: the claims in
+	 * memory stay. */
+	{
+		char	 other[200];
+
+		snprintf(other, sizeof(other), "%s.new", path);
+		put_file(other, "garbage");
+		CHECK_EQ(rename(other, path), 0);
+	}
+	journal_refresh(&a);
+	CHECK_EQ(json_object_size(a.claims), 2);
+	journal_close(&a);
+	journal_close(&b);
+}
+
+/* The fuzz target's seeds: the valid ones are valid here too. */
+static void
+test_seeds(void)
+{
+	const char	*seeds[] = { "two_claims", "empty", "checksum_mismatch",
+	    "torn" };
+	char		 p[512], *text, boot_id[JOURNAL_BOOT_MAX];
+	char		 err[KP_ERROR_SIZE];
+	json_t		*claims;
+	size_t		 i;
+
+	for (i = 0; i < 4; i++) {
+		snprintf(p, sizeof(p), "%s/tests/fuzz/corpus/fuzz_journal/%s",
+		    KP_SOURCE_DIR, seeds[i]);
+		CHECK((text = get_file(p)) != NULL);
+		if (text == NULL)
+			continue;
+		CHECK_EQ(journal_parse(text, strlen(text), DRV, &claims,
+		    boot_id, sizeof(boot_id), err, sizeof(err)),
+		    i < 2 ? 0 : KP_EINVAL);
+		if (i == 0)
+			CHECK_EQ(json_object_size(claims), 2);
+		json_decref(claims);
+	}
+}
+
+int
+main(void)
+{
+	snprintf(dir, sizeof(dir), "/tmp/kp-journal-XXXXXX");
+	if (mkdtemp(dir) == NULL)
+		return (1);
+	snprintf(boot, sizeof(boot), "%s.boot_id", dir);
+	snprintf(path, sizeof(path), "%s/%s", dir, JOURNAL_FILE);
+	put_file(boot, "11111111-2222-3333-4444-555555555555\n");
+	test_round_trip();
+	test_atomic();
+	test_quarantine();
+	test_boot_id();
+	test_entries();
+	test_seeds();
+	test_two_instances();
+	clean();
+	rmdir(dir);
+	unlink(boot);
+	return (test_done("test_journal"));
+}
