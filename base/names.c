@@ -8,16 +8,34 @@
 
 #include "base/names.h"
 
+/*
+ * Character classes by table: these checks run on every claim of every
+ * DRA call (128 claims: 128 UIDs, names, namespaces), and one load per
+ * byte beats three range tests.
+ */
+#define C_LOWER	0x01	/* [a-z0-9] */
+#define C_UPPER	0x02	/* [A-Z] */
+#define C_DASH	0x04	/* '-' */
+#define C_UIDP	0x08	/* '_', '.': inside a UID */
+
+static const unsigned char cclass[256] = {
+	['a' ... 'z'] = C_LOWER, ['0' ... '9'] = C_LOWER,
+	['A' ... 'Z'] = C_UPPER, ['-'] = C_DASH, ['_'] = C_UIDP,
+	['.'] = C_UIDP
+};
+
+#define CC(c)	(cclass[(unsigned char)(c)])
+
 static int
 is_alnum_lower(int c)
 {
-	return ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'));
+	return ((CC(c) & C_LOWER) != 0);
 }
 
 static int
 is_alnum(int c)
 {
-	return (is_alnum_lower(c) || (c >= 'A' && c <= 'Z'));
+	return ((CC(c) & (C_LOWER | C_UPPER)) != 0);
 }
 
 /* [a-z0-9]([-a-z0-9]*[a-z0-9])?, no length limit. */
@@ -29,7 +47,7 @@ name_is_label(const char *s, size_t n)
 	if (n == 0 || !is_alnum_lower(s[0]) || !is_alnum_lower(s[n - 1]))
 		return (0);
 	for (i = 1; i + 1 < n; i++)
-		if (!is_alnum_lower(s[i]) && s[i] != '-')
+		if ((CC(s[i]) & (C_LOWER | C_DASH)) == 0)
 			return (0);
 	return (1);
 }
@@ -71,8 +89,7 @@ name_is_claim_uid(const char *s, size_t n)
 	    !is_alnum(s[n - 1]))
 		return (0);
 	for (i = 1; i + 1 < n; i++)
-		if (!is_alnum(s[i]) && s[i] != '-' && s[i] != '_' &&
-		    s[i] != '.')
+		if (CC(s[i]) == 0)
 			return (0);
 	return (1);
 }

@@ -49,8 +49,13 @@ utf8_valid(const char *s)
 {
 	size_t	 len, i, k;
 
-	len = strlen(s);
-	for (i = 0; i < len; i += k)
+	/* ASCII, the usual case, needs no decoding. */
+	for (i = 0; (unsigned char)s[i] - 1u < 0x7fu; i++)
+		;
+	if (s[i] == '\0')
+		return (1);
+	len = i + strlen(s + i);
+	for (; i < len; i += k)
 		if ((k = utf8_char(s + i, len - i)) == 0)
 			return (0);
 	return (1);

@@ -16,7 +16,14 @@
 // client saturates its core before our server does and hides its cost)
 //   server CPU          user+system time of the whole server tree per call
 // and GetInfo latency on the registration socket, the time from start to
-// the first GetInfo answer, and memory: VmRSS and PSS summed over the
+// the first GetInfo answer (kp_start to registrable), the time from a
+// SIGKILL of the nodeserver to the next prepare answered (recovery), and
+// publishing (--publish N, default 10 000 devices in 4 pools, 0: off):
+// kp_testdriver against the API-server emulator (tests/apiserver-emu),
+// wall time and requests until every slice is written, then the writes of
+// an unchanged republish and of one with one device changed (the
+// publisher's own token bucket, client-go's 5 QPS, paces the creates);
+// memory: VmRSS and PSS summed over the
 // server's process tree (driver, supervisor, children), idle and after load.
 //
 // Figures only: nothing here asserts on timings. Exit status 1 only when a
@@ -24,8 +31,14 @@
 //
 //   node bench/run.js [--seq N] [--secs S] [--concurrency 8,64] [--claims 1,16,128]
 //       [--warmup N] [--rounds R] [--workers N] [--servers bare,kp,kp-w4]
-//       [--json FILE] [--logs DIR]
-// KP_BUILD selects the build directory (default build/).
+//       [--json FILE] [--logs DIR] [--old DIR] [--publish DEVICES]
+// KP_BUILD selects the build directory (default build/). --old DIR adds
+// "<name>@old" servers (e.g. --servers bare,kp,kp@old) run from another
+// build directory, to compare a change with the code before it in one run.
+// The test driver runs with --quiet: its per-claim ALLOC line on stderr
+// (for the e2e tests) would otherwise be relayed by the supervisor, a
+// write and a read per claim that are the test driver's cost, not the
+// library's.
 
 const { spawn } = require('node:child_process');
 const { randomUUID } = require('node:crypto');
@@ -49,7 +62,7 @@ const DEADLINE_MS = 30000;
 function parseFlags(argv) {
   const o = {
     seq: 2000, secs: 2, concurrency: [8, 64], claims: [1, 16, 128], warmup: 200, rounds: 3,
-    workers: 4, servers: null, json: null, infoCalls: 500, logs: null,
+    workers: 4, servers: null, json: null, infoCalls: 500, logs: null, old: null, publish: 10000,
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -74,6 +87,8 @@ function parseFlags(argv) {
       case '--servers': o.servers = v().split(','); break;
       case '--json': o.json = v(); break;
       case '--logs': o.logs = path.resolve(v()); break;
+      case '--old': o.old = path.resolve(v()); break;
+      case '--publish': o.publish = Math.round(Number(v())); break;
       case '-h': case '--help': usage(); break;
       default: usage(`unknown flag ${a}`);
     }
@@ -88,7 +103,7 @@ function usage(err) {
   if (err) console.error(`bench: ${err}`);
   console.error('usage: node bench/run.js [--seq N] [--secs S] [--concurrency 8,64] [--claims 1,16,128]\n'
     + '    [--warmup N] [--rounds R] [--workers N] [--info-calls N] [--servers bare,kp,kp-w4]\n'
-    + '    [--json FILE] [--logs DIR]');
+    + '    [--json FILE] [--logs DIR] [--old DIR] [--publish DEVICES (0: off)]');
   process.exit(err ? 2 : 0);
 }
 
@@ -193,8 +208,10 @@ class Server {
     fs.closeSync(err);
     this.exited = new Promise((r) => this.proc.on('close', (code, sig) => r({ code, sig })));
     const lines = readline.createInterface({ input: this.proc.stdout });
+    this.waiters = [];
+    lines.on('line', (l) => { this.waiters = this.waiters.filter((w) => !w(l)); });
     const first = await Promise.race([
-      new Promise((r) => lines.once('line', r)),
+      new Promise((r) => this.waiters.push((l) => { r(l); return true; })),
       this.exited.then((x) => `exited ${JSON.stringify(x)}`),
       timeout(20000, 'timeout'),
     ]);
@@ -210,6 +227,20 @@ class Server {
     }
     reg.close();
     this.tRegistrable = Number(process.hrtime.bigint() - t0) / 1e6;
+  }
+
+  // Send a test driver command; resolves with its answer line.
+  command(cmd, prefix) {
+    return new Promise((resolve, reject) => {
+      const t = setTimeout(() => reject(new Error(`${this.name}: no answer to ${cmd}`)), 20000);
+      this.waiters.push((l) => {
+        if (!l.startsWith(prefix)) return false;
+        clearTimeout(t);
+        resolve(l);
+        return true;
+      });
+      this.proc.stdin.write(`${cmd}\n`);
+    });
   }
 
   log() {
@@ -311,6 +342,66 @@ function decodedPrepare(buf) {
   return JSON.stringify(claims);
 }
 
+// Publishing n devices through kp_testdriver to the API-server emulator.
+async function publishBench(o, tmp) {
+  const { startEmulator, kubeconfig } = require('../tests/apiserver-emu');
+  const NODE = 'node-1';
+  const dir = path.join(tmp, 'publish');
+  fs.mkdirSync(dir);
+  // The publisher runs under its own uid and reads the kubeconfig here.
+  fs.chmodSync(tmp, 0o755);
+  fs.chmodSync(dir, 0o755);
+  const emu = await startEmulator({ versions: ['v1', 'v1beta1'], nodes: [NODE], tokenFile: path.join(dir, 'token') });
+  fs.copyFileSync(emu.caFile, path.join(dir, 'ca.crt'));
+  const kc = path.join(dir, 'kubeconfig');
+  fs.writeFileSync(kc, kubeconfig({ server: emu.url }));
+  const pools = 4;
+  const per = Math.ceil(o.publish / pools);
+  const nslices = pools * Math.ceil(per / 128);
+  const srv = new Server('publish', path.join(BUILD, 'tests', 'kp_testdriver'),
+    (x) => ['--driver-name', DRIVER, '--registrar-socket', x.regSock, '--plugin-socket', x.draSock,
+      '--kubeconfig', kc, '--node-name', NODE, '--quiet'], dir);
+  const out = {};
+  const pstatus = async () => {
+    const l = await srv.command('publish-status', 'pstatus');
+    const m = /pending=(\d+) creates=(\d+) updates=(\d+)/.exec(l);
+    return m ? { pending: Number(m[1]), creates: Number(m[2]), updates: Number(m[3]) } : null;
+  };
+  const publishCmd = async (args) => {
+    const l = await srv.command(`publish ${args}`, 'publish ');
+    if (!l.startsWith('publish KP_OK')) throw new Error(`publish ${args}: ${l}`);
+  };
+  try {
+    await srv.start();
+    const r0 = emu.requests().length;
+    const t0 = process.hrtime.bigint();
+    await publishCmd(`${per} ${pools} a`);
+    for (;;) {
+      const st = await pstatus();
+      if (st && st.pending === 0 && st.creates >= nslices) break;
+      if (Number(process.hrtime.bigint() - t0) > 120e9) throw new Error('publishing: not done within 120 s');
+      await sleep(20);
+    }
+    out.wall = Number(process.hrtime.bigint() - t0) / 1e6;
+    out.requests = emu.requests().length - r0;
+    out.writes = emu.writes().length;
+    let w0 = emu.writes().length;
+    await publishCmd(`${per} ${pools} a`);
+    await sleep(2000);
+    out.unchanged = emu.writes().length - w0;
+    w0 = emu.writes().length;
+    await publishCmd(`${per} ${pools} a 1`);
+    const t1 = Date.now();
+    while (emu.writes().length === w0 && Date.now() - t1 < 20000) await sleep(20);
+    await sleep(2000);
+    out.oneChanged = emu.writes().length - w0;
+  } finally {
+    await srv.stop();
+    await emu.stop();
+  }
+  return out;
+}
+
 // ---- report --------------------------------------------------------------
 
 const median = (xs) => {
@@ -357,21 +448,26 @@ async function main() {
   const defs = {
     bare: (dir) => new Server('bare', path.join(BUILD, 'bench', 'bare_server'),
       (s) => [s.draSock, s.regSock, DRIVER], dir),
-    kp: (dir) => new Server('kp', path.join(BUILD, 'tests', 'kp_testdriver'),
+    kp: (dir, build = BUILD) => new Server('kp', path.join(build, 'tests', 'kp_testdriver'),
       // The load clients plus the sequential ones exceed the default cap
       // of 8 connections per socket (sized for kubelet).
       (s) => ['--driver-name', DRIVER, '--registrar-socket', s.regSock, '--plugin-socket', s.draSock,
-        '--max-connections', String(Math.min(1024, Math.max(...o.concurrency) + 8))], dir),
+        '--max-connections', String(Math.min(1024, Math.max(...o.concurrency) + 8)), '--quiet'], dir),
   };
   const servers = o.servers.map((name) => {
-    const dir = path.join(tmp, name);
+    const dir = path.join(tmp, name.replace('@', '-'));
     fs.mkdirSync(dir);
-    if (defs[name]) return defs[name](dir);
-    const m = /^kp-w(\d+)$/.exec(name);
-    if (!m) usage(`unknown server ${name} (bare, kp, kp-wN)`);
-    const s = defs.kp(dir);
+    const [base, at] = name.split('@');
+    if (at !== undefined && (at !== 'old' || !o.old)) usage(`${name}: needs --old DIR`);
+    const build = at ? o.old : BUILD;
+    if (base === 'bare' && !at) return defs.bare(dir);
+    const m = /^kp(?:-w(\d+))?$/.exec(base);
+    if (!m) usage(`unknown server ${name} (bare, kp, kp-wN, kp@old, kp-wN@old)`);
+    const s = defs.kp(dir, build);
     s.name = name;
-    s.args.push('--workers', m[1]);
+    if (m[1]) s.args.push('--workers', m[1]);
+    // KP_BENCH_LOUD=name,...: those run without --quiet (to measure it).
+    if ((process.env.KP_BENCH_LOUD || '').split(',').includes(name)) s.args = s.args.filter((a) => a !== '--quiet');
     return s;
   });
   if (o.logs) {
@@ -457,6 +553,34 @@ async function main() {
     }
     await sleep(300);
     for (const s of servers) s.after = memory(s.proc.pid);
+    // Recovery: SIGKILL the nodeserver, time until a prepare succeeds
+    // again (the supervisor restarts it; kubelet would retry the same).
+    for (let round = 0; round < o.rounds; round++) {
+      for (const s of servers) {
+        const ns = tree(s.proc.pid).find((p) => comm(p) === 'kp-nodeserver');
+        if (ns === undefined) continue;
+        const [cl] = await clientsFor(s, 1);
+        const t0 = process.hrtime.bigint();
+        process.kill(ns, 'SIGKILL');
+        for (;;) {
+          const r = await rawUnary(cl, PREPARE, probe, 1000);
+          if (r.code === 0) break;
+          if (Number(process.hrtime.bigint() - t0) > 20e9) throw new Error(`${s.name}: no answer 20 s after the nodeserver was killed`);
+          await sleep(1);
+        }
+        put(s, 'recovery', Number(process.hrtime.bigint() - t0) / 1e6);
+        cl.close();
+      }
+    }
+    const kp = servers.find((s) => s.name !== 'bare' && !s.name.includes('@'));
+    if (o.publish > 0 && kp) {
+      const p = await publishBench(o, tmp);
+      put(kp, 'pub.wall', p.wall);
+      put(kp, 'pub.requests', p.requests);
+      put(kp, 'pub.writes', p.writes);
+      put(kp, 'pub.unchanged', p.unchanged);
+      put(kp, 'pub.one', p.oneChanged);
+    }
     report(o, servers, res, same, mach, (Date.now() - t0) / 1000);
   } catch (e) {
     failed = e;
@@ -512,6 +636,14 @@ function report(o, servers, res, same, mach, secs) {
   row('GetInfo latency p99', 'info.p99', 'ms');
   row('start to "ready"', 'start.ready', 'ms');
   row('start to first GetInfo answer', 'start.getinfo', 'ms');
+  row('nodeserver killed to next prepare answered', 'recovery', 'ms');
+  if (o.publish > 0) {
+    row(`publish ${o.publish} devices (4 pools): wall time`, 'pub.wall', 'ms');
+    row(`publish ${o.publish} devices: API requests`, 'pub.requests', '');
+    row(`publish ${o.publish} devices: writes`, 'pub.writes', '');
+    row('republish unchanged: writes', 'pub.unchanged', '');
+    row('republish, one device changed: writes', 'pub.one', '');
+  }
   row('processes', null, '', (s) => s.after.procs.length);
   row('threads, after load', null, '', (s) => s.after.threads);
   row('RSS sum, idle', null, 'kB', (s) => s.idle.rss);

@@ -224,7 +224,10 @@ KP_EXTERN int kp_kube_client_kubeconfig(struct kp_options *opts,
 /*
  * kp_kube_api_qps - the publisher's client-side rate limit: qps requests
  * per second on average (> 0, at most 1000), bursts of up to burst requests
- * (>= 1, at most 10000). Default 5 and 10, as client-go.
+ * (>= 1, at most 10000). Default 5 and 10, as client-go. Claim look-ups
+ * (the GETs of NodePrepareResources) have a bucket of their own with the
+ * same rate, so publishing never throttles a prepare (the Go helper
+ * shares one client's limiter between both).
  * Errors: KP_EINVAL. Beyond upstream (client-go rest.Config QPS/Burst).
  */
 KP_EXTERN int kp_kube_api_qps(struct kp_options *opts, double qps, int burst);

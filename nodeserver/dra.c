@@ -232,6 +232,68 @@ lookup_one(struct dra_ctx *ctx, const struct kp_claim *c,
 	return (rc);
 }
 
+/* Claim c found (al[front] filled) or, without look-ups, passed bare. */
+static void
+claim_found(struct dra_ctx *ctx, const struct kp_claim *c,
+    struct kp_claim *hc, struct dra_claim_alloc *al, struct dra_results *r,
+    size_t front)
+{
+	hc[front] = *c;
+	if (ctx->lookup != NULL) {
+		hc[front].results = al[front].results;
+		hc[front].n_results = al[front].n_results;
+		hc[front].config_json = al[front].config_json != NULL ?
+		    al[front].config_json : "[]";
+		hc[front].configs = al[front].configs;
+		hc[front].n_configs = al[front].n_configs;
+	}
+	r->claims[front].uid = c->uid;
+}
+
+/*
+ * Several claims: all look-ups in flight at once (a call's latency is one
+ * look-up's, not n of them), then sorted as lookup_claims does. Returns
+ * KP_ENOMEM when the scratch space is missing (the caller looks the
+ * claims up one by one).
+ */
+static int
+lookup_many(struct dra_ctx *ctx, const struct dra_request *rq,
+    struct kp_claim *hc, struct dra_claim_alloc *al, struct dra_results *r)
+{
+	struct dra_claim_alloc	*tmp;
+	char			*err;
+	int			*rc;
+	size_t			 i, front = 0, back = rq->n_claims;
+
+	tmp = calloc(rq->n_claims, sizeof(*tmp));
+	rc = calloc(rq->n_claims, sizeof(*rc));
+	err = calloc(rq->n_claims, KP_ERROR_SIZE);
+	if (tmp == NULL || rc == NULL || err == NULL) {
+		free(tmp);
+		free(rc);
+		free(err);
+		return (KP_ENOMEM);
+	}
+	ctx->lookup_many(ctx->lookup_user, rq->claims, rq->n_claims, tmp, rc,
+	    err, KP_ERROR_SIZE);
+	for (i = 0; i < rq->n_claims; i++) {
+		if (rc[i] != 0) {
+			dra_claim_alloc_free(&tmp[i]);
+			r->claims[--back].uid = rq->claims[i].uid;
+			err[(i + 1) * KP_ERROR_SIZE - 1] = '\0';
+			(void)dra_result_fail(r, back, err + i * KP_ERROR_SIZE);
+			continue;
+		}
+		al[front] = tmp[i];
+		claim_found(ctx, &rq->claims[i], hc, al, r, front++);
+	}
+	r->n_hook = front;
+	free(tmp);
+	free(rc);
+	free(err);
+	return (0);
+}
+
 /*
  * Look every claim up. Claims found go to hc[] and the front of r (the
  * hook's indices); the others fail at the back of r and skip the hook.
@@ -246,6 +308,14 @@ lookup_claims(struct dra_ctx *ctx, const struct dra_request *rq,
 	char			 err[KP_ERROR_SIZE];
 	size_t			 i, front = 0, back = rq->n_claims;
 
+	/* All at once, unless the journal answers some of them. */
+	for (i = 0; ctx->journal != NULL && i < rq->n_claims; i++)
+		if (jr_known(ctx, rq->claims[i].uid))
+			break;
+	if (ctx->lookup != NULL && ctx->lookup_many != NULL &&
+	    rq->n_claims > 1 && (ctx->journal == NULL || i == rq->n_claims) &&
+	    lookup_many(ctx, rq, hc, al, r) == 0)
+		return;
 	for (i = 0; i < rq->n_claims; i++) {
 		c = &rq->claims[i];
 		/* Prepared before: the journal answers, without a look-up
@@ -263,16 +333,7 @@ lookup_claims(struct dra_ctx *ctx, const struct dra_request *rq,
 			(void)dra_result_fail(r, back, err);
 			continue;
 		}
-		hc[front] = *c;
-		if (ctx->lookup != NULL) {
-			hc[front].results = al[front].results;
-			hc[front].n_results = al[front].n_results;
-			hc[front].config_json = al[front].config_json != NULL ?
-			    al[front].config_json : "[]";
-			hc[front].configs = al[front].configs;
-			hc[front].n_configs = al[front].n_configs;
-		}
-		r->claims[front++].uid = c->uid;
+		claim_found(ctx, c, hc, al, r, front++);
 	}
 	r->n_hook = front;
 	jr_specs_free(&sp);

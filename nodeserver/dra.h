@@ -77,6 +77,16 @@ struct dra_claim_alloc {
 typedef int (*dra_lookup_fn)(void *user, const char *ns, const char *name,
     const char *uid, struct dra_claim_alloc *out, char *err, size_t errsize);
 
+/*
+ * Looks up the n claims c[] at once (all asked before the first answer is
+ * awaited): rc[i] and out[i] as a dra_lookup_fn's return and out for
+ * claim i, its message in err + i * errsize. Optional: without it the
+ * claims are looked up one after the other with the dra_lookup_fn.
+ */
+typedef void (*dra_lookup_many_fn)(void *user, const struct kp_claim *c,
+    size_t n, struct dra_claim_alloc *out, int *rc, char *err,
+    size_t errsize);
+
 struct dra_ctx;
 
 /* The rpc_method user of one method. */
@@ -105,6 +115,7 @@ struct dra_ctx {
 	const struct kp_options	*cfg;
 	const struct kp_hooks	*hooks;
 	dra_lookup_fn		 lookup;
+	dra_lookup_many_fn	 lookup_many;	/* optional */
 	void			*lookup_user;
 	/* Device metadata (metadata.c); NULL md_write: off. */
 	dra_md_write_fn		 md_write;
@@ -125,6 +136,7 @@ struct dra_device {
 	char	**cdi_ids;
 	size_t	  n_cdi_ids;
 	char	 *share_id;	/* NULL: absent */
+	void	 *mem;		/* one block: every pointer above */
 };
 
 /* Device metadata members of one device (metadata_attrs.c). */

@@ -8,6 +8,7 @@
  * Prepare and unprepare requests are the same message on the wire
  * (repeated Claim claims = 1), so one decoder reads both.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,54 +89,49 @@ claim_check(const Claim *c, size_t i, char *msg, size_t msgsize)
 	return (KP_EINVAL);
 }
 
-struct uid_ref {
-	const char	*uid;
-	size_t		 i;
-};
-
-static int
-uid_ref_cmp(const void *a, const void *b)
+/* FNV-1a: UIDs are random already, any spread will do. */
+static size_t
+uid_hash(const char *s)
 {
-	const struct uid_ref	*x = a, *y = b;
-	int			 c;
+	uint32_t	 h = 2166136261u;
 
-	if ((c = strcmp(x->uid, y->uid)) != 0)
-		return (c);
-	return (x->i < y->i ? -1 : x->i > y->i);
+	for (; *s != '\0'; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return (h);
 }
 
 /*
- * Mark in dup[] every claim whose UID an earlier claim has (sorting, so a
- * large request costs n log n). A repeated UID must name the same claim: a
- * UID is one object.
+ * Mark in dup[] every claim whose UID an earlier claim has: an open-
+ * addressed table of claim indices + 1 (nslots a power of two, more than
+ * twice the claims), so a large request costs one hash per claim. A
+ * repeated UID must name the same claim: a UID is one object.
  */
 static int
-claims_dedup(const Request *m, struct uid_ref *refs, char *dup, char *msg,
-    size_t msgsize)
+claims_dedup(const Request *m, size_t *slot, size_t nslots, char *dup,
+    char *msg, size_t msgsize)
 {
 	const Claim	*first, *c;
-	size_t		 i, g;
+	size_t		 i, h;
 
 	for (i = 0; i < m->n_claims; i++) {
-		refs[i].uid = m->claims[i]->uid;
-		refs[i].i = i;
-	}
-	qsort(refs, m->n_claims, sizeof(*refs), uid_ref_cmp);
-	for (g = 0, i = 1; i < m->n_claims; i++) {
-		if (strcmp(refs[g].uid, refs[i].uid) != 0) {
-			g = i;
-			continue;
+		c = m->claims[i];
+		for (h = uid_hash(c->uid) & (nslots - 1); slot[h] != 0;
+		    h = (h + 1) & (nslots - 1)) {
+			first = m->claims[slot[h] - 1];
+			if (strcmp(first->uid, c->uid) != 0)
+				continue;
+			if (strcmp(first->namespace_, c->namespace_) != 0 ||
+			    strcmp(first->name, c->name) != 0) {
+				snprintf(msg, msgsize, "claims[%zu].uid: "
+				    "repeats claims[%zu] with another "
+				    "namespace or name", i, slot[h] - 1);
+				return (KP_EINVAL);
+			}
+			dup[i] = 1;
+			break;
 		}
-		first = m->claims[refs[g].i];
-		c = m->claims[refs[i].i];
-		if (strcmp(first->namespace_, c->namespace_) != 0 ||
-		    strcmp(first->name, c->name) != 0) {
-			snprintf(msg, msgsize, "claims[%zu].uid: repeats "
-			    "claims[%zu] with another namespace or name",
-			    refs[i].i, refs[g].i);
-			return (KP_EINVAL);
-		}
-		dup[refs[i].i] = 1;
+		if (!dup[i])
+			slot[h] = i + 1;
 	}
 	return (0);
 }
@@ -150,7 +146,7 @@ static int
 claims_collect(const Request *m, struct dra_request *out, char *msg,
     size_t msgsize)
 {
-	struct uid_ref	*refs;
+	size_t		*slot, nslots = 4;
 	char		*dup;
 	size_t		 i;
 	int		 rc;
@@ -160,14 +156,16 @@ claims_collect(const Request *m, struct dra_request *out, char *msg,
 			return (KP_EINVAL);
 	if (m->n_claims == 0)
 		return (0);
-	refs = calloc(m->n_claims, sizeof(*refs));
+	while (nslots < 2 * m->n_claims)
+		nslots *= 2;
+	slot = calloc(nslots, sizeof(*slot));
 	dup = calloc(m->n_claims, 1);
-	if (refs == NULL || dup == NULL) {
-		free(refs);
+	if (slot == NULL || dup == NULL) {
+		free(slot);
 		free(dup);
 		return (KP_ENOMEM);
 	}
-	if ((rc = claims_dedup(m, refs, dup, msg, msgsize)) == 0) {
+	if ((rc = claims_dedup(m, slot, nslots, dup, msg, msgsize)) == 0) {
 		for (i = 0; i < m->n_claims; i++) {
 			if (dup[i])
 				continue;
@@ -178,7 +176,7 @@ claims_collect(const Request *m, struct dra_request *out, char *msg,
 			out->n_claims++;
 		}
 	}
-	free(refs);
+	free(slot);
 	free(dup);
 	return (rc);
 }

@@ -11,6 +11,7 @@
  * hook (policy/sigsys.c); here it is logged and named in the errors of
  * the claims the hook failed in that call (denied_report).
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,17 +45,7 @@ struct kp_unprepare_results {
 static void
 device_free(struct dra_device *d)
 {
-	size_t	i;
-
-	for (i = 0; i < d->n_request_names; i++)
-		free(d->request_names[i]);
-	free(d->request_names);
-	for (i = 0; i < d->n_cdi_ids; i++)
-		free(d->cdi_ids[i]);
-	free(d->cdi_ids);
-	free(d->pool);
-	free(d->device);
-	free(d->share_id);
+	free(d->mem);
 	memset(d, 0, sizeof(*d));
 }
 
@@ -280,49 +271,59 @@ device_abi(const struct kp_prepared_device *in, struct kp_prepared_device *out,
 }
 
 /*
- * Copy n strings. With strip, each ends before its first '/': kubelet
- * knows requests by their base name, as upstream's BaseRequestRef.
+ * Copy a device into one block (the pointer arrays, then the strings):
+ * one allocation per device, as a hook adds one per claim. Request names
+ * end before their first '/': kubelet knows requests by their base name,
+ * as upstream's BaseRequestRef.
  */
-static int
-strings_copy(char ***out, const char *const *v, size_t n, int strip)
-{
-	size_t	i;
-
-	*out = NULL;
-	if (n == 0)
-		return (0);
-	if ((*out = calloc(n, sizeof(**out))) == NULL)
-		return (KP_ENOMEM);
-	for (i = 0; i < n; i++) {
-		(*out)[i] = strip ? strndup(v[i], strcspn(v[i], "/")) :
-		    strdup(v[i]);
-		if ((*out)[i] == NULL)
-			return (KP_ENOMEM);	/* caller frees */
-	}
-	return (0);
-}
-
 static int
 device_copy(struct dra_device *d, const struct kp_prepared_device *dev)
 {
+	size_t	 nr = dev->n_request_names, nc = dev->n_cdi_device_ids;
+	size_t	 i, n, size;
+	char	*p;
+
 	memset(d, 0, sizeof(*d));
-	d->n_request_names = dev->n_request_names;
-	d->n_cdi_ids = dev->n_cdi_device_ids;
-	if (strings_copy(&d->request_names, dev->request_names,
-	    dev->n_request_names, 1) != 0 ||
-	    strings_copy(&d->cdi_ids, dev->cdi_device_ids,
-	    dev->n_cdi_device_ids, 0) != 0 ||
-	    (d->pool = strdup(dev->pool_name)) == NULL ||
-	    (d->device = strdup(dev->device_name)) == NULL ||
-	    (dev->share_id != NULL &&
-	    (d->share_id = strdup(dev->share_id)) == NULL)) {
-		if (d->request_names == NULL)
-			d->n_request_names = 0;
-		if (d->cdi_ids == NULL)
-			d->n_cdi_ids = 0;
-		device_free(d);
+	if (nr + nc < nr || nr + nc > SIZE_MAX / (2 * sizeof(char *)))
 		return (KP_ENOMEM);
+	size = (nr + nc) * sizeof(char *) + strlen(dev->pool_name) + 1 +
+	    strlen(dev->device_name) + 1;
+	for (i = 0; i < nr; i++)
+		size += strcspn(dev->request_names[i], "/") + 1;
+	for (i = 0; i < nc; i++)
+		size += strlen(dev->cdi_device_ids[i]) + 1;
+	if (dev->share_id != NULL)
+		size += strlen(dev->share_id) + 1;
+	if ((d->mem = malloc(size)) == NULL)
+		return (KP_ENOMEM);
+	p = (char *)((char **)d->mem + nr + nc);
+	if (nr > 0)
+		d->request_names = (char **)d->mem;
+	if (nc > 0)
+		d->cdi_ids = (char **)d->mem + nr;
+	for (i = 0; i < nr; i++) {
+		n = strcspn(dev->request_names[i], "/");
+		memcpy(p, dev->request_names[i], n);
+		p[n] = '\0';
+		d->request_names[i] = p;
+		p += n + 1;
 	}
+	for (i = 0; i < nc; i++) {
+		n = strlen(dev->cdi_device_ids[i]) + 1;
+		d->cdi_ids[i] = memcpy(p, dev->cdi_device_ids[i], n);
+		p += n;
+	}
+	n = strlen(dev->pool_name) + 1;
+	d->pool = memcpy(p, dev->pool_name, n);
+	p += n;
+	n = strlen(dev->device_name) + 1;
+	d->device = memcpy(p, dev->device_name, n);
+	p += n;
+	if (dev->share_id != NULL)
+		d->share_id = memcpy(p, dev->share_id, strlen(dev->share_id) +
+		    1);
+	d->n_request_names = nr;
+	d->n_cdi_ids = nc;
 	return (0);
 }
 

@@ -16,6 +16,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -189,6 +190,145 @@ ns_ask(struct ns_wrap *w, Kpipc__ClaimGet *g, Kpipc__Msg **out)
 	p->reply = NULL;
 	pthread_cond_broadcast(&w->cond);	/* a slot is free */
 	return (r);
+}
+
+/* A free look-up slot, or NULL; the lock is held. */
+static struct ns_pending *
+ns_free_slot(struct ns_wrap *w)
+{
+	size_t	 i;
+
+	for (i = 0; i < NS_PENDING; i++)
+		if (w->pend[i].g == NULL)
+			return (&w->pend[i]);
+	return (NULL);
+}
+
+/*
+ * Send what free slots allow, collect what was answered; the lock is
+ * held. st[i]: 0 not sent, 1 in flight (slot[i]), 2 done (reply[i] or
+ * rc[i]). Returns whether anything moved.
+ */
+static int
+ns_many_step(struct ns_wrap *w, Kpipc__ClaimGet *g, size_t n,
+    struct ns_pending **slot, Kpipc__Msg **reply, int *rc, char *st,
+    size_t *done)
+{
+	Kpipc__Msg		 m = KPIPC__MSG__INIT;
+	struct ns_pending	*p;
+	size_t			 i;
+	int			 moved = 0;
+
+	for (i = 0; i < n; i++) {
+		if (st[i] == 1 && (slot[i]->reply != NULL || w->dead)) {
+			reply[i] = slot[i]->reply;
+			rc[i] = reply[i] != NULL ? 0 : KP_EPIPE;
+			slot[i]->g = NULL;
+			slot[i]->reply = NULL;
+			st[i] = 2;
+			(*done)++;
+			moved = 1;
+		}
+		if (st[i] != 0)
+			continue;
+		if (w->dead) {
+			rc[i] = KP_EPIPE;
+			st[i] = 2;
+			(*done)++;
+			moved = 1;
+			continue;
+		}
+		if ((p = ns_free_slot(w)) == NULL)
+			continue;
+		g[i].id = ++w->next_id;
+		p->g = &g[i];
+		p->reply = NULL;
+		m.m_case = KPIPC__MSG__M_CLAIM_GET;
+		m.claim_get = &g[i];
+		moved = 1;
+		if ((rc[i] = ipc_send(w->ctl, &m)) != 0) {
+			p->g = NULL;
+			st[i] = 2;
+			(*done)++;
+			continue;
+		}
+		slot[i] = p;
+		st[i] = 1;
+	}
+	return (moved);
+}
+
+static void
+ns_claim_failed(const struct kp_claim *c, int r, char *err, size_t errsize)
+{
+	snprintf(err, errsize, "claim %s/%s: look-up failed: %s",
+	    c->namespace_, c->name, r == KP_ETIMEDOUT ? "timed out" :
+	    kp_strerror(r));
+}
+
+/*
+ * A dra_lookup_many_fn: every ClaimGet of the call goes out (as many at a
+ * time as there are slots) before the first answer is awaited, so the
+ * supervisor and the publisher's workers look them up in parallel.
+ */
+void
+ns_claim_get_many(void *user, const struct kp_claim *c, size_t n,
+    struct dra_claim_alloc *out, int *rc, char *err, size_t errsize)
+{
+	struct ns_wrap		 *w = user;
+	Kpipc__ClaimGet		 *g;
+	Kpipc__Msg		**reply;
+	struct ns_pending	**slot;
+	struct timespec		  end;
+	char			 *st;
+	size_t			  i, done = 0;
+	int			  r = 0;
+
+	g = calloc(n, sizeof(*g));
+	reply = calloc(n, sizeof(*reply));
+	slot = calloc(n, sizeof(*slot));
+	st = calloc(n, 1);
+	if (g == NULL || reply == NULL || slot == NULL || st == NULL) {
+		for (i = 0; i < n; i++)
+			rc[i] = ns_claim_get(user, c[i].namespace_, c[i].name,
+			    c[i].uid, &out[i], err + i * errsize, errsize);
+		goto done;
+	}
+	for (i = 0; i < n; i++) {
+		kpipc__claim_get__init(&g[i]);
+		g[i].namespace_ = (char *)c[i].namespace_;
+		g[i].name = (char *)c[i].name;
+		g[i].uid = (char *)c[i].uid;
+	}
+	ts_deadline(&end, CLOCK_REALTIME, NS_CLAIM_TIMEOUT_MS);
+	pthread_mutex_lock(&w->lock);
+	while (done < n && r != ETIMEDOUT)
+		if (!ns_many_step(w, g, n, slot, reply, rc, st, &done))
+			r = pthread_cond_timedwait(&w->cond, &w->lock, &end);
+	for (i = 0; i < n; i++) {
+		if (st[i] == 1) {	/* timed out */
+			slot[i]->g = NULL;
+			slot[i]->reply = NULL;
+		}
+		if (st[i] != 2)
+			rc[i] = KP_ETIMEDOUT;
+	}
+	pthread_cond_broadcast(&w->cond);	/* slots are free */
+	pthread_mutex_unlock(&w->lock);
+	for (i = 0; i < n; i++) {
+		if (reply[i] != NULL) {
+			rc[i] = ns_fill(reply[i]->claim_reply, &out[i], w->driver,
+			    err + i * errsize, errsize);
+			ipc_free(reply[i]);
+		} else
+			ns_claim_failed(&c[i], rc[i], err + i * errsize,
+			    errsize);
+	}
+done:
+	free(g);
+	free(reply);
+	free(slot);
+	free(st);
 }
 
 /* A dra_lookup_fn: the claim's allocation for this driver. */

@@ -51,6 +51,8 @@ void	ns_event_denied(const char *);
 void	ns_event_journal_corrupt(void);
 int	ns_claim_get(void *, const char *, const char *, const char *,
 	    struct dra_claim_alloc *, char *, size_t);
+void	ns_claim_get_many(void *, const struct kp_claim *, size_t,
+	    struct dra_claim_alloc *, int *, char *, size_t);
 int	ns_metadata_write(void *, const char *, const char *, const char *,
 	    const char *, const char *, const char *, size_t, char *, size_t);
 int	ns_metadata_remove(void *, const char *, const char *, const char *,

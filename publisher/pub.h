@@ -21,6 +21,10 @@ struct pub {
 	const char		*driver;	/* env->cfg->driver_name */
 	struct kube_config	 kc;
 	struct http_client	*http;
+	/* Claim GETs: their own token bucket of the configured QPS and
+	 * burst, so publishing a large slice set never makes a prepare
+	 * wait, nor a burst of prepares hold up publishing. */
+	struct http_client	*http_claims;
 	enum kube_version	 version;
 	volatile int		 quit;
 	pthread_mutex_t		 lock;		/* below, and the controller */

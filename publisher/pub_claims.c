@@ -64,7 +64,7 @@ serve_one(struct pub *p, const Kpipc__ClaimGet *g)
 		reply_error(p, g, KP_EKUBE, "API server not reachable for 10 s");
 		return;
 	}
-	claims_get(p->http, v, p->driver, g, &r);
+	claims_get(p->http_claims, v, p->driver, g, &r);
 	echo(&r, g);
 	m.m_case = KPIPC__MSG__M_CLAIM_REPLY;
 	m.claim_reply = &r;

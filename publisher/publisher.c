@@ -320,6 +320,7 @@ pub_teardown(struct pub *p, pthread_t start)
 	pub_events_stop(p);
 	if (p->desired_msg != NULL)
 		ipc_free(p->desired_msg);
+	http_client_free(p->http_claims);
 	http_client_free(p->http);
 	http_global_cleanup();
 	kcfg_free(&p->kc);
@@ -449,12 +450,16 @@ publisher_main(struct child_env *env)
 		return (child_start_fail(env, code, "%s", err));
 	}
 	if (http_global_init() != 0 || http_client_new(&p.kc,
-	    env->cfg->kube_qps, env->cfg->kube_burst, &p.http) != 0) {
+	    env->cfg->kube_qps, env->cfg->kube_burst, &p.http) != 0 ||
+	    http_client_new(&p.kc, env->cfg->kube_qps, env->cfg->kube_burst,
+	    &p.http_claims) != 0) {
+		http_client_free(p.http);
 		kcfg_free(&p.kc);
 		return (child_start_fail(env, KP_EIO, "HTTP client set-up "
 		    "failed"));
 	}
 	http_client_timeout(p.http, env->cfg->kube_timeout_ms);
+	http_client_timeout(p.http_claims, env->cfg->kube_timeout_ms);
 	ready.pid = getpid();
 	ready.hide_paths = hide.ptr;
 	ready.n_hide_paths = hide.n;
@@ -463,6 +468,7 @@ publisher_main(struct child_env *env)
 	if (pub_send(&p, &m) != 0 || pub_claims_start(&p) != 0 ||
 	    pub_events_start(&p) != 0 ||
 	    pthread_create(&start, NULL, pub_start_thread, &p) != 0) {
+		http_client_free(p.http_claims);
 		http_client_free(p.http);
 		kcfg_free(&p.kc);
 		return (KP_EXIT_IPC);

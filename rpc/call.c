@@ -315,6 +315,8 @@ claim_answer(struct rpc_call *call)
 	int	 rv = 0;
 
 	pthread_mutex_lock(&call->lock);
+	if (call->send_busy)
+		rpc_server_blocking(call->srv);
 	while (call->send_busy)
 		pthread_cond_wait(&call->cond, &call->lock);
 	if (call->answered)
@@ -364,6 +366,7 @@ send_wait(struct rpc_call *call, const uint8_t *msg, size_t len)
 	int		 ok;
 
 	atomic_fetch_add(&call->refs, 1);
+	rpc_server_blocking(call->srv);
 	pthread_mutex_lock(&call->lock);
 	gen = call->send_gen;
 	if (rpc_core_send(call, msg, len) != 0) {
@@ -387,6 +390,8 @@ rpc_call_send(struct rpc_call *call, const uint8_t *msg, size_t len)
 	    !call->method->server_streaming || (msg == NULL && len > 0))
 		return (KP_EINVAL);
 	pthread_mutex_lock(&call->lock);
+	if (call->send_busy)
+		rpc_server_blocking(call->srv);
 	while (call->send_busy)
 		pthread_cond_wait(&call->cond, &call->lock);
 	if (call->answered) {

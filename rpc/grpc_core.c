@@ -3,7 +3,9 @@
  * The only file that includes <grpc/...>: the C-core API changes between
  * versions, so a port to another release stays inside this file.
  *
- * One completion queue, drained by one thread. Each registered method has
+ * One completion queue, drained by the server's thread pool (server.c:
+ * one thread polls at a time and runs the handlers of the calls it takes
+ * itself, with no hand-off). Each registered method has
  * one request armed at a time (a struct slot), re-armed as soon as a call
  * arrives; one generic request catches every other method and answers
  * UNIMPLEMENTED at once (DESIGN 8: otherwise such calls hang until their
@@ -57,8 +59,6 @@ struct rpc_core {
 	struct slot		*slots;
 	struct generic		 generic;
 	struct rpc_tag		 shutdown_tag;
-	pthread_t		 cq_thread;
-	int			 cq_running;
 	int			 started;
 	int			 destroyed;
 };
@@ -441,25 +441,35 @@ core_drain(grpc_completion_queue *cq)
 	}
 }
 
-static void *
-core_main(void *arg)
+/*
+ * A pool thread's turn at the queue (server.c): take events until this
+ * thread ran a handler (it is no longer the poller; returns 0) or the
+ * queue is shut down (returns 1).
+ */
+int
+rpc_core_serve(struct rpc_server *srv)
 {
-	struct rpc_server	*srv = arg;
+	grpc_event	 ev;
 
-	core_drain(srv->core->cq);
-	return (NULL);
+	for (;;) {
+		ev = grpc_completion_queue_next(srv->core->cq,
+		    gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
+		if (ev.type == GRPC_QUEUE_SHUTDOWN)
+			return (1);
+		if (ev.type == GRPC_OP_COMPLETE)
+			core_event(ev.tag, ev.success);
+		if (rpc_server_left_poll())
+			return (0);
+	}
 }
 
-/* Start serving: the CQ thread first, so an error leaves nothing armed. */
+/* Start serving; the pool (server.c) already waits on the queue. */
 int
 rpc_core_start(struct rpc_server *srv)
 {
 	struct rpc_core	*core = srv->core;
 	size_t		 i;
 
-	if (rpc_thread_start(&core->cq_thread, core_main, srv) != 0)
-		return (KP_ENOMEM);
-	core->cq_running = 1;
 	grpc_server_start(core->server);
 	core->started = 1;
 	for (i = 0; i < srv->n_methods; i++)
@@ -509,11 +519,8 @@ rpc_core_destroy(struct rpc_server *srv)
 	if (core->cq == NULL)
 		return;
 	grpc_completion_queue_shutdown(core->cq);
-	if (core->cq_running)
-		pthread_join(core->cq_thread, NULL);
-	else
+	if (rpc_server_pool_join(srv) == 0)
 		core_drain(core->cq);
-	core->cq_running = 0;
 	grpc_completion_queue_destroy(core->cq);
 	core->cq = NULL;
 }

@@ -8,13 +8,16 @@
  * checks SO_PEERCRED against the allowed uids, holds at most max_conns
  * connections, waits (bounded) for each one's HTTP/2 client preface, and
  * then hands it to gRPC (grpc_server_add_channel_from_fd). Calls to registered
- * methods are dispatched to their handler on a worker thread; calls to any
- * other method get UNIMPLEMENTED. A handler answers with rpc_call_reply(),
+ * methods run their handler on a pool thread; calls to any other method get
+ * UNIMPLEMENTED. A handler answers with rpc_call_reply(),
  * possibly later and from another thread; unary calls must be answered
  * exactly once.
  *
- * Threads: one completion-queue thread, cfg->workers worker threads taking
- * calls in arrival order, and the thread in rpc_server_run() accepting.
+ * Threads: a pool of cfg->workers + 1 threads sharing the completion queue
+ * (server.c): one polls at a time and runs the handler of a call it takes
+ * itself; at most cfg->workers handlers run at once, calls beyond wait in
+ * arrival order; a handler running longer than 2 ms hands the queue to
+ * another pool thread. And the thread in rpc_server_run() accepting.
  * None of them takes signals. gRPC's own threads inherit the signal mask of
  * the thread that calls rpc_server_new() (and of any thread that calls
  * rpc_*): block every signal before rpc_server_new() and handle them with
@@ -73,9 +76,9 @@ struct rpc_method {
 	const char *path;	/* "/pkg.Service/Method" */
 	int server_streaming;	/* 0: unary; 1: server streaming */
 	/*
-	 * 1: cheap, runs on the completion-queue thread instead of a worker
-	 * (so also beside a busy worker when workers is 1). Such a handler
-	 * must not block. Ignored for streaming methods.
+	 * 1: cheap, runs inside the poll and counts against no worker (so
+	 * also beside busy workers, within the 2 ms hand-over). Such a
+	 * handler must not block. Ignored for streaming methods.
 	 */
 	int inline_ok;
 	rpc_handler_fn handler;

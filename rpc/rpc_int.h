@@ -136,23 +136,32 @@ struct rpc_server {
 	atomic_int			 halting;	/* stopping, no lock */
 
 	pthread_mutex_t			 lock;		/* fields below */
-	pthread_cond_t			 cond;		/* workers */
+	pthread_cond_t			 cond;		/* followers */
+	pthread_cond_t			 watch_cond;	/* the watcher */
 	pthread_cond_t			 idle;		/* shutdown waits */
-	struct rpc_call			*head;
-	struct rpc_call			*tail;
+	struct rpc_call			*head;		/* calls waiting for */
+	struct rpc_call			*tail;		/* a free worker */
 	int				 stopping;
-	int				 workers_quit;
 	int				 shutdown_done;
+	int				 cq_down;	/* queue shut down */
+	int				 polling;	/* threads in the CQ */
+	int				 running;	/* ... in a handler */
+	int				 watching;	/* a watcher exists */
+	int				 n_followers;	/* asleep in cond */
+	int				 watch_asleep;
+	int				 handoff;	/* poll now */
+	uint64_t			 handler_gen;	/* handlers started */
 	size_t				 live_calls;
 	int				 draining;	/* new calls refused */
 	size_t				 unary_live;	/* in_flight calls */
-	pthread_t			*threads;
+	pthread_t			*threads;	/* workers + 1 */
 	int				 n_threads;
 };
 
 /* grpc_core.c */
 int	 rpc_core_new(struct rpc_server *);
 int	 rpc_core_start(struct rpc_server *);
+int	 rpc_core_serve(struct rpc_server *);
 void	 rpc_core_add_fd(struct rpc_server *, int);
 void	 rpc_core_stop(struct rpc_server *);
 void	 rpc_core_destroy(struct rpc_server *);
@@ -166,6 +175,9 @@ void	 rpc_core_call_release(struct rpc_call *);
 /* server.c */
 int	 rpc_thread_start(pthread_t *, void *(*)(void *), void *);
 void	 rpc_server_dispatch(struct rpc_server *, struct rpc_call *);
+int	 rpc_server_left_poll(void);
+int	 rpc_server_pool_join(struct rpc_server *);
+void	 rpc_server_blocking(struct rpc_server *);
 void	 rpc_server_call_gone(struct rpc_server *, int);
 void	 rpc_server_shutdown_done(struct rpc_server *);
 int64_t	 rpc_now_ms(void);

@@ -1,6 +1,23 @@
 /*
- * server.c - the server's life: configuration, worker threads and their
+ * server.c - the server's life: configuration, the thread pool and its
  * FIFO, and the shutdown sequence. gRPC itself is behind grpc_core.c.
+ *
+ * The pool (workers + 1 threads) is a leader/follower pool with lazy
+ * hand-over. One thread, the poller, waits on the completion queue and
+ * runs the handler of a call it takes itself: no hand-off to another
+ * thread, as a bare single-threaded gRPC server (a hand-off through a
+ * condition variable, and the eventfd wake-up of the poller for the
+ * answer's completion, cost 2-3 context switches per call). While a
+ * handler runs nobody polls; a second thread, the watcher, looks every
+ * RPC_WATCH_MS and takes the queue over when the same handler still runs
+ * (or at once when the handler is about to block on the queue:
+ * rpc_server_blocking), so a slow hook delays other calls, cancels and
+ * stream completions by RPC_WATCH_MS at most. At most `workers` handlers
+ * run at once; a call taken when all are busy waits in the FIFO for the
+ * next thread that finishes one. Idle, the watcher sleeps too (after
+ * RPC_WATCH_IDLE rounds without a handler), and a handler's start wakes
+ * it. The remaining threads (followers) sleep until a watcher becomes
+ * the poller and one of them the new watcher.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -14,6 +31,13 @@
 
 #define RPC_MAX_WORKERS		64
 #define RPC_STOP_WARN_SEC	5	/* complain about slow handlers */
+#define RPC_WATCH_MS		2	/* a handler this long: hand over */
+#define RPC_WATCH_IDLE		100	/* rounds without one: sleep */
+
+/* Set by rpc_server_dispatch: this thread ran a handler, not polling. */
+static __thread int	 tls_left_poll;
+/* This thread is one of the pool's. */
+static __thread int	 tls_pool;
 
 int64_t
 rpc_now_ms(void)
@@ -104,7 +128,7 @@ server_copy(struct rpc_server *srv, const struct rpc_config *cfg)
 	srv->pend = calloc((size_t)srv->max_conns, sizeof(*srv->pend));
 	srv->live = calloc((size_t)srv->max_conns, sizeof(*srv->live));
 	srv->pfd = calloc((size_t)srv->max_conns + 2, sizeof(*srv->pfd));
-	srv->threads = calloc((size_t)cfg->workers, sizeof(pthread_t));
+	srv->threads = calloc((size_t)cfg->workers + 1, sizeof(pthread_t));
 	return (srv->threads == NULL || srv->pend == NULL ||
 	    srv->live == NULL || srv->pfd == NULL ? KP_ENOMEM : 0);
 }
@@ -119,6 +143,12 @@ server_sync_init(struct rpc_server *srv)
 		return (KP_ENOMEM);
 	}
 	if (pthread_cond_init(&srv->idle, NULL) != 0) {
+		pthread_cond_destroy(&srv->cond);
+		pthread_mutex_destroy(&srv->lock);
+		return (KP_ENOMEM);
+	}
+	if (pthread_cond_init(&srv->watch_cond, NULL) != 0) {
+		pthread_cond_destroy(&srv->idle);
 		pthread_cond_destroy(&srv->cond);
 		pthread_mutex_destroy(&srv->lock);
 		return (KP_ENOMEM);
@@ -152,8 +182,10 @@ rpc_server_new(const struct rpc_config *cfg, struct rpc_server **out)
 }
 
 /*
- * Hand a call to its handler: cheap unary ones right here on the CQ thread,
- * all others to the workers, in arrival order.
+ * Hand a call to its handler: cheap unary ones right here, inside the
+ * poll; others right here too if fewer than `workers` handlers run (the
+ * thread stops being the poller: rpc_core_serve returns to pool_main),
+ * else to the FIFO, in arrival order.
  */
 void
 rpc_server_dispatch(struct rpc_server *srv, struct rpc_call *call)
@@ -175,40 +207,156 @@ rpc_server_dispatch(struct rpc_server *srv, struct rpc_call *call)
 		rpc_call_run(call);
 		return;
 	}
-	call->next = NULL;
-	if (srv->tail != NULL)
-		srv->tail->next = call;
-	else
-		srv->head = call;
-	srv->tail = call;
-	pthread_cond_signal(&srv->cond);
+	if (!tls_pool || srv->running >= srv->workers) {
+		call->next = NULL;
+		if (srv->tail != NULL)
+			srv->tail->next = call;
+		else
+			srv->head = call;
+		srv->tail = call;
+		pthread_mutex_unlock(&srv->lock);
+		return;
+	}
+	srv->running++;
+	srv->polling--;
+	srv->handler_gen++;
+	if (srv->watch_asleep)
+		pthread_cond_signal(&srv->watch_cond);
+	else if (!srv->watching && srv->n_followers > 0)
+		pthread_cond_signal(&srv->cond);
+	pthread_mutex_unlock(&srv->lock);
+	tls_left_poll = 1;
+	rpc_call_run(call);
+	pthread_mutex_lock(&srv->lock);
+	srv->running--;
 	pthread_mutex_unlock(&srv->lock);
 }
 
-/* A worker takes calls in FIFO order; once stopping, it only fails them. */
+int
+rpc_server_left_poll(void)
+{
+	int	 left = tls_left_poll;
+
+	tls_left_poll = 0;
+	return (left);
+}
+
+/*
+ * A handler is about to wait for something only a poller can deliver
+ * (a streamed message's completion): let the watcher take the queue over
+ * now rather than after RPC_WATCH_MS.
+ */
+void
+rpc_server_blocking(struct rpc_server *srv)
+{
+	pthread_mutex_lock(&srv->lock);
+	if (srv->polling == 0) {
+		srv->handoff = 1;
+		pthread_cond_signal(&srv->watch_cond);
+	}
+	pthread_mutex_unlock(&srv->lock);
+}
+
+static void
+watch_wait(struct rpc_server *srv, int ms)
+{
+	struct timespec	 ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_nsec += (long)ms * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	(void)pthread_cond_timedwait(&srv->watch_cond, &srv->lock, &ts);
+}
+
+/*
+ * The watcher (lock held): returns when nobody polls and the same handler
+ * ran for a whole round (or handoff), to become the poller, or when the
+ * queue is down.
+ */
+static void
+pool_watch(struct rpc_server *srv)
+{
+	uint64_t	 gen = srv->handler_gen;
+	int		 idle = 0;
+
+	while (!srv->cq_down) {
+		if (idle > RPC_WATCH_IDLE) {
+			srv->watch_asleep = 1;
+			pthread_cond_wait(&srv->watch_cond, &srv->lock);
+			srv->watch_asleep = 0;
+			idle = 0;
+			gen = srv->handler_gen;
+			continue;
+		}
+		if (!srv->handoff)
+			watch_wait(srv, RPC_WATCH_MS);
+		if (srv->cq_down)
+			break;
+		if (srv->polling == 0 && (srv->handoff ||
+		    gen == srv->handler_gen)) {
+			srv->handoff = 0;
+			/* A follower becomes the next watcher. */
+			pthread_cond_signal(&srv->cond);
+			return;
+		}
+		idle = srv->polling > 0 && gen == srv->handler_gen ?
+		    idle + 1 : 0;
+		gen = srv->handler_gen;
+	}
+}
+
+/* A pool thread: FIFO first, then poller, watcher or follower. */
 static void *
-worker_main(void *arg)
+pool_main(void *arg)
 {
 	struct rpc_server	*srv = arg;
 	struct rpc_call		*call;
 	int			 stopping;
 
+	tls_pool = 1;
 	pthread_mutex_lock(&srv->lock);
-	for (;;) {
-		while (srv->head == NULL && !srv->workers_quit)
+	while (!srv->cq_down) {
+		/* Never leave the watcher's place empty while a follower
+		 * sleeps: the poller's next handler would stall the queue. */
+		if (!srv->watching && srv->n_followers > 0)
+			pthread_cond_signal(&srv->cond);
+		if (srv->head != NULL && srv->running < srv->workers) {
+			call = srv->head;
+			if ((srv->head = call->next) == NULL)
+				srv->tail = NULL;
+			srv->running++;
+			stopping = srv->stopping;
+			pthread_mutex_unlock(&srv->lock);
+			if (stopping)
+				rpc_call_abort(call, RPC_UNAVAILABLE,
+				    "server is shutting down");
+			else
+				rpc_call_run(call);
+			pthread_mutex_lock(&srv->lock);
+			srv->running--;
+		} else if (srv->polling == 0) {
+			srv->polling++;
+			pthread_mutex_unlock(&srv->lock);
+			stopping = rpc_core_serve(srv);	/* 1: queue down */
+			pthread_mutex_lock(&srv->lock);
+			if (stopping) {
+				srv->polling--;
+				srv->cq_down = 1;
+				pthread_cond_broadcast(&srv->cond);
+				pthread_cond_broadcast(&srv->watch_cond);
+			}
+		} else if (!srv->watching) {
+			srv->watching = 1;
+			pool_watch(srv);
+			srv->watching = 0;
+		} else {
+			srv->n_followers++;
 			pthread_cond_wait(&srv->cond, &srv->lock);
-		if ((call = srv->head) == NULL)
-			break;
-		if ((srv->head = call->next) == NULL)
-			srv->tail = NULL;
-		stopping = srv->stopping;
-		pthread_mutex_unlock(&srv->lock);
-		if (stopping)
-			rpc_call_abort(call, RPC_UNAVAILABLE,
-			    "server is shutting down");
-		else
-			rpc_call_run(call);
-		pthread_mutex_lock(&srv->lock);
+			srv->n_followers--;
+		}
 	}
 	pthread_mutex_unlock(&srv->lock);
 	return (NULL);
@@ -219,13 +367,25 @@ server_workers(struct rpc_server *srv)
 {
 	int	 i, rv;
 
-	for (i = 0; i < srv->workers; i++) {
-		rv = rpc_thread_start(&srv->threads[i], worker_main, srv);
+	for (i = 0; i < srv->workers + 1; i++) {
+		rv = rpc_thread_start(&srv->threads[i], pool_main, srv);
 		if (rv != 0)
 			return (rv);
 		srv->n_threads = i + 1;
 	}
 	return (0);
+}
+
+/* After the queue's shutdown: the pool ends. Returns how many joined. */
+int
+rpc_server_pool_join(struct rpc_server *srv)
+{
+	int	 i, n = srv->n_threads;
+
+	for (i = 0; i < n; i++)
+		pthread_join(srv->threads[i], NULL);
+	srv->n_threads = 0;
+	return (n);
 }
 
 void
@@ -311,18 +471,13 @@ server_wait_idle(struct rpc_server *srv)
 static void
 server_stop(struct rpc_server *srv)
 {
-	int	 i;
-
 	atomic_store(&srv->halting, 1);
 	pthread_mutex_lock(&srv->lock);
 	srv->stopping = 1;
-	srv->workers_quit = 1;
-	pthread_cond_broadcast(&srv->cond);
 	pthread_mutex_unlock(&srv->lock);
 	rpc_core_stop(srv);
-	for (i = 0; i < srv->n_threads; i++)
-		pthread_join(srv->threads[i], NULL);
-	srv->n_threads = 0;
+	/* The pool polls on until the queue is shut down (rpc_core_destroy
+	 * joins it): the last calls' completions need a poller. */
 	server_wait_idle(srv);
 	rpc_core_destroy(srv);
 }
@@ -341,8 +496,8 @@ rpc_server_run(struct rpc_server *srv, volatile sig_atomic_t *quit,
 	    fcntl(srv->listen_fd, F_SETFL, flags | O_NONBLOCK) == -1) {
 		log_warn("%s: listening socket", srv->name);
 		rv = KP_EIO;
-	} else if ((rv = rpc_core_start(srv)) == 0 &&
-	    (rv = server_workers(srv)) == 0) {
+	} else if ((rv = server_workers(srv)) == 0 &&
+	    (rv = rpc_core_start(srv)) == 0) {
 		log_info(3, "%s: GRPC server started", srv->name);
 		rv = rpc_accept_loop(srv, quit, stop_fd);
 	}
@@ -364,6 +519,7 @@ rpc_server_free(struct rpc_server *srv)
 	if (srv->core != NULL)
 		rpc_core_free(srv);
 	if (srv->sync_ok) {
+		pthread_cond_destroy(&srv->watch_cond);
 		pthread_cond_destroy(&srv->idle);
 		pthread_cond_destroy(&srv->cond);
 		pthread_mutex_destroy(&srv->lock);

@@ -36,6 +36,30 @@ relay_reg_status(struct sup *sup, const Kpipc__RegStatus *rs)
 		    "kubelet rejected the registration: %.900s", rs->error);
 }
 
+/*
+ * The flood guard's rate: the publisher's own bucket for claim GETs has
+ * the configured QPS and burst (client-go's 5 and 10 by default), so the
+ * guard never throttles below it; it only keeps a hostile nodeserver from
+ * queueing more than that.
+ */
+static double
+claim_qps(const struct sup *sup)
+{
+	double	 q = sup->cfg->kube_qps;
+
+	if (q < 0)
+		return (KP_CLAIM_QPS_MAX);
+	return (q > KP_CLAIM_QPS ? q : KP_CLAIM_QPS);
+}
+
+double
+relay_claim_burst(const struct sup *sup)
+{
+	double	 b = sup->cfg->kube_burst;
+
+	return (b > KP_CLAIM_BURST ? b : KP_CLAIM_BURST);
+}
+
 /* Refill the token bucket for claim look-ups from the nodeserver. */
 static void
 claim_refill(struct sup *sup)
@@ -43,9 +67,9 @@ claim_refill(struct sup *sup)
 	long long	 ms = -ts_ms_until(&sup->claim_refill);
 
 	clock_gettime(CLOCK_MONOTONIC, &sup->claim_refill);
-	sup->claim_tokens += ms * KP_CLAIM_QPS / 1000.0;
-	if (sup->claim_tokens > KP_CLAIM_BURST)
-		sup->claim_tokens = KP_CLAIM_BURST;
+	sup->claim_tokens += ms * claim_qps(sup) / 1000.0;
+	if (sup->claim_tokens > relay_claim_burst(sup))
+		sup->claim_tokens = relay_claim_burst(sup);
 }
 
 /* Answer the nodeserver's look-up g (its id and claim) with an error. */
@@ -149,7 +173,7 @@ relay_claims_next_ms(struct sup *sup)
 		if (sup->children[ROLE_PUBLISHER].state == CS_READY) {
 			/* the next token */
 			long long tok = (long long)((1.0 - sup->claim_tokens) *
-			    1000.0 / KP_CLAIM_QPS) + 1;
+			    1000.0 / claim_qps(sup)) + 1;
 
 			if (tok < d)
 				d = tok;

@@ -744,7 +744,7 @@ supervisor_main(const struct kp_options *cfg, const struct kp_hooks *hooks,
 	sup.plugin_sock = *plugin_sock;
 	sup.reg_sock = *reg_sock;
 	sup.http_fd = http_fd;
-	sup.claim_tokens = KP_CLAIM_BURST;
+	sup.claim_tokens = relay_claim_burst(&sup);
 	clock_gettime(CLOCK_MONOTONIC, &sup.claim_refill);
 	log_procinit("supervisor");
 	child_set_name("supervisor");

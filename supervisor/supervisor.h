@@ -32,7 +32,10 @@
 #define KP_LOG_LPS		200.0	/* log lines a second from a child, */
 #define KP_LOG_BURST		1000.0	/* and in bursts */
 #define KP_CLAIM_QPS		20.0	/* look-ups per second, and */
-#define KP_CLAIM_BURST		50.0	/* bursts, from the nodeserver */
+#define KP_CLAIM_BURST		50.0	/* bursts, from the nodeserver, at
+					 * least: never below the configured
+					 * kube QPS and burst (relay.c) */
+#define KP_CLAIM_QPS_MAX	1000.0	/* with the kube limit disabled */
 #define KP_CLAIM_WAIT_MS	10000	/* a look-up waits this long for a
 					 * token or a (re)started publisher */
 #define KP_HEARTBEAT_MS		1000	/* a Ping to each child, and the
@@ -292,6 +295,7 @@ void	relay_claim_get(struct sup *, Kpipc__Msg *);
 void	relay_claim_reply(struct sup *, struct child *, Kpipc__Msg *);
 void	relay_claims_abort(struct sup *);
 void	relay_claims_tick(struct sup *);
+double	relay_claim_burst(const struct sup *);
 long long relay_claims_next_ms(struct sup *);
 void	relay_publish(struct sup *, Kpipc__Msg *);
 void	relay_publish_status(struct sup *, const Kpipc__PublishStatus *);

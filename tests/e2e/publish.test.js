@@ -310,6 +310,27 @@ test('a slow claim look-up does not hold up another call', async (t) => {
   assert.deepEqual(order, ['fast', 'slow'], 'the second call was answered first');
 });
 
+// Issue 17: the claims of one call are looked up at once, so a call of
+// n claims costs about one look-up, not n. Each GET is held 4 s at the
+// API server: one after the other, the second GET could only come 4 s
+// after the first; here all three are at the server while the call waits.
+test('the claims of one call are looked up in parallel', async (t) => {
+  const { emu, kubelet } = await setup(t);
+  const claims = [0, 1, 2].map((i) => ({ namespace: 'default', name: `par-${i}`, uid: randomUUID() }));
+  for (const [i, c] of claims.entries()) {
+    emu.addClaim({ ...c, allocation: { results: [{ request: 'r', driver: DRIVER, pool: NODE, device: `dev-${i}` }] } });
+  }
+  emu.inject({ method: 'GET', path: '*/resourceclaims/par-*', action: 'delay', delayMs: 4000 });
+  let answered = false;
+  const call = kubelet.nodePrepareResources(DRIVER, claims, { timeoutMs: 45000 }).finally(() => { answered = true; });
+  const gets = () => emu.requests().filter((r) => r.method === 'GET' && /resourceclaims\/par-/.test(r.path));
+  await until(() => gets().length === 3, 3500, 20);
+  assert.equal(answered, false, 'all three GETs arrived while the call waited');
+  const res = await call;
+  claims.forEach((c) => assert.equal(res.claims[c.uid].devices.length, 1));
+  assert.equal(gets().length, 3, 'one GET per claim');
+});
+
 // Issue 15: a publisher crash is invisible to kubelet. A look-up that
 // arrives while the publisher is down, or that the dead publisher had in
 // flight, waits for the next publisher instead of failing.

@@ -66,6 +66,7 @@ struct tdrv {
 	int		 channels;	/* --channels */
 	const char	*counter;	/* --counter-file: hooks log here */
 	const char	*tag;		/* --tag: names this instance there */
+	int		 quiet;		/* --quiet: no ALLOC line per claim */
 	int		 all_nodes;	/* publish: pools for all nodes */
 	int		 exit_on_stop;	/* kp_plugin_wait: exit with it */
 };
@@ -197,6 +198,8 @@ log_allocation(const struct kp_claim *c)
 {
 	size_t	 k;
 
+	if (drv.quiet)
+		return;
 	fprintf(stderr, "ALLOC %s/%s results=%zu", c->namespace_, c->name,
 	    c->n_results);
 	for (k = 0; k < c->n_results; k++)
@@ -1198,6 +1201,7 @@ apply(struct kp_options *o, int ch, const char *a)
 	case 380: return (kp_shutdown_grace(o, (int)strtol(a, 0, 10)));
 	case 381: return (kp_termination_message_path(o, a[0] ? a : NULL));
 	case 382: drv.exit_on_stop = 1; return (0);
+	case 390: drv.quiet = 1; return (0);
 	default: return (-1);
 	}
 }
@@ -1245,6 +1249,7 @@ parse(int argc, char **argv, struct kp_options *o)
 		{ "shutdown-grace-ms", 1, 0, 380 },
 		{ "termination-log", 1, 0, 381 },
 		{ "exit-on-stop", 0, 0, 382 },
+		{ "quiet", 0, 0, 390 },
 		{ 0, 0, 0, 0 }
 	};
 	int	 ch;
@@ -1260,27 +1265,35 @@ parse(int argc, char **argv, struct kp_options *o)
 }
 
 /*
- * "publish <devices> [pools] [tag]": pools named pool-0.., each with
- * <devices> devices in slices of at most 128, attributes from tag (so a
- * republish with another tag changes every device).
+ * "publish <devices> [pools] [tag] [changed]": pools named pool-0.., each
+ * with <devices> devices (at most 4096) in slices of at most 128,
+ * attributes from tag (so a republish with another tag changes every
+ * device); the first <changed> devices of pool-0 get "<tag>-x" instead
+ * (bench/run.js: a republish with one device changed).
  */
+#define PUB_MAX_POOL	4096
+#define PUB_MAX_POOLS	8
+
 static int
 publish(struct kp_plugin *p, const char *args)
 {
-	static struct kp_device		 devs[4096];
-	static struct kp_attribute	 attrs[4096][3];
-	static struct kp_capacity	 caps[4096][1];
-	static char			 names[4096][32], pools[8][16];
-	static char			 tag[64];
-	struct kp_slice			 slices[8][32];
-	struct kp_pool			 pl[8];
+	static struct kp_device		 devs[PUB_MAX_POOLS * PUB_MAX_POOL];
+	static struct kp_attribute	 attrs[PUB_MAX_POOLS * PUB_MAX_POOL][3];
+	static struct kp_capacity	 caps[PUB_MAX_POOLS * PUB_MAX_POOL][1];
+	static char			 names[PUB_MAX_POOLS * PUB_MAX_POOL][32];
+	static char			 pools[PUB_MAX_POOLS][16];
+	static char			 tag[64], xtag[72];
+	static struct kp_slice		 slices[PUB_MAX_POOLS][PUB_MAX_POOL /
+					    128];
+	struct kp_pool			 pl[PUB_MAX_POOLS];
 	struct kp_resources		 res;
-	int				 n = 0, np = 1, i, k, d = 0;
+	int				 n = 0, np = 1, changed = 0, i, k, d = 0;
 
 	tag[0] = '\0';
-	sscanf(args, "%d %d %63s", &n, &np, tag);
-	if (n < 0 || n > 512 || np < 0 || np > 8)
+	sscanf(args, "%d %d %63s %d", &n, &np, tag, &changed);
+	if (n < 0 || n > PUB_MAX_POOL || np < 0 || np > PUB_MAX_POOLS)
 		return (-1);
+	snprintf(xtag, sizeof(xtag), "%s-x", tag[0] ? tag : "none");
 	memset(pl, 0, sizeof(pl));
 	for (k = 0; k < np; k++) {
 		snprintf(pools[k], sizeof(pools[k]), "pool-%d", k);
@@ -1291,7 +1304,8 @@ publish(struct kp_plugin *p, const char *args)
 			attrs[d][0] = (struct kp_attribute)KP_ATTR_INT(
 			    "index", i);
 			attrs[d][1] = (struct kp_attribute)KP_ATTR_STRING(
-			    "example.com/tag", tag[0] ? tag : "none");
+			    "example.com/tag", k == 0 && i < changed ? xtag :
+			    tag[0] ? tag : "none");
 			attrs[d][2] = (struct kp_attribute)KP_ATTR_VERSION(
 			    "example.com/version", "1.2.3");
 			caps[d][0] = (struct kp_capacity)KP_CAPACITY("memory",
