@@ -328,3 +328,60 @@ test('ATTACK: mount options are limited to harmless ones', async (t) => {
   t.diagnostic(`hook: ${out}`);
   assert.ok(!fs.existsSync(path.join(cdi, name)), 'a bind mount with rshared/suid/dev was accepted');
 });
+
+// Review findings of 2026-12-01, kept as regression tests: each attack
+// must fail.
+
+test('ATTACK: a FIFO planted as serialize.lock is refused; the supervisor never blocks on it and still stops', async (t) => {
+  const { giveToNodeserver } = require('./lib/plugin');
+  const { execFileSync } = require('node:child_process');
+  const root = makeRoot(DRIVER);
+  t.after(() => root.cleanup());
+  root.state = path.join(root.dir, 'state');
+  giveToNodeserver(root.state);
+  const lock = path.join(path.dirname(root.draSock), 'serialize.lock');
+  const drv = new TestDriver(root, ['--kubelet-root-dir', root.dir, '--rolling-update-uid',
+    '11111111-2222-3333-4444-aaaaaaaaaaaa', '--state-dir', root.state], { paths: false });
+  t.after(async () => { drv.kill(); await drv.exited; });
+  await drv.ready();
+  assert.ok(fs.statSync(lock).isFile());
+  // Someone who can write in the plugin data directory plants a FIFO,
+  // then any nodeserver restart opens it.
+  fs.unlinkSync(lock);
+  execFileSync('mkfifo', [lock]);
+  const before = roles(drv.proc.pid).nodeserver;
+  process.kill(before, 'SIGKILL');
+  await drv.stderrMatch(/lock file [^\n]*serialize\.lock is not a regular file/, 15000);
+  // The supervisor is not stuck in open(): it answers and stops.
+  const sup = supervisorPid(drv);
+  assert.doesNotMatch(fs.readFileSync(`/proc/${sup}/wchan`, 'utf8'), /fifo|pipe/);
+  const r = await drv.stop();
+  assert.equal(r.code, 0, 'kp_stop answered');
+});
+
+test('ATTACK: a sandboxed hook of a second plugin in the same process cannot forge the first plugin\'s kp_plugin_wait() reason', async (t) => {
+  const { spawn } = require('node:child_process');
+  const R = fs.mkdtempSync(path.join(os.tmpdir(), 'kp-two-'));
+  fs.chmodSync(R, 0o755);
+  fs.mkdirSync(path.join(R, 'plugins'));
+  fs.mkdirSync(path.join(R, 'plugins_registry'));
+  const p = spawn(path.join(BUILD, 'tests', 'kp_twoplugins'), [R], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  p.stdout.on('data', (d) => { out += d; });
+  p.stderr.on('data', (d) => { err += d; });
+  const exited = new Promise((r) => p.on('exit', r));
+  t.after(async () => { p.kill('SIGKILL'); await exited; fs.rmSync(R, { recursive: true, force: true }); });
+  await until(() => out.includes('ready'), 20000, 100);
+  const sim = new KubeletSim({ registryDir: path.join(R, 'plugins_registry'), version: '1.34', retryInitialMs: 100, healthStream: false }).start();
+  t.after(() => sim.stop());
+  await sim.waitForDriver('b.example.com');
+  await sim.nodePrepareResources('b.example.com', [claim('c1')]);
+  await until(() => /evil: wrote \d+ page/.test(err), 10000, 100);
+  assert.match(err, /evil: wrote 0 page\(s\)/, 'no writable shared page inherited');
+  fs.writeFileSync(path.join(R, 'go'), '');
+  await until(() => /^wait /m.test(out), 20000, 100);
+  const line = /^wait .*$/m.exec(out)[0];
+  assert.doesNotMatch(line, /FORGED/);
+  assert.match(line, /^wait KP_\w+ \S/, 'a reason of the library\'s own');
+});
