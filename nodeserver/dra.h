@@ -223,6 +223,7 @@ int	dra_hook_call(const struct kp_hooks *, int, const struct kp_claim *,
 	    struct dra_results *, char *, size_t);
 struct dra_result *dra_prepare_claim(struct kp_prepare_results *, size_t);
 int	dra_result_add(struct dra_result *, const struct kp_prepared_device *);
+int	dra_device_add_cdi_id(struct dra_device *, const char *);
 void	dra_result_reset(struct dra_result *);
 
 /* journal_dra.c: the prepared-claim journal around the hooks */

@@ -327,6 +327,40 @@ device_copy(struct dra_device *d, const struct kp_prepared_device *dev)
 	return (0);
 }
 
+/*
+ * Append a CDI ID to d (the device metadata's, nodeserver/metadata.c):
+ * d is one block (device_copy), so it is copied anew with the ID.
+ */
+int
+dra_device_add_cdi_id(struct dra_device *d, const char *id)
+{
+	struct kp_prepared_device	 pd = { KP_PREPARED_DEVICE_INIT };
+	struct dra_device		 nd;
+	const char			**ids;
+	size_t				 i;
+	int				 r;
+
+	if ((ids = calloc(d->n_cdi_ids + 1, sizeof(*ids))) == NULL)
+		return (KP_ENOMEM);
+	for (i = 0; i < d->n_cdi_ids; i++)
+		ids[i] = d->cdi_ids[i];
+	ids[i] = id;
+	pd.request_names = (const char *const *)d->request_names;
+	pd.n_request_names = d->n_request_names;
+	pd.pool_name = d->pool;
+	pd.device_name = d->device;
+	pd.cdi_device_ids = ids;
+	pd.n_cdi_device_ids = d->n_cdi_ids + 1;
+	pd.share_id = d->share_id;
+	r = device_copy(&nd, &pd);
+	free(ids);
+	if (r != 0)
+		return (r);
+	device_free(d);
+	*d = nd;
+	return (0);
+}
+
 static int
 devices_grow(struct dra_result *c)
 {

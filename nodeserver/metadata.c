@@ -245,24 +245,6 @@ in_request(const struct dra_device *d, const char *req)
 	return (0);
 }
 
-/* Append id to the CDI IDs of d. */
-static int
-add_cdi_id(struct dra_device *d, const char *id)
-{
-	char	**v, *s;
-
-	if ((s = strdup(id)) == NULL)
-		return (KP_ENOMEM);
-	if ((v = reallocarray(d->cdi_ids, d->n_cdi_ids + 1,
-	    sizeof(*v))) == NULL) {
-		free(s);
-		return (KP_ENOMEM);
-	}
-	v[d->n_cdi_ids++] = s;
-	d->cdi_ids = v;
-	return (0);
-}
-
 /*
  * The metadata of request req of claim c (result res): written through
  * the supervisor, then the CDI ID goes to the request's first device.
@@ -341,7 +323,7 @@ md_request(struct dra_ctx *ctx, const struct kp_claim *c, const char *pod,
 	    c->uid, req);
 	for (i = 0; i < res->n_devices; i++)
 		if (in_request(&res->devices[i], req))
-			return (add_cdi_id(&res->devices[i], id) == 0 ? 0 :
+			return (dra_device_add_cdi_id(&res->devices[i], id) == 0 ? 0 :
 			    KP_ENOMEM);
 	return (0);
 nomem:
