@@ -227,24 +227,27 @@ fake_remove(void *user, const char *ns, const char *name, const char *uid,
 	return (0);
 }
 
-/* Device i of claim 0 with the given requests. */
+/* Device i of claim 0 with the given requests, added as a hook adds one. */
 static void
 device(struct dra_result *c, size_t i, const char *dev, const char *r0,
     const char *r1)
 {
-	struct dra_device	*d = &c->devices[i];
+	struct kp_prepared_device	 pd = { KP_PREPARED_DEVICE_INIT };
+	const char			*reqs[2], *ids[1] = { "drv/x=1" };
+	size_t				 n = 0;
 
-	memset(d, 0, sizeof(*d));
-	d->pool = strdup("pool");
-	d->device = strdup(dev);
-	d->request_names = calloc(2, sizeof(char *));
 	if (r0 != NULL)
-		d->request_names[d->n_request_names++] = strdup(r0);
+		reqs[n++] = r0;
 	if (r1 != NULL)
-		d->request_names[d->n_request_names++] = strdup(r1);
-	d->cdi_ids = calloc(1, sizeof(char *));
-	d->cdi_ids[0] = strdup("drv/x=1");
-	d->n_cdi_ids = 1;
+		reqs[n++] = r1;
+	pd.request_names = reqs;
+	pd.n_request_names = n;
+	pd.pool_name = "pool";
+	pd.device_name = dev;
+	pd.cdi_device_ids = ids;
+	pd.n_cdi_device_ids = 1;
+	CHECK_EQ(dra_result_add(c, &pd), 0);
+	CHECK_EQ(c->n_devices, i + 1);
 }
 
 static void
@@ -253,9 +256,6 @@ setup(struct dra_results *r, struct kp_claim *cl)
 	CHECK_EQ(dra_results_init(r, 1, NULL, NULL), 0);
 	r->n_hook = 1;
 	r->claims[0].uid = "u-1";
-	r->claims[0].devices = calloc(4, sizeof(struct dra_device));
-	r->claims[0].cap_devices = 4;
-	r->claims[0].n_devices = 4;
 	device(&r->claims[0], 0, "a", "req-0", NULL);
 	device(&r->claims[0], 1, "b", "req-0", "req-1");
 	device(&r->claims[0], 2, "c", "req-1", NULL);
@@ -265,6 +265,8 @@ setup(struct dra_results *r, struct kp_claim *cl)
 	cl->name = "claim";
 	cl->uid = "u-1";
 }
+
+static char	 bad_name[] = "Bad_Name";
 
 static void
 test_steps(void)
@@ -323,8 +325,8 @@ test_steps(void)
 
 	/* a request name that is no DNS label: never sent */
 	setup(&r, &cl);
-	free(r.claims[0].devices[0].request_names[0]);
-	r.claims[0].devices[0].request_names[0] = strdup("Bad_Name");
+	/* (a device is one block: point its name elsewhere) */
+	r.claims[0].devices[0].request_names[0] = bad_name;
 	f.writes = 0;
 	md_prepare(&ctx, &cl, NULL, &r);
 	CHECK_EQ(f.writes, 0);
