@@ -221,12 +221,17 @@ ensure_dir(struct kp_options *o, const char *what, const char *dir,
 			log_info(1, "created %s (%s)", dir, what);
 			return (0);
 		}
+		/* The advice before the paths: a long path would cut it
+		 * at KP_ERROR_SIZE. */
+		if (errno == ENOENT && strcmp(what, OPT_FLOCK_DIR) == 0)
+			return (opt_fail(o, KP_ENOENT, "%s: %s does not exist",
+			    what, dir));
 		if (errno == ENOENT)
-			return (opt_fail(o, KP_ENOENT, "%s: %s does not exist%s "
-			    "(kubelet root \"%s\": if kubelet runs with "
-			    "--root-dir elsewhere, set kp_kubelet_root_dir)",
-			    what, dir, create ? ", nor does its parent" : "",
-			    root_of(o)));
+			return (opt_fail(o, KP_ENOENT, "%s (kubelet creates "
+			    "plugins/ and plugins_registry/ on a node: create "
+			    "them, or set kp_kubelet_root_dir): %s does not "
+			    "exist%s", what, dir,
+			    create ? ", nor does its parent" : ""));
 		return (opt_fail(o, opt_errno_code(errno), "%s: %s: %s", what,
 		    dir, strerror(errno)));
 	}

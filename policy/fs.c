@@ -45,16 +45,16 @@ have_cap(int cap)
 }
 
 static int
-empty_root(char *err, size_t errsize)
+empty_root(enum kp_role role, char *err, size_t errsize)
 {
 	static const char	*bases[] = { "/tmp", "/dev/shm", "/run" };
 	char			 dir[64];
 	size_t			 i;
 
 	if (!have_cap(CAP_SYS_CHROOT)) {
-		log_warnx("sandbox: no CAP_SYS_CHROOT (not root): the "
-		    "registrar keeps the filesystem view; its seccomp filter "
-		    "still fails every open with EACCES");
+		log_warnx("sandbox: no CAP_SYS_CHROOT (not root): the %s "
+		    "keeps the filesystem view; its seccomp filter still "
+		    "fails every open with EACCES", ipc_role_name(role));
 		return (0);
 	}
 	for (i = 0; i < sizeof(bases) / sizeof(bases[0]); i++) {
@@ -137,13 +137,14 @@ hide_paths(const struct child_env *env, char *err, size_t errsize)
 	int				 r;
 
 	if (!have_cap(CAP_SYS_ADMIN)) {
+		/* Each item ends in ", ": none is empty whichever apply. */
 		log_warnx("sandbox: no CAP_SYS_ADMIN (not root): the "
-		    "nodeserver cannot hide %s%s%s, kubelet's plugin "
+		    "nodeserver cannot hide %s%s%skubelet's plugin "
 		    "directories or other processes in /proc from the "
 		    "driver's hooks", stat(POL_TOKEN_DIR, &st) == 0 ?
 		    POL_TOKEN_DIR ", " : "", env->n_hide > 0 ?
 		    "the publisher's credential files, " : "",
-		    po->n_hidden > 0 ? "the hidden paths" : "");
+		    po->n_hidden > 0 ? "the hidden paths, " : "");
 		return (0);
 	}
 	if ((r = private_ns(err, errsize)) != 0 ||
@@ -194,7 +195,7 @@ pol_fs(enum kp_role role, const struct child_env *env, char *err,
 	switch (role) {
 	case ROLE_REGISTRAR:
 	case ROLE_OBSERVER:
-		return (empty_root(err, errsize));
+		return (empty_root(role, err, errsize));
 	case ROLE_NODESERVER:
 		return (hide_paths(env, err, errsize));
 	case ROLE_PUBLISHER:

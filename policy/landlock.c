@@ -169,7 +169,7 @@ fs_handled(int abi)
  * uid cannot reach) is skipped unless required: then the start fails.
  */
 static int
-allow(int rs, uint64_t handled, const char *path, uint64_t access,
+allow(enum kp_role role, int rs, uint64_t handled, const char *path, uint64_t access,
     int required, char *err, size_t errsize)
 {
 	struct landlock_path_beneath_attr	 pb;
@@ -182,8 +182,16 @@ allow(int rs, uint64_t handled, const char *path, uint64_t access,
 			    strerror(errno));
 			return (0);
 		}
-		snprintf(err, errsize, "Landlock: %s: %s", path,
-		    strerror(errno));
+		/* Run as root, this process has dropped to its own uid: a
+		 * directory only its owner may search hides the file. */
+		if (errno == EACCES)
+			snprintf(err, errsize, "Landlock: %s: %s (the %s runs "
+			    "as uid %u: every directory above it must be "
+			    "searchable by others)", path, strerror(errno),
+			    ipc_role_name(role), (unsigned)geteuid());
+		else
+			snprintf(err, errsize, "Landlock: %s: %s", path,
+			    strerror(errno));
 		return (KP_ESANDBOX);
 	}
 	if (fstat(fd, &st) == 0 && !S_ISDIR(st.st_mode))
@@ -211,30 +219,30 @@ role_rules(enum kp_role role, const struct policy_opts *po, int rs,
 	switch (role) {
 	case ROLE_NODESERVER:
 		for (i = 0; r == 0 && i < po->n_state_dirs; i++)
-			r = allow(rs, fs, po->state_dirs[i], fs, 1, err,
+			r = allow(role, rs, fs, po->state_dirs[i], fs, 1, err,
 			    errsize);
 		for (i = 0; r == 0 && i < sizeof(ns_reads) /
 		    sizeof(ns_reads[0]); i++)
-			r = allow(rs, fs, ns_reads[i], LL_FS_READ, 0, err,
+			r = allow(role, rs, fs, ns_reads[i], LL_FS_READ, 0, err,
 			    errsize);
 		if (r == 0)
-			r = allow(rs, fs, "/dev", LL_FS_READ |
+			r = allow(role, rs, fs, "/dev", LL_FS_READ |
 			    LANDLOCK_ACCESS_FS_IOCTL_DEV, 0, err, errsize);
 		for (i = 0; r == 0 && i < po->n_read_paths; i++)
-			r = allow(rs, fs, po->read_paths[i], LL_FS_READ, 0,
+			r = allow(role, rs, fs, po->read_paths[i], LL_FS_READ, 0,
 			    err, errsize);
 		break;
 	case ROLE_PUBLISHER:
 		for (i = 0; r == 0 && i < sizeof(pub_reads) /
 		    sizeof(pub_reads[0]); i++)
-			r = allow(rs, fs, pub_reads[i], LL_FS_READ, 0, err,
+			r = allow(role, rs, fs, pub_reads[i], LL_FS_READ, 0, err,
 			    errsize);
 		break;
 	default:
 		break;	/* the registrar: no file at all */
 	}
 	for (i = 0; r == 0 && i < n_extra; i++)
-		r = allow(rs, fs, extra[i], LL_FS_READ, 1, err, errsize);
+		r = allow(role, rs, fs, extra[i], LL_FS_READ, 1, err, errsize);
 	return (r);
 }
 

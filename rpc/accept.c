@@ -97,7 +97,8 @@ peer_allowed(struct rpc_server *srv, int fd)
 {
 	struct ucred	 cr;
 	socklen_t	 len = sizeof(cr);
-	size_t		 i;
+	char		 allowed[128], pid[32];
+	size_t		 i, n;
 
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) == -1) {
 		conn_log(&srv->conn_stats.rl_uid, KP_LOG_WARNING, 0,
@@ -108,9 +109,21 @@ peer_allowed(struct rpc_server *srv, int fd)
 		if (srv->uids[i] == cr.uid)
 			return (1);
 	srv->conn_stats.uid_refused++;
+	allowed[0] = '\0';
+	for (i = 0, n = 0; i < srv->n_uids && n < sizeof(allowed); i++)
+		n += (size_t)snprintf(allowed + n, sizeof(allowed) - n, "%s%u",
+		    i > 0 ? ", " : "", (unsigned int)srv->uids[i]);
+	/* No role prefix: the log line has it. A peer outside this
+	 * process's pid namespace (kubelet, seen from the sandbox) has pid
+	 * 0 here. */
+	if (cr.pid > 0)
+		snprintf(pid, sizeof(pid), "pid %d", (int)cr.pid);
+	else
+		snprintf(pid, sizeof(pid), "pid not visible here");
 	conn_log(&srv->conn_stats.rl_uid, KP_LOG_WARNING, 0,
-	    "%s: connection from uid %u (pid %d) refused: uid not allowed",
-	    srv->name, (unsigned int)cr.uid, (int)cr.pid);
+	    "connection from uid %u (%s) refused: uid not allowed "
+	    "(allowed: uid %s; kp_allowed_peer_uid(), kp_socket_mode())",
+	    (unsigned int)cr.uid, pid, allowed);
 	return (0);
 }
 

@@ -213,7 +213,14 @@ status_pong(struct sup *sup, struct child *c, const Kpipc__Pong *p)
 	}
 }
 
-/* The inode check: is the file at s->path still the socket we bound? */
+/*
+ * The inode check: is the file at s->path still the socket we bound?
+ * Since repair.c re-creates a removed or dead-replaced socket within its
+ * check interval and stops the plugin when a live instance took the path,
+ * "is missing" shows at most until the next repair_tick() and "no longer
+ * the one" practically never; kept as a safety net should repair be
+ * delayed or fail without stopping the plugin.
+ */
 static void
 check_socket(struct sup *sup, int which, const struct sup_socket *s)
 {

@@ -1,6 +1,6 @@
 #!/bin/sh
 # kubectl.sh - put a kubectl with kustomize v5 at .cache/kubectl/kubectl
-# (prints its path), for rendering deploy/ in tests/e2e/deploy.test.js.
+# (prints its absolute path), for rendering deploy/ in tests/e2e/deploy.test.js.
 #
 # Why this source: deploy/ needs kustomize v5 (components, replacements),
 # which is in kubectl 1.27 and later; Debian 12's kubernetes-client is
@@ -21,7 +21,7 @@ OUT=$DIR/kubectl
 
 if [ -x "$OUT" ] && [ -f "$DIR/.sha256" ] &&
     [ "$(cat "$DIR/.sha256")" = "$SHA256" ]; then
-	echo "$OUT"
+	echo "$PWD/$OUT"
 	exit 0
 fi
 mkdir -p "$DIR"
@@ -43,4 +43,4 @@ chmod 0755 "$tmp/kubectl"
 "$tmp/kubectl" version --client >/dev/null
 mv "$tmp/kubectl" "$OUT"
 echo "$SHA256" > "$DIR/.sha256"
-echo "$OUT"
+echo "$PWD/$OUT"

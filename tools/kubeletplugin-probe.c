@@ -274,8 +274,15 @@ main(int argc, char **argv)
 		    strlen(regbuf), "/%s", file);
 		reg = regbuf;
 	}
-	if ((code = probe_connect("registration socket", reg)) != 0)
+	if ((code = probe_connect("registration socket", reg)) != 0) {
+		/* The derived name is the single-instance one: a DaemonSet
+		 * in a rolling update names its sockets by the pod UID. */
+		if (code == EXIT_MISSING && reg == regbuf && uid == NULL)
+			fail(code, "under rolling updates (kp_rolling_update) "
+			    "each instance has its own socket: pass --pod-uid "
+			    "or --pod-uid-env");
 		return (code);
+	}
 	grpc_init();
 	code = get_info(reg, (int)ms, &info);
 	grpc_shutdown();

@@ -58,7 +58,7 @@ test('a missing registry directory is KP_ENOENT naming the path and the option',
   fs.rmSync(root.registry, { recursive: true });
   const drv = start(t, root, ['--kubelet-root-dir', root.dir]);
   const l = await drv.line(['ready', 'error']);
-  assert.match(l, /^error KP_ENOENT kp_registrar_directory_path \(RegistrarDirectoryPath\): .*plugins_registry does not exist .*kp_kubelet_root_dir/);
+  assert.match(l, /^error KP_ENOENT kp_registrar_directory_path \(RegistrarDirectoryPath\) \(kubelet creates plugins\/ and plugins_registry\/ on a node: create them, or set kp_kubelet_root_dir\): .*plugins_registry does not exist/);
   assert.ok(!fs.existsSync(root.registry), 'the registry directory is not created');
 });
 
@@ -67,7 +67,17 @@ test('the data directory with a missing parent is KP_ENOENT', async (t) => {
   t.after(() => root.cleanup());
   const drv = start(t, root, ['--kubelet-root-dir', root.dir, '--plugin-data-dir', path.join(root.dir, 'no', 'such')]);
   const l = await drv.line(['ready', 'error']);
-  assert.match(l, /^error KP_ENOENT kp_plugin_data_directory_path \(PluginDataDirectoryPath\): .*no\/such does not exist, nor does its parent/);
+  assert.match(l, /^error KP_ENOENT kp_plugin_data_directory_path \(PluginDataDirectoryPath\) \(kubelet creates .*\): .*no\/such does not exist, nor does its parent/);
+});
+
+test('a long missing path still leaves the advice whole', async (t) => {
+  const root = makeRoot(DRIVER);
+  t.after(() => root.cleanup());
+  // As long as a plugin directory may be (its socket fits in sun_path).
+  const deep = path.join(root.dir, 'x'.repeat(40), 'y'.repeat(90 - root.dir.length - 42));
+  const drv = start(t, root, ['--kubelet-root-dir', root.dir, '--plugin-data-dir', deep]);
+  const l = await drv.line(['ready', 'error']);
+  assert.match(l, /^error KP_ENOENT kp_plugin_data_directory_path \(PluginDataDirectoryPath\) \(kubelet creates plugins\/ and plugins_registry\/ on a node: create them, or set kp_kubelet_root_dir\): /);
 });
 
 test('an endpoint outside the kubelet root and over-long paths are refused at set time', async (t) => {

@@ -321,6 +321,7 @@ test('peer uid not allowed: connection refused and logged', async () => {
 	    `code ${r.err.code} ${r.err.details}`);
 	await until('refusal logged', () =>
 	    /uid \d+ \(pid \d+\) refused/.test(srv.stderr));
+	assert.match(srv.stderr, /refused: uid not allowed \(allowed: uid 12345; kp_allowed_peer_uid\(\), kp_socket_mode\(\)\)/);
 	// A flood of refused connections is not a flood of log lines.
 	await Promise.all(Array.from({ length: 40 }, () =>
 	    rawConnect(srv.sock, null, 50)));

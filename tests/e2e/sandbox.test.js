@@ -221,6 +221,27 @@ test('the sandboxed publisher reaches the API server by name (localhost, /etc/ho
   }
 });
 
+test('a kubeconfig in a directory others cannot search: the publisher\'s Landlock error says why', { skip: process.getuid() !== 0 && 'needs root' }, async (t) => {
+  const root = makeRoot(DRIVER);
+  // The credentials' own directory is open; the one above it is not.
+  const priv = path.join(root.dir, 'private', 'creds');
+  fs.mkdirSync(priv, { recursive: true, mode: 0o755 });
+  fs.chmodSync(path.dirname(priv), 0o700);
+  const emu = await startEmulator({ nodes: ['node-a'], tokenFile: path.join(priv, 'token') });
+  fs.copyFileSync(emu.caFile, path.join(priv, 'ca.crt'));
+  const kc = path.join(priv, 'kubeconfig');
+  fs.writeFileSync(kc, kubeconfig({ server: emu.url }));
+  const drv = new TestDriver(root, ['--kubeconfig', kc, '--node-name', 'node-a']);
+  t.after(async () => {
+    drv.kill();
+    await drv.exited;
+    await emu.stop();
+    root.cleanup();
+  });
+  const l = await drv.line(['ready', 'error'], 20000);
+  assert.match(l, /Landlock: \S+\/private\/creds: Permission denied \(the publisher runs as uid \d+: every directory above it must be searchable by others\)/);
+});
+
 test('the registrar cannot open /etc/passwd', async (t) => {
   const { drv, sim } = await setup(t, { args: ['--interceptors'], env: { KP_TEST_REGISTRAR_OPEN: '/etc/passwd' } });
   await sim.waitForDriver(DRIVER);
