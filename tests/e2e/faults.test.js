@@ -202,6 +202,11 @@ test('an amplifying body (millions of empty arrays) is refused before parsing', 
   const hwm = Number(/VmHWM:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pub}/status`, 'utf8'))[1]);
   t.diagnostic(`publisher VmHWM ${hwm} kB`);
   assert.ok(hwm < 512 * 1024, `publisher VmHWM ${hwm} kB`);
+  // The last bound, RLIMIT_DATA (policy/policy.c; not under ASan).
+  if (!/asan/.test(process.env.KP_BUILD || '')) {
+    const lim = /^Max data size\s+(\d+)\s+(\d+)/m.exec(fs.readFileSync(`/proc/${pub}/limits`, 'utf8'));
+    assert.deepEqual(lim && [lim[1], lim[2]], ['1073741824', '1073741824']);
+  }
 });
 
 test('TLS handshake failure', async (t) => {
