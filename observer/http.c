@@ -11,16 +11,26 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include <microhttpd.h>
 
 #include "base/log.h"
 #include "observer/observer.h"
 
+/* One open connection: when its current request began. */
+struct obs_conn {
+	struct obs_conn		*next, **prevp;
+	struct MHD_Connection	*conn;
+	int64_t			 since_ms;
+	int			 cut;		/* shut down, MHD to close */
+};
+
 struct obs_http {
 	struct MHD_Daemon	*d;
 	struct obs_state	*st;
 	int64_t			 now_ms;
+	struct obs_conn		*conns;
 };
 
 static void
@@ -37,6 +47,59 @@ mhd_log(void *arg, const char *fmt, va_list ap)
 	log_info(2, "http: %s", line);
 }
 
+/* MHD_OPTION_NOTIFY_CONNECTION: track each connection for the deadline. */
+static void
+notify(void *cls, struct MHD_Connection *conn, void **sctx,
+    enum MHD_ConnectionNotificationCode code)
+{
+	struct obs_http	*h = cls;
+	struct obs_conn	*c = *sctx;
+
+	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+		/* Untracked on ENOMEM: the idle timeout still holds. */
+		if ((c = calloc(1, sizeof(*c))) == NULL)
+			return;
+		c->conn = conn;
+		c->since_ms = h->now_ms;
+		if ((c->next = h->conns) != NULL)
+			c->next->prevp = &c->next;
+		c->prevp = &h->conns;
+		h->conns = c;
+		*sctx = c;
+	} else if (code == MHD_CONNECTION_NOTIFY_CLOSED && c != NULL) {
+		if (c->next != NULL)
+			c->next->prevp = c->prevp;
+		*c->prevp = c->next;
+		free(c);
+		*sctx = NULL;
+	}
+}
+
+/*
+ * Close connections whose request is late: MHD has no absolute timeout
+ * and no public close, so the socket is shut down and MHD, reading EOF,
+ * closes it and says so through notify().
+ */
+static void
+cut_late(struct obs_http *h)
+{
+	const union MHD_ConnectionInfo	*ci;
+	struct obs_conn			*c;
+
+	for (c = h->conns; c != NULL; c = c->next) {
+		if (c->cut || h->now_ms - c->since_ms < OBS_REQUEST_DEADLINE_MS)
+			continue;
+		ci = MHD_get_connection_info(c->conn,
+		    MHD_CONNECTION_INFO_CONNECTION_FD);
+		if (ci == NULL)
+			continue;
+		(void)shutdown(ci->connect_fd, SHUT_RDWR);
+		c->cut = 1;
+		log_info(2, "http: closed a connection with no request "
+		    "within %d ms", OBS_REQUEST_DEADLINE_MS);
+	}
+}
+
 static enum MHD_Result
 answer(void *cls, struct MHD_Connection *conn, const char *url,
     const char *method, const char *version, const char *upload,
@@ -44,9 +107,15 @@ answer(void *cls, struct MHD_Connection *conn, const char *url,
 {
 	struct obs_http		*h = cls;
 	struct MHD_Response	*resp;
+	const union MHD_ConnectionInfo	*ci;
+	struct obs_conn		*c;
 	struct obs_reply	 r;
 	enum MHD_Result		 ret;
 
+	/* Answered: a kept-alive connection's next request starts now. */
+	ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	if (ci != NULL && (c = ci->socket_context) != NULL)
+		c->since_ms = h->now_ms;
 	/* A request body is never read: answer at the headers and let
 	 * libmicrohttpd discard the rest (it closes the connection). */
 	*upload_size = 0;
@@ -81,6 +150,8 @@ obs_http_start(int lfd, struct obs_state *st, struct obs_http **out,
 	struct MHD_OptionItem		 opts[] = {
 		{ MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, NULL },
 		{ MHD_OPTION_CONNECTION_LIMIT, OBS_MAX_CONNS, NULL },
+		{ MHD_OPTION_PER_IP_CONNECTION_LIMIT, OBS_PER_IP_CONNS, NULL },
+		{ MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)notify, NULL },
 		{ MHD_OPTION_CONNECTION_TIMEOUT, OBS_CONN_TIMEOUT_S, NULL },
 		{ MHD_OPTION_CONNECTION_MEMORY_LIMIT, 16384, NULL },
 		{ MHD_OPTION_SIGPIPE_HANDLED_BY_APP, 1, NULL },
@@ -93,8 +164,9 @@ obs_http_start(int lfd, struct obs_state *st, struct obs_http **out,
 		return (KP_ENOMEM);
 	}
 	h->st = st;
+	opts[3].ptr_value = h;
 	if (lfd == -1)
-		opts[5].option = MHD_OPTION_END;
+		opts[7].option = MHD_OPTION_END;
 	h->d = MHD_start_daemon(MHD_USE_EPOLL | MHD_USE_ERROR_LOG |
 	    MHD_USE_SUPPRESS_DATE_NO_CLOCK | (lfd == -1 ?
 	    MHD_USE_NO_LISTEN_SOCKET : 0), 0, NULL, NULL, answer, h,
@@ -136,6 +208,11 @@ obs_http_timeout_ms(struct obs_http *h)
 	MHD_UNSIGNED_LONG_LONG	 t;
 
 	if (MHD_get_timeout(h->d, &t) != MHD_YES)
+		t = h->conns != NULL ? 1000 : (MHD_UNSIGNED_LONG_LONG)-1;
+	/* A tracked connection: wake for its deadline (cut_late()). */
+	if (h->conns != NULL && t > 250)
+		t = 250;
+	if (t == (MHD_UNSIGNED_LONG_LONG)-1)
 		return (-1);
 	return (t > 1000 ? 1000 : (int)t);
 }
@@ -144,6 +221,7 @@ void
 obs_http_run(struct obs_http *h, int64_t now_ms)
 {
 	h->now_ms = now_ms;
+	cut_late(h);
 	(void)MHD_run(h->d);
 }
 
@@ -155,5 +233,12 @@ obs_http_stop(struct obs_http *h)
 	if (h == NULL)
 		return;
 	MHD_stop_daemon(h->d);
+	/* MHD reports each close on stop; anything left was not started. */
+	while (h->conns != NULL) {
+		struct obs_conn	*c = h->conns;
+
+		h->conns = c->next;
+		free(c);
+	}
 	free(h);
 }

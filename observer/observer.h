@@ -14,8 +14,19 @@
 
 #define OBS_STALE_MS		5000	/* snapshot age that fails health */
 #define OBS_MAX_BODY		(1024u * 1024)	/* /metrics page */
-#define OBS_MAX_CONNS		16
+/*
+ * Slow clients: libmicrohttpd's timeout is idle-based (each byte resets
+ * it), so a client trickling a header held a slot for ever and 16 of them
+ * starved kubelet's probe. Now one address gets OBS_PER_IP_CONNS slots,
+ * all get OBS_MAX_CONNS (each an fd and at most 16 KiB of MHD memory,
+ * far below the observer's RLIMIT_NOFILE), and a request must arrive
+ * whole within OBS_REQUEST_DEADLINE_MS of the connection or of the last
+ * answer on it (http.c closes it otherwise).
+ */
+#define OBS_MAX_CONNS		64
+#define OBS_PER_IP_CONNS	4
 #define OBS_CONN_TIMEOUT_S	10
+#define OBS_REQUEST_DEADLINE_MS	2500
 
 /* What the observer knows: the latest snapshot, rendered once. */
 struct obs_state {

@@ -249,8 +249,8 @@ claims_get(struct http_client *http, enum kube_version v, const char *driver,
 	free(name);
 	memset(&resp, 0, sizeof(resp));
 	/* Well within kubelet's 45 s: the nodeserver still answers. */
-	rc = http_request_within(http, "GET", path, NULL, KP_CLAIM_BUDGET_S,
-	    &resp);
+	rc = http_request_within(http, "GET", path, NULL, HTTP_MAX_OBJECT,
+	    KP_CLAIM_BUDGET_S, &resp);
 	free(path);
 	if (resp.status == 200)
 		rc = claims_parse(resp.body, driver, g, r);

@@ -90,7 +90,8 @@ disc_resource_version(struct http_client *c, enum kube_version *out,
 	struct http_response	 resp;
 	int			 r;
 
-	if ((r = http_request(c, "GET", DISC_PATH, NULL, &resp)) != 0)
+	if ((r = http_request(c, "GET", DISC_PATH, NULL, HTTP_MAX_DISCOVERY,
+	    &resp)) != 0)
 		snprintf(err, size, "GET %s: %s", DISC_PATH, resp.error);
 	else if (resp.status == 404) {
 		/* The group is not served at all: DRA is off in this

@@ -212,7 +212,7 @@ ev_write(struct pub_events *e, struct ev_entry *x)
 	if (body == NULL)
 		return (KP_ENOMEM);
 	r = http_request(e->p->http, patch ? "PATCH" : "POST", path, body,
-	    &resp);
+	    HTTP_MAX_OBJECT, &resp);
 	free(body);
 	if (r == 0 && patch && resp.status == 404) {
 		/* Expired (the API server keeps Events an hour): anew. */

@@ -37,7 +37,6 @@
 #include "publisher/http_int.h"
 #include "publisher/pub.h"
 
-#define HTTP_MAX_BODY		(64 * 1024 * 1024)
 #define HTTP_MAX_RETRIES	10	/* client-go's maxRetries */
 #define HTTP_MAX_RETRY_AFTER	60	/* longest Retry-After honoured, s */
 #define HTTP_CONNECT_TIMEOUT_S	10
@@ -375,6 +374,7 @@ http_xfer_reset(struct http_xfer *x)
 	x->buf = NULL;
 	x->len = x->cap = 0;
 	x->too_large = 0;
+	x->guard[0] = '\0';
 	x->status = 0;
 	x->retry_after = -1;
 	x->cc = CURLE_OK;
@@ -415,7 +415,7 @@ xfer_once(struct http_xfer *x)
 	    "Content-Type: application/json")) == 0) &&
 	    (x->c->host_hdr == NULL ||
 	    (r = hdr_add(&hdrs, x->c->host_hdr)) == 0)) {
-		x->max = HTTP_MAX_BODY;
+		x->max = x->max_body;
 		set_options(x, url, hdrs);
 		x->cc = curl_easy_perform(x->h);
 		curl_easy_getinfo(x->h, CURLINFO_RESPONSE_CODE, &x->status);
@@ -429,9 +429,12 @@ xfer_once(struct http_xfer *x)
 		snprintf(x->errbuf, sizeof(x->errbuf), "%s", kp_strerror(r));
 	if (r != 0 || x->cc == CURLE_OK || (x->stopped && x->line_fn != NULL))
 		return (r);
-	if (x->too_large)
-		snprintf(x->errbuf, sizeof(x->errbuf), "response larger than "
-		    "%zu bytes", x->max);
+	if (x->guard[0] != '\0')
+		snprintf(x->errbuf, sizeof(x->errbuf), "%s", x->guard);
+	else if (x->too_large)
+		snprintf(x->errbuf, sizeof(x->errbuf), "%s %s: response "
+		    "larger than %zu bytes: refused", x->method, x->path,
+		    x->max);
 	else if (x->errbuf[0] == '\0')
 		snprintf(x->errbuf, sizeof(x->errbuf), "%s",
 		    curl_easy_strerror(x->cc));
@@ -510,9 +513,9 @@ http_xfer_run(struct http_xfer *x)
  */
 int
 http_request(struct http_client *c, const char *method, const char *path,
-    const char *body, struct http_response *resp)
+    const char *body, size_t max, struct http_response *resp)
 {
-	return (http_request_within(c, method, path, body, 0, resp));
+	return (http_request_within(c, method, path, body, max, 0, resp));
 }
 
 /*
@@ -522,10 +525,11 @@ http_request(struct http_client *c, const char *method, const char *path,
  */
 int
 http_request_within(struct http_client *c, const char *method,
-    const char *path, const char *body, double budget_s,
+    const char *path, const char *body, size_t max, double budget_s,
     struct http_response *resp)
 {
 	struct http_xfer	 x;
+	char			 what[96];
 	int			 r;
 
 	memset(resp, 0, sizeof(*resp));
@@ -536,12 +540,19 @@ http_request_within(struct http_client *c, const char *method,
 	x.path = path;
 	x.body = body;
 	x.budget_s = budget_s;
+	x.max_body = max;
 	clock_gettime(CLOCK_MONOTONIC, &x.started);
 	if ((x.h = http_handle_get(c)) == NULL) {
 		snprintf(resp->error, sizeof(resp->error), "out of memory");
 		return (KP_ENOMEM);
 	}
 	r = http_xfer_run(&x);
+	snprintf(what, sizeof(what), "%s %.80s", method, path);
+	if (r == 0 && json_guard(x.buf, x.len, what, x.errbuf,
+	    sizeof(x.errbuf)) != 0) {
+		r = KP_EIO;
+		x.status = 0;
+	}
 	resp->status = x.status;
 	resp->retry_after_s = x.retry_after;
 	if (r != 0)

@@ -53,7 +53,9 @@ struct http_xfer {
 	long			 retry_after;
 	char			*buf;		/* body, or a partial line */
 	size_t			 len, cap, max;
+	size_t			 max_body;	/* a request's; HTTP_MAX_* */
 	int			 too_large;
+	char			 guard[160];	/* json_guard()'s refusal */
 	CURLcode		 cc;
 	char			 errbuf[CURL_ERROR_SIZE];
 };

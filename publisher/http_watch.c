@@ -10,7 +10,7 @@
 #include "base/log.h"
 #include "publisher/http_int.h"
 
-#define HTTP_MAX_LINE		(16 * 1024 * 1024)	/* one watch event */
+#define HTTP_MAX_LINE		HTTP_MAX_OBJECT	/* one watch event */
 #define HTTP_MAX_ERRBODY	(64 * 1024)	/* non-200 body of a watch */
 
 /* Complete lines go to line_fn; the partial tail stays in x->buf. */
@@ -22,6 +22,9 @@ watch_lines(struct http_xfer *x)
 
 	while (left > 0 && (nl = memchr(p, '\n', left)) != NULL) {
 		*nl = '\0';
+		if (nl > p && json_guard(p, nl - p, "watch", x->guard,
+		    sizeof(x->guard)) != 0)
+			return (0);	/* http_watch()'s err says so */
 		if (nl > p && x->line_fn(x->user, p, nl - p) != 0) {
 			x->stopped = 1;
 			return (0);

@@ -33,6 +33,24 @@
 #define KP_CLAIM_BUDGET_S	20	/* a claim look-up, retries included */
 
 /*
+ * The largest response body each kind of request accepts (a hostile or
+ * broken API server must not make the publisher buffer, then parse, 64
+ * MiB). etcd refuses objects over ~1.5 MiB, so one object (a claim, a
+ * slice written back, an Event, one watch event) fits 4 MiB with its
+ * envelope; discovery of one API group is a few KiB; a slice LIST page
+ * (SL_LIST_LIMIT items of one node or driver) gets 32 MiB, about 20
+ * slices of the largest size etcd stores.
+ */
+#define HTTP_MAX_DISCOVERY	(256 * 1024)
+#define HTTP_MAX_OBJECT		(4 * 1024 * 1024)
+#define HTTP_MAX_LIST		(32 * 1024 * 1024)
+/* json_guard.c: what one response may hold before jansson parses it;
+ * 1M values (~150 MiB of jansson tree at most) is ~100 of the largest
+ * slices; 64 deep is over twice what a Kubernetes object nests. */
+#define JSON_GUARD_VALUES	1000000
+#define JSON_GUARD_DEPTH	64
+
+/*
  * Kubernetes access, from in-cluster configuration or a kubeconfig. Secret
  * material (token, key data) is wiped with explicit_bzero when replaced or
  * freed. Files are re-read by path; *_data hold inline PEM bytes.
@@ -104,11 +122,15 @@ int	http_client_new(struct kube_config *, double, int,
 void	http_client_timeout(struct http_client *, int);
 void	http_client_free(struct http_client *);
 int	http_request(struct http_client *, const char *, const char *,
-	    const char *, struct http_response *);
+	    const char *, size_t, struct http_response *);
 int	http_request_within(struct http_client *, const char *,
-	    const char *, const char *, double, struct http_response *);
+	    const char *, const char *, size_t, double,
+	    struct http_response *);
 void	http_response_free(struct http_response *);
 char	*http_escape(const char *);
+
+/* json_guard.c */
+int	json_guard(const char *, size_t, const char *, char *, size_t);
 
 /* http_watch.c */
 int	http_watch(struct http_client *, const char *, http_line_fn, void *,

@@ -50,7 +50,8 @@ request(struct slice_ctl *ctl, const char *method, const char *path,
 		snprintf(r->err, sizeof(r->err), "out of memory");
 		return (0);
 	}
-	rc = http_request(ctl->http, method, path, text, &r->resp);
+	rc = http_request(ctl->http, method, path, text, HTTP_MAX_OBJECT,
+	    &r->resp);
 	free(text);
 	st = r->resp.status;
 	if (r->resp.retry_after_s > 0 && retry_ms != NULL &&

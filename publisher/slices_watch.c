@@ -334,7 +334,8 @@ do_list(struct sl_stream *st, char **rv, char *err, size_t errsize)
 			break;
 		}
 		memset(&resp, 0, sizeof(resp));
-		rc = http_request(ctl->http, "GET", path, NULL, &resp);
+		rc = http_request(ctl->http, "GET", path, NULL, HTTP_MAX_LIST,
+		    &resp);
 		free(path);
 		if (resp.status != 200) {
 			if (resp.status == 0)	/* err: KP_ERROR_SIZE */

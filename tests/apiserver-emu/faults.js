@@ -13,7 +13,10 @@
 //   garble  serve normally with the body's second half replaced by junk
 //           (not JSON)
 //   huge    answer 200 with `bytes` bytes of JSON (default 65 MiB, over
-//           the publisher's 64 MiB body limit)
+//           every body limit of the publisher)
+//   amplify answer 200 with `bytes` bytes (default 3.5 MiB) of JSON that
+//           is nearly all empty arrays ("[],[],..."): small on the wire,
+//           ~50x in a parsed tree
 // Not a rule but a switch (index.js tlsFault): the TLS handshake of new
 // connections fails.
 

@@ -53,6 +53,14 @@ function send(ctx, code, body, headers = {}) {
 
 // A 200 answer of `bytes` bytes of valid JSON (a Status padded in a
 // field): more than a client's body limit.
+function sendAmplify(ctx, bytes) {
+  const n = Math.floor(bytes / 3);
+  ctx.entry.status = 200;
+  const body = `{"kind":"Status","apiVersion":"v1","pad":[${'[],'.repeat(n)}[]]}\n`;
+  ctx.res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) });
+  ctx.res.end(body);
+}
+
 function sendHuge(ctx, bytes) {
   const { res } = ctx;
   ctx.entry.status = 200;
@@ -198,6 +206,7 @@ function createHandler(emu) {
         if (rule.action === 'delay') await new Promise((r) => setTimeout(r, rule.delayMs || 0));
         if (rule.action === 'status') { const s = statusFor(rule); send(ctx, s.code, s.body, s.headers); return; }
         if (rule.action === 'huge') { sendHuge(ctx, rule.bytes || 65 * 1024 * 1024); return; }
+        if (rule.action === 'amplify') { sendAmplify(ctx, rule.bytes || 3.5 * 1024 * 1024); return; }
         if (rule.action === 'truncate' || rule.action === 'garble') ctx.mangle = rule.action;
       }
       if (authErr) throw authErr;

@@ -123,6 +123,8 @@ async function fault(t, name, { e = env, start, stop = () => {}, expect, maxWarn
     convergedMs, lookupDuring: duringResult === null ? 'ok' : duringResult.replace(/^.*?failed: /, '').slice(0, 120),
     line: (w.find((l) => expect && expect.test(l)) || w[0] || '').replace(/^.*publisher\] /, '').slice(0, 200),
   };
+  // Whole, for a test's own assertion; not in the figures' JSON.
+  Object.defineProperty(fig, 'lookupError', { value: duringResult });
   figures.push(fig);
   t.diagnostic(JSON.stringify(fig));
   assert.equal(roles(drv.proc.pid).publisher, pub0, 'the publisher was restarted (crashed?)');
@@ -182,6 +184,29 @@ test('a body over the size limit', async (t) => {
     start: () => { env.emu.inject({ method: 'GET', path: '*/resourceclaims/*', action: 'huge', times: 2 }); },
     stop: () => env.emu.clearFaults(),
   });
+});
+
+// Adversarial review: 63 MiB of "[]," once parsed to ~3 GiB. A claim GET
+// now takes 4 MiB and at most JSON_GUARD_VALUES values: 3.5 MiB of "[],"
+// (~1.2M empty arrays) fits the byte limit and is refused by the count,
+// before jansson. The publisher's peak stays far below what parsing it
+// would cost, and one warning line names the request.
+test('an amplifying body (millions of empty arrays) is refused before parsing', async (t) => {
+  const pub = roles(env.drv.proc.pid).publisher;
+  const fig = await fault(t, 'amplifying body', {
+    start: () => { env.emu.inject({ method: 'GET', path: '*/resourceclaims/*', action: 'amplify', times: 2 }); },
+    stop: () => env.emu.clearFaults(),
+  });
+  // The claim look-up's error (kubelet sees it) names the request.
+  assert.match(fig.lookupError || '', /GET \/apis\/resource\.k8s\.io\/.*resourceclaims.*: response has more than 1000000 JSON values: refused/);
+  const hwm = Number(/VmHWM:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pub}/status`, 'utf8'))[1]);
+  t.diagnostic(`publisher VmHWM ${hwm} kB`);
+  assert.ok(hwm < 512 * 1024, `publisher VmHWM ${hwm} kB`);
+  // The last bound, RLIMIT_DATA (policy/policy.c; not under ASan).
+  if (!/asan/.test(process.env.KP_BUILD || '')) {
+    const lim = /^Max data size\s+(\d+)\s+(\d+)/m.exec(fs.readFileSync(`/proc/${pub}/limits`, 'utf8'));
+    assert.deepEqual(lim && [lim[1], lim[2]], ['1073741824', '1073741824']);
+  }
 });
 
 test('TLS handshake failure', async (t) => {

@@ -402,3 +402,36 @@ test('attacks from inside the observer\'s sandbox are denied', { skip: !AS_ROOT 
     assert.match(r.stdout, new RegExp(`^PROBE ${c[0]}: DENIED: `), `${c}: ${r.stdout}`);
   }
 });
+
+// Slowloris (adversarial review): clients trickling a header one byte at a
+// time used to hold all 16 slots for ever (the idle timeout restarts with
+// each byte), so kubelet's probe timed out and the pod was restarted. Now
+// one address gets 4 slots and a request must arrive whole within 2.5 s.
+// The slow clients come from 127.0.0.2 (all of 127/8 is loopback), the
+// "kubelet" from 127.0.0.1, as the node's address differs from a pod's.
+test('24 slow clients from one address: /healthz still answers and the slow connections are closed', async (t) => {
+  const { port } = await setup(t);
+  await waitFor(port, '/readyz', (r) => r.status === 200);
+  const socks = [];
+  let closed = 0;
+  for (let i = 0; i < 24; i++) {
+    const s = net.connect({ port, host: '127.0.0.1', localAddress: '127.0.0.2' });
+    s.on('error', () => {});
+    s.on('close', () => { closed++; });
+    s.write('GET /healthz HTTP/1.1\r\nHost: x\r\n');
+    socks.push(s);
+  }
+  // A header line every 500 ms: never idle long enough for MHD's timeout.
+  const iv = setInterval(() => { for (const s of socks) if (!s.destroyed) s.write('X-a: b\r\n'); }, 500);
+  t.after(() => { clearInterval(iv); for (const s of socks) s.destroy(); });
+  await sleep(300);
+  for (let i = 0; i < 4; i++) {
+    const r = await get(port, '/healthz');
+    assert.equal(r.status, 200, r.body);
+    await sleep(500);
+  }
+  // Past the deadline, every slow client is cut (not by the idle timeout,
+  // which their trickle keeps resetting), none got an answer.
+  await until(() => closed === socks.length, 8000, 100);
+  assert.equal(closed, socks.length);
+});

@@ -50,7 +50,7 @@ cmd_request(const char *method, const char *path, const char *body)
 	struct http_response	 resp;
 	int			 r;
 
-	r = http_request(client, method, path, body, &resp);
+	r = http_request(client, method, path, body, HTTP_MAX_LIST, &resp);
 	if (r != 0)
 		printf("error %s\n", resp.error);
 	else
@@ -74,7 +74,8 @@ burst_thread(void *arg)
 		}
 		b->left--;
 		pthread_mutex_unlock(&b->lock);
-		r = http_request(client, "GET", b->path, NULL, &resp);
+		r = http_request(client, "GET", b->path, NULL, HTTP_MAX_LIST,
+		    &resp);
 		pthread_mutex_lock(&b->lock);
 		if (r == 0 && resp.status == 200)
 			b->ok++;
