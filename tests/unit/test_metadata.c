@@ -83,9 +83,8 @@ static const char golden[] =
 static void
 test_encode(void)
 {
-	struct dra_device	 d0 = { .pool = "worker-0", .device = "gpu-0" };
-	struct dra_device	 d1 = { .pool = "worker-0", .device = "gpu-1" };
-	const struct dra_device	*devs[] = { &d0, &d1 };
+	const char		*pools[] = { "worker-0", "worker-0" };
+	const char		*names[] = { "gpu-0", "gpu-1" };
 	const char		*vers[] = { V1B1, V1A1 };
 	struct md_input		 in;
 	char			*out, *second;
@@ -100,7 +99,8 @@ test_encode(void)
 	in.uid = "claim-uid";
 	in.generation = 1;
 	in.request = "request";
-	in.devices = devs;
+	in.pools = pools;
+	in.device_names = names;
 	in.n_devices = 2;
 	CHECK_EQ(md_encode(&in, &out, &len), 0);
 	CHECK_EQ(len, strlen(out));
