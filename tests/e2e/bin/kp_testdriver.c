@@ -1385,6 +1385,41 @@ health(struct kp_plugin *p, const char *args)
 	return (kp_health_report(p, &d, 1));
 }
 
+/*
+ * "md-update <ns> <name> <uid> <request> <device|-> [dup]": the device's
+ * metadata after prepare (kp_update_request_metadata), as an NRI hook
+ * would write it: two attributes and network data; "-" for no device,
+ * "dup" for a repeated attribute name (refused).
+ */
+static int
+md_update(struct kp_plugin *p, const char *args)
+{
+	static const char		*ips[] = { "10.1.0.5/24" };
+	struct kp_attribute		 a[] = {
+		KP_ATTR_STRING("ifName", "net1"),
+		KP_ATTR_INT("vlan", 42),
+	};
+	struct kp_metadata_device	 d = KP_METADATA_DEVICE_INIT;
+	char				 ns[80], name[300], uid[140], req[140];
+	char				 dev[80], extra[16] = "";
+
+	if (sscanf(args, "%79s %299s %139s %139s %79s %15s", ns, name, uid,
+	    req, dev, extra) < 5)
+		return (KP_EINVAL);
+	if (strcmp(extra, "dup") == 0)
+		a[1].name = "ifName";
+	d.pool = "pool-a";
+	d.device = dev;
+	d.attributes = a;
+	d.n_attributes = 2;
+	d.interface_name = "net1";
+	d.ips = ips;
+	d.n_ips = 1;
+	d.hardware_address = "02:00:00:00:01:05";
+	return (kp_update_request_metadata(p, ns, name, uid, req, &d,
+	    strcmp(dev, "-") == 0 ? 0 : 1));
+}
+
 /* One device with a taint: dropped where DRADeviceTaints is off. */
 static int
 publish_taint(struct kp_plugin *p)
@@ -1525,6 +1560,10 @@ commands(struct kp_plugin *p, int fds_before)
 		} else if (strncmp(line, "publish", 7) == 0) {
 			r = publish(p, line + 7);
 			printf("publish %s %s\n", kp_err_name(r),
+			    r ? kp_plugin_last_error(p) : "");
+		} else if (strncmp(line, "md-update", 9) == 0) {
+			r = md_update(p, line + 9);
+			printf("md-update %s %s\n", kp_err_name(r),
 			    r ? kp_plugin_last_error(p) : "");
 		} else if (strncmp(line, "health", 6) == 0) {
 			r = health(p, line + 6);
