@@ -361,3 +361,23 @@ test('kp_update_request_metadata with metadata off: "device metadata is not enab
   const l = await drv.command(`md-update default gpu-6 ${randomUUID()} req-0 -`, 'md-update ');
   assert.match(l, /^md-update KP_ENOTSUP kp_update_request_metadata: device metadata is not enabled/);
 });
+
+test('ATTACK: a nodeserver sending MetadataUpdate (the driver process\'s message) is killed; the file stays as prepared', async (t) => {
+  const c = claim('gpu-7');
+  const { drv, sim, mdDir } = await setup(t, {
+    args: ['--device-metadata', V1A1],
+    env: () => ({ KP_TEST_PROBE_1: `raw-mdup:${c.name}:${c.uid}` }),
+  });
+  await sim.nodePrepareResources(DRIVER, [c]);
+  const file = mdFile(mdDir, c, 'req-0');
+  const before = fs.readFileSync(file, 'utf8');
+  const pid = roles(drv.proc.pid).nodeserver;
+  await sim.nodePrepareResources(DRIVER, [claim('probe-1')], { timeoutMs: 3000 }).catch(() => null);
+  await drv.stderrMatch(/nodeserver: protocol violation: .*metadata_update.*; killing it/);
+  await until(() => {
+    const now = roles(drv.proc.pid).nodeserver;
+    return now && now !== pid;
+  }, 15000);
+  assert.equal(fs.readFileSync(file, 'utf8'), before);
+  assert.match(before, /"generation": 1\n/);
+});

@@ -523,6 +523,27 @@ raw_md(const char *ns, const char *req)
 	send_raw(f, m + n);
 }
 
+/*
+ * A well-formed MetadataUpdate (the driver process's message) for
+ * default/<name> (uid) request req-0: no child may send it.
+ */
+static void
+raw_mdup(const char *name, const char *uid)
+{
+	uint8_t	 in[1024], f[1100];
+	size_t	 n = 0, m = 4;
+
+	n = put_str(in, n, 1, "default");
+	n = put_str(in, n, 2, name);
+	n = put_str(in, n, 3, uid);
+	n = put_str(in, n, 4, "req-0");
+	f[m++] = 0xd2;			/* field 26, length-delimited */
+	f[m++] = 0x01;
+	m += varint(f + m, n);
+	memcpy(f + m, in, n);
+	send_raw(f, m + n);
+}
+
 static int
 list_name(void *user, const char *name)
 {
@@ -539,7 +560,8 @@ list_name(void *user, const char *name)
  * mkdir:<path>, unlink:<path>, rename:<from>:<to>, kill:<pid>,
  * setown:<pid> (SIGKILL through F_SETOWN/F_SETSIG/O_ASYNC on a pipe),
  * cdi-write:<name>:<len>, cdi-write-bad:<name>, cdi-remove:<name>,
- * cdi-list, raw-cdi:<name>:<len>, raw-md:<namespace>:<request>.
+ * cdi-list, raw-cdi:<name>:<len>, raw-md:<namespace>:<request>,
+ * raw-mdup:<claim name>:<claim uid>.
  */
 static void
 probe(const char *spec, char *out, size_t size)
@@ -608,6 +630,11 @@ probe(const char *spec, char *out, size_t size)
 		raw_md(a, b);
 		usleep(300000);
 		snprintf(out, size, "raw-md %s %s: sent", a, b);
+		return;
+	} else if (strcmp(op, "raw-mdup") == 0) {
+		raw_mdup(a, b);
+		usleep(300000);
+		snprintf(out, size, "raw-mdup %s: sent", a);
 		return;
 	} else if (strcmp(op, "raw-cdi") == 0) {
 		raw_cdi(a, b[0] ? strtoul(b, NULL, 10) : 16);
