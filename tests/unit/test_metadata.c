@@ -637,6 +637,8 @@ test_update(void)
 	Kpipc__Msg		 m = KPIPC__MSG__INIT;
 	Kpipc__MetadataUpdate	 u = KPIPC__METADATA_UPDATE__INIT;
 	Kpipc__MetadataDevice	 d = KPIPC__METADATA_DEVICE__INIT, *dp = &d;
+	Kpipc__MetadataDevice	*many[KP_IPC_MAX_METADATA_DEVICES + 1];
+	size_t			 i;
 	struct kp_attribute	 a[] = { KP_ATTR_INT("b", 1),
 				    KP_ATTR_STRING("a", "x<y") };
 	struct md_buf		 b = { NULL, 0, 0, 0 };
@@ -691,8 +693,12 @@ test_update(void)
 	u.namespace_ = "a/b";
 	CHECK_EQ(ipc_check(&m, err, sizeof(err)), KP_EPROTO);
 	u.namespace_ = "default";
+	for (i = 0; i < KP_IPC_MAX_METADATA_DEVICES + 1; i++)
+		many[i] = &d;
+	u.devices = many;
 	u.n_devices = KP_IPC_MAX_METADATA_DEVICES + 1;
 	CHECK_EQ(ipc_check(&m, err, sizeof(err)), KP_EPROTO);
+	CHECK_CONTAINS(err, "metadata_update.devices: more than 128");
 
 	/* from the driver process only: a child sending it is a violation */
 	CHECK_EQ(ipc_rule_check(ROLE_DRIVER, CS_READY,
