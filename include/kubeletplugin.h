@@ -1592,8 +1592,9 @@ KP_EXTERN int kp_cdi_allow_hook(struct kp_options *opts, const char *path);
  * directory of kp_plugin_socket_path(), else the default; kp_start()
  * creates dra-device-metadata there (root's, mode 0755; its parents must
  * be root's and not writable by others) and fails naming the directory
- * when it cannot. Not yet: UpdateRequestMetadata (rewriting a file after
- * prepare, with generation + 1).
+ * when it cannot. A driver that learns a request's metadata only after
+ * prepare (an interface's address after CNI) leaves it out there and
+ * calls kp_update_request_metadata() later.
  * kp_cdi_spec_list() lists the metadata specs too (names
  * <driver>_metadata_<claim UID>_<request>.json): a driver that
  * reconciles its specs after a restart must leave those to the library.
@@ -1660,6 +1661,64 @@ KP_EXTERN int kp_prepare_device_network_data(struct kp_prepare_results *res,
     size_t claim, const char *pool, const char *device,
     const char *interface_name, const char *const *ips, size_t n_ips,
     const char *hardware_address);
+
+/*
+ * struct kp_metadata_device - one device of kp_update_request_metadata()
+ * (upstream kubeletplugin.Device with its Metadata): start from
+ * KP_METADATA_DEVICE_INIT. All pointers borrowed for the call.
+ *   pool, device: as the request's prepared device (required; device a
+ *     DNS label, pool 1 to 253 bytes).
+ *   attributes, n_attributes: Metadata.Attributes, as
+ *     kp_prepare_device_metadata() takes them (n_attributes 0: none).
+ *   interface_name, ips, n_ips, hardware_address: Metadata.NetworkData,
+ *     as kp_prepare_device_network_data() takes them; left out when all
+ *     are NULL / 0 (Go's nil NetworkData), written as {} when only empty
+ *     strings are given.
+ */
+struct kp_metadata_device {
+	size_t				 struct_size;
+	const char			*pool;
+	const char			*device;
+	const struct kp_attribute	*attributes;
+	size_t				 n_attributes;
+	const char			*interface_name;
+	const char *const		*ips;
+	size_t				 n_ips;
+	const char			*hardware_address;
+};
+
+#define KP_METADATA_DEVICE_INIT \
+	{ sizeof(struct kp_metadata_device), NULL, NULL, NULL, 0, NULL, NULL, \
+	    0, NULL }
+
+/*
+ * kp_update_request_metadata - rewrite the device metadata file of
+ * request request of the prepared claim claim_namespace/claim_name (UID
+ * claim_uid) with devices[0 .. n-1], from the driver process (any thread;
+ * a synchronous request to the supervisor, which writes the file
+ * atomically). For a driver whose prepare hook left a device's metadata
+ * out because it is known only later (an NRI hook after CNI). As
+ * upstream: the file must be there (the claim was prepared with device
+ * metadata on and not unprepared since), its generation goes up by one,
+ * its pod claim name is kept, the request may name a subrequest
+ * ("req/sub": the file is req's, the name recorded as given), devices
+ * should be the request's prepared devices (not checked), and the CDI
+ * spec is not touched. Beyond upstream: claim_uid must be the one the
+ * file was prepared with. Strings and devices borrowed for the call.
+ * n: 0 to 128; devices may be NULL when n is 0.
+ * Errors: KP_EINVAL (plugin NULL or not started; a rule broken: the last
+ * error names the field and the rule, e.g. "devices[1].attributes:
+ * name: repeated"), KP_ENOTSUP (device metadata off: "device metadata is
+ * not enabled"), KP_ENOENT ("request \"r\" not found in prepared claim
+ * ns/name", also for another UID), KP_EIO (reading the old file or
+ * writing the new one), KP_ENOMEM, KP_EPIPE / KP_ETIMEDOUT (the
+ * supervisor). Mirrors kubeletplugin.Helper.UpdateRequestMetadata (and
+ * metadataWriter.updateRequestMetadata, metadata.go), 1.36.
+ */
+KP_EXTERN int kp_update_request_metadata(struct kp_plugin *plugin,
+    const char *claim_namespace, const char *claim_name,
+    const char *claim_uid, const char *request,
+    const struct kp_metadata_device *devices, size_t n);
 
 /* ------------------------------------------------------------------------
  * CDI spec builder: valid CDI JSON for kp_cdi_spec_write(), with the

@@ -220,6 +220,57 @@ check_metadata_write(const Kpipc__MetadataWrite *w, char *err,
 	return (0);
 }
 
+/*
+ * kp_update_request_metadata, from the driver process: names as
+ * MetadataWrite's (the request may carry a subrequest), the rendered
+ * members UTF-8 and, together, within the file's limit.
+ */
+static int
+check_metadata_update(const Kpipc__MetadataUpdate *u, char *err,
+    size_t errsize)
+{
+	const Kpipc__MetadataDevice	*d;
+	const char			*req = u->request, *slash;
+	size_t				 i, total = 0, bl;
+
+	if (check_metadata_claim("metadata_update", u->namespace_, u->name,
+	    u->uid, err, errsize) != 0)
+		return (KP_EPROTO);
+	slash = strchr(req, '/');
+	bl = slash != NULL ? (size_t)(slash - req) : strlen(req);
+	if (bl > NAME_MAX_LABEL || !name_is_label(req, bl) || (slash != NULL &&
+	    (strlen(slash + 1) > NAME_MAX_LABEL ||
+	    !name_is_label(slash + 1, strlen(slash + 1)))))
+		return (ipc_fail(err, errsize, "metadata_update.request "
+		    "\"%.64s\": not a DNS label or <label>/<label>", req));
+	if (u->n_devices > KP_IPC_MAX_METADATA_DEVICES)
+		return (ipc_fail(err, errsize, "metadata_update.devices: more "
+		    "than %d", KP_IPC_MAX_METADATA_DEVICES));
+	for (i = 0; i < u->n_devices; i++) {
+		d = u->devices[i];
+		if (d->pool[0] == '\0' || strlen(d->pool) > KP_IPC_MAX_POOL ||
+		    !utf8_valid(d->pool))
+			return (ipc_fail(err, errsize, "metadata_update."
+			    "devices[%zu].pool: 1 to %d bytes of UTF-8", i,
+			    KP_IPC_MAX_POOL));
+		if (strlen(d->device) > NAME_MAX_LABEL ||
+		    !name_is_label(d->device, strlen(d->device)))
+			return (ipc_fail(err, errsize, "metadata_update."
+			    "devices[%zu].device \"%.64s\": not a DNS label",
+			    i, d->device));
+		if (!utf8_valid(d->attributes) || !utf8_valid(d->network_data))
+			return (ipc_fail(err, errsize, "metadata_update."
+			    "devices[%zu]: attributes or network_data not "
+			    "UTF-8", i));
+		total += strlen(d->pool) + strlen(d->attributes) +
+		    strlen(d->network_data);
+	}
+	if (total > KP_IPC_MAX_METADATA)
+		return (ipc_fail(err, errsize, "metadata_update.devices: more "
+		    "than %u bytes", KP_IPC_MAX_METADATA));
+	return (0);
+}
+
 static int
 check_cdi_reply(const Kpipc__CdiReply *r, char *err, size_t errsize)
 {
@@ -501,6 +552,9 @@ ipc_check(const Kpipc__Msg *m, char *err, size_t errsize)
 		return (check_cdi_reply(m->cdi_reply, err, errsize));
 	case KPIPC__MSG__M_METADATA_WRITE:
 		return (check_metadata_write(m->metadata_write, err, errsize));
+	case KPIPC__MSG__M_METADATA_UPDATE:
+		return (check_metadata_update(m->metadata_update, err,
+		    errsize));
 	case KPIPC__MSG__M_METADATA_REMOVE:
 		return (check_metadata_claim("metadata_remove",
 		    m->metadata_remove->namespace_, m->metadata_remove->name,

@@ -38,6 +38,7 @@
 #define KP_IPC_MAX_CDI_NAMES	1024		/* names in a CdiReply */
 /* Bytes of one request's device metadata (supervisor/metadata.c). */
 #define KP_IPC_MAX_METADATA	(64u * 1024)
+#define KP_IPC_MAX_METADATA_DEVICES	128	/* one request's, an update */
 #define KP_IPC_MAX_NOTE		1024	/* an Event's note (the API server's limit) */
 #define KP_IPC_MAX_SYSCALL	32	/* a syscall's name in an EventAsk */
 

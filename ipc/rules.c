@@ -71,6 +71,12 @@ static const struct ipc_rule rules[] = {
 	{ KPIPC__MSG__M_STATE_SET, ROLE_DRIVER, ST(CS_READY) },
 	/* registration test knobs (kp_set_get_info_error, ...) */
 	{ KPIPC__MSG__M_REG_ERROR, ROLE_DRIVER, ST(CS_READY) },
+	/*
+	 * kp_update_request_metadata: the driver process only. A nodeserver
+	 * that sends one (to rewrite a file without a prepare call) is
+	 * killed: it has MetadataWrite, for the calls it serves, and no more.
+	 */
+	{ KPIPC__MSG__M_METADATA_UPDATE, ROLE_DRIVER, ST(CS_READY) },
 	/* an Event from the fixed list: a hook's denied syscall */
 	/* (a corrupt journal is found while the nodeserver starts) */
 	{ KPIPC__MSG__M_EVENT_ASK, ROLE_NODESERVER,
@@ -99,6 +105,7 @@ static const char *const case_names[] = {
 	[KPIPC__MSG__M_CDI_REPLY] = "cdi_reply",
 	[KPIPC__MSG__M_METADATA_WRITE] = "metadata_write",
 	[KPIPC__MSG__M_METADATA_REMOVE] = "metadata_remove",
+	[KPIPC__MSG__M_METADATA_UPDATE] = "metadata_update",
 	[KPIPC__MSG__M_PING] = "ping",
 	[KPIPC__MSG__M_PONG] = "pong",
 	[KPIPC__MSG__M_STATUS] = "status",

@@ -23,6 +23,7 @@
 #include "kubeletplugin.h"
 #include "rpc/rpc.h"
 #include "base/config.h"
+#include "base/mdjson.h"
 
 #define DRA_MAX_ERROR	1024	/* bytes of a claim's error text */
 
@@ -264,35 +265,7 @@ extern const struct dra_version_info dra_v1_info;
 extern const struct dra_version_info dra_v1beta1_info;
 extern const struct dra_version_info dra_v1alpha4_info;
 
-/* What md_encode() writes for one request (all borrowed). */
-struct md_input {
-	const char		 *driver;
-	const char *const	 *versions;	/* apiVersion of each object */
-	size_t			  n_versions;
-	const char		 *namespace_;
-	const char		 *name;
-	const char		 *uid;
-	long long		  generation;
-	const char		 *pod_claim_name;	/* NULL: none */
-	const char		 *request;
-	const struct dra_device	**devices;
-	const char		**attrs;	/* per device; NULL: none */
-	const char		**nets;		/* per device; NULL: none */
-	size_t			  n_devices;
-};
-
-/* A growing NUL-terminated buffer; oom set once an allocation failed. */
-struct md_buf {
-	char	*p;
-	size_t	 len;
-	size_t	 cap;
-	int	 oom;
-};
-
 /* metadata.c: device metadata (KEP-5304) */
-int	md_encode(const struct md_input *, char **, size_t *);
-void	md_put(struct md_buf *, const char *, size_t);
-void	md_json_string(struct md_buf *, const char *);
 void	md_prepare(struct dra_ctx *, const struct kp_claim *,
 	    const struct dra_claim_alloc *, struct dra_results *);
 void	md_unprepare(struct dra_ctx *, const struct kp_claim *,

@@ -24,214 +24,6 @@
 #include "base/utf8.h"
 #include "nodeserver/dra.h"
 
-#define MD_MAX_CONTENT	(64u * 1024)	/* KP_IPC_MAX_METADATA */
-
-static void
-md_grow(struct md_buf *b, size_t more)
-{
-	char	*p;
-	size_t	 cap;
-
-	if (b->oom || b->len + more + 1 <= b->cap)
-		return;
-	cap = b->cap == 0 ? 1024 : b->cap;
-	while (cap < b->len + more + 1)
-		cap *= 2;
-	if ((p = realloc(b->p, cap)) == NULL) {
-		b->oom = 1;
-		return;
-	}
-	b->p = p;
-	b->cap = cap;
-}
-
-void
-md_put(struct md_buf *b, const char *s, size_t n)
-{
-	md_grow(b, n);
-	if (b->oom)
-		return;
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-	b->p[b->len] = '\0';
-}
-
-static void
-md_puts(struct md_buf *b, const char *s)
-{
-	md_put(b, s, strlen(s));
-}
-
-static void	md_printf(struct md_buf *, const char *, ...) KP_PRINTF(2, 3);
-
-static void
-md_printf(struct md_buf *b, const char *fmt, ...)
-{
-	char	 tmp[128];
-	va_list	 ap;
-	int	 n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		md_put(b, tmp, (size_t)n < sizeof(tmp) ? (size_t)n :
-		    sizeof(tmp) - 1);
-}
-
-/*
- * A JSON string as Go's encoding/json writes it (with HTML escaping, as
- * json.Marshal does): '"' and '\\' escaped, \n \r \t \b \f short (Go
- * 1.22+), other control characters, '<', '>' and '&' as \u00XX, U+2028
- * and U+2029 as \u2028 / \u2029, invalid UTF-8 as \ufffd, everything
- * else as it is.
- */
-void
-md_json_string(struct md_buf *b, const char *s)
-{
-	static const char	 hex[] = "0123456789abcdef";
-	const unsigned char	*u = (const unsigned char *)s;
-	size_t			 len = strlen(s), i = 0, k;
-	char			 esc[7];
-
-	md_put(b, "\"", 1);
-	while (i < len) {
-		if (u[i] >= 0x80) {
-			if ((k = utf8_char(s + i, len - i)) == 0) {
-				md_puts(b, "\\ufffd");
-				i++;
-			} else if (k == 3 && u[i] == 0xe2 && u[i + 1] == 0x80 &&
-			    (u[i + 2] == 0xa8 || u[i + 2] == 0xa9)) {
-				md_puts(b, u[i + 2] == 0xa8 ? "\\u2028" :
-				    "\\u2029");
-				i += 3;
-			} else {
-				md_put(b, s + i, k);
-				i += k;
-			}
-			continue;
-		}
-		switch (u[i]) {
-		case '"':
-			md_puts(b, "\\\"");
-			break;
-		case '\\':
-			md_puts(b, "\\\\");
-			break;
-		case '\n':
-			md_puts(b, "\\n");
-			break;
-		case '\r':
-			md_puts(b, "\\r");
-			break;
-		case '\t':
-			md_puts(b, "\\t");
-			break;
-		case '\b':
-			md_puts(b, "\\b");
-			break;
-		case '\f':
-			md_puts(b, "\\f");
-			break;
-		default:
-			if (u[i] < 0x20 || u[i] == '<' || u[i] == '>' ||
-			    u[i] == '&') {
-				memcpy(esc, "\\u00", 4);
-				esc[4] = hex[u[i] >> 4];
-				esc[5] = hex[u[i] & 0xf];
-				md_put(b, esc, 6);
-			} else
-				md_put(b, s + i, 1);
-		}
-		i++;
-	}
-	md_put(b, "\"", 1);
-}
-
-/* "<indent>"key": " then a string value and "," unless last. */
-static void
-md_field(struct md_buf *b, const char *indent, const char *key,
-    const char *value, int last)
-{
-	md_puts(b, indent);
-	md_json_string(b, key);
-	md_puts(b, ": ");
-	md_json_string(b, value);
-	md_puts(b, last ? "\n" : ",\n");
-}
-
-/*
- * One request's metadata file: the DeviceMetadata object once per
- * version (metadata.resource.k8s.io/v1alpha1 and v1beta1 have the same
- * shape), with metadata {name, namespace, uid, generation} (Go's
- * ObjectMeta order; empty fields omitted), podClaimName when known,
- * requests [{name, devices [{driver, pool, name, attributes?,
- * networkData?}]}]. Returns
- * 0 with
- * *out malloc'd (the caller frees) or KP_ENOMEM.
- */
-int
-md_encode(const struct md_input *in, char **out, size_t *outlen)
-{
-	struct md_buf	 b = { NULL, 0, 0, 0 };
-	const char	*a, *net;
-	size_t		 v, i;
-
-	*out = NULL;
-	*outlen = 0;
-	for (v = 0; v < in->n_versions; v++) {
-		md_puts(&b, "{\n");
-		md_field(&b, "  ", "kind", "DeviceMetadata", 0);
-		md_field(&b, "  ", "apiVersion", in->versions[v], 0);
-		md_puts(&b, "  \"metadata\": {\n");
-		md_field(&b, "    ", "name", in->name, 0);
-		md_field(&b, "    ", "namespace", in->namespace_, 0);
-		md_field(&b, "    ", "uid", in->uid, 0);
-		md_printf(&b, "    \"generation\": %lld\n",
-		    (long long)in->generation);
-		md_puts(&b, "  },\n");
-		if (in->pod_claim_name != NULL && in->pod_claim_name[0] != '\0')
-			md_field(&b, "  ", "podClaimName", in->pod_claim_name,
-			    0);
-		md_puts(&b, "  \"requests\": [\n    {\n");
-		md_field(&b, "      ", "name", in->request, in->n_devices == 0);
-		if (in->n_devices > 0) {
-			md_puts(&b, "      \"devices\": [\n");
-			for (i = 0; i < in->n_devices; i++) {
-				a = in->attrs != NULL ? in->attrs[i] : NULL;
-				net = in->nets != NULL ? in->nets[i] : NULL;
-				md_puts(&b, "        {\n");
-				md_field(&b, "          ", "driver", in->driver,
-				    0);
-				md_field(&b, "          ", "pool",
-				    in->devices[i]->pool, 0);
-				md_field(&b, "          ", "name",
-				    in->devices[i]->device, a == NULL &&
-				    net == NULL);
-				if (a != NULL) {
-					md_puts(&b, a);
-					md_puts(&b, net != NULL ? ",\n" :
-					    "\n");
-				}
-				if (net != NULL) {
-					md_puts(&b, net);
-					md_puts(&b, "\n");
-				}
-				md_puts(&b, i + 1 < in->n_devices ?
-				    "        },\n" : "        }\n");
-			}
-			md_puts(&b, "      ]\n");
-		}
-		md_puts(&b, "    }\n  ]\n}\n");
-	}
-	if (b.oom) {
-		free(b.p);
-		return (KP_ENOMEM);
-	}
-	*out = b.p;
-	*outlen = b.len;
-	return (0);
-}
 
 /* Whether device d is one of request req's. */
 static int
@@ -255,8 +47,7 @@ md_request(struct dra_ctx *ctx, const struct kp_claim *c, const char *pod,
     struct dra_result *res, const char *req, char *err, size_t errsize)
 {
 	const struct kp_options	 *cfg = ctx->cfg;
-	const struct dra_device	**devs;
-	const char		**attrs, **nets;
+	const char		**pools, **names, **attrs, **nets;
 	struct md_input		  in;
 	const char		 *vers[KP_MAX_METADATA_VERSIONS];
 	char			  id[NAME_MAX_SUBDOMAIN + NAME_MAX_UID +
@@ -269,11 +60,13 @@ md_request(struct dra_ctx *ctx, const struct kp_claim *c, const char *pod,
 		    "\"%.64s\": the request name is not a DNS label", req);
 		return (KP_EINVAL);
 	}
-	devs = calloc(res->n_devices, sizeof(*devs));
+	pools = calloc(res->n_devices, sizeof(*pools));
+	names = calloc(res->n_devices, sizeof(*names));
 	attrs = calloc(res->n_devices, sizeof(*attrs));
 	nets = calloc(res->n_devices, sizeof(*nets));
-	if (devs == NULL || attrs == NULL || nets == NULL) {
-		free(devs);
+	if (pools == NULL || names == NULL || attrs == NULL || nets == NULL) {
+		free(pools);
+		free(names);
 		free(attrs);
 		free(nets);
 		goto nomem;
@@ -284,7 +77,8 @@ md_request(struct dra_ctx *ctx, const struct kp_claim *c, const char *pod,
 			    res->devices[i].device, MD_ATTRS);
 			nets[n] = md_attrs_find(res, res->devices[i].pool,
 			    res->devices[i].device, MD_NET);
-			devs[n++] = &res->devices[i];
+			pools[n] = res->devices[i].pool;
+			names[n++] = res->devices[i].device;
 		}
 	for (i = 0; i < cfg->n_metadata_versions; i++)
 		vers[i] = cfg->metadata_versions[i];
@@ -298,12 +92,14 @@ md_request(struct dra_ctx *ctx, const struct kp_claim *c, const char *pod,
 	in.generation = 1;
 	in.pod_claim_name = pod;
 	in.request = req;
-	in.devices = devs;
+	in.pools = pools;
+	in.device_names = names;
 	in.attrs = attrs;
 	in.nets = nets;
 	in.n_devices = n;
 	r = md_encode(&in, &json, &len);
-	free(devs);
+	free(pools);
+	free(names);
 	free(attrs);
 	free(nets);
 	if (r != 0)

@@ -550,6 +550,9 @@ sup_dispatch_driver(struct sup *sup)
 		case KPIPC__MSG__M_REG_ERROR:
 			relay_reg_error(sup, m->reg_error);
 			break;
+		case KPIPC__MSG__M_METADATA_UPDATE:
+			metadata_update(sup, m);
+			break;
 		case KPIPC__MSG__M_STOP:
 			sup->stop_replied = 1;
 			sup_begin_stop(sup);

@@ -280,6 +280,8 @@ void	files_reply(struct sup *, struct child *, int, uint64_t, int, char *,
 /* metadata.c */
 int	metadata_prepare(struct sup *, char *, size_t);
 void	metadata_request(struct sup *, struct child *, const Kpipc__Msg *);
+/* md_update.c */
+void	metadata_update(struct sup *, const Kpipc__Msg *);
 void	metadata_close(struct sup *);
 
 /* lockfile.c */

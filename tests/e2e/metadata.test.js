@@ -290,3 +290,94 @@ test('option errors name the rule; the metadata directory may not overlap a stat
     path.join(path.dirname(root.draSock), 'dra-device-metadata')]),
     /^error .*the metadata directory .*dra-device-metadata and the state directory .* overlap/);
 });
+
+// kp_update_request_metadata (upstream Helper.UpdateRequestMetadata,
+// v0.36): the prepare hook left the device's metadata out; the driver
+// process writes it later (as after CNI), generation + 1.
+test('kp_update_request_metadata: the prepared request\'s file gets the metadata with generation 2, the spec still mounts it; refusals name the rule', async (t) => {
+  const { drv, sim, cdiDir, mdDir } = await setup(t, { args: ['--device-metadata', `${V1B1},${V1A1}`] });
+  const c = claim('gpu-5');
+  await sim.nodePrepareResources(DRIVER, [c]);
+  const file = mdFile(mdDir, c, 'req-0');
+  const spec = fs.readFileSync(specFile(cdiDir, c, 'req-0'), 'utf8');
+  assert.equal(fs.readFileSync(file, 'utf8'), expectedFile(c, 'req-0', ['gpu-5'], [V1B1, V1A1]));
+
+  const up = (args) => drv.command(`md-update ${args}`, 'md-update ');
+  assert.match(await up(`${c.namespace} ${c.name} ${c.uid} req-0 gpu-5`), /^md-update KP_OK/);
+  const want = (gen, request) => [V1B1, V1A1].map((v) => `${JSON.stringify({
+    kind: 'DeviceMetadata',
+    apiVersion: v,
+    metadata: { name: c.name, namespace: c.namespace, uid: c.uid, generation: gen },
+    requests: [{
+      name: request,
+      devices: [{
+        driver: DRIVER,
+        pool: 'pool-a',
+        name: 'gpu-5',
+        attributes: { ifName: { string: 'net1' }, vlan: { int: 42 } },
+        networkData: { interfaceName: 'net1', ips: ['10.1.0.5/24'], hardwareAddress: '02:00:00:00:01:05' },
+      }],
+    }],
+  }, null, 2)}\n`).join('');
+  assert.equal(fs.readFileSync(file, 'utf8'), want(2, 'req-0'));
+  assert.equal(fs.statSync(file).uid, 0);
+  assert.deepEqual(fs.readdirSync(path.dirname(file)), ['metadata.json'], 'written atomically');
+  assert.equal(fs.readFileSync(specFile(cdiDir, c, 'req-0'), 'utf8'), spec, 'the spec is not touched');
+  assert.equal(JSON.parse(spec).devices[0].containerEdits.mounts[0].hostPath, file);
+  // A subrequest: the base request's file, the name as given; generation 3.
+  assert.match(await up(`${c.namespace} ${c.name} ${c.uid} req-0/fast gpu-5`), /^md-update KP_OK/);
+  assert.equal(fs.readFileSync(file, 'utf8'), want(3, 'req-0/fast'));
+
+  // Refused, naming the field and the rule; the file stays as it was.
+  const before = fs.readFileSync(file, 'utf8');
+  let l = await up(`${c.namespace} ${c.name} ${c.uid} req-0 gpu-5 dup`);
+  assert.match(l, /^md-update KP_EINVAL kp_update_request_metadata: devices\[0\]\.attributes: name: repeated/);
+  l = await up(`${c.namespace} ${c.name} ${c.uid} Req_0 gpu-5`);
+  assert.match(l, /^md-update KP_EINVAL kp_update_request_metadata: request "Req_0": a DNS label/);
+  l = await up(`Bad_NS ${c.name} ${c.uid} req-0 gpu-5`);
+  assert.match(l, /^md-update KP_EINVAL kp_update_request_metadata: claim_namespace: required, a DNS label/);
+  l = await up(`${c.namespace} ${c.name} ${c.uid} req-0 Dev_5`);
+  assert.match(l, /^md-update KP_EINVAL kp_update_request_metadata: devices\[0\]\.device: required, a DNS label/);
+  // As upstream: a request or claim not prepared is "not found"; and
+  // (beyond upstream) so is the right name with another UID.
+  l = await up(`${c.namespace} ${c.name} ${c.uid} req-9 gpu-5`);
+  assert.match(l, new RegExp(`^md-update KP_ENOENT kp_update_request_metadata: request "req-9" not found in prepared claim ${c.namespace}/${c.name}`));
+  l = await up(`${c.namespace} never-prepared ${randomUUID()} req-0 gpu-5`);
+  assert.match(l, /^md-update KP_ENOENT .*request "req-0" not found in prepared claim default\/never-prepared/);
+  l = await up(`${c.namespace} ${c.name} ${randomUUID()} req-0 gpu-5`);
+  assert.match(l, /^md-update KP_ENOENT .*prepared with UID/);
+  assert.equal(fs.readFileSync(file, 'utf8'), before);
+
+  // Unprepare removes the updated file too; an update after it is refused.
+  await sim.nodeUnprepareResources(DRIVER, [c]);
+  assert.equal(fs.existsSync(path.join(mdDir, `${c.namespace}_${c.name}`)), false);
+  assert.equal(fs.existsSync(specFile(cdiDir, c, 'req-0')), false);
+  l = await up(`${c.namespace} ${c.name} ${c.uid} req-0 gpu-5`);
+  assert.match(l, /^md-update KP_ENOENT .*not found in prepared claim/);
+});
+
+test('kp_update_request_metadata with metadata off: "device metadata is not enabled"', async (t) => {
+  const { drv } = await setup(t);
+  const l = await drv.command(`md-update default gpu-6 ${randomUUID()} req-0 -`, 'md-update ');
+  assert.match(l, /^md-update KP_ENOTSUP kp_update_request_metadata: device metadata is not enabled/);
+});
+
+test('ATTACK: a nodeserver sending MetadataUpdate (the driver process\'s message) is killed; the file stays as prepared', async (t) => {
+  const c = claim('gpu-7');
+  const { drv, sim, mdDir } = await setup(t, {
+    args: ['--device-metadata', V1A1],
+    env: () => ({ KP_TEST_PROBE_1: `raw-mdup:${c.name}:${c.uid}` }),
+  });
+  await sim.nodePrepareResources(DRIVER, [c]);
+  const file = mdFile(mdDir, c, 'req-0');
+  const before = fs.readFileSync(file, 'utf8');
+  const pid = roles(drv.proc.pid).nodeserver;
+  await sim.nodePrepareResources(DRIVER, [claim('probe-1')], { timeoutMs: 3000 }).catch(() => null);
+  await drv.stderrMatch(/nodeserver: protocol violation: .*metadata_update.*; killing it/);
+  await until(() => {
+    const now = roles(drv.proc.pid).nodeserver;
+    return now && now !== pid;
+  }, 15000);
+  assert.equal(fs.readFileSync(file, 'utf8'), before);
+  assert.match(before, /"generation": 1\n/);
+});

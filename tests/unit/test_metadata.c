@@ -83,9 +83,8 @@ static const char golden[] =
 static void
 test_encode(void)
 {
-	struct dra_device	 d0 = { .pool = "worker-0", .device = "gpu-0" };
-	struct dra_device	 d1 = { .pool = "worker-0", .device = "gpu-1" };
-	const struct dra_device	*devs[] = { &d0, &d1 };
+	const char		*pools[] = { "worker-0", "worker-0" };
+	const char		*names[] = { "gpu-0", "gpu-1" };
 	const char		*vers[] = { V1B1, V1A1 };
 	struct md_input		 in;
 	char			*out, *second;
@@ -100,7 +99,8 @@ test_encode(void)
 	in.uid = "claim-uid";
 	in.generation = 1;
 	in.request = "request";
-	in.devices = devs;
+	in.pools = pools;
+	in.device_names = names;
 	in.n_devices = 2;
 	CHECK_EQ(md_encode(&in, &out, &len), 0);
 	CHECK_EQ(len, strlen(out));
@@ -632,6 +632,87 @@ test_frames(void)
 	    "metadata_write");
 }
 
+/* kp_update_request_metadata: its frame, its rule, the shared encoder. */
+static void
+test_update(void)
+{
+	Kpipc__Msg		 m = KPIPC__MSG__INIT;
+	Kpipc__MetadataUpdate	 u = KPIPC__METADATA_UPDATE__INIT;
+	Kpipc__MetadataDevice	 d = KPIPC__METADATA_DEVICE__INIT, *dp = &d;
+	Kpipc__MetadataDevice	*many[KP_IPC_MAX_METADATA_DEVICES + 1];
+	size_t			 i;
+	struct kp_attribute	 a[] = { KP_ATTR_INT("b", 1),
+				    KP_ATTR_STRING("a", "x<y") };
+	struct md_buf		 b = { NULL, 0, 0, 0 };
+	struct kp_metadata_device md = KP_METADATA_DEVICE_INIT;
+	char			 err[KP_ERROR_SIZE];
+
+	/* the driver side renders with the nodeserver's encoder: sorted */
+	CHECK(md_attrs_json(&b, a, 2) == NULL);
+	CHECK_STREQ(b.p, "          \"attributes\": {\n"
+	    "            \"a\": {\n              \"string\": \"x\\u003cy\"\n"
+	    "            },\n"
+	    "            \"b\": {\n              \"int\": 1\n            }\n"
+	    "          }");
+	free(b.p);
+	memset(&b, 0, sizeof(b));
+	a[0].name = "a";
+	CHECK_STREQ(md_attrs_json(&b, a, 2), "name: repeated");
+	CHECK_STREQ(md_attrs_json(&b, a, 0), "1 to 32 attributes");
+	CHECK_STREQ(md_net_json(&b, NULL, NULL, 17, NULL),
+	    "ips: at most 16, not NULL with a count");
+	CHECK(b.p == NULL);
+
+	/* arguments: refused before any request */
+	CHECK_EQ(kp_update_request_metadata(NULL, "default", "c", "u", "r",
+	    &md, 1), KP_EINVAL);
+
+	d.pool = "pool-a";
+	d.device = "dev-0";
+	d.attributes = "";
+	d.network_data = "";
+	u.namespace_ = "default";
+	u.name = "claim";
+	u.uid = "0b6d1a4e-1111-4222-8333-944455556666";
+	u.request = "req-0/sub-1";
+	u.devices = &dp;
+	u.n_devices = 1;
+	m.m_case = KPIPC__MSG__M_METADATA_UPDATE;
+	m.metadata_update = &u;
+	CHECK_EQ(ipc_check(&m, err, sizeof(err)), 0);
+	u.request = "req-0/../x";
+	CHECK_EQ(ipc_check(&m, err, sizeof(err)), KP_EPROTO);
+	CHECK_CONTAINS(err, "metadata_update.request");
+	u.request = "req-0";
+	d.device = "../x";
+	CHECK_EQ(ipc_check(&m, err, sizeof(err)), KP_EPROTO);
+	CHECK_CONTAINS(err, "metadata_update.devices[0].device");
+	d.device = "dev-0";
+	d.attributes = "\xff";
+	CHECK_EQ(ipc_check(&m, err, sizeof(err)), KP_EPROTO);
+	CHECK_CONTAINS(err, "not UTF-8");
+	d.attributes = "";
+	u.namespace_ = "a/b";
+	CHECK_EQ(ipc_check(&m, err, sizeof(err)), KP_EPROTO);
+	u.namespace_ = "default";
+	for (i = 0; i < KP_IPC_MAX_METADATA_DEVICES + 1; i++)
+		many[i] = &d;
+	u.devices = many;
+	u.n_devices = KP_IPC_MAX_METADATA_DEVICES + 1;
+	CHECK_EQ(ipc_check(&m, err, sizeof(err)), KP_EPROTO);
+	CHECK_CONTAINS(err, "metadata_update.devices: more than 128");
+
+	/* from the driver process only: a child sending it is a violation */
+	CHECK_EQ(ipc_rule_check(ROLE_DRIVER, CS_READY,
+	    KPIPC__MSG__M_METADATA_UPDATE, err, sizeof(err)), 0);
+	CHECK_EQ(ipc_rule_check(ROLE_NODESERVER, CS_READY,
+	    KPIPC__MSG__M_METADATA_UPDATE, err, sizeof(err)), KP_EPROTO);
+	CHECK_EQ(ipc_rule_check(ROLE_PUBLISHER, CS_READY,
+	    KPIPC__MSG__M_METADATA_UPDATE, err, sizeof(err)), KP_EPROTO);
+	CHECK_STREQ(ipc_case_name(KPIPC__MSG__M_METADATA_UPDATE),
+	    "metadata_update");
+}
+
 int
 main(void)
 {
@@ -641,5 +722,6 @@ main(void)
 	test_steps();
 	test_attributes();
 	test_frames();
+	test_update();
 	return (test_done("test_metadata"));
 }

@@ -526,6 +526,27 @@ raw_md(const char *ns, const char *req)
 	send_raw(f, m + n);
 }
 
+/*
+ * A well-formed MetadataUpdate (the driver process's message) for
+ * default/<name> (uid) request req-0: no child may send it.
+ */
+static void
+raw_mdup(const char *name, const char *uid)
+{
+	uint8_t	 in[1024], f[1100];
+	size_t	 n = 0, m = 4;
+
+	n = put_str(in, n, 1, "default");
+	n = put_str(in, n, 2, name);
+	n = put_str(in, n, 3, uid);
+	n = put_str(in, n, 4, "req-0");
+	f[m++] = 0xd2;			/* field 26, length-delimited */
+	f[m++] = 0x01;
+	m += varint(f + m, n);
+	memcpy(f + m, in, n);
+	send_raw(f, m + n);
+}
+
 static int
 list_name(void *user, const char *name)
 {
@@ -542,7 +563,8 @@ list_name(void *user, const char *name)
  * mkdir:<path>, unlink:<path>, rename:<from>:<to>, kill:<pid>,
  * setown:<pid> (SIGKILL through F_SETOWN/F_SETSIG/O_ASYNC on a pipe),
  * cdi-write:<name>:<len>, cdi-write-bad:<name>, cdi-remove:<name>,
- * cdi-list, raw-cdi:<name>:<len>, raw-md:<namespace>:<request>.
+ * cdi-list, raw-cdi:<name>:<len>, raw-md:<namespace>:<request>,
+ * raw-mdup:<claim name>:<claim uid>.
  */
 static void
 probe(const char *spec, char *out, size_t size)
@@ -611,6 +633,11 @@ probe(const char *spec, char *out, size_t size)
 		raw_md(a, b);
 		usleep(300000);
 		snprintf(out, size, "raw-md %s %s: sent", a, b);
+		return;
+	} else if (strcmp(op, "raw-mdup") == 0) {
+		raw_mdup(a, b);
+		usleep(300000);
+		snprintf(out, size, "raw-mdup %s: sent", a);
 		return;
 	} else if (strcmp(op, "raw-cdi") == 0) {
 		raw_cdi(a, b[0] ? strtoul(b, NULL, 10) : 16);
@@ -1399,6 +1426,41 @@ health(struct kp_plugin *p, const char *args)
 	return (kp_health_report(p, &d, 1));
 }
 
+/*
+ * "md-update <ns> <name> <uid> <request> <device|-> [dup]": the device's
+ * metadata after prepare (kp_update_request_metadata), as an NRI hook
+ * would write it: two attributes and network data; "-" for no device,
+ * "dup" for a repeated attribute name (refused).
+ */
+static int
+md_update(struct kp_plugin *p, const char *args)
+{
+	static const char		*ips[] = { "10.1.0.5/24" };
+	struct kp_attribute		 a[] = {
+		KP_ATTR_STRING("ifName", "net1"),
+		KP_ATTR_INT("vlan", 42),
+	};
+	struct kp_metadata_device	 d = KP_METADATA_DEVICE_INIT;
+	char				 ns[80], name[300], uid[140], req[140];
+	char				 dev[80], extra[16] = "";
+
+	if (sscanf(args, "%79s %299s %139s %139s %79s %15s", ns, name, uid,
+	    req, dev, extra) < 5)
+		return (KP_EINVAL);
+	if (strcmp(extra, "dup") == 0)
+		a[1].name = "ifName";
+	d.pool = "pool-a";
+	d.device = dev;
+	d.attributes = a;
+	d.n_attributes = 2;
+	d.interface_name = "net1";
+	d.ips = ips;
+	d.n_ips = 1;
+	d.hardware_address = "02:00:00:00:01:05";
+	return (kp_update_request_metadata(p, ns, name, uid, req, &d,
+	    strcmp(dev, "-") == 0 ? 0 : 1));
+}
+
 /* One device with a taint: dropped where DRADeviceTaints is off. */
 static int
 publish_taint(struct kp_plugin *p)
@@ -1539,6 +1601,10 @@ commands(struct kp_plugin *p, int fds_before)
 		} else if (strncmp(line, "publish", 7) == 0) {
 			r = publish(p, line + 7);
 			printf("publish %s %s\n", kp_err_name(r),
+			    r ? kp_plugin_last_error(p) : "");
+		} else if (strncmp(line, "md-update", 9) == 0) {
+			r = md_update(p, line + 9);
+			printf("md-update %s %s\n", kp_err_name(r),
 			    r ? kp_plugin_last_error(p) : "");
 		} else if (strncmp(line, "health", 6) == 0) {
 			r = health(p, line + 6);
