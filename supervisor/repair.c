@@ -20,7 +20,10 @@
  * at the path, or a bind that fails (the directory removed, no
  * permission) ends the plugin with a non-zero status and the reason in
  * the termination message (fatal.c): it never stays up unreachable.
- * Only our own two paths are ever looked at, removed or bound.
+ * Only our own two paths are ever looked at, removed or bound, and only
+ * in the directories they were first bound in (sockets.c): a path that
+ * no longer leads there (the directory renamed away, a symlink in its
+ * place) is not repaired; the plugin stops.
  *
  * Runs in: the supervisor.
  */
