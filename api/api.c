@@ -142,10 +142,13 @@ start_supervisor(struct kp_options *cfg, const struct kp_hooks *hooks,
     int fd, int evfd, struct sup_socket *ps, struct sup_socket *rs,
     char *fatal, int hfd)
 {
-	int	 keep[8] = { 0, 1, 2, fd, evfd, ps->fd, rs->fd, hfd };
+	int	 keep[10] = { 0, 1, 2, fd, evfd, ps->fd, rs->fd, hfd,
+		    ps->dir_open ? ps->dirfd : -1,
+		    rs->dir_open ? rs->dirfd : -1 };
 
-	/* Only the sockets and the driver's channels survive. */
-	if (fd_close_except(keep, 8) == -1)
+	/* Only the sockets (and their directories) and the driver's
+	 * channels survive. */
+	if (fd_close_except(keep, 10) == -1)
 		_exit(1);
 	cfg->plugin_listener = cfg->registrar_listener = -1;
 	fatal_page_set(fatal);
@@ -300,10 +303,8 @@ kp_start(struct kp_options *opts, const struct kp_hooks *hooks,
 	 */
 	(void)madvise(p->fatal, KP_ERROR_SIZE, MADV_DONTFORK);
 	/* The supervisor owns the sockets now; keep the files. */
-	if (ps.fd != -1)
-		close(ps.fd);
-	if (rs.fd != -1)
-		close(rs.fd);
+	sock_close(&ps);
+	sock_close(&rs);
 	if (hfd != -1)
 		close(hfd);
 	p->magic = KP_PLUGIN_MAGIC;

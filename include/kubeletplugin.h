@@ -328,7 +328,11 @@ KP_EXTERN int kp_registrar_listener(struct kp_options *opts, int fd);
  * directory (kubelet creates it; a missing one means kubelet watches
  * elsewhere), and fails with KP_ENOENT or KP_EACCES naming the path and
  * the option when a directory is missing or not writable, and with
- * KP_ENAMETOOLONG when a socket path would be >= 108 bytes (sun_path).
+ * KP_ENAMETOOLONG when a socket path would be >= 108 bytes (sun_path),
+ * and with KP_EINVAL when a component of a socket's directory is a
+ * symbolic link (the sockets are bound, repaired and removed through
+ * their directory, opened without following links; a directory swapped
+ * while the plugin runs stops it with the reason).
  * Every directory: absolute, clean (no '//', '.' or '..' components), no
  * trailing '/', shorter than 106 bytes; copied. Every file name: not
  * empty, no '/', not starting with '.'. A socket path that a setter can

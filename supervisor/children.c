@@ -80,16 +80,16 @@ cmp_int(const void *a, const void *b)
 	return (*(const int *)a - *(const int *)b);
 }
 
-/* Close every fd but those in keep (at most 8): nothing leaks into a
+/* Close every fd but those in keep (at most 12): nothing leaks into a
  * child that it was not given (STYLE: fork without exec). */
 int
 fd_close_except(const int *keep, size_t n)
 {
-	int	 k[8];
+	int	 k[12];
 	size_t	 i, m = 0;
 	unsigned lo = 0;
 
-	for (i = 0; i < n && m < 8; i++)
+	for (i = 0; i < n && m < 12; i++)
 		if (keep[i] >= 0)
 			k[m++] = keep[i];
 	qsort(k, m, sizeof(k[0]), cmp_int);

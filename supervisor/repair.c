@@ -20,7 +20,10 @@
  * at the path, or a bind that fails (the directory removed, no
  * permission) ends the plugin with a non-zero status and the reason in
  * the termination message (fatal.c): it never stays up unreachable.
- * Only our own two paths are ever looked at, removed or bound.
+ * Only our own two paths are ever looked at, removed or bound, and only
+ * in the directories they were first bound in (sockets.c): a path that
+ * no longer leads there (the directory renamed away, a symlink in its
+ * place) is not repaired; the plugin stops.
  *
  * Runs in: the supervisor.
  */
@@ -138,25 +141,6 @@ repair_read(struct sup *sup)
 		}
 }
 
-/* Someone accepts connections at path: another instance serves there. */
-static int
-live(const char *path)
-{
-	struct sockaddr_un	 sun;
-	int			 fd, r;
-
-	memset(&sun, 0, sizeof(sun));
-	sun.sun_family = AF_UNIX;
-	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
-	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
-	    0)) == -1)
-		return (0);
-	r = connect(fd, (const struct sockaddr *)&sun, sizeof(sun)) == 0 ||
-	    errno == EAGAIN;
-	close(fd);
-	return (r);
-}
-
 /* Bind s again at its path; 0, or fatal. what: "DRA", "registration". */
 static int
 rebind(struct sup *sup, struct sup_socket *s, const char *what)
@@ -166,10 +150,11 @@ rebind(struct sup *sup, struct sup_socket *s, const char *what)
 	char			 err[KP_ERROR_SIZE];
 	const char		*path = s->path;
 
-	if (sock_listen(&n, path, sup->cfg->socket_mode, err,
+	if (sock_listen_again(&n, s, sup->cfg->socket_mode, err,
 	    sizeof(err)) != 0) {
 		/* Raced: a directory appeared since check() looked. */
-		if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		if (fstatat(s->dirfd, s->base, &st, AT_SYMLINK_NOFOLLOW) ==
+		    0 && S_ISDIR(st.st_mode)) {
 			sup_fatal(sup, "%s socket %s was replaced by a "
 			    "directory; not removing it", what, path);
 			return (-1);
@@ -182,7 +167,7 @@ rebind(struct sup *sup, struct sup_socket *s, const char *what)
 		return (-1);
 	}
 	/* Not sock_remove(): the file at path is the new one. */
-	close(s->fd);
+	sock_close(s);
 	*s = n;
 	return (0);
 }
@@ -195,10 +180,32 @@ static int
 check(struct sup *sup, struct sup_socket *s, const char *what)
 {
 	struct stat	 st;
+	char		 err[KP_ERROR_SIZE];
+	int		 r;
 
 	if (s->fd == -1 || !s->bound || s->path == NULL)
 		return (0);
-	if (lstat(s->path, &st) == 0) {
+	/*
+	 * The path must still lead to the directory we bound in: a
+	 * directory renamed away and a symlink (or another directory) in
+	 * its place would make a repair remove and bind in a directory
+	 * that is not ours. That is not repaired: the plugin stops.
+	 */
+	if ((r = sock_dir_same(s, err, sizeof(err))) == KP_ENOENT) {
+		sup_event(sup, KPIPC__EVENT_KIND__EVENT_SOCKET_LOST, "the %s "
+		    "socket %s is gone and cannot be re-created: %s", what,
+		    s->path, err);
+		sup_fatal(sup, "%s socket %s is gone and cannot be "
+		    "re-created: %s", what, s->path, err);
+		return (-1);
+	} else if (r != 0) {
+		sup_event(sup, KPIPC__EVENT_KIND__EVENT_SOCKET_LOST, "the %s "
+		    "socket %s: %s", what, s->path, err);
+		sup_fatal(sup, "%s socket %s: %s; not repairing it there",
+		    what, s->path, err);
+		return (-1);
+	}
+	if (fstatat(s->dirfd, s->base, &st, AT_SYMLINK_NOFOLLOW) == 0) {
 		if (S_ISSOCK(st.st_mode) && st.st_dev == s->dev &&
 		    st.st_ino == s->ino)
 			return (0);
@@ -207,7 +214,7 @@ check(struct sup *sup, struct sup_socket *s, const char *what)
 			    "directory; not removing it", what, s->path);
 			return (-1);
 		}
-		if (S_ISSOCK(st.st_mode) && live(s->path)) {
+		if (S_ISSOCK(st.st_mode) && sock_live(s)) {
 			sup_event(sup, KPIPC__EVENT_KIND__EVENT_SOCKET_LOST,
 			    "another live instance serves at the %s socket "
 			    "%s; this one steps aside", what, s->path);
@@ -218,7 +225,7 @@ check(struct sup *sup, struct sup_socket *s, const char *what)
 		}
 		/* A stale socket, a file, a symbolic link: not serving,
 		 * in the way of ours. */
-		if (unlink(s->path) == -1 && errno != ENOENT) {
+		if (unlinkat(s->dirfd, s->base, 0) == -1 && errno != ENOENT) {
 			sup_fatal(sup, "%s socket %s was replaced and cannot "
 			    "be removed: %s", what, s->path, strerror(errno));
 			return (-1);
@@ -271,6 +278,13 @@ repair_tick(struct sup *sup)
 		drain_restart(sup, &sup->children[ROLE_NODESERVER]);
 		/* A new registration, so kubelet dials the new socket. */
 		if (sup->reg_sock.fd != -1 && sup->reg_sock.bound) {
+			if (sock_dir_same(&sup->reg_sock, err,
+			    sizeof(err)) != 0) {
+				sup_fatal(sup, "registration socket %s: %s; "
+				    "not re-creating it there",
+				    sup->cfg->registrar_socket_path, err);
+				return;
+			}
 			sock_remove(&sup->reg_sock);
 			if (sock_listen(&sup->reg_sock,
 			    sup->cfg->registrar_socket_path,

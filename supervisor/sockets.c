@@ -4,6 +4,14 @@
  * nodeserver serves), kept open for the plugin's lifetime so restarted
  * children serve the same socket, removed at stop only if the file is
  * still the one we bound (another instance's socket is never touched).
+ *
+ * Every file operation goes through the socket's directory, opened once
+ * one component at a time without following a symbolic link, never by
+ * the full path: whoever can write in the kubelet plugins directory
+ * could otherwise rename plugins/<driver> away and put a symlink to any
+ * directory in its place, and this root process would remove a file
+ * there and bind a socket in it (repair.c checks that the path still
+ * leads to this directory before it repairs anything).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -49,82 +57,173 @@ sock_check_path(const char *opt, const char *path, char *err, size_t errsize)
 	return (0);
 }
 
+/*
+ * Open path's directory one component at a time (from "/", or from the
+ * working directory for a relative path), never following a symbolic
+ * link; *base gets the last component. Returns the O_PATH fd, or a
+ * negative KP_E* with err set.
+ */
 static int
-bind_mode(int fd, const struct sockaddr_un *sun, unsigned int mode)
+dir_open(const char *path, const char **base, char *err, size_t errsize)
 {
-	mode_t	 old;
-	int	 r, saved;
+	char		 part[KP_SUN_PATH_MAX + 1];
+	const char	*p = path, *slash;
+	int		 fd, next, e;
 
+	fd = open(path[0] == '/' ? "/" : ".", O_PATH | O_DIRECTORY |
+	    O_CLOEXEC);
+	if (fd == -1) {
+		snprintf(err, errsize, "listen on %s: %s", path,
+		    strerror(errno));
+		return (KP_EIO);
+	}
+	while ((slash = strchr(p, '/')) != NULL) {
+		if (slash == p) {
+			p++;
+			continue;
+		}
+		snprintf(part, sizeof(part), "%.*s", (int)(slash - p), p);
+		next = openat(fd, part, O_PATH | O_DIRECTORY | O_NOFOLLOW |
+		    O_CLOEXEC);
+		e = errno;
+		close(fd);
+		if (next == -1) {
+			/* O_NOFOLLOW with O_DIRECTORY: a symlink is
+			 * ENOTDIR. */
+			if (e == ENOTDIR || e == ELOOP) {
+				snprintf(err, errsize, "listen on %s: %.*s is "
+				    "a symbolic link or not a directory (the "
+				    "socket's directories must be real "
+				    "directories)", path, (int)(slash - path),
+				    path);
+				return (KP_EINVAL);
+			}
+			snprintf(err, errsize, "listen on %s: %s", path,
+			    strerror(e));
+			errno = e;
+			return (e == EACCES ? KP_EACCES : KP_EIO);
+		}
+		fd = next;
+		p = slash + 1;
+	}
+	*base = p;
+	return (fd);
+}
+
+/*
+ * Run bind (mode != 0) or connect on fd with the base name in dirfd: the
+ * working directory is dirfd meanwhile (kp_start() runs single-threaded,
+ * the supervisor is single-threaded). Sets errno on failure.
+ */
+static int
+at_dir(int dirfd, const char *base, int fd, unsigned int mode, int bind_it)
+{
+	struct sockaddr_un	 sun;
+	mode_t			 old = 0;
+	int			 cwd, r, saved;
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	if (strlen(base) >= sizeof(sun.sun_path)) {
+		errno = ENAMETOOLONG;
+		return (-1);
+	}
+	memcpy(sun.sun_path, base, strlen(base) + 1);
+	if ((cwd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1)
+		return (-1);
+	if (fchdir(dirfd) == -1) {
+		saved = errno;
+		close(cwd);
+		errno = saved;
+		return (-1);
+	}
 	/*
 	 * The file gets its mode at bind time; a chmod afterwards leaves a
-	 * window with the umask's mode. kp_start() runs single-threaded and
-	 * the supervisor is single-threaded, so the process umask is ours.
+	 * window with the umask's mode. The process umask is ours (single
+	 * thread).
 	 */
-	old = umask(~mode & 0777);
-	r = bind(fd, (const struct sockaddr *)sun, sizeof(*sun));
+	if (bind_it)
+		old = umask(~mode & 0777);
+	r = bind_it ? bind(fd, (const struct sockaddr *)&sun, sizeof(sun)) :
+	    connect(fd, (const struct sockaddr *)&sun, sizeof(sun));
 	saved = errno;
-	umask(old);
+	if (bind_it)
+		umask(old);
+	if (fchdir(cwd) == -1)
+		log_warn("fchdir back to the working directory");
+	close(cwd);
 	errno = saved;
 	return (r);
 }
 
-/* Someone accepts connections at sun: the socket is not stale. */
+/* Someone accepts connections at base in dirfd: the socket is not
+ * stale. */
 static int
-sock_is_live(const struct sockaddr_un *sun)
+live_at(int dirfd, const char *base)
 {
 	int	 fd, live;
 
 	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC |
 	    SOCK_NONBLOCK, 0)) == -1)
 		return (0);
-	live = connect(fd, (const struct sockaddr *)sun, sizeof(*sun)) == 0 ||
-	    errno == EAGAIN;
+	live = at_dir(dirfd, base, fd, 0, 0) == 0 || errno == EAGAIN;
 	close(fd);
 	return (live);
 }
 
-/* Create, bind and listen on path; a stale socket there is removed. */
 int
-sock_listen(struct sup_socket *s, const char *path, unsigned int mode,
-    char *err, size_t errsize)
+sock_live(const struct sup_socket *s)
 {
-	struct sockaddr_un	 sun;
-	struct stat		 st;
-	int			 fd;
+	return (s->dir_open && live_at(s->dirfd, s->base));
+}
+
+/*
+ * Create, bind and listen on base in dirfd (taken over: closed on
+ * failure); a stale socket there is removed. path is for messages and
+ * later checks.
+ */
+static int
+listen_at(struct sup_socket *s, int dirfd, const char *path,
+    const char *base, unsigned int mode, char *err, size_t errsize)
+{
+	struct stat	 st, dst;
+	int		 fd;
 
 	memset(s, 0, sizeof(*s));
 	s->fd = -1;
-	memset(&sun, 0, sizeof(sun));
-	sun.sun_family = AF_UNIX;
-	if (strlen(path) >= sizeof(sun.sun_path)) {
-		snprintf(err, errsize, "%s: longer than %d bytes", path,
-		    KP_SUN_PATH_MAX);
-		return (KP_ENAMETOOLONG);
-	}
-	memcpy(sun.sun_path, path, strlen(path) + 1);
-	if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode) &&
-	    sock_is_live(&sun))
-		log_warnx("%s: replacing a live socket: another instance of "
-		    "this plugin is serving there", path);
-	if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode) &&
-	    unlink(path) == -1) {
-		snprintf(err, errsize, "remove stale socket %s: %s", path,
+	if (fstat(dirfd, &dst) == -1) {
+		snprintf(err, errsize, "listen on %s: %s", path,
 		    strerror(errno));
-		return (errno == EACCES || errno == EPERM ? KP_EACCES :
-		    KP_EIO);
+		close(dirfd);
+		return (KP_EIO);
+	}
+	if (fstatat(dirfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    S_ISSOCK(st.st_mode)) {
+		if (live_at(dirfd, base))
+			log_warnx("%s: replacing a live socket: another "
+			    "instance of this plugin is serving there", path);
+		if (unlinkat(dirfd, base, 0) == -1 && errno != ENOENT) {
+			snprintf(err, errsize, "remove stale socket %s: %s",
+			    path, strerror(errno));
+			close(dirfd);
+			return (errno == EACCES || errno == EPERM ?
+			    KP_EACCES : KP_EIO);
+		}
 	}
 	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1) {
 		snprintf(err, errsize, "socket: %s", strerror(errno));
+		close(dirfd);
 		return (KP_EIO);
 	}
-	if (bind_mode(fd, &sun, mode) == -1 || listen(fd, 128) == -1 ||
-	    fstatat(AT_FDCWD, path, &st, AT_SYMLINK_NOFOLLOW) == -1) {
-		snprintf(err, errsize, "listen on %s: %s", path,
-		    strerror(errno));
+	if (at_dir(dirfd, base, fd, mode, 1) == -1 || listen(fd, 128) == -1 ||
+	    fstatat(dirfd, base, &st, AT_SYMLINK_NOFOLLOW) == -1) {
+		int e = errno;
+
+		snprintf(err, errsize, "listen on %s: %s", path, strerror(e));
 		close(fd);
-		return (errno == EACCES || errno == EPERM ? KP_EACCES :
-		    errno == EADDRINUSE || errno == EEXIST ? KP_EEXIST :
-		    KP_EIO);
+		close(dirfd);
+		return (e == EACCES || e == EPERM ? KP_EACCES :
+		    e == EADDRINUSE || e == EEXIST ? KP_EEXIST : KP_EIO);
 	}
 	s->fd = fd;
 	s->path = path;
@@ -132,6 +231,89 @@ sock_listen(struct sup_socket *s, const char *path, unsigned int mode,
 	s->bound = 1;
 	s->dev = st.st_dev;
 	s->ino = st.st_ino;
+	s->dir_open = 1;
+	s->dirfd = dirfd;
+	s->base = base;
+	s->dir_dev = dst.st_dev;
+	s->dir_ino = dst.st_ino;
+	return (0);
+}
+
+/* Create, bind and listen on path; a stale socket there is removed. */
+int
+sock_listen(struct sup_socket *s, const char *path, unsigned int mode,
+    char *err, size_t errsize)
+{
+	const char	*base;
+	int		 dirfd;
+
+	memset(s, 0, sizeof(*s));
+	s->fd = -1;
+	if (strlen(path) > KP_SUN_PATH_MAX) {
+		snprintf(err, errsize, "%s: longer than %d bytes", path,
+		    KP_SUN_PATH_MAX);
+		return (KP_ENAMETOOLONG);
+	}
+	if ((dirfd = dir_open(path, &base, err, errsize)) < 0)
+		return (dirfd);
+	return (listen_at(s, dirfd, path, base, mode, err, errsize));
+}
+
+/* Bind old's path again in old's directory (never the path's current
+ * one: the caller checked they are the same; a swap since then binds in
+ * our own, renamed directory, not in a foreign one). */
+int
+sock_listen_again(struct sup_socket *s, const struct sup_socket *old,
+    unsigned int mode, char *err, size_t errsize)
+{
+	int	 dirfd;
+
+	memset(s, 0, sizeof(*s));
+	s->fd = -1;
+	if (!old->dir_open)
+		return (sock_listen(s, old->path, mode, err, errsize));
+	if ((dirfd = fcntl(old->dirfd, F_DUPFD_CLOEXEC, 3)) == -1) {
+		snprintf(err, errsize, "listen on %s: %s", old->path,
+		    strerror(errno));
+		return (KP_EIO);
+	}
+	return (listen_at(s, dirfd, old->path, old->base, mode, err,
+	    errsize));
+}
+
+/*
+ * Does s's path still lead, without following a link, to the directory
+ * s was bound in? 0: yes; KP_ENOENT: a directory on the way is gone;
+ * KP_EINVAL: replaced (a symlink, another directory); others: cannot
+ * tell. err says which.
+ */
+int
+sock_dir_same(const struct sup_socket *s, char *err, size_t errsize)
+{
+	struct stat	 st;
+	const char	*base;
+	int		 fd;
+
+	if (!s->dir_open)
+		return (0);
+	if ((fd = dir_open(s->path, &base, err, errsize)) < 0) {
+		if (fd == KP_EIO && errno == ENOENT)
+			return (KP_ENOENT);
+		return (fd);
+	}
+	if (fstat(fd, &st) == -1) {
+		snprintf(err, errsize, "listen on %s: %s", s->path,
+		    strerror(errno));
+		close(fd);
+		return (KP_EIO);
+	}
+	close(fd);
+	if (st.st_dev != s->dir_dev || st.st_ino != s->dir_ino) {
+		snprintf(err, errsize, "its directory is no longer the one "
+		    "the socket was bound in (moved away, another directory "
+		    "in its place)");
+		return (KP_EINVAL);
+	}
 	return (0);
 }
 
@@ -140,22 +322,52 @@ sock_listen(struct sup_socket *s, const char *path, unsigned int mode,
 int
 sock_from_listener(struct sup_socket *s, int fd, const char *path)
 {
-	struct stat	 st;
+	struct stat	 st, dst;
+	char		 err[KP_ERROR_SIZE];
+	const char	*base;
+	int		 dirfd;
 
 	memset(s, 0, sizeof(*s));
 	s->fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
 	if (s->fd == -1)
 		return (KP_EIO);
 	s->path = path;
-	if (path != NULL && lstat(path, &st) == 0 && S_ISSOCK(st.st_mode)) {
+	/* A path whose directory cannot be opened safely is not removed. */
+	if (path == NULL || strlen(path) > KP_SUN_PATH_MAX ||
+	    (dirfd = dir_open(path, &base, err, sizeof(err))) < 0)
+		return (0);
+	if (fstat(dirfd, &dst) == 0 &&
+	    fstatat(dirfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    S_ISSOCK(st.st_mode)) {
 		s->created = 1;
 		s->dev = st.st_dev;
 		s->ino = st.st_ino;
-	}
+		s->dir_open = 1;
+		s->dirfd = dirfd;
+		s->base = base;
+		s->dir_dev = dst.st_dev;
+		s->dir_ino = dst.st_ino;
+	} else
+		close(dirfd);
 	return (0);
 }
 
-/* Close the listener and remove its file if it is still ours. */
+/* Close the descriptors; the file stays (its owner is another process
+ * now). */
+void
+sock_close(struct sup_socket *s)
+{
+	if (s->fd != -1)
+		close(s->fd);
+	s->fd = -1;
+	if (s->dir_open)
+		close(s->dirfd);
+	s->dir_open = 0;
+}
+
+/* Close the listener and remove its file if it is still ours: looked at
+ * and removed in the directory we bound it in, whatever the path leads
+ * to now. */
 void
 sock_remove(struct sup_socket *s)
 {
@@ -164,16 +376,19 @@ sock_remove(struct sup_socket *s)
 	if (s->fd != -1)
 		close(s->fd);
 	s->fd = -1;
-	if (s->path == NULL || !s->created)
-		return;
-	if (lstat(s->path, &st) == -1)
-		return;
-	if (!S_ISSOCK(st.st_mode) || st.st_dev != s->dev ||
-	    st.st_ino != s->ino) {
-		log_info(2, "not removing %s: no longer our socket", s->path);
+	if (s->path == NULL || !s->created || !s->dir_open) {
+		sock_close(s);
 		return;
 	}
-	if (unlink(s->path) == -1)
+	if (fstatat(s->dirfd, s->base, &st, AT_SYMLINK_NOFOLLOW) == -1) {
+		sock_close(s);
+		return;
+	}
+	if (!S_ISSOCK(st.st_mode) || st.st_dev != s->dev ||
+	    st.st_ino != s->ino)
+		log_info(2, "not removing %s: no longer our socket", s->path);
+	else if (unlinkat(s->dirfd, s->base, 0) == -1)
 		log_warn("remove socket %s", s->path);
 	s->created = 0;
+	sock_close(s);
 }

@@ -138,6 +138,12 @@ struct sup_socket {
 					 * it again */
 	dev_t		 dev;
 	ino_t		 ino;
+	int		 dir_open;	/* dirfd is path's directory, opened
+					 * without following links */
+	int		 dirfd;		/* O_PATH; all file work goes here */
+	const char	*base;		/* path's last component */
+	dev_t		 dir_dev;
+	ino_t		 dir_ino;
 };
 
 /* Start order: the publisher (claim look-ups work once kubelet calls),
@@ -244,6 +250,11 @@ int	sock_listen(struct sup_socket *, const char *, unsigned int,
 	    char *, size_t);
 void	sock_remove(struct sup_socket *);
 int	sock_from_listener(struct sup_socket *, int, const char *);
+void	sock_close(struct sup_socket *);
+int	sock_listen_again(struct sup_socket *, const struct sup_socket *,
+	    unsigned int, char *, size_t);
+int	sock_dir_same(const struct sup_socket *, char *, size_t);
+int	sock_live(const struct sup_socket *);
 
 /* children.c */
 void	child_table_init(struct sup *);

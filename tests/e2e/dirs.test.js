@@ -112,3 +112,17 @@ test('replacing a live socket (another instance serving) is warned about', async
   await until(() => /reg\.sock: replacing a live socket/.test(second.stderr), 10000);
   assert.doesNotMatch(first.stderr, /replacing a live socket/);
 });
+
+// Whoever can write in plugins/ must not make kp_start bind elsewhere.
+test('a symbolic link as the DRA socket directory fails kp_start with KP_EINVAL; nothing is bound where it points', async (t) => {
+  const root = makeRoot(DRIVER);
+  const victim = fs.mkdtempSync(path.join(require('node:os').tmpdir(), 'kp-victim-'));
+  t.after(() => { root.cleanup(); fs.rmSync(victim, { recursive: true, force: true }); });
+  const dir = path.dirname(root.draSock);
+  fs.rmSync(dir, { recursive: true });
+  fs.symlinkSync(victim, dir);
+  const drv = start(t, root, [], { paths: true });
+  const l = await drv.line(['ready', 'error']);
+  assert.match(l, /^error KP_EINVAL kp_plugin_socket_path: listen on \S+: \S+ is a symbolic link or not a directory/);
+  assert.deepEqual(fs.readdirSync(victim), []);
+});

@@ -356,3 +356,27 @@ test('ATTACK: a hostile nodeserver gets no Event beyond its one kind and a sysca
   assert.deepEqual(all.map((e) => e.reason), ['SyscallDenied'], JSON.stringify(all));
   assert.ok(!JSON.stringify(all).includes('FORGED'));
 });
+
+// --- the socket's directory swapped for a symlink -------------------------------
+
+// Whoever can write in plugins/ renames plugins/<driver> away and puts a
+// symlink to a directory it cannot write in its place: the root supervisor
+// must neither remove the file named like our socket there nor bind there.
+test('unrepairable: the DRA socket directory replaced by a symlink: the foreign file stays, the plugin stops with the reason', async (t) => {
+  const { root, drv, termlog } = await setup(t);
+  const victim = fs.mkdtempSync(path.join(os.tmpdir(), 'kp-victim-'));
+  t.after(() => fs.rmSync(victim, { recursive: true, force: true }));
+  const foreign = path.join(victim, path.basename(root.draSock));
+  fs.writeFileSync(foreign, 'not ours\n');
+  const dir = path.dirname(root.draSock);
+  fs.renameSync(dir, dir + '.old');
+  fs.symlinkSync(victim, dir);
+  const l = await drv.line(['plugin-stopped'], 15000);
+  assert.match(l, /^plugin-stopped KP_ECHILD DRA socket \S+: listen on \S+: \S+ is a symbolic link or not a directory/);
+  assert.equal((await drv.exited).code, 3);
+  assert.match(fs.readFileSync(termlog, 'utf8'), /^DRA socket \S+: listen on .* is a symbolic link/);
+  assert.equal(fs.readFileSync(foreign, 'utf8'), 'not ours\n', 'the foreign file is untouched');
+  assert.deepEqual(fs.readdirSync(victim), [path.basename(root.draSock)], 'nothing bound in the foreign directory');
+  // Our own socket, in our renamed directory, is removed at stop.
+  assert.ok(!fs.existsSync(path.join(dir + '.old', path.basename(root.draSock))));
+});
