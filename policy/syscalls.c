@@ -322,6 +322,8 @@ static const struct pol_rule supervisor[] = {
 	{ "getuid", POL_ALLOW, POL_ARG_NONE },
 	{ "capset", POL_ALLOW, POL_ARG_NONE },
 	{ "chdir", POL_ALLOW, POL_ARG_NONE },
+	/* the socket files, bound inside their directory's fd (sockets.c) */
+	{ "fchdir", POL_ALLOW, POL_ARG_NONE },
 	{ "chmod", POL_ALLOW, POL_ARG_NONE },
 	{ "chroot", POL_ALLOW, POL_ARG_NONE },
 	{ "mkdir", POL_ALLOW, POL_ARG_NONE },
