@@ -75,7 +75,8 @@ mode_name(int mode)
 static int
 pol_data_limit(enum kp_role role, char *err, size_t errsize)
 {
-#ifndef __SANITIZE_ADDRESS__
+/* (clang has no __SANITIZE_ADDRESS__: the build's own flag, too) */
+#if !defined(__SANITIZE_ADDRESS__) && !defined(KP_SANITIZE_SYSCALLS)
 	struct rlimit	 rl = { POL_PUBLISHER_DATA, POL_PUBLISHER_DATA };
 
 	if (role == ROLE_PUBLISHER && setrlimit(RLIMIT_DATA, &rl) == -1) {
