@@ -282,10 +282,14 @@ test('a removed DRA socket is re-created and /healthz stays or gets ok; a live f
   await waitFor(port, '/healthz', (x) => x.status === 200);
   // Replaced by a socket another live instance serves: no fight, no 503
   // to wait for: the plugin stops and kp_plugin_wait() says why.
-  const other = net.createServer();
+  // (the supervisor's liveness probe connects to it: those connections
+  // are ended here, or close() would wait for them and keep this file's
+  // process alive)
+  const conns = new Set();
+  const other = net.createServer((c) => { conns.add(c); c.on('close', () => conns.delete(c)); c.end(); });
   const tmp = path.join(path.dirname(root.draSock), '.other.sock');
   await new Promise((r) => other.listen(tmp, r));
-  t.after(() => other.close());
+  t.after(() => { for (const c of conns) c.destroy(); other.close(); other.unref(); });
   fs.renameSync(tmp, root.draSock);
   const l = await drv.line(['plugin-stopped'], 15000);
   assert.match(l, /^plugin-stopped KP_ECHILD DRA socket \S+ another live instance serves there; stepping aside/);
