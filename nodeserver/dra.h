@@ -188,6 +188,18 @@ struct dra_request {
 	size_t		 n_requested;	/* with repeats */
 };
 
+/*
+ * Where an encoded response goes: alloc(arg, n) gives n bytes for it
+ * (rpc_call_reply_buf: packed straight into gRPC's slice) or NULL, and
+ * then, as with no dra_out at all, it is malloc'd and malloced is set
+ * (the caller frees it).
+ */
+struct dra_out {
+	uint8_t	*(*alloc)(void *, size_t);
+	void	 *arg;
+	int	  malloced;
+};
+
 /* dra.c */
 extern _Atomic uint64_t	dra_lock_waits;
 extern _Atomic uint64_t	dra_lock_wait_ns;
@@ -255,10 +267,10 @@ void	jr_unprepare_end(struct dra_ctx *, struct dra_results *);
 int	dra_decode_request(const uint8_t *, size_t, struct dra_request *,
 	    char *, size_t);
 void	dra_request_free(struct dra_request *);
-int	dra_encode_prepare(const struct dra_results *, int, uint8_t **,
-	    size_t *);
-int	dra_encode_unprepare(const struct dra_results *, uint8_t **,
-	    size_t *);
+int	dra_encode_prepare(const struct dra_results *, int,
+	    struct dra_out *, uint8_t **, size_t *);
+int	dra_encode_unprepare(const struct dra_results *, struct dra_out *,
+	    uint8_t **, size_t *);
 extern const struct dra_version_info dra_v1_info;
 
 /* dra_v1beta1.c, dra_v1alpha4.c */

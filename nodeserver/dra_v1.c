@@ -220,15 +220,21 @@ dra_request_free(struct dra_request *r)
 	memset(r, 0, sizeof(*r));
 }
 
-/* Pack m into a new buffer (*out, *len); the caller frees *out. */
+/* Pack m into a buffer from o (NULL: malloc'd; the caller frees it). */
 static int
-pack(const ProtobufCMessage *m, uint8_t **out, size_t *len)
+pack(const ProtobufCMessage *m, struct dra_out *o, uint8_t **out,
+    size_t *len)
 {
 	size_t	n;
 
 	n = protobuf_c_message_get_packed_size(m);
-	if ((*out = malloc(n > 0 ? n : 1)) == NULL)
-		return (KP_ENOMEM);
+	*out = o != NULL && o->alloc != NULL ? o->alloc(o->arg, n) : NULL;
+	if (*out == NULL) {
+		if ((*out = malloc(n > 0 ? n : 1)) == NULL)
+			return (KP_ENOMEM);
+		if (o != NULL)
+			o->malloced = 1;
+	}
 	*len = protobuf_c_message_pack(m, *out);
 	return (0);
 }
@@ -250,44 +256,48 @@ device_fill(Device *w, const struct dra_device *d, int share_id)
 	}
 }
 
-/* Scratch messages pointing into the results (nothing copied). */
+/* Scratch messages pointing into the results (nothing copied), in one
+ * block: entries, values and entry pointers per claim, then devices and
+ * device pointers. */
 struct prep_wire {
 	PrepEntry	 *entries;
 	PrepEntry	**entry_ptrs;
 	PrepClaim	 *values;
 	Device		 *devs;
 	Device		**dev_ptrs;
+	void		 *mem;
 };
-
-static void
-prep_wire_free(struct prep_wire *w)
-{
-	free(w->entries);
-	free(w->entry_ptrs);
-	free(w->values);
-	free(w->devs);
-	free(w->dev_ptrs);
-}
 
 static int
 prep_wire_alloc(struct prep_wire *w, const struct dra_results *r)
 {
-	size_t	i, nd = 0;
+	size_t	i, nd = 0, nc = r->n + 1;
+	char	*p;
 
 	memset(w, 0, sizeof(*w));
 	for (i = 0; i < r->n; i++)
 		if (r->claims[i].error == NULL)
 			nd += r->claims[i].n_devices;
-	w->entries = calloc(r->n + 1, sizeof(*w->entries));
-	w->entry_ptrs = calloc(r->n + 1, sizeof(*w->entry_ptrs));
-	w->values = calloc(r->n + 1, sizeof(*w->values));
-	w->devs = calloc(nd + 1, sizeof(*w->devs));
-	w->dev_ptrs = calloc(nd + 1, sizeof(*w->dev_ptrs));
-	if (w->entries == NULL || w->entry_ptrs == NULL ||
-	    w->values == NULL || w->devs == NULL || w->dev_ptrs == NULL) {
-		prep_wire_free(w);
+	nd++;
+	if (nc > SIZE_MAX / (sizeof(PrepEntry) + sizeof(PrepClaim) +
+	    sizeof(PrepEntry *)) || nd > SIZE_MAX / 2 / (sizeof(Device) +
+	    sizeof(Device *)))
 		return (KP_ENOMEM);
-	}
+	/* Largest alignment first: the messages, then the pointers. */
+	if ((w->mem = malloc(nc * (sizeof(PrepEntry) + sizeof(PrepClaim) +
+	    sizeof(PrepEntry *)) + nd * (sizeof(Device) +
+	    sizeof(Device *)))) == NULL)
+		return (KP_ENOMEM);
+	p = w->mem;
+	w->entries = (PrepEntry *)(void *)p;
+	p += nc * sizeof(PrepEntry);
+	w->values = (PrepClaim *)(void *)p;
+	p += nc * sizeof(PrepClaim);
+	w->devs = (Device *)(void *)p;
+	p += nd * sizeof(Device);
+	w->entry_ptrs = (PrepEntry **)(void *)p;
+	p += nc * sizeof(PrepEntry *);
+	w->dev_ptrs = (Device **)(void *)p;
 	return (0);
 }
 
@@ -296,8 +306,8 @@ prep_wire_alloc(struct prep_wire *w, const struct dra_results *r)
  * claim UID. A failed claim carries only its error. share_id: 1 for v1.
  */
 int
-dra_encode_prepare(const struct dra_results *r, int share_id, uint8_t **out,
-    size_t *len)
+dra_encode_prepare(const struct dra_results *r, int share_id,
+    struct dra_out *o, uint8_t **out, size_t *len)
 {
 	PrepResp		 resp;
 	struct prep_wire	 w;
@@ -329,15 +339,15 @@ dra_encode_prepare(const struct dra_results *r, int share_id, uint8_t **out,
 	}
 	resp.n_claims = r->n;
 	resp.claims = w.entry_ptrs;
-	rc = pack(&resp.base, out, len);
-	prep_wire_free(&w);
+	rc = pack(&resp.base, o, out, len);
+	free(w.mem);
 	return (rc);
 }
 
 /* Encode a NodeUnprepareResourcesResponse: one entry per result. */
 int
-dra_encode_unprepare(const struct dra_results *r, uint8_t **out,
-    size_t *len)
+dra_encode_unprepare(const struct dra_results *r, struct dra_out *o,
+    uint8_t **out, size_t *len)
 {
 	UnprepResp	  resp;
 	UnprepEntry	 *entries, **ptrs;
@@ -363,7 +373,7 @@ dra_encode_unprepare(const struct dra_results *r, uint8_t **out,
 	}
 	resp.n_claims = r->n;
 	resp.claims = ptrs;
-	rc = pack(&resp.base, out, len);
+	rc = pack(&resp.base, o, out, len);
 done:
 	free(entries);
 	free(ptrs);
