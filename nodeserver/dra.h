@@ -158,6 +158,10 @@ struct dra_result {
 	struct dra_device	*devices;
 	size_t			 n_devices;
 	size_t			 cap_devices;
+	/* Room for the first device, in the results' own block
+	 * (dra_results_init; NULL elsewhere): a claim's usual one device
+	 * costs no array of its own. */
+	struct dra_device	*slot;
 	/* kp_prepare_device_metadata(): dropped with the devices */
 	struct md_attrs		*md_attrs;
 	size_t			 n_md_attrs;
@@ -181,8 +185,11 @@ struct dra_results {
 };
 
 /* A decoded request: the distinct claims, in order of first appearance. */
+struct dra_arena_chunk;
 struct dra_request {
 	void		*msg;		/* owns the strings */
+	/* Where msg and the claims live (dra_v1.c): freed at once. */
+	struct dra_arena_chunk *arena;
 	struct kp_claim	*claims;	/* strings borrowed from msg */
 	size_t		 n_claims;
 	size_t		 n_requested;	/* with repeats */

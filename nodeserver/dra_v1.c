@@ -8,6 +8,7 @@
  * Prepare and unprepare requests are the same message on the wire
  * (repeated Claim claims = 1), so one decoder reads both.
  */
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -137,6 +138,85 @@ claims_dedup(const Request *m, size_t *slot, size_t nslots, char *dup,
 }
 
 /*
+ * The decoded request's memory: protobuf-c's unpack allocates the
+ * message, each claim and each of its strings, and a large request made
+ * hundreds of malloc and free calls. Here they come from a few chunks
+ * (the first sized from the request) freed at once.
+ */
+struct dra_arena_chunk {
+	struct dra_arena_chunk	*next;
+	size_t			 size;		/* bytes in data */
+	size_t			 used;
+	max_align_t		 data[];
+};
+
+/* A new chunk of at least size bytes at the head. */
+static int
+arena_grow(struct dra_arena_chunk **head, size_t size)
+{
+	struct dra_arena_chunk	*c = *head;
+
+	if (c != NULL && c->size < SIZE_MAX / 4 && size < 2 * c->size)
+		size = 2 * c->size;
+	if (size > SIZE_MAX - sizeof(*c) ||
+	    (c = malloc(sizeof(*c) + size)) == NULL)
+		return (KP_ENOMEM);
+	c->next = *head;
+	c->size = size;
+	c->used = 0;
+	*head = c;
+	return (0);
+}
+
+static void *
+arena_alloc(void *head_p, size_t n)
+{
+	struct dra_arena_chunk	**head = head_p;
+	size_t			  a = (n + 15) & ~(size_t)15;
+	void			 *p;
+
+	if (a < n)
+		return (NULL);
+	if ((*head == NULL || (*head)->size - (*head)->used < a) &&
+	    arena_grow(head, a) != 0)
+		return (NULL);
+	p = (char *)(*head)->data + (*head)->used;
+	(*head)->used += a;
+	return (p);
+}
+
+static void
+arena_nofree(void *head_p, void *p)
+{
+	(void)head_p;
+	(void)p;
+}
+
+static void
+arena_free(struct dra_arena_chunk *c)
+{
+	struct dra_arena_chunk	*next;
+
+	for (; c != NULL; c = next) {
+		next = c->next;
+		free(c);
+	}
+}
+
+/* Zeroed memory from the request's arena. */
+static void *
+arena_zalloc(struct dra_request *out, size_t n, size_t size)
+{
+	void	*p;
+
+	if (size != 0 && n > SIZE_MAX / size)
+		return (NULL);
+	if ((p = arena_alloc(&out->arena, n * size)) != NULL)
+		memset(p, 0, n * size);
+	return (p);
+}
+
+/*
  * Check every claim, then keep the first claim of each UID, in request
  * order. kubelet never repeats a claim; if it did, its "left out" check
  * (entries < claims sent) would fail whatever we answered, since a map
@@ -158,13 +238,10 @@ claims_collect(const Request *m, struct dra_request *out, char *msg,
 		return (0);
 	while (nslots < 2 * m->n_claims)
 		nslots *= 2;
-	slot = calloc(nslots, sizeof(*slot));
-	dup = calloc(m->n_claims, 1);
-	if (slot == NULL || dup == NULL) {
-		free(slot);
-		free(dup);
+	slot = arena_zalloc(out, nslots, sizeof(*slot));
+	dup = arena_zalloc(out, m->n_claims, 1);
+	if (slot == NULL || dup == NULL)
 		return (KP_ENOMEM);
-	}
 	if ((rc = claims_dedup(m, slot, nslots, dup, msg, msgsize)) == 0) {
 		for (i = 0; i < m->n_claims; i++) {
 			if (dup[i])
@@ -176,8 +253,6 @@ claims_collect(const Request *m, struct dra_request *out, char *msg,
 			out->n_claims++;
 		}
 	}
-	free(slot);
-	free(dup);
 	return (rc);
 }
 
@@ -191,18 +266,29 @@ int
 dra_decode_request(const uint8_t *buf, size_t len, struct dra_request *out,
     char *msg, size_t msgsize)
 {
-	Request	*m;
-	int	 rc;
+	ProtobufCAllocator	 al;
+	Request			*m;
+	int			 rc;
 
 	memset(out, 0, sizeof(*out));
 	msg[0] = '\0';
-	if ((m = (Request *)protobuf_c_message_unpack(&REQUEST_DESC, NULL, len,
-	    buf)) == NULL)
+	/* The first chunk: room for the usual request (the unpacked claims
+	 * take about three times their wire size) in one malloc. */
+	if (arena_grow(&out->arena, len < SIZE_MAX / 4 - 1024 ?
+	    3 * len + 1024 : len) != 0)
+		return (KP_ENOMEM);
+	al.alloc = arena_alloc;
+	al.free = arena_nofree;
+	al.allocator_data = &out->arena;
+	if ((m = (Request *)protobuf_c_message_unpack(&REQUEST_DESC, &al, len,
+	    buf)) == NULL) {
+		dra_request_free(out);
 		return (KP_EPROTO);
+	}
 	out->msg = m;
 	out->n_requested = m->n_claims;
-	if (m->n_claims > 0 &&
-	    (out->claims = calloc(m->n_claims, sizeof(*out->claims))) == NULL) {
+	if (m->n_claims > 0 && (out->claims = arena_zalloc(out, m->n_claims,
+	    sizeof(*out->claims))) == NULL) {
 		dra_request_free(out);
 		return (KP_ENOMEM);
 	}
@@ -211,12 +297,11 @@ dra_decode_request(const uint8_t *buf, size_t len, struct dra_request *out,
 	return (rc);
 }
 
+/* Everything lives in the arena: no walk through the message. */
 void
 dra_request_free(struct dra_request *r)
 {
-	if (r->msg != NULL)
-		protobuf_c_message_free_unpacked(r->msg, NULL);
-	free(r->claims);
+	arena_free(r->arena);
 	memset(r, 0, sizeof(*r));
 }
 

@@ -57,7 +57,8 @@ result_drop_devices(struct dra_result *c)
 	md_attrs_free(c);
 	for (i = 0; i < c->n_devices; i++)
 		device_free(&c->devices[i]);
-	free(c->devices);
+	if (c->devices != c->slot)
+		free(c->devices);
 	c->devices = NULL;
 	c->n_devices = c->cap_devices = 0;
 }
@@ -75,9 +76,19 @@ int
 dra_results_init(struct dra_results *r, size_t n, int (*cancelled)(void *),
     void *arg)
 {
+	struct dra_device	*slots;
+	size_t			 i;
+
 	memset(r, 0, sizeof(*r));
-	if (n > 0 && (r->claims = calloc(n, sizeof(*r->claims))) == NULL)
+	if (n > SIZE_MAX / (sizeof(*r->claims) + sizeof(*slots)))
 		return (KP_ENOMEM);
+	/* One block: the results, then a first device's room for each. */
+	if (n > 0 && (r->claims = calloc(n, sizeof(*r->claims) +
+	    sizeof(*slots))) == NULL)
+		return (KP_ENOMEM);
+	slots = (struct dra_device *)(void *)(r->claims + n);
+	for (i = 0; i < n; i++)
+		r->claims[i].slot = &slots[i];
 	r->n = n;
 	r->cancelled = cancelled;
 	r->cancel_arg = arg;
@@ -369,8 +380,17 @@ devices_grow(struct dra_result *c)
 
 	if (c->n_devices < c->cap_devices)
 		return (0);
-	cap = c->cap_devices == 0 ? 4 : c->cap_devices * 2;
-	if ((nd = reallocarray(c->devices, cap, sizeof(*nd))) == NULL)
+	if (c->cap_devices == 0 && c->slot != NULL) {
+		c->devices = c->slot;
+		c->cap_devices = 1;
+		return (0);
+	}
+	cap = c->cap_devices < 4 ? 4 : c->cap_devices * 2;
+	if (c->devices == c->slot) {
+		if ((nd = calloc(cap, sizeof(*nd))) == NULL)
+			return (KP_ENOMEM);
+		memcpy(nd, c->devices, c->n_devices * sizeof(*nd));
+	} else if ((nd = reallocarray(c->devices, cap, sizeof(*nd))) == NULL)
 		return (KP_ENOMEM);
 	c->devices = nd;
 	c->cap_devices = cap;
