@@ -90,15 +90,24 @@ claim_check(const Claim *c, size_t i, char *msg, size_t msgsize)
 	return (KP_EINVAL);
 }
 
-/* FNV-1a: UIDs are random already, any spread will do. */
+/*
+ * FNV-1a over 8-byte words (a UID is 36 bytes: 5 multiplications, not
+ * 36); a UID is random already, any spread will do.
+ */
 static size_t
 uid_hash(const char *s)
 {
-	uint32_t	 h = 2166136261u;
+	uint64_t	 h = 14695981039346656037u, w;
+	size_t		 n = strlen(s);
 
-	for (; *s != '\0'; s++)
-		h = (h ^ (unsigned char)*s) * 16777619u;
-	return (h);
+	for (; n >= 8; s += 8, n -= 8) {
+		memcpy(&w, s, 8);
+		h = (h ^ w) * 1099511628211u;
+	}
+	w = 0;
+	memcpy(&w, s, n);
+	h = (h ^ w) * 1099511628211u;
+	return ((size_t)(h ^ (h >> 29)));
 }
 
 /*

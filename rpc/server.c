@@ -402,6 +402,7 @@ rpc_server_pool_join(struct rpc_server *srv)
 #ifndef RPC_CALL_POOL
 #define RPC_CALL_POOL	64
 #endif
+static const size_t	 rpc_call_pool_max = RPC_CALL_POOL;
 
 /* A call begins: counted, and a pooled call object if there is one. */
 struct rpc_call *
@@ -427,7 +428,7 @@ rpc_server_call_gone(struct rpc_server *srv, struct rpc_call *call,
 	pthread_mutex_lock(&srv->lock);
 	if (in_flight && --srv->unary_live == 0)
 		pthread_cond_broadcast(&srv->idle);
-	if (call != NULL && srv->n_pool < RPC_CALL_POOL) {
+	if (call != NULL && srv->n_pool < rpc_call_pool_max) {
 		call->next = srv->pool;
 		srv->pool = call;
 		srv->n_pool++;
