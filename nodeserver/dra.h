@@ -137,7 +137,8 @@ struct dra_device {
 	char	**cdi_ids;
 	size_t	  n_cdi_ids;
 	char	 *share_id;	/* NULL: absent */
-	void	 *mem;		/* one block: every pointer above */
+	void	 *mem;		/* one block: every pointer above; NULL:
+				 * in the results' arena */
 };
 
 /* Device metadata members of one device (metadata_attrs.c). */
@@ -162,6 +163,9 @@ struct dra_result {
 	 * (dra_results_init; NULL elsewhere): a claim's usual one device
 	 * costs no array of its own. */
 	struct dra_device	*slot;
+	/* Where the hook's devices are copied (the results' arena;
+	 * NULL: each its own malloc). */
+	struct dra_arena_chunk	**arena;
 	/* kp_prepare_device_metadata(): dropped with the devices */
 	struct md_attrs		*md_attrs;
 	size_t			 n_md_attrs;
@@ -182,6 +186,7 @@ struct dra_results {
 	int			(*cancelled)(void *);
 	void			*cancel_arg;
 	const char		*driver;	/* the driver's name */
+	struct dra_arena_chunk	*arena;		/* devices, freed with r */
 };
 
 /* A decoded request: the distinct claims, in order of first appearance. */
@@ -225,6 +230,12 @@ const struct dra_version_info *dra_version(enum dra_version);
 /* flock.c */
 int	dra_flock_take(int, char *, size_t);
 void	dra_flock_release(int);
+
+/* dra_arena.c */
+struct dra_arena_chunk;
+int	dra_arena_grow(struct dra_arena_chunk **, size_t);
+void	*dra_arena_alloc(void *, size_t);
+void	dra_arena_free(struct dra_arena_chunk *);
 
 /* dra_alloc.c */
 int	dra_claim_alloc_add(struct dra_claim_alloc *, const char *,

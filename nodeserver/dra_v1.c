@@ -146,70 +146,12 @@ claims_dedup(const Request *m, size_t *slot, size_t nslots, char *dup,
 	return (0);
 }
 
-/*
- * The decoded request's memory: protobuf-c's unpack allocates the
- * message, each claim and each of its strings, and a large request made
- * hundreds of malloc and free calls. Here they come from a few chunks
- * (the first sized from the request) freed at once.
- */
-struct dra_arena_chunk {
-	struct dra_arena_chunk	*next;
-	size_t			 size;		/* bytes in data */
-	size_t			 used;
-	max_align_t		 data[];
-};
-
-/* A new chunk of at least size bytes at the head. */
-static int
-arena_grow(struct dra_arena_chunk **head, size_t size)
-{
-	struct dra_arena_chunk	*c = *head;
-
-	if (c != NULL && c->size < SIZE_MAX / 4 && size < 2 * c->size)
-		size = 2 * c->size;
-	if (size > SIZE_MAX - sizeof(*c) ||
-	    (c = malloc(sizeof(*c) + size)) == NULL)
-		return (KP_ENOMEM);
-	c->next = *head;
-	c->size = size;
-	c->used = 0;
-	*head = c;
-	return (0);
-}
-
-static void *
-arena_alloc(void *head_p, size_t n)
-{
-	struct dra_arena_chunk	**head = head_p;
-	size_t			  a = (n + 15) & ~(size_t)15;
-	void			 *p;
-
-	if (a < n)
-		return (NULL);
-	if ((*head == NULL || (*head)->size - (*head)->used < a) &&
-	    arena_grow(head, a) != 0)
-		return (NULL);
-	p = (char *)(*head)->data + (*head)->used;
-	(*head)->used += a;
-	return (p);
-}
-
+/* The request's memory goes with its arena (dra_arena.c). */
 static void
 arena_nofree(void *head_p, void *p)
 {
 	(void)head_p;
 	(void)p;
-}
-
-static void
-arena_free(struct dra_arena_chunk *c)
-{
-	struct dra_arena_chunk	*next;
-
-	for (; c != NULL; c = next) {
-		next = c->next;
-		free(c);
-	}
 }
 
 /* Zeroed memory from the request's arena. */
@@ -220,7 +162,7 @@ arena_zalloc(struct dra_request *out, size_t n, size_t size)
 
 	if (size != 0 && n > SIZE_MAX / size)
 		return (NULL);
-	if ((p = arena_alloc(&out->arena, n * size)) != NULL)
+	if ((p = dra_arena_alloc(&out->arena, n * size)) != NULL)
 		memset(p, 0, n * size);
 	return (p);
 }
@@ -283,10 +225,10 @@ dra_decode_request(const uint8_t *buf, size_t len, struct dra_request *out,
 	msg[0] = '\0';
 	/* The first chunk: room for the usual request (the unpacked claims
 	 * take about three times their wire size) in one malloc. */
-	if (arena_grow(&out->arena, len < SIZE_MAX / 4 - 1024 ?
+	if (dra_arena_grow(&out->arena, len < SIZE_MAX / 4 - 1024 ?
 	    3 * len + 1024 : len) != 0)
 		return (KP_ENOMEM);
-	al.alloc = arena_alloc;
+	al.alloc = dra_arena_alloc;
 	al.free = arena_nofree;
 	al.allocator_data = &out->arena;
 	if ((m = (Request *)protobuf_c_message_unpack(&REQUEST_DESC, &al, len,
@@ -310,7 +252,7 @@ dra_decode_request(const uint8_t *buf, size_t len, struct dra_request *out,
 void
 dra_request_free(struct dra_request *r)
 {
-	arena_free(r->arena);
+	dra_arena_free(r->arena);
 	memset(r, 0, sizeof(*r));
 }
 

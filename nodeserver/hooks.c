@@ -87,8 +87,10 @@ dra_results_init(struct dra_results *r, size_t n, int (*cancelled)(void *),
 	    sizeof(*slots))) == NULL)
 		return (KP_ENOMEM);
 	slots = (struct dra_device *)(void *)(r->claims + n);
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		r->claims[i].slot = &slots[i];
+		r->claims[i].arena = &r->arena;
+	}
 	r->n = n;
 	r->cancelled = cancelled;
 	r->cancel_arg = arg;
@@ -116,6 +118,7 @@ dra_results_free(struct dra_results *r)
 	for (i = 0; i < r->n; i++)
 		dra_result_reset(&r->claims[i]);
 	free(r->claims);
+	dra_arena_free(r->arena);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -288,8 +291,10 @@ device_abi(const struct kp_prepared_device *in, struct kp_prepared_device *out,
  * as upstream's BaseRequestRef.
  */
 static int
-device_copy(struct dra_device *d, const struct kp_prepared_device *dev)
+device_copy(struct dra_device *d, const struct kp_prepared_device *dev,
+    struct dra_arena_chunk **arena)
 {
+	void	*mem;
 	size_t	 nr = dev->n_request_names, nc = dev->n_cdi_device_ids;
 	size_t	 i, n, size;
 	char	*p;
@@ -305,13 +310,16 @@ device_copy(struct dra_device *d, const struct kp_prepared_device *dev)
 		size += strlen(dev->cdi_device_ids[i]) + 1;
 	if (dev->share_id != NULL)
 		size += strlen(dev->share_id) + 1;
-	if ((d->mem = malloc(size)) == NULL)
+	if ((mem = arena != NULL ? dra_arena_alloc(arena, size) :
+	    malloc(size)) == NULL)
 		return (KP_ENOMEM);
-	p = (char *)((char **)d->mem + nr + nc);
+	if (arena == NULL)
+		d->mem = mem;
+	p = (char *)((char **)mem + nr + nc);
 	if (nr > 0)
-		d->request_names = (char **)d->mem;
+		d->request_names = (char **)mem;
 	if (nc > 0)
-		d->cdi_ids = (char **)d->mem + nr;
+		d->cdi_ids = (char **)mem + nr;
 	for (i = 0; i < nr; i++) {
 		n = strcspn(dev->request_names[i], "/");
 		memcpy(p, dev->request_names[i], n);
@@ -363,7 +371,7 @@ dra_device_add_cdi_id(struct dra_device *d, const char *id)
 	pd.cdi_device_ids = ids;
 	pd.n_cdi_device_ids = d->n_cdi_ids + 1;
 	pd.share_id = d->share_id;
-	r = device_copy(&nd, &pd);
+	r = device_copy(&nd, &pd, NULL);
 	free(ids);
 	if (r != 0)
 		return (r);
@@ -434,7 +442,7 @@ dra_result_add(struct dra_result *c, const struct kp_prepared_device *dev)
 	if (c->error != NULL)
 		return (0);	/* a failed claim's devices are dropped */
 	if (devices_grow(c) != 0 ||
-	    device_copy(&c->devices[c->n_devices], dev) != 0) {
+	    device_copy(&c->devices[c->n_devices], dev, c->arena) != 0) {
 		result_set_error(c, OOM_TEXT);
 		return (KP_ENOMEM);
 	}
