@@ -342,8 +342,7 @@ lookup_claims(struct dra_ctx *ctx, const struct dra_request *rq,
 static int
 prepare_claims(struct dra_ctx *ctx, const struct dra_version_info *info,
     const struct dra_request *rq, struct dra_results *r, struct dra_out *o,
-    uint8_t **resp,
-    size_t *resp_len, char *msg, size_t msgsize)
+    uint8_t **resp, size_t *resp_len, char *msg, size_t msgsize)
 {
 	struct kp_claim		*hc;
 	struct dra_claim_alloc	*al;
@@ -375,8 +374,8 @@ prepare_claims(struct dra_ctx *ctx, const struct dra_version_info *info,
 
 static int
 unprepare_claims(struct dra_ctx *ctx, const struct dra_request *rq,
-    struct dra_results *r, struct dra_out *o, uint8_t **resp, size_t *resp_len, char *msg,
-    size_t msgsize)
+    struct dra_results *r, struct dra_out *o, uint8_t **resp,
+    size_t *resp_len, char *msg, size_t msgsize)
 {
 	struct kp_claim		*hc = NULL;
 	const struct kp_claim	*claims = rq->claims;

@@ -86,7 +86,7 @@ dra_results_init(struct dra_results *r, size_t n, int (*cancelled)(void *),
 	if (n > 0 && (r->claims = calloc(n, sizeof(*r->claims) +
 	    sizeof(*slots))) == NULL)
 		return (KP_ENOMEM);
-	slots = (struct dra_device *)(void *)(r->claims + n);
+	slots = n > 0 ? (struct dra_device *)(void *)(r->claims + n) : NULL;
 	for (i = 0; i < n; i++) {
 		r->claims[i].slot = &slots[i];
 		r->claims[i].arena = &r->arena;

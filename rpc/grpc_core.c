@@ -595,6 +595,7 @@ uint8_t *
 rpc_core_reply_buf(struct rpc_call *call, size_t len)
 {
 	grpc_byte_buffer	*bb;
+	grpc_slice_buffer	*sb;
 	grpc_slice		 s;
 
 	if (call->resp_buf != NULL)
@@ -609,7 +610,8 @@ rpc_core_reply_buf(struct rpc_call *call, size_t len)
 	if (bb == NULL)
 		return (NULL);
 	call->resp_buf = bb;
-	call->resp_ptr = GRPC_SLICE_START_PTR(bb->data.raw.slice_buffer.slices[0]);
+	sb = &bb->data.raw.slice_buffer;
+	call->resp_ptr = GRPC_SLICE_START_PTR(sb->slices[0]);
 	call->resp_size = len;
 	return (call->resp_ptr);
 }
