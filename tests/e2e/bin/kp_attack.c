@@ -2,8 +2,9 @@
  * kp_attack - a driver whose prepare hook plays a fully compromised
  * nodeserver attacking the supervisor (tests/e2e/attack.test.js, the
  * review-attack branch). Claim "probe-<n>" runs the spec in the file
- * $KP_ATTACK_DIR/<n> (one line) and fails the claim with the outcome;
- * any other claim prepares one device.
+ * $KP_ATTACK_DIR/<n> (one line) and fails the claim with the outcome, in
+ * the prepare hook and in the unprepare hook; any other claim prepares
+ * one device.
  *
  * Specs:
  *   cdi-file:<name>:<path>     kp_cdi_spec_write(name, contents of path)
@@ -16,8 +17,20 @@
  *   raw-event:<kind>:<hex>     one raw EventAsk frame: kind, and as its
  *                              syscall the bytes <hex> spells (free text,
  *                              a newline, anything)
+ *   raw-claims:<count>:<name>  count raw ClaimGet frames at once, claims
+ *                              default/<name>-<i> (i from 0), ids of our
+ *                              own; "sent <k> of <n> at <ms>" (the
+ *                              CLOCK_MONOTONIC time before the first)
+ *   raw-events:<count>:<name>  count raw EventAsk frames at once, each
+ *                              EVENT_SYSCALL_DENIED of syscall <name><i>
  *   symlink:<target>:<link>    symlink(2) (needs --sandbox-syscall symlink)
  *   rename:<from>:<to>, mkdir:<path>, write:<path>
+ *
+ * The init hook (privileged, in STARTING, before the library's READY)
+ * runs the spec in $KP_ATTACK_DIR/init once (it renames the file to
+ * init.done first), outcome on stderr as "attack-init: ...":
+ *   raw-ready:<path>           a raw READY frame with hide_paths [path]
+ *                              (only the publisher may name them)
  *
  * Options: those lib/plugin.js's TestDriver passes and a few kp_*
  * setters (--cdi-device-prefix, --cdi-mount-prefix, --cdi-hook: the
@@ -36,9 +49,11 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "kubeletplugin.h"
+#include "ipc/ipc.h"
 
 static char	 drv_name[254];
 
@@ -216,6 +231,97 @@ raw_event(long kind, const char *hex, char *out, size_t size)
 	    "sent" : strerror(errno));
 }
 
+/* Pack m into one frame (4-byte length, then the Msg) and send it. */
+static int
+send_msg(int fd, const Kpipc__Msg *m)
+{
+	uint8_t	 f[4096];
+	size_t	 n = kpipc__msg__get_packed_size(m);
+
+	if (n > sizeof(f) - 4) {
+		errno = EMSGSIZE;
+		return (-1);
+	}
+	kpipc__msg__pack(m, f + 4);
+	return (send_frame(fd, f, n));
+}
+
+static double
+mono_ms(void)
+{
+	struct timespec	 ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (ts.tv_sec * 1000.0 + ts.tv_nsec / 1e6);
+}
+
+/*
+ * count ClaimGet or EventAsk frames written back to back, as a hostile
+ * nodeserver floods the supervisor; ids and names of its own choosing.
+ */
+static void
+raw_flood(int claims, long count, const char *name, char *out, size_t size)
+{
+	Kpipc__Msg	 m = KPIPC__MSG__INIT;
+	Kpipc__ClaimGet	 g = KPIPC__CLAIM_GET__INIT;
+	Kpipc__EventAsk	 a = KPIPC__EVENT_ASK__INIT;
+	char		 cname[64], uid[48], sys[40];
+	double		 t0;
+	long		 i, sent = 0;
+	int		 fd;
+
+	if ((fd = ctl_fd()) == -1) {
+		snprintf(out, size, "raw-flood: no channel");
+		return;
+	}
+	if (claims) {
+		m.m_case = KPIPC__MSG__M_CLAIM_GET;
+		m.claim_get = &g;
+		g.namespace_ = "default";
+		g.name = cname;
+		g.uid = uid;
+	} else {
+		m.m_case = KPIPC__MSG__M_EVENT_ASK;
+		m.event_ask = &a;
+		a.kind = KPIPC__EVENT_KIND__EVENT_SYSCALL_DENIED;
+		a.syscall = sys;
+	}
+	t0 = mono_ms();
+	for (i = 0; i < count; i++) {
+		g.id = (uint64_t)(900000 + i);
+		snprintf(cname, sizeof(cname), "%s-%ld", name, i);
+		snprintf(uid, sizeof(uid), "00000000-0000-4000-8000-%012ld",
+		    i % 1000000);
+		snprintf(sys, sizeof(sys), "%s%ld", name, i);
+		if (send_msg(fd, &m) == 0)
+			sent++;
+	}
+	snprintf(out, size, "raw-%s: sent %ld of %ld at %.3f", claims ?
+	    "claims" : "events", sent, count, t0);
+}
+
+/* A READY naming a path to hide, as only the publisher may. */
+static void
+raw_ready(const char *path, char *out, size_t size)
+{
+	Kpipc__Msg	 m = KPIPC__MSG__INIT;
+	Kpipc__Ready	 r = KPIPC__READY__INIT;
+	char		*paths[1] = { (char *)path };
+	int		 fd;
+
+	if ((fd = ctl_fd()) == -1) {
+		snprintf(out, size, "raw-ready: no channel");
+		return;
+	}
+	r.pid = getpid();
+	r.hide_paths = paths;
+	r.n_hide_paths = 1;
+	m.m_case = KPIPC__MSG__M_READY;
+	m.ready = &r;
+	snprintf(out, size, "raw-ready %.200s: %s", path, send_msg(fd, &m) == 0 ?
+	    "sent" : strerror(errno));
+}
+
 static void
 cdi_file(const char *name, const char *path, char *out, size_t size)
 {
@@ -303,6 +409,10 @@ probe(const char *spec, char *out, size_t size)
 	} else if (strcmp(op, "raw-event") == 0) {
 		raw_event(strtol(a, NULL, 10), b, out, size);
 		return;
+	} else if (strcmp(op, "raw-claims") == 0 ||
+	    strcmp(op, "raw-events") == 0) {
+		raw_flood(op[4] == 'c', strtol(a, NULL, 10), b, out, size);
+		return;
 	} else if (strcmp(op, "stderr") == 0) {
 		/* Forged klog lines: a newline, a CR, ANSI erase, one cut at
 		 * the relay's 511-byte line buffer. */
@@ -340,32 +450,39 @@ probe(const char *spec, char *out, size_t size)
 	    "ok");
 }
 
+/* The spec in $KP_ATTACK_DIR/<n>, its outcome in msg (and on stderr). */
+static void
+run_spec(const char *n, char *msg, size_t size)
+{
+	const char	*dir = getenv("KP_ATTACK_DIR");
+	char		 path[PATH_MAX], line[8192];
+	FILE		*f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir ? dir : ".", n);
+	line[0] = '\0';
+	if ((f = fopen(path, "r")) != NULL) {
+		if (fgets(line, sizeof(line), f) == NULL)
+			line[0] = '\0';
+		fclose(f);
+	}
+	line[strcspn(line, "\n")] = '\0';
+	probe(line[0] ? line : NULL, msg, size);
+	fprintf(stderr, "attack: %s\n", msg);
+}
+
 static int
 prepare(void *user, const struct kp_claim *c, size_t n,
     struct kp_prepare_results *res, char *errbuf, size_t errsize)
 {
 	struct kp_prepared_device	 dev;
 	const char			*reqs[1] = { "req-0" };
-	char				 cdi[300], path[PATH_MAX], line[8192];
-	char				 msg[1000];
-	const char			*ids[1] = { cdi }, *dir;
-	FILE				*f;
+	char				 cdi[300], msg[1000];
+	const char			*ids[1] = { cdi };
 	size_t				 i;
 
 	for (i = 0; i < n; i++) {
 		if (strncmp(c[i].name, "probe-", 6) == 0) {
-			dir = getenv("KP_ATTACK_DIR");
-			snprintf(path, sizeof(path), "%s/%s", dir ? dir : ".",
-			    c[i].name + 6);
-			line[0] = '\0';
-			if ((f = fopen(path, "r")) != NULL) {
-				if (fgets(line, sizeof(line), f) == NULL)
-					line[0] = '\0';
-				fclose(f);
-			}
-			line[strcspn(line, "\n")] = '\0';
-			probe(line[0] ? line : NULL, msg, sizeof(msg));
-			fprintf(stderr, "attack: %s\n", msg);
+			run_spec(c[i].name + 6, msg, sizeof(msg));
 			kp_prepare_claim_error(res, i, msg);
 			continue;
 		}
@@ -384,10 +501,50 @@ prepare(void *user, const struct kp_claim *c, size_t n,
 	return (0);
 }
 
+/* The init hook: $KP_ATTACK_DIR/init once, before the library's READY. */
+static int
+init_hook(void *user, char *errbuf, size_t errsize)
+{
+	const char	*dir = getenv("KP_ATTACK_DIR");
+	char		 path[PATH_MAX], done[PATH_MAX], line[PATH_MAX + 32];
+	char		 msg[1000], op[32], a[PATH_MAX];
+	FILE		*f;
+
+	if (dir == NULL)
+		return (0);
+	snprintf(path, sizeof(path), "%s/init", dir);
+	snprintf(done, sizeof(done), "%s/init.done", dir);
+	if ((f = fopen(path, "r")) == NULL)
+		return (0);
+	if (fgets(line, sizeof(line), f) == NULL)
+		line[0] = '\0';
+	fclose(f);
+	if (rename(path, done) == -1)
+		return (0);
+	line[strcspn(line, "\n")] = '\0';
+	if (sscanf(line, "%31[^:]:%4095s", op, a) == 2 &&
+	    strcmp(op, "raw-ready") == 0)
+		raw_ready(a, msg, sizeof(msg));
+	else
+		snprintf(msg, sizeof(msg), "unknown init spec %s", line);
+	fprintf(stderr, "attack-init: %s\n", msg);
+	return (0);
+}
+
+/* Claim "probe-<n>" runs the spec here too: unprepare looks up no
+ * claim, so the publisher need not answer before the hook runs. */
 static int
 unprepare(void *user, const struct kp_claim *c, size_t n,
     struct kp_unprepare_results *res, char *errbuf, size_t errsize)
 {
+	char	 msg[1000];
+	size_t	 i;
+
+	for (i = 0; i < n; i++)
+		if (strncmp(c[i].name, "probe-", 6) == 0) {
+			run_spec(c[i].name + 6, msg, sizeof(msg));
+			kp_unprepare_claim_error(res, i, msg);
+		}
 	return (0);
 }
 
@@ -429,7 +586,7 @@ main(int argc, char **argv)
 	};
 	struct kp_options	*o;
 	struct kp_plugin	*p;
-	struct kp_hooks		 h = { NULL, prepare, unprepare, NULL };
+	struct kp_hooks		 h = { NULL, prepare, unprepare, init_hook };
 	char			 line[256];
 	int			 ch, r = 0;
 

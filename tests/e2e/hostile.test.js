@@ -1,0 +1,197 @@
+'use strict';
+// The supervisor's limits against a compromised publisher and a flooding
+// nodeserver (docs/security.md "What the supervisor does not trust"). The
+// nodeserver is tests/e2e/bin/kp_attack.c, whose hooks write raw frames
+// to the supervisor; the publisher runs no driver code, so
+// tests/e2e/bin/kp_chanforge.c plays it: it stops the real publisher,
+// takes a copy of its channel (pidfd_getfd, as root), reads what the
+// supervisor sends the publisher and answers as a compromised one would.
+//
+// Timing: the hooks and the forger print CLOCK_MONOTONIC times, so a rate
+// is checked as "no frame arrived before the bucket could have let it
+// out": load only makes frames later, never earlier.
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const readline = require('node:readline');
+const { spawn } = require('node:child_process');
+const { randomUUID } = require('node:crypto');
+const { KubeletSim } = require('../kubelet-sim');
+const { startEmulator, kubeconfig } = require('../apiserver-emu');
+const { BUILD, makeRoot, TestDriver, roles, until, sleep } = require('./lib/plugin');
+
+const ATTACK = path.join(BUILD, 'tests', 'kp_attack');
+const CHANFORGE = path.join(BUILD, 'tests', 'kp_chanforge');
+const DRIVER = 'test.example.com';
+const NODE = 'node-1';
+const skip = process.getuid() !== 0 ? 'needs root (pidfd_getfd of a sandboxed child)' : false;
+
+// kp_attack with Kubernetes access (an emulator), kubelet registered.
+// run(spec) runs spec in the unprepare hook (it looks up no claim, so a
+// stopped publisher does not hold it up) and returns the hook's outcome.
+async function setup(t, { init = null } = {}) {
+  const root = makeRoot(DRIVER);
+  const probes = fs.mkdtempSync(path.join(os.tmpdir(), 'kp-hostile-'));
+  fs.chmodSync(probes, 0o755);
+  if (init) fs.writeFileSync(path.join(probes, 'init'), `${init}\n`);
+  const tokenFile = path.join(root.dir, 'token');
+  const emu = await startEmulator({ versions: ['v1'], nodes: [NODE], tokenFile });
+  fs.copyFileSync(emu.caFile, path.join(root.dir, 'ca.crt'));
+  const kc = path.join(root.dir, 'kubeconfig');
+  fs.writeFileSync(kc, kubeconfig({ server: emu.url }));
+  const drv = new TestDriver(root, ['--kubeconfig', kc, '--node-name', NODE, '--read-path', probes],
+    { binary: ATTACK, env: { KP_ATTACK_DIR: probes } });
+  t.after(async () => {
+    drv.kill();
+    await drv.exited;
+    await emu.stop();
+    fs.rmSync(probes, { recursive: true, force: true });
+    root.cleanup();
+  });
+  await drv.ready();
+  const sim = new KubeletSim({ registryDir: root.registry, retryInitialMs: 100 }).start();
+  t.after(() => sim.stop());
+  await sim.waitForDriver(DRIVER);
+  let n = 0;
+  const run = async (spec) => {
+    n++;
+    fs.writeFileSync(path.join(probes, String(n)), `${spec}\n`);
+    const c = { namespace: 'default', name: `probe-${n}`, uid: randomUUID() };
+    return sim.nodeUnprepareResources(DRIVER, [c], { timeoutMs: 10000 }).then(
+      (r) => (r.claims[c.uid] && r.claims[c.uid].error) || 'unprepared (no probe outcome)', (e) => e.message);
+  };
+  return { root, drv, sim, emu, probes, run };
+}
+
+// kp_chanforge on pid with steps; resolves `stolen` once it holds the
+// channel (the child is stopped from then on).
+function forge(pid, steps) {
+  const p = spawn(CHANFORGE, [String(pid), ...steps], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const lines = [];
+  readline.createInterface({ input: p.stdout }).on('line', (l) => lines.push(l));
+  const done = new Promise((resolve) => p.on('close', (code) => resolve(code)));
+  const stolen = until(() => lines.some((l) => l.startsWith('stolen ')) ||
+    lines.some((l) => l.startsWith('error ')), 10000).then(() => {
+    assert.ok(lines[0].startsWith('stolen '), lines.join('\n'));
+  });
+  // "frame <ms> <case> ..." lines of one case, split.
+  const frames = (kind) => lines.filter((l) => l.startsWith('frame ')).map((l) => l.split(' '))
+    .filter((f) => f[2] === kind).map((f) => ({ ms: Number(f[1]), args: f.slice(3) }));
+  return { lines, done, stolen, frames };
+}
+
+const sentAt = (out, what) => {
+  const m = new RegExp(`${what}: sent (\\d+) of (\\d+) at ([\\d.]+)`).exec(out);
+  assert.ok(m, out);
+  assert.equal(m[1], m[2], out);
+  return Number(m[3]);
+};
+
+// A token bucket of qps and burst, full at t0 at most, lets the k-th
+// frame (from 1) out no earlier than t0 + (k - burst) / qps.
+function assertBucket(frames, t0, qps, burst) {
+  frames.forEach((f, i) => {
+    assert.ok(i + 1 <= burst + qps * (f.ms - t0) / 1000 + 1,
+      `frame ${i + 1} arrived ${(f.ms - t0).toFixed(1)} ms after the flood began: faster than ${qps}/s after ${burst}`);
+  });
+}
+
+const restartedPublisher = async (drv, before) => until(() => {
+  const p = roles(drv.proc.pid).publisher;
+  return p && p !== before ? p : null;
+}, 15000);
+
+test('HOSTILE: a flooding nodeserver gets at most 64 claim look-ups to the publisher, 20 a second after a burst of 50, in arrival order, renumbered; an answer naming another UID kills the publisher', { skip }, async (t) => {
+  const { drv, run } = await setup(t);
+  const pub = roles(drv.proc.pid).publisher;
+  const wrongUid = '00000000-0000-4000-8000-0000000000ff';
+  const f = forge(pub, ['until:100:3500', `reply:0:x:x:${wrongUid}`]);
+  await f.stolen;
+  const t0 = sentAt(await run('raw-claims:100:flood'), 'raw-claims');
+  assert.equal(await f.done, 0, f.lines.join('\n'));
+  const gets = f.frames('claim_get');
+  // The cap: the 64 first, in the order they came; the other 36 were
+  // answered "too many claim look-ups in flight" at once and never sent.
+  assert.equal(gets.length, 64, f.lines.join('\n'));
+  assert.deepEqual(gets.map((g) => g.args[2]), Array.from({ length: 64 }, (_, i) => `flood-${i}`));
+  assert.deepEqual(gets.map((g) => g.args[3]),
+    Array.from({ length: 64 }, (_, i) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`));
+  // The supervisor's own ids, not the nodeserver's (900000 + i).
+  const ids = gets.map((g) => Number(g.args[0]));
+  assert.ok(ids.every((id, i) => id < 900000 && (i === 0 || id > ids[i - 1])), `ids ${ids}`);
+  assertBucket(gets, t0, 20, 50);
+  // The first look-up answered with another UID: a violation.
+  assert.ok(f.lines.includes(`done reply:0:x:x:${wrongUid}`), f.lines.join('\n'));
+  await drv.stderrMatch(/publisher: protocol violation: claim_reply for a look-up nobody asked for; killing it/);
+  await restartedPublisher(drv, pub);
+});
+
+test('HOSTILE: Events a flooding nodeserver asks for reach the publisher at most 10 a second after a burst of 50; a claim_reply nobody asked for kills the publisher', { skip }, async (t) => {
+  const { drv, run } = await setup(t);
+  const pub = roles(drv.proc.pid).publisher;
+  const f = forge(pub, ['until:100:1500', 'until:200:2500',
+    'reply:424242:default:nobody:00000000-0000-4000-8000-000000424242']);
+  await f.stolen;
+  const t0 = sentAt(await run('raw-events:100:flood'), 'raw-events');
+  // A second wave once the first was let out: the bucket refilled since.
+  await until(() => f.lines.some((l) => l === 'done until:100:1500'), 10000);
+  await sleep(1200);
+  const t1 = sentAt(await run('raw-events:30:again'), 'raw-events');
+  assert.equal(await f.done, 0, f.lines.join('\n'));
+  const posts = f.frames('event_post');
+  assertBucket(posts, t0, 10, 50);
+  const first = posts.filter((p) => p.ms < t1);
+  const second = posts.filter((p) => p.ms >= t1);
+  // Every ask came at once; what the bucket did not let through was
+  // dropped (a few more may pass while the supervisor reads them).
+  assert.ok(first.length >= 50 && first.length < 100, `${first.length} Events of the first 100`);
+  assert.ok(second.length >= 5 && second.length < 30, `${second.length} Events of the next 30`);
+  // The note is the supervisor's, naming the syscall asked about.
+  assert.match(first.map((p) => p.args.slice(1).join(' '))[0],
+    /^a driver hook called flood0, which the nodeserver's sandbox denies \(EPERM\); the driver may need kp_sandbox_syscall\("flood0"\)$/);
+  assert.ok(second.every((p) => / called again\d+,/.test(p.args.join(' '))));
+  await drv.stderrMatch(/events: more than 10 a second; dropping some/);
+  await drv.stderrMatch(/publisher: protocol violation: claim_reply for a look-up nobody asked for; killing it/);
+  await restartedPublisher(drv, pub);
+});
+
+test('more than 10 different notes of one kind become one combined Event whose count grows', { skip }, async (t) => {
+  const { emu, run } = await setup(t);
+  sentAt(await run('raw-events:15:agg'), 'raw-events');
+  const combined = await until(() => {
+    const ev = emu.getEvents().filter((e) => e.reason === 'SyscallDenied' && e.note.startsWith('(combined from similar events): '));
+    return ev.length === 1 && ev[0].series && ev[0].series.count === 5 ? ev[0] : null;
+  }, 15000);
+  assert.match(combined.note, /^\(combined from similar events\): a driver hook called agg10, /);
+  const all = emu.getEvents().filter((e) => e.reason === 'SyscallDenied');
+  assert.equal(all.length, 11, all.map((e) => e.note).join('\n'));
+  const single = all.filter((e) => e !== combined && !e.note.startsWith('(combined'));
+  assert.deepEqual(single.map((e) => /called (agg\d+),/.exec(e.note)[1]).sort(),
+    Array.from({ length: 10 }, (_, i) => `agg${i}`).sort());
+});
+
+test('HOSTILE: a READY naming paths to hide from a nodeserver (its init hook, while starting) kills it; later nodeservers hide only the publisher\'s list', { skip }, async (t) => {
+  const { drv, probes, run } = await setup(t);
+  const hide = fs.mkdtempSync(path.join(os.tmpdir(), 'kp-hostile-hide-'));
+  t.after(() => fs.rmSync(hide, { recursive: true, force: true }));
+  const before = roles(drv.proc.pid).nodeserver;
+  // The next nodeserver's init hook sends the forged READY, once.
+  fs.writeFileSync(path.join(probes, 'init'), `raw-ready:${hide}\n`);
+  process.kill(before, 'SIGKILL');
+  await drv.stderrMatch(/stderr: attack-init: raw-ready \S+: sent/);
+  await drv.stderrMatch(/nodeserver: protocol violation: hide_paths in the READY of a role other than the publisher; killing it/);
+  assert.ok(fs.existsSync(path.join(probes, 'init.done')));
+  // The one after it starts normally and covers nothing at that path;
+  // the publisher's own list (the kubeconfig) still is.
+  const at = drv.stderr.search(/nodeserver: protocol violation: hide_paths/);
+  await until(() => /nodeserver ready, pid \d+ \(restarted\)/.test(drv.stderr.slice(at)), 20000);
+  const now = roles(drv.proc.pid).nodeserver;
+  assert.ok(now && now !== before);
+  await until(async () => /mkdir \/nonexistent\/x: /.test(await run('mkdir:/nonexistent/x')), 15000, 200);
+  const mounts = fs.readFileSync(`/proc/${now}/mountinfo`, 'utf8').split('\n').map((l) => l.split(' ')[4]);
+  assert.ok(!mounts.includes(hide), `${hide} is covered in the nodeserver:\n${mounts.join('\n')}`);
+  assert.ok(mounts.includes(fs.realpathSync(path.join(drv.root.dir, 'kubeconfig'))), mounts.join('\n'));
+});
