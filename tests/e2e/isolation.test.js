@@ -18,7 +18,7 @@ const path = require('node:path');
 const { randomUUID } = require('node:crypto');
 const { KubeletSim } = require('../kubelet-sim');
 const { startEmulator, kubeconfig } = require('../apiserver-emu');
-const { makeRoot, TestDriver, roles, until, procStatus, IDS, childLines } = require('./lib/plugin');
+const { makeRoot, TestDriver, TESTDRIVER, roles, until, procStatus, IDS, childLines } = require('./lib/plugin');
 
 const DRIVER = 'test.example.com';
 const NODE = 'node-1';
@@ -60,7 +60,7 @@ async function probe(drv, sim, emu) {
 
 // An emulator, a kubeconfig for it (token file, CA file), the test driver
 // and a kubelet simulator; env for the driver.
-async function setup(t, { args = [], env = {}, inCluster = false } = {}) {
+async function setup(t, { args = [], env = {}, inCluster = false, wrap = null } = {}) {
   const root = makeRoot(DRIVER);
   const credDir = inCluster ? TOKEN_DIR : root.dir;
   const tokenFile = path.join(credDir, 'token');
@@ -70,7 +70,9 @@ async function setup(t, { args = [], env = {}, inCluster = false } = {}) {
   fs.writeFileSync(kc, kubeconfig({ server: emu.url }));
   const kube = inCluster ? ['--in-cluster'] : ['--kubeconfig', kc];
   const denv = inCluster ? { KUBERNETES_SERVICE_HOST: '127.0.0.1', KUBERNETES_SERVICE_PORT: String(new URL(emu.url).port) } : {};
-  const drv = new TestDriver(root, [...kube, '--node-name', NODE, ...args], { env: { ...denv, ...env } });
+  const drv = new TestDriver(root, [...kube, '--node-name', NODE, ...args], {
+    env: { ...denv, ...env }, ...(wrap ? { binary: wrap[0], prefixArgs: [...wrap.slice(1), TESTDRIVER] } : {}),
+  });
   t.after(async () => {
     drv.kill();
     await drv.exited;
@@ -110,6 +112,29 @@ test('each role runs as its own non-root uid and gid, no supplementary groups, n
     }
   }
   assert.equal(new Set(['nodeserver', 'registrar', 'publisher'].map((x) => IDS[x])).size, 3);
+});
+
+// "Max core file size" of /proc/<pid>/limits: [soft, hard].
+function coreLimit(pid) {
+  const l = fs.readFileSync(`/proc/${pid}/limits`, 'utf8').split('\n').find((x) => x.startsWith('Max core file size'));
+  return l.slice('Max core file size'.length).trim().split(/\s+/).slice(0, 2);
+}
+
+// The driver starts with core dumps allowed (prlimit, soft and hard), so
+// what the children show is their own setrlimit, not the test's.
+test('the publisher: no capabilities, NoNewPrivs, seccomp filter; every child: RLIMIT_CORE 0 (soft and hard) though the driver allows core dumps', { skip }, async (t) => {
+  const { drv, emu, sim } = await setup(t, { wrap: ['prlimit', '--core=unlimited:unlimited'] });
+  const r = roles(drv.proc.pid);
+  const pub = procStatus(r.publisher);
+  for (const k of ['CapEff', 'CapPrm', 'CapBnd', 'CapInh', 'CapAmb']) assert.equal(pub[k], '0000000000000000', `publisher ${k}`);
+  assert.equal(pub.NoNewPrivs, '1');
+  assert.equal(pub.Seccomp, '2');
+  assert.deepEqual(coreLimit(r.supervisor), ['unlimited', 'unlimited'], 'the supervisor keeps the driver\'s limit');
+  for (const role of ['nodeserver', 'registrar', 'publisher']) {
+    assert.deepEqual(coreLimit(r[role]), ['0', '0'], `${role} RLIMIT_CORE`);
+  }
+  // The publisher still does its work inside all of it.
+  await lookupWorks(emu, sim, drv, 'nocaps');
 });
 
 test('each child is pid 1 of its own pid namespace; SIGTERM still stops every child', { skip }, async (t) => {

@@ -374,6 +374,11 @@ test('the observer\'s sandbox: own uid, no capabilities, seccomp, no new privile
   assert.equal(st.Seccomp, '2');
   assert.equal(st.NSpid.split(/\s+/).pop(), '1', 'pid 1 of its own namespace');
   assert.deepEqual(fs.readdirSync(`/proc/${pid}/root/`), [], 'empty root');
+  // RLIMIT_CORE 0, the hard limit too (isolation.test.js starts the
+  // driver with core dumps allowed and checks the other children).
+  const core = (p) => fs.readFileSync(`/proc/${p}/limits`, 'utf8').split('\n')
+    .find((l) => l.startsWith('Max core file size')).slice(18).trim().split(/\s+/).slice(0, 2);
+  assert.deepEqual(core(pid), ['0', '0'], 'RLIMIT_CORE');
   // Its fds: stdio, its two channels, the listener, libmicrohttpd's epoll
   // and its signalfd; nothing else, no file.
   const fds = fs.readdirSync(`/proc/${pid}/fd`).map((f) => fs.readlinkSync(`/proc/${pid}/fd/${f}`));
