@@ -21,7 +21,7 @@ const { spawn } = require('node:child_process');
 const { randomUUID } = require('node:crypto');
 const { KubeletSim } = require('../kubelet-sim');
 const { startEmulator, kubeconfig } = require('../apiserver-emu');
-const { BUILD, makeRoot, TestDriver, roles, until, sleep } = require('./lib/plugin');
+const { BUILD, makeRoot, TestDriver, roles, until, sleep, childLines } = require('./lib/plugin');
 
 const ATTACK = path.join(BUILD, 'tests', 'kp_attack');
 const CHANFORGE = path.join(BUILD, 'tests', 'kp_chanforge');
@@ -123,7 +123,7 @@ test('HOSTILE: a flooding nodeserver gets at most 64 claim look-ups to the publi
   const ids = gets.map((g) => Number(g.args[0]));
   assert.ok(ids.every((id, i) => id < 900000 && (i === 0 || id > ids[i - 1])), `ids ${ids}`);
   assertBucket(gets, t0, 20, 50);
-  // The first look-up answered with another UID: a violation.
+  // The last look-up answered with another UID: a violation.
   assert.ok(f.lines.includes(`done reply:0:x:x:${wrongUid}`), f.lines.join('\n'));
   await drv.stderrMatch(/publisher: protocol violation: claim_reply for a look-up nobody asked for; killing it/);
   await restartedPublisher(drv, pub);
@@ -194,4 +194,100 @@ test('HOSTILE: a READY naming paths to hide from a nodeserver (its init hook, wh
   const mounts = fs.readFileSync(`/proc/${now}/mountinfo`, 'utf8').split('\n').map((l) => l.split(' ')[4]);
   assert.ok(!mounts.includes(hide), `${hide} is covered in the nodeserver:\n${mounts.join('\n')}`);
   assert.ok(mounts.includes(fs.realpathSync(path.join(drv.root.dir, 'kubeconfig'))), mounts.join('\n'));
+});
+
+test('HOSTILE: a nodeserver flooding its stderr gets a burst of 1000 lines, then 200 a second; the rest is counted as dropped', { skip }, async (t) => {
+  const { drv, run } = await setup(t);
+  const N = 3000;
+  const relayed = () => childLines(drv.stderr).filter((l) => /^FLOOD \d+$/.test(l)).length;
+  const t0 = Date.now();
+  assert.match(await run(`stderr-flood:${N}`), new RegExp(`stderr-flood: wrote ${N}$`));
+  let last = -1;
+  await until(() => { const n = relayed(); const same = n === last; last = n; return same; }, 15000, 300);
+  const R = relayed();
+  assert.ok(R <= 1000 + 200 * (Date.now() - t0) / 1000 + 1, `${R} of ${N} lines relayed in ${Date.now() - t0} ms`);
+  // The next line allowed reports how many were dropped: all the others.
+  await sleep(100);
+  await run('mkdir:/nonexistent/x');
+  await drv.stderrMatch(/nodeserver: \d+ log lines dropped \(more than 200 a second\)/);
+  const dropped = [...drv.stderr.matchAll(/nodeserver: (\d+) log lines dropped \(more than 200 a second\)/g)]
+    .reduce((a, m) => a + Number(m[1]), 0);
+  assert.ok(dropped >= N - R, `${R} relayed + ${dropped} dropped of ${N}`);
+});
+
+test('HOSTILE: the log channel takes Log frames only: sendto() to another socket\'s path still reaches the supervisor alone; a READY there kills the nodeserver', { skip }, async (t) => {
+  const { drv, run } = await setup(t);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kp-hostile-dgram-'));
+  fs.chmodSync(dir, 0o755);
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const sock = path.join(dir, 'listener.sock');
+  // A datagram socket anyone may send to, as a local service's would be.
+  const rx = spawn('python3', ['-c', `import os, socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1]); os.chmod(sys.argv[1], 0o777)
+print('bound', flush=True)
+print('got', s.recv(4096), flush=True)`, sock], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let got = '';
+  rx.stdout.on('data', (d) => { got += d; });
+  t.after(() => rx.kill('SIGKILL'));
+  await until(() => got.includes('bound'), 10000);
+  const out = await run(`log-sendto:${sock}`);
+  assert.match(out, new RegExp(`log-sendto ${sock}: `));
+  // The kernel ignores the address on a connected SOCK_SEQPACKET socket:
+  // the datagram is the supervisor's (a log line of the nodeserver).
+  if (/: sent$/.test(out)) await drv.stderrMatch(/nodeserver\] SENDTO-PROBE/);
+  await sleep(300);
+  assert.ok(!got.includes('got'), `the listener received: ${got}`);
+  const before = roles(drv.proc.pid).nodeserver;
+  assert.match(await run('log-frame:ready'), /log-frame ready: sent$/);
+  await drv.stderrMatch(/nodeserver: protocol violation: non-log frame on the log channel; killing it/);
+  await until(() => { const n = roles(drv.proc.pid).nodeserver; return n && n !== before; }, 15000);
+});
+
+test('HOSTILE: the publisher\'s answer reaches the nodeserver that asked, and no later one: an answer to a dead nodeserver\'s look-up is dropped, no violation', { skip }, async (t) => {
+  const { drv, probes, run } = await setup(t);
+  const r0 = roles(drv.proc.pid);
+  const flag = (n) => path.join(probes, `flag-${n}`);
+  const fp = forge(r0.publisher, ['until:1:10000', `wait:${flag(1)}`, 'reply:0:x:x:=',
+    'until:2:20000', `wait:${flag(2)}`, 'reply:0:x:x:=', 'read:300', 'cont']);
+  await fp.stolen;
+  // A hook asks; it ran, so its nodeserver may be stopped to read what
+  // the supervisor sends it.
+  const runEventually = (spec) => until(async () => {
+    const out = await run(spec);
+    return /Unavailable|No connection/.test(out) ? null : out;
+  }, 20000, 200);
+  assert.match(await runEventually('raw-claims:1:first'), /raw-claims: sent 1 of 1/);
+  await until(() => fp.frames('claim_get').length === 1, 10000);
+  const seenBy = async (ns, n) => {
+    const f = forge(ns, [`wait:${flag(n)}`, 'read:1000', 'cont']);
+    await f.stolen;
+    fs.writeFileSync(flag(n), '');
+    assert.equal(await f.done, 0, f.lines.join('\n'));
+    return f.frames('claim_reply');
+  };
+  // The same nodeserver: the answer arrives, under the id it chose.
+  const got = await seenBy(r0.nodeserver, 1);
+  assert.equal(got.length, 1, 'the asking nodeserver gets the answer');
+  assert.equal(got[0].args.length, 0);
+  // Its successor asks too, then dies with the look-up at the publisher.
+  process.kill(r0.nodeserver, 'SIGKILL');
+  const next = async (before) => until(() => {
+    const n = roles(drv.proc.pid).nodeserver;
+    return n && n !== before && drv.stderr.includes(`nodeserver ready, pid ${n}`) ? n : null;
+  }, 20000);
+  const ns2 = await next(r0.nodeserver);
+  assert.match(await runEventually('raw-claims:1:orphan'), /raw-claims: sent 1 of 1/);
+  await until(() => fp.frames('claim_get').length === 2, 10000);
+  assert.equal(fp.frames('claim_get')[1].args[2], 'orphan-0');
+  process.kill(ns2, 'SIGKILL');
+  const ns3 = await next(ns2);
+  // The answer to the dead one's look-up is right (id, claim, UID), so
+  // the publisher is not at fault; the new nodeserver is told nothing.
+  assert.deepEqual(await seenBy(ns3, 2), [], 'a later nodeserver gets no answer to its predecessor\'s look-up');
+  assert.equal(await fp.done, 0, fp.lines.join('\n'));
+  assert.ok(fp.lines.includes('done reply:0:x:x:='), fp.lines.join('\n'));
+  await sleep(200);
+  assert.doesNotMatch(drv.stderr, /publisher: protocol violation/);
+  assert.equal(roles(drv.proc.pid).publisher, r0.publisher, 'the publisher was not killed');
 });

@@ -23,6 +23,12 @@
  *                              CLOCK_MONOTONIC time before the first)
  *   raw-events:<count>:<name>  count raw EventAsk frames at once, each
  *                              EVENT_SYSCALL_DENIED of syscall <name><i>
+ *   stderr-flood:<count>       count lines "FLOOD <i>" on stderr, one
+ *                              write each
+ *   log-frame:ready            a READY datagram on the log channel
+ *   log-sendto:<path>          a Log datagram "SENDTO-PROBE" sent with
+ *                              sendto(2) to the unix socket at path on the
+ *                              log channel
  *   symlink:<target>:<link>    symlink(2) (needs --sandbox-syscall symlink)
  *   rename:<from>:<to>, mkdir:<path>, write:<path>
  *
@@ -300,6 +306,65 @@ raw_flood(int claims, long count, const char *name, char *out, size_t size)
 	    "claims" : "events", sent, count, t0);
 }
 
+/* The log channel: the SOCK_SEQPACKET socket. -1 if not found. */
+static int
+log_fd(void)
+{
+	struct dirent	*de;
+	socklen_t	 sl;
+	DIR		*d;
+	int		 fd, type, found = -1;
+
+	if ((d = opendir("/proc/self/fd")) == NULL)
+		return (-1);
+	while ((de = readdir(d)) != NULL) {
+		fd = atoi(de->d_name);
+		sl = sizeof(type);
+		if (fd >= 3 && getsockopt(fd, SOL_SOCKET, SO_TYPE, &type,
+		    &sl) == 0 && type == SOCK_SEQPACKET)
+			found = fd;
+	}
+	closedir(d);
+	return (found);
+}
+
+/* What a hook can put on the log channel besides a Log frame. */
+static void
+log_channel(const char *op, const char *arg, char *out, size_t size)
+{
+	Kpipc__Msg		 m = KPIPC__MSG__INIT;
+	Kpipc__Ready		 r = KPIPC__READY__INIT;
+	Kpipc__Log		 l = KPIPC__LOG__INIT;
+	struct sockaddr_un	 sun;
+	uint8_t			 b[512];
+	size_t			 n;
+	ssize_t			 w;
+	int			 fd;
+
+	if ((fd = log_fd()) == -1) {
+		snprintf(out, size, "%s: no log channel", op);
+		return;
+	}
+	if (strcmp(op, "log-frame") == 0) {
+		m.m_case = KPIPC__MSG__M_READY;
+		m.ready = &r;
+		n = kpipc__msg__pack(&m, b);
+		w = send(fd, b, n, 0);
+	} else {
+		l.level = KP_LOG_WARNING;
+		l.text = "SENDTO-PROBE";
+		m.m_case = KPIPC__MSG__M_LOG;
+		m.log = &l;
+		n = kpipc__msg__pack(&m, b);
+		memset(&sun, 0, sizeof(sun));
+		sun.sun_family = AF_UNIX;
+		snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", arg);
+		w = sendto(fd, b, n, 0, (struct sockaddr *)&sun, sizeof(sun));
+	}
+	snprintf(out, size, "%s %.200s: %s", op, arg, w == (ssize_t)n ? "sent" :
+	    strerror(errno));
+}
+
 /* A READY naming a path to hide, as only the publisher may. */
 static void
 raw_ready(const char *path, char *out, size_t size)
@@ -408,6 +473,20 @@ probe(const char *spec, char *out, size_t size)
 		return;
 	} else if (strcmp(op, "raw-event") == 0) {
 		raw_event(strtol(a, NULL, 10), b, out, size);
+		return;
+	} else if (strcmp(op, "stderr-flood") == 0) {
+		long	 k, count = strtol(a, NULL, 10), ok = 0;
+		char	 l[32];
+
+		for (k = 0; k < count; k++)
+			if (write(2, l, (size_t)snprintf(l, sizeof(l),
+			    "FLOOD %ld\n", k)) > 0)
+				ok++;
+		snprintf(out, size, "stderr-flood: wrote %ld", ok);
+		return;
+	} else if (strcmp(op, "log-frame") == 0 ||
+	    strcmp(op, "log-sendto") == 0) {
+		log_channel(op, a, out, size);
 		return;
 	} else if (strcmp(op, "raw-claims") == 0 ||
 	    strcmp(op, "raw-events") == 0) {

@@ -15,8 +15,9 @@
  *                              frames arrived or ms passed
  *   reply:<id>:<ns>:<name>:<uid>
  *                              a ClaimReply (code 0, no devices); id 0:
- *                              the first ClaimGet read, with the uid
+ *                              the last ClaimGet read, with the uid
  *                              given ("=": its own)
+ *   wait:<path>                until the file path exists (20 s at most)
  *   cont                       SIGCONT the child (else it stays stopped
  *                              until the supervisor kills it)
  * Prints "done <step>" or "error <step>"; exits 2 when it cannot set up.
@@ -41,8 +42,8 @@
 
 static uint8_t	 buf[4u << 20];
 static size_t	 buflen;
-static uint64_t	 first_id;
-static char	 first_ns[64], first_name[256], first_uid[64];
+static uint64_t	 last_id;
+static char	 last_ns[64], last_name[256], last_uid[64];
 static int	 seen;		/* ClaimGet and EventPost frames read */
 
 static double
@@ -145,15 +146,12 @@ show(const Kpipc__Msg *m)
 		printf(" %llu %s %s %s", (unsigned long long)m->claim_get->id,
 		    m->claim_get->namespace_, m->claim_get->name,
 		    m->claim_get->uid);
-		if (first_id == 0) {
-			first_id = m->claim_get->id;
-			snprintf(first_ns, sizeof(first_ns), "%s",
-			    m->claim_get->namespace_);
-			snprintf(first_name, sizeof(first_name), "%s",
-			    m->claim_get->name);
-			snprintf(first_uid, sizeof(first_uid), "%s",
-			    m->claim_get->uid);
-		}
+		last_id = m->claim_get->id;
+		snprintf(last_ns, sizeof(last_ns), "%s",
+		    m->claim_get->namespace_);
+		snprintf(last_name, sizeof(last_name), "%s",
+		    m->claim_get->name);
+		snprintf(last_uid, sizeof(last_uid), "%s", m->claim_get->uid);
 		seen++;
 	} else if (m->m_case == KPIPC__MSG__M_EVENT_POST) {
 		printf(" %d %s", (int)m->event_post->kind,
@@ -234,13 +232,13 @@ reply(int fd, char *spec)
 	    uid) != 4)
 		return (-1);
 	if (id == 0) {
-		if (first_id == 0)
+		if (last_id == 0)
 			return (-1);
-		id = first_id;
-		snprintf(ns, sizeof(ns), "%s", first_ns);
-		snprintf(name, sizeof(name), "%s", first_name);
+		id = last_id;
+		snprintf(ns, sizeof(ns), "%s", last_ns);
+		snprintf(name, sizeof(name), "%s", last_name);
 		if (strcmp(uid, "=") == 0)
-			snprintf(uid, sizeof(uid), "%s", first_uid);
+			snprintf(uid, sizeof(uid), "%s", last_uid);
 	}
 	res.message = "";
 	r.id = id;
@@ -278,7 +276,14 @@ main(int argc, char **argv)
 			r = read_frames(fd, b, (int)a);
 		else if (strncmp(argv[i], "reply:", 6) == 0)
 			r = reply(fd, argv[i] + 6);
-		else if (strcmp(argv[i], "cont") == 0)
+		else if (strncmp(argv[i], "wait:", 5) == 0) {
+			double end = mono_ms() + 20000;
+
+			while (access(argv[i] + 5, F_OK) == -1 &&
+			    mono_ms() < end)
+				usleep(20000);
+			r = access(argv[i] + 5, F_OK);
+		} else if (strcmp(argv[i], "cont") == 0)
 			r = kill(pid, SIGCONT);
 		else
 			r = -1;
