@@ -21,7 +21,7 @@ const { spawn } = require('node:child_process');
 const { randomUUID } = require('node:crypto');
 const { KubeletSim } = require('../kubelet-sim');
 const { startEmulator, kubeconfig } = require('../apiserver-emu');
-const { BUILD, makeRoot, TestDriver, roles, until, sleep, childLines } = require('./lib/plugin');
+const { BUILD, TESTDRIVER, makeRoot, TestDriver, roles, until, sleep, childLines, procStatus } = require('./lib/plugin');
 
 const ATTACK = path.join(BUILD, 'tests', 'kp_attack');
 const CHANFORGE = path.join(BUILD, 'tests', 'kp_chanforge');
@@ -32,7 +32,7 @@ const skip = process.getuid() !== 0 ? 'needs root (pidfd_getfd of a sandboxed ch
 // kp_attack with Kubernetes access (an emulator), kubelet registered.
 // run(spec) runs spec in the unprepare hook (it looks up no claim, so a
 // stopped publisher does not hold it up) and returns the hook's outcome.
-async function setup(t, { init = null } = {}) {
+async function setup(t, { init = null, binary = ATTACK } = {}) {
   const root = makeRoot(DRIVER);
   const probes = fs.mkdtempSync(path.join(os.tmpdir(), 'kp-hostile-'));
   fs.chmodSync(probes, 0o755);
@@ -42,8 +42,8 @@ async function setup(t, { init = null } = {}) {
   fs.copyFileSync(emu.caFile, path.join(root.dir, 'ca.crt'));
   const kc = path.join(root.dir, 'kubeconfig');
   fs.writeFileSync(kc, kubeconfig({ server: emu.url }));
-  const drv = new TestDriver(root, ['--kubeconfig', kc, '--node-name', NODE, '--read-path', probes],
-    { binary: ATTACK, env: { KP_ATTACK_DIR: probes } });
+  const drv = new TestDriver(root, ['--kubeconfig', kc, '--node-name', NODE,
+    ...(binary === ATTACK ? ['--read-path', probes] : [])], { binary, env: { KP_ATTACK_DIR: probes } });
   t.after(async () => {
     drv.kill();
     await drv.exited;
@@ -290,4 +290,29 @@ test('HOSTILE: the publisher\'s answer reaches the nodeserver that asked, and no
   await sleep(200);
   assert.doesNotMatch(drv.stderr, /publisher: protocol violation/);
   assert.equal(roles(drv.proc.pid).publisher, r0.publisher, 'the publisher was not killed');
+});
+
+test('HOSTILE: a publisher that stops reading is killed once 32 MiB of frames wait for it; the supervisor stays bounded; a new publisher starts', { skip }, async (t) => {
+  const { drv } = await setup(t, { binary: TESTDRIVER });
+  const r = roles(drv.proc.pid);
+  const kb = (pid, k) => Number(/(\d+) kB/.exec(procStatus(pid)[k])[1]);
+  // Stopped, it reads nothing; every kp_publish_resources() is queued
+  // for it (8 pools of 4096 devices: some MiB a frame).
+  process.kill(r.publisher, 'SIGSTOP');
+  const rss0 = kb(r.supervisor, 'VmRSS');
+  const violation = /publisher: protocol violation: not reading its channel; killing it/;
+  let n = 0;
+  while (!violation.test(drv.stderr) && n < 40) {
+    assert.match(await drv.command(`publish 4096 8 t${n}`, 'publish '), /^publish KP_OK/);
+    n++;
+  }
+  assert.ok(n < 40, `${n} publishes queued for a publisher that reads nothing`);
+  // The queue, the last resources kept for a restart and the frame being
+  // read: well under three queues' worth (about 85 MiB measured).
+  const grown = kb(r.supervisor, 'VmHWM') - rss0;
+  assert.ok(grown < 3 * 32 * 1024, `the supervisor grew by ${grown} kB`);
+  await until(() => {
+    const p = roles(drv.proc.pid).publisher;
+    return p && p !== r.publisher && drv.stderr.includes(`publisher ready, pid ${p} (restarted)`);
+  }, 15000);
 });
