@@ -308,9 +308,10 @@ test('HOSTILE: a publisher that stops reading is killed once 32 MiB of frames wa
   }
   assert.ok(n < 40, `${n} publishes queued for a publisher that reads nothing`);
   // The queue, the last resources kept for a restart and the frame being
-  // read: well under three queues' worth (about 85 MiB measured).
+  // read: well under three queues' worth (about 85 MiB measured; not
+  // under ASan, whose quarantine keeps freed frames).
   const grown = kb(r.supervisor, 'VmHWM') - rss0;
-  assert.ok(grown < 3 * 32 * 1024, `the supervisor grew by ${grown} kB`);
+  if (!/asan/.test(process.env.KP_BUILD || '')) assert.ok(grown < 3 * 32 * 1024, `the supervisor grew by ${grown} kB`);
   await until(() => {
     const p = roles(drv.proc.pid).publisher;
     return p && p !== r.publisher && drv.stderr.includes(`publisher ready, pid ${p} (restarted)`);
