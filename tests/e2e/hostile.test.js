@@ -1,15 +1,23 @@
 'use strict';
 // The supervisor's limits against a compromised publisher and a flooding
-// nodeserver (docs/security.md "What the supervisor does not trust"). The
-// nodeserver is tests/e2e/bin/kp_attack.c, whose hooks write raw frames
-// to the supervisor; the publisher runs no driver code, so
+// nodeserver (docs/security.md "What the supervisor does not trust"):
+// claim look-ups (cap, rate, order, renumbering, answers checked and
+// delivered only to the nodeserver that asked), Events (rate, the
+// publisher's aggregation), READY's hide_paths from another role, the log
+// channel (Log frames only, sendto, the rate limit) and the queue bound
+// for a child that stops reading. The nodeserver is
+// tests/e2e/bin/kp_attack.c, whose hooks write raw frames to the
+// supervisor; the publisher runs no driver code, so
 // tests/e2e/bin/kp_chanforge.c plays it: it stops the real publisher,
 // takes a copy of its channel (pidfd_getfd, as root), reads what the
-// supervisor sends the publisher and answers as a compromised one would.
+// supervisor sends the publisher and answers as a compromised one would
+// (the same on a nodeserver, to see what reaches it).
 //
 // Timing: the hooks and the forger print CLOCK_MONOTONIC times, so a rate
 // is checked as "no frame arrived before the bucket could have let it
 // out": load only makes frames later, never earlier.
+//
+//   KP_BUILD=build node --test --test-concurrency=1 tests/e2e/hostile.test.js
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
