@@ -107,9 +107,10 @@ function assertBucket(frames, t0, qps, burst) {
   });
 }
 
+// The publisher that replaced before, once READY.
 const restartedPublisher = async (drv, before) => until(() => {
   const p = roles(drv.proc.pid).publisher;
-  return p && p !== before ? p : null;
+  return p && p !== before && drv.stderr.includes(`publisher ready, pid ${p} (restarted)`) ? p : null;
 }, 15000);
 
 test('HOSTILE: a flooding nodeserver gets at most 64 claim look-ups to the publisher, 20 a second after a burst of 50, in arrival order, renumbered; an answer naming another UID kills the publisher', { skip }, async (t) => {
@@ -324,4 +325,23 @@ test('HOSTILE: a publisher that stops reading is killed once 32 MiB of frames wa
     const p = roles(drv.proc.pid).publisher;
     return p && p !== r.publisher && drv.stderr.includes(`publisher ready, pid ${p} (restarted)`);
   }, 15000);
+});
+
+test('HOSTILE: a compromised publisher\'s Pongs: a right one is taken; one with the nodeserver\'s gRPC counters, or answering no Ping, kills it', { skip }, async (t) => {
+  const { drv } = await setup(t);
+  const pub = roles(drv.proc.pid).publisher;
+  // The next Ping comes only once the last one was answered.
+  const f = forge(pub, ['ping:5000', 'pong:ok', 'ping:5000', 'pong:rpc', 'read:2000']);
+  await f.stolen;
+  assert.equal(await f.done, 0, f.lines.join('\n'));
+  assert.deepEqual(f.lines.filter((l) => /^(done|error) /.test(l)).slice(0, 4),
+    ['done ping:5000', 'done pong:ok', 'done ping:5000', 'done pong:rpc'], f.lines.join('\n'));
+  await drv.stderrMatch(/publisher: protocol violation: pong: counters the publisher does not keep; killing it/);
+  assert.ok(f.lines.includes('error read: closed'), 'the supervisor closed the channel');
+  const pub2 = await restartedPublisher(drv, pub);
+  const g = forge(pub2, ['pong:noping']);
+  await g.stolen;
+  assert.equal(await g.done, 0, g.lines.join('\n'));
+  await drv.stderrMatch(/publisher: protocol violation: heartbeat answer without a heartbeat; killing it/);
+  await restartedPublisher(drv, pub2);
 });

@@ -18,6 +18,12 @@
  *                              the last ClaimGet read, with the uid
  *                              given ("=": its own)
  *   wait:<path>                until the file path exists (20 s at most)
+ *   ping:<ms>                  read until a Ping arrives (ms at most)
+ *   pong:<kind>                a Pong: "ok" answers the last Ping with one
+ *                              API-server GET counted (the publisher's
+ *                              own kind of counter), "rpc" answers it with
+ *                              a gRPC method's counters (the nodeserver's
+ *                              kind), "noping" answers no Ping (seq 777777)
  *   cont                       SIGCONT the child (else it stays stopped
  *                              until the supervisor kills it)
  * Prints "done <step>" or "error <step>"; exits 2 when it cannot set up.
@@ -45,6 +51,8 @@ static size_t	 buflen;
 static uint64_t	 last_id;
 static char	 last_ns[64], last_name[256], last_uid[64];
 static int	 seen;		/* ClaimGet and EventPost frames read */
+static uint64_t	 ping_seq;	/* the last Ping's */
+static int	 pings;
 
 static double
 mono_ms(void)
@@ -153,6 +161,9 @@ show(const Kpipc__Msg *m)
 		    m->claim_get->name);
 		snprintf(last_uid, sizeof(last_uid), "%s", m->claim_get->uid);
 		seen++;
+	} else if (m->m_case == KPIPC__MSG__M_PING) {
+		ping_seq = m->ping->seq;
+		pings++;
 	} else if (m->m_case == KPIPC__MSG__M_EVENT_POST) {
 		printf(" %d %s", (int)m->event_post->kind,
 		    m->event_post->note);
@@ -162,9 +173,10 @@ show(const Kpipc__Msg *m)
 	fflush(stdout);
 }
 
-/* Read and print frames for ms, or until n counted frames (n > 0). */
+/* Read and print frames for ms, or until n counted frames (n > 0), or
+ * until the np-th Ping arrived (np > 0). */
 static int
-read_frames(int fd, long ms, int n)
+read_frames(int fd, long ms, int n, int np)
 {
 	struct pollfd	 p = { fd, POLLIN, 0 };
 	Kpipc__Msg	*m;
@@ -172,7 +184,8 @@ read_frames(int fd, long ms, int n)
 	size_t		 len;
 	ssize_t		 r;
 
-	while ((n <= 0 || seen < n) && mono_ms() < end) {
+	while ((n <= 0 || seen < n) && (np <= 0 || pings < np) &&
+	    mono_ms() < end) {
 		if (poll(&p, 1, (int)(end - mono_ms()) + 1) <= 0)
 			continue;
 		if ((r = read(fd, buf + buflen, sizeof(buf) - buflen)) <= 0) {
@@ -251,6 +264,40 @@ reply(int fd, char *spec)
 	return (send_msg(fd, &m));
 }
 
+static int
+pong(int fd, const char *kind)
+{
+	static uint64_t		 buckets[KP_STATS_LAT_BOUNDS + 1];
+	Kpipc__Msg		 m = KPIPC__MSG__INIT;
+	Kpipc__Pong		 p = KPIPC__PONG__INIT;
+	Kpipc__RpcStat		 rs = KPIPC__RPC_STAT__INIT, *rsp = &rs;
+	Kpipc__ApiStat		 as = KPIPC__API_STAT__INIT, *asp = &as;
+
+	p.seq = ping_seq;
+	if (strcmp(kind, "ok") == 0) {
+		as.verb = "GET";
+		as.code = 200;
+		as.count = 1;
+		p.api = &asp;
+		p.n_api = 1;
+	} else if (strcmp(kind, "rpc") == 0) {
+		rs.method = "/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/"
+		    "NodePrepareResources";
+		rs.count = 1;
+		rs.n_buckets = KP_STATS_LAT_BOUNDS + 1;
+		rs.buckets = buckets;
+		buckets[0] = 1;
+		p.rpc = &rsp;
+		p.n_rpc = 1;
+	} else if (strcmp(kind, "noping") == 0)
+		p.seq = 777777;
+	else
+		return (-1);
+	m.m_case = KPIPC__MSG__M_PONG;
+	m.pong = &p;
+	return (send_msg(fd, &m));
+}
+
 int
 main(int argc, char **argv)
 {
@@ -271,9 +318,14 @@ main(int argc, char **argv)
 	for (i = 2; i < argc; i++) {
 		r = 0;
 		if (sscanf(argv[i], "read:%ld", &a) == 1)
-			r = read_frames(fd, a, 0);
+			r = read_frames(fd, a, 0, 0);
 		else if (sscanf(argv[i], "until:%ld:%ld", &a, &b) == 2)
-			r = read_frames(fd, b, (int)a);
+			r = read_frames(fd, b, (int)a, 0);
+		else if (sscanf(argv[i], "ping:%ld", &a) == 1)
+			r = read_frames(fd, a, 0, pings + 1) == 0 &&
+			    ping_seq != 0 ? 0 : -1;
+		else if (strncmp(argv[i], "pong:", 5) == 0)
+			r = pong(fd, argv[i] + 5);
 		else if (strncmp(argv[i], "reply:", 6) == 0)
 			r = reply(fd, argv[i] + 6);
 		else if (strncmp(argv[i], "wait:", 5) == 0) {
