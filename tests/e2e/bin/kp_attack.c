@@ -10,6 +10,8 @@
  *   cdi-file:<name>:<path>     kp_cdi_spec_write(name, contents of path)
  *   cdi-flood:<count>:<bytes>  count specs of bytes each, names
  *                              <driver>_flood-<i>.json; "wrote <k> of <n>"
+ *   cdi-rate:<count>           count small specs as fast as answers come,
+ *                              no retry: "ok <k> busy <b> in <ms> ms"
  *   raw-amp:<devices>          one raw frame Msg{publish{pools[{slices[
  *                              {devices: <devices> empty}]}]}} (2 bytes a
  *                              device on the wire, ~200 unpacked)
@@ -446,6 +448,34 @@ cdi_flood(long count, size_t len, char *out, size_t size)
 	    ok, count, busy, ok < count ? ": " : "", ok < count ? err : "");
 }
 
+/* The broker's rate limit: KP_EBUSY is counted, not waited out. */
+static void
+cdi_rate(long count, char *out, size_t size)
+{
+	char	 name[300], spec[512], err[KP_ERROR_SIZE] = "", why[128] = "";
+	double	 t0 = mono_ms();
+	long	 i, ok = 0, busy = 0;
+	int	 r;
+
+	snprintf(spec, sizeof(spec), "{\"cdiVersion\":\"0.6.0\",\"kind\":"
+	    "\"%s/test\",\"devices\":[{\"name\":\"d\",\"containerEdits\":"
+	    "{\"env\":[\"X=1\"]}}]}", drv_name);
+	for (i = 0; i < count; i++) {
+		snprintf(name, sizeof(name), "%s_rate-%ld.json", drv_name, i);
+		r = kp_cdi_spec_write(name, spec, strlen(spec), err,
+		    sizeof(err));
+		if (r == 0)
+			ok++;
+		else if (r == KP_EBUSY)
+			busy++;
+		else if (why[0] == '\0')
+			snprintf(why, sizeof(why), ": %s %.100s",
+			    kp_strerror(r), err);
+	}
+	snprintf(out, size, "cdi-rate: ok %ld busy %ld in %.1f ms%s", ok, busy,
+	    mono_ms() - t0, why);
+}
+
 static void
 probe(const char *spec, char *out, size_t size)
 {
@@ -463,6 +493,9 @@ probe(const char *spec, char *out, size_t size)
 		return;
 	} else if (strcmp(op, "cdi-flood") == 0) {
 		cdi_flood(strtol(a, NULL, 10), strtoul(b, NULL, 10), out, size);
+		return;
+	} else if (strcmp(op, "cdi-rate") == 0) {
+		cdi_rate(strtol(a, NULL, 10), out, size);
 		return;
 	} else if (strcmp(op, "raw-amp") == 0) {
 		raw_amp(strtoul(a, NULL, 10), out, size);
