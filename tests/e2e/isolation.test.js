@@ -129,7 +129,8 @@ test('the publisher: no capabilities, NoNewPrivs, seccomp filter; every child: R
   for (const k of ['CapEff', 'CapPrm', 'CapBnd', 'CapInh', 'CapAmb']) assert.equal(pub[k], '0000000000000000', `publisher ${k}`);
   assert.equal(pub.NoNewPrivs, '1');
   assert.equal(pub.Seccomp, '2');
-  assert.deepEqual(coreLimit(r.supervisor), ['unlimited', 'unlimited'], 'the supervisor keeps the driver\'s limit');
+  // The hard limit shows the driver's (ASan lowers the soft one itself).
+  assert.equal(coreLimit(r.supervisor)[1], 'unlimited', 'the supervisor keeps the driver\'s limit');
   for (const role of ['nodeserver', 'registrar', 'publisher']) {
     assert.deepEqual(coreLimit(r[role]), ['0', '0'], `${role} RLIMIT_CORE`);
   }
