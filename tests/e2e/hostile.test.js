@@ -345,3 +345,23 @@ test('HOSTILE: a compromised publisher\'s Pongs: a right one is taken; one with 
   await drv.stderrMatch(/publisher: protocol violation: heartbeat answer without a heartbeat; killing it/);
   await restartedPublisher(drv, pub2);
 });
+
+test('HOSTILE: an init hook that leaves a thread running: the sandbox refuses to start, kp_start fails naming why, nothing is served', { skip }, async (t) => {
+  const root = makeRoot(DRIVER);
+  const probes = fs.mkdtempSync(path.join(os.tmpdir(), 'kp-hostile-'));
+  fs.chmodSync(probes, 0o755);
+  fs.writeFileSync(path.join(probes, 'init'), 'thread\n');
+  const drv = new TestDriver(root, ['--read-path', probes], { binary: ATTACK, env: { KP_ATTACK_DIR: probes } });
+  t.after(async () => {
+    drv.kill();
+    await drv.exited;
+    fs.rmSync(probes, { recursive: true, force: true });
+    root.cleanup();
+  });
+  // ids and capabilities change per thread: one started earlier would
+  // keep root and every capability beside the sandboxed one.
+  const l = await drv.line(['ready', 'error'], 20000);
+  assert.match(l, /^error KP_ECHILD .*sandbox: 2 threads before the sandbox: the init hook must not leave threads running/);
+  await drv.stderrMatch(/stderr: attack-init: thread: running/);
+  assert.ok(!fs.existsSync(root.draSock) && !fs.existsSync(root.regSock), 'no socket is left serving');
+});

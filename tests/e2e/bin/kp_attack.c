@@ -39,6 +39,9 @@
  * init.done first), outcome on stderr as "attack-init: ...":
  *   raw-ready:<path>           a raw READY frame with hide_paths [path]
  *                              (only the publisher may name them)
+ *   thread                     leave a thread running (ids and
+ *                              capabilities are per thread: the sandbox
+ *                              must refuse to start)
  *
  * Options: those lib/plugin.js's TestDriver passes and a few kp_*
  * setters (--cdi-device-prefix, --cdi-mount-prefix, --cdi-hook: the
@@ -49,6 +52,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -613,6 +617,14 @@ prepare(void *user, const struct kp_claim *c, size_t n,
 	return (0);
 }
 
+static void *
+sleeper(void *arg)
+{
+	for (;;)
+		pause();
+	return (arg);
+}
+
 /* The init hook: $KP_ATTACK_DIR/init once, before the library's READY. */
 static int
 init_hook(void *user, char *errbuf, size_t errsize)
@@ -637,6 +649,12 @@ init_hook(void *user, char *errbuf, size_t errsize)
 	if (sscanf(line, "%31[^:]:%4095s", op, a) == 2 &&
 	    strcmp(op, "raw-ready") == 0)
 		raw_ready(a, msg, sizeof(msg));
+	else if (strcmp(line, "thread") == 0) {
+		pthread_t	 th;
+
+		snprintf(msg, sizeof(msg), "thread: %s", pthread_create(&th,
+		    NULL, sleeper, NULL) == 0 ? "running" : "not started");
+	}
 	else
 		snprintf(msg, sizeof(msg), "unknown init spec %s", line);
 	fprintf(stderr, "attack-init: %s\n", msg);
