@@ -325,4 +325,10 @@ test('without root: shared uid and pid namespace, warned; children still not dum
     assert.equal(st.NSpid.split(/\s+/).length, 1, `${role}: no pid namespace`);
     assert.equal(fs.statSync(`/proc/${r[role]}/mem`).uid, 0, `${role} not dumpable`);
   }
+  // The supervisor too (as root its files are root's either way): of a
+  // dumpable process of uid 65534, the driver's own, they are 65534's.
+  const drvPid = Number(drv.lines.find((l) => l.startsWith('ready')).split(' ')[1]);
+  assert.equal(procStatus(r.supervisor).Uid.split(/\s+/)[0], '65534');
+  assert.equal(fs.statSync(`/proc/${drvPid}/mem`).uid, 65534, 'the driver process is dumpable');
+  assert.equal(fs.statSync(`/proc/${r.supervisor}/mem`).uid, 0, 'supervisor not dumpable');
 });
