@@ -65,6 +65,7 @@
 #include <unistd.h>
 
 #include "kubeletplugin.h"
+#include "base/fdio.h"
 #include "ipc/ipc.h"
 
 static char	 drv_name[254];
@@ -131,23 +132,6 @@ ld(uint8_t *p, const uint8_t *tag, size_t tl, size_t len)
 	return (tl + varint(p + tl, len));
 }
 
-static int
-send_all(int fd, const uint8_t *p, size_t n)
-{
-	ssize_t	 w;
-
-	while (n > 0) {
-		if ((w = write(fd, p, n)) == -1) {
-			if (errno == EINTR)
-				continue;
-			return (-1);
-		}
-		p += w;
-		n -= (size_t)w;
-	}
-	return (0);
-}
-
 /* Frame the Msg body of n bytes at f + 4 and send it. */
 static int
 send_frame(int fd, uint8_t *f, size_t n)
@@ -156,7 +140,7 @@ send_frame(int fd, uint8_t *f, size_t n)
 	f[1] = (uint8_t)(n >> 16);
 	f[2] = (uint8_t)(n >> 8);
 	f[3] = (uint8_t)n;
-	return (send_all(fd, f, n + 4));
+	return (fd_write_all(fd, f, n + 4));
 }
 
 /* Msg.publish (7) { pools (1) { slices (4) { devices (1) {} x n } } } */
