@@ -366,3 +366,41 @@ test('HOSTILE: an init hook that leaves a thread running: the sandbox refuses to
   await drv.stderrMatch(/stderr: attack-init: thread: running/);
   assert.ok(!fs.existsSync(root.draSock) && !fs.existsSync(root.regSock), 'no socket is left serving');
 });
+
+// The observer runs no driver code either: its live channel, taken the
+// same way, carries a frame it has no rule for.
+test('HOSTILE: the live observer sending anything but READY (a Pong) is killed; a new observer answers /healthz', { skip }, async (t) => {
+  const net = require('node:net');
+  const http = require('node:http');
+  const port = await new Promise((resolve, reject) => {
+    const s = net.createServer().on('error', reject).listen(0, '127.0.0.1', () => {
+      const p = s.address().port;
+      s.close(() => resolve(p));
+    });
+  });
+  const status = () => new Promise((resolve) => {
+    http.get({ host: '127.0.0.1', port, path: '/healthz' }, (r) => { r.resume(); resolve(r.statusCode); })
+      .on('error', () => resolve(0));
+  });
+  const root = makeRoot(DRIVER);
+  const drv = new TestDriver(root, ['--http-endpoint', `127.0.0.1:${port}`]);
+  t.after(async () => {
+    drv.kill();
+    await drv.exited;
+    root.cleanup();
+  });
+  await drv.ready();
+  const sim = new KubeletSim({ registryDir: root.registry, retryInitialMs: 100 }).start();
+  t.after(() => sim.stop());
+  await until(async () => (await status()) === 200, 15000, 100);
+  const obs = roles(drv.proc.pid).observer;
+  const f = forge(obs, ['pong:noping', 'read:1000']);
+  await f.stolen;
+  assert.equal(await f.done, 0, f.lines.join('\n'));
+  await drv.stderrMatch(/observer: protocol violation: unpermitted frame pong from the observer; killing it/);
+  assert.ok(f.lines.includes('error read: closed'), f.lines.join('\n'));
+  await until(async () => {
+    const o = roles(drv.proc.pid).observer;
+    return o && o !== obs && (await status()) === 200;
+  }, 15000, 100);
+});
