@@ -1,9 +1,10 @@
 /*
  * kp_chanforge - plays a compromised child that runs no driver code (the
- * publisher): it takes a copy of that child's channel to the supervisor
- * with pidfd_getfd(2) (root, as the tests run), stops the child so that
- * the frames the supervisor sends it arrive here, and then reads and
- * sends frames as the child could (tests/e2e/hostile.test.js):
+ * publisher, the observer), or watches what reaches one (a nodeserver):
+ * it takes a copy of that child's channel to the supervisor with
+ * pidfd_getfd(2) (root, as the tests run), stops the child so that the
+ * frames the supervisor sends it arrive here, and then reads and sends
+ * frames as the child could (tests/e2e/hostile.test.js):
  *
  *	kp_chanforge <pid> <step>...
  *
