@@ -55,6 +55,7 @@ async function setup(t, { init = null, binary = ATTACK } = {}) {
   t.after(async () => {
     drv.kill();
     await drv.exited;
+    assert.doesNotMatch(drv.stderr, /Sanitizer|runtime error:/);
     await emu.stop();
     fs.rmSync(probes, { recursive: true, force: true });
     root.cleanup();
@@ -356,6 +357,7 @@ test('HOSTILE: an init hook that leaves a thread running: the sandbox refuses to
   t.after(async () => {
     drv.kill();
     await drv.exited;
+    assert.doesNotMatch(drv.stderr, /Sanitizer|runtime error:/);
     fs.rmSync(probes, { recursive: true, force: true });
     root.cleanup();
   });
@@ -387,6 +389,7 @@ test('HOSTILE: the live observer sending anything but READY (a Pong) is killed; 
   t.after(async () => {
     drv.kill();
     await drv.exited;
+    assert.doesNotMatch(drv.stderr, /Sanitizer|runtime error:/);
     root.cleanup();
   });
   await drv.ready();
