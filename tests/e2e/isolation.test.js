@@ -300,6 +300,26 @@ test('a credential file the publisher\'s uid cannot read fails the start, naming
 // Without root (setpriv to nobody, no capabilities): what is missing is
 // said in the log, and what needs no privilege stays: each child is not
 // dumpable, so its /proc files are closed to its siblings of the same uid.
+test('without root, kp_sandbox_user() fails the start naming the ids; nothing keeps running', { skip }, async (t) => {
+  const { spawnSync } = require('node:child_process');
+  const SETPRIV = ['--reuid=65534', '--regid=65534', '--clear-groups', '--inh-caps=-all'];
+  const ok = spawnSync('setpriv', [...SETPRIV, 'sh', '-c', `test -x '${TESTDRIVER}'`]);
+  if (ok.status !== 0) {
+    t.skip('nobody cannot run the build here');
+    return;
+  }
+  const root = makeRoot(DRIVER);
+  spawnSync('chown', ['-R', '65534:65534', root.dir]);
+  const drv = new TestDriver(root, ['--allow-uid', '65534', '--sandbox-user', 'registrar:12345:12345'],
+    { binary: 'setpriv', prefixArgs: [...SETPRIV, TESTDRIVER] });
+  t.after(async () => { drv.kill(); await drv.exited; root.cleanup(); });
+  const l = await drv.line(['ready', 'error'], 20000);
+  assert.match(l, /^error KP_ECHILD .*registrar.*cannot change to uid 12345 gid 12345: Operation not permitted/);
+  const res = await drv.exited;
+  assert.notEqual(res.code, null);
+  assert.ok(!fs.existsSync(root.regSock), 'nothing registers');
+});
+
 test('without root: shared uid and pid namespace, warned; children still not dumpable', { skip }, async (t) => {
   const { spawnSync } = require('node:child_process');
   const SETPRIV = ['--reuid=65534', '--regid=65534', '--clear-groups', '--inh-caps=-all'];
