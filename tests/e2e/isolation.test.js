@@ -18,7 +18,7 @@ const path = require('node:path');
 const { randomUUID } = require('node:crypto');
 const { KubeletSim } = require('../kubelet-sim');
 const { startEmulator, kubeconfig } = require('../apiserver-emu');
-const { makeRoot, TestDriver, TESTDRIVER, roles, until, procStatus, IDS, childLines } = require('./lib/plugin');
+const { makeRoot, TestDriver, TESTDRIVER, BUILD, roles, until, procStatus, IDS, childLines } = require('./lib/plugin');
 
 const DRIVER = 'test.example.com';
 const NODE = 'node-1';
@@ -136,6 +136,43 @@ test('the publisher: no capabilities, NoNewPrivs, seccomp filter; every child: R
   }
   // The publisher still does its work inside all of it.
   await lookupWorks(emu, sim, drv, 'nocaps');
+});
+
+// The publisher runs no driver code: tests/e2e/bin/kp_obsprobe.c builds
+// its sandbox with the library's own policy_apply(ROLE_PUBLISHER) in a
+// forked child and makes one attempt there, as a compromised publisher.
+test('attacks from inside the publisher\'s sandbox: Landlock refuses files outside its read set and every write, listen and accept4 kill it, AF_UNIX is refused; its mount namespace covers kubelet\'s plugin directories', { skip }, () => {
+  const { spawnSync } = require('node:child_process');
+  const kdir = fs.mkdtempSync(path.join(require('node:os').tmpdir(), 'kp-pubprobe-'));
+  try {
+    fs.mkdirSync(path.join(kdir, 'plugins_registry'));
+    fs.mkdirSync(path.join(kdir, 'plugins', 'probe.example.com'), { recursive: true });
+    fs.writeFileSync(path.join(kdir, 'plugins_registry', 'other.sock'), '');
+    const probe = (...c) => {
+      const r = spawnSync(path.join(BUILD, 'tests', 'kp_obsprobe'), c, {
+        encoding: 'utf8', timeout: 20000, env: { ...process.env, KP_PROBE_ROLE: 'publisher', KP_PROBE_KUBELET_DIR: kdir },
+      });
+      assert.equal(r.status, 0, `${c}: ${r.stdout}${r.stderr}`);
+      return r.stdout.trim();
+    };
+    const denied = [['open', '/etc/passwd'], ['open', path.join(kdir, 'plugins_registry', 'other.sock')],
+      ['ls', path.join(kdir, 'plugins_registry')], ['ls-root'], ['write', path.join(kdir, 'planted')],
+      ['write', '/tmp/kp-pubprobe-planted'], ['listen'], ['accept4'], ['unix-connect', '/run/systemd/private'], ['fork']];
+    for (const c of denied) assert.match(probe(...c), new RegExp(`^PROBE ${c[0]}: DENIED: `), String(c));
+    assert.match(probe('listen'), /killed by seccomp/);
+    assert.match(probe('accept4'), /killed by seccomp/);
+    assert.ok(!fs.existsSync(path.join(kdir, 'planted')) && !fs.existsSync('/tmp/kp-pubprobe-planted'));
+    // What it needs stays open: the resolver's files.
+    assert.match(probe('open', '/etc/resolv.conf'), /^PROBE open: SUCCEEDED: /);
+    // Kubelet's directories are mount points only in its namespace.
+    const here = fs.readFileSync('/proc/self/mountinfo', 'utf8').split('\n').map((l) => l.split(' ')[4]);
+    for (const d of ['plugins_registry', 'plugins']) {
+      assert.ok(!here.includes(path.join(kdir, d)));
+      assert.match(probe('mounted', path.join(kdir, d)), /^PROBE mounted: SUCCEEDED: .* is covered$/, d);
+    }
+  } finally {
+    fs.rmSync(kdir, { recursive: true, force: true });
+  }
 });
 
 test('each child is pid 1 of its own pid namespace; SIGTERM still stops every child', { skip }, async (t) => {
