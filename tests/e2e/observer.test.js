@@ -412,6 +412,21 @@ test('attacks from inside the observer\'s sandbox are denied', { skip: !AS_ROOT 
   }
 });
 
+// Without the seccomp filter (KP_PROBE_MODE=off: every other step stays)
+// the observer's Landlock domain alone still refuses TCP: seccomp would
+// otherwise kill socket() before Landlock is asked.
+test('the observer\'s Landlock domain on its own refuses TCP connect and bind', { skip: !AS_ROOT && 'needs root' }, async (t) => {
+  const srv = net.createServer((c) => c.end()).listen(0, '127.0.0.1');
+  await new Promise((r) => srv.once('listening', r));
+  t.after(() => srv.close());
+  for (const c of [['tcp-connect', String(srv.address().port)], ['tcp-bind', String(await freePort())]]) {
+    const r = spawnSync(OBSPROBE, c, { encoding: 'utf8', timeout: 20000, env: { ...process.env, KP_PROBE_MODE: 'off' } });
+    assert.equal(r.status, 0, `${c}: ${r.stdout}${r.stderr}`);
+    assert.match(r.stderr, /SANDBOX OFF: no seccomp filter in the observer/);
+    assert.match(r.stdout, new RegExp(`^PROBE ${c[0]}: DENIED: (connect|bind): Permission denied`), `${c}: ${r.stdout}`);
+  }
+});
+
 // Slowloris (adversarial review): clients trickling a header one byte at a
 // time used to hold all 16 slots for ever (the idle timeout restarts with
 // each byte), so kubelet's probe timed out and the pod was restarted. Now

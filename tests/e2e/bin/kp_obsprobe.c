@@ -16,6 +16,8 @@
  * KP_PROBE_ROLE=publisher builds the publisher's sandbox instead (it runs
  * no driver code either), with the socket paths of a kubelet directory
  * $KP_PROBE_KUBELET_DIR (plugins_registry/, plugins/<driver>/) when set.
+ * KP_PROBE_MODE=off loads no seccomp filter (kp_sandbox_mode OFF; every
+ * other step stays), so that the Landlock domain alone answers.
  * Prints one line: "PROBE <probe>: DENIED: <how>" (an errno, or killed
  * by seccomp) or "PROBE <probe>: SUCCEEDED: <what>". Needs root (the
  * sandbox changes uid and chroots); exits 2 when it could not set up.
@@ -195,6 +197,10 @@ main(int argc, char **argv)
 	if (getenv("KP_PROBE_ROLE") != NULL &&
 	    strcmp(getenv("KP_PROBE_ROLE"), "publisher") == 0)
 		role = ROLE_PUBLISHER;
+	if (getenv("KP_PROBE_MODE") != NULL &&
+	    strcmp(getenv("KP_PROBE_MODE"), "off") == 0 &&
+	    kp_sandbox_mode(o, KP_SANDBOX_OFF) != 0)
+		return (2);
 	if (kdir != NULL) {
 		snprintf(p, sizeof(p), "%s/plugins_registry/probe.sock", kdir);
 		if (kp_registrar_socket_path(o, p) != 0)
