@@ -227,6 +227,23 @@ test('publisher metrics: API requests by verb and code, slices per pool, sync ag
   await waitFor(port, '/healthz', (x) => x.status === 200, 15000);
 });
 
+// A wedged supervisor sends no snapshot: the real observer answers from
+// the last one until it is 5 s old, then fails /healthz saying so.
+test('a stopped supervisor: /healthz fails once the last snapshot is over 5 s old, saying so; SIGCONT recovers', async (t) => {
+  const { drv, port } = await setup(t, { sim: false });
+  await waitFor(port, '/healthz', (r) => r.status === 200);
+  const sup = roles(drv.proc.pid).supervisor;
+  const t0 = Date.now();
+  process.kill(sup, 'SIGSTOP');
+  t.after(() => { try { process.kill(sup, 'SIGCONT'); } catch { /* gone */ } });
+  const r = await waitFor(port, '/healthz', (x) => x.status === 503, 20000);
+  // The last snapshot came at most a second before the stop.
+  assert.ok(Date.now() - t0 >= 4000, `failed ${Date.now() - t0} ms after the stop`);
+  assert.match(r.body, /the supervisor has not reported for [5-9] s/);
+  process.kill(sup, 'SIGCONT');
+  await waitFor(port, '/healthz', (x) => x.status === 200);
+});
+
 test('a stopped child fails /healthz naming it; SIGCONT recovers; a slow prepare does not fail it', async (t) => {
   const { drv, sim, port } = await setup(t, { args: ['--slow-ms', '7000'] });
   await sim.waitForDriver(DRIVER);
