@@ -438,6 +438,7 @@ main(int argc, char **argv)
 	fl.rescan = 60;
 	if (parse_args(argc, argv, &fl) != 0)
 		return (2);
+	cfg.rescan = fl.rescan;	/* the nodeserver's cache too (cache.c) */
 	if (resolve_defaults(&fl, reg, plug, sizeof(reg)) != 0) {
 		fprintf(stderr, "pci-driver: a socket or state path is too "
 		    "long\n");
