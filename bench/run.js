@@ -440,6 +440,22 @@ function machine() {
   };
 }
 
+// ---- the example driver (bench/example.js) --------------------------------
+
+const exampleTools = () => ({ BUILD, loadgen, requestFile });
+
+// The "example" server: build/examples/pci-driver with the emulator.
+function exampleDef(o, dir) {
+  return require('./example').exampleServer(Server, dir, o, exampleTools());
+}
+
+// Its claim look-up figures, as metrics of the example server: all of
+// them with its first nodeserver, the 1-claim look-up again after the
+// recovery rounds restarted it.
+async function exampleLookups(o, ex, tmp, put, when) {
+  await require('./example').lookupBench(o, ex, exampleTools(), Server, tmp, (k, v) => put(ex, k, v), when);
+}
+
 // ---- main ----------------------------------------------------------------
 
 async function main() {
@@ -461,8 +477,9 @@ async function main() {
     if (at !== undefined && (at !== 'old' || !o.old)) usage(`${name}: needs --old DIR`);
     const build = at ? o.old : BUILD;
     if (base === 'bare' && !at) return defs.bare(dir);
+    if (base === 'example' && !at) return exampleDef(o, dir);
     const m = /^kp(?:-w(\d+))?$/.exec(base);
-    if (!m) usage(`unknown server ${name} (bare, kp, kp-wN, kp@old, kp-wN@old)`);
+    if (!m) usage(`unknown server ${name} (bare, kp, kp-wN, kp@old, kp-wN@old, example)`);
     const s = defs.kp(dir, build);
     s.name = name;
     if (m[1]) s.args.push('--workers', m[1]);
@@ -512,6 +529,7 @@ async function main() {
     const probe = pools[o.claims[0]][0];
     const answers = new Set();
     for (const s of servers) {
+      if (s.probe) continue;	// the example driver: other claims, other answers
       const [cl] = await clientsFor(s, 1);
       answers.add(decodedPrepare(await call(cl, PREPARE, probe)));
       cl.close();
@@ -519,14 +537,14 @@ async function main() {
     const same = answers.size === 1;
     // Warm-up: both sockets, every request size, the load's connections.
     for (const s of servers) {
-      for (const n of o.claims) await loadgen(s, s.draSock, PREPARE, files[n], { calls: o.warmup });
+      for (const n of o.claims) await loadgen(s, s.draSock, PREPARE, (s.files || files)[n], { calls: o.warmup });
       await loadgen(s, s.regSock, GETINFO, infoFile, { calls: o.warmup });
-      for (const c of o.concurrency) await loadgen(s, s.draSock, PREPARE, files[o.claims[0]], { conns: c, secs: 0.3 });
+      for (const c of o.concurrency) await loadgen(s, s.draSock, PREPARE, (s.files || files)[o.claims[0]], { conns: c, secs: 0.3 });
     }
     for (let round = 0; round < o.rounds; round++) {
       for (const n of o.claims) {
         for (const s of servers) {
-          const r = await loadgen(s, s.draSock, PREPARE, files[n], { calls: o.seq, warmup: 20 });
+          const r = await loadgen(s, s.draSock, PREPARE, (s.files || files)[n], { calls: o.seq, warmup: 20 });
           put(s, `seq${n}.p50`, r.p50);
           put(s, `seq${n}.p99`, r.p99);
           put(s, `seq${n}.cpu`, r.cpuPerCall);
@@ -535,7 +553,7 @@ async function main() {
       for (const c of o.concurrency) {
         for (const n of o.claims) {
           for (const s of servers) {
-            const r = await loadgen(s, s.draSock, PREPARE, files[n], { conns: c, secs: o.secs, warmup: 5 });
+            const r = await loadgen(s, s.draSock, PREPARE, (s.files || files)[n], { conns: c, secs: o.secs, warmup: 5 });
             put(s, `tp${n}c${c}.p50`, r.p50);
             put(s, `tp${n}c${c}.p99`, r.p99);
             put(s, `tp${n}c${c}.rate`, r.rate);
@@ -553,6 +571,8 @@ async function main() {
     }
     await sleep(300);
     for (const s of servers) s.after = memory(s.proc.pid);
+    const ex = servers.find((s) => s.name === 'example');
+    if (ex) await exampleLookups(o, ex, tmp, put, 'fresh');
     // Recovery: SIGKILL the nodeserver, time until a prepare succeeds
     // again (the supervisor restarts it; kubelet would retry the same).
     for (let round = 0; round < o.rounds; round++) {
@@ -563,7 +583,7 @@ async function main() {
         const t0 = process.hrtime.bigint();
         process.kill(ns, 'SIGKILL');
         for (;;) {
-          const r = await rawUnary(cl, PREPARE, probe, 1000);
+          const r = await rawUnary(cl, PREPARE, s.probe || probe, 1000);
           if (r.code === 0) break;
           if (Number(process.hrtime.bigint() - t0) > 20e9) throw new Error(`${s.name}: no answer 20 s after the nodeserver was killed`);
           await sleep(1);
@@ -572,7 +592,7 @@ async function main() {
         cl.close();
       }
     }
-    const kp = servers.find((s) => s.name !== 'bare' && !s.name.includes('@'));
+    const kp = servers.find((s) => s.name !== 'bare' && s.name !== 'example' && !s.name.includes('@'));
     if (o.publish > 0 && kp) {
       const p = await publishBench(o, tmp);
       put(kp, 'pub.wall', p.wall);
@@ -581,6 +601,7 @@ async function main() {
       put(kp, 'pub.unchanged', p.unchanged);
       put(kp, 'pub.one', p.oneChanged);
     }
+    if (ex) await exampleLookups(o, ex, tmp, put, 'restarted');
     report(o, servers, res, same, mach, (Date.now() - t0) / 1000);
   } catch (e) {
     failed = e;
@@ -644,6 +665,7 @@ function report(o, servers, res, same, mach, secs) {
     row('republish unchanged: writes', 'pub.unchanged', '');
     row('republish, one device changed: writes', 'pub.one', '');
   }
+  if (servers.some((s) => s.name === 'example')) require('./example').lookupRows(row, (k) => (s) => m(s, k));
   row('processes', null, '', (s) => s.after.procs.length);
   row('threads, after load', null, '', (s) => s.after.threads);
   row('RSS sum, idle', null, 'kB', (s) => s.idle.rss);
