@@ -5,19 +5,25 @@
 // from a fake sysfs tree (tests/e2e/lib/fake-sysfs.js), and the claim
 // look-up figures (lookupBench).
 //
-// Its request pools name claims the emulator holds, allocated to devices
-// of the fake tree. start() prepares every one of them once (a look-up
-// and the prepare hook each), so the measured calls of run.js's loops are
-// prepares of claims the driver knows: the library's journal answers them
-// (no look-up, no hook; the CDI spec's existence is checked). That is
-// the "example driver on an already-known device" row.
-//
-// lookupBench measures what a new claim costs, with fresh claim UIDs on
-// every call (a UID prepared before would be answered by the journal):
-// one claim per call and 100 per call, both against the API GET alone
-// (curl, i.e. libcurl as the publisher, one keep-alive connection with
-// TCP_NODELAY), and with a second instance at a low configured QPS, paced
-// look-ups below and above it (is there client-side throttling below it).
+// The supervisor answers at most 50 CDI spec requests a second (bursts
+// of 100, supervisor/files.c CDI_QPS/CDI_BURST) and fails the rest at once
+// ("rate-limited; retry"), as per-claim errors inside a successful gRPC
+// answer, which bench/loadgen cannot see. Every prepare writes a spec per
+// new claim, and every prepare of a claim the journal knows lists the
+// specs (kp_cdi_spec_list) to check that its spec is still there. So the
+// example server stays out of run.js's closed loops (s.paced) and
+// exampleBench measures it paced below that rate, checking every answer
+// or every spec file:
+//   known     a claim prepared before (the library's journal answers: no
+//             look-up, no hook), one per call at 40/s, against bare and
+//             kp at the same pace; and 8 connections closed loop through
+//             grpc-js, counting the answers that are errors
+//   look-ups  fresh claim UIDs on every call (a UID prepared before would
+//             be answered by the journal): one claim per call and 100 in
+//             one call, against the API GET alone (curl, i.e. libcurl as
+//             the publisher, one keep-alive connection, TCP_NODELAY); a
+//             second instance at 50 QPS, look-ups paced below and above
+//             it, against a control at 1000 QPS (client-side throttling)
 
 const { spawn } = require('node:child_process');
 const { randomUUID } = require('node:crypto');
@@ -37,6 +43,12 @@ const PREPARE = '/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NodePrepareResources'
 const UNPREPARE = '/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NodeUnprepareResources';
 const BENCH_QPS = 1000;		// kp_kube_api_qps's maximum
 const BENCH_BURST = 10000;
+// The supervisor's CDI budget (supervisor/files.c): 50 a second.
+const CDI_MS = 20;		// a token
+const CDI_REFILL_MS = 2200;	// the burst of 100, refilled
+const PACE = 40;		// calls a second, below the CDI budget
+const KNOWN_CALLS = 80;		// 2 s at PACE
+const LOOKUPS = 60;
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const timeout = (ms, v) => new Promise((r) => setTimeout(r, ms, v).unref());
@@ -113,16 +125,10 @@ function exampleServer(Server, dir, o, tools, { qps = BENCH_QPS, burst = BENCH_B
       reg.close();
       this.tRegistrable = Number(process.hrtime.bigint() - t0) / 1e6;
       if (o === null) return;
-      // Pools of requests naming known claims, fewer for many claims per
-      // call (the journal holds them all), each prepared once now.
-      this.files = {};
-      for (const n of o.claims) {
-        const count = Math.max(1, Math.min(64, Math.floor(128 / n)));
-        const bufs = Array.from({ length: count }, () => encode('NodePrepareResourcesRequest', e.claims(n, `known${n}`)));
-        this.files[n] = tools.requestFile(this.dir, `known-${n}`, bufs);
-        if (n === o.claims[0]) this.probe = bufs[0];
-        await tools.loadgen(this, this.draSock, PREPARE, this.files[n], { calls: count });
-      }
+      // Claims prepared once now, for the "known" figures.
+      this.known = e.claims(20, 'known');
+      await batches(this, 'NodePrepareResourcesRequest', this.known.map((c) => [c]));
+      this.probe = encode('NodePrepareResourcesRequest', [this.known[0]]);
     }
 
     async stop() {
@@ -134,6 +140,7 @@ function exampleServer(Server, dir, o, tools, { qps = BENCH_QPS, burst = BENCH_B
     }
   }
   const s = new Example(name, binary, () => [], dir);
+  s.paced = true;
   return s;
 }
 
@@ -161,95 +168,221 @@ function curlGets(env, claims) {
   });
 }
 
-// Unprepare the claims again (so the journal stays its size).
-async function unprepare(tools, srv, groups) {
-  const file = tools.requestFile(srv.dir, 'unprepare', groups.map((g) => encode('NodeUnprepareResourcesRequest', g)));
-  await tools.loadgen(srv, srv.draSock, UNPREPARE, file, { calls: groups.length });
+// CPU seconds of pid's process tree from the threads' schedstat
+// (nanoseconds; /proc/<pid>/stat's ticks of 10 ms are too coarse for a
+// few calls a second).
+function treeCpuNs(pid) {
+  const kids = new Map();
+  for (const d of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const st = fs.readFileSync(`/proc/${d}/stat`, 'utf8');
+      const pp = Number(st.slice(st.lastIndexOf(')') + 2).split(' ')[1]);
+      if (!kids.has(pp)) kids.set(pp, []);
+      kids.get(pp).push(Number(d));
+    } catch { /* gone */ }
+  }
+  let ns = 0;
+  for (const todo = [pid]; todo.length;) {
+    const p = todo.pop();
+    todo.push(...(kids.get(p) || []));
+    let tasks = [];
+    try { tasks = fs.readdirSync(`/proc/${p}/task`); } catch { /* gone */ }
+    for (const t of tasks) {
+      try { ns += Number(fs.readFileSync(`/proc/${p}/task/${t}/schedstat`, 'utf8').split(' ')[0]); } catch { /* gone */ }
+    }
+  }
+  return ns;
 }
 
-// Paced look-ups, one fresh claim per call, at rate calls/s for secs:
-// latencies in ms (grpc-js client, so some 100 us of it are the client's).
-async function paced(srv, rate, count) {
+// run() of `calls` calls against srv: its result with netCpu, the server
+// tree's CPU per call in us less what it spends idle (measured for a
+// second before: gRPC's timers and pollers, which at a few calls a
+// second would otherwise dominate).
+async function withCpu(srv, calls, run) {
+  const c0 = treeCpuNs(srv.proc.pid);
+  const t0 = process.hrtime.bigint();
+  await sleep(1000);
+  const c1 = treeCpuNs(srv.proc.pid);
+  const t1 = process.hrtime.bigint();
+  const idle = (c1 - c0) / Number(t1 - t0);
+  const r = await run();
+  const wall = Number(process.hrtime.bigint() - t1);
+  const busy = treeCpuNs(srv.proc.pid) - c1;
+  return { ...r, netCpu: Math.max(0, busy - idle * wall) / calls / 1000, idleCores: idle };
+}
+
+// Answers' per-claim errors of a NodePrepare/UnprepareResources response.
+function claimErrors(type, buf) {
+  const m = proto.decode(proto.typeName('v1', type), buf);
+  return Object.values(m.claims || {}).filter((c) => c.error).map((c) => c.error);
+}
+
+// Calls of the claim groups through grpc-js, paced within the CDI
+// budget (a token a claim), every answer checked.
+async function batches(srv, type, groups, tokens = 1) {
   const cl = newClient(srv.draSock);
-  const claims = srv.env.claims(count, `paced${rate}`);
-  const lat = [];
-  const t0 = Date.now();
-  const calls = claims.map(async (c, i) => {
-    const due = t0 + (i * 1000) / rate - Date.now();
-    if (due > 0) await sleep(due);
-    const s = process.hrtime.bigint();
-    const r = await rawUnary(cl, PREPARE, encode('NodePrepareResourcesRequest', [c]), 30000);
-    if (r.code !== 0) throw new Error(`paced prepare: code ${r.code}: ${r.details}`);
-    lat.push(Number(process.hrtime.bigint() - s) / 1e6);
-  });
-  await Promise.all(calls);
-  cl.close();
-  return lat;
+  const method = type.startsWith('NodePrepare') ? PREPARE : UNPREPARE;
+  try {
+    for (const g of groups) {
+      const r = await rawUnary(cl, method, encode(type, g), 30000);
+      const errs = r.code === 0 ? claimErrors(type.replace('Request', 'Response'), r.buffer) : [r.details];
+      if (errs.length) throw new Error(`${srv.name}: ${method}: ${errs.length} of ${g.length} claims failed: ${errs[0]}`);
+      await sleep(g.length * tokens * CDI_MS);
+    }
+  } finally {
+    cl.close();
+  }
 }
 
-// The look-up figures against srv (an exampleServer at BENCH_QPS); put(k, v).
-// when: 'fresh' (its first nodeserver: everything) or 'restarted' (after
-// run.js's recovery rounds killed it: the 1-claim look-up again).
-async function lookupBench(o, srv, tools, Server, tmp, put, when = 'fresh') {
+// The claims' CDI spec files that are missing (a prepare that failed).
+function missingSpecs(srv, claims) {
+  return claims.filter((c) => !fs.existsSync(path.join(srv.env.cdi, `${DRIVER}_claim-${c.uid}.json`))).length;
+}
+
+// One loadgen run over the groups (a request each) that must all prepare.
+async function prepared(tools, srv, groups, opts) {
+  const file = tools.requestFile(srv.dir, 'groups', groups.map((g) => encode('NodePrepareResourcesRequest', g)));
+  const r = await tools.loadgen(srv, srv.draSock, PREPARE, file, { calls: groups.length, ...opts });
+  const miss = missingSpecs(srv, groups.flat());
+  if (miss) throw new Error(`${srv.name}: ${miss} of ${groups.flat().length} claims not prepared (rate-limited?)`);
+  return r;
+}
+
+// Unprepare the claims again, paced (the journal and the CDI directory
+// stay their size), then let the CDI budget fill up again.
+async function unprepare(srv, groups) {
+  const flat = groups.flat();
+  const per = [];
+  for (let i = 0; i < flat.length; i += 10) per.push(flat.slice(i, i + 10));
+  await sleep(CDI_REFILL_MS);
+  await batches(srv, 'NodeUnprepareResourcesRequest', per, 2);
+  await sleep(CDI_REFILL_MS);
+}
+
+// Known claims, 8 connections closed loop through grpc-js for secs:
+// answers without error and rate-limited answers per second.
+async function knownFlood(srv, secs) {
+  const cl = newClient(srv.draSock);
+  const reqs = srv.known.map((c) => encode('NodePrepareResourcesRequest', [c]));
+  const end = Date.now() + secs * 1000;
+  let ok = 0;
+  let bad = 0;
+  let first = null;
+  await Promise.all(Array.from({ length: 8 }, async (_, k) => {
+    for (let i = k; Date.now() < end; i++) {
+      const r = await rawUnary(cl, PREPARE, reqs[i % reqs.length], 30000);
+      const errs = r.code === 0 ? claimErrors('NodePrepareResourcesResponse', r.buffer) : [r.details];
+      if (errs.length) {
+        bad++;
+        first = first || errs[0];
+      } else ok++;
+    }
+  }));
+  cl.close();
+  await sleep(CDI_REFILL_MS);
+  return { ok: ok / secs, bad: bad / secs, first };
+}
+
+// A pool of requests of one claim with random UIDs, for bare and kp.
+function randomPool(tools, dir) {
+  return tools.requestFile(dir, 'random-1', Array.from({ length: 64 }, (_, i) => encode('NodePrepareResourcesRequest',
+    [{ namespace: 'default', name: `claim-${i}`, uid: randomUUID() }])));
+}
+
+// The example figures; put(server, metric, value). when: 'fresh' (its
+// first nodeserver: everything) or 'restarted' (after run.js's recovery
+// rounds killed it: the 1-claim look-up again).
+async function exampleBench(o, srv, servers, tools, Server, tmp, put, when = 'fresh') {
   const e = srv.env;
+  const pace = { intervalUs: 1e6 / PACE };
   if (when === 'restarted') {
     for (let round = 0; round < o.rounds; round++) {
-      const ones = Array.from({ length: 150 }, () => e.claims(1, 'again'));
-      const f = tools.requestFile(srv.dir, 'lookup-r', ones.map((g) => encode('NodePrepareResourcesRequest', g)));
-      const r = await tools.loadgen(srv, srv.draSock, PREPARE, f, { calls: ones.length });
-      put('look1r.p50', r.p50);
-      put('look1r.cpu', r.cpuPerCall);
-      await unprepare(tools, srv, ones);
+      const ones = Array.from({ length: LOOKUPS }, () => e.claims(1, 'again'));
+      const r = await withCpu(srv, ones.length, () => prepared(tools, srv, ones, pace));
+      put(srv, 'look1r.p50', r.p50);
+      put(srv, 'look1r.cpu', r.netCpu);
+      await unprepare(srv, ones);
     }
     return;
   }
+  const pool = randomPool(tools, srv.dir);
+  const known = tools.requestFile(srv.dir, 'known', srv.known.map((c) => encode('NodePrepareResourcesRequest', [c])));
   for (let round = 0; round < o.rounds; round++) {
-    // One fresh claim per call, then 100 per call.
-    const ones = Array.from({ length: 150 }, () => e.claims(1, 'look'));
-    const f1 = tools.requestFile(srv.dir, 'lookup-1', ones.map((g) => encode('NodePrepareResourcesRequest', g)));
-    const r1 = await tools.loadgen(srv, srv.draSock, PREPARE, f1, { calls: ones.length });
-    put('look1.p50', r1.p50);
-    put('look1.p99', r1.p99);
-    put('look1.cpu', r1.cpuPerCall);
+    // Known claims at PACE/s, and bare and kp at the same pace.
+    for (const s of servers) {
+      if (s.name.includes('@') || !(s === srv || s.name === 'bare' || /^kp(-w\d+)?$/.test(s.name))) continue;
+      const r = await withCpu(s, KNOWN_CALLS + 5, () => tools.loadgen(s, s.draSock, PREPARE, s === srv ? known : pool,
+        { calls: KNOWN_CALLS, warmup: 5, ...pace }));
+      put(s, 'paced.p50', r.p50);
+      put(s, 'paced.p99', r.p99);
+      put(s, 'paced.cpu', r.netCpu);
+      put(s, 'paced.idle', r.idleCores);
+    }
+    const f = await knownFlood(srv, 1);
+    put(srv, 'flood.ok', f.ok);
+    put(srv, 'flood.bad', f.bad);
+    if (f.first) srv.floodError = f.first;
+    // One fresh claim per call, then 100 in one call.
+    const ones = Array.from({ length: LOOKUPS }, () => e.claims(1, 'look'));
+    const r1 = await withCpu(srv, ones.length, () => prepared(tools, srv, ones, pace));
+    put(srv, 'look1.p50', r1.p50);
+    put(srv, 'look1.p99', r1.p99);
+    put(srv, 'look1.cpu', r1.netCpu);
     const gets = await curlGets(e, ones.flat());
-    put('get.p50', pct(gets, 0.5));
-    put('get.p99', pct(gets, 0.99));
-    await unprepare(tools, srv, ones);
-    const hundreds = Array.from({ length: 12 }, () => e.claims(100, 'look100'));
-    const f100 = tools.requestFile(srv.dir, 'lookup-100', hundreds.map((g) => encode('NodePrepareResourcesRequest', g)));
-    const r100 = await tools.loadgen(srv, srv.draSock, PREPARE, f100, { calls: hundreds.length });
-    put('look100.p50', r100.p50);
-    put('look100.cpu', r100.cpuPerCall);
-    await unprepare(tools, srv, hundreds);
+    put(srv, 'get.p50', pct(gets, 0.5));
+    put(srv, 'get.p99', pct(gets, 0.99));
+    await unprepare(srv, ones);
+    // Two calls of 100: the CDI budget's burst is 100 spec writes.
+    for (let k = 0; k < 2; k++) {
+      const hundred = [e.claims(100, 'look100')];
+      const r100 = await withCpu(srv, 1, () => prepared(tools, srv, hundred, {}));
+      put(srv, 'look100.p50', r100.p50);
+      put(srv, 'look100.cpu', r100.netCpu);
+      await unprepare(srv, hundred);
+    }
   }
   // Throttling: an instance at 50 QPS, burst 10; look-ups paced at 40/s
   // (below: no call should wait for a token) and at 100/s (above: the
-  // bucket empties after the burst and calls wait).
-  const ctl = await paced(srv, 40, 120);	// the control, at 1000 QPS
-  put('qps.ctl.p50', pct(ctl, 0.5));
-  put('qps.ctl.p99', pct(ctl, 0.99));
+  // bucket empties after the burst and calls wait), against the same
+  // pace at 1000 QPS.
+  const ctl = Array.from({ length: 60 }, () => e.claims(1, 'ctl'));
+  const rc = await prepared(tools, srv, ctl, { intervalUs: 25000 });
+  put(srv, 'qps.ctl.p50', rc.p50);
+  put(srv, 'qps.ctl.p99', rc.p99);
+  put(srv, 'qps.ctl.rate', rc.rate);
+  await unprepare(srv, ctl);
   const dir = path.join(tmp, 'example-qps');
   fs.mkdirSync(dir);
   const q = exampleServer(Server, dir, null, tools, { qps: 50, burst: 10, name: 'example-qps' });
   try {
     await q.start();
-    await paced(q, 10, 5);	// connections, TLS, the first scan
-    const below = await paced(q, 40, 120);
-    put('qps.below.p50', pct(below, 0.5));
-    put('qps.below.p99', pct(below, 0.99));
-    put('qps.below.max', Math.max(...below));
-    const above = await paced(q, 100, 100);
-    put('qps.above.p50', pct(above, 0.5));
-    put('qps.above.max', Math.max(...above));
+    await prepared(tools, q, q.env.claims(5, 'warm').map((c) => [c]), { intervalUs: 100000 });
+    const below = await prepared(tools, q, q.env.claims(60, 'below').map((c) => [c]), { intervalUs: 25000 });
+    put(srv, 'qps.below.p50', below.p50);
+    put(srv, 'qps.below.p99', below.p99);
+    put(srv, 'qps.below.max', below.max);
+    put(srv, 'qps.below.rate', below.rate);
+    await sleep(CDI_REFILL_MS);
+    const above = await prepared(tools, q, q.env.claims(90, 'above').map((c) => [c]), { intervalUs: 10000 });
+    put(srv, 'qps.above.p50', above.p50);
+    put(srv, 'qps.above.max', above.max);
+    put(srv, 'qps.above.rate', above.rate);
   } finally {
     await q.stop();
   }
 }
 
-// Report rows (run.js's row(label, key, unit, get)), for the example server.
-function lookupRows(row, get) {
-  row('example: look-up prepare, 1 new claim: p50', null, 'ms', get('look1.p50'));
-  row('example: look-up prepare, 1 new claim: p99', null, 'ms', get('look1.p99'));
+// Report rows (run.js's row(label, key, unit, get)).
+function exampleRows(row, get) {
+  row(`known claim, 1 a call, paced at ${PACE}/s: p50`, null, 'ms', get('paced.p50'));
+  row(`known claim, paced at ${PACE}/s: p99`, null, 'ms', get('paced.p99'));
+  row(`known claim, paced at ${PACE}/s: server CPU/call, less idle`, null, 'us', get('paced.cpu'));
+  row('server tree idle (before the paced calls)', null, 'cores', get('paced.idle'));
+  row('example: known claims, 8 conns: answers without error', null, '/s', get('flood.ok'));
+  row('example: known claims, 8 conns: answers "rate-limited"', null, '/s', get('flood.bad'));
+  row(`example: look-up, 1 new claim, paced at ${PACE}/s: p50`, null, 'ms', get('look1.p50'));
+  row('example: look-up, 1 new claim: p99', null, 'ms', get('look1.p99'));
   row('example: API GET alone (curl, keep-alive): p50', null, 'ms', get('get.p50'));
   row('example: API GET alone: p99', null, 'ms', get('get.p99'));
   row('example: look-up p50 minus GET p50', null, 'ms', (s) => {
@@ -257,23 +390,26 @@ function lookupRows(row, get) {
     const b = get('get.p50')(s);
     return a === null || b === null ? null : a - b;
   });
-  row('example: look-up prepare, 1 new claim: server CPU/call', null, 'us', get('look1.cpu'));
-  row('example: look-up prepare, 100 new claims: p50', null, 'ms', get('look100.p50'));
+  row('example: look-up, 1 new claim: server CPU/call, less idle', null, 'us', get('look1.cpu'));
+  row('example: look-up, 100 new claims in one call: p50', null, 'ms', get('look100.p50'));
   row('example: 100 claims / 1 claim, p50', null, '', (s) => {
     const a = get('look100.p50')(s);
     const b = get('look1.p50')(s);
     return a === null || b === null ? null : Number((a / b).toFixed(2));
   });
-  row('example: look-up prepare, 100 new claims: server CPU/call', null, 'us', get('look100.cpu'));
-  row('example: look-up prepare, 1 new claim, nodeserver restarted: p50', null, 'ms', get('look1r.p50'));
-  row('example: the same, server CPU/call', null, 'us', get('look1r.cpu'));
-  row('example@1000 QPS: paced at 40/s: p50', null, 'ms', get('qps.ctl.p50'));
-  row('example@1000 QPS: paced at 40/s: p99', null, 'ms', get('qps.ctl.p99'));
-  row('example@50 QPS: paced at 40/s: p50', null, 'ms', get('qps.below.p50'));
-  row('example@50 QPS: paced at 40/s: p99', null, 'ms', get('qps.below.p99'));
-  row('example@50 QPS: paced at 40/s: max', null, 'ms', get('qps.below.max'));
-  row('example@50 QPS: paced at 100/s: p50', null, 'ms', get('qps.above.p50'));
-  row('example@50 QPS: paced at 100/s: max', null, 'ms', get('qps.above.max'));
+  row('example: look-up, 100 new claims: server CPU/call, less idle', null, 'us', get('look100.cpu'));
+  row('example: look-up, 1 new claim, nodeserver restarted: p50', null, 'ms', get('look1r.p50'));
+  row('example: the same, server CPU/call, less idle', null, 'us', get('look1r.cpu'));
+  row('example@1000 QPS: look-ups paced at 40/s: p50', null, 'ms', get('qps.ctl.p50'));
+  row('example@1000 QPS: look-ups paced at 40/s: p99', null, 'ms', get('qps.ctl.p99'));
+  row('example@1000 QPS: look-ups paced at 40/s: calls/s reached', null, '/s', get('qps.ctl.rate'));
+  row('example@50 QPS: look-ups paced at 40/s: p50', null, 'ms', get('qps.below.p50'));
+  row('example@50 QPS: look-ups paced at 40/s: p99', null, 'ms', get('qps.below.p99'));
+  row('example@50 QPS: look-ups paced at 40/s: max', null, 'ms', get('qps.below.max'));
+  row('example@50 QPS: look-ups paced at 40/s: calls/s reached', null, '/s', get('qps.below.rate'));
+  row('example@50 QPS: look-ups paced at 100/s: p50', null, 'ms', get('qps.above.p50'));
+  row('example@50 QPS: look-ups paced at 100/s: max', null, 'ms', get('qps.above.max'));
+  row('example@50 QPS: look-ups paced at 100/s: calls/s reached', null, '/s', get('qps.above.rate'));
 }
 
-module.exports = { exampleServer, lookupBench, lookupRows };
+module.exports = { exampleServer, exampleBench, exampleRows };
