@@ -406,11 +406,13 @@ function exampleRows(row, get) {
   });
   row('example: look-up, 1 new claim: server CPU/call, less idle', null, 'us', get('look1.cpu'));
   row('example: look-up, 100 new claims in one call: p50', null, 'ms', get('look100.p50'));
-  row('example: 100 claims / 1 claim, p50', null, '', (s) => {
-    const a = get('look100.p50')(s);
-    const b = get('look1.p50')(s);
-    return a === null || b === null ? null : Number((a / b).toFixed(2));
-  });
+  for (const [k, what] of [['look1', 'paced'], ['look1b', 'back to back']]) {
+    row(`example: 100 claims / 1 claim (${what}), p50`, null, '', (s) => {
+      const x = get('look100.p50')(s);
+      const y = get(`${k}.p50`)(s);
+      return x === null || y === null ? null : Number((x / y).toFixed(2));
+    });
+  }
   row('example: look-up, 100 new claims: server CPU/call, less idle', null, 'us', get('look100.cpu'));
   row('example: look-up, 1 new claim, nodeserver restarted: p50', null, 'ms', get('look1r.p50'));
   row('example: the same, server CPU/call, less idle', null, 'us', get('look1r.cpu'));
