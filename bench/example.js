@@ -390,7 +390,6 @@ function exampleRows(row, get) {
   row(`known claim, 1 a call, paced at ${PACE}/s: p50`, null, 'ms', get('paced.p50'));
   row(`known claim, paced at ${PACE}/s: p99`, null, 'ms', get('paced.p99'));
   row(`known claim, paced at ${PACE}/s: server CPU/call, less idle`, null, 'us', get('paced.cpu'));
-  row('server tree idle (before the paced calls)', null, 'cores', get('paced.idle'));
   row('example: known claims, 8 conns: answers without error', null, '/s', get('flood.ok'));
   row('example: known claims, 8 conns: answers "rate-limited"', null, '/s', get('flood.bad'));
   row(`example: look-up, 1 new claim, paced at ${PACE}/s: p50`, null, 'ms', get('look1.p50'));
