@@ -7,8 +7,15 @@
  * with a re-read token after a 401, and the Warning header logged at V(2).
  *
  * Threads: each call takes an easy handle from a small pool and gives it
- * back reset (curl_easy_reset keeps the live connections, so TLS sessions
- * are reused); a handle is only ever used by one thread at a time.
+ * back reset (curl_easy_reset keeps the handle's live connection and its
+ * CA store cache); a handle is only ever used by one thread at a time.
+ * Every handle of the process (all clients) is in one share handle for
+ * TLS sessions and DNS: a handle's first connection, or one the server
+ * closed while idle, resumes a session another handle made (no server
+ * certificate to send, parse and verify) instead of a full handshake.
+ * Connections themselves are not shared (CURL_LOCK_DATA_CONNECT across
+ * threads is libcurl's known bug 11.11 up to 8.x); each handle keeps its
+ * own, and the pool holds more handles than there are claim threads.
  *
  * Proxies: the environment (http_proxy, HTTPS_PROXY, ...) is ignored; only
  * a kubeconfig's proxy-url is used. client-go honours HTTPS_PROXY, but the
@@ -43,6 +50,58 @@
 #define HTTP_DEFAULT_QPS	5.0
 #define HTTP_DEFAULT_BURST	10
 
+/* The share handle's locks, one a kind of data (CURLSHOPT_LOCKFUNC). */
+static CURLSH		*share;
+static pthread_mutex_t	 share_lock[CURL_LOCK_DATA_LAST];
+
+static pthread_mutex_t *
+share_mutex(curl_lock_data d)
+{
+	return (&share_lock[(unsigned)d < CURL_LOCK_DATA_LAST ? d : 0]);
+}
+
+static void
+share_lock_fn(CURL *h, curl_lock_data d, curl_lock_access a, void *arg)
+{
+	(void)h;
+	(void)a;
+	(void)arg;
+	pthread_mutex_lock(share_mutex(d));
+}
+
+static void
+share_unlock_fn(CURL *h, curl_lock_data d, void *arg)
+{
+	(void)h;
+	(void)arg;
+	pthread_mutex_unlock(share_mutex(d));
+}
+
+/* Without a share handle requests still work, each handle on its own. */
+static void
+share_init(void)
+{
+	int	 i;
+
+	for (i = 0; i < CURL_LOCK_DATA_LAST; i++)
+		pthread_mutex_init(&share_lock[i], NULL);
+	if ((share = curl_share_init()) == NULL)
+		return;
+	if (curl_share_setopt(share, CURLSHOPT_LOCKFUNC, share_lock_fn) !=
+	    CURLSHE_OK ||
+	    curl_share_setopt(share, CURLSHOPT_UNLOCKFUNC, share_unlock_fn) !=
+	    CURLSHE_OK ||
+	    curl_share_setopt(share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS) !=
+	    CURLSHE_OK ||
+	    curl_share_setopt(share, CURLSHOPT_SHARE,
+	    CURL_LOCK_DATA_SSL_SESSION) != CURLSHE_OK) {
+		log_info(1, "libcurl: no share handle; TLS sessions are not "
+		    "shared between connections");
+		curl_share_cleanup(share);
+		share = NULL;
+	}
+}
+
 int
 http_global_init(void)
 {
@@ -58,12 +117,16 @@ http_global_init(void)
 		curl_global_cleanup();
 		return (KP_ENOTSUP);
 	}
+	share_init();
 	return (0);
 }
 
+/* After every client is freed (a share in use is not cleaned up). */
 void
 http_global_cleanup(void)
 {
+	if (share != NULL && curl_share_cleanup(share) == CURLSHE_OK)
+		share = NULL;
 	curl_global_cleanup();
 }
 
@@ -320,6 +383,8 @@ set_options(struct http_xfer *x, char *url, struct curl_slist *hdrs)
 	CURL			*h = x->h;
 
 	curl_easy_setopt(h, CURLOPT_URL, url);
+	if (share != NULL)
+		curl_easy_setopt(h, CURLOPT_SHARE, share);
 #if LIBCURL_VERSION_NUM >= 0x075500
 	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "https,http");
 #else
