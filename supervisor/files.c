@@ -15,8 +15,12 @@
  * runtime applies it as root), and at most CDI_MAX_FILES files and
  * CDI_MAX_BYTES in all under the prefix (counted at start, then tracked).
  *
- * Runs in: the supervisor (one thread; each request is done before the
- * next frame is read, rate-limited so the poll loop stays responsive).
+ * A spec identical to the file already there (root's, 0644, the same
+ * bytes) is not written again: a nodeserver replaying its journal after a
+ * restart asks for every spec it wrote.
+ *
+ * Runs in: the supervisor (one thread; a request is done at once or waits
+ * for its token in cdi_queue.c, so the poll loop stays responsive).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -35,8 +39,6 @@
 #include "base/utf8.h"
 #include "supervisor/supervisor.h"
 
-#define CDI_QPS		50.0	/* requests a second, and */
-#define CDI_BURST	100.0	/* bursts, from the nodeserver */
 #define CDI_TMP_TRIES	8
 #define CDI_MAX_FILES	1024	/* a driver's specs: files, and */
 #define CDI_MAX_BYTES	(16u * 1024 * 1024)	/* bytes in all */
@@ -236,8 +238,7 @@ cdi_prepare(struct sup *sup, char *err, size_t errsize)
 	int				 r;
 
 	sup->cdi_fd = -1;
-	sup->cdi_tokens = CDI_BURST;
-	clock_gettime(CLOCK_MONOTONIC, &sup->cdi_refill);
+	cdi_queue_init(sup);
 	for (i = 0; i < po->n_state_dirs; i++)
 		if ((r = state_dir(po->state_dirs[i], po->ns_uid, po->ns_gid,
 		    err, errsize)) != 0)
@@ -276,6 +277,7 @@ files_prepare(struct sup *sup, char *err, size_t errsize)
 void
 files_close(struct sup *sup)
 {
+	cdi_queue_free(sup);
 	if (sup->cdi_fd != -1)
 		close(sup->cdi_fd);
 	sup->cdi_fd = -1;
@@ -312,22 +314,6 @@ files_cdi_reopen(struct sup *sup)
 	cdi_count(sup);
 }
 
-/* Token bucket: a compromised nodeserver must not keep the loop busy. */
-int
-files_cdi_allowed(struct sup *sup)
-{
-	long long	 ms = -ts_ms_until(&sup->cdi_refill);
-
-	clock_gettime(CLOCK_MONOTONIC, &sup->cdi_refill);
-	sup->cdi_tokens += ms * CDI_QPS / 1000.0;
-	if (sup->cdi_tokens > CDI_BURST)
-		sup->cdi_tokens = CDI_BURST;
-	if (sup->cdi_tokens < 1.0)
-		return (0);
-	sup->cdi_tokens -= 1.0;
-	return (1);
-}
-
 static int
 cdi_name_ok(struct sup *sup, const char *name, char *err, size_t errsize)
 {
@@ -361,8 +347,40 @@ tmp_create(int dfd, const char *name, char *tmp, size_t size)
 	return (-1);
 }
 
+/*
+ * Whether name is already this content: a regular file of root's (the
+ * supervisor's uid), mode 0644, the same bytes; what files_put() would
+ * leave. Anything else (missing, another mode, a read error) is written.
+ */
 static int
-cdi_write(struct sup *sup, const Kpipc__CdiWrite *w, char *err,
+cdi_same(struct sup *sup, const char *name, const uint8_t *data, size_t len)
+{
+	uint8_t		 buf[16384];
+	struct stat	 st;
+	size_t		 off = 0, k;
+	ssize_t		 n;
+	int		 fd, same = 0;
+
+	if ((fd = openat(sup->cdi_fd, name, O_RDONLY | O_NOFOLLOW |
+	    O_NONBLOCK | O_CLOEXEC)) == -1)
+		return (0);
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	    st.st_uid == geteuid() && (st.st_mode & 07777) == 0644 &&
+	    (size_t)st.st_size == len) {
+		for (same = 1; same && off < len; off += (size_t)n) {
+			k = len - off < sizeof(buf) ? len - off : sizeof(buf);
+			if ((n = read(fd, buf, k)) <= 0 ||
+			    memcmp(buf, data + off, (size_t)n) != 0)
+				same = 0;
+		}
+	}
+	close(fd);
+	return (same);
+}
+
+/* The rules of a CdiWrite (name, UTF-8, cdi_check): 0 or the refusal. */
+static int
+cdi_write_check(struct sup *sup, const Kpipc__CdiWrite *w, char *err,
     size_t errsize)
 {
 	char	 why[KP_ERROR_SIZE];
@@ -381,8 +399,7 @@ cdi_write(struct sup *sup, const Kpipc__CdiWrite *w, char *err,
 	    sup->cfg, why, sizeof(why))) != 0)
 		return (files_fail(err, errsize, r, "CDI spec %.64s: %s",
 		    w->name, why));
-	return (files_cdi_put(sup, w->name, w->content.data, w->content.len,
-	    err, errsize));
+	return (0);
 }
 
 /*
@@ -473,17 +490,6 @@ files_cdi_unlink(struct sup *sup, const char *name, char *err,
 	return (0);
 }
 
-static int
-cdi_remove(struct sup *sup, const Kpipc__CdiRemove *rm, char *err,
-    size_t errsize)
-{
-	int	 r;
-
-	if ((r = cdi_name_ok(sup, rm->name, err, errsize)) != 0)
-		return (r);
-	return (files_cdi_unlink(sup, rm->name, err, errsize));
-}
-
 /* This driver's spec files; *names are strdup'ed, at most the cap. */
 static int
 cdi_list(struct sup *sup, char ***names, size_t *n, char *err,
@@ -544,35 +550,64 @@ files_reply(struct sup *sup, struct child *c, int mcase, uint64_t id, int r,
 	sup_queue(sup, c, &out);
 }
 
-/* A CdiWrite, CdiRemove or CdiList from the nodeserver c: one answer. */
-void
-files_cdi(struct sup *sup, struct child *c, const Kpipc__Msg *m)
+/*
+ * The CdiWrite, CdiRemove or CdiList m of the nodeserver c, answered
+ * here, when it needs no token (a list; a refusal; a spec identical to
+ * the file; removing a missing file) or have_token: returns 1, *spent 1
+ * when it wrote or removed a file. Returns 0, unanswered, when it needs
+ * a token; *checked (0 on the first call) then keeps that the write's
+ * rules were checked and its content differs, for the next call.
+ */
+int
+files_cdi_run(struct sup *sup, struct child *c, const Kpipc__Msg *m,
+    int have_token, int *checked, int *spent)
 {
-	char		 err[KP_ERROR_SIZE] = "", **names = NULL;
-	uint64_t	 id;
-	size_t		 i, n = 0;
-	int		 r;
+	char			 err[KP_ERROR_SIZE] = "", **names = NULL;
+	const Kpipc__CdiWrite	*w = m->cdi_write;
+	uint64_t		 id;
+	size_t			 i, n = 0, old;
+	int			 r;
 
+	*spent = 0;
 	if (m->m_case == KPIPC__MSG__M_CDI_WRITE)
 		id = m->cdi_write->id;
 	else if (m->m_case == KPIPC__MSG__M_CDI_REMOVE)
 		id = m->cdi_remove->id;
 	else
 		id = m->cdi_list->id;
-	files_cdi_reopen(sup);
-	if (!files_cdi_allowed(sup))
-		r = files_fail(err, sizeof(err), KP_EBUSY, "CDI spec requests "
-		    "are rate-limited (%d a second); retry", (int)CDI_QPS);
-	else if (sup->cdi_fd == -1)
+	if (sup->cdi_fd == -1)
 		r = files_fail(err, sizeof(err), KP_EIO, "%s", sup->cdi_err);
-	else if (m->m_case == KPIPC__MSG__M_CDI_WRITE)
-		r = cdi_write(sup, m->cdi_write, err, sizeof(err));
-	else if (m->m_case == KPIPC__MSG__M_CDI_REMOVE)
-		r = cdi_remove(sup, m->cdi_remove, err, sizeof(err));
-	else
+	else if (m->m_case == KPIPC__MSG__M_CDI_LIST)
 		r = cdi_list(sup, &names, &n, err, sizeof(err));
+	else if (m->m_case == KPIPC__MSG__M_CDI_REMOVE) {
+		if ((r = cdi_name_ok(sup, m->cdi_remove->name, err,
+		    sizeof(err))) == 0 && cdi_existing(sup,
+		    m->cdi_remove->name, &old)) {
+			if (!have_token)
+				return (0);
+			*spent = 1;
+			r = files_cdi_unlink(sup, m->cdi_remove->name, err,
+			    sizeof(err));
+		}
+	} else if (!*checked && (r = cdi_write_check(sup, w, err,
+	    sizeof(err))) != 0)
+		;
+	else if (!*checked && cdi_same(sup, w->name, w->content.data,
+	    w->content.len)) {
+		log_info(3, "CDI spec %s unchanged (%zu bytes)", w->name,
+		    w->content.len);
+		r = 0;
+	} else {
+		*checked = 1;
+		if (!have_token)
+			return (0);
+		*spent = 1;
+		r = files_cdi_put(sup, w->name, w->content.data,
+		    w->content.len, err, sizeof(err));
+	}
 	files_reply(sup, c, m->m_case, id, r, err, names, n);
 	for (i = 0; i < n; i++)
 		free(names[i]);
 	free(names);
+	return (1);
 }

@@ -316,18 +316,15 @@ md_remove(struct sup *sup, const Kpipc__MetadataRemove *rm, char *err,
 	return (r);
 }
 
-/* A MetadataWrite or MetadataRemove from the nodeserver c: one answer. */
+/* A MetadataWrite or MetadataRemove from the nodeserver c: one answer,
+ * with its token taken (cdi_queue.c). */
 void
 metadata_request(struct sup *sup, struct child *c, const Kpipc__Msg *m)
 {
 	char		 err[KP_ERROR_SIZE] = "";
 	int		 r;
 
-	files_cdi_reopen(sup);
-	if (!files_cdi_allowed(sup))
-		r = files_fail(err, sizeof(err), KP_EBUSY, "device metadata "
-		    "requests are rate-limited with the CDI requests; retry");
-	else if (sup->meta_fd == -1)
+	if (sup->meta_fd == -1)
 		r = files_fail(err, sizeof(err), KP_ENOTSUP, "device "
 		    "metadata is off (kp_device_metadata)");
 	else if (sup->cdi_fd == -1)

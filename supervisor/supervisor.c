@@ -266,7 +266,8 @@ sup_reap(struct sup *sup)
 	}
 }
 
-static void
+/* Returns 1 when it kept m (a request waiting), else the caller frees m. */
+static int
 sup_handle_child(struct sup *sup, struct child *c, Kpipc__Msg *m)
 {
 	switch (m->m_case) {
@@ -325,16 +326,14 @@ sup_handle_child(struct sup *sup, struct child *c, Kpipc__Msg *m)
 	case KPIPC__MSG__M_CDI_WRITE:
 	case KPIPC__MSG__M_CDI_REMOVE:
 	case KPIPC__MSG__M_CDI_LIST:
-		files_cdi(sup, c, m);
-		break;
 	case KPIPC__MSG__M_METADATA_WRITE:
 	case KPIPC__MSG__M_METADATA_REMOVE:
-		metadata_request(sup, c, m);
-		break;
+		return (cdi_queue_add(sup, c, m));
 	default:
 		/* NOTREACHED: ipc_rule_check() allowed only the above. */
 		sup_child_violation(sup, c, "unhandled frame");
 	}
+	return (0);
 }
 
 static void
@@ -370,8 +369,8 @@ sup_dispatch_child(struct sup *sup, struct child *c)
 			sup_child_violation(sup, c, err);
 			return;
 		}
-		sup_handle_child(sup, c, m);
-		ipc_free(m);
+		if (!sup_handle_child(sup, c, m))
+			ipc_free(m);
 	}
 }
 
@@ -583,6 +582,8 @@ sup_timeout(struct sup *sup)
 	}
 	if ((d = relay_claims_next_ms(sup)) >= 0 && d < t)
 		t = d;
+	if ((d = cdi_queue_next_ms(sup)) >= 0 && d < t)
+		t = d;
 	if ((d = repair_next_ms(sup)) >= 0 && d < t)
 		t = d;
 	if ((d = status_next_ms(sup)) >= 0 && d < t)
@@ -602,6 +603,7 @@ sup_timers(struct sup *sup)
 		    "report ready within 30 s");
 	if (sup->phase == PHASE_RUNNING) {
 		relay_claims_tick(sup);
+		cdi_queue_tick(sup);
 		status_tick(sup);
 	}
 	/* Lifecycle (issue 14): drain.c, repair.c. */

@@ -38,6 +38,8 @@
 #define KP_CLAIM_QPS_MAX	1000.0	/* with the kube limit disabled */
 #define KP_CLAIM_WAIT_MS	10000	/* a look-up waits this long for a
 					 * token or a (re)started publisher */
+#define KP_CDI_QUEUE		64	/* CDI and metadata requests waiting
+					 * for a token at most (cdi_queue.c) */
 #define KP_HEARTBEAT_MS		1000	/* a Ping to each child, and the
 					 * observer's snapshot, this often */
 #define KP_HEARTBEAT_TIMEOUT_MS	5000	/* no answer this long: unhealthy */
@@ -46,6 +48,16 @@
 					 * nodeserver beyond which a new state
 					 * waits (only the latest is sent) */
 #define KP_EVENTS_QUEUE		(64u * 1024)	/* unsent event bytes */
+
+/* A CDI or metadata request of the nodeserver waiting for a token. */
+struct sup_cdi_wait {
+	Kpipc__Msg		*m;
+	pid_t			 pid;		/* the nodeserver that asked */
+	size_t			 bytes;		/* its frame's size */
+	int			 checked;	/* valid, and only a token is
+						 * missing (files_cdi_run) */
+	struct timespec		 until;		/* then KP_EBUSY */
+};
 
 struct child {
 	enum kp_role		 role;
@@ -219,6 +231,8 @@ struct sup {
 	size_t			 cdi_files;	/* this driver's specs, */
 	size_t			 cdi_bytes;	/* counted at start */
 	struct timespec		 cdi_refill;
+	struct sup_cdi_wait	 cdi_q[KP_CDI_QUEUE];	/* a ring */
+	size_t			 cdi_qhead, cdi_qlen, cdi_qbytes;
 	/* Device metadata (metadata.c): the root-owned directory the
 	 * supervisor writes the metadata files into; -1: off. */
 	int			 meta_fd;
@@ -271,14 +285,21 @@ int	fd_close_except(const int *, size_t);
 int	cdi_check(const char *, size_t, const struct kp_options *, char *,
 	    size_t);
 
+/* cdi_queue.c */
+void	cdi_queue_init(struct sup *);
+int	cdi_queue_add(struct sup *, struct child *, Kpipc__Msg *);
+void	cdi_queue_tick(struct sup *);
+long long cdi_queue_next_ms(struct sup *);
+void	cdi_queue_free(struct sup *);
+
 /* files.c */
 int	files_prepare(struct sup *, char *, size_t);
-void	files_cdi(struct sup *, struct child *, const Kpipc__Msg *);
+int	files_cdi_run(struct sup *, struct child *, const Kpipc__Msg *, int,
+	    int *, int *);
 void	files_close(struct sup *);
 int	files_fail(char *, size_t, int, const char *, ...) KP_PRINTF(4, 5);
 int	files_open_parent(const char *, const char *, const char **, char *,
 	    size_t);
-int	files_cdi_allowed(struct sup *);
 void	files_cdi_reopen(struct sup *);
 int	files_put(int, const char *, const uint8_t *, size_t, const char *,
 	    char *, size_t);
