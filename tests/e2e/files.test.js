@@ -209,10 +209,23 @@ test('the CDI broker writes and removes specs atomically, root-owned 0644; the n
   assert.equal(written.kind, `${DRIVER}/test`, 'a spec the broker checked (supervisor/cdi_check.c)');
   assert.match(written.annotations.pad, /^a+$/);
   const ino = st.ino;
+  // The same content again (a journal replayed after a restart asks for
+  // every spec it wrote): answered ok, the file left as it is.
+  await sleep(20);
+  assert.match(await run(`cdi-write:${SPEC('c1.json')}:200`), /cdi-write .*: ok/);
+  const same = fs.statSync(f);
+  assert.equal(same.ino, ino, 'an identical spec is not written again');
+  assert.equal(same.mtimeMs, st.mtimeMs, 'an identical spec is not written again');
   assert.match(await run(`cdi-write:${SPEC('c1.json')}:5000`), /: ok/);
   st = fs.statSync(f);
   assert.equal(st.size, 5000);
   assert.notEqual(st.ino, ino, 'replaced by rename, not rewritten in place');
+  // A file whose mode was changed by hand is not what the broker wrote.
+  fs.chmodSync(f, 0o600);
+  assert.match(await run(`cdi-write:${SPEC('c1.json')}:5000`), /: ok/);
+  assert.notEqual(fs.statSync(f).ino, st.ino, 'a file of another mode is replaced');
+  assert.equal(fs.statSync(f).mode & 0o7777, 0o644);
+  st = fs.statSync(f);
   assert.match(await run(`cdi-write:${SPEC('c2.json')}:200`), /: ok/);
   const listed = (await run('cdi-list')).match(/cdi-list : ok(.*)$/)[1].split(',').sort();
   assert.deepEqual(listed, [SPEC('c1.json'), SPEC('c2.json'), SPEC('init.json')]);

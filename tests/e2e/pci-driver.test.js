@@ -264,6 +264,31 @@ test('prepare writes a CDI spec, is idempotent, recreates a lost spec; unprepare
   assert.ok(!un2.claims[unknown.uid].error);
 });
 
+// kubelet prepares all of a pod's claims, or a node's burst of pods, in
+// one call: 128 new claims are 128 spec writes, past the CDI budget's
+// burst of 100 (supervisor/cdi_queue.c). The rest wait for their tokens;
+// none fails. The same claims again (the journal answers) cost no write.
+test('128 new claims in one call all prepare past the CDI budget\'s burst; again, no spec is rewritten', async (t) => {
+  const env = await setup(t, { extra: ['--kube-api-qps', '1000', '--kube-api-burst', '1000'] });
+  await until(() => devicesOf(slicesOf(env.emu)).length === 4, 15000, 100);
+  const devs = ['pci-0000-00-02-0', 'pci-0000-00-01-0'];
+  const claims = Array.from({ length: 128 }, (_, i) => claimFor(env, devs[i % 2], `burst-${i}`));
+  const res = await env.kubelet.nodePrepareResources(DRIVER, claims, { timeoutMs: 30000 });
+  const failed = claims.filter((c) => !res.claims[c.uid] || res.claims[c.uid].error);
+  assert.deepEqual(failed.map((c) => res.claims[c.uid] && res.claims[c.uid].error), [], `${failed.length} of 128 failed`);
+  const specs = claims.map((c) => path.join(env.cdi, `${DRIVER}_claim-${c.uid}.json`));
+  const st1 = specs.map((f) => fs.statSync(f));
+  await sleep(20);
+  const again = await env.kubelet.nodePrepareResources(DRIVER, claims, { timeoutMs: 30000 });
+  for (const c of claims) assert.deepEqual(again.claims[c.uid], res.claims[c.uid]);
+  specs.forEach((f, i) => {
+    const st = fs.statSync(f);
+    assert.equal(st.ino, st1[i].ino, 'not rewritten');
+    assert.equal(st.mtimeMs, st1[i].mtimeMs, 'not rewritten');
+  });
+  assert.doesNotMatch(env.drv.stderr, /rate-limited|KP_EBUSY|waited 8 s/);
+});
+
 test('the journal survives nodeserver and driver restarts; a corrupt one is moved aside', async (t) => {
   const env = await setup(t);
   await until(() => devicesOf(slicesOf(env.emu)).length === 4, 15000, 100);

@@ -12,6 +12,10 @@
  *                              <driver>_flood-<i>.json; "wrote <k> of <n>"
  *   cdi-rate:<count>           count small specs as fast as answers come,
  *                              no retry: "ok <k> busy <b> in <ms> ms"
+ *   cdi-raw:<count>:<bytes>    count raw CdiWrite frames back to back, not
+ *                              waiting for answers, specs of bytes named
+ *                              <driver>_raw-<i>.json; "sent <k> of <n> at
+ *                              <ms>" (CLOCK_MONOTONIC before the first)
  *   raw-amp:<devices>          one raw frame Msg{publish{pools[{slices[
  *                              {devices: <devices> empty}]}]}} (2 bytes a
  *                              device on the wire, ~200 unpacked)
@@ -436,6 +440,60 @@ cdi_flood(long count, size_t len, char *out, size_t size)
 	    ok, count, busy, ok < count ? ": " : "", ok < count ? err : "");
 }
 
+/* CdiWrite frames as fast as the socket takes them (the wrapper would
+ * send one at a time): what a queue of waiting requests must bound. */
+static void
+cdi_raw(long count, size_t len, char *out, size_t size)
+{
+	Kpipc__Msg	 m = KPIPC__MSG__INIT;
+	Kpipc__CdiWrite	 w = KPIPC__CDI_WRITE__INIT;
+	char		 name[300], head[512], *c;
+	uint8_t		*f = NULL;
+	size_t		 hl, n;
+	double		 t0;
+	long		 i, sent = 0;
+	int		 fd;
+
+	if ((fd = ctl_fd()) == -1) {
+		snprintf(out, size, "cdi-raw: no channel");
+		return;
+	}
+	snprintf(head, sizeof(head), "{\"cdiVersion\":\"0.6.0\",\"kind\":"
+	    "\"%s/test\",\"devices\":[{\"name\":\"d\",\"containerEdits\":"
+	    "{\"env\":[\"X=1\"]}}],\"annotations\":{\"pad\":\"", drv_name);
+	hl = strlen(head);
+	if (len < hl + 3)
+		len = hl + 3;
+	if ((c = malloc(len)) == NULL)
+		return;
+	memcpy(c, head, hl);
+	memset(c + hl, 'a', len - hl - 3);
+	memcpy(c + len - 3, "\"}}", 3);
+	m.m_case = KPIPC__MSG__M_CDI_WRITE;
+	m.cdi_write = &w;
+	w.name = name;
+	w.content.data = (uint8_t *)c;
+	w.content.len = len;
+	snprintf(name, sizeof(name), "%s_raw-%ld.json", drv_name, count);
+	w.id = 900000000;
+	if ((f = malloc(kpipc__msg__get_packed_size(&m) + 4)) == NULL) {
+		free(c);
+		return;
+	}
+	t0 = mono_ms();
+	for (i = 0; i < count; i++) {
+		w.id = (uint64_t)(800000 + i);
+		snprintf(name, sizeof(name), "%s_raw-%ld.json", drv_name, i);
+		n = kpipc__msg__pack(&m, f + 4);
+		if (send_frame(fd, f, n) == 0)
+			sent++;
+	}
+	free(f);
+	free(c);
+	snprintf(out, size, "cdi-raw: sent %ld of %ld at %.3f", sent, count,
+	    t0);
+}
+
 /* The broker's rate limit: KP_EBUSY is counted, not waited out. */
 static void
 cdi_rate(long count, char *out, size_t size)
@@ -484,6 +542,9 @@ probe(const char *spec, char *out, size_t size)
 		return;
 	} else if (strcmp(op, "cdi-rate") == 0) {
 		cdi_rate(strtol(a, NULL, 10), out, size);
+		return;
+	} else if (strcmp(op, "cdi-raw") == 0) {
+		cdi_raw(strtol(a, NULL, 10), strtoul(b, NULL, 10), out, size);
 		return;
 	} else if (strcmp(op, "raw-amp") == 0) {
 		raw_amp(strtoul(a, NULL, 10), out, size);
