@@ -117,6 +117,7 @@ cdi_queue_tick(struct sup *sup)
 	struct child		*ns = &sup->children[ROLE_NODESERVER];
 	struct sup_cdi_wait	*e;
 
+	files_cdi_sync(sup, 0);
 	refill(sup);
 	while (sup->cdi_qlen > 0) {
 		e = &sup->cdi_q[sup->cdi_qhead];
@@ -139,16 +140,18 @@ long long
 cdi_queue_next_ms(struct sup *sup)
 {
 	const struct sup_cdi_wait	*e;
-	long long			 tok, d;
+	long long			 tok, d, s = files_cdi_sync_ms(sup);
 
 	if (sup->cdi_qlen == 0)
-		return (-1);
+		return (s);
 	e = &sup->cdi_q[sup->cdi_qhead];
 	d = ts_ms_until(&e->until);
 	tok = sup->cdi_tokens >= 1.0 ? 0 :
 	    (long long)((1.0 - sup->cdi_tokens) * 1000.0 / CDI_QPS) + 1;
 	if (tok < d)
 		d = tok;
+	if (s >= 0 && s < d)
+		d = s;
 	return (d < 0 ? 0 : d);
 }
 

@@ -231,6 +231,8 @@ struct sup {
 	size_t			 cdi_files;	/* this driver's specs, */
 	size_t			 cdi_bytes;	/* counted at start */
 	struct timespec		 cdi_refill;
+	int			 cdi_sync_pending;	/* the directory */
+	struct timespec		 cdi_sync_at;		/* fsync due */
 	struct sup_cdi_wait	 cdi_q[KP_CDI_QUEUE];	/* a ring */
 	size_t			 cdi_qhead, cdi_qlen, cdi_qbytes;
 	/* Device metadata (metadata.c): the root-owned directory the
@@ -305,6 +307,8 @@ int	files_put(int, const char *, const uint8_t *, size_t, const char *,
 	    char *, size_t);
 int	files_cdi_put(struct sup *, const char *, const uint8_t *, size_t,
 	    char *, size_t);
+void	files_cdi_sync(struct sup *, int);
+long long files_cdi_sync_ms(struct sup *);
 int	files_cdi_unlink(struct sup *, const char *, char *, size_t);
 void	files_reply(struct sup *, struct child *, int, uint64_t, int, char *,
 	    char **, size_t);
