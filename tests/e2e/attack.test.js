@@ -161,7 +161,10 @@ test('ATTACK: a raw CdiWrite flood is bounded in writes a second and in the memo
   t.diagnostic(`${last} of ${N} written; supervisor VmHWM ${hwm0} kB -> ${hwm1} kB`);
   assert.ok(last >= 100, `${last}: the burst is written`);
   assert.ok(last <= 100 + 64 + 50 * 2, `${last} of ${N}: the requests waiting are not bounded`);
-  assert.ok(hwm1 - hwm0 < 16 * 1024, `the flood grew the supervisor's peak memory by ${((hwm1 - hwm0) / 1024).toFixed(1)} MiB`);
+  // (ASan's quarantine keeps every freed frame: peak memory says nothing.)
+  if (!/asan/.test(process.env.KP_BUILD || '')) {
+    assert.ok(hwm1 - hwm0 < 16 * 1024, `the flood grew the supervisor's peak memory by ${((hwm1 - hwm0) / 1024).toFixed(1)} MiB`);
+  }
   assert.equal(roles(drv.proc.pid).nodeserver, nsBefore, 'no violation: requests, not a protocol break');
   assert.deepEqual(fs.readdirSync(cdi).filter((f) => f.startsWith('.')), [], 'no temporary file left');
 });
