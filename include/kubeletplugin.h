@@ -1479,12 +1479,15 @@ KP_EXTERN int kp_cdi_directory(struct kp_options *opts, const char *path);
  * declared mount prefix (kp_cdi_allow_mount_prefix)".
  * Callable from the init, prepare and unprepare hooks and from threads
  * they start, concurrently (requests go one at a time); blocks until the
- * supervisor answered (at most 10 s). Requests are rate-limited (50 a
- * second, bursts of 100). A driver's specs are bounded: at most 1024
- * files and 16 MiB in all under its prefix (counted at kp_start(), a
- * replaced file counts once).
+ * supervisor answered (at most 10 s). Writes and removals are paced (50
+ * a second, bursts of 100): one over that waits for its turn in the
+ * supervisor, up to 8 s; a spec identical to the file already there is
+ * not written again and does not count. A driver's specs are bounded: at
+ * most 1024 files and 16 MiB in all under its prefix (counted at
+ * kp_start(), a replaced file counts once).
  * Errors: KP_EINVAL (a rule broken; NULL name or data), KP_ENOTSUP
- * (called outside the nodeserver), KP_EBUSY (rate limit; retry),
+ * (called outside the nodeserver), KP_EBUSY (waited 8 s for the pace;
+ * retry),
  * KP_ENOSPC (the quota; remove specs first), KP_EIO (the supervisor's
  * write failed; the message says why), KP_EPIPE (supervisor gone),
  * KP_ETIMEDOUT. Beyond upstream.
