@@ -365,7 +365,7 @@ async function exampleBench(o, srv, servers, tools, Server, tmp, put, when = 'fr
   put(srv, 'qps.ctl.p99', rc.p99);
   put(srv, 'qps.ctl.rate', rc.rate);
   await unprepare(srv, ctl);
-  const dir = path.join(tmp, 'example-qps');
+  const dir = path.join(tmp, `${srv.name.replace('@', '-')}-qps`);
   fs.mkdirSync(dir);
   const q = exampleServer(Server, dir, null, tools, { qps: 50, burst: 10, name: 'example-qps' });
   try {

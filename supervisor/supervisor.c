@@ -601,9 +601,10 @@ sup_timers(struct sup *sup)
 	    ts_ms_until(&sup->start_deadline) <= 0)
 		sup_fail_start(sup, KP_ETIMEDOUT, "plugin processes did not "
 		    "report ready within 30 s");
+	/* In every phase: an init hook's specs may wait too. */
+	cdi_queue_tick(sup);
 	if (sup->phase == PHASE_RUNNING) {
 		relay_claims_tick(sup);
-		cdi_queue_tick(sup);
 		status_tick(sup);
 	}
 	/* Lifecycle (issue 14): drain.c, repair.c. */
