@@ -486,11 +486,13 @@ function pssAloneOf(pids) {
   for (const p of procs) {
     p.pss = 0;
     p.byMap = new Map();
+    p.bySegment = {};	// name and permissions: text, relro, data (JSON only)
     for (const m of p.maps) {
       let kb = 0;
       for (const f of m.pfns) if (!zero.has(f)) kb += (PAGE / 1024) / count.get(f);
       p.pss += kb;
       p.byMap.set(m.name, (p.byMap.get(m.name) || 0) + kb);
+      p.bySegment[`${m.name} ${m.perms}`] = (p.bySegment[`${m.name} ${m.perms}`] || 0) + kb;
       byMap.set(m.name, (byMap.get(m.name) || 0) + kb);
     }
     delete p.maps;

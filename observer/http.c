@@ -13,9 +13,8 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include <microhttpd.h>
-
 #include "base/log.h"
+#include "observer/mhd_dl.h"
 #include "observer/observer.h"
 
 /* One open connection: when its current request began. */

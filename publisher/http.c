@@ -31,7 +31,7 @@
 #include <string.h>
 #include <time.h>
 
-#include <curl/curl.h>
+#include "publisher/curl_dl.h"
 
 #include "base/log.h"
 #include "publisher/http_int.h"
