@@ -566,7 +566,7 @@ async function pssAlone(o, tmp) {
     await sleep(300);
     out.bareIdle = pssAloneOf(pids(bare));
     await load(bare, files);
-    await sleep(300);
+    await sleep(1500);
     out.bareAfter = pssAloneOf(pids(bare));
   } finally {
     await bare.stop();
@@ -606,7 +606,9 @@ async function pssAlone(o, tmp) {
         }
         out.kpIdle = pssAloneOf(pids(kp));
         await load(kp, files);
-        await sleep(300);
+        // 1.5 s: the children give freed memory back after a quiet spell
+        // (the gRPC servers' watcher after 0.2 s, the publisher after 1 s).
+        await sleep(1500);
         out.kpAfter = pssAloneOf(pids(kp));
       } finally {
         await kp.stop();
