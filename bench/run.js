@@ -581,35 +581,40 @@ async function pssAlone(o, tmp) {
     fs.copyFileSync(emu.caFile, path.join(dir, 'ca.crt'));
     const kc = path.join(dir, 'kubeconfig');
     fs.writeFileSync(kc, kubeconfig({ server: emu.url }));
-    const kpArgs = (s) => ['--driver-name', DRIVER, '--registrar-socket', s.regSock, '--plugin-socket', s.draSock,
-      '--kubeconfig', kc, '--node-name', NODE, '--max-connections', '16', '--kube-qps', '1000', '--quiet'];
-    for (const obs of [false, true]) {
-      const port = obs ? await freePort() : 0;
-      const sub = path.join(dir, obs ? 'kp-observer' : 'kp');
+    const kpArgs = (s, api) => ['--driver-name', DRIVER, '--registrar-socket', s.regSock, '--plugin-socket', s.draSock,
+      '--node-name', NODE, '--max-connections', '16', '--quiet', ...(api ? ['--kubeconfig', kc, '--kube-qps', '1000'] : [])];
+    // 'api': with its publisher; 'noapi': no kubeconfig (no publisher);
+    // 'observer': with the publisher and --http-endpoint, idle only.
+    for (const mode of ['api', 'noapi', 'observer']) {
+      const port = mode === 'observer' ? await freePort() : 0;
+      const sub = path.join(dir, `kp-${mode}`);
       fs.mkdirSync(sub);
-      const kp = new Server('kp', path.join(BUILD, 'tests', 'kp_testdriver'),
-        (s) => [...kpArgs(s), ...(obs ? ['--http-endpoint', `127.0.0.1:${port}`] : [])], sub);
+      const kp = new Server('kp', path.join(BUILD, 'tests', 'kp_testdriver'), (s) => [...kpArgs(s, mode !== 'noapi'),
+        ...(mode === 'observer' ? ['--http-endpoint', `127.0.0.1:${port}`] : [])], sub);
       try {
         await kp.start();
-        // A plugin publishes its devices: one pool of 8, written once.
-        const l = await kp.command('publish 8 1 a', 'publish ');
-        if (!l.startsWith('publish KP_OK')) throw new Error(`publish: ${l}`);
-        const t0 = Date.now();
-        while (emu.writes().length === 0 && Date.now() - t0 < 20000) await sleep(20);
-        if (emu.writes().length === 0) throw new Error('pss-alone: the publisher wrote no slice within 20 s');
+        if (mode !== 'noapi') {
+          // A plugin publishes its devices: one pool of 8, written once.
+          const w0 = emu.writes().length;
+          const l = await kp.command(`publish 8 1 ${mode}`, 'publish ');
+          if (!l.startsWith('publish KP_OK')) throw new Error(`publish: ${l}`);
+          const t0 = Date.now();
+          while (emu.writes().length === w0 && Date.now() - t0 < 20000) await sleep(20);
+          if (emu.writes().length === w0) throw new Error('pss-alone: the publisher wrote no slice within 20 s');
+        }
         await sleep(500);
-        if (obs) {
+        if (mode === 'observer') {
           const all = pssAloneOf(pids(kp));
           out.observer = all.procs.find((p) => p.comm === 'kp-observer') || null;
           out.withObserver = all;
-          break;
+          continue;
         }
-        out.kpIdle = pssAloneOf(pids(kp));
+        const key = mode === 'api' ? 'kp' : 'kpNoApi';
+        out[`${key}Idle`] = pssAloneOf(pids(kp));
         await load(kp, files);
-        // 1.5 s: the children give freed memory back after a quiet spell
-        // (the gRPC servers' watcher after 0.2 s, the publisher after 1 s).
+        // 1.5 s: the gRPC servers give freed memory back once idle (0.2 s).
         await sleep(1500);
-        out.kpAfter = pssAloneOf(pids(kp));
+        out[`${key}After`] = pssAloneOf(pids(kp));
       } finally {
         await kp.stop();
       }
@@ -621,6 +626,8 @@ async function pssAlone(o, tmp) {
   pssAloneReport('bare, after load', out.bareAfter, top);
   pssAloneReport('kp (kp_testdriver + publisher), idle', out.kpIdle, top);
   pssAloneReport('kp, after load', out.kpAfter, top);
+  pssAloneReport('kp without API access (no publisher), idle', out.kpNoApiIdle, top);
+  pssAloneReport('kp without API access, after load', out.kpNoApiAfter, top);
   if (out.observer) {
     console.log(`  kp with the observer (--http-endpoint), idle: observer ${(out.observer.pss / 1024).toFixed(2)} MiB, `
       + `${out.observer.threads} threads; the tree with it ${(out.withObserver.pss / 1024).toFixed(2)} MiB`);
