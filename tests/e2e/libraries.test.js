@@ -11,8 +11,9 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const net = require('node:net');
 const path = require('node:path');
+const { spawnSync } = require('node:child_process');
 const { startEmulator, kubeconfig } = require('../apiserver-emu');
-const { makeRoot, TestDriver, roles, until } = require('./lib/plugin');
+const { makeRoot, TestDriver, TESTDRIVER, roles, until } = require('./lib/plugin');
 
 const DRIVER = 'test.example.com';
 const NODE = 'node-1';
@@ -86,3 +87,46 @@ test('libcurl and libmicrohttpd are mapped by the publisher and the observer onl
     }
   }
 });
+
+// Where the loader finds a soname (ld.so.cache), with symbolic links
+// resolved: the file a bind mount can hide.
+function sonamePath(so) {
+  const r = spawnSync('ldconfig', ['-p'], { encoding: 'utf8' });
+  const l = (r.stdout || '').split('\n').find((x) => x.trim().startsWith(`${so} `));
+  return l ? fs.realpathSync(l.split('=>').pop().trim()) : null;
+}
+
+const canHide = process.getuid() === 0 && spawnSync('unshare', ['-m', 'true']).status === 0;
+
+for (const [so, role, args] of [
+  ['libcurl.so.4', 'publisher', (root, kc) => ['--kubeconfig', kc, '--node-name', NODE]],
+  ['libmicrohttpd.so.12', 'observer', (root, kc, port) => ['--http-endpoint', `127.0.0.1:${port}`]],
+]) {
+  test(`without ${so} the ${role} fails to start and kp_start says which library is missing`,
+    { skip: canHide ? false : 'needs root and unshare -m (a mount namespace to hide the library in)' }, async (t) => {
+      const lib = sonamePath(so);
+      assert.ok(lib, `${so} is not in ld.so.cache`);
+      const root = makeRoot(DRIVER);
+      const kc = path.join(root.dir, 'kubeconfig');
+      // Never reached: the publisher fails before its first request.
+      fs.writeFileSync(kc, kubeconfig({ server: 'https://127.0.0.1:1' }));
+      fs.writeFileSync(path.join(root.dir, 'token'), 'x');
+      fs.writeFileSync(path.join(root.dir, 'ca.crt'), '');
+      // In a mount namespace of its own, /dev/null over the library file.
+      const drv = new TestDriver(root, args(root, kc, await freePort()), {
+        binary: 'unshare',
+        prefixArgs: ['-m', 'sh', '-c', 'mount --bind /dev/null "$0" && exec "$@"', lib, TESTDRIVER],
+      });
+      t.after(async () => {
+        drv.kill();
+        await drv.exited;
+        root.cleanup();
+      });
+      const l = await drv.line(['ready', 'error'], 30000);
+      assert.match(l, new RegExp(`^error KP_E\\w+ .*${so.replace(/\./g, '\\.')} cannot be loaded`), `${l}\n${drv.stderr}`);
+      const { code } = await drv.exited;
+      assert.notEqual(code, 0);
+      // Nothing was registered.
+      assert.ok(!fs.existsSync(root.regSock), 'a registration socket is left');
+    });
+}
