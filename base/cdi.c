@@ -9,46 +9,67 @@
 #include "base/cdi.h"
 #include "base/names.h"
 
+/* Character classes of the CDI name rules: one table load per byte. */
+#define C_LETTER	1
+#define C_DIGIT		2
+#define C_PUNCT		4	/* '_', '-', '.' */
+#define C_COLON		8
+#define C_ALNUM		(C_LETTER | C_DIGIT)
+
+static const unsigned char cclass[256] = {
+	['0' ... '9'] = C_DIGIT,
+	['a' ... 'z'] = C_LETTER,
+	['A' ... 'Z'] = C_LETTER,
+	['_'] = C_PUNCT, ['-'] = C_PUNCT, ['.'] = C_PUNCT,
+	[':'] = C_COLON
+};
+
+static int
+is_class(char c, unsigned char want)
+{
+	return ((cclass[(unsigned char)c] & want) != 0);
+}
+
 static int
 is_letter(int c)
 {
-	return ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'));
+	return (is_class((char)c, C_LETTER));
 }
 
 static int
 is_alnum(int c)
 {
-	return (is_letter(c) || (c >= '0' && c <= '9'));
+	return (is_class((char)c, C_ALNUM));
+}
+
+/* The inner characters of s[0..n), n >= 2, all of classes want. */
+static int
+inner_ok(const char *s, size_t n, unsigned char want)
+{
+	size_t	 i;
+
+	for (i = 1; i + 1 < n; i++)
+		if (!is_class(s[i], want))
+			return (0);
+	return (1);
 }
 
 /* parser.go validateVendorOrClassName. */
 int
 cdi_vendor_ok(const char *s, size_t n)
 {
-	size_t	 i;
-
-	if (n == 0 || !is_letter(s[0]) || !is_alnum(s[n - 1]))
-		return (0);
-	for (i = 1; i + 1 < n; i++)
-		if (!is_alnum(s[i]) && s[i] != '_' && s[i] != '-' &&
-		    s[i] != '.')
-			return (0);
-	return (1);
+	return (n > 0 && is_class(s[0], C_LETTER) &&
+	    is_class(s[n - 1], C_ALNUM) &&
+	    inner_ok(s, n, C_ALNUM | C_PUNCT));
 }
 
 /* parser.go ValidateDeviceName. */
 int
 cdi_device_name_ok(const char *s, size_t n)
 {
-	size_t	 i;
-
-	if (n == 0 || !is_alnum(s[0]) || !is_alnum(s[n - 1]))
-		return (0);
-	for (i = 1; i + 1 < n; i++)
-		if (!is_alnum(s[i]) && s[i] != '_' && s[i] != '-' &&
-		    s[i] != '.' && s[i] != ':')
-			return (0);
-	return (1);
+	return (n > 0 && is_class(s[0], C_ALNUM) &&
+	    is_class(s[n - 1], C_ALNUM) &&
+	    inner_ok(s, n, C_ALNUM | C_PUNCT | C_COLON));
 }
 
 /* "<vendor>/<class>" */

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/config.h"
 #include "base/mdjson.h"
 #include "base/utf8.h"
 
@@ -176,23 +177,26 @@ md_field(struct md_buf *b, const char *indent, const char *key,
  * shape), with metadata {name, namespace, uid, generation} (Go's
  * ObjectMeta order; empty fields omitted), podClaimName when known,
  * requests [{name, devices [{driver, pool, name, attributes?,
- * networkData?}]}]. Returns
- * 0 with
- * *out malloc'd (the caller frees) or KP_ENOMEM.
+ * networkData?}]}], for cfg's driver and metadata versions. Returns 0
+ * with *out malloc'd (the caller frees); KP_EINVAL when the file would be
+ * over MD_MAX_CONTENT bytes (*outlen says how many, *out NULL); or
+ * KP_ENOMEM.
  */
 int
-md_encode(const struct md_input *in, char **out, size_t *outlen)
+md_encode(const struct kp_options *cfg, const struct md_input *in,
+    char **out, size_t *outlen)
 {
-	struct md_buf	 b = { NULL, 0, 0, 0 };
-	const char	*a, *net;
-	size_t		 v, i;
+	struct md_buf		 b = { NULL, 0, 0, 0 };
+	const struct md_device	*d;
+	size_t			 v, i;
 
 	*out = NULL;
 	*outlen = 0;
-	for (v = 0; v < in->n_versions; v++) {
+	for (v = 0; v < cfg->n_metadata_versions; v++) {
 		md_puts(&b, "{\n");
 		md_field(&b, "  ", "kind", "DeviceMetadata", 0);
-		md_field(&b, "  ", "apiVersion", in->versions[v], 0);
+		md_field(&b, "  ", "apiVersion", cfg->metadata_versions[v],
+		    0);
 		md_puts(&b, "  \"metadata\": {\n");
 		md_field(&b, "    ", "name", in->name, 0);
 		md_field(&b, "    ", "namespace", in->namespace_, 0);
@@ -208,23 +212,20 @@ md_encode(const struct md_input *in, char **out, size_t *outlen)
 		if (in->n_devices > 0) {
 			md_puts(&b, "      \"devices\": [\n");
 			for (i = 0; i < in->n_devices; i++) {
-				a = in->attrs != NULL ? in->attrs[i] : NULL;
-				net = in->nets != NULL ? in->nets[i] : NULL;
+				d = &in->devices[i];
 				md_puts(&b, "        {\n");
-				md_field(&b, "          ", "driver", in->driver,
-				    0);
-				md_field(&b, "          ", "pool",
-				    in->pools[i], 0);
-				md_field(&b, "          ", "name",
-				    in->device_names[i], a == NULL &&
-				    net == NULL);
-				if (a != NULL) {
-					md_puts(&b, a);
-					md_puts(&b, net != NULL ? ",\n" :
+				md_field(&b, "          ", "driver",
+				    cfg->driver_name, 0);
+				md_field(&b, "          ", "pool", d->pool, 0);
+				md_field(&b, "          ", "name", d->name,
+				    d->attrs == NULL && d->net == NULL);
+				if (d->attrs != NULL) {
+					md_puts(&b, d->attrs);
+					md_puts(&b, d->net != NULL ? ",\n" :
 					    "\n");
 				}
-				if (net != NULL) {
-					md_puts(&b, net);
+				if (d->net != NULL) {
+					md_puts(&b, d->net);
 					md_puts(&b, "\n");
 				}
 				md_puts(&b, i + 1 < in->n_devices ?
@@ -238,8 +239,12 @@ md_encode(const struct md_input *in, char **out, size_t *outlen)
 		free(b.p);
 		return (KP_ENOMEM);
 	}
-	*out = b.p;
 	*outlen = b.len;
+	if (b.len > MD_MAX_CONTENT) {
+		free(b.p);
+		return (KP_EINVAL);
+	}
+	*out = b.p;
 	return (0);
 }
 

@@ -10,24 +10,31 @@
 
 #include "kubeletplugin.h"
 
+struct kp_options;
+
 #define MD_MAX_ATTRS	32	/* v1beta1 maxProperties */
 #define MD_MAX_CONTENT	(64u * 1024)	/* KP_IPC_MAX_METADATA */
 
-/* What md_encode() writes for one request (all borrowed). */
+/* One device of a request (all borrowed). */
+struct md_device {
+	const char	*pool;
+	const char	*name;
+	const char	*attrs;		/* md_attrs_json(); NULL: none */
+	const char	*net;		/* md_net_json(); NULL: none */
+};
+
+/*
+ * What md_encode() writes for one request (all borrowed); the driver name
+ * and the versions come from the options.
+ */
 struct md_input {
-	const char		 *driver;
-	const char *const	 *versions;	/* apiVersion of each object */
-	size_t			  n_versions;
 	const char		 *namespace_;
 	const char		 *name;
 	const char		 *uid;
 	long long		  generation;
-	const char		 *pod_claim_name;	/* NULL: none */
+	const char		 *pod_claim_name;	/* NULL or "": none */
 	const char		 *request;
-	const char *const	 *pools;	/* per device */
-	const char *const	 *device_names;	/* per device */
-	const char *const	 *attrs;	/* per device; NULL: none */
-	const char *const	 *nets;		/* per device; NULL: none */
+	const struct md_device	 *devices;
 	size_t			  n_devices;
 };
 
@@ -39,7 +46,8 @@ struct md_buf {
 	int	 oom;
 };
 
-int	md_encode(const struct md_input *, char **, size_t *);
+int	md_encode(const struct kp_options *, const struct md_input *,
+	    char **, size_t *);
 void	md_put(struct md_buf *, const char *, size_t);
 void	md_json_string(struct md_buf *, const char *);
 const char *md_copy_attrs(const struct kp_attribute *, size_t,

@@ -6,6 +6,7 @@
  *
  *   loadgen -t <unix:path> -m <method> -r <requests-file> [-c conns]
  *           [-T threads] [-n calls | -s secs] [-w warmup] [-d deadline-ms]
+ *           [-i interval-us]
  *
  * A closed loop: conns connections (one channel each, with a local
  * subchannel pool so that channels never share a connection), one call in
@@ -13,7 +14,10 @@
  * threads completion queues, each with its share of the connections.
  * The requests file holds the serialized request messages, each as a
  * 4-byte big-endian length and the bytes; the calls cycle through them.
- * The first warmup calls of each connection are not counted.
+ * The first warmup calls of each connection are not counted. -i paces
+ * each connection: a call starts no sooner than interval-us after the
+ * previous one on it started (the thread sleeps; meant for one
+ * connection, for servers that limit a rate, such as CDI spec writes).
  *
  * Prints one JSON object: calls, errors (with the first error's status
  * and text), wall seconds, calls per second, latency percentiles in
@@ -80,6 +84,7 @@ static size_t		 limit_calls;	/* per connection; 0: by time */
 static double		 limit_secs = 2;
 static size_t		 warmup = 50;
 static int		 deadline_ms = 30000;
+static uint64_t		 interval_ns;	/* -i: pacing; 0: none */
 static uint64_t		 t_end;		/* ns, CLOCK_MONOTONIC */
 static grpc_slice	 method_slice;
 
@@ -99,7 +104,7 @@ usage(const char *why)
 		fprintf(stderr, "loadgen: %s\n", why);
 	fprintf(stderr, "usage: loadgen -t unix:PATH -m METHOD -r REQUESTS "
 	    "[-c conns] [-T threads] [-n calls | -s secs] [-w warmup] "
-	    "[-d deadline-ms]\n");
+	    "[-d deadline-ms] [-i interval-us]\n");
 	exit(2);
 }
 
@@ -220,6 +225,21 @@ end_call(struct conn *c)
 	c->call = NULL;
 }
 
+/* -i: wait until interval_ns after c's last call started. */
+static void
+pace(const struct conn *c)
+{
+	uint64_t	 due = c->t0 + interval_ns, now = now_ns();
+	struct timespec	 ts;
+
+	if (interval_ns == 0 || now >= due)
+		return;
+	ts.tv_sec = (time_t)((due - now) / 1000000000u);
+	ts.tv_nsec = (long)((due - now) % 1000000000u);
+	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+		;
+}
+
 static void *
 run_worker(void *arg)
 {
@@ -236,8 +256,10 @@ run_worker(void *arg)
 		if (ev.type != GRPC_OP_COMPLETE)
 			break;
 		end_call(c);
-		if (keep_going(c))
+		if (keep_going(c)) {
+			pace(c);
 			start_call(c);
+		}
 		else
 			active--;
 	}
@@ -297,7 +319,7 @@ main(int argc, char **argv)
 	size_t			 n_all = 0, errors = 0;
 	int			 opt;
 
-	while ((opt = getopt(argc, argv, "t:m:r:c:T:n:s:w:d:h")) != -1) {
+	while ((opt = getopt(argc, argv, "t:m:r:c:T:n:s:w:d:i:h")) != -1) {
 		switch (opt) {
 		case 't': target = optarg; break;
 		case 'm': method = optarg; break;
@@ -308,6 +330,7 @@ main(int argc, char **argv)
 		case 's': limit_secs = strtod(optarg, NULL); break;
 		case 'w': warmup = strtoul(optarg, NULL, 10); break;
 		case 'd': deadline_ms = atoi(optarg); break;
+		case 'i': interval_ns = strtoull(optarg, NULL, 10) * 1000; break;
 		default: usage(NULL);
 		}
 	}

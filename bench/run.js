@@ -5,7 +5,8 @@
 //
 // Servers: "bare" (build/bench/bare_server), "kp" (build/tests/kp_testdriver
 // with default options: serialized hooks) and "kp-wN" (kp_testdriver
-// --workers N). All run at once and every measurement visits them in turn,
+// --workers N); opt-in "example" (build/examples/pci-driver with the
+// API-server emulator, bench/example.js: paced, not in the closed loops). All run at once and every measurement visits them in turn,
 // so background load on the machine hits them alike.
 //
 // Measured, for requests of each claim count (NodePrepareResources, v1):
@@ -109,7 +110,7 @@ function parseFlags(argv) {
 function usage(err) {
   if (err) console.error(`bench: ${err}`);
   console.error('usage: node bench/run.js [--seq N] [--secs S] [--concurrency 8,64] [--claims 1,16,128]\n'
-    + '    [--warmup N] [--rounds R] [--workers N] [--info-calls N] [--servers bare,kp,kp-w4]\n'
+    + '    [--warmup N] [--rounds R] [--workers N] [--info-calls N] [--servers bare,kp,kp-w4[,example]]\n'
     + '    [--json FILE] [--logs DIR] [--old DIR] [--publish DEVICES (0: off)]\n'
     + '    [--pss-alone (default) | --no-pss-alone | --pss-only]');
   process.exit(err ? 2 : 0);
@@ -305,9 +306,10 @@ const LOADGEN = path.join(BUILD, 'bench', 'loadgen');
 // conns connections with one call in flight each, for `calls` calls per
 // connection or `secs` seconds. Latencies in ms; server CPU per call in
 // us; cores busy in the server tree and in the load generator.
-function loadgen(srv, sock, method, file, { conns = 1, calls = 0, secs = 0, warmup = 0 }) {
+function loadgen(srv, sock, method, file, { conns = 1, calls = 0, secs = 0, warmup = 0, intervalUs = 0 }) {
   const args = ['-t', `unix:${sock}`, '-m', method, '-r', file, '-c', String(conns),
     '-w', String(warmup), '-d', String(DEADLINE_MS)];
+  if (intervalUs) args.push('-i', String(intervalUs));
   if (calls) args.push('-n', String(calls)); else args.push('-s', String(secs));
   const c0 = srv.cpu();
   return new Promise((resolve, reject) => {
@@ -328,7 +330,7 @@ function loadgen(srv, sock, method, file, { conns = 1, calls = 0, secs = 0, warm
         return;
       }
       resolve({
-        p50: r.p50_us / 1000, p99: r.p99_us / 1000, p999: r.p999_us / 1000,
+        p50: r.p50_us / 1000, p99: r.p99_us / 1000, p999: r.p999_us / 1000, max: r.max_us / 1000,
         rate: r.calls_per_s, cpuPerCall: (cpu / r.calls) * 1e6,
         serverCpu: cpu / r.wall_s, clientCpu: r.client_cpu_s / r.wall_s,
       });
@@ -679,6 +681,23 @@ function machine() {
   };
 }
 
+// ---- the example driver (bench/example.js) --------------------------------
+
+const exampleTools = () => ({ BUILD, loadgen, requestFile });
+
+// The "example" server: build/examples/pci-driver with the emulator.
+function exampleDef(o, dir) {
+  return require('./example').exampleServer(Server, dir, o, exampleTools());
+}
+
+// Its figures (paced: the supervisor limits CDI spec requests to 50 a
+// second), as metrics of the servers: all of them with its first
+// nodeserver, the 1-claim look-up again after the recovery rounds
+// restarted it.
+async function exampleBench(o, ex, servers, tmp, put, when) {
+  await require('./example').exampleBench(o, ex, servers, exampleTools(), Server, tmp, put, when);
+}
+
 // ---- main ----------------------------------------------------------------
 
 async function main() {
@@ -700,8 +719,9 @@ async function main() {
     if (at !== undefined && (at !== 'old' || !o.old)) usage(`${name}: needs --old DIR`);
     const build = at ? o.old : BUILD;
     if (base === 'bare' && !at) return defs.bare(dir);
+    if (base === 'example' && !at) return exampleDef(o, dir);
     const m = /^kp(?:-w(\d+))?$/.exec(base);
-    if (!m) usage(`unknown server ${name} (bare, kp, kp-wN, kp@old, kp-wN@old)`);
+    if (!m) usage(`unknown server ${name} (bare, kp, kp-wN, kp@old, kp-wN@old, example)`);
     const s = defs.kp(dir, build);
     s.name = name;
     if (m[1]) s.args.push('--workers', m[1]);
@@ -758,6 +778,7 @@ async function main() {
     const probe = pools[o.claims[0]][0];
     const answers = new Set();
     for (const s of servers) {
+      if (s.probe) continue;	// the example driver: other claims, other answers
       const [cl] = await clientsFor(s, 1);
       answers.add(decodedPrepare(await call(cl, PREPARE, probe)));
       cl.close();
@@ -765,6 +786,7 @@ async function main() {
     const same = answers.size === 1;
     // Warm-up: both sockets, every request size, the load's connections.
     for (const s of servers) {
+      if (s.paced) continue;	// the example: measured by exampleBench
       for (const n of o.claims) await loadgen(s, s.draSock, PREPARE, files[n], { calls: o.warmup });
       await loadgen(s, s.regSock, GETINFO, infoFile, { calls: o.warmup });
       for (const c of o.concurrency) await loadgen(s, s.draSock, PREPARE, files[o.claims[0]], { conns: c, secs: 0.3 });
@@ -772,6 +794,7 @@ async function main() {
     for (let round = 0; round < o.rounds; round++) {
       for (const n of o.claims) {
         for (const s of servers) {
+          if (s.paced) continue;
           const r = await loadgen(s, s.draSock, PREPARE, files[n], { calls: o.seq, warmup: 20 });
           put(s, `seq${n}.p50`, r.p50);
           put(s, `seq${n}.p99`, r.p99);
@@ -781,6 +804,7 @@ async function main() {
       for (const c of o.concurrency) {
         for (const n of o.claims) {
           for (const s of servers) {
+            if (s.paced) continue;
             const r = await loadgen(s, s.draSock, PREPARE, files[n], { conns: c, secs: o.secs, warmup: 5 });
             put(s, `tp${n}c${c}.p50`, r.p50);
             put(s, `tp${n}c${c}.p99`, r.p99);
@@ -799,6 +823,8 @@ async function main() {
     }
     await sleep(300);
     for (const s of servers) s.after = memory(s.proc.pid);
+    const ex = servers.find((s) => s.name === 'example');
+    if (ex) await exampleBench(o, ex, servers, tmp, put, 'fresh');
     // Recovery: SIGKILL the nodeserver, time until a prepare succeeds
     // again (the supervisor restarts it; kubelet would retry the same).
     for (let round = 0; round < o.rounds; round++) {
@@ -809,7 +835,7 @@ async function main() {
         const t0 = process.hrtime.bigint();
         process.kill(ns, 'SIGKILL');
         for (;;) {
-          const r = await rawUnary(cl, PREPARE, probe, 1000);
+          const r = await rawUnary(cl, PREPARE, s.probe || probe, 1000);
           if (r.code === 0) break;
           if (Number(process.hrtime.bigint() - t0) > 20e9) throw new Error(`${s.name}: no answer 20 s after the nodeserver was killed`);
           await sleep(1);
@@ -818,7 +844,7 @@ async function main() {
         cl.close();
       }
     }
-    const kp = servers.find((s) => s.name !== 'bare' && !s.name.includes('@'));
+    const kp = servers.find((s) => s.name !== 'bare' && s.name !== 'example' && !s.name.includes('@'));
     if (o.publish > 0 && kp) {
       const p = await publishBench(o, tmp);
       put(kp, 'pub.wall', p.wall);
@@ -827,6 +853,7 @@ async function main() {
       put(kp, 'pub.unchanged', p.unchanged);
       put(kp, 'pub.one', p.oneChanged);
     }
+    if (ex) await exampleBench(o, ex, servers, tmp, put, 'restarted');
     report(o, servers, res, same, mach, (Date.now() - t0) / 1000, pssMem);
   } catch (e) {
     failed = e;
@@ -890,6 +917,7 @@ function report(o, servers, res, same, mach, secs, pssMem) {
     row('republish unchanged: writes', 'pub.unchanged', '');
     row('republish, one device changed: writes', 'pub.one', '');
   }
+  if (servers.some((s) => s.name === 'example')) require('./example').exampleRows(row, (k) => (s) => m(s, k));
   row('processes', null, '', (s) => s.after.procs.length);
   row('threads, after load', null, '', (s) => s.after.threads);
   row('RSS sum, idle', null, 'kB', (s) => s.idle.rss);

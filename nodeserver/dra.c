@@ -341,8 +341,8 @@ lookup_claims(struct dra_ctx *ctx, const struct dra_request *rq,
 
 static int
 prepare_claims(struct dra_ctx *ctx, const struct dra_version_info *info,
-    const struct dra_request *rq, struct dra_results *r, uint8_t **resp,
-    size_t *resp_len, char *msg, size_t msgsize)
+    const struct dra_request *rq, struct dra_results *r, struct dra_out *o,
+    uint8_t **resp, size_t *resp_len, char *msg, size_t msgsize)
 {
 	struct kp_claim		*hc;
 	struct dra_claim_alloc	*al;
@@ -361,7 +361,7 @@ prepare_claims(struct dra_ctx *ctx, const struct dra_version_info *info,
 	st = run_hook(ctx, &op_prepare, hc, ctx->lookup != NULL ? al : NULL, r,
 	    msg, msgsize);
 	if (st == RPC_OK &&
-	    dra_encode_prepare(r, info->share_id, resp, resp_len) != 0) {
+	    dra_encode_prepare(r, info->share_id, o, resp, resp_len) != 0) {
 		snprintf(msg, msgsize, "out of memory");
 		st = RPC_INTERNAL;
 	}
@@ -374,8 +374,8 @@ prepare_claims(struct dra_ctx *ctx, const struct dra_version_info *info,
 
 static int
 unprepare_claims(struct dra_ctx *ctx, const struct dra_request *rq,
-    struct dra_results *r, uint8_t **resp, size_t *resp_len, char *msg,
-    size_t msgsize)
+    struct dra_results *r, struct dra_out *o, uint8_t **resp,
+    size_t *resp_len, char *msg, size_t msgsize)
 {
 	struct kp_claim		*hc = NULL;
 	const struct kp_claim	*claims = rq->claims;
@@ -407,7 +407,7 @@ unprepare_claims(struct dra_ctx *ctx, const struct dra_request *rq,
 	}
 	st = run_hook(ctx, &op_unprepare, claims, NULL, r, msg, msgsize);
 	free(hc);
-	if (st == RPC_OK && dra_encode_unprepare(r, resp, resp_len) != 0) {
+	if (st == RPC_OK && dra_encode_unprepare(r, o, resp, resp_len) != 0) {
 		snprintf(msg, msgsize, "out of memory");
 		st = RPC_INTERNAL;
 	}
@@ -418,7 +418,8 @@ unprepare_claims(struct dra_ctx *ctx, const struct dra_request *rq,
 static int
 dra_call(struct dra_ctx *ctx, enum dra_version v, const struct op *op,
     const uint8_t *req, size_t len, int (*cancelled)(void *), void *arg,
-    uint8_t **resp, size_t *resp_len, char *msg, size_t msgsize)
+    struct dra_out *o, uint8_t **resp, size_t *resp_len, char *msg,
+    size_t msgsize)
 {
 	const struct dra_version_info	*info;
 	struct dra_request		 rq;
@@ -443,10 +444,10 @@ dra_call(struct dra_ctx *ctx, enum dra_version v, const struct op *op,
 	}
 	r.driver = ctx->cfg->driver_name;
 	if (op->prepare)
-		st = prepare_claims(ctx, info, &rq, &r, resp, resp_len, msg,
-		    msgsize);
+		st = prepare_claims(ctx, info, &rq, &r, o, resp, resp_len,
+		    msg, msgsize);
 	else
-		st = unprepare_claims(ctx, &rq, &r, resp, resp_len, msg,
+		st = unprepare_claims(ctx, &rq, &r, o, resp, resp_len, msg,
 		    msgsize);
 	dra_results_free(&r);
 	dra_request_free(&rq);
@@ -465,8 +466,8 @@ dra_prepare(struct dra_ctx *ctx, enum dra_version v, const uint8_t *req,
     size_t len, int (*cancelled)(void *), void *arg, uint8_t **resp,
     size_t *resp_len, char *msg, size_t msgsize)
 {
-	return (dra_call(ctx, v, &op_prepare, req, len, cancelled, arg, resp,
-	    resp_len, msg, msgsize));
+	return (dra_call(ctx, v, &op_prepare, req, len, cancelled, arg, NULL,
+	    resp, resp_len, msg, msgsize));
 }
 
 int
@@ -475,7 +476,7 @@ dra_unprepare(struct dra_ctx *ctx, enum dra_version v, const uint8_t *req,
     size_t *resp_len, char *msg, size_t msgsize)
 {
 	return (dra_call(ctx, v, &op_unprepare, req, len, cancelled, arg,
-	    resp, resp_len, msg, msgsize));
+	    NULL, resp, resp_len, msg, msgsize));
 }
 
 static int
@@ -484,21 +485,32 @@ call_cancelled(void *call)
 	return (rpc_call_cancelled(call));
 }
 
-/* The handler of every method; user says which version and operation. */
+static uint8_t *
+reply_buf(void *call, size_t n)
+{
+	return (rpc_call_reply_buf(call, n));
+}
+
+/*
+ * The handler of every method; user says which version and operation.
+ * The answer is packed into the slice gRPC sends (rpc_call_reply_buf).
+ */
 static void
 handle(void *user, struct rpc_call *call, const uint8_t *req, size_t len)
 {
 	struct dra_binding	*b = user;
+	struct dra_out		 o = { reply_buf, call, 0 };
 	uint8_t			*resp;
 	size_t			 n;
 	char			 msg[MSG_SIZE];
 	int			 st;
 
 	st = dra_call(b->ctx, b->version, b->prepare ? &op_prepare :
-	    &op_unprepare, req, len, call_cancelled, call, &resp, &n, msg,
+	    &op_unprepare, req, len, call_cancelled, call, &o, &resp, &n, msg,
 	    sizeof(msg));
 	rpc_call_reply(call, st, st == RPC_OK ? NULL : msg, resp, n);
-	free(resp);
+	if (o.malloced)
+		free(resp);
 }
 
 /*

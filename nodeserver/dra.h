@@ -137,7 +137,8 @@ struct dra_device {
 	char	**cdi_ids;
 	size_t	  n_cdi_ids;
 	char	 *share_id;	/* NULL: absent */
-	void	 *mem;		/* one block: every pointer above */
+	void	 *mem;		/* one block: every pointer above; NULL:
+				 * in the results' arena */
 };
 
 /* Device metadata members of one device (metadata_attrs.c). */
@@ -158,6 +159,13 @@ struct dra_result {
 	struct dra_device	*devices;
 	size_t			 n_devices;
 	size_t			 cap_devices;
+	/* Room for the first device, in the results' own block
+	 * (dra_results_init; NULL elsewhere): a claim's usual one device
+	 * costs no array of its own. */
+	struct dra_device	*slot;
+	/* Where the hook's devices are copied (the results' arena;
+	 * NULL: each its own malloc). */
+	struct dra_arena_chunk	**arena;
 	/* kp_prepare_device_metadata(): dropped with the devices */
 	struct md_attrs		*md_attrs;
 	size_t			 n_md_attrs;
@@ -178,14 +186,30 @@ struct dra_results {
 	int			(*cancelled)(void *);
 	void			*cancel_arg;
 	const char		*driver;	/* the driver's name */
+	struct dra_arena_chunk	*arena;		/* devices, freed with r */
 };
 
 /* A decoded request: the distinct claims, in order of first appearance. */
+struct dra_arena_chunk;
 struct dra_request {
 	void		*msg;		/* owns the strings */
+	/* Where msg and the claims live (dra_v1.c): freed at once. */
+	struct dra_arena_chunk *arena;
 	struct kp_claim	*claims;	/* strings borrowed from msg */
 	size_t		 n_claims;
 	size_t		 n_requested;	/* with repeats */
+};
+
+/*
+ * Where an encoded response goes: alloc(arg, n) gives n bytes for it
+ * (rpc_call_reply_buf: packed straight into gRPC's slice) or NULL, and
+ * then, as with no dra_out at all, it is malloc'd and malloced is set
+ * (the caller frees it).
+ */
+struct dra_out {
+	uint8_t	*(*alloc)(void *, size_t);
+	void	 *arg;
+	int	  malloced;
 };
 
 /* dra.c */
@@ -206,6 +230,12 @@ const struct dra_version_info *dra_version(enum dra_version);
 /* flock.c */
 int	dra_flock_take(int, char *, size_t);
 void	dra_flock_release(int);
+
+/* dra_arena.c */
+struct dra_arena_chunk;
+int	dra_arena_grow(struct dra_arena_chunk **, size_t);
+void	*dra_arena_alloc(void *, size_t);
+void	dra_arena_free(struct dra_arena_chunk *);
 
 /* dra_alloc.c */
 int	dra_claim_alloc_add(struct dra_claim_alloc *, const char *,
@@ -255,10 +285,10 @@ void	jr_unprepare_end(struct dra_ctx *, struct dra_results *);
 int	dra_decode_request(const uint8_t *, size_t, struct dra_request *,
 	    char *, size_t);
 void	dra_request_free(struct dra_request *);
-int	dra_encode_prepare(const struct dra_results *, int, uint8_t **,
-	    size_t *);
-int	dra_encode_unprepare(const struct dra_results *, uint8_t **,
-	    size_t *);
+int	dra_encode_prepare(const struct dra_results *, int,
+	    struct dra_out *, uint8_t **, size_t *);
+int	dra_encode_unprepare(const struct dra_results *, struct dra_out *,
+	    uint8_t **, size_t *);
 extern const struct dra_version_info dra_v1_info;
 
 /* dra_v1beta1.c, dra_v1alpha4.c */

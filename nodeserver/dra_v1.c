@@ -8,6 +8,7 @@
  * Prepare and unprepare requests are the same message on the wire
  * (repeated Claim claims = 1), so one decoder reads both.
  */
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,15 +90,24 @@ claim_check(const Claim *c, size_t i, char *msg, size_t msgsize)
 	return (KP_EINVAL);
 }
 
-/* FNV-1a: UIDs are random already, any spread will do. */
+/*
+ * FNV-1a over 8-byte words (a UID is 36 bytes: 5 multiplications, not
+ * 36); a UID is random already, any spread will do.
+ */
 static size_t
 uid_hash(const char *s)
 {
-	uint32_t	 h = 2166136261u;
+	uint64_t	 h = 14695981039346656037u, w;
+	size_t		 n = strlen(s);
 
-	for (; *s != '\0'; s++)
-		h = (h ^ (unsigned char)*s) * 16777619u;
-	return (h);
+	for (; n >= 8; s += 8, n -= 8) {
+		memcpy(&w, s, 8);
+		h = (h ^ w) * 1099511628211u;
+	}
+	w = 0;
+	memcpy(&w, s, n);
+	h = (h ^ w) * 1099511628211u;
+	return ((size_t)(h ^ (h >> 29)));
 }
 
 /*
@@ -136,6 +146,27 @@ claims_dedup(const Request *m, size_t *slot, size_t nslots, char *dup,
 	return (0);
 }
 
+/* The request's memory goes with its arena (dra_arena.c). */
+static void
+arena_nofree(void *head_p, void *p)
+{
+	(void)head_p;
+	(void)p;
+}
+
+/* Zeroed memory from the request's arena. */
+static void *
+arena_zalloc(struct dra_request *out, size_t n, size_t size)
+{
+	void	*p;
+
+	if (size != 0 && n > SIZE_MAX / size)
+		return (NULL);
+	if ((p = dra_arena_alloc(&out->arena, n * size)) != NULL)
+		memset(p, 0, n * size);
+	return (p);
+}
+
 /*
  * Check every claim, then keep the first claim of each UID, in request
  * order. kubelet never repeats a claim; if it did, its "left out" check
@@ -158,13 +189,10 @@ claims_collect(const Request *m, struct dra_request *out, char *msg,
 		return (0);
 	while (nslots < 2 * m->n_claims)
 		nslots *= 2;
-	slot = calloc(nslots, sizeof(*slot));
-	dup = calloc(m->n_claims, 1);
-	if (slot == NULL || dup == NULL) {
-		free(slot);
-		free(dup);
+	slot = arena_zalloc(out, nslots, sizeof(*slot));
+	dup = arena_zalloc(out, m->n_claims, 1);
+	if (slot == NULL || dup == NULL)
 		return (KP_ENOMEM);
-	}
 	if ((rc = claims_dedup(m, slot, nslots, dup, msg, msgsize)) == 0) {
 		for (i = 0; i < m->n_claims; i++) {
 			if (dup[i])
@@ -176,8 +204,6 @@ claims_collect(const Request *m, struct dra_request *out, char *msg,
 			out->n_claims++;
 		}
 	}
-	free(slot);
-	free(dup);
 	return (rc);
 }
 
@@ -191,18 +217,29 @@ int
 dra_decode_request(const uint8_t *buf, size_t len, struct dra_request *out,
     char *msg, size_t msgsize)
 {
-	Request	*m;
-	int	 rc;
+	ProtobufCAllocator	 al;
+	Request			*m;
+	int			 rc;
 
 	memset(out, 0, sizeof(*out));
 	msg[0] = '\0';
-	if ((m = (Request *)protobuf_c_message_unpack(&REQUEST_DESC, NULL, len,
-	    buf)) == NULL)
+	/* The first chunk: room for the usual request (the unpacked claims
+	 * take about three times their wire size) in one malloc. */
+	if (dra_arena_grow(&out->arena, len < SIZE_MAX / 4 - 1024 ?
+	    3 * len + 1024 : len) != 0)
+		return (KP_ENOMEM);
+	al.alloc = dra_arena_alloc;
+	al.free = arena_nofree;
+	al.allocator_data = &out->arena;
+	if ((m = (Request *)protobuf_c_message_unpack(&REQUEST_DESC, &al, len,
+	    buf)) == NULL) {
+		dra_request_free(out);
 		return (KP_EPROTO);
+	}
 	out->msg = m;
 	out->n_requested = m->n_claims;
-	if (m->n_claims > 0 &&
-	    (out->claims = calloc(m->n_claims, sizeof(*out->claims))) == NULL) {
+	if (m->n_claims > 0 && (out->claims = arena_zalloc(out, m->n_claims,
+	    sizeof(*out->claims))) == NULL) {
 		dra_request_free(out);
 		return (KP_ENOMEM);
 	}
@@ -211,24 +248,29 @@ dra_decode_request(const uint8_t *buf, size_t len, struct dra_request *out,
 	return (rc);
 }
 
+/* Everything lives in the arena: no walk through the message. */
 void
 dra_request_free(struct dra_request *r)
 {
-	if (r->msg != NULL)
-		protobuf_c_message_free_unpacked(r->msg, NULL);
-	free(r->claims);
+	dra_arena_free(r->arena);
 	memset(r, 0, sizeof(*r));
 }
 
-/* Pack m into a new buffer (*out, *len); the caller frees *out. */
+/* Pack m into a buffer from o (NULL: malloc'd; the caller frees it). */
 static int
-pack(const ProtobufCMessage *m, uint8_t **out, size_t *len)
+pack(const ProtobufCMessage *m, struct dra_out *o, uint8_t **out,
+    size_t *len)
 {
 	size_t	n;
 
 	n = protobuf_c_message_get_packed_size(m);
-	if ((*out = malloc(n > 0 ? n : 1)) == NULL)
-		return (KP_ENOMEM);
+	*out = o != NULL && o->alloc != NULL ? o->alloc(o->arg, n) : NULL;
+	if (*out == NULL) {
+		if ((*out = malloc(n > 0 ? n : 1)) == NULL)
+			return (KP_ENOMEM);
+		if (o != NULL)
+			o->malloced = 1;
+	}
 	*len = protobuf_c_message_pack(m, *out);
 	return (0);
 }
@@ -250,44 +292,48 @@ device_fill(Device *w, const struct dra_device *d, int share_id)
 	}
 }
 
-/* Scratch messages pointing into the results (nothing copied). */
+/* Scratch messages pointing into the results (nothing copied), in one
+ * block: entries, values and entry pointers per claim, then devices and
+ * device pointers. */
 struct prep_wire {
 	PrepEntry	 *entries;
 	PrepEntry	**entry_ptrs;
 	PrepClaim	 *values;
 	Device		 *devs;
 	Device		**dev_ptrs;
+	void		 *mem;
 };
-
-static void
-prep_wire_free(struct prep_wire *w)
-{
-	free(w->entries);
-	free(w->entry_ptrs);
-	free(w->values);
-	free(w->devs);
-	free(w->dev_ptrs);
-}
 
 static int
 prep_wire_alloc(struct prep_wire *w, const struct dra_results *r)
 {
-	size_t	i, nd = 0;
+	size_t	i, nd = 0, nc = r->n + 1;
+	char	*p;
 
 	memset(w, 0, sizeof(*w));
 	for (i = 0; i < r->n; i++)
 		if (r->claims[i].error == NULL)
 			nd += r->claims[i].n_devices;
-	w->entries = calloc(r->n + 1, sizeof(*w->entries));
-	w->entry_ptrs = calloc(r->n + 1, sizeof(*w->entry_ptrs));
-	w->values = calloc(r->n + 1, sizeof(*w->values));
-	w->devs = calloc(nd + 1, sizeof(*w->devs));
-	w->dev_ptrs = calloc(nd + 1, sizeof(*w->dev_ptrs));
-	if (w->entries == NULL || w->entry_ptrs == NULL ||
-	    w->values == NULL || w->devs == NULL || w->dev_ptrs == NULL) {
-		prep_wire_free(w);
+	nd++;
+	if (nc > SIZE_MAX / (sizeof(PrepEntry) + sizeof(PrepClaim) +
+	    sizeof(PrepEntry *)) || nd > SIZE_MAX / 2 / (sizeof(Device) +
+	    sizeof(Device *)))
 		return (KP_ENOMEM);
-	}
+	/* Largest alignment first: the messages, then the pointers. */
+	if ((w->mem = malloc(nc * (sizeof(PrepEntry) + sizeof(PrepClaim) +
+	    sizeof(PrepEntry *)) + nd * (sizeof(Device) +
+	    sizeof(Device *)))) == NULL)
+		return (KP_ENOMEM);
+	p = w->mem;
+	w->entries = (PrepEntry *)(void *)p;
+	p += nc * sizeof(PrepEntry);
+	w->values = (PrepClaim *)(void *)p;
+	p += nc * sizeof(PrepClaim);
+	w->devs = (Device *)(void *)p;
+	p += nd * sizeof(Device);
+	w->entry_ptrs = (PrepEntry **)(void *)p;
+	p += nc * sizeof(PrepEntry *);
+	w->dev_ptrs = (Device **)(void *)p;
 	return (0);
 }
 
@@ -296,8 +342,8 @@ prep_wire_alloc(struct prep_wire *w, const struct dra_results *r)
  * claim UID. A failed claim carries only its error. share_id: 1 for v1.
  */
 int
-dra_encode_prepare(const struct dra_results *r, int share_id, uint8_t **out,
-    size_t *len)
+dra_encode_prepare(const struct dra_results *r, int share_id,
+    struct dra_out *o, uint8_t **out, size_t *len)
 {
 	PrepResp		 resp;
 	struct prep_wire	 w;
@@ -329,15 +375,15 @@ dra_encode_prepare(const struct dra_results *r, int share_id, uint8_t **out,
 	}
 	resp.n_claims = r->n;
 	resp.claims = w.entry_ptrs;
-	rc = pack(&resp.base, out, len);
-	prep_wire_free(&w);
+	rc = pack(&resp.base, o, out, len);
+	free(w.mem);
 	return (rc);
 }
 
 /* Encode a NodeUnprepareResourcesResponse: one entry per result. */
 int
-dra_encode_unprepare(const struct dra_results *r, uint8_t **out,
-    size_t *len)
+dra_encode_unprepare(const struct dra_results *r, struct dra_out *o,
+    uint8_t **out, size_t *len)
 {
 	UnprepResp	  resp;
 	UnprepEntry	 *entries, **ptrs;
@@ -363,7 +409,7 @@ dra_encode_unprepare(const struct dra_results *r, uint8_t **out,
 	}
 	resp.n_claims = r->n;
 	resp.claims = ptrs;
-	rc = pack(&resp.base, out, len);
+	rc = pack(&resp.base, o, out, len);
 done:
 	free(entries);
 	free(ptrs);

@@ -57,7 +57,8 @@ result_drop_devices(struct dra_result *c)
 	md_attrs_free(c);
 	for (i = 0; i < c->n_devices; i++)
 		device_free(&c->devices[i]);
-	free(c->devices);
+	if (c->devices != c->slot)
+		free(c->devices);
 	c->devices = NULL;
 	c->n_devices = c->cap_devices = 0;
 }
@@ -75,9 +76,21 @@ int
 dra_results_init(struct dra_results *r, size_t n, int (*cancelled)(void *),
     void *arg)
 {
+	struct dra_device	*slots;
+	size_t			 i;
+
 	memset(r, 0, sizeof(*r));
-	if (n > 0 && (r->claims = calloc(n, sizeof(*r->claims))) == NULL)
+	if (n > SIZE_MAX / (sizeof(*r->claims) + sizeof(*slots)))
 		return (KP_ENOMEM);
+	/* One block: the results, then a first device's room for each. */
+	if (n > 0 && (r->claims = calloc(n, sizeof(*r->claims) +
+	    sizeof(*slots))) == NULL)
+		return (KP_ENOMEM);
+	slots = n > 0 ? (struct dra_device *)(void *)(r->claims + n) : NULL;
+	for (i = 0; i < n; i++) {
+		r->claims[i].slot = &slots[i];
+		r->claims[i].arena = &r->arena;
+	}
 	r->n = n;
 	r->cancelled = cancelled;
 	r->cancel_arg = arg;
@@ -105,6 +118,7 @@ dra_results_free(struct dra_results *r)
 	for (i = 0; i < r->n; i++)
 		dra_result_reset(&r->claims[i]);
 	free(r->claims);
+	dra_arena_free(r->arena);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -277,8 +291,10 @@ device_abi(const struct kp_prepared_device *in, struct kp_prepared_device *out,
  * as upstream's BaseRequestRef.
  */
 static int
-device_copy(struct dra_device *d, const struct kp_prepared_device *dev)
+device_copy(struct dra_device *d, const struct kp_prepared_device *dev,
+    struct dra_arena_chunk **arena)
 {
+	void	*mem;
 	size_t	 nr = dev->n_request_names, nc = dev->n_cdi_device_ids;
 	size_t	 i, n, size;
 	char	*p;
@@ -294,13 +310,16 @@ device_copy(struct dra_device *d, const struct kp_prepared_device *dev)
 		size += strlen(dev->cdi_device_ids[i]) + 1;
 	if (dev->share_id != NULL)
 		size += strlen(dev->share_id) + 1;
-	if ((d->mem = malloc(size)) == NULL)
+	if ((mem = arena != NULL ? dra_arena_alloc(arena, size) :
+	    malloc(size)) == NULL)
 		return (KP_ENOMEM);
-	p = (char *)((char **)d->mem + nr + nc);
+	if (arena == NULL)
+		d->mem = mem;
+	p = (char *)((char **)mem + nr + nc);
 	if (nr > 0)
-		d->request_names = (char **)d->mem;
+		d->request_names = (char **)mem;
 	if (nc > 0)
-		d->cdi_ids = (char **)d->mem + nr;
+		d->cdi_ids = (char **)mem + nr;
 	for (i = 0; i < nr; i++) {
 		n = strcspn(dev->request_names[i], "/");
 		memcpy(p, dev->request_names[i], n);
@@ -352,7 +371,7 @@ dra_device_add_cdi_id(struct dra_device *d, const char *id)
 	pd.cdi_device_ids = ids;
 	pd.n_cdi_device_ids = d->n_cdi_ids + 1;
 	pd.share_id = d->share_id;
-	r = device_copy(&nd, &pd);
+	r = device_copy(&nd, &pd, NULL);
 	free(ids);
 	if (r != 0)
 		return (r);
@@ -369,8 +388,17 @@ devices_grow(struct dra_result *c)
 
 	if (c->n_devices < c->cap_devices)
 		return (0);
-	cap = c->cap_devices == 0 ? 4 : c->cap_devices * 2;
-	if ((nd = reallocarray(c->devices, cap, sizeof(*nd))) == NULL)
+	if (c->cap_devices == 0 && c->slot != NULL) {
+		c->devices = c->slot;
+		c->cap_devices = 1;
+		return (0);
+	}
+	cap = c->cap_devices < 4 ? 4 : c->cap_devices * 2;
+	if (c->devices == c->slot) {
+		if ((nd = calloc(cap, sizeof(*nd))) == NULL)
+			return (KP_ENOMEM);
+		memcpy(nd, c->devices, c->n_devices * sizeof(*nd));
+	} else if ((nd = reallocarray(c->devices, cap, sizeof(*nd))) == NULL)
 		return (KP_ENOMEM);
 	c->devices = nd;
 	c->cap_devices = cap;
@@ -414,7 +442,7 @@ dra_result_add(struct dra_result *c, const struct kp_prepared_device *dev)
 	if (c->error != NULL)
 		return (0);	/* a failed claim's devices are dropped */
 	if (devices_grow(c) != 0 ||
-	    device_copy(&c->devices[c->n_devices], dev) != 0) {
+	    device_copy(&c->devices[c->n_devices], dev, c->arena) != 0) {
 		result_set_error(c, OOM_TEXT);
 		return (KP_ENOMEM);
 	}

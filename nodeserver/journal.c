@@ -34,6 +34,7 @@
 #include <zlib.h>
 
 #include "base/cdi.h"
+#include "base/fdio.h"
 #include "base/log.h"
 #include "base/names.h"
 #include "base/utf8.h"
@@ -429,23 +430,6 @@ journal_close(struct journal *j)
 	pthread_mutex_destroy(&j->lock);
 }
 
-static int
-write_all(int fd, const char *p, size_t len)
-{
-	ssize_t	 w;
-
-	while (len > 0) {
-		if ((w = write(fd, p, len)) == -1) {
-			if (errno == EINTR)
-				continue;
-			return (-1);
-		}
-		p += w;
-		len -= (size_t)w;
-	}
-	return (0);
-}
-
 /* Write the claims as the journal, atomically; the caller holds lock. */
 int
 journal_save(struct journal *j, char *err, size_t errsize)
@@ -474,7 +458,7 @@ journal_save(struct journal *j, char *err, size_t errsize)
 	}
 	fd = openat(j->dirfd, JOURNAL_TMP, O_WRONLY | O_CREAT | O_TRUNC |
 	    O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd == -1 || write_all(fd, text, strlen(text)) == -1 ||
+	if (fd == -1 || fd_write_all(fd, text, strlen(text)) == -1 ||
 	    fsync(fd) == -1) {
 		e = errno;
 		free(text);

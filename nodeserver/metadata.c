@@ -47,9 +47,8 @@ md_request(struct dra_ctx *ctx, const struct kp_claim *c, const char *pod,
     struct dra_result *res, const char *req, char *err, size_t errsize)
 {
 	const struct kp_options	 *cfg = ctx->cfg;
-	const char		**pools, **names, **attrs, **nets;
+	struct md_device	 *devs;
 	struct md_input		  in;
-	const char		 *vers[KP_MAX_METADATA_VERSIONS];
 	char			  id[NAME_MAX_SUBDOMAIN + NAME_MAX_UID +
 				    NAME_MAX_LABEL + 16], *json;
 	size_t			  i, n = 0, len;
@@ -60,56 +59,29 @@ md_request(struct dra_ctx *ctx, const struct kp_claim *c, const char *pod,
 		    "\"%.64s\": the request name is not a DNS label", req);
 		return (KP_EINVAL);
 	}
-	pools = calloc(res->n_devices, sizeof(*pools));
-	names = calloc(res->n_devices, sizeof(*names));
-	attrs = calloc(res->n_devices, sizeof(*attrs));
-	nets = calloc(res->n_devices, sizeof(*nets));
-	if (pools == NULL || names == NULL || attrs == NULL || nets == NULL) {
-		free(pools);
-		free(names);
-		free(attrs);
-		free(nets);
+	if ((devs = calloc(res->n_devices, sizeof(*devs))) == NULL)
 		goto nomem;
-	}
 	for (i = 0; i < res->n_devices; i++)
 		if (in_request(&res->devices[i], req)) {
-			attrs[n] = md_attrs_find(res, res->devices[i].pool,
-			    res->devices[i].device, MD_ATTRS);
-			nets[n] = md_attrs_find(res, res->devices[i].pool,
-			    res->devices[i].device, MD_NET);
-			pools[n] = res->devices[i].pool;
-			names[n++] = res->devices[i].device;
+			devs[n].pool = res->devices[i].pool;
+			devs[n].name = res->devices[i].device;
+			devs[n].attrs = md_attrs_find(res, devs[n].pool,
+			    devs[n].name, MD_ATTRS);
+			devs[n].net = md_attrs_find(res, devs[n].pool,
+			    devs[n].name, MD_NET);
+			n++;
 		}
-	for (i = 0; i < cfg->n_metadata_versions; i++)
-		vers[i] = cfg->metadata_versions[i];
-	memset(&in, 0, sizeof(in));
-	in.driver = cfg->driver_name;
-	in.versions = vers;
-	in.n_versions = cfg->n_metadata_versions;
-	in.namespace_ = c->namespace_;
-	in.name = c->name;
-	in.uid = c->uid;
-	in.generation = 1;
-	in.pod_claim_name = pod;
-	in.request = req;
-	in.pools = pools;
-	in.device_names = names;
-	in.attrs = attrs;
-	in.nets = nets;
-	in.n_devices = n;
-	r = md_encode(&in, &json, &len);
-	free(pools);
-	free(names);
-	free(attrs);
-	free(nets);
-	if (r != 0)
-		goto nomem;
-	if (len > MD_MAX_CONTENT) {
-		free(json);
+	in = (struct md_input){ c->namespace_, c->name, c->uid, 1, pod, req,
+	    devs, n };
+	r = md_encode(cfg, &in, &json, &len);
+	free(devs);
+	if (r == KP_EINVAL) {
 		snprintf(err, errsize, "write device metadata for request %s: "
 		    "%zu bytes, more than %u", req, len, MD_MAX_CONTENT);
 		return (KP_EINVAL);
 	}
+	if (r != 0)
+		goto nomem;
 	r = ctx->md_write(ctx->md_user, c->namespace_, c->name, c->uid, req,
 	    pod != NULL ? pod : "", json, len, err, errsize);
 	free(json);

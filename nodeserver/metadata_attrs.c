@@ -56,18 +56,27 @@ md_attrs_find(const struct dra_result *c, const char *pool,
 
 
 /*
- * Keep b (the member rendered for device pool/device of claim c, kind
- * MD_ATTRS or MD_NET) unless why says what is wrong; either way the
- * claim fails on an error, naming fn and the rule.
+ * Keep b (the member rendered for device pool/device of claim index
+ * claim, kind MD_ATTRS or MD_NET) unless why says what is wrong; either
+ * way the claim fails on an error, naming fn and the rule. b is freed
+ * unless kept.
  */
 static int
-md_store(struct dra_result *c, const char *fn, const char *pool,
-    const char *device, int kind, struct md_buf *b, const char *why)
+md_store(struct kp_prepare_results *res, size_t claim, const char *fn,
+    const char *pool, const char *device, int kind, struct md_buf *b,
+    const char *why)
 {
-	struct md_attrs	*na, e;
-	char		 msg[KP_ERROR_SIZE];
-	size_t		 i;
+	struct dra_result	*c;
+	struct md_attrs		*na, e;
+	char			 msg[KP_ERROR_SIZE];
+	size_t			 i;
 
+	if ((c = dra_prepare_claim(res, claim)) == NULL) {
+		free(b->p);
+		return (KP_EINVAL);
+	}
+	if (pool == NULL || device == NULL)
+		why = "pool and device are required";
 	if (why == NULL && c->error == NULL) {
 		for (i = 0; i < c->n_devices; i++)
 			if (strcmp(c->devices[i].pool, pool) == 0 &&
@@ -109,18 +118,11 @@ kp_prepare_device_metadata(struct kp_prepare_results *res, size_t claim,
     const char *pool, const char *device, const struct kp_attribute *attrs,
     size_t n)
 {
-	struct md_buf		 b = { NULL, 0, 0, 0 };
-	struct dra_result	*c;
-	const char		*why;
+	struct md_buf	 b = { NULL, 0, 0, 0 };
 
-	if ((c = dra_prepare_claim(res, claim)) == NULL)
-		return (KP_EINVAL);
-	if (pool == NULL || device == NULL)
-		why = "pool and device are required";
-	else
-		why = md_attrs_json(&b, attrs, n);
-	return (md_store(c, "kp_prepare_device_metadata", pool, device,
-	    MD_ATTRS, &b, why));
+	return (md_store(res, claim, "kp_prepare_device_metadata", pool,
+	    device, MD_ATTRS, &b, pool != NULL && device != NULL ?
+	    md_attrs_json(&b, attrs, n) : NULL));
 }
 
 int
@@ -128,17 +130,10 @@ kp_prepare_device_network_data(struct kp_prepare_results *res, size_t claim,
     const char *pool, const char *device, const char *interface_name,
     const char *const *ips, size_t n_ips, const char *hardware_address)
 {
-	struct md_buf		 b = { NULL, 0, 0, 0 };
-	struct dra_result	*c;
-	const char		*why;
+	struct md_buf	 b = { NULL, 0, 0, 0 };
 
-	if ((c = dra_prepare_claim(res, claim)) == NULL)
-		return (KP_EINVAL);
-	if (pool == NULL || device == NULL)
-		why = "pool and device are required";
-	else
-		why = md_net_json(&b, interface_name, ips, n_ips,
-		    hardware_address);
-	return (md_store(c, "kp_prepare_device_network_data", pool, device,
-	    MD_NET, &b, why));
+	return (md_store(res, claim, "kp_prepare_device_network_data", pool,
+	    device, MD_NET, &b, pool != NULL && device != NULL ?
+	    md_net_json(&b, interface_name, ips, n_ips, hardware_address) :
+	    NULL));
 }

@@ -202,27 +202,37 @@ core_deadline_ms(gpr_timespec deadline)
 	return (rpc_now_ms() + ms);
 }
 
-/* Copy a received message into one flat buffer. */
+/*
+ * The request's bytes, kept in its byte buffer (call->req_buf, destroyed
+ * with the call): read in place when gRPC holds the message in one
+ * uncompressed slice, the common case; else joined into one slice first.
+ */
 static int
-core_payload(grpc_byte_buffer *bb, uint8_t **out, size_t *len)
+core_payload(struct rpc_call *call, grpc_byte_buffer *bb)
 {
 	grpc_byte_buffer_reader	 r;
 	grpc_slice		 s;
-	size_t			 n;
+	grpc_slice_buffer	*sb;
 
-	if (!grpc_byte_buffer_reader_init(&r, bb))
-		return (KP_EIO);
-	s = grpc_byte_buffer_reader_readall(&r);
-	grpc_byte_buffer_reader_destroy(&r);
-	n = GRPC_SLICE_LENGTH(s);
-	if ((*out = malloc(n > 0 ? n : 1)) == NULL) {
+	if (bb->type != GRPC_BB_RAW ||
+	    bb->data.raw.compression != GRPC_COMPRESS_NONE ||
+	    bb->data.raw.slice_buffer.count != 1) {
+		if (!grpc_byte_buffer_reader_init(&r, bb)) {
+			grpc_byte_buffer_destroy(bb);
+			return (KP_EIO);
+		}
+		s = grpc_byte_buffer_reader_readall(&r);
+		grpc_byte_buffer_reader_destroy(&r);
+		grpc_byte_buffer_destroy(bb);
+		bb = grpc_raw_byte_buffer_create(&s, 1);
 		grpc_slice_unref(s);
-		return (KP_ENOMEM);
+		if (bb == NULL)
+			return (KP_ENOMEM);
 	}
-	if (n > 0)
-		memcpy(*out, GRPC_SLICE_START_PTR(s), n);
-	*len = n;
-	grpc_slice_unref(s);
+	call->req_buf = bb;
+	sb = &bb->data.raw.slice_buffer;
+	call->req = GRPC_SLICE_START_PTR(sb->slices[0]);
+	call->req_len = GRPC_SLICE_LENGTH(sb->slices[0]);
 	return (0);
 }
 
@@ -275,10 +285,7 @@ slot_arrived(struct slot *slot, int success)
 	}
 	call->gcall = gcall;
 	call->deadline_ms = core_deadline_ms(deadline);
-	rv = payload != NULL ? core_payload(payload, &call->req,
-	    &call->req_len) : KP_EIO;
-	if (payload != NULL)
-		grpc_byte_buffer_destroy(payload);
+	rv = payload != NULL ? core_payload(call, payload) : KP_EIO;
 	if (core_watch_close(call) != 0)
 		atomic_store(&call->cancelled, 1);
 	if (rv == KP_ENOMEM)
@@ -580,6 +587,35 @@ core_final(struct rpc_call *call, grpc_op *ops, size_t n, int status,
 	return (KP_EIO);
 }
 
+/*
+ * A buffer of len bytes for a unary answer, in the slice it will be sent
+ * in (rpc_call_reply_buf): packed there, the answer is never copied.
+ */
+uint8_t *
+rpc_core_reply_buf(struct rpc_call *call, size_t len)
+{
+	grpc_byte_buffer	*bb;
+	grpc_slice_buffer	*sb;
+	grpc_slice		 s;
+
+	if (call->resp_buf != NULL)
+		grpc_byte_buffer_destroy(call->resp_buf);
+	call->resp_buf = NULL;
+	call->resp_ptr = NULL;
+	/* Never inlined: its bytes stay where they are when the slice is
+	 * copied into the byte buffer. */
+	s = grpc_slice_malloc_large(len > 0 ? len : 1);
+	bb = grpc_raw_byte_buffer_create(&s, 1);
+	grpc_slice_unref(s);
+	if (bb == NULL)
+		return (NULL);
+	call->resp_buf = bb;
+	sb = &bb->data.raw.slice_buffer;
+	call->resp_ptr = GRPC_SLICE_START_PTR(sb->slices[0]);
+	call->resp_size = len;
+	return (call->resp_ptr);
+}
+
 /* Unary answer: one batch with metadata, message and status. */
 int
 rpc_core_reply(struct rpc_call *call, int status, const char *msg,
@@ -591,7 +627,11 @@ rpc_core_reply(struct rpc_call *call, int status, const char *msg,
 	memset(ops, 0, sizeof(ops));
 	ops[n++].op = GRPC_OP_SEND_INITIAL_METADATA;
 	if (status == RPC_OK) {
-		if ((call->send_buf = core_buffer(resp, len)) == NULL) {
+		if (call->resp_buf != NULL && resp == call->resp_ptr &&
+		    len == call->resp_size) {
+			call->send_buf = call->resp_buf;
+			call->resp_buf = NULL;
+		} else if ((call->send_buf = core_buffer(resp, len)) == NULL) {
 			grpc_call_cancel(call->gcall, NULL);
 			return (KP_ENOMEM);
 		}
@@ -646,6 +686,12 @@ rpc_core_call_release(struct rpc_call *call)
 	if (call->send_buf != NULL)
 		grpc_byte_buffer_destroy(call->send_buf);
 	call->send_buf = NULL;
+	if (call->resp_buf != NULL)
+		grpc_byte_buffer_destroy(call->resp_buf);
+	call->resp_buf = NULL;
+	if (call->req_buf != NULL)
+		grpc_byte_buffer_destroy(call->req_buf);
+	call->req_buf = NULL;
 	if (call->gcall != NULL)
 		grpc_call_unref(call->gcall);
 	call->gcall = NULL;

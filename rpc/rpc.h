@@ -205,6 +205,17 @@ int rpc_call_reply(struct rpc_call *call, int status, const char *msg,
     const uint8_t *resp, size_t len);
 
 /*
+ * rpc_call_reply_buf - a buffer of len bytes to build a unary call's
+ * answer in, inside the slice gRPC sends: rpc_call_reply(call, RPC_OK,
+ * NULL, buf, len) with exactly this buffer and len sends it without a
+ * copy. Owned by the call (a second request replaces it; an answer with an
+ * error status, or none, drops it); only before the call is answered. Not
+ * for streaming calls. Returns NULL for a bad call or when out of memory
+ * (then reply with a buffer of one's own, which is copied).
+ */
+uint8_t *rpc_call_reply_buf(struct rpc_call *call, size_t len);
+
+/*
  * rpc_call_send - send one message on a server-streaming call (copied),
  * waiting until gRPC accepted it. Blocks on the completion-queue thread:
  * never call it from an inline_ok handler or an interceptor. Sends from

@@ -33,10 +33,16 @@ struct rpc_tag {
 /*
  * One call. References: the dispatcher's (until the handler returned), the
  * answer's (until the final batch completed), the RECV_CLOSE batch's and
- * one per streamed message in flight. The last one frees the call.
+ * one per streamed message in flight. The last one returns the call to the
+ * server's pool (call.c): lock and cond come first and survive reuse, every
+ * field from srv on is zeroed for the next call.
  */
 struct rpc_call {
-	struct rpc_server		*srv;
+	pthread_mutex_t			 lock;		/* fields marked L */
+	pthread_cond_t			 cond;
+	struct rpc_call			*next;		/* worker FIFO, pool */
+
+	struct rpc_server		*srv;		/* reset from here */
 	const struct rpc_method		*method;	/* NULL: unknown */
 	void				*gcall;		/* grpc_call * */
 	struct rpc_tag			 close_tag;
@@ -47,26 +53,26 @@ struct rpc_call {
 	int				 close_cancelled;
 	int64_t				 deadline_ms;	/* monotonic; -1 none */
 	uint64_t			 request_id;
-	uint8_t				*req;
+	const uint8_t			*req;		/* in req_buf */
 	size_t				 req_len;
+	void				*req_buf;	/* grpc_byte_buffer * */
+	void				*resp_buf;	/* rpc_call_reply_buf */
+	uint8_t				*resp_ptr;	/* its bytes */
+	size_t				 resp_size;
 	size_t				 n_passed;	/* BEFORE passed */
 	int				 in_flight;	/* a unary call the
 							 * drain waits for */
 	int				 stats_method;	/* stats.c; -1 */
 	int64_t				 t0_us;		/* its start */
 
-	pthread_mutex_t			 lock;		/* fields below */
-	pthread_cond_t			 cond;
-	int				 answered;
-	int				 md_sent;	/* initial metadata */
-	int				 send_busy;
-	int				 send_ok;
-	uint64_t			 send_gen;	/* sends */
-	void				*send_buf;	/* grpc_byte_buffer * */
-	rpc_sent_fn			 sent_fn;	/* async send: */
-	void				*sent_arg;	/* its completion */
-
-	struct rpc_call			*next;		/* worker FIFO */
+	int				 answered;	/* L */
+	int				 md_sent;	/* L: initial metadata */
+	int				 send_busy;	/* L */
+	int				 send_ok;	/* L */
+	uint64_t			 send_gen;	/* L: sends */
+	void				*send_buf;	/* L: grpc_byte_buffer * */
+	rpc_sent_fn			 sent_fn;	/* L: async send: */
+	void				*sent_arg;	/* L: its completion */
 };
 
 struct rpc_core;
@@ -154,6 +160,8 @@ struct rpc_server {
 	size_t				 live_calls;
 	int				 draining;	/* new calls refused */
 	size_t				 unary_live;	/* in_flight calls */
+	struct rpc_call			*pool;		/* released calls */
+	size_t				 n_pool;
 	pthread_t			*threads;	/* workers + 1 */
 	int				 n_threads;
 };
@@ -171,6 +179,7 @@ int	 rpc_core_reply(struct rpc_call *, int, const char *,
 int	 rpc_core_send(struct rpc_call *, const uint8_t *, size_t);
 int	 rpc_core_finish(struct rpc_call *, int, const char *);
 void	 rpc_core_call_release(struct rpc_call *);
+uint8_t	*rpc_core_reply_buf(struct rpc_call *, size_t);
 
 /* server.c */
 int	 rpc_thread_start(pthread_t *, void *(*)(void *), void *);
@@ -178,13 +187,15 @@ void	 rpc_server_dispatch(struct rpc_server *, struct rpc_call *);
 int	 rpc_server_left_poll(void);
 int	 rpc_server_pool_join(struct rpc_server *);
 void	 rpc_server_blocking(struct rpc_server *);
-void	 rpc_server_call_gone(struct rpc_server *, int);
+struct rpc_call *rpc_server_call_take(struct rpc_server *);
+void	 rpc_server_call_gone(struct rpc_server *, struct rpc_call *, int);
 void	 rpc_server_shutdown_done(struct rpc_server *);
 int64_t	 rpc_now_ms(void);
 
 /* call.c */
 struct rpc_call *rpc_call_new(struct rpc_server *, const struct rpc_method *);
 void	 rpc_call_unref(struct rpc_call *);
+void	 rpc_call_destroy(struct rpc_call *);
 void	 rpc_call_run(struct rpc_call *);
 void	 rpc_call_abort(struct rpc_call *, int, const char *);
 void	 rpc_call_closed(struct rpc_call *, int);

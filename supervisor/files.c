@@ -29,6 +29,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/fdio.h"
 #include "base/log.h"
 #include "base/names.h"
 #include "base/utf8.h"
@@ -336,23 +337,6 @@ cdi_name_ok(struct sup *sup, const char *name, char *err, size_t errsize)
 	    "not %s", name, NAME_R_CDI_SPEC));
 }
 
-static int
-write_all(int fd, const uint8_t *p, size_t len)
-{
-	ssize_t	 w;
-
-	while (len > 0) {
-		if ((w = write(fd, p, len)) == -1) {
-			if (errno == EINTR)
-				continue;
-			return (-1);
-		}
-		p += w;
-		len -= (size_t)w;
-	}
-	return (0);
-}
-
 /* ".<name>.tmp-XXXXXX", created O_EXCL; the fd or -1. */
 static int
 tmp_create(int dfd, const char *name, char *tmp, size_t size)
@@ -417,7 +401,7 @@ files_put(int dfd, const char *name, const uint8_t *data, size_t len,
 	if ((fd = tmp_create(dfd, name, tmp, sizeof(tmp))) == -1)
 		return (files_fail(err, errsize, KP_EIO, "%s: create a "
 		    "temporary file: %s", what, strerror(errno)));
-	if (fchmod(fd, 0644) == -1 || write_all(fd, data, len) == -1 ||
+	if (fchmod(fd, 0644) == -1 || fd_write_all(fd, data, len) == -1 ||
 	    fsync(fd) == -1) {
 		r = errno;
 		close(fd);

@@ -105,11 +105,8 @@ static int
 md_update(struct sup *sup, const Kpipc__MetadataUpdate *u, char *err,
     size_t errsize)
 {
-	const struct kp_options	 *cfg = sup->cfg;
+	struct md_device	 *devs = NULL;
 	struct md_input		  in;
-	const char		 *vers[KP_MAX_METADATA_VERSIONS];
-	const char		**pools = NULL, **names = NULL, **attrs = NULL;
-	const char		**nets = NULL;
 	char			  claim[NAME_MAX_LABEL + NAME_MAX_SUBDOMAIN + 2];
 	char			  base[NAME_MAX_LABEL + 1], what[512];
 	char			  uid[NAME_MAX_UID + 2], pod[NAME_MAX_LABEL + 2];
@@ -146,46 +143,25 @@ md_update(struct sup *sup, const Kpipc__MetadataUpdate *u, char *err,
 		goto out;
 	}
 	if (u->n_devices > 0 &&
-	    ((pools = calloc(u->n_devices, sizeof(*pools))) == NULL ||
-	    (names = calloc(u->n_devices, sizeof(*names))) == NULL ||
-	    (attrs = calloc(u->n_devices, sizeof(*attrs))) == NULL ||
-	    (nets = calloc(u->n_devices, sizeof(*nets))) == NULL)) {
+	    (devs = calloc(u->n_devices, sizeof(*devs))) == NULL) {
 		r = files_fail(err, errsize, KP_ENOMEM, "out of memory");
 		goto out;
 	}
 	for (i = 0; i < u->n_devices; i++) {
-		pools[i] = u->devices[i]->pool;
-		names[i] = u->devices[i]->device;
-		attrs[i] = u->devices[i]->attributes[0] != '\0' ?
+		devs[i].pool = u->devices[i]->pool;
+		devs[i].name = u->devices[i]->device;
+		devs[i].attrs = u->devices[i]->attributes[0] != '\0' ?
 		    u->devices[i]->attributes : NULL;
-		nets[i] = u->devices[i]->network_data[0] != '\0' ?
+		devs[i].net = u->devices[i]->network_data[0] != '\0' ?
 		    u->devices[i]->network_data : NULL;
 	}
-	for (i = 0; i < cfg->n_metadata_versions; i++)
-		vers[i] = cfg->metadata_versions[i];
-	memset(&in, 0, sizeof(in));
-	in.driver = cfg->driver_name;
-	in.versions = vers;
-	in.n_versions = cfg->n_metadata_versions;
-	in.namespace_ = u->namespace_;
-	in.name = u->name;
-	in.uid = u->uid;
-	in.generation = gen + 1;
-	in.pod_claim_name = pod[0] != '\0' ? pod : NULL;
-	in.request = u->request;
-	in.pools = pools;
-	in.device_names = names;
-	in.attrs = attrs;
-	in.nets = nets;
-	in.n_devices = u->n_devices;
-	if (md_encode(&in, &json, &len) != 0) {
-		r = files_fail(err, errsize, KP_ENOMEM, "out of memory");
-		goto out;
-	}
-	if (len > MD_MAX_CONTENT) {
-		r = files_fail(err, errsize, KP_EINVAL, "metadata of request "
-		    "%s: %zu bytes, more than %u", u->request, len,
-		    MD_MAX_CONTENT);
+	in = (struct md_input){ u->namespace_, u->name, u->uid, gen + 1, pod,
+	    u->request, devs, u->n_devices };
+	if ((r = md_encode(sup->cfg, &in, &json, &len)) != 0) {
+		r = r == KP_EINVAL ? files_fail(err, errsize, KP_EINVAL,
+		    "metadata of request %s: %zu bytes, more than %u",
+		    u->request, len, MD_MAX_CONTENT) : files_fail(err, errsize,
+		    KP_ENOMEM, "out of memory");
 		goto out;
 	}
 	snprintf(what, sizeof(what), "metadata file %s/%s/%s", claim, base,
@@ -197,10 +173,7 @@ md_update(struct sup *sup, const Kpipc__MetadataUpdate *u, char *err,
 		    gen + 1);
 out:
 	free(json);
-	free(pools);
-	free(names);
-	free(attrs);
-	free(nets);
+	free(devs);
 	if (rfd != -1)
 		close(rfd);
 	return (r);

@@ -34,12 +34,22 @@ read_attr(const char *dir, const char *file, char *out, size_t size)
 	out[strcspn(out, "\r\n")] = '\0';
 }
 
+/* The last component of a link's target into out; "" if too long. */
+static void
+target_base(const char *target, char *out, size_t size)
+{
+	const char	*base = strrchr(target, '/');
+
+	if ((size_t)snprintf(out, size, "%s", base != NULL ? base + 1 :
+	    target) >= size)
+		out[0] = '\0';		/* too long to be a name: none */
+}
+
 /* The last component a symbolic link dir/file points to; "" if none. */
 static void
 read_link_base(const char *dir, const char *file, char *out, size_t size)
 {
 	char		 path[PATH_MAX], target[PATH_MAX];
-	const char	*base;
 	ssize_t		 n;
 
 	out[0] = '\0';
@@ -47,10 +57,7 @@ read_link_base(const char *dir, const char *file, char *out, size_t size)
 	if ((n = readlink(path, target, sizeof(target) - 1)) <= 0)
 		return;
 	target[n] = '\0';
-	base = strrchr(target, '/');
-	if ((size_t)snprintf(out, size, "%s", base != NULL ? base + 1 :
-	    target) >= size)
-		out[0] = '\0';		/* too long to be a name: none */
+	target_base(target, out, size);
 }
 
 /* "0x8086" stays; anything else becomes "". */
@@ -111,22 +118,30 @@ bar_bytes(const char *dir)
 	return (sum);
 }
 
-/* The root complex ("pci0000:00") from the device's real path
- * (/sys/devices/pci0000:00/0000:00:01.0/...); "" in a fake tree. */
+/* The root complex ("pci0000:00") from the device's link in
+ * bus/pci/devices (../../../devices/pci0000:00/0000:00:01.0): one
+ * readlink, where realpath() costs one per path component. A device
+ * directory that is no link (an odd fake tree) is its own path. "" in a
+ * fake tree without devices/pci*. */
 static void
 pcie_root(const char *dir, char *out, size_t size)
 {
-	char		 real[PATH_MAX];
-	const char	*p;
-	size_t		 n;
+	char		 target[PATH_MAX];
+	const char	*p = target;
+	ssize_t		 n;
 
 	out[0] = '\0';
-	if (realpath(dir, real) == NULL ||
-	    (p = strstr(real, "/devices/pci")) == NULL)
+	if ((n = readlink(dir, target, sizeof(target) - 1)) >= 0)
+		target[n] = '\0';
+	else if (errno == EINVAL)
+		p = dir;
+	else
+		return;
+	if ((p = strstr(p, "/devices/pci")) == NULL)
 		return;
 	p += strlen("/devices/");
-	n = strcspn(p, "/");
-	if (n < size)
+	n = (ssize_t)strcspn(p, "/");
+	if ((size_t)n < size)
 		snprintf(out, size, "%.*s", (int)n, p);
 }
 
@@ -275,6 +290,40 @@ pci_discover(const char *sysfs, const struct pci_filter *filter,
 		qsort(devs, count, sizeof(*devs), cmp_dev);
 	out->devs = devs;
 	out->n = count;
+	return (0);
+}
+
+/*
+ * Refresh d (found by an earlier pci_discover under sysfs) with what a
+ * prepare needs to be current: whether the function is still there and
+ * the driver bound to it (vfio-pci or not decides the spec's nodes). One
+ * readlink when a driver is bound, two when none is. 0, or -1 when the
+ * device is gone. The IOMMU group is fixed while the device exists.
+ */
+int
+pci_refresh(const char *sysfs, struct pci_dev *d)
+{
+	char	 dir[PATH_MAX], path[PATH_MAX], target[PATH_MAX];
+	ssize_t	 n;
+
+	if ((size_t)snprintf(dir, sizeof(dir), "%s/bus/pci/devices/%s", sysfs,
+	    d->addr) >= sizeof(dir) || (size_t)snprintf(path, sizeof(path),
+	    "%s/driver", dir) >= sizeof(path))
+		return (-1);
+	if ((n = readlink(path, target, sizeof(target) - 1)) > 0) {
+		target[n] = '\0';
+		target_base(target, d->driver, sizeof(d->driver));
+		return (0);
+	}
+	if (n == 0 || errno != ENOENT) {
+		d->driver[0] = '\0';	/* as read_link_base */
+		return (0);
+	}
+	/* No driver link: unbound, or the whole function is gone. */
+	d->driver[0] = '\0';
+	if ((n = readlink(dir, target, sizeof(target) - 1)) < 0 &&
+	    errno == ENOENT)
+		return (-1);
 	return (0);
 }
 

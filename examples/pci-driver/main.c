@@ -34,6 +34,9 @@ struct flags {
 	const char	*kubeconfig;
 	const char	*context;
 	int		 in_cluster;
+	int		 max_conns;	/* 0: the library's default */
+	double		 qps;		/* 0: the library's default */
+	int		 burst;
 	uid_t		 allow_uids[16];
 	size_t		 n_allow_uids;
 	int		 rescan;	/* seconds; 0: never */
@@ -63,6 +66,9 @@ usage(FILE *f)
 "  --kubeconfig PATH [--context NAME] | --in-cluster\n"
 "                            Kubernetes access: publish ResourceSlices and\n"
 "                            look claims up (without: register only)\n"
+"  --kube-api-qps QPS        API requests per second (5, at most 1000);\n"
+"                            claim look-ups have a budget of their own\n"
+"  --kube-api-burst N        bursts of up to N requests (10, at most 10000)\n"
 "  --cdi-dir DIR             CDI spec directory (/var/run/cdi)\n"
 "  --state-dir DIR           journal directory (/var/lib/<driver>): the\n"
 "                            nodeserver's own, it may write nothing else\n"
@@ -73,6 +79,7 @@ usage(FILE *f)
 "                            (repeatable)\n"
 "  --rescan SECONDS          rediscover this often, republish on change\n"
 "                            (60; 0: never; SIGHUP rescans at once)\n"
+"  --max-connections N       connections per socket (the library's 8)\n"
 "  --allow-uid UID           a uid allowed to connect (default: root)\n"
 "  --v1alpha4                also serve DRA v1alpha4 (kubelet 1.31)\n"
 "  --http-endpoint ADDR      serve /healthz, /readyz and /metrics on\n"
@@ -114,7 +121,8 @@ parse_args(int argc, char **argv, struct flags *fl)
 {
 	enum { O_DRIVER = 256, O_NODE, O_KDIR, O_REG, O_PLUG, O_KPLUG, O_KCFG,
 	    O_ROLL, O_CTX, O_INCL, O_CDI, O_STATE, O_SYSFS, O_CLASS, O_VENDOR,
-	    O_RESCAN, O_UID, O_LIST, O_V1ALPHA4, O_HTTP, O_HELP };
+	    O_RESCAN, O_UID, O_LIST, O_V1ALPHA4, O_HTTP, O_QPS, O_BURST,
+	    O_MAXCONN, O_HELP };
 	static const struct option longopts[] = {
 		{ "driver-name", required_argument, NULL, O_DRIVER },
 		{ "node-name", required_argument, NULL, O_NODE },
@@ -126,6 +134,9 @@ parse_args(int argc, char **argv, struct flags *fl)
 		{ "kubeconfig", required_argument, NULL, O_KCFG },
 		{ "context", required_argument, NULL, O_CTX },
 		{ "in-cluster", no_argument, NULL, O_INCL },
+		{ "kube-api-qps", required_argument, NULL, O_QPS },
+		{ "kube-api-burst", required_argument, NULL, O_BURST },
+		{ "max-connections", required_argument, NULL, O_MAXCONN },
 		{ "cdi-dir", required_argument, NULL, O_CDI },
 		{ "state-dir", required_argument, NULL, O_STATE },
 		{ "sysfs-root", required_argument, NULL, O_SYSFS },
@@ -158,6 +169,22 @@ parse_args(int argc, char **argv, struct flags *fl)
 		case O_KCFG: fl->kubeconfig = optarg; break;
 		case O_CTX: fl->context = optarg; break;
 		case O_INCL: fl->in_cluster = 1; break;
+		case O_QPS:
+			/* Whole numbers: the library checks the range. */
+			if (parse_int(optarg, 1, 1000, &v) != 0)
+				goto bad;
+			fl->qps = (double)v;
+			break;
+		case O_MAXCONN:
+			if (parse_int(optarg, 1, 1024, &v) != 0)
+				goto bad;
+			fl->max_conns = (int)v;
+			break;
+		case O_BURST:
+			if (parse_int(optarg, 1, 10000, &v) != 0)
+				goto bad;
+			fl->burst = (int)v;
+			break;
 		case O_CDI:
 			snprintf(cfg.cdi_dir, sizeof(cfg.cdi_dir), "%s", optarg);
 			break;
@@ -291,7 +318,11 @@ configure(struct kp_options *o, struct flags *fl, const char *reg,
 	    (fl->kubeconfig != NULL && (r = kp_kube_client_kubeconfig(o,
 	    fl->kubeconfig, fl->context)) != 0) ||
 	    (fl->in_cluster && (r = kp_kube_client_in_cluster(o)) != 0) ||
+	    ((fl->qps > 0 || fl->burst > 0) && (r = kp_kube_api_qps(o,
+	    fl->qps > 0 ? fl->qps : 5, fl->burst > 0 ? fl->burst : 10)) != 0) ||
 	    (fl->v1alpha4 && (r = kp_node_v1alpha4(o, 1)) != 0) ||
+	    (fl->max_conns > 0 && (r = kp_grpc_max_connections(o,
+	    fl->max_conns)) != 0) ||
 	    (fl->http_endpoint != NULL && (r = kp_http_endpoint(o,
 	    fl->http_endpoint)) != 0) ||
 	    (r = kp_log_verbosity(o, cfg.verbose)) != 0)
@@ -438,6 +469,7 @@ main(int argc, char **argv)
 	fl.rescan = 60;
 	if (parse_args(argc, argv, &fl) != 0)
 		return (2);
+	cfg.rescan = fl.rescan;	/* the nodeserver's cache too (cache.c) */
 	if (resolve_defaults(&fl, reg, plug, sizeof(reg)) != 0) {
 		fprintf(stderr, "pci-driver: a socket or state path is too "
 		    "long\n");

@@ -5,7 +5,7 @@
  * discovery, publishing, the rescan loop) and the library's sandboxed
  * nodeserver, which runs the hooks (prepare.c: CDI specs; the library's
  * journal keeps what was prepared). They share nothing but files: the
- * nodeserver finds devices in sysfs itself.
+ * nodeserver finds devices in sysfs itself (cache.c keeps its list).
  */
 #ifndef PCI_DRIVER_H
 #define PCI_DRIVER_H
@@ -62,6 +62,7 @@ struct pci_config {
 	char			 cdi_dir[256];
 	char			 state_dir[256];
 	struct pci_filter	 filter;
+	int			 rescan;	/* seconds; 0: never */
 	int			 verbose;
 };
 
@@ -72,7 +73,12 @@ void	 pci_list_free(struct pci_list *);
 int	 pci_list_equal(const struct pci_list *, const struct pci_list *);
 const struct pci_dev *pci_find(const struct pci_list *, const char *name);
 int	 pci_name_from_addr(const char *addr, char *out, size_t size);
+int	 pci_refresh(const char *sysfs, struct pci_dev *);
 void	 pci_list_print(const struct pci_list *, FILE *);
+
+/* cache.c (the nodeserver's) */
+int	 pci_cache_lookup(const struct pci_config *, const char *name,
+	    struct pci_dev *, char *err, size_t errsize);
 
 /* publish.c */
 int	 pci_publish(struct kp_plugin *, const struct pci_config *,

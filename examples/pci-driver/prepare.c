@@ -12,7 +12,9 @@
  * the unprepare hook. So the hooks only do the PCI work:
  *
  * prepare: the claim's allocation results (from the library's claim
- * look-up) name devices of this node's pool; each is found in sysfs and
+ * look-up) name devices of this node's pool; each is found in the
+ * nodeserver's device list (cache.c: rescanned when stale or on a miss,
+ * the device's driver link read again) and
  * becomes one CDI device "<device>-<claim uid>" of kind <driver>/pci: an
  * environment variable naming its PCI address and, for a function bound
  * to vfio-pci, the nodes /dev/vfio/vfio and /dev/vfio/<IOMMU group>. The
@@ -45,27 +47,33 @@ env_entry(const char *addr, char *out, size_t size)
 	snprintf(out + n, size - n, "=%s", addr);
 }
 
+/* The IOMMU group of d when bound to vfio-pci; -1 otherwise. */
+static int
+dev_vfio_group(const struct pci_dev *d)
+{
+	return (strcmp(d->driver, "vfio-pci") == 0 ? d->iommu_group : -1);
+}
+
 /* The IOMMU group of a function bound to vfio-pci; -1 otherwise. */
 static int
 vfio_group(const struct pci_list *l, const char *addr)
 {
 	size_t	 i;
 
-	for (i = 0; i < l->n; i++)
+	for (i = 0; addr != NULL && i < l->n; i++)
 		if (strcmp(l->devs[i].addr, addr) == 0)
-			return (strcmp(l->devs[i].driver, "vfio-pci") == 0 ?
-			    l->devs[i].iommu_group : -1);
+			return (dev_vfio_group(&l->devs[i]));
 	return (-1);
 }
 
-/* One CDI device of the spec; 0 or -1 with err set. */
+/* One CDI device of the spec (group: vfio's, -1: none); 0 or -1 with
+ * err set. */
 static int
 spec_device(struct kp_cdi_builder *b, const char *name, const char *addr,
-    const struct pci_list *l, char *err, size_t errsize)
+    int g, char *err, size_t errsize)
 {
 	struct kp_cdi_device_node	 n = { KP_CDI_DEVICE_NODE_INIT };
 	char				 env[128], node[64];
-	int				 g = vfio_group(l, addr);
 
 	env_entry(addr, env, sizeof(env));
 	if (kp_cdi_add_device(b, name) != 0 ||
@@ -86,12 +94,14 @@ fail:
 	return (-1);
 }
 
-/* Check claim c's results against this node's devices: NULL or why. */
+/* Check claim c's results against this node's devices, each found into
+ * devs[k] (the nodeserver's cache, cache.c): NULL or why. */
 static const char *
 check_claim(const struct pci_config *cfg, const struct kp_claim *c,
-    const struct pci_list *devs, char *err, size_t errsize)
+    struct pci_dev *devs, char *err, size_t errsize)
 {
 	size_t	 k;
+	int	 r;
 
 	if (c->n_results == 0)
 		snprintf(err, errsize, "claim %s/%s has no allocation for "
@@ -111,7 +121,11 @@ check_claim(const struct pci_config *cfg, const struct kp_claim *c,
 				    cfg->node);
 				return (err);
 			}
-			if (pci_find(devs, c->results[k].device) == NULL) {
+			r = pci_cache_lookup(cfg, c->results[k].device,
+			    &devs[k], err, errsize);
+			if (r < 0)
+				return (err);
+			if (r > 0) {
 				snprintf(err, errsize, "claim %s/%s: device "
 				    "%s is not on this node (any more)",
 				    c->namespace_, c->name,
@@ -127,9 +141,10 @@ check_claim(const struct pci_config *cfg, const struct kp_claim *c,
 /* Prepare claim i: its spec, devices and journal data; errors fail it. */
 static void
 prepare_one(const struct pci_config *cfg, const struct kp_claim *c,
-    size_t i, const struct pci_list *devs, struct kp_prepare_results *res)
+    size_t i, struct kp_prepare_results *res)
 {
 	struct kp_cdi_builder	*b = NULL;
+	struct pci_dev		 devs[MAX_DEVS];
 	const struct pci_dev	*d;
 	char			 kind[128], err[KP_ERROR_SIZE * 2];
 	char			 names[MAX_DEVS][PCI_NAME_SIZE + 140];
@@ -149,7 +164,7 @@ prepare_one(const struct pci_config *cfg, const struct kp_claim *c,
 	}
 	list = json_object_get(jd, "devices");
 	for (k = 0; k < c->n_results; k++) {
-		d = pci_find(devs, c->results[k].device);
+		d = &devs[k];
 		/* Unique per kind across the claims' spec files. */
 		snprintf(names[k], sizeof(names[k]), "%s-%s", d->name, c->uid);
 		if (kp_cdi_device_id(kind, names[k], ids[k],
@@ -159,7 +174,7 @@ prepare_one(const struct pci_config *cfg, const struct kp_claim *c,
 			    c->name, names[k]);
 			goto fail;
 		}
-		if (spec_device(b, names[k], d->addr, devs, err,
+		if (spec_device(b, names[k], d->addr, dev_vfio_group(d), err,
 		    sizeof(err)) != 0)
 			goto fail;
 		if (json_array_append_new(list, json_pack("{s:s, s:s}",
@@ -200,20 +215,11 @@ pci_hook_prepare(void *user, const struct kp_claim *cl, size_t n,
     struct kp_prepare_results *res, char *errbuf, size_t errsize)
 {
 	const struct pci_config	*cfg = user;
-	struct pci_list		 devs = { NULL, 0 };
-	char			 err[KP_ERROR_SIZE * 2];
 	size_t			 i;
 
 	/* Claims prepared before never get here: the journal answers. */
-	if (pci_discover(cfg->sysfs, &cfg->filter, &devs, err,
-	    sizeof(err)) != 0) {
-		for (i = 0; i < n; i++)
-			kp_prepare_claim_error(res, i, err);
-		return (0);
-	}
 	for (i = 0; i < n; i++)
-		prepare_one(cfg, &cl[i], i, &devs, res);
-	pci_list_free(&devs);
+		prepare_one(cfg, &cl[i], i, res);
 	return (0);
 }
 
@@ -265,7 +271,8 @@ pci_journal_write_spec(void *user, const struct kp_journal_entry *e,
 	json_array_foreach(json_object_get(jd, "devices"), k, d)
 		if (r == 0 && spec_device(b, json_string_value(json_object_get(
 		    d, "name")), json_string_value(json_object_get(d, "addr")),
-		    &l, err, errsize) != 0)
+		    vfio_group(&l, json_string_value(json_object_get(d,
+		    "addr"))), err, errsize) != 0)
 			r = -1;
 	if (r == 0)
 		r = kp_cdi_builder_write(b, e->cdi_spec, err, errsize);

@@ -111,6 +111,22 @@ test('ATTACK: the CDI broker bounds the number and total size of a driver\'s spe
     `no quota: ${files.length} specs, ${(bytes / 1048576).toFixed(1)} MiB of root-owned files written for one nodeserver`);
 });
 
+// One request at a time, 50 a second after a burst of 100: a hook asking
+// as fast as the answers come gets KP_EBUSY, not a busy supervisor.
+test('ATTACK: the CDI broker answers KP_EBUSY past 50 requests a second after a burst of 100', async (t) => {
+  const { cdi, run } = await setup(t);
+  const N = 400;
+  const out = await run(`cdi-rate:${N}`, 60000);
+  const m = /cdi-rate: ok (\d+) busy (\d+) in ([\d.]+) ms$/.exec(out);
+  assert.ok(m, out);
+  const [ok, busy, ms] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  t.diagnostic(`${ok} written, ${busy} KP_EBUSY in ${ms} ms`);
+  assert.equal(ok + busy, N, out);
+  // The bucket was full (100) at most when the hook began.
+  assert.ok(ok <= 100 + 50 * ms / 1000 + 1, `${ok} specs written in ${ms} ms`);
+  assert.equal(fs.readdirSync(cdi).filter((f) => f.startsWith(`${DRIVER}_rate-`)).length, ok);
+});
+
 // Finding 3. The size cap is on the wire (1 MiB from a child); protobuf-c
 // then allocates a struct per embedded message: an empty Device is 2 bytes
 // on the wire and ~200 in memory. The role and case checks come after the

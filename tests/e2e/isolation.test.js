@@ -18,7 +18,7 @@ const path = require('node:path');
 const { randomUUID } = require('node:crypto');
 const { KubeletSim } = require('../kubelet-sim');
 const { startEmulator, kubeconfig } = require('../apiserver-emu');
-const { makeRoot, TestDriver, roles, until, procStatus, IDS, childLines } = require('./lib/plugin');
+const { makeRoot, TestDriver, TESTDRIVER, BUILD, roles, until, procStatus, IDS, childLines } = require('./lib/plugin');
 
 const DRIVER = 'test.example.com';
 const NODE = 'node-1';
@@ -60,7 +60,7 @@ async function probe(drv, sim, emu) {
 
 // An emulator, a kubeconfig for it (token file, CA file), the test driver
 // and a kubelet simulator; env for the driver.
-async function setup(t, { args = [], env = {}, inCluster = false } = {}) {
+async function setup(t, { args = [], env = {}, inCluster = false, wrap = null } = {}) {
   const root = makeRoot(DRIVER);
   const credDir = inCluster ? TOKEN_DIR : root.dir;
   const tokenFile = path.join(credDir, 'token');
@@ -70,7 +70,9 @@ async function setup(t, { args = [], env = {}, inCluster = false } = {}) {
   fs.writeFileSync(kc, kubeconfig({ server: emu.url }));
   const kube = inCluster ? ['--in-cluster'] : ['--kubeconfig', kc];
   const denv = inCluster ? { KUBERNETES_SERVICE_HOST: '127.0.0.1', KUBERNETES_SERVICE_PORT: String(new URL(emu.url).port) } : {};
-  const drv = new TestDriver(root, [...kube, '--node-name', NODE, ...args], { env: { ...denv, ...env } });
+  const drv = new TestDriver(root, [...kube, '--node-name', NODE, ...args], {
+    env: { ...denv, ...env }, ...(wrap ? { binary: wrap[0], prefixArgs: [...wrap.slice(1), TESTDRIVER] } : {}),
+  });
   t.after(async () => {
     drv.kill();
     await drv.exited;
@@ -110,6 +112,67 @@ test('each role runs as its own non-root uid and gid, no supplementary groups, n
     }
   }
   assert.equal(new Set(['nodeserver', 'registrar', 'publisher'].map((x) => IDS[x])).size, 3);
+});
+
+// "Max core file size" of /proc/<pid>/limits: [soft, hard].
+function coreLimit(pid) {
+  const l = fs.readFileSync(`/proc/${pid}/limits`, 'utf8').split('\n').find((x) => x.startsWith('Max core file size'));
+  return l.slice('Max core file size'.length).trim().split(/\s+/).slice(0, 2);
+}
+
+// The driver starts with core dumps allowed (prlimit, soft and hard), so
+// what the children show is their own setrlimit, not the test's.
+test('the publisher: no capabilities, NoNewPrivs, seccomp filter; every child: RLIMIT_CORE 0 (soft and hard) though the driver allows core dumps', { skip }, async (t) => {
+  const { drv, emu, sim } = await setup(t, { wrap: ['prlimit', '--core=unlimited:unlimited'] });
+  const r = roles(drv.proc.pid);
+  const pub = procStatus(r.publisher);
+  for (const k of ['CapEff', 'CapPrm', 'CapBnd', 'CapInh', 'CapAmb']) assert.equal(pub[k], '0000000000000000', `publisher ${k}`);
+  assert.equal(pub.NoNewPrivs, '1');
+  assert.equal(pub.Seccomp, '2');
+  // The hard limit shows the driver's (ASan lowers the soft one itself).
+  assert.equal(coreLimit(r.supervisor)[1], 'unlimited', 'the supervisor keeps the driver\'s limit');
+  for (const role of ['nodeserver', 'registrar', 'publisher']) {
+    assert.deepEqual(coreLimit(r[role]), ['0', '0'], `${role} RLIMIT_CORE`);
+  }
+  // The publisher still does its work inside all of it.
+  await lookupWorks(emu, sim, drv, 'nocaps');
+});
+
+// The publisher runs no driver code: tests/e2e/bin/kp_obsprobe.c builds
+// its sandbox with the library's own policy_apply(ROLE_PUBLISHER) in a
+// forked child and makes one attempt there, as a compromised publisher.
+test('attacks from inside the publisher\'s sandbox: Landlock refuses files outside its read set and every write, listen and accept4 kill it, AF_UNIX is refused; its mount namespace covers kubelet\'s plugin directories', { skip }, () => {
+  const { spawnSync } = require('node:child_process');
+  const kdir = fs.mkdtempSync(path.join(require('node:os').tmpdir(), 'kp-pubprobe-'));
+  try {
+    fs.mkdirSync(path.join(kdir, 'plugins_registry'));
+    fs.mkdirSync(path.join(kdir, 'plugins', 'probe.example.com'), { recursive: true });
+    fs.writeFileSync(path.join(kdir, 'plugins_registry', 'other.sock'), '');
+    const probe = (...c) => {
+      const r = spawnSync(path.join(BUILD, 'tests', 'kp_obsprobe'), c, {
+        encoding: 'utf8', timeout: 20000, env: { ...process.env, KP_PROBE_ROLE: 'publisher', KP_PROBE_KUBELET_DIR: kdir },
+      });
+      assert.equal(r.status, 0, `${c}: ${r.stdout}${r.stderr}`);
+      return r.stdout.trim();
+    };
+    const denied = [['open', '/etc/passwd'], ['open', path.join(kdir, 'plugins_registry', 'other.sock')],
+      ['ls', path.join(kdir, 'plugins_registry')], ['ls-root'], ['write', path.join(kdir, 'planted')],
+      ['write', '/tmp/kp-pubprobe-planted'], ['listen'], ['accept4'], ['unix-connect', '/run/systemd/private'], ['fork']];
+    for (const c of denied) assert.match(probe(...c), new RegExp(`^PROBE ${c[0]}: DENIED: `), String(c));
+    assert.match(probe('listen'), /killed by seccomp/);
+    assert.match(probe('accept4'), /killed by seccomp/);
+    assert.ok(!fs.existsSync(path.join(kdir, 'planted')) && !fs.existsSync('/tmp/kp-pubprobe-planted'));
+    // What it needs stays open: the resolver's files.
+    assert.match(probe('open', '/etc/resolv.conf'), /^PROBE open: SUCCEEDED: /);
+    // Kubelet's directories are mount points only in its namespace.
+    const here = fs.readFileSync('/proc/self/mountinfo', 'utf8').split('\n').map((l) => l.split(' ')[4]);
+    for (const d of ['plugins_registry', 'plugins']) {
+      assert.ok(!here.includes(path.join(kdir, d)));
+      assert.match(probe('mounted', path.join(kdir, d)), /^PROBE mounted: SUCCEEDED: .* is covered$/, d);
+    }
+  } finally {
+    fs.rmSync(kdir, { recursive: true, force: true });
+  }
 });
 
 test('each child is pid 1 of its own pid namespace; SIGTERM still stops every child', { skip }, async (t) => {
@@ -274,6 +337,26 @@ test('a credential file the publisher\'s uid cannot read fails the start, naming
 // Without root (setpriv to nobody, no capabilities): what is missing is
 // said in the log, and what needs no privilege stays: each child is not
 // dumpable, so its /proc files are closed to its siblings of the same uid.
+test('without root, kp_sandbox_user() fails the start naming the ids; nothing keeps running', { skip }, async (t) => {
+  const { spawnSync } = require('node:child_process');
+  const SETPRIV = ['--reuid=65534', '--regid=65534', '--clear-groups', '--inh-caps=-all'];
+  const ok = spawnSync('setpriv', [...SETPRIV, 'sh', '-c', `test -x '${TESTDRIVER}'`]);
+  if (ok.status !== 0) {
+    t.skip('nobody cannot run the build here');
+    return;
+  }
+  const root = makeRoot(DRIVER);
+  spawnSync('chown', ['-R', '65534:65534', root.dir]);
+  const drv = new TestDriver(root, ['--allow-uid', '65534', '--sandbox-user', 'registrar:12345:12345'],
+    { binary: 'setpriv', prefixArgs: [...SETPRIV, TESTDRIVER] });
+  t.after(async () => { drv.kill(); await drv.exited; root.cleanup(); });
+  const l = await drv.line(['ready', 'error'], 20000);
+  assert.match(l, /^error KP_ECHILD .*registrar.*cannot change to uid 12345 gid 12345: Operation not permitted/);
+  const res = await drv.exited;
+  assert.notEqual(res.code, null);
+  assert.ok(!fs.existsSync(root.regSock), 'nothing registers');
+});
+
 test('without root: shared uid and pid namespace, warned; children still not dumpable', { skip }, async (t) => {
   const { spawnSync } = require('node:child_process');
   const SETPRIV = ['--reuid=65534', '--regid=65534', '--clear-groups', '--inh-caps=-all'];
@@ -299,4 +382,10 @@ test('without root: shared uid and pid namespace, warned; children still not dum
     assert.equal(st.NSpid.split(/\s+/).length, 1, `${role}: no pid namespace`);
     assert.equal(fs.statSync(`/proc/${r[role]}/mem`).uid, 0, `${role} not dumpable`);
   }
+  // The supervisor too (as root its files are root's either way): of a
+  // dumpable process of uid 65534, the driver's own, they are 65534's.
+  const drvPid = Number(drv.lines.find((l) => l.startsWith('ready')).split(' ')[1]);
+  assert.equal(procStatus(r.supervisor).Uid.split(/\s+/)[0], '65534');
+  assert.equal(fs.statSync(`/proc/${drvPid}/mem`).uid, 65534, 'the driver process is dumpable');
+  assert.equal(fs.statSync(`/proc/${r.supervisor}/mem`).uid, 0, 'supervisor not dumpable');
 });

@@ -18,9 +18,10 @@ const { randomUUID } = require('node:crypto');
 const { execFileSync } = require('node:child_process');
 const { KubeletSim, proto, callRaw } = require('../kubelet-sim');
 const { startEmulator, kubeconfig } = require('../apiserver-emu');
-const { makeRoot, TestDriver, roles, until, sleep, BUILD } = require('./lib/plugin');
+const { makeRoot, TestDriver, TESTDRIVER, roles, until, sleep, BUILD } = require('./lib/plugin');
 
 const ATTACK = path.join(BUILD, 'tests', 'kp_attack');
+const NOSYS = path.join(BUILD, 'tests', 'kp_nosys');
 
 const DRIVER = 'test.example.com';
 const NODE = 'node-1';
@@ -31,7 +32,7 @@ const claim = (name) => ({ namespace: 'default', name, uid: randomUUID() });
 
 // The test driver (exiting non-zero when the plugin stops on its own) and
 // a kubelet simulator; with kube: an API-server emulator behind it.
-async function setup(t, { args = [], kube = false, binary, env = {}, simOpts = {}, registered = true } = {}) {
+async function setup(t, { args = [], kube = false, binary, env = {}, simOpts = {}, registered = true, wrap = null } = {}) {
   const root = makeRoot(DRIVER);
   const termlog = path.join(root.dir, 'termination-log');
   fs.writeFileSync(termlog, '');
@@ -46,7 +47,9 @@ async function setup(t, { args = [], kube = false, binary, env = {}, simOpts = {
     extra.push('--kubeconfig', kc, '--node-name', NODE);
   }
   const drvArgs = binary ? [...extra, ...args] : ['--exit-on-stop', '--termination-log', termlog, ...extra, ...args];
-  const drv = new TestDriver(root, drvArgs, { binary, env });
+  const drv = new TestDriver(root, drvArgs, {
+    env, ...(wrap ? { binary: wrap[0], prefixArgs: [...wrap.slice(1), binary || TESTDRIVER] } : { binary }),
+  });
   t.after(async () => {
     drv.kill();
     await drv.exited;
@@ -355,6 +358,24 @@ test('ATTACK: a hostile nodeserver gets no Event beyond its one kind and a sysca
   const all = emu.getEvents();
   assert.deepEqual(all.map((e) => e.reason), ['SyscallDenied'], JSON.stringify(all));
   assert.ok(!JSON.stringify(all).includes('FORGED'));
+});
+
+// Without inotify (a kernel or profile without it: here a seccomp filter on
+// the driver's process tree alone) the supervisor still finds a socket
+// file removed or replaced, by the inode check it makes every second.
+test('without inotify: a DRA socket file replaced by a regular file is found by the periodic inode check and re-created', async (t) => {
+  const { root, drv, sim } = await setup(t, { wrap: [NOSYS, 'inotify_init1,inotify_init'] });
+  await drv.stderrMatch(/inotify_init1: socket files are checked every 1000 ms only: Function not implemented/);
+  await prepareOk(sim, 'before');
+  const count = registrations(sim);
+  const before = inode(root.draSock);
+  fs.unlinkSync(root.draSock);
+  fs.writeFileSync(root.draSock, 'not a socket\n');
+  await until(() => isSocket(root.draSock) && inode(root.draSock) !== before, 10000);
+  await drv.stderrMatch(new RegExp(`DRA socket ${root.draSock} was replaced from outside; re-creating it`));
+  await until(() => count() >= 1, 15000);
+  await prepareEventually(sim, 'after');
+  assert.equal(drv.proc.exitCode, null, 'the plugin keeps running');
 });
 
 // --- the socket's directory swapped for a symlink -------------------------------

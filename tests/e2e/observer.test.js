@@ -227,6 +227,23 @@ test('publisher metrics: API requests by verb and code, slices per pool, sync ag
   await waitFor(port, '/healthz', (x) => x.status === 200, 15000);
 });
 
+// A wedged supervisor sends no snapshot: the real observer answers from
+// the last one until it is 5 s old, then fails /healthz saying so.
+test('a stopped supervisor: /healthz fails once the last snapshot is over 5 s old, saying so; SIGCONT recovers', async (t) => {
+  const { drv, port } = await setup(t, { sim: false });
+  await waitFor(port, '/healthz', (r) => r.status === 200);
+  const sup = roles(drv.proc.pid).supervisor;
+  const t0 = Date.now();
+  process.kill(sup, 'SIGSTOP');
+  t.after(() => { try { process.kill(sup, 'SIGCONT'); } catch { /* gone */ } });
+  const r = await waitFor(port, '/healthz', (x) => x.status === 503, 20000);
+  // The last snapshot came at most a second before the stop.
+  assert.ok(Date.now() - t0 >= 4000, `failed ${Date.now() - t0} ms after the stop`);
+  assert.match(r.body, /the supervisor has not reported for [5-9] s/);
+  process.kill(sup, 'SIGCONT');
+  await waitFor(port, '/healthz', (x) => x.status === 200);
+});
+
 test('a stopped child fails /healthz naming it; SIGCONT recovers; a slow prepare does not fail it', async (t) => {
   const { drv, sim, port } = await setup(t, { args: ['--slow-ms', '7000'] });
   await sim.waitForDriver(DRIVER);
@@ -374,6 +391,11 @@ test('the observer\'s sandbox: own uid, no capabilities, seccomp, no new privile
   assert.equal(st.Seccomp, '2');
   assert.equal(st.NSpid.split(/\s+/).pop(), '1', 'pid 1 of its own namespace');
   assert.deepEqual(fs.readdirSync(`/proc/${pid}/root/`), [], 'empty root');
+  // RLIMIT_CORE 0, the hard limit too (isolation.test.js starts the
+  // driver with core dumps allowed and checks the other children).
+  const core = (p) => fs.readFileSync(`/proc/${p}/limits`, 'utf8').split('\n')
+    .find((l) => l.startsWith('Max core file size')).slice(18).trim().split(/\s+/).slice(0, 2);
+  assert.deepEqual(core(pid), ['0', '0'], 'RLIMIT_CORE');
   // Its fds: stdio, its two channels, the listener, libmicrohttpd's epoll
   // and its signalfd; nothing else, no file.
   const fds = fs.readdirSync(`/proc/${pid}/fd`).map((f) => fs.readlinkSync(`/proc/${pid}/fd/${f}`));
@@ -404,6 +426,21 @@ test('attacks from inside the observer\'s sandbox are denied', { skip: !AS_ROOT 
     const r = spawnSync(OBSPROBE, c, { encoding: 'utf8', timeout: 20000 });
     assert.equal(r.status, 0, `${c}: ${r.stdout}${r.stderr}`);
     assert.match(r.stdout, new RegExp(`^PROBE ${c[0]}: DENIED: `), `${c}: ${r.stdout}`);
+  }
+});
+
+// Without the seccomp filter (KP_PROBE_MODE=off: every other step stays)
+// the observer's Landlock domain alone still refuses TCP: seccomp would
+// otherwise kill socket() before Landlock is asked.
+test('the observer\'s Landlock domain on its own refuses TCP connect and bind', { skip: !AS_ROOT && 'needs root' }, async (t) => {
+  const srv = net.createServer((c) => c.end()).listen(0, '127.0.0.1');
+  await new Promise((r) => srv.once('listening', r));
+  t.after(() => srv.close());
+  for (const c of [['tcp-connect', String(srv.address().port)], ['tcp-bind', String(await freePort())]]) {
+    const r = spawnSync(OBSPROBE, c, { encoding: 'utf8', timeout: 20000, env: { ...process.env, KP_PROBE_MODE: 'off' } });
+    assert.equal(r.status, 0, `${c}: ${r.stdout}${r.stderr}`);
+    assert.match(r.stderr, /SANDBOX OFF: no seccomp filter in the observer/);
+    assert.match(r.stdout, new RegExp(`^PROBE ${c[0]}: DENIED: (connect|bind): Permission denied`), `${c}: ${r.stdout}`);
   }
 });
 

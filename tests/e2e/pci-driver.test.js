@@ -13,43 +13,13 @@ const { randomUUID } = require('node:crypto');
 const { KubeletSim } = require('../kubelet-sim');
 const { startEmulator, kubeconfig } = require('../apiserver-emu');
 const { PCI_DRIVER, makeRoot, roles, until, sleep, giveToNodeserver } = require('./lib/plugin');
+const { addFakeDevice, removeFakeDevice, fakeSysfs: fakeTree } = require('./lib/fake-sysfs');
 
 const DRIVER = 'pci.example.com';
 const NODE = 'node-1';
 const SEL = `spec.driver=${DRIVER},spec.nodeName=${NODE}`;
 const JOURNAL = 'kubeletplugin-journal.json';
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
-
-// A fake sysfs: root/devices/pci0000:00/<addr> with the attribute files,
-// root/bus/pci/devices/<addr> -> ../../../devices/pci0000:00/<addr>, as
-// the kernel lays it out. dev: { addr, vendor, device, cls, numa
-// (undefined: no file), driver (undefined: unbound), iommu, bars, physfn
-// (an SR-IOV VF: its PF's address; the kernel's physfn -> ../<pf> link) }.
-function addFakeDevice(root, dev) {
-  const real = path.join(root, 'devices', 'pci0000:00', dev.addr);
-  fs.mkdirSync(real, { recursive: true });
-  const w = (f, v) => fs.writeFileSync(path.join(real, f), `${v}\n`);
-  w('vendor', dev.vendor || '0x8086');
-  w('device', dev.device || '0x1234');
-  w('subsystem_vendor', dev.vendor || '0x8086');
-  w('subsystem_device', '0x0001');
-  w('class', dev.cls || '0x020000');
-  if (dev.numa !== undefined) w('numa_node', dev.numa);
-  if (dev.driver) fs.symlinkSync(`../../../bus/pci/drivers/${dev.driver}`, path.join(real, 'driver'));
-  if (dev.iommu !== undefined) fs.symlinkSync(`../../../kernel/iommu_groups/${dev.iommu}`, path.join(real, 'iommu_group'));
-  if (dev.physfn) fs.symlinkSync(`../${dev.physfn}`, path.join(real, 'physfn'));
-  const bars = (dev.bars || []).map(([start, size]) => `0x${start.toString(16).padStart(16, '0')} 0x${(start + size - 1).toString(16).padStart(16, '0')} 0x0000000000040200`);
-  while (bars.length < 13) bars.push('0x0000000000000000 0x0000000000000000 0x0000000000000000');
-  w('resource', bars.join('\n'));
-  const bus = path.join(root, 'bus', 'pci', 'devices');
-  fs.mkdirSync(bus, { recursive: true });
-  fs.symlinkSync(`../../../devices/pci0000:00/${dev.addr}`, path.join(bus, dev.addr));
-}
-
-function removeFakeDevice(root, addr) {
-  fs.rmSync(path.join(root, 'bus', 'pci', 'devices', addr), { force: true });
-  fs.rmSync(path.join(root, 'devices', 'pci0000:00', addr), { recursive: true, force: true });
-}
 
 const ODD = [
   { addr: '0000:00:00.0', vendor: '0x8086', device: '0x0d57', cls: '0x060000', numa: 0 },
@@ -58,14 +28,7 @@ const ODD = [
   { addr: '0000:3b:00.1', vendor: '0x15b3', device: '0x101d', cls: '0x020000', numa: -1 },
 ];
 
-function fakeSysfs(dir, devices = ODD) {
-  const root = path.join(dir, 'sys');
-  for (const d of devices) addFakeDevice(root, d);
-  // Odd entries that are not PCI functions: skipped.
-  fs.writeFileSync(path.join(root, 'bus', 'pci', 'devices', 'README'), 'not a device\n');
-  fs.mkdirSync(path.join(root, 'bus', 'pci', 'devices', '0000:zz:00.0'));
-  return root;
-}
+const fakeSysfs = (dir, devices = ODD) => fakeTree(dir, devices);
 
 const list = (args) => execFileSync(PCI_DRIVER, ['--list', ...args]).toString().trim().split('\n').filter(Boolean).map(JSON.parse);
 
@@ -362,4 +325,45 @@ test('rescan republishes devices that appear and vanish', async (t) => {
   }, 10000, 100);
   assert.match(env.drv.stderr, /rescan: 5 device\(s\) now \(1 new, 0 gone/);
   assert.match(env.drv.stderr, /rescan: 4 device\(s\) now \(0 new, 1 gone/);
+});
+
+// The nodeserver keeps the device list of its last scan (cache.c): with
+// --rescan 0 it never scans again on its own, so only a miss (a claim
+// naming a device it does not hold) finds a device added since, and
+// only the per-use check of a held device sees one removed or rebound.
+test('prepare finds a device added after start, sees a rebinding, fails cleanly on a removed one', async (t) => {
+  const env = await setup(t, { extra: ['--rescan', '0'] });
+  await until(() => devicesOf(slicesOf(env.emu)).length === 4, 15000, 100);
+  const prep = async (c) => (await env.kubelet.nodePrepareResources(DRIVER, [c])).claims[c.uid];
+  const nodesOf = (c) => {
+    const spec = JSON.parse(fs.readFileSync(path.join(env.cdi, `${DRIVER}_claim-${c.uid}.json`), 'utf8'));
+    return spec.devices[0].containerEdits.deviceNodes || [];
+  };
+  // The first prepare fills the list from sysfs.
+  const first = claimFor(env, 'pci-0000-00-01-0', 'first');
+  assert.ok(!(await prep(first)).error);
+  // Added after that scan, unbound: found through the miss path.
+  addFakeDevice(env.sys, { addr: '0000:af:00.0', vendor: '0x10de', cls: '0x030200', iommu: 5 });
+  const added = claimFor(env, 'pci-0000-af-00-0', 'added');
+  const r = await prep(added);
+  assert.ok(!r.error, r.error);
+  assert.deepEqual(r.devices[0].cdiDeviceIds || r.devices[0].cdi_device_ids, [`${DRIVER}/pci=pci-0000-af-00-0-${added.uid}`]);
+  assert.deepEqual(nodesOf(added), [], 'not bound to vfio-pci: no nodes');
+  // Bound to vfio-pci since: the held entry's driver is read again.
+  fs.symlinkSync('../../../bus/pci/drivers/vfio-pci', path.join(env.sys, 'devices', 'pci0000:00', '0000:af:00.0', 'driver'));
+  const bound = claimFor(env, 'pci-0000-af-00-0', 'bound');
+  assert.ok(!(await prep(bound)).error);
+  assert.deepEqual(nodesOf(bound), [{ path: '/dev/vfio/vfio' }, { path: '/dev/vfio/5' }]);
+  // Removed: a held device that is gone is an error naming it, nothing
+  // is written, and the driver goes on preparing others.
+  removeFakeDevice(env.sys, '0000:00:02.0');
+  const gone = claimFor(env, 'pci-0000-00-02-0', 'gone');
+  const bad = await env.kubelet.nodePrepareResources(DRIVER, [gone]).catch((e) => e);
+  assert.match(String(bad.message || JSON.stringify(bad)), /claim default\/gone: device pci-0000-00-02-0 is not on this node \(any more\)/);
+  assert.ok(!fs.existsSync(path.join(env.cdi, `${DRIVER}_claim-${gone.uid}.json`)));
+  assert.ok(!Object.keys(JSON.parse(fs.readFileSync(path.join(env.state, JOURNAL), 'utf8')).claims).includes(gone.uid));
+  const after = claimFor(env, 'pci-0000-3b-00-1', 'after');
+  assert.ok(!(await prep(after)).error);
+  // Never scanned on a timer: the driver process published no change.
+  assert.doesNotMatch(env.drv.stderr, /rescan:/);
 });

@@ -157,7 +157,7 @@ for (const [what, name, sys] of [['socket', 'syscall-socket', 'socket'], ['fork'
   });
 }
 
-for (const sys of ['ptrace', 'fork']) {
+for (const sys of ['ptrace', 'fork', 'socket', 'connect']) {
   test(`the registrar calling ${sys} dies of SIGSYS, is named in the log and restarts`, async (t) => {
     const { drv, sim } = await setup(t, { args: ['--interceptors'], env: { KP_TEST_REGISTRAR_SYSCALL: sys } });
     const before = roles(drv.proc.pid).registrar;

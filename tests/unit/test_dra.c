@@ -93,6 +93,8 @@ static struct {
 	const char	*fail_uid;	/* per-claim error for this UID */
 	int		 fail_all;	/* hook returns an error */
 	int		 bad_device;	/* add a device without pool */
+	int		 extra_every;	/* claims i % extra_every == 0 */
+	int		 extra;		/* get this many more devices */
 	int		 slow;		/* serialization test */
 	atomic_int	 inside;
 	atomic_int	 overlap;
@@ -174,6 +176,10 @@ t_prepare(void *user, const struct kp_claim *claims, size_t n,
 		if (kp_prepare_add_device(res, i, &d) != 0 &&
 		    !(drv.bad_device && i == 0))
 			return (KP_EIO);
+		if (drv.extra_every > 0 && i % (size_t)drv.extra_every == 0)
+			for (int k = 0; k < drv.extra; k++)
+				if (kp_prepare_add_device(res, i, &d) != 0)
+					return (KP_EIO);
 		if (drv.fail_uid != NULL &&
 		    strcmp(claims[i].uid, drv.fail_uid) == 0)
 			kp_prepare_claim_error(res, i, "boom");
@@ -299,6 +305,49 @@ test_prepare_three(struct dra_ctx *ctx, enum dra_version v)
 		CHECK_STREQ(c->devices[0]->request_names[0], "req");
 		CHECK_EQ(c->devices[0]->n_cdi_device_ids, 1);
 		CHECK_CONTAINS(c->devices[0]->cdi_device_ids[0], uid);
+	}
+	resp_free(r);
+}
+
+/*
+ * Many claims in one call, one UID twice: the decoder's arena outgrows
+ * its first chunk, a claim's devices outgrow the room for one in the
+ * results' block, and a failed claim drops devices in either place.
+ */
+static void
+test_prepare_many(struct dra_ctx *ctx, enum dra_version v)
+{
+	struct wire	 w;
+	PrepResp	*r;
+	const PrepClaim	*c;
+	char		 msg[KP_ERROR_SIZE], uid[16];
+	int		 i, n = 150;
+
+	reset(ctx);
+	wire_claims(&w, n);
+	wire_claim(&w, "ns", "u7", "c7");	/* the same claim again */
+	drv.extra_every = 3;
+	drv.extra = 5;		/* 6 devices: one, then 4, then 8 */
+	drv.fail_uid = "u4";	/* 6 devices, dropped */
+	CHECK_EQ(prepare(ctx, v, &w, &r, msg), RPC_OK);
+	CHECK_EQ(drv.n, (size_t)n);
+	CHECK_EQ(r != NULL ? r->n_claims : 0, (size_t)n);
+	for (i = 1; i <= n; i++) {
+		snprintf(uid, sizeof(uid), "u%d", i);
+		c = entry(r, uid);
+		CHECK(c != NULL);
+		if (c == NULL)
+			continue;
+		if (i == 4) {
+			CHECK_STREQ(c->error, "boom");
+			CHECK_EQ(c->n_devices, 0);
+			continue;
+		}
+		CHECK_STREQ(c->error, "");
+		CHECK_EQ(c->n_devices, (i - 1) % 3 == 0 ? 6u : 1u);
+		if (c->n_devices > 0)
+			CHECK_CONTAINS(c->devices[c->n_devices - 1]->
+			    cdi_device_ids[0], uid);
 	}
 	resp_free(r);
 }
@@ -812,6 +861,7 @@ main(void)
 	memset(&ctx, 0, sizeof(ctx));
 	for (i = 0; i < sizeof(versions) / sizeof(versions[0]); i++) {
 		test_prepare_three(&ctx, versions[i]);
+		test_prepare_many(&ctx, versions[i]);
 		test_prepare_failures(&ctx, versions[i]);
 		test_duplicates(&ctx, versions[i]);
 		test_share_id(&ctx, versions[i]);

@@ -83,26 +83,27 @@ static const char golden[] =
 static void
 test_encode(void)
 {
-	const char		*pools[] = { "worker-0", "worker-0" };
-	const char		*names[] = { "gpu-0", "gpu-1" };
+	const struct md_device	 devs[] = { { "worker-0", "gpu-0", NULL, NULL },
+	    { "worker-0", "gpu-1", NULL, NULL } };
 	const char		*vers[] = { V1B1, V1A1 };
+	struct kp_options	*o;
+	struct md_device	 bigdev = { NULL, NULL, NULL, NULL };
 	struct md_input		 in;
-	char			*out, *second;
+	char			*out, *second, *big;
 	size_t			 len;
 
+	CHECK_EQ(kp_options_new(&o), 0);
+	CHECK_EQ(kp_driver_name(o, "gpu.example.com"), 0);
+	CHECK_EQ(kp_device_metadata(o, 1, vers, 2), 0);
 	memset(&in, 0, sizeof(in));
-	in.driver = "gpu.example.com";
-	in.versions = vers;
-	in.n_versions = 2;
 	in.namespace_ = "default";
 	in.name = "claim";
 	in.uid = "claim-uid";
 	in.generation = 1;
 	in.request = "request";
-	in.pools = pools;
-	in.device_names = names;
+	in.devices = devs;
 	in.n_devices = 2;
-	CHECK_EQ(md_encode(&in, &out, &len), 0);
+	CHECK_EQ(md_encode(o, &in, &out, &len), 0);
 	CHECK_EQ(len, strlen(out));
 	/* "v1alpha1" is one byte longer than "v1beta1" */
 	CHECK_EQ(len, 2 * strlen(golden) + 1);
@@ -117,16 +118,32 @@ test_encode(void)
 
 	/* podClaimName after metadata; a request without devices has no
 	 * devices key (omitempty); strings escaped */
-	in.n_versions = 1;
+	CHECK_EQ(kp_device_metadata(o, 1, vers, 1), 0);
 	in.pod_claim_name = "my-gpu";
 	in.n_devices = 0;
 	in.name = "a<b";
-	CHECK_EQ(md_encode(&in, &out, &len), 0);
+	CHECK_EQ(md_encode(o, &in, &out, &len), 0);
 	CHECK_CONTAINS(out, "  },\n  \"podClaimName\": \"my-gpu\",\n"
 	    "  \"requests\": [\n    {\n      \"name\": \"request\"\n    }\n"
 	    "  ]\n}\n");
 	CHECK_CONTAINS(out, "\"name\": \"a\\u003cb\",");
 	free(out);
+
+	/* over MD_MAX_CONTENT: KP_EINVAL with the length, nothing kept */
+	if ((big = malloc(MD_MAX_CONTENT + 1)) == NULL)
+		abort();
+	memset(big, ' ', MD_MAX_CONTENT);
+	big[MD_MAX_CONTENT] = '\0';
+	bigdev.pool = "worker-0";
+	bigdev.name = "gpu-0";
+	bigdev.attrs = big;
+	in.devices = &bigdev;
+	in.n_devices = 1;
+	CHECK_EQ(md_encode(o, &in, &out, &len), KP_EINVAL);
+	CHECK(out == NULL);
+	CHECK(len > MD_MAX_CONTENT);
+	free(big);
+	kp_options_free(o);
 }
 
 static void

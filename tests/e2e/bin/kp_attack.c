@@ -2,13 +2,16 @@
  * kp_attack - a driver whose prepare hook plays a fully compromised
  * nodeserver attacking the supervisor (tests/e2e/attack.test.js, the
  * review-attack branch). Claim "probe-<n>" runs the spec in the file
- * $KP_ATTACK_DIR/<n> (one line) and fails the claim with the outcome;
- * any other claim prepares one device.
+ * $KP_ATTACK_DIR/<n> (one line) and fails the claim with the outcome, in
+ * the prepare hook and in the unprepare hook; any other claim prepares
+ * one device.
  *
  * Specs:
  *   cdi-file:<name>:<path>     kp_cdi_spec_write(name, contents of path)
  *   cdi-flood:<count>:<bytes>  count specs of bytes each, names
  *                              <driver>_flood-<i>.json; "wrote <k> of <n>"
+ *   cdi-rate:<count>           count small specs as fast as answers come,
+ *                              no retry: "ok <k> busy <b> in <ms> ms"
  *   raw-amp:<devices>          one raw frame Msg{publish{pools[{slices[
  *                              {devices: <devices> empty}]}]}} (2 bytes a
  *                              device on the wire, ~200 unpacked)
@@ -16,8 +19,29 @@
  *   raw-event:<kind>:<hex>     one raw EventAsk frame: kind, and as its
  *                              syscall the bytes <hex> spells (free text,
  *                              a newline, anything)
+ *   raw-claims:<count>:<name>  count raw ClaimGet frames at once, claims
+ *                              default/<name>-<i> (i from 0), ids of our
+ *                              own; "sent <k> of <n> at <ms>" (the
+ *                              CLOCK_MONOTONIC time before the first)
+ *   raw-events:<count>:<name>  count raw EventAsk frames at once, each
+ *                              EVENT_SYSCALL_DENIED of syscall <name><i>
+ *   stderr-flood:<count>       count lines "FLOOD <i>" on stderr, one
+ *                              write each
+ *   log-frame:ready            a READY datagram on the log channel
+ *   log-sendto:<path>          a Log datagram "SENDTO-PROBE" sent with
+ *                              sendto(2) to the unix socket at path on the
+ *                              log channel
  *   symlink:<target>:<link>    symlink(2) (needs --sandbox-syscall symlink)
  *   rename:<from>:<to>, mkdir:<path>, write:<path>
+ *
+ * The init hook (privileged, in STARTING, before the library's READY)
+ * runs the spec in $KP_ATTACK_DIR/init once (it renames the file to
+ * init.done first), outcome on stderr as "attack-init: ...":
+ *   raw-ready:<path>           a raw READY frame with hide_paths [path]
+ *                              (only the publisher may name them)
+ *   thread                     leave a thread running (ids and
+ *                              capabilities are per thread: the sandbox
+ *                              must refuse to start)
  *
  * Options: those lib/plugin.js's TestDriver passes and a few kp_*
  * setters (--cdi-device-prefix, --cdi-mount-prefix, --cdi-hook: the
@@ -28,6 +52,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -36,9 +61,12 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "kubeletplugin.h"
+#include "base/fdio.h"
+#include "ipc/ipc.h"
 
 static char	 drv_name[254];
 
@@ -104,23 +132,6 @@ ld(uint8_t *p, const uint8_t *tag, size_t tl, size_t len)
 	return (tl + varint(p + tl, len));
 }
 
-static int
-send_all(int fd, const uint8_t *p, size_t n)
-{
-	ssize_t	 w;
-
-	while (n > 0) {
-		if ((w = write(fd, p, n)) == -1) {
-			if (errno == EINTR)
-				continue;
-			return (-1);
-		}
-		p += w;
-		n -= (size_t)w;
-	}
-	return (0);
-}
-
 /* Frame the Msg body of n bytes at f + 4 and send it. */
 static int
 send_frame(int fd, uint8_t *f, size_t n)
@@ -129,7 +140,7 @@ send_frame(int fd, uint8_t *f, size_t n)
 	f[1] = (uint8_t)(n >> 16);
 	f[2] = (uint8_t)(n >> 8);
 	f[3] = (uint8_t)n;
-	return (send_all(fd, f, n + 4));
+	return (fd_write_all(fd, f, n + 4));
 }
 
 /* Msg.publish (7) { pools (1) { slices (4) { devices (1) {} x n } } } */
@@ -216,6 +227,156 @@ raw_event(long kind, const char *hex, char *out, size_t size)
 	    "sent" : strerror(errno));
 }
 
+/* Pack m into one frame (4-byte length, then the Msg) and send it. */
+static int
+send_msg(int fd, const Kpipc__Msg *m)
+{
+	uint8_t	 f[4096];
+	size_t	 n = kpipc__msg__get_packed_size(m);
+
+	if (n > sizeof(f) - 4) {
+		errno = EMSGSIZE;
+		return (-1);
+	}
+	kpipc__msg__pack(m, f + 4);
+	return (send_frame(fd, f, n));
+}
+
+static double
+mono_ms(void)
+{
+	struct timespec	 ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (ts.tv_sec * 1000.0 + ts.tv_nsec / 1e6);
+}
+
+/*
+ * count ClaimGet or EventAsk frames written back to back, as a hostile
+ * nodeserver floods the supervisor; ids and names of its own choosing.
+ */
+static void
+raw_flood(int claims, long count, const char *name, char *out, size_t size)
+{
+	Kpipc__Msg	 m = KPIPC__MSG__INIT;
+	Kpipc__ClaimGet	 g = KPIPC__CLAIM_GET__INIT;
+	Kpipc__EventAsk	 a = KPIPC__EVENT_ASK__INIT;
+	char		 cname[64], uid[48], sys[40];
+	double		 t0;
+	long		 i, sent = 0;
+	int		 fd;
+
+	if ((fd = ctl_fd()) == -1) {
+		snprintf(out, size, "raw-flood: no channel");
+		return;
+	}
+	if (claims) {
+		m.m_case = KPIPC__MSG__M_CLAIM_GET;
+		m.claim_get = &g;
+		g.namespace_ = "default";
+		g.name = cname;
+		g.uid = uid;
+	} else {
+		m.m_case = KPIPC__MSG__M_EVENT_ASK;
+		m.event_ask = &a;
+		a.kind = KPIPC__EVENT_KIND__EVENT_SYSCALL_DENIED;
+		a.syscall = sys;
+	}
+	t0 = mono_ms();
+	for (i = 0; i < count; i++) {
+		g.id = (uint64_t)(900000 + i);
+		snprintf(cname, sizeof(cname), "%s-%ld", name, i);
+		snprintf(uid, sizeof(uid), "00000000-0000-4000-8000-%012ld",
+		    i % 1000000);
+		snprintf(sys, sizeof(sys), "%s%ld", name, i);
+		if (send_msg(fd, &m) == 0)
+			sent++;
+	}
+	snprintf(out, size, "raw-%s: sent %ld of %ld at %.3f", claims ?
+	    "claims" : "events", sent, count, t0);
+}
+
+/* The log channel: the SOCK_SEQPACKET socket. -1 if not found. */
+static int
+log_fd(void)
+{
+	struct dirent	*de;
+	socklen_t	 sl;
+	DIR		*d;
+	int		 fd, type, found = -1;
+
+	if ((d = opendir("/proc/self/fd")) == NULL)
+		return (-1);
+	while ((de = readdir(d)) != NULL) {
+		fd = atoi(de->d_name);
+		sl = sizeof(type);
+		if (fd >= 3 && getsockopt(fd, SOL_SOCKET, SO_TYPE, &type,
+		    &sl) == 0 && type == SOCK_SEQPACKET)
+			found = fd;
+	}
+	closedir(d);
+	return (found);
+}
+
+/* What a hook can put on the log channel besides a Log frame. */
+static void
+log_channel(const char *op, const char *arg, char *out, size_t size)
+{
+	Kpipc__Msg		 m = KPIPC__MSG__INIT;
+	Kpipc__Ready		 r = KPIPC__READY__INIT;
+	Kpipc__Log		 l = KPIPC__LOG__INIT;
+	struct sockaddr_un	 sun;
+	uint8_t			 b[512];
+	size_t			 n;
+	ssize_t			 w;
+	int			 fd;
+
+	if ((fd = log_fd()) == -1) {
+		snprintf(out, size, "%s: no log channel", op);
+		return;
+	}
+	if (strcmp(op, "log-frame") == 0) {
+		m.m_case = KPIPC__MSG__M_READY;
+		m.ready = &r;
+		n = kpipc__msg__pack(&m, b);
+		w = send(fd, b, n, 0);
+	} else {
+		l.level = KP_LOG_WARNING;
+		l.text = "SENDTO-PROBE";
+		m.m_case = KPIPC__MSG__M_LOG;
+		m.log = &l;
+		n = kpipc__msg__pack(&m, b);
+		memset(&sun, 0, sizeof(sun));
+		sun.sun_family = AF_UNIX;
+		snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", arg);
+		w = sendto(fd, b, n, 0, (struct sockaddr *)&sun, sizeof(sun));
+	}
+	snprintf(out, size, "%s %.200s: %s", op, arg, w == (ssize_t)n ? "sent" :
+	    strerror(errno));
+}
+
+/* A READY naming a path to hide, as only the publisher may. */
+static void
+raw_ready(const char *path, char *out, size_t size)
+{
+	Kpipc__Msg	 m = KPIPC__MSG__INIT;
+	Kpipc__Ready	 r = KPIPC__READY__INIT;
+	char		*paths[1] = { (char *)path };
+	int		 fd;
+
+	if ((fd = ctl_fd()) == -1) {
+		snprintf(out, size, "raw-ready: no channel");
+		return;
+	}
+	r.pid = getpid();
+	r.hide_paths = paths;
+	r.n_hide_paths = 1;
+	m.m_case = KPIPC__MSG__M_READY;
+	m.ready = &r;
+	snprintf(out, size, "raw-ready %.200s: %s", path, send_msg(fd, &m) == 0 ?
+	    "sent" : strerror(errno));
+}
+
 static void
 cdi_file(const char *name, const char *path, char *out, size_t size)
 {
@@ -275,6 +436,34 @@ cdi_flood(long count, size_t len, char *out, size_t size)
 	    ok, count, busy, ok < count ? ": " : "", ok < count ? err : "");
 }
 
+/* The broker's rate limit: KP_EBUSY is counted, not waited out. */
+static void
+cdi_rate(long count, char *out, size_t size)
+{
+	char	 name[300], spec[512], err[KP_ERROR_SIZE] = "", why[128] = "";
+	double	 t0 = mono_ms();
+	long	 i, ok = 0, busy = 0;
+	int	 r;
+
+	snprintf(spec, sizeof(spec), "{\"cdiVersion\":\"0.6.0\",\"kind\":"
+	    "\"%s/test\",\"devices\":[{\"name\":\"d\",\"containerEdits\":"
+	    "{\"env\":[\"X=1\"]}}]}", drv_name);
+	for (i = 0; i < count; i++) {
+		snprintf(name, sizeof(name), "%s_rate-%ld.json", drv_name, i);
+		r = kp_cdi_spec_write(name, spec, strlen(spec), err,
+		    sizeof(err));
+		if (r == 0)
+			ok++;
+		else if (r == KP_EBUSY)
+			busy++;
+		else if (why[0] == '\0')
+			snprintf(why, sizeof(why), ": %s %.100s",
+			    kp_strerror(r), err);
+	}
+	snprintf(out, size, "cdi-rate: ok %ld busy %ld in %.1f ms%s", ok, busy,
+	    mono_ms() - t0, why);
+}
+
 static void
 probe(const char *spec, char *out, size_t size)
 {
@@ -293,6 +482,9 @@ probe(const char *spec, char *out, size_t size)
 	} else if (strcmp(op, "cdi-flood") == 0) {
 		cdi_flood(strtol(a, NULL, 10), strtoul(b, NULL, 10), out, size);
 		return;
+	} else if (strcmp(op, "cdi-rate") == 0) {
+		cdi_rate(strtol(a, NULL, 10), out, size);
+		return;
 	} else if (strcmp(op, "raw-amp") == 0) {
 		raw_amp(strtoul(a, NULL, 10), out, size);
 		return;
@@ -302,6 +494,24 @@ probe(const char *spec, char *out, size_t size)
 		return;
 	} else if (strcmp(op, "raw-event") == 0) {
 		raw_event(strtol(a, NULL, 10), b, out, size);
+		return;
+	} else if (strcmp(op, "stderr-flood") == 0) {
+		long	 k, count = strtol(a, NULL, 10), ok = 0;
+		char	 l[32];
+
+		for (k = 0; k < count; k++)
+			if (write(2, l, (size_t)snprintf(l, sizeof(l),
+			    "FLOOD %ld\n", k)) > 0)
+				ok++;
+		snprintf(out, size, "stderr-flood: wrote %ld", ok);
+		return;
+	} else if (strcmp(op, "log-frame") == 0 ||
+	    strcmp(op, "log-sendto") == 0) {
+		log_channel(op, a, out, size);
+		return;
+	} else if (strcmp(op, "raw-claims") == 0 ||
+	    strcmp(op, "raw-events") == 0) {
+		raw_flood(op[4] == 'c', strtol(a, NULL, 10), b, out, size);
 		return;
 	} else if (strcmp(op, "stderr") == 0) {
 		/* Forged klog lines: a newline, a CR, ANSI erase, one cut at
@@ -340,32 +550,39 @@ probe(const char *spec, char *out, size_t size)
 	    "ok");
 }
 
+/* The spec in $KP_ATTACK_DIR/<n>, its outcome in msg (and on stderr). */
+static void
+run_spec(const char *n, char *msg, size_t size)
+{
+	const char	*dir = getenv("KP_ATTACK_DIR");
+	char		 path[PATH_MAX], line[8192];
+	FILE		*f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir ? dir : ".", n);
+	line[0] = '\0';
+	if ((f = fopen(path, "r")) != NULL) {
+		if (fgets(line, sizeof(line), f) == NULL)
+			line[0] = '\0';
+		fclose(f);
+	}
+	line[strcspn(line, "\n")] = '\0';
+	probe(line[0] ? line : NULL, msg, size);
+	fprintf(stderr, "attack: %s\n", msg);
+}
+
 static int
 prepare(void *user, const struct kp_claim *c, size_t n,
     struct kp_prepare_results *res, char *errbuf, size_t errsize)
 {
 	struct kp_prepared_device	 dev;
 	const char			*reqs[1] = { "req-0" };
-	char				 cdi[300], path[PATH_MAX], line[8192];
-	char				 msg[1000];
-	const char			*ids[1] = { cdi }, *dir;
-	FILE				*f;
+	char				 cdi[300], msg[1000];
+	const char			*ids[1] = { cdi };
 	size_t				 i;
 
 	for (i = 0; i < n; i++) {
 		if (strncmp(c[i].name, "probe-", 6) == 0) {
-			dir = getenv("KP_ATTACK_DIR");
-			snprintf(path, sizeof(path), "%s/%s", dir ? dir : ".",
-			    c[i].name + 6);
-			line[0] = '\0';
-			if ((f = fopen(path, "r")) != NULL) {
-				if (fgets(line, sizeof(line), f) == NULL)
-					line[0] = '\0';
-				fclose(f);
-			}
-			line[strcspn(line, "\n")] = '\0';
-			probe(line[0] ? line : NULL, msg, sizeof(msg));
-			fprintf(stderr, "attack: %s\n", msg);
+			run_spec(c[i].name + 6, msg, sizeof(msg));
 			kp_prepare_claim_error(res, i, msg);
 			continue;
 		}
@@ -384,10 +601,64 @@ prepare(void *user, const struct kp_claim *c, size_t n,
 	return (0);
 }
 
+static void *
+sleeper(void *arg)
+{
+	for (;;)
+		pause();
+	return (arg);
+}
+
+/* The init hook: $KP_ATTACK_DIR/init once, before the library's READY. */
+static int
+init_hook(void *user, char *errbuf, size_t errsize)
+{
+	const char	*dir = getenv("KP_ATTACK_DIR");
+	char		 path[PATH_MAX], done[PATH_MAX], line[PATH_MAX + 32];
+	char		 msg[1000], op[32], a[PATH_MAX];
+	FILE		*f;
+
+	if (dir == NULL)
+		return (0);
+	snprintf(path, sizeof(path), "%s/init", dir);
+	snprintf(done, sizeof(done), "%s/init.done", dir);
+	if ((f = fopen(path, "r")) == NULL)
+		return (0);
+	if (fgets(line, sizeof(line), f) == NULL)
+		line[0] = '\0';
+	fclose(f);
+	if (rename(path, done) == -1)
+		return (0);
+	line[strcspn(line, "\n")] = '\0';
+	if (sscanf(line, "%31[^:]:%4095s", op, a) == 2 &&
+	    strcmp(op, "raw-ready") == 0)
+		raw_ready(a, msg, sizeof(msg));
+	else if (strcmp(line, "thread") == 0) {
+		pthread_t	 th;
+
+		snprintf(msg, sizeof(msg), "thread: %s", pthread_create(&th,
+		    NULL, sleeper, NULL) == 0 ? "running" : "not started");
+	}
+	else
+		snprintf(msg, sizeof(msg), "unknown init spec %s", line);
+	fprintf(stderr, "attack-init: %s\n", msg);
+	return (0);
+}
+
+/* Claim "probe-<n>" runs the spec here too: unprepare looks up no
+ * claim, so the publisher need not answer before the hook runs. */
 static int
 unprepare(void *user, const struct kp_claim *c, size_t n,
     struct kp_unprepare_results *res, char *errbuf, size_t errsize)
 {
+	char	 msg[1000];
+	size_t	 i;
+
+	for (i = 0; i < n; i++)
+		if (strncmp(c[i].name, "probe-", 6) == 0) {
+			run_spec(c[i].name + 6, msg, sizeof(msg));
+			kp_unprepare_claim_error(res, i, msg);
+		}
 	return (0);
 }
 
@@ -429,7 +700,7 @@ main(int argc, char **argv)
 	};
 	struct kp_options	*o;
 	struct kp_plugin	*p;
-	struct kp_hooks		 h = { NULL, prepare, unprepare, NULL };
+	struct kp_hooks		 h = { NULL, prepare, unprepare, init_hook };
 	char			 line[256];
 	int			 ch, r = 0;
 

@@ -1,0 +1,32 @@
+/*
+ * fdio.c - write a buffer whole: write(2) may stop short (a signal, a
+ * full disk found part way), and a journal or spec file cut short is
+ * worse than a failed write.
+ *
+ * Runs in: every role that writes files (the nodeserver's journal, the
+ * supervisor's CDI specs and metadata files).
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <unistd.h>
+
+#include "base/fdio.h"
+
+/* Write len bytes of p to fd, again after EINTR; 0, or -1 and errno. */
+int
+fd_write_all(int fd, const void *buf, size_t len)
+{
+	const uint8_t	*p = buf;
+	ssize_t		 w;
+
+	while (len > 0) {
+		if ((w = write(fd, p, len)) == -1) {
+			if (errno == EINTR)
+				continue;
+			return (-1);
+		}
+		p += w;
+		len -= (size_t)w;
+	}
+	return (0);
+}

@@ -1,0 +1,409 @@
+'use strict';
+// The supervisor's limits against a compromised publisher and a flooding
+// nodeserver (docs/security.md "What the supervisor does not trust"):
+// claim look-ups (cap, rate, order, renumbering, answers checked and
+// delivered only to the nodeserver that asked), Events (rate, the
+// publisher's aggregation), READY's hide_paths from another role, the log
+// channel (Log frames only, sendto, the rate limit) and the queue bound
+// for a child that stops reading. The nodeserver is
+// tests/e2e/bin/kp_attack.c, whose hooks write raw frames to the
+// supervisor; the publisher runs no driver code, so
+// tests/e2e/bin/kp_chanforge.c plays it: it stops the real publisher,
+// takes a copy of its channel (pidfd_getfd, as root), reads what the
+// supervisor sends the publisher and answers as a compromised one would
+// (the same on a nodeserver, to see what reaches it).
+//
+// Timing: the hooks and the forger print CLOCK_MONOTONIC times, so a rate
+// is checked as "no frame arrived before the bucket could have let it
+// out": load only makes frames later, never earlier.
+//
+//   KP_BUILD=build node --test --test-concurrency=1 tests/e2e/hostile.test.js
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const readline = require('node:readline');
+const { spawn } = require('node:child_process');
+const { randomUUID } = require('node:crypto');
+const { KubeletSim } = require('../kubelet-sim');
+const { startEmulator, kubeconfig } = require('../apiserver-emu');
+const { BUILD, TESTDRIVER, makeRoot, TestDriver, roles, until, sleep, childLines, procStatus } = require('./lib/plugin');
+
+const ATTACK = path.join(BUILD, 'tests', 'kp_attack');
+const CHANFORGE = path.join(BUILD, 'tests', 'kp_chanforge');
+const DRIVER = 'test.example.com';
+const NODE = 'node-1';
+const skip = process.getuid() !== 0 ? 'needs root (pidfd_getfd of a sandboxed child)' : false;
+
+// kp_attack with Kubernetes access (an emulator), kubelet registered.
+// run(spec) runs spec in the unprepare hook (it looks up no claim, so a
+// stopped publisher does not hold it up) and returns the hook's outcome.
+async function setup(t, { init = null, binary = ATTACK } = {}) {
+  const root = makeRoot(DRIVER);
+  const probes = fs.mkdtempSync(path.join(os.tmpdir(), 'kp-hostile-'));
+  fs.chmodSync(probes, 0o755);
+  if (init) fs.writeFileSync(path.join(probes, 'init'), `${init}\n`);
+  const tokenFile = path.join(root.dir, 'token');
+  const emu = await startEmulator({ versions: ['v1'], nodes: [NODE], tokenFile });
+  fs.copyFileSync(emu.caFile, path.join(root.dir, 'ca.crt'));
+  const kc = path.join(root.dir, 'kubeconfig');
+  fs.writeFileSync(kc, kubeconfig({ server: emu.url }));
+  const drv = new TestDriver(root, ['--kubeconfig', kc, '--node-name', NODE,
+    ...(binary === ATTACK ? ['--read-path', probes] : [])], { binary, env: { KP_ATTACK_DIR: probes } });
+  t.after(async () => {
+    drv.kill();
+    await drv.exited;
+    assert.doesNotMatch(drv.stderr, /Sanitizer|runtime error:/);
+    await emu.stop();
+    fs.rmSync(probes, { recursive: true, force: true });
+    root.cleanup();
+  });
+  await drv.ready();
+  const sim = new KubeletSim({ registryDir: root.registry, retryInitialMs: 100 }).start();
+  t.after(() => sim.stop());
+  await sim.waitForDriver(DRIVER);
+  let n = 0;
+  const run = async (spec) => {
+    n++;
+    fs.writeFileSync(path.join(probes, String(n)), `${spec}\n`);
+    const c = { namespace: 'default', name: `probe-${n}`, uid: randomUUID() };
+    return sim.nodeUnprepareResources(DRIVER, [c], { timeoutMs: 10000 }).then(
+      (r) => (r.claims[c.uid] && r.claims[c.uid].error) || 'unprepared (no probe outcome)', (e) => e.message);
+  };
+  return { root, drv, sim, emu, probes, run };
+}
+
+// kp_chanforge on pid with steps; resolves `stolen` once it holds the
+// channel (the child is stopped from then on).
+function forge(pid, steps) {
+  const p = spawn(CHANFORGE, [String(pid), ...steps], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const lines = [];
+  readline.createInterface({ input: p.stdout }).on('line', (l) => lines.push(l));
+  const done = new Promise((resolve) => p.on('close', (code) => resolve(code)));
+  const stolen = until(() => lines.some((l) => l.startsWith('stolen ')) ||
+    lines.some((l) => l.startsWith('error ')), 10000).then(() => {
+    assert.ok(lines[0].startsWith('stolen '), lines.join('\n'));
+  });
+  // "frame <ms> <case> ..." lines of one case, split.
+  const frames = (kind) => lines.filter((l) => l.startsWith('frame ')).map((l) => l.split(' '))
+    .filter((f) => f[2] === kind).map((f) => ({ ms: Number(f[1]), args: f.slice(3) }));
+  return { lines, done, stolen, frames };
+}
+
+const sentAt = (out, what) => {
+  const m = new RegExp(`${what}: sent (\\d+) of (\\d+) at ([\\d.]+)`).exec(out);
+  assert.ok(m, out);
+  assert.equal(m[1], m[2], out);
+  return Number(m[3]);
+};
+
+// A token bucket of qps and burst, full at t0 at most, lets the k-th
+// frame (from 1) out no earlier than t0 + (k - burst) / qps.
+function assertBucket(frames, t0, qps, burst) {
+  frames.forEach((f, i) => {
+    assert.ok(i + 1 <= burst + qps * (f.ms - t0) / 1000 + 1,
+      `frame ${i + 1} arrived ${(f.ms - t0).toFixed(1)} ms after the flood began: faster than ${qps}/s after ${burst}`);
+  });
+}
+
+// The publisher that replaced before, once READY.
+const restartedPublisher = async (drv, before) => until(() => {
+  const p = roles(drv.proc.pid).publisher;
+  return p && p !== before && drv.stderr.includes(`publisher ready, pid ${p} (restarted)`) ? p : null;
+}, 15000);
+
+test('HOSTILE: a flooding nodeserver gets at most 64 claim look-ups to the publisher, 20 a second after a burst of 50, in arrival order, renumbered; an answer naming another UID kills the publisher', { skip }, async (t) => {
+  const { drv, run } = await setup(t);
+  const pub = roles(drv.proc.pid).publisher;
+  const wrongUid = '00000000-0000-4000-8000-0000000000ff';
+  const f = forge(pub, ['until:100:3500', `reply:0:x:x:${wrongUid}`]);
+  await f.stolen;
+  const t0 = sentAt(await run('raw-claims:100:flood'), 'raw-claims');
+  assert.equal(await f.done, 0, f.lines.join('\n'));
+  const gets = f.frames('claim_get');
+  // The cap: the 64 first, in the order they came; the other 36 were
+  // answered "too many claim look-ups in flight" at once and never sent.
+  assert.equal(gets.length, 64, f.lines.join('\n'));
+  assert.deepEqual(gets.map((g) => g.args[2]), Array.from({ length: 64 }, (_, i) => `flood-${i}`));
+  assert.deepEqual(gets.map((g) => g.args[3]),
+    Array.from({ length: 64 }, (_, i) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`));
+  // The supervisor's own ids, not the nodeserver's (900000 + i).
+  const ids = gets.map((g) => Number(g.args[0]));
+  assert.ok(ids.every((id, i) => id < 900000 && (i === 0 || id > ids[i - 1])), `ids ${ids}`);
+  assertBucket(gets, t0, 20, 50);
+  // The last look-up answered with another UID: a violation.
+  assert.ok(f.lines.includes(`done reply:0:x:x:${wrongUid}`), f.lines.join('\n'));
+  await drv.stderrMatch(/publisher: protocol violation: claim_reply for a look-up nobody asked for; killing it/);
+  await restartedPublisher(drv, pub);
+});
+
+test('HOSTILE: Events a flooding nodeserver asks for reach the publisher at most 10 a second after a burst of 50; a claim_reply nobody asked for kills the publisher', { skip }, async (t) => {
+  const { drv, run } = await setup(t);
+  const pub = roles(drv.proc.pid).publisher;
+  const f = forge(pub, ['until:100:1500', 'until:200:2500',
+    'reply:424242:default:nobody:00000000-0000-4000-8000-000000424242']);
+  await f.stolen;
+  const t0 = sentAt(await run('raw-events:100:flood'), 'raw-events');
+  // A second wave once the first was let out: the bucket refilled since.
+  await until(() => f.lines.some((l) => l === 'done until:100:1500'), 10000);
+  await sleep(1200);
+  const t1 = sentAt(await run('raw-events:30:again'), 'raw-events');
+  assert.equal(await f.done, 0, f.lines.join('\n'));
+  const posts = f.frames('event_post');
+  assertBucket(posts, t0, 10, 50);
+  const first = posts.filter((p) => p.ms < t1);
+  const second = posts.filter((p) => p.ms >= t1);
+  // Every ask came at once; what the bucket did not let through was
+  // dropped (a few more may pass while the supervisor reads them).
+  assert.ok(first.length >= 50 && first.length < 100, `${first.length} Events of the first 100`);
+  assert.ok(second.length >= 5 && second.length < 30, `${second.length} Events of the next 30`);
+  // The note is the supervisor's, naming the syscall asked about.
+  assert.match(first.map((p) => p.args.slice(1).join(' '))[0],
+    /^a driver hook called flood0, which the nodeserver's sandbox denies \(EPERM\); the driver may need kp_sandbox_syscall\("flood0"\)$/);
+  assert.ok(second.every((p) => / called again\d+,/.test(p.args.join(' '))));
+  await drv.stderrMatch(/events: more than 10 a second; dropping some/);
+  await drv.stderrMatch(/publisher: protocol violation: claim_reply for a look-up nobody asked for; killing it/);
+  await restartedPublisher(drv, pub);
+});
+
+test('more than 10 different notes of one kind become one combined Event whose count grows', { skip }, async (t) => {
+  const { emu, run } = await setup(t);
+  sentAt(await run('raw-events:15:agg'), 'raw-events');
+  const combined = await until(() => {
+    const ev = emu.getEvents().filter((e) => e.reason === 'SyscallDenied' && e.note.startsWith('(combined from similar events): '));
+    return ev.length === 1 && ev[0].series && ev[0].series.count === 5 ? ev[0] : null;
+  }, 15000);
+  assert.match(combined.note, /^\(combined from similar events\): a driver hook called agg10, /);
+  const all = emu.getEvents().filter((e) => e.reason === 'SyscallDenied');
+  assert.equal(all.length, 11, all.map((e) => e.note).join('\n'));
+  const single = all.filter((e) => e !== combined && !e.note.startsWith('(combined'));
+  assert.deepEqual(single.map((e) => /called (agg\d+),/.exec(e.note)[1]).sort(),
+    Array.from({ length: 10 }, (_, i) => `agg${i}`).sort());
+});
+
+test('HOSTILE: a READY naming paths to hide from a nodeserver (its init hook, while starting) kills it; later nodeservers hide only the publisher\'s list', { skip }, async (t) => {
+  const { drv, probes, run } = await setup(t);
+  const hide = fs.mkdtempSync(path.join(os.tmpdir(), 'kp-hostile-hide-'));
+  t.after(() => fs.rmSync(hide, { recursive: true, force: true }));
+  const before = roles(drv.proc.pid).nodeserver;
+  // The next nodeserver's init hook sends the forged READY, once.
+  fs.writeFileSync(path.join(probes, 'init'), `raw-ready:${hide}\n`);
+  process.kill(before, 'SIGKILL');
+  // (Killed at once: its "attack-init: ..." line may never be written.)
+  await drv.stderrMatch(/nodeserver: protocol violation: hide_paths in the READY of a role other than the publisher; killing it/);
+  assert.ok(fs.existsSync(path.join(probes, 'init.done')));
+  // The one after it starts normally and covers nothing at that path;
+  // the publisher's own list (the kubeconfig) still is.
+  const at = drv.stderr.search(/nodeserver: protocol violation: hide_paths/);
+  await until(() => /nodeserver ready, pid \d+ \(restarted\)/.test(drv.stderr.slice(at)), 20000);
+  const now = roles(drv.proc.pid).nodeserver;
+  assert.ok(now && now !== before);
+  await until(async () => /mkdir \/nonexistent\/x: /.test(await run('mkdir:/nonexistent/x')), 15000, 200);
+  const mounts = fs.readFileSync(`/proc/${now}/mountinfo`, 'utf8').split('\n').map((l) => l.split(' ')[4]);
+  assert.ok(!mounts.includes(hide), `${hide} is covered in the nodeserver:\n${mounts.join('\n')}`);
+  assert.ok(mounts.includes(fs.realpathSync(path.join(drv.root.dir, 'kubeconfig'))), mounts.join('\n'));
+});
+
+test('HOSTILE: a nodeserver flooding its stderr gets a burst of 1000 lines, then 200 a second; the rest is counted as dropped', { skip }, async (t) => {
+  const { drv, run } = await setup(t);
+  const N = 3000;
+  const relayed = () => childLines(drv.stderr).filter((l) => /^FLOOD \d+$/.test(l)).length;
+  const t0 = Date.now();
+  assert.match(await run(`stderr-flood:${N}`), new RegExp(`stderr-flood: wrote ${N}$`));
+  let last = -1;
+  await until(() => { const n = relayed(); const same = n === last; last = n; return same; }, 15000, 300);
+  const R = relayed();
+  assert.ok(R <= 1000 + 200 * (Date.now() - t0) / 1000 + 1, `${R} of ${N} lines relayed in ${Date.now() - t0} ms`);
+  // The next line allowed reports how many were dropped: all the others.
+  await sleep(100);
+  await run('mkdir:/nonexistent/x');
+  await drv.stderrMatch(/nodeserver: \d+ log lines dropped \(more than 200 a second\)/);
+  const dropped = [...drv.stderr.matchAll(/nodeserver: (\d+) log lines dropped \(more than 200 a second\)/g)]
+    .reduce((a, m) => a + Number(m[1]), 0);
+  assert.ok(dropped >= N - R, `${R} relayed + ${dropped} dropped of ${N}`);
+});
+
+test('HOSTILE: the log channel takes Log frames only: sendto() to another socket\'s path still reaches the supervisor alone; a READY there kills the nodeserver', { skip }, async (t) => {
+  const { drv, run } = await setup(t);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kp-hostile-dgram-'));
+  fs.chmodSync(dir, 0o755);
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const sock = path.join(dir, 'listener.sock');
+  // A datagram socket anyone may send to, as a local service's would be.
+  const rx = spawn('python3', ['-c', `import os, socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1]); os.chmod(sys.argv[1], 0o777)
+print('bound', flush=True)
+print('got', s.recv(4096), flush=True)`, sock], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let got = '';
+  rx.stdout.on('data', (d) => { got += d; });
+  t.after(() => rx.kill('SIGKILL'));
+  await until(() => got.includes('bound'), 10000);
+  const out = await run(`log-sendto:${sock}`);
+  assert.match(out, new RegExp(`log-sendto ${sock}: `));
+  // The kernel ignores the address on a connected SOCK_SEQPACKET socket:
+  // the datagram is the supervisor's (a log line of the nodeserver).
+  if (/: sent$/.test(out)) await drv.stderrMatch(/nodeserver\] SENDTO-PROBE/);
+  await sleep(300);
+  assert.ok(!got.includes('got'), `the listener received: ${got}`);
+  const before = roles(drv.proc.pid).nodeserver;
+  // Killed at once: the call may end before the hook's answer.
+  assert.match(await run('log-frame:ready'), /log-frame ready: sent$|Unavailable/);
+  await drv.stderrMatch(/nodeserver: protocol violation: non-log frame on the log channel; killing it/);
+  await until(() => { const n = roles(drv.proc.pid).nodeserver; return n && n !== before; }, 15000);
+});
+
+test('HOSTILE: the publisher\'s answer reaches the nodeserver that asked, and no later one: an answer to a dead nodeserver\'s look-up is dropped, no violation', { skip }, async (t) => {
+  const { drv, probes, run } = await setup(t);
+  const r0 = roles(drv.proc.pid);
+  const flag = (n) => path.join(probes, `flag-${n}`);
+  const fp = forge(r0.publisher, ['until:1:10000', `wait:${flag(1)}`, 'reply:0:x:x:=',
+    'until:2:20000', `wait:${flag(2)}`, 'reply:0:x:x:=', 'read:300', 'cont']);
+  await fp.stolen;
+  // A hook asks; it ran, so its nodeserver may be stopped to read what
+  // the supervisor sends it.
+  const runEventually = (spec) => until(async () => {
+    const out = await run(spec);
+    return /Unavailable|No connection/.test(out) ? null : out;
+  }, 20000, 200);
+  assert.match(await runEventually('raw-claims:1:first'), /raw-claims: sent 1 of 1/);
+  await until(() => fp.frames('claim_get').length === 1, 10000);
+  const seenBy = async (ns, n) => {
+    const f = forge(ns, [`wait:${flag(n)}`, 'read:1000', 'cont']);
+    await f.stolen;
+    fs.writeFileSync(flag(n), '');
+    assert.equal(await f.done, 0, f.lines.join('\n'));
+    return f.frames('claim_reply');
+  };
+  // The same nodeserver: the answer arrives, under the id it chose.
+  const got = await seenBy(r0.nodeserver, 1);
+  assert.equal(got.length, 1, 'the asking nodeserver gets the answer');
+  assert.equal(got[0].args.length, 0);
+  // Its successor asks too, then dies with the look-up at the publisher.
+  process.kill(r0.nodeserver, 'SIGKILL');
+  const next = async (before) => until(() => {
+    const n = roles(drv.proc.pid).nodeserver;
+    return n && n !== before && drv.stderr.includes(`nodeserver ready, pid ${n}`) ? n : null;
+  }, 20000);
+  const ns2 = await next(r0.nodeserver);
+  assert.match(await runEventually('raw-claims:1:orphan'), /raw-claims: sent 1 of 1/);
+  await until(() => fp.frames('claim_get').length === 2, 10000);
+  assert.equal(fp.frames('claim_get')[1].args[2], 'orphan-0');
+  process.kill(ns2, 'SIGKILL');
+  const ns3 = await next(ns2);
+  // The answer to the dead one's look-up is right (id, claim, UID), so
+  // the publisher is not at fault; the new nodeserver is told nothing.
+  assert.deepEqual(await seenBy(ns3, 2), [], 'a later nodeserver gets no answer to its predecessor\'s look-up');
+  assert.equal(await fp.done, 0, fp.lines.join('\n'));
+  assert.ok(fp.lines.includes('done reply:0:x:x:='), fp.lines.join('\n'));
+  await sleep(200);
+  assert.doesNotMatch(drv.stderr, /publisher: protocol violation/);
+  assert.equal(roles(drv.proc.pid).publisher, r0.publisher, 'the publisher was not killed');
+});
+
+test('HOSTILE: a publisher that stops reading is killed once 32 MiB of frames wait for it; the supervisor stays bounded; a new publisher starts', { skip }, async (t) => {
+  const { drv } = await setup(t, { binary: TESTDRIVER });
+  const r = roles(drv.proc.pid);
+  const kb = (pid, k) => Number(/(\d+) kB/.exec(procStatus(pid)[k])[1]);
+  // Stopped, it reads nothing; every kp_publish_resources() is queued
+  // for it (8 pools of 4096 devices: some MiB a frame).
+  process.kill(r.publisher, 'SIGSTOP');
+  const rss0 = kb(r.supervisor, 'VmRSS');
+  const violation = /publisher: protocol violation: not reading its channel; killing it/;
+  let n = 0;
+  while (!violation.test(drv.stderr) && n < 40) {
+    assert.match(await drv.command(`publish 4096 8 t${n}`, 'publish '), /^publish KP_OK/);
+    n++;
+  }
+  assert.ok(n < 40, `${n} publishes queued for a publisher that reads nothing`);
+  // The queue, the last resources kept for a restart and the frame being
+  // read: well under three queues' worth (about 85 MiB measured; not
+  // under ASan, whose quarantine keeps freed frames).
+  const grown = kb(r.supervisor, 'VmHWM') - rss0;
+  if (!/asan/.test(process.env.KP_BUILD || '')) assert.ok(grown < 3 * 32 * 1024, `the supervisor grew by ${grown} kB`);
+  await until(() => {
+    const p = roles(drv.proc.pid).publisher;
+    return p && p !== r.publisher && drv.stderr.includes(`publisher ready, pid ${p} (restarted)`);
+  }, 15000);
+});
+
+test('HOSTILE: a compromised publisher\'s Pongs: a right one is taken; one with the nodeserver\'s gRPC counters, or answering no Ping, kills it', { skip }, async (t) => {
+  const { drv } = await setup(t);
+  const pub = roles(drv.proc.pid).publisher;
+  // The next Ping comes only once the last one was answered.
+  const f = forge(pub, ['ping:5000', 'pong:ok', 'ping:5000', 'pong:rpc', 'read:2000']);
+  await f.stolen;
+  assert.equal(await f.done, 0, f.lines.join('\n'));
+  assert.deepEqual(f.lines.filter((l) => /^(done|error) /.test(l)).slice(0, 4),
+    ['done ping:5000', 'done pong:ok', 'done ping:5000', 'done pong:rpc'], f.lines.join('\n'));
+  await drv.stderrMatch(/publisher: protocol violation: pong: counters the publisher does not keep; killing it/);
+  assert.ok(f.lines.includes('error read: closed'), 'the supervisor closed the channel');
+  const pub2 = await restartedPublisher(drv, pub);
+  const g = forge(pub2, ['pong:noping']);
+  await g.stolen;
+  assert.equal(await g.done, 0, g.lines.join('\n'));
+  await drv.stderrMatch(/publisher: protocol violation: heartbeat answer without a heartbeat; killing it/);
+  await restartedPublisher(drv, pub2);
+});
+
+test('HOSTILE: an init hook that leaves a thread running: the sandbox refuses to start, kp_start fails naming why, nothing is served', { skip }, async (t) => {
+  const root = makeRoot(DRIVER);
+  const probes = fs.mkdtempSync(path.join(os.tmpdir(), 'kp-hostile-'));
+  fs.chmodSync(probes, 0o755);
+  fs.writeFileSync(path.join(probes, 'init'), 'thread\n');
+  const drv = new TestDriver(root, ['--read-path', probes], { binary: ATTACK, env: { KP_ATTACK_DIR: probes } });
+  t.after(async () => {
+    drv.kill();
+    await drv.exited;
+    assert.doesNotMatch(drv.stderr, /Sanitizer|runtime error:/);
+    fs.rmSync(probes, { recursive: true, force: true });
+    root.cleanup();
+  });
+  // ids and capabilities change per thread: one started earlier would
+  // keep root and every capability beside the sandboxed one.
+  const l = await drv.line(['ready', 'error'], 20000);
+  assert.match(l, /^error KP_ECHILD .*sandbox: 2 threads before the sandbox: the init hook must not leave threads running/);
+  await drv.stderrMatch(/stderr: attack-init: thread: running/);
+  assert.ok(!fs.existsSync(root.draSock) && !fs.existsSync(root.regSock), 'no socket is left serving');
+});
+
+// The observer runs no driver code either: its live channel, taken the
+// same way, carries a frame it has no rule for.
+test('HOSTILE: the live observer sending anything but READY (a Pong) is killed; a new observer answers /healthz', { skip }, async (t) => {
+  const net = require('node:net');
+  const http = require('node:http');
+  const port = await new Promise((resolve, reject) => {
+    const s = net.createServer().on('error', reject).listen(0, '127.0.0.1', () => {
+      const p = s.address().port;
+      s.close(() => resolve(p));
+    });
+  });
+  const status = () => new Promise((resolve) => {
+    http.get({ host: '127.0.0.1', port, path: '/healthz' }, (r) => { r.resume(); resolve(r.statusCode); })
+      .on('error', () => resolve(0));
+  });
+  const root = makeRoot(DRIVER);
+  const drv = new TestDriver(root, ['--http-endpoint', `127.0.0.1:${port}`]);
+  t.after(async () => {
+    drv.kill();
+    await drv.exited;
+    assert.doesNotMatch(drv.stderr, /Sanitizer|runtime error:/);
+    root.cleanup();
+  });
+  await drv.ready();
+  const sim = new KubeletSim({ registryDir: root.registry, retryInitialMs: 100 }).start();
+  t.after(() => sim.stop());
+  await until(async () => (await status()) === 200, 15000, 100);
+  const obs = roles(drv.proc.pid).observer;
+  const f = forge(obs, ['pong:noping', 'read:1000']);
+  await f.stolen;
+  assert.equal(await f.done, 0, f.lines.join('\n'));
+  await drv.stderrMatch(/observer: protocol violation: unpermitted frame pong from the observer; killing it/);
+  assert.ok(f.lines.includes('error read: closed'), f.lines.join('\n'));
+  await until(async () => {
+    const o = roles(drv.proc.pid).observer;
+    return o && o !== obs && (await status()) === 200;
+  }, 15000, 100);
+});
