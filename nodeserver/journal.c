@@ -523,6 +523,15 @@ texts_prune(struct journal *j)
 			(void)json_object_del(j->texts, uid);
 }
 
+static char *
+put(char *p, const char *s)
+{
+	size_t	 n = strlen(s);
+
+	memcpy(p, s, n);
+	return (p + n);
+}
+
 static int
 cmp_str(const void *a, const void *b)
 {
@@ -578,9 +587,9 @@ render(struct journal *j, size_t *lenp)
 	if ((text = malloc(len + 1)) == NULL)
 		goto out;
 	p = text;
-	p += sprintf(p, "{\"bootId\":");
+	p = put(p, "{\"bootId\":");
 	p += quoted(p, j->boot_id, boot);
-	p += sprintf(p, ",\"claims\":{");
+	p = put(p, ",\"claims\":{");
 	for (i = 0; i < n; i++) {
 		if (i > 0)
 			*p++ = ',';
@@ -590,12 +599,15 @@ render(struct journal *j, size_t *lenp)
 		    json_string_length(pc[i].text));
 		p += json_string_length(pc[i].text);
 	}
-	p += sprintf(p, "},\"driver\":");
+	p = put(p, "},\"driver\":");
 	p += quoted(p, j->driver, drv);
-	p += sprintf(p, ",\"schema\":%d}", JOURNAL_SCHEMA);
+	p += snprintf(p, len - (size_t)(p - text), ",\"schema\":%d}",
+	    JOURNAL_SCHEMA);
 	c = crc32(0L, (const Bytef *)text, (uInt)(p - text));
-	p += sprintf(p - 1, ",\"checksum\":\"crc32:%08lx\"}\n",
-	    c & 0xffffffffUL) - 1;
+	/* over the last } */
+	p--;
+	p += snprintf(p, len - (size_t)(p - text), ",\"checksum\":\"crc32:"
+	    "%08lx\"}\n", c & 0xffffffffUL);
 	*lenp = (size_t)(p - text);
 out:
 	for (i = 0; i < n; i++)
