@@ -466,7 +466,10 @@ quoted(char *p, const char *s, const char *dumped)
 	return (n + 2);
 }
 
-/* NULL when s is plain (quoted() adds the quotes), else jansson's dump. */
+/*
+ * *dumped: NULL when s is plain (quoted() adds the quotes), else
+ * jansson's dump of it; *len: the bytes quoted() writes. -1: no memory.
+ */
 static int
 dump_string(const char *s, char **dumped, size_t *len)
 {
@@ -508,7 +511,8 @@ entry_text(struct journal *j, const char *uid, json_t *e)
 	return (s);
 }
 
-/* Cached dumps of claims no longer in the journal go. */
+/* Cached dumps of claims no longer in the journal go (after render(),
+ * every claim has one: more dumps than claims means stale ones). */
 static void
 texts_prune(struct journal *j)
 {
