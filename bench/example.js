@@ -317,7 +317,8 @@ async function exampleBench(o, srv, servers, tools, Server, tmp, put, when = 'fr
   for (let round = 0; round < o.rounds; round++) {
     // Known claims at PACE/s, and bare and kp at the same pace.
     for (const s of servers) {
-      if (s.name.includes('@') || !(s === srv || s.name === 'bare' || /^kp(-w\d+)?$/.test(s.name))) continue;
+      // bare and kp once, with the first example server (not example@old)
+      if (s !== srv && (s.name.includes('@') || srv.name !== 'example' || !(s.name === 'bare' || /^kp(-w\d+)?$/.test(s.name)))) continue;
       const r = await withCpu(s, KNOWN_CALLS + 5, () => tools.loadgen(s, s.draSock, PREPARE, s === srv ? known : pool,
         { calls: KNOWN_CALLS, warmup: 5, ...pace }));
       put(s, 'paced.p50', r.p50);
@@ -364,9 +365,9 @@ async function exampleBench(o, srv, servers, tools, Server, tmp, put, when = 'fr
   put(srv, 'qps.ctl.p99', rc.p99);
   put(srv, 'qps.ctl.rate', rc.rate);
   await unprepare(srv, ctl);
-  const dir = path.join(tmp, 'example-qps');
+  const dir = path.join(tmp, `${srv.name.replace('@', '-')}-qps`);
   fs.mkdirSync(dir);
-  const q = exampleServer(Server, dir, null, tools, { qps: 50, burst: 10, name: 'example-qps' });
+  const q = exampleServer(Server, dir, null, tools, { qps: 50, burst: 10, name: `${srv.name}-qps` });
   try {
     await q.start();
     await prepared(tools, q, q.env.claims(5, 'warm').map((c) => [c]), { intervalUs: 100000 });

@@ -110,7 +110,7 @@ function parseFlags(argv) {
 function usage(err) {
   if (err) console.error(`bench: ${err}`);
   console.error('usage: node bench/run.js [--seq N] [--secs S] [--concurrency 8,64] [--claims 1,16,128]\n'
-    + '    [--warmup N] [--rounds R] [--workers N] [--info-calls N] [--servers bare,kp,kp-w4[,example]]\n'
+    + '    [--warmup N] [--rounds R] [--workers N] [--info-calls N] [--servers bare,kp,kp-w4[,example[,example@old]]]\n'
     + '    [--json FILE] [--logs DIR] [--old DIR] [--publish DEVICES (0: off)]\n'
     + '    [--pss-alone (default) | --no-pss-alone | --pss-only]');
   process.exit(err ? 2 : 0);
@@ -685,9 +685,12 @@ function machine() {
 
 const exampleTools = () => ({ BUILD, loadgen, requestFile });
 
-// The "example" server: build/examples/pci-driver with the emulator.
-function exampleDef(o, dir) {
-  return require('./example').exampleServer(Server, dir, o, exampleTools());
+// The "example" server: build/examples/pci-driver with the emulator
+// (example@old: the one of --old DIR).
+function exampleDef(o, dir, build = BUILD, name = 'example') {
+  const s = require('./example').exampleServer(Server, dir, o, { ...exampleTools(), BUILD: build }, { name });
+  s.build = build;
+  return s;
 }
 
 // Its figures (paced: the supervisor limits CDI spec requests to 50 a
@@ -695,7 +698,7 @@ function exampleDef(o, dir) {
 // nodeserver, the 1-claim look-up again after the recovery rounds
 // restarted it.
 async function exampleBench(o, ex, servers, tmp, put, when) {
-  await require('./example').exampleBench(o, ex, servers, exampleTools(), Server, tmp, put, when);
+  await require('./example').exampleBench(o, ex, servers, { ...exampleTools(), BUILD: ex.build }, Server, tmp, put, when);
 }
 
 // ---- main ----------------------------------------------------------------
@@ -719,9 +722,9 @@ async function main() {
     if (at !== undefined && (at !== 'old' || !o.old)) usage(`${name}: needs --old DIR`);
     const build = at ? o.old : BUILD;
     if (base === 'bare' && !at) return defs.bare(dir);
-    if (base === 'example' && !at) return exampleDef(o, dir);
+    if (base === 'example') return exampleDef(o, dir, build, name);
     const m = /^kp(?:-w(\d+))?$/.exec(base);
-    if (!m) usage(`unknown server ${name} (bare, kp, kp-wN, kp@old, kp-wN@old, example)`);
+    if (!m) usage(`unknown server ${name} (bare, kp, kp-wN, kp@old, kp-wN@old, example, example@old)`);
     const s = defs.kp(dir, build);
     s.name = name;
     if (m[1]) s.args.push('--workers', m[1]);
@@ -823,8 +826,8 @@ async function main() {
     }
     await sleep(300);
     for (const s of servers) s.after = memory(s.proc.pid);
-    const ex = servers.find((s) => s.name === 'example');
-    if (ex) await exampleBench(o, ex, servers, tmp, put, 'fresh');
+    const exs = servers.filter((s) => s.name.split('@')[0] === 'example');
+    for (const ex of exs) await exampleBench(o, ex, servers, tmp, put, 'fresh');
     // Recovery: SIGKILL the nodeserver, time until a prepare succeeds
     // again (the supervisor restarts it; kubelet would retry the same).
     for (let round = 0; round < o.rounds; round++) {
@@ -853,7 +856,7 @@ async function main() {
       put(kp, 'pub.unchanged', p.unchanged);
       put(kp, 'pub.one', p.oneChanged);
     }
-    if (ex) await exampleBench(o, ex, servers, tmp, put, 'restarted');
+    for (const ex of exs) await exampleBench(o, ex, servers, tmp, put, 'restarted');
     report(o, servers, res, same, mach, (Date.now() - t0) / 1000, pssMem);
   } catch (e) {
     failed = e;
@@ -917,7 +920,7 @@ function report(o, servers, res, same, mach, secs, pssMem) {
     row('republish unchanged: writes', 'pub.unchanged', '');
     row('republish, one device changed: writes', 'pub.one', '');
   }
-  if (servers.some((s) => s.name === 'example')) require('./example').exampleRows(row, (k) => (s) => m(s, k));
+  if (servers.some((s) => s.name.split('@')[0] === 'example')) require('./example').exampleRows(row, (k) => (s) => m(s, k));
   row('processes', null, '', (s) => s.after.procs.length);
   row('threads, after load', null, '', (s) => s.after.threads);
   row('RSS sum, idle', null, 'kB', (s) => s.idle.rss);
