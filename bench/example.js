@@ -8,9 +8,9 @@
 // The supervisor writes or removes at most 50 CDI spec files a second
 // (bursts of 100, supervisor/cdi_queue.c); a request over that waits for
 // its token (up to 8 s) instead of failing, and lists and identical specs
-// cost nothing (before this branch, the excess failed at once with
-// "rate-limited; retry", as per-claim errors inside a successful gRPC
-// answer, which bench/loadgen cannot see; --old builds still do). Every
+// cost nothing (before, the excess failed at once with "rate-limited;
+// retry", as per-claim errors inside a successful gRPC answer, which
+// bench/loadgen cannot see; --old builds from then still do). Every
 // prepare of a new claim writes a spec, so the look-up figures are taken
 // paced below that rate and exampleBench checks every answer or every
 // spec file:
@@ -317,8 +317,8 @@ async function exampleBench(o, srv, servers, tools, Server, tmp, put, when = 'fr
   for (let round = 0; round < o.rounds; round++) {
     // Known claims at PACE/s, and bare and kp at the same pace.
     for (const s of servers) {
-      // bare and kp once, with the first example server.
-      if (s !== srv && (srv.name !== 'example' || s.name.includes('@') || !(s.name === 'bare' || /^kp(-w\d+)?$/.test(s.name)))) continue;
+      // bare and kp once, with the first example server (not example@old)
+      if (s !== srv && (s.name.includes('@') || srv.name !== 'example' || !(s.name === 'bare' || /^kp(-w\d+)?$/.test(s.name)))) continue;
       const r = await withCpu(s, KNOWN_CALLS + 5, () => tools.loadgen(s, s.draSock, PREPARE, s === srv ? known : pool,
         { calls: KNOWN_CALLS, warmup: 5, ...pace }));
       put(s, 'paced.p50', r.p50);
@@ -367,7 +367,7 @@ async function exampleBench(o, srv, servers, tools, Server, tmp, put, when = 'fr
   await unprepare(srv, ctl);
   const dir = path.join(tmp, `${srv.name.replace('@', '-')}-qps`);
   fs.mkdirSync(dir);
-  const q = exampleServer(Server, dir, null, tools, { qps: 50, burst: 10, name: 'example-qps' });
+  const q = exampleServer(Server, dir, null, tools, { qps: 50, burst: 10, name: `${srv.name}-qps` });
   try {
     await q.start();
     await prepared(tools, q, q.env.claims(5, 'warm').map((c) => [c]), { intervalUs: 100000 });

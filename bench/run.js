@@ -25,7 +25,10 @@
 // an unchanged republish and of one with one device changed (the
 // publisher's own token bucket, client-go's 5 QPS, paces the creates);
 // memory: VmRSS and PSS summed over the
-// server's process tree (driver, supervisor, children), idle and after load.
+// server's process tree (driver, supervisor, children), idle and after load;
+// and first (--pss-alone, the default; --pss-only: nothing else) the Pss of
+// one tree alone: bare, then kp_testdriver with its publisher against the
+// emulator, idle and after load, per process and per mapping (pssAlone()).
 //
 // Figures only: nothing here asserts on timings. Exit status 1 only when a
 // server fails to start or a call fails.
@@ -64,6 +67,7 @@ function parseFlags(argv) {
   const o = {
     seq: 2000, secs: 2, concurrency: [8, 64], claims: [1, 16, 128], warmup: 200, rounds: 3,
     workers: 4, servers: null, json: null, infoCalls: 500, logs: null, old: null, publish: 10000,
+    pssAlone: true, pssOnly: false,
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -90,6 +94,9 @@ function parseFlags(argv) {
       case '--logs': o.logs = path.resolve(v()); break;
       case '--old': o.old = path.resolve(v()); break;
       case '--publish': o.publish = Math.round(Number(v())); break;
+      case '--pss-alone': o.pssAlone = true; break;
+      case '--no-pss-alone': o.pssAlone = false; break;
+      case '--pss-only': o.pssAlone = true; o.pssOnly = true; break;
       case '-h': case '--help': usage(); break;
       default: usage(`unknown flag ${a}`);
     }
@@ -103,8 +110,9 @@ function parseFlags(argv) {
 function usage(err) {
   if (err) console.error(`bench: ${err}`);
   console.error('usage: node bench/run.js [--seq N] [--secs S] [--concurrency 8,64] [--claims 1,16,128]\n'
-    + '    [--warmup N] [--rounds R] [--workers N] [--info-calls N] [--servers bare,kp,kp-w4[,example]]\n'
-    + '    [--json FILE] [--logs DIR] [--old DIR] [--publish DEVICES (0: off)]');
+    + '    [--warmup N] [--rounds R] [--workers N] [--info-calls N] [--servers bare,kp,kp-w4[,example[,example@old]]]\n'
+    + '    [--json FILE] [--logs DIR] [--old DIR] [--publish DEVICES (0: off)]\n'
+    + '    [--pss-alone (default) | --no-pss-alone | --pss-only]');
   process.exit(err ? 2 : 0);
 }
 
@@ -404,6 +412,237 @@ async function publishBench(o, tmp) {
   return out;
 }
 
+// ---- Pss of one tree alone (--pss-alone) ---------------------------------
+//
+// The issue 17 target: the Pss of one plugin's processes with no other
+// process sharing the libraries. The kernel's Pss divides a page among
+// every process on the machine that maps it (other tests, other servers),
+// so this counts the tree's own view instead: each physical page (PFN,
+// from /proc/<pid>/pagemap; needs root) resident in any process of the
+// tree counts once, split among the tree's mappings of it. That is the
+// figure smaps would give with the tree alone on the machine, whatever
+// else runs. The shared zero page is not counted (smaps does not either).
+
+const PAGE = 4096;
+
+// One process: { pid, comm, threads, kernelPss, maps: [{ name, pfns }] }.
+function pageMap(pid) {
+  const maps = readOr(`/proc/${pid}/maps`, '').split('\n').filter(Boolean);
+  const smaps = smapsKB(pid);
+  let fd;
+  try { fd = fs.openSync(`/proc/${pid}/pagemap`, 'r'); } catch { return null; }
+  const out = {
+    pid, comm: comm(pid), kernelPss: smaps.pss, maps: [],
+    threads: Number((/^Threads:\s+(\d+)/m.exec(readOr(`/proc/${pid}/status`, '')) || [0, 0])[1]),
+  };
+  try {
+    for (const l of maps) {
+      const m = /^([0-9a-f]+)-([0-9a-f]+) (\S+) \S+ \S+ \S+\s*(.*)$/.exec(l);
+      if (!m || m[4] === '[vsyscall]') continue;
+      const lo = parseInt(m[1], 16) / PAGE;
+      const n = parseInt(m[2], 16) / PAGE - lo;
+      const buf = Buffer.alloc(n * 8);
+      try { fs.readSync(fd, buf, 0, buf.length, lo * 8); } catch { continue; }
+      const pfns = [];
+      for (let i = 0; i < n; i++) {
+        const v = buf.readBigUInt64LE(i * 8);
+        if (v >> 63n) pfns.push(Number(v & ((1n << 55n) - 1n)));
+      }
+      if (pfns.length === 0) continue;
+      let name = m[4] ? (m[4].startsWith('/') ? path.basename(m[4]) : m[4]) : '[anon]';
+      if (name.startsWith('[stack')) name = '[stack]';
+      out.maps.push({ name, perms: m[3], pfns });
+    }
+  } finally {
+    fs.closeSync(fd);
+  }
+  return out;
+}
+
+// PFNs that are the kernel's zero page (KPF_ZERO_PAGE, bit 24 of
+// /proc/kpageflags): read-only anonymous pages never written.
+function zeroPfns(pfns) {
+  const z = new Set();
+  let fd;
+  try { fd = fs.openSync('/proc/kpageflags', 'r'); } catch { return z; }
+  const b = Buffer.alloc(8);
+  try {
+    for (const p of pfns) {
+      if (fs.readSync(fd, b, 0, 8, p * 8) === 8 && (b.readBigUInt64LE(0) >> 24n) & 1n) z.add(p);
+    }
+  } finally {
+    fs.closeSync(fd);
+  }
+  return z;
+}
+
+// Tree-alone Pss in kB, per process and per mapping name (summed over
+// the processes), for the processes of `pids`.
+function pssAloneOf(pids) {
+  const procs = pids.map(pageMap).filter(Boolean);
+  const count = new Map();
+  for (const p of procs) for (const m of p.maps) for (const f of m.pfns) count.set(f, (count.get(f) || 0) + 1);
+  // The zero page (and any page mapped very often) is a candidate.
+  const zero = zeroPfns([...count].filter(([, c]) => c > 16).map(([f]) => f));
+  const byMap = new Map();
+  for (const p of procs) {
+    p.pss = 0;
+    p.byMap = new Map();
+    p.bySegment = {};	// name and permissions: text, relro, data (JSON only)
+    for (const m of p.maps) {
+      let kb = 0;
+      for (const f of m.pfns) if (!zero.has(f)) kb += (PAGE / 1024) / count.get(f);
+      p.pss += kb;
+      p.byMap.set(m.name, (p.byMap.get(m.name) || 0) + kb);
+      p.bySegment[`${m.name} ${m.perms}`] = (p.bySegment[`${m.name} ${m.perms}`] || 0) + kb;
+      byMap.set(m.name, (byMap.get(m.name) || 0) + kb);
+    }
+    delete p.maps;
+    p.byMap = Object.fromEntries(p.byMap);
+  }
+  return { pss: procs.reduce((a, p) => a + p.pss, 0), threads: procs.reduce((a, p) => a + p.threads, 0), procs, byMap: Object.fromEntries(byMap) };
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = require('node:net').createServer();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+function pssAloneReport(label, r, top) {
+  const kb = (v) => `${(v / 1024).toFixed(2)} MiB`;
+  console.log(`  ${label}: ${kb(r.pss)} in ${r.procs.length} process(es), ${r.threads} threads`);
+  for (const p of r.procs) {
+    const t = Object.entries(p.byMap).sort((a, b) => b[1] - a[1]).slice(0, 4).map(([n, v]) => `${n} ${v.toFixed(0)}`).join(', ');
+    console.log(`    ${p.comm.padEnd(15)} ${kb(p.pss).padStart(9)} (kernel Pss ${p.kernelPss} kB), ${String(p.threads).padStart(2)} threads; kB: ${t}`);
+  }
+  const maps = Object.entries(r.byMap).sort((a, b) => b[1] - a[1]);
+  const shown = maps.slice(0, top);
+  const rest = maps.slice(top).reduce((a, [, v]) => a + v, 0);
+  console.log(`    per mapping, kB: ${shown.map(([n, v]) => `${n} ${v.toFixed(0)}`).join(', ')}, ${maps.length - shown.length} more ${rest.toFixed(0)}`);
+}
+
+// bare alone, then kp_testdriver alone with its publisher against the
+// API-server emulator: idle, after load; then with the observer
+// (--http-endpoint), reported apart. Nothing else of this run is running.
+async function pssAlone(o, tmp) {
+  if (process.getuid() !== 0) {
+    // pagemap shows page frame numbers to CAP_SYS_ADMIN only (zeros else).
+    console.log('Pss of one tree alone: skipped (needs root: page frame numbers from /proc/<pid>/pagemap)');
+    return null;
+  }
+  const { startEmulator, kubeconfig } = require('../tests/apiserver-emu');
+  const top = 16;
+  const out = {};
+  const dir = path.join(tmp, 'pss-alone');
+  fs.mkdirSync(dir);
+  fs.chmodSync(tmp, 0o755);	// the publisher (own uid) reads the kubeconfig
+  fs.chmodSync(dir, 0o755);
+  console.log('Pss of one tree alone (each page of the tree counted once, split among the tree\'s own mappings; '
+    + 'as if nothing else on the machine mapped the libraries):');
+  const pids = (s, drop = []) => tree(s.proc.pid).filter((p) => !drop.includes(comm(p)));
+  const load = async (s, files) => {
+    await loadgen(s, s.draSock, PREPARE, files[0], { calls: 1000, warmup: 20 });
+    await loadgen(s, s.draSock, PREPARE, files[1], { calls: 100 });
+    await loadgen(s, s.draSock, PREPARE, files[0], { conns: 8, secs: 1 });
+    await loadgen(s, s.regSock, GETINFO, files[2], { calls: 500 });
+  };
+  // Claims the emulator serves allocated (kp looks each one up with a GET).
+  const type = proto.typeName('v1', 'NodePrepareResourcesRequest');
+  const claims = [];
+  const pool = (n, count) => Array.from({ length: count }, (_, r) => proto.encode(type, {
+    claims: Array.from({ length: n }, (_, k) => {
+      const c = { namespace: 'default', name: `claim-${n}-${r}-${k}`, uid: randomUUID() };
+      claims.push(c);
+      return c;
+    }),
+  }));
+  const files = [requestFile(dir, 'p1', pool(1, 64)), requestFile(dir, 'p16', pool(16, 16)),
+    requestFile(dir, 'info', [Buffer.alloc(0)])];
+
+  fs.mkdirSync(path.join(dir, 'bare'));
+  const bare = new Server('bare', path.join(BUILD, 'bench', 'bare_server'), (s) => [s.draSock, s.regSock, DRIVER],
+    path.join(dir, 'bare'));
+  try {
+    await bare.start();
+    await sleep(300);
+    out.bareIdle = pssAloneOf(pids(bare));
+    await load(bare, files);
+    await sleep(1500);
+    out.bareAfter = pssAloneOf(pids(bare));
+  } finally {
+    await bare.stop();
+  }
+
+  const NODE = 'node-1';
+  const emu = await startEmulator({ versions: ['v1', 'v1beta1'], nodes: [NODE], tokenFile: path.join(dir, 'token') });
+  try {
+    for (const c of claims) {
+      emu.addClaim({ ...c, allocation: { results: [{ request: 'r', driver: DRIVER, pool: NODE, device: 'dev-0' }] } });
+    }
+    fs.copyFileSync(emu.caFile, path.join(dir, 'ca.crt'));
+    const kc = path.join(dir, 'kubeconfig');
+    fs.writeFileSync(kc, kubeconfig({ server: emu.url }));
+    const kpArgs = (s, api) => ['--driver-name', DRIVER, '--registrar-socket', s.regSock, '--plugin-socket', s.draSock,
+      '--node-name', NODE, '--max-connections', '16', '--quiet', ...(api ? ['--kubeconfig', kc, '--kube-qps', '1000'] : [])];
+    // 'api': with its publisher; 'noapi': no kubeconfig (no publisher);
+    // 'observer': with the publisher and --http-endpoint, idle only.
+    for (const mode of ['api', 'noapi', 'observer']) {
+      const port = mode === 'observer' ? await freePort() : 0;
+      const sub = path.join(dir, `kp-${mode}`);
+      fs.mkdirSync(sub);
+      const kp = new Server('kp', path.join(BUILD, 'tests', 'kp_testdriver'), (s) => [...kpArgs(s, mode !== 'noapi'),
+        ...(mode === 'observer' ? ['--http-endpoint', `127.0.0.1:${port}`] : [])], sub);
+      try {
+        await kp.start();
+        if (mode !== 'noapi') {
+          // A plugin publishes its devices: one pool of 8, written once.
+          const w0 = emu.writes().length;
+          const l = await kp.command(`publish 8 1 ${mode}`, 'publish ');
+          if (!l.startsWith('publish KP_OK')) throw new Error(`publish: ${l}`);
+          const t0 = Date.now();
+          while (emu.writes().length === w0 && Date.now() - t0 < 20000) await sleep(20);
+          if (emu.writes().length === w0) throw new Error('pss-alone: the publisher wrote no slice within 20 s');
+        }
+        await sleep(500);
+        if (mode === 'observer') {
+          const all = pssAloneOf(pids(kp));
+          out.observer = all.procs.find((p) => p.comm === 'kp-observer') || null;
+          out.withObserver = all;
+          continue;
+        }
+        const key = mode === 'api' ? 'kp' : 'kpNoApi';
+        out[`${key}Idle`] = pssAloneOf(pids(kp));
+        await load(kp, files);
+        // 1.5 s: the gRPC servers give freed memory back once idle (0.2 s).
+        await sleep(1500);
+        out[`${key}After`] = pssAloneOf(pids(kp));
+      } finally {
+        await kp.stop();
+      }
+    }
+  } finally {
+    await emu.stop();
+  }
+  pssAloneReport('bare, idle', out.bareIdle, top);
+  pssAloneReport('bare, after load', out.bareAfter, top);
+  pssAloneReport('kp (kp_testdriver + publisher), idle', out.kpIdle, top);
+  pssAloneReport('kp, after load', out.kpAfter, top);
+  pssAloneReport('kp without API access (no publisher), idle', out.kpNoApiIdle, top);
+  pssAloneReport('kp without API access, after load', out.kpNoApiAfter, top);
+  if (out.observer) {
+    console.log(`  kp with the observer (--http-endpoint), idle: observer ${(out.observer.pss / 1024).toFixed(2)} MiB, `
+      + `${out.observer.threads} threads; the tree with it ${(out.withObserver.pss / 1024).toFixed(2)} MiB`);
+  }
+  console.log('');
+  return out;
+}
+
 // ---- report --------------------------------------------------------------
 
 const median = (xs) => {
@@ -444,12 +683,14 @@ function machine() {
 
 // ---- the example driver (bench/example.js) --------------------------------
 
-const exampleTools = (build = BUILD) => ({ BUILD: build, loadgen, requestFile });
+const exampleTools = () => ({ BUILD, loadgen, requestFile });
 
-// The "example" server: build/examples/pci-driver with the emulator;
-// "example@old" the same from --old DIR.
+// The "example" server: build/examples/pci-driver with the emulator
+// (example@old: the one of --old DIR).
 function exampleDef(o, dir, build = BUILD, name = 'example') {
-  return require('./example').exampleServer(Server, dir, o, exampleTools(build), { name });
+  const s = require('./example').exampleServer(Server, dir, o, { ...exampleTools(), BUILD: build }, { name });
+  s.build = build;
+  return s;
 }
 
 // Its figures (paced: the supervisor limits CDI spec requests to 50 a
@@ -457,8 +698,7 @@ function exampleDef(o, dir, build = BUILD, name = 'example') {
 // nodeserver, the 1-claim look-up again after the recovery rounds
 // restarted it.
 async function exampleBench(o, ex, servers, tmp, put, when) {
-  const build = ex.name.endsWith('@old') ? o.old : BUILD;
-  await require('./example').exampleBench(o, ex, servers, exampleTools(build), Server, tmp, put, when);
+  await require('./example').exampleBench(o, ex, servers, { ...exampleTools(), BUILD: ex.build }, Server, tmp, put, when);
 }
 
 // ---- main ----------------------------------------------------------------
@@ -506,6 +746,7 @@ async function main() {
   const res = {};	// res[server][metric] = [values over rounds]
   const put = (s, k, v) => { ((res[s.name] ||= {})[k] ||= []).push(v); };
   let failed = null;
+  let pssMem = null;
   try {
     // A throw-away start first, so that the first measured server does not
     // pay for warming up the load generator (grpc-js, JIT).
@@ -516,6 +757,12 @@ async function main() {
         await w.start();
         await w.stop();
       }
+    }
+    // Before any server of the table starts: the trees run alone.
+    if (o.pssAlone) pssMem = await pssAlone(o, tmp);
+    if (o.pssOnly) {
+      if (o.json) fs.writeFileSync(o.json, JSON.stringify({ machine: mach, flags: o, pssAlone: pssMem }, null, 2));
+      return;
     }
     for (const s of servers) {
       await s.start();
@@ -579,7 +826,7 @@ async function main() {
     }
     await sleep(300);
     for (const s of servers) s.after = memory(s.proc.pid);
-    const exs = servers.filter((s) => /^example(@old)?$/.test(s.name));
+    const exs = servers.filter((s) => s.name.split('@')[0] === 'example');
     for (const ex of exs) await exampleBench(o, ex, servers, tmp, put, 'fresh');
     // Recovery: SIGKILL the nodeserver, time until a prepare succeeds
     // again (the supervisor restarts it; kubelet would retry the same).
@@ -610,7 +857,7 @@ async function main() {
       put(kp, 'pub.one', p.oneChanged);
     }
     for (const ex of exs) await exampleBench(o, ex, servers, tmp, put, 'restarted');
-    report(o, servers, res, same, mach, (Date.now() - t0) / 1000);
+    report(o, servers, res, same, mach, (Date.now() - t0) / 1000, pssMem);
   } catch (e) {
     failed = e;
   } finally {
@@ -627,7 +874,7 @@ async function main() {
   fs.rmSync(tmp, { recursive: true, force: true });
 }
 
-function report(o, servers, res, same, mach, secs) {
+function report(o, servers, res, same, mach, secs, pssMem) {
   const base = servers.find((s) => s.name === 'bare');
   const m = (s, k) => (res[s.name] && res[s.name][k] ? median(res[s.name][k]) : null);
   const rows = [];
@@ -673,7 +920,7 @@ function report(o, servers, res, same, mach, secs) {
     row('republish unchanged: writes', 'pub.unchanged', '');
     row('republish, one device changed: writes', 'pub.one', '');
   }
-  if (servers.some((s) => /^example(@old)?$/.test(s.name))) require('./example').exampleRows(row, (k) => (s) => m(s, k));
+  if (servers.some((s) => s.name.split('@')[0] === 'example')) require('./example').exampleRows(row, (k) => (s) => m(s, k));
   row('processes', null, '', (s) => s.after.procs.length);
   row('threads, after load', null, '', (s) => s.after.threads);
   row('RSS sum, idle', null, 'kB', (s) => s.idle.rss);
@@ -697,7 +944,7 @@ function report(o, servers, res, same, mach, secs) {
     + '2 from 8); when "client cores busy" nears its thread count, throughput is bounded by it, and server CPU/call is the figure to compare. RSS sums count shared pages (libraries, pages shared after fork) once per process; PSS divides them among their sharers (here: all servers of this run); USS counts private pages only.');
   console.log(`bench: done in ${secs.toFixed(1)} s; load average now ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
   if (o.json) {
-    fs.writeFileSync(o.json, JSON.stringify({ machine: mach, flags: o, results: res,
+    fs.writeFileSync(o.json, JSON.stringify({ machine: mach, flags: o, results: res, pssAlone: pssMem,
       memory: Object.fromEntries(servers.map((s) => [s.name, { idle: s.idle, after: s.after }])) }, null, 2));
     console.log(`bench: figures written to ${o.json}`);
   }

@@ -15,9 +15,15 @@ target_include_directories(kpobj PUBLIC
 target_compile_options(kpobj PRIVATE ${KP_WARN})
 target_compile_definitions(kpobj PRIVATE _GNU_SOURCE)
 target_link_libraries(kpobj PUBLIC kpproto PkgConfig::GRPC
-    PkgConfig::PROTOBUFC PkgConfig::CURL PkgConfig::JANSSON
-    PkgConfig::SECCOMP PkgConfig::CAPNG PkgConfig::YAML PkgConfig::MHD
-    PkgConfig::CRYPTO PkgConfig::ZLIB Threads::Threads)
+    PkgConfig::PROTOBUFC PkgConfig::JANSSON
+    PkgConfig::SECCOMP PkgConfig::CAPNG PkgConfig::YAML
+    PkgConfig::CRYPTO PkgConfig::ZLIB Threads::Threads ${CMAKE_DL_LIBS})
+# libcurl and libmicrohttpd: headers only. The publisher and the observer
+# dlopen them by soname (publisher/curl_dl.h, observer/mhd_dl.h), so that
+# no other process maps them and what they pull in (GnuTLS and more).
+target_include_directories(kpobj PRIVATE ${CURL_INCLUDE_DIRS}
+    ${MHD_INCLUDE_DIRS})
+target_compile_options(kpobj PRIVATE ${CURL_CFLAGS_OTHER} ${MHD_CFLAGS_OTHER})
 set_target_properties(kpobj PROPERTIES POSITION_INDEPENDENT_CODE ON
     C_VISIBILITY_PRESET hidden)
 
@@ -31,9 +37,9 @@ set_target_properties(kubeletplugin_static PROPERTIES
 add_library(kubeletplugin SHARED $<TARGET_OBJECTS:kpobj>
     $<TARGET_OBJECTS:kpproto>)
 target_link_libraries(kubeletplugin PRIVATE PkgConfig::GRPC
-    PkgConfig::PROTOBUFC PkgConfig::CURL PkgConfig::JANSSON
-    PkgConfig::SECCOMP PkgConfig::CAPNG PkgConfig::YAML PkgConfig::MHD
-    PkgConfig::CRYPTO PkgConfig::ZLIB Threads::Threads)
+    PkgConfig::PROTOBUFC PkgConfig::JANSSON
+    PkgConfig::SECCOMP PkgConfig::CAPNG PkgConfig::YAML
+    PkgConfig::CRYPTO PkgConfig::ZLIB Threads::Threads ${CMAKE_DL_LIBS})
 set_target_properties(kubeletplugin PROPERTIES VERSION ${PROJECT_VERSION}
     SOVERSION 0)
 target_include_directories(kubeletplugin PUBLIC ${CMAKE_SOURCE_DIR}/include)

@@ -1923,7 +1923,11 @@ KP_EXTERN int kp_cdi_claim_spec_name(const char *driver, const char *uid,
  *    are removed. Other drivers' files are never listed or touched.
  * The file: written atomically (temporary file, fsync, rename, fsync of
  * the directory), a schema version, the driver name, the boot ID and a
- * CRC-32 of the content. One that cannot be read, does not parse, fails
+ * CRC-32 of the content; written only when an entry or the boot ID
+ * changes (a claim answered from the journal, an unprepare of a claim
+ * it does not know and a restart of the nodeserver within the same boot
+ * write nothing), each write serializing only the entries new since the
+ * last. One that cannot be read, does not parse, fails
  * its checksum or names another schema or driver is renamed to
  * kubeletplugin-journal.json.corrupt-<unix time> beside it, logged as an
  * error with the reason, and the nodeserver starts with an empty journal

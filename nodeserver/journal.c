@@ -12,6 +12,9 @@
  *
  * The checksum covers the compact, key-sorted dump of the object without
  * it, so a torn or edited file is noticed whatever its formatting. The
+ * library writes that very dump (one line) with the checksum spliced in
+ * as the last member, put together from a cached dump of each entry: a
+ * write serializes only the entries new since the last one. The
  * file is replaced atomically: a temporary dot-file, fsync, rename, fsync
  * of the directory; a crash leaves the old file or the new one, and a
  * temporary file left by one is removed at the next open. A file that
@@ -410,7 +413,8 @@ journal_open(struct journal *j, const char *dir, const char *driver,
 		log_info(1, "journal: removed %s left by an interrupted write",
 		    JOURNAL_TMP);
 	if ((r = load(j, err, errsize)) != 0 ||
-	    (j->claims == NULL && (j->claims = json_object()) == NULL)) {
+	    (j->claims == NULL && (j->claims = json_object()) == NULL) ||
+	    (j->texts = json_object()) == NULL) {
 		journal_close(j);
 		return (r != 0 ? r : jfail(err, errsize, KP_ENOMEM,
 		    "out of memory"));
@@ -427,38 +431,222 @@ journal_close(struct journal *j)
 	j->dirfd = -1;
 	json_decref(j->claims);
 	j->claims = NULL;
+	json_decref(j->texts);
+	j->texts = NULL;
 	pthread_mutex_destroy(&j->lock);
 }
 
-/* Write the claims as the journal, atomically; the caller holds lock. */
+/* Bytes jansson writes as they are in a string: no escape needed. */
+static int
+plain(const char *s)
+{
+	for (; *s != '\0'; s++)
+		if ((unsigned char)*s < 0x20 || (unsigned char)*s > 0x7e ||
+		    *s == '"' || *s == '\\')
+			return (0);
+	return (1);
+}
+
+/* s as a JSON string at p: dumped (dump_string) or s in quotes; the
+ * bytes written. */
+static size_t
+quoted(char *p, const char *s, const char *dumped)
+{
+	size_t	 n;
+
+	if (dumped != NULL) {
+		n = strlen(dumped);
+		memcpy(p, dumped, n);
+		return (n);
+	}
+	n = strlen(s);
+	p[0] = '"';
+	memcpy(p + 1, s, n);
+	p[n + 1] = '"';
+	return (n + 2);
+}
+
+/*
+ * *dumped: NULL when s is plain (quoted() adds the quotes), else
+ * jansson's dump of it; *len: the bytes quoted() writes. -1: no memory.
+ */
+static int
+dump_string(const char *s, char **dumped, size_t *len)
+{
+	json_t	*v;
+
+	*dumped = NULL;
+	if (plain(s)) {
+		*len = strlen(s) + 2;
+		return (0);
+	}
+	if ((v = json_string(s)) == NULL)
+		return (-1);
+	*dumped = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+	json_decref(v);
+	if (*dumped == NULL)
+		return (-1);
+	*len = strlen(*dumped);
+	return (0);
+}
+
+/* The cached dump of entry e of uid, made on first use; NULL: no memory. */
+static json_t *
+entry_text(struct journal *j, const char *uid, json_t *e)
+{
+	json_t	*c, *s;
+	char	*t;
+
+	if ((c = json_object_get(j->texts, uid)) != NULL &&
+	    json_array_get(c, 0) == e)
+		return (json_array_get(c, 1));
+	if ((t = json_dumps(e, JSON_COMPACT | JSON_SORT_KEYS)) == NULL)
+		return (NULL);
+	s = json_string_nocheck(t);
+	free(t);
+	/* The entry is held, so its address names it while cached. */
+	if (s == NULL || (c = json_pack("[O, o]", e, s)) == NULL ||
+	    json_object_set_new(j->texts, uid, c) != 0)
+		return (NULL);
+	return (s);
+}
+
+/* Cached dumps of claims no longer in the journal go (after render(),
+ * every claim has one: more dumps than claims means stale ones). */
+static void
+texts_prune(struct journal *j)
+{
+	const char	*uid;
+	json_t		*c;
+	void		*tmp;
+
+	if (json_object_size(j->texts) <= json_object_size(j->claims))
+		return;
+	json_object_foreach_safe(j->texts, tmp, uid, c)
+		if (json_object_get(j->claims, uid) != json_array_get(c, 0))
+			(void)json_object_del(j->texts, uid);
+}
+
+static char *
+put(char *p, const char *s)
+{
+	size_t	 n = strlen(s);
+
+	memcpy(p, s, n);
+	return (p + n);
+}
+
+static int
+cmp_str(const void *a, const void *b)
+{
+	return (strcmp(*(const char *const *)a, *(const char *const *)b));
+}
+
+struct piece {
+	const char	*uid;
+	char		*key;	/* NULL: plain */
+	size_t		 klen;
+	json_t		*text;
+};
+
+/*
+ * The file's text, as the reader checks it (journal_parse): the
+ * compact, key-sorted dump of { bootId, claims, driver, schema } that
+ * json_dumps(JSON_COMPACT | JSON_SORT_KEYS) would make (jansson sorts
+ * keys bytewise, as strcmp), put together from each entry's cached dump,
+ * then the checksum over it spliced in as the last member. One dump per
+ * new entry instead of two of the whole journal per write.
+ */
+static char *
+render(struct journal *j, size_t *lenp)
+{
+	struct piece	*pc;
+	const char	*uid;
+	json_t		*e;
+	char		*boot = NULL, *drv = NULL, *text = NULL, *p;
+	size_t		 n = json_object_size(j->claims), i = 0, len, blen, dlen;
+	uLong		 c;
+
+	if ((pc = calloc(n + 1, sizeof(*pc))) == NULL)
+		return (NULL);
+	json_object_foreach(j->claims, uid, e)
+		pc[i++].uid = uid;
+	qsort(pc, n, sizeof(*pc), cmp_str);
+	if (dump_string(j->boot_id, &boot, &blen) != 0 ||
+	    dump_string(j->driver, &drv, &dlen) != 0)
+		goto out;
+	/* {"bootId":B,"claims":{K:E,...},"driver":D,"schema":1}, its
+	 * last } then ,"checksum":"crc32:xxxxxxxx"} and a newline */
+	len = blen + dlen + sizeof("{\"bootId\":,\"claims\":{},\"driver\":"
+	    ",\"schema\":12345678901}") + sizeof(",\"checksum\":\"crc32:"
+	    "xxxxxxxx\"}\n");
+	for (i = 0; i < n; i++) {
+		if (dump_string(pc[i].uid, &pc[i].key, &pc[i].klen) != 0 ||
+		    (pc[i].text = entry_text(j, pc[i].uid,
+		    json_object_get(j->claims, pc[i].uid))) == NULL)
+			goto out;
+		/* the key, ':', the entry, ',' */
+		len += pc[i].klen + 2 + json_string_length(pc[i].text);
+	}
+	if ((text = malloc(len + 1)) == NULL)
+		goto out;
+	p = text;
+	p = put(p, "{\"bootId\":");
+	p += quoted(p, j->boot_id, boot);
+	p = put(p, ",\"claims\":{");
+	for (i = 0; i < n; i++) {
+		if (i > 0)
+			*p++ = ',';
+		p += quoted(p, pc[i].uid, pc[i].key);
+		*p++ = ':';
+		memcpy(p, json_string_value(pc[i].text),
+		    json_string_length(pc[i].text));
+		p += json_string_length(pc[i].text);
+	}
+	p = put(p, "},\"driver\":");
+	p += quoted(p, j->driver, drv);
+	p += snprintf(p, len - (size_t)(p - text), ",\"schema\":%d}",
+	    JOURNAL_SCHEMA);
+	c = crc32(0L, (const Bytef *)text, (uInt)(p - text));
+	/* over the last } */
+	p--;
+	p += snprintf(p, len - (size_t)(p - text), ",\"checksum\":\"crc32:"
+	    "%08lx\"}\n", c & 0xffffffffUL);
+	*lenp = (size_t)(p - text);
+out:
+	for (i = 0; i < n; i++)
+		free(pc[i].key);
+	free(pc);
+	free(boot);
+	free(drv);
+	return (text);
+}
+
+/*
+ * Write the claims as the journal, atomically; the caller holds lock.
+ * Two fsyncs, the least that keeps it: the temporary file's before the
+ * rename (else a crash may leave the new name on empty blocks) and the
+ * directory's after it (else the rename may be lost).
+ */
 int
 journal_save(struct journal *j, char *err, size_t errsize)
 {
 	struct stat	 st;
-	json_t		*root;
-	char		 sum[32], *text;
+	char		*text;
+	size_t		 len = 0;
 	int		 fd, e;
 
-	root = json_pack("{s:i, s:s, s:s, s:O}", "schema", JOURNAL_SCHEMA,
-	    "driver", j->driver, "bootId", j->boot_id, "claims", j->claims);
-	if (root == NULL)
+	if ((text = render(j, &len)) == NULL)
 		return (jfail(err, errsize, KP_ENOMEM, "out of memory"));
-	checksum(root, sum, sizeof(sum));
-	if (sum[0] == '\0' || json_object_set_new(root, "checksum",
-	    json_string(sum)) != 0 || (text = json_dumps(root,
-	    JSON_INDENT(1) | JSON_SORT_KEYS)) == NULL) {
-		json_decref(root);
-		return (jfail(err, errsize, KP_ENOMEM, "out of memory"));
-	}
-	json_decref(root);
-	if (strlen(text) > JOURNAL_MAX_BYTES) {
+	texts_prune(j);
+	if (len > JOURNAL_MAX_BYTES) {
 		free(text);
 		return (jfail(err, errsize, KP_ENOSPC, "journal: more than "
 		    "%u bytes", JOURNAL_MAX_BYTES));
 	}
 	fd = openat(j->dirfd, JOURNAL_TMP, O_WRONLY | O_CREAT | O_TRUNC |
 	    O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd == -1 || fd_write_all(fd, text, strlen(text)) == -1 ||
+	if (fd == -1 || fd_write_all(fd, text, len) == -1 ||
 	    fsync(fd) == -1) {
 		e = errno;
 		free(text);

@@ -44,7 +44,12 @@ struct journal {
 					 * loaded; "" when none */
 	enum journal_state	 state;
 	char			 why[KP_ERROR_SIZE];	/* quarantine reason */
-	json_t			*claims;	/* uid -> entry */
+	json_t			*claims;	/* uid -> entry; an entry
+					 * is replaced, never changed in
+					 * place (texts relies on it) */
+	json_t			*texts;	/* uid -> [entry, its compact
+					 * key-sorted dump]: journal_save's
+					 * cache, one dump per new entry */
 	dev_t			 dev;	/* the file claims came from or */
 	ino_t			 ino;	/* went to; 0: none */
 };

@@ -245,8 +245,10 @@ jr_start(struct dra_ctx *ctx, char *err, size_t errsize)
 		goto fail;
 	if ((r = reconcile(ctx, j)) != 0)
 		goto fail;
-	/* This boot's ID, and what the start changed, on disk. */
-	if (journal_save(j, err, errsize) != 0)
+	/* This boot's ID, and what the start changed, on disk; a journal
+	 * of this boot is left as it is (reconcile changes no entry). */
+	if ((j->state != JOURNAL_LOADED || strcmp(j->file_boot_id,
+	    j->boot_id) != 0) && journal_save(j, err, errsize) != 0)
 		log_warnx("journal: %s", err);
 	log_info(1, "journal %s/%s: %zu prepared claims", ctx->cfg->journal_dir,
 	    JOURNAL_FILE, json_object_size(j->claims));
@@ -372,8 +374,10 @@ jr_record(struct dra_ctx *ctx, const struct kp_claim *hc,
 	struct journal	*j = ctx->journal;
 	json_t		*e;
 	char		 err[KP_ERROR_SIZE], msg[KP_ERROR_SIZE + 64];
+	unsigned char	*kept;	/* on disk as it is: not undone below */
 	size_t		 i, added = 0;
 
+	kept = calloc(r->n_hook + 1, 1);
 	pthread_mutex_lock(&j->lock);
 	journal_refresh(j);
 	for (i = 0; i < r->n_hook; i++) {
@@ -385,7 +389,15 @@ jr_record(struct dra_ctx *ctx, const struct kp_claim *hc,
 			continue;
 		}
 		err[0] = '\0';
-		if ((e = entry_of(&hc[i], &r->claims[i])) == NULL ||
+		e = entry_of(&hc[i], &r->claims[i]);
+		/* Recorded as it is already (another instance's): no write. */
+		if (e != NULL && kept != NULL && json_equal(e,
+		    json_object_get(j->claims, hc[i].uid))) {
+			json_decref(e);
+			kept[i] = 1;
+			continue;
+		}
+		if (e == NULL ||
 		    journal_check_entry(ctx->cfg->driver_name, hc[i].uid, e,
 		    err, sizeof(err)) != 0 ||
 		    json_object_set_new(j->claims, hc[i].uid, e) != 0) {
@@ -406,7 +418,8 @@ jr_record(struct dra_ctx *ctx, const struct kp_claim *hc,
 		    "kubelet retries)", err);
 		log_warnx("%s", msg);
 		for (i = 0; i < r->n_hook; i++)
-			if (r->claims[i].error == NULL) {
+			if (r->claims[i].error == NULL &&
+			    (kept == NULL || !kept[i])) {
 				json_object_del(j->claims, hc[i].uid);
 				if (r->claims[i].cdi_spec != NULL)
 					spec_remove(r->claims[i].cdi_spec,
@@ -415,6 +428,7 @@ jr_record(struct dra_ctx *ctx, const struct kp_claim *hc,
 			}
 	}
 	pthread_mutex_unlock(&j->lock);
+	free(kept);
 }
 
 /*

@@ -13,9 +13,8 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include <microhttpd.h>
-
 #include "base/log.h"
+#include "observer/mhd_dl.h"
 #include "observer/observer.h"
 
 /* One open connection: when its current request began. */
@@ -158,7 +157,12 @@ obs_http_start(int lfd, struct obs_state *st, struct obs_http **out,
 		{ MHD_OPTION_LISTEN_SOCKET, lfd, NULL },
 		{ MHD_OPTION_END, 0, NULL },
 	};
+	int				 code;
 
+	/* The observer loaded it before its sandbox (a no-op then); the
+	 * fuzzer loads it here. */
+	if ((code = mhd_dl_load(err, errsize)) != 0)
+		return (code);
 	if ((h = calloc(1, sizeof(*h))) == NULL) {
 		snprintf(err, errsize, "out of memory");
 		return (KP_ENOMEM);

@@ -98,6 +98,10 @@ observer_main(struct child_env *env)
 	if ((sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK)) == -1)
 		return (child_start_fail(env, KP_EIO, "signalfd: %s",
 		    strerror(errno)));
+	/* libmicrohttpd is mapped here only, and before the sandbox
+	 * (observer/mhd_dl.h). */
+	if ((code = mhd_dl_load(err, sizeof(err))) != 0)
+		return (child_start_fail(env, code, "%s", err));
 	if (policy_apply(ROLE_OBSERVER, env, err, sizeof(err)) != 0)
 		return (child_start_fail(env, KP_ESANDBOX, "sandbox: %s", err));
 	if ((code = obs_http_start(env->listen_fd, &st, &h, &epfd, err,

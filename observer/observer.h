@@ -55,6 +55,10 @@ void	obs_route(const struct obs_state *, const char *, const char *,
 	    int64_t, struct obs_reply *);
 int	obs_render_metrics(const Kpipc__Status *, char **, size_t *);
 
+/* mhd_dl.c: libmicrohttpd is loaded, not linked; called before the
+ * sandbox (observer/mhd_dl.h). 0 or KP_ENOTSUP, reason in the buffer. */
+int	mhd_dl_load(char *, size_t);
+
 /* http.c */
 struct obs_http;
 int	obs_http_start(int, struct obs_state *, struct obs_http **, int *,

@@ -38,7 +38,7 @@
 #include <string.h>
 #include <time.h>
 
-#include <curl/curl.h>
+#include "publisher/curl_dl.h"
 
 #include "base/log.h"
 #include "publisher/http_int.h"
@@ -106,7 +106,14 @@ int
 http_global_init(void)
 {
 	const curl_version_info_data	*v;
+	char				 err[KP_ERROR_SIZE];
 
+	/* The publisher loaded it before its sandbox (a no-op then); test
+	 * tools using this client directly load it here. */
+	if (curl_dl_load(err, sizeof(err)) != 0) {
+		log_warnx("%s", err);
+		return (KP_ENOTSUP);
+	}
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
 		return (KP_EIO);
 	v = curl_version_info(CURLVERSION_NOW);

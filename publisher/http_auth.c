@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <curl/curl.h>
+#include "publisher/curl_dl.h"
 
 #include "publisher/http_int.h"
 

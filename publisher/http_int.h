@@ -1,7 +1,8 @@
 /*
  * http_int.h - private interface of the HTTP client (http.c, http_auth.c,
- * http_watch.c). It includes <curl/curl.h>, so only those three files may
- * include it (tools/check-style.sh, STYLE 13); the rest of the publisher
+ * http_watch.c). It includes <curl/curl.h> (through curl_dl.h: libcurl
+ * is loaded, not linked), so only those three files may include it
+ * (tools/check-style.sh, STYLE 13); the rest of the publisher
  * sees struct http_client as an opaque type in publisher.h.
  */
 #ifndef KP_HTTP_INT_H
@@ -11,7 +12,7 @@
 #include <stddef.h>
 #include <time.h>
 
-#include <curl/curl.h>
+#include "publisher/curl_dl.h"
 
 #include "publisher/publisher.h"
 

@@ -5,7 +5,7 @@
  */
 #include <string.h>
 
-#include <curl/curl.h>
+#include "publisher/curl_dl.h"
 
 #include "base/log.h"
 #include "publisher/http_int.h"

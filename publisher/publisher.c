@@ -438,6 +438,12 @@ publisher_main(struct child_env *env)
 	/* The ids the sandbox gives us, for the message below (getgid is
 	 * not in the allowlist). */
 	(void)pol_role_ids(ROLE_PUBLISHER, &env->cfg->policy, &uid, &gid);
+	/* libcurl is mapped here only, and before the sandbox
+	 * (publisher/curl_dl.h). */
+	if ((code = curl_dl_load(err, sizeof(err))) != 0) {
+		kcfg_free(&p.kc);
+		return (child_start_fail(env, code, "%s", err));
+	}
 	/* Credentials are loaded; from here on only the allowlist. */
 	if (policy_apply(ROLE_PUBLISHER, env, err,
 	    sizeof(err)) != 0) {

@@ -112,6 +112,11 @@ struct http_client;
  */
 typedef int (*http_line_fn)(void *user, const char *line, size_t len);
 
+/* curl_dl.c: libcurl is loaded, not linked; the publisher calls this
+ * before its sandbox (publisher/curl_dl.h). 0 or KP_ENOTSUP, reason in
+ * the buffer. */
+int	curl_dl_load(char *, size_t);
+
 /* http.c: everything below is thread-safe unless noted. The publisher
  * calls http_global_init() once (curl_global_init) after its sandbox is
  * in place, and http_global_cleanup() at its end. */

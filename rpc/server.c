@@ -20,6 +20,7 @@
  * the poller and one of them the new watcher.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -285,7 +286,22 @@ pool_watch(struct rpc_server *srv)
 	while (!srv->cq_down) {
 		if (idle > RPC_WATCH_IDLE) {
 			srv->watch_asleep = 1;
-			pthread_cond_wait(&srv->watch_cond, &srv->lock);
+			/*
+			 * The server went idle: give the pages of what the
+			 * calls freed (connection buffers, call objects) back
+			 * to the kernel, once per idle spell; malloc keeps
+			 * them otherwise (docs/benchmarks.md, "Pss of one
+			 * tree alone").
+			 */
+			pthread_mutex_unlock(&srv->lock);
+			(void)malloc_trim(0);
+			pthread_mutex_lock(&srv->lock);
+			/* What signalled meanwhile (a handler's start, a
+			 * hand-off, the queue's end) is not waited for. */
+			if (!srv->cq_down && !srv->handoff &&
+			    gen == srv->handler_gen)
+				pthread_cond_wait(&srv->watch_cond,
+				    &srv->lock);
 			srv->watch_asleep = 0;
 			idle = 0;
 			gen = srv->handler_gen;

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -246,6 +247,14 @@ child_run(struct sup *sup, struct child *c, int ctl, int logfd, int errw)
 	log_procinit(c->name);
 	log_set_sink(logfd);
 	child_set_name(c->name);
+	/*
+	 * glibc gives each thread that allocates its own arena (up to 8 per
+	 * core), each a heap of touched pages that stays: gRPC's threads
+	 * made the children's largest anonymous share (docs/benchmarks.md,
+	 * "Pss of one tree alone"). The nodeserver keeps two (its hooks
+	 * may run on several workers at once); the others one.
+	 */
+	(void)mallopt(M_ARENA_MAX, c->role == ROLE_NODESERVER ? 2 : 1);
 	memset(&env, 0, sizeof(env));
 	env.cfg = sup->cfg;
 	env.hooks = sup->hooks;

@@ -19,11 +19,14 @@ only() {	# only <pattern> <allowed file regex> <what>
 }
 only '#include <grpc/' '^rpc/grpc_core\.c$' '<grpc/...> included'
 only '\bgrpc_[a-z_]+\(' '^rpc/' 'grpc_* called'
-only '#include <curl/' '^publisher/(http(_auth|_watch)?\.c|http_int\.h)$' \
+only '#include <curl/' '^publisher/(http(_auth|_watch)?\.c|http_int\.h|curl_dl\.h)$' \
     '<curl/...> included'
 only '#include <seccomp\.h>' '^policy/' '<seccomp.h> included'
 only '#include <cap-ng\.h>' '^policy/' '<cap-ng.h> included'
-only '#include <microhttpd\.h>' '^observer/http\.c$' '<microhttpd.h> included'
+only '#include <microhttpd\.h>' '^observer/mhd_dl\.h$' '<microhttpd.h> included'
+# libcurl and libmicrohttpd are loaded by their role alone, by soname,
+# before its sandbox (docs/security.md): no other dlopen.
+only '\bdlopen\(' '^(publisher/curl_dl|observer/mhd_dl)\.c$' 'dlopen called'
 only '#include <openssl/' '^api/rolling_name\.c$' '<openssl/...> included'
 only '#include <zlib\.h>' '^nodeserver/journal\.c$' '<zlib.h> included'
 

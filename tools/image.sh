@@ -32,11 +32,20 @@ mkdir -p "$root/usr/local/bin"
 for b in $bins; do
 	strip -o "$root/usr/local/bin/$(basename "$b")" "$b"
 done
+# libcurl and libmicrohttpd are loaded by soname at run time (the
+# publisher, the observer: docs/security.md "Libraries"), so no binary's
+# ldd list has them: found as the loader finds them, with their own lists.
+dl=
+for so in libcurl.so.4 libmicrohttpd.so.12; do
+	p=$(ldconfig -p | awk -v s="$so" '$1 == s { print $NF; exit }')
+	[ -n "$p" ] || { echo "image: $so missing: run tools/deps.sh" >&2; exit 1; }
+	dl="$dl $p"
+done
 # Every library at the path the loader found it (ld.so's built-in
 # multiarch directories find them again without an ld.so.cache). The
 # vDSO has no path; ldd heads each binary's list with "<path>:".
-for lib in $(ldd $bins | awk '$2 == "=>" && $3 ~ /^\// { print $3 }
-    $1 ~ /^\// && $1 !~ /:$/ { print $1 }' | sort -u); do
+for lib in $(ldd $bins $dl | awk '$2 == "=>" && $3 ~ /^\// { print $3 }
+    $1 ~ /^\// && $1 !~ /:$/ { print $1 }' | sort -u) $dl; do
 	mkdir -p "$root$(dirname "$lib")"
 	cp -L "$lib" "$root$lib"
 done

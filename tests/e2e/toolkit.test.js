@@ -116,9 +116,18 @@ test('prepare writes a valid CDI spec and a journal entry; a repeat is answered 
   });
   assert.deepEqual(fs.readdirSync(env.journalDir).filter((f) => f.startsWith('.')), [], 'no temporary file left');
 
+  // Every write replaces the file (a rename): the same inode, no write.
+  const ino = () => fs.statSync(path.join(env.journalDir, JOURNAL)).ino;
+  const written = ino();
   const again = await prepare(env, [c]);
   assert.deepEqual(again.claims[c.uid], res.claims[c.uid], 'the recorded result again');
   assert.equal(count(env.drv.stderr, 'prepare hook: default/gpu-a'), 1, 'the hook ran once');
+  assert.equal(ino(), written, 'a claim answered by the journal writes nothing');
+  await env.sim.nodeUnprepareResources(env.driver, [claim('never-prepared')]);
+  assert.equal(ino(), written, 'an unprepare of a claim the journal does not know writes nothing');
+  await restartNodeserver(env);
+  assert.equal(ino(), written, 'a restart of the nodeserver within the same boot writes nothing');
+  assert.deepEqual((await prepare(env, [c])).claims[c.uid], res.claims[c.uid], 'and still answers from it');
 
   await env.sim.nodeUnprepareResources(env.driver, [c]);
   await env.drv.stderrMatch(/unprepare hook: gpu-a data=\{"device":"gpu-a"\}/);

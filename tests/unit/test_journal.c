@@ -3,8 +3,10 @@
  * journal.c): a round trip, atomicity (a crash between writing the
  * temporary file and the rename, injected, leaves the old journal), a
  * corrupt, torn, edited (checksum mismatch), foreign or unreadable file
- * quarantined with its reason and an empty start, the boot ID change, and
- * the entry rules and the driver's view.
+ * quarantined with its reason and an empty start, the boot ID change,
+ * the entry rules and the driver's view, the bytes written (those of the
+ * writer before the entry cache, compact) and a file of that writer
+ * read.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -14,6 +16,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <zlib.h>
 
 #include "test.h"
 #include "nodeserver/journal.h"
@@ -122,8 +126,8 @@ test_round_trip(void)
 	CHECK_EQ(journal_save(&j, err, sizeof(err)), 0);
 	CHECK_EQ(count("." JOURNAL_FILE), 0);
 	journal_close(&j);
-	CHECK_CONTAINS(get_file(path), "\"checksum\": \"crc32:");
-	CHECK_CONTAINS(get_file(path), "\"schema\": 1");
+	CHECK_CONTAINS(get_file(path), ",\"checksum\":\"crc32:");
+	CHECK_CONTAINS(get_file(path), "\"schema\":1");
 
 	open_ok(&j);
 	CHECK_EQ(j.state, JOURNAL_LOADED);
@@ -310,6 +314,119 @@ test_entries(void)
 	json_decref(e);
 }
 
+/*
+ * What journal_save writes is what the writer before the entry cache
+ * wrote, less the indentation: the compact key-sorted dump of the
+ * object without its checksum, the CRC-32 of that dump spliced in as
+ * the last member. Built here with jansson as that writer did, with
+ * strings that need escaping and keys out of order.
+ */
+static void
+expect_old_format(struct journal *j)
+{
+	json_t	*root;
+	char	*text, want[65536];
+	size_t	 n;
+
+	root = json_pack("{s:i, s:s, s:s, s:O}", "schema", JOURNAL_SCHEMA,
+	    "driver", j->driver, "bootId", j->boot_id, "claims", j->claims);
+	CHECK(root != NULL);
+	text = json_dumps(root, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(root);
+	CHECK(text != NULL);
+	if (text == NULL)
+		return;
+	n = strlen(text);
+	snprintf(want, sizeof(want), "%.*s,\"checksum\":\"crc32:%08lx\"}\n",
+	    (int)n - 1, text, crc32(0L, (const Bytef *)text, (uInt)n) &
+	    0xffffffffUL);
+	free(text);
+	CHECK_STREQ(get_file(path), want);
+}
+
+static void
+test_format(void)
+{
+	struct journal	 j;
+	char		 err[KP_ERROR_SIZE];
+	json_t		*e;
+
+	clean();
+	put_file(boot, "quote\" back\\ tab\t \xc3\xa9\n");
+	open_ok(&j);
+	CHECK_EQ(json_object_set_new(j.claims, "uid-b", entry("ns",
+	    DRV "/gpu=gpu-0")), 0);
+	e = entry("ns", DRV "/gpu=gpu-1");
+	CHECK_EQ(json_object_set_new(e, "data", json_pack("{s:i, s:{s:s}, "
+	    "s:f, s:[s, n]}", "z", 1, "\xc3\xa9", "k", "line\nfeed\"", "a",
+	    0.1, "B", "/slash\x7f", "Z")), 0);
+	CHECK_EQ(json_object_set_new(j.claims, "uid-a", e), 0);
+	CHECK_EQ(json_object_set_new(j.claims, "uid-10", entry("other",
+	    DRV "/gpu=gpu-2")), 0);
+	CHECK_EQ(journal_save(&j, err, sizeof(err)), 0);
+	expect_old_format(&j);
+	/* A claim replaced (a new entry for its UID), one removed: the
+	 * cached dumps follow. */
+	CHECK_EQ(json_object_set_new(j.claims, "uid-b", entry("changed",
+	    DRV "/gpu=gpu-3")), 0);
+	CHECK_EQ(json_object_del(j.claims, "uid-10"), 0);
+	CHECK_EQ(journal_save(&j, err, sizeof(err)), 0);
+	expect_old_format(&j);
+	CHECK_EQ(json_object_size(j.texts), 2);
+	CHECK_CONTAINS(get_file(path), "\"changed\"");
+	journal_close(&j);
+	open_ok(&j);
+	CHECK_EQ(j.state, JOURNAL_LOADED);
+	CHECK_STREQ(j.file_boot_id, "quote\" back\\ tab\t \xc3\xa9");
+	CHECK_EQ(json_object_size(j.claims), 2);
+	CHECK(json_object_get(j.claims, "uid-10") == NULL);
+	/* Saved again after the load: the same bytes. */
+	CHECK_EQ(journal_save(&j, err, sizeof(err)), 0);
+	expect_old_format(&j);
+	journal_close(&j);
+	/* Nothing to write: a driver name and an empty journal. */
+	clean();
+	open_ok(&j);
+	CHECK_EQ(journal_save(&j, err, sizeof(err)), 0);
+	expect_old_format(&j);
+	journal_close(&j);
+	put_file(boot, "11111111-2222-3333-4444-555555555555\n");
+}
+
+/*
+ * A journal as the writer before the entry cache wrote it (indented,
+ * the fuzz seed two_claims, made by that code): loaded, and saved again
+ * in the compact form with the same claims.
+ */
+static void
+test_old_file(void)
+{
+	struct journal	 j;
+	char		 p[512], *text, err[KP_ERROR_SIZE];
+	json_t		*before;
+
+	snprintf(p, sizeof(p), "%s/tests/fuzz/corpus/fuzz_journal/two_claims",
+	    KP_SOURCE_DIR);
+	CHECK((text = get_file(p)) != NULL);
+	if (text == NULL)
+		return;
+	CHECK_CONTAINS(text, "\n \"checksum\": \"crc32:");
+	clean();
+	put_file(path, text);
+	open_ok(&j);
+	CHECK_EQ(j.state, JOURNAL_LOADED);
+	CHECK_EQ(json_object_size(j.claims), 2);
+	before = json_deep_copy(j.claims);
+	CHECK_EQ(journal_save(&j, err, sizeof(err)), 0);
+	expect_old_format(&j);
+	journal_close(&j);
+	open_ok(&j);
+	CHECK_EQ(j.state, JOURNAL_LOADED);
+	CHECK(json_equal(j.claims, before));
+	json_decref(before);
+	journal_close(&j);
+}
+
 /* Two instances (a rolling update) on one file: neither drops the
  * other's entries. */
 static void
@@ -357,14 +474,14 @@ test_two_instances(void)
 static void
 test_seeds(void)
 {
-	const char	*seeds[] = { "two_claims", "empty", "checksum_mismatch",
-	    "torn" };
+	const char	*seeds[] = { "two_claims", "two_claims_compact", "empty",
+	    "checksum_mismatch", "torn" };
 	char		 p[512], *text, boot_id[JOURNAL_BOOT_MAX];
 	char		 err[KP_ERROR_SIZE];
 	json_t		*claims;
 	size_t		 i;
 
-	for (i = 0; i < 4; i++) {
+	for (i = 0; i < 5; i++) {
 		snprintf(p, sizeof(p), "%s/tests/fuzz/corpus/fuzz_journal/%s",
 		    KP_SOURCE_DIR, seeds[i]);
 		CHECK((text = get_file(p)) != NULL);
@@ -372,8 +489,8 @@ test_seeds(void)
 			continue;
 		CHECK_EQ(journal_parse(text, strlen(text), DRV, &claims,
 		    boot_id, sizeof(boot_id), err, sizeof(err)),
-		    i < 2 ? 0 : KP_EINVAL);
-		if (i == 0)
+		    i < 3 ? 0 : KP_EINVAL);
+		if (i < 2)
 			CHECK_EQ(json_object_size(claims), 2);
 		json_decref(claims);
 	}
@@ -394,6 +511,8 @@ main(void)
 	test_boot_id();
 	test_entries();
 	test_seeds();
+	test_format();
+	test_old_file();
 	test_two_instances();
 	clean();
 	rmdir(dir);
