@@ -60,6 +60,21 @@ read_link_base(const char *dir, const char *file, char *out, size_t size)
 	target_base(target, out, size);
 }
 
+/* The IOMMU group of the function at dir (its iommu_group link); -1:
+ * none. */
+static int
+iommu_group_of(const char *dir)
+{
+	char	 g[32], *end;
+	long	 v;
+
+	read_link_base(dir, "iommu_group", g, sizeof(g));
+	v = strtol(g, &end, 10);
+	if (g[0] != '\0' && *end == '\0' && v >= 0 && v <= INT_MAX)
+		return ((int)v);
+	return (-1);
+}
+
 /* "0x8086" stays; anything else becomes "". */
 static void
 hex_id(const char *dir, const char *file, char *out, size_t size)
@@ -208,9 +223,6 @@ cmp_dev(const void *a, const void *b)
 static int
 read_dev(const char *dir, const char *addr, struct pci_dev *d)
 {
-	char	 g[32], *end;
-	long	 v;
-
 	memset(d, 0, sizeof(*d));
 	if (snprintf(d->addr, sizeof(d->addr), "%s", addr) >=
 	    (int)sizeof(d->addr))
@@ -227,11 +239,7 @@ read_dev(const char *dir, const char *addr, struct pci_dev *d)
 	d->numa_node = int_attr(dir, "numa_node", -1);
 	if (d->numa_node < 0)
 		d->numa_node = -1;
-	d->iommu_group = -1;
-	read_link_base(dir, "iommu_group", g, sizeof(g));
-	v = strtol(g, &end, 10);
-	if (g[0] != '\0' && *end == '\0' && v >= 0 && v <= INT_MAX)
-		d->iommu_group = (int)v;
+	d->iommu_group = iommu_group_of(dir);
 	d->bar_bytes = bar_bytes(dir);
 	pcie_root(dir, d->pcie_root, sizeof(d->pcie_root));
 	read_link_base(dir, "physfn", d->physfn, sizeof(d->physfn));
@@ -296,9 +304,13 @@ pci_discover(const char *sysfs, const struct pci_filter *filter,
 /*
  * Refresh d (found by an earlier pci_discover under sysfs) with what a
  * prepare needs to be current: whether the function is still there and
- * the driver bound to it (vfio-pci or not decides the spec's nodes). One
- * readlink when a driver is bound, two when none is. 0, or -1 when the
- * device is gone. The IOMMU group is fixed while the device exists.
+ * the driver bound to it (vfio-pci or not decides the spec's nodes) and,
+ * for vfio-pci, its IOMMU group (the spec names /dev/vfio/<group>). The
+ * group is read again, not trusted from the scan: a function removed and
+ * another added at the same address (hot-plug, VFs re-created) is another
+ * device in another group, and the old group's number may be another
+ * device's now. Two readlinks for vfio-pci, one for another driver, two
+ * when none is bound. 0, or -1 when the device is gone.
  */
 int
 pci_refresh(const char *sysfs, struct pci_dev *d)
@@ -313,6 +325,8 @@ pci_refresh(const char *sysfs, struct pci_dev *d)
 	if ((n = readlink(path, target, sizeof(target) - 1)) > 0) {
 		target[n] = '\0';
 		target_base(target, d->driver, sizeof(d->driver));
+		if (strcmp(d->driver, "vfio-pci") == 0)
+			d->iommu_group = iommu_group_of(dir);
 		return (0);
 	}
 	if (n == 0 || errno != ENOENT) {

@@ -313,6 +313,32 @@ test('the journal survives nodeserver and driver restarts; a corrupt one is move
   assert.deepEqual(JSON.parse(fs.readFileSync(file, 'utf8')).claims, {});
 });
 
+// ATTACK: the cache holds what the last scan read. A function removed and
+// another one added at the same address (hot-plug; a VF re-created by
+// sriov_numvfs) is "still there" to a check of the address alone, but it
+// is another device: another IOMMU group. Its spec must name the vfio
+// node of the group the device has now, never the old device's group
+// (which the kernel may have given to a device of another container).
+test('ATTACK: a different vfio-pci function at a held address gets its own IOMMU group, not the cached one', async (t) => {
+  const env = await setup(t, { extra: ['--rescan', '0'] });
+  await until(() => devicesOf(slicesOf(env.emu)).length === 4, 15000, 100);
+  const nodesOf = (c) => JSON.parse(fs.readFileSync(path.join(env.cdi, `${DRIVER}_claim-${c.uid}.json`), 'utf8'))
+    .devices[0].containerEdits.deviceNodes || [];
+  const first = claimFor(env, 'pci-0000-00-02-0', 'first');
+  assert.ok(!(await env.kubelet.nodePrepareResources(DRIVER, [first])).claims[first.uid].error);
+  assert.deepEqual(nodesOf(first), [{ path: '/dev/vfio/vfio' }, { path: '/dev/vfio/7' }]);
+  removeFakeDevice(env.sys, '0000:00:02.0');
+  addFakeDevice(env.sys, { addr: '0000:00:02.0', vendor: '0x10de', device: '0x2330', cls: '0x030200', driver: 'vfio-pci', iommu: 9 });
+  const second = claimFor(env, 'pci-0000-00-02-0', 'second');
+  assert.ok(!(await env.kubelet.nodePrepareResources(DRIVER, [second])).claims[second.uid].error);
+  assert.deepEqual(nodesOf(second), [{ path: '/dev/vfio/vfio' }, { path: '/dev/vfio/9' }]);
+  // Its group gone as well (the group link removed): no vfio node at all.
+  fs.rmSync(path.join(env.sys, 'devices', 'pci0000:00', '0000:00:02.0', 'iommu_group'));
+  const third = claimFor(env, 'pci-0000-00-02-0', 'third');
+  assert.ok(!(await env.kubelet.nodePrepareResources(DRIVER, [third])).claims[third.uid].error);
+  assert.ok(!nodesOf(third).some((n) => n.path === '/dev/vfio/7' || n.path === '/dev/vfio/9'), JSON.stringify(nodesOf(third)));
+});
+
 test('rescan republishes devices that appear and vanish', async (t) => {
   const env = await setup(t, { extra: ['--rescan', '1'], sim: false });
   await until(() => devicesOf(slicesOf(env.emu)).length === 4, 15000, 100);
