@@ -505,11 +505,21 @@ rpc_call_finish(struct rpc_call *call, int status, const char *msg)
 	intercept(call, KP_CALL_AFTER, NULL, 0, status, msg);
 	log_result(call, status, msg, NULL, 0);
 	rpc_stats_end(call, status);
+	/*
+	 * Held across the unlock below: a caller that holds no reference
+	 * of its own (the health pump finishing a stream whose handler
+	 * returned, nodeserver/health.c) has only the answer's, and the
+	 * final batch may complete on a poller thread and drop it before
+	 * this thread unlocks: the unlock would then be of a freed call's
+	 * mutex, or of a pooled one another call already uses.
+	 */
+	atomic_fetch_add(&call->refs, 1);
 	pthread_mutex_lock(&call->lock);
 	rv = rpc_core_finish(call, status, msg);
 	pthread_mutex_unlock(&call->lock);
 	if (rv != 0)
 		rpc_call_unref(call);
+	rpc_call_unref(call);
 	return (rv);
 }
 

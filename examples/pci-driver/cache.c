@@ -5,8 +5,10 @@
  * older than the driver's --rescan period, or when a claim names a
  * device it does not hold (one added since; a miss rescans at most once
  * per look-up). A device it holds is checked in sysfs on each use
- * (pci_refresh: still there, which driver), so a removed device or a
- * rebound one is seen at once, as with a scan per prepare.
+ * (pci_refresh: still the function the scan read, by its sysfs
+ * directory's inode; which driver), so a removed device, a rebound one
+ * or another one at its address (a rescan then reads it, through the
+ * filter) is seen at once, as with a scan per prepare.
  *
  * The nodeserver's own memory: the driver process's list (main.c) is
  * another process's; a restarted nodeserver starts empty.

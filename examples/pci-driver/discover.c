@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "pci.h"
 
@@ -58,6 +59,21 @@ read_link_base(const char *dir, const char *file, char *out, size_t size)
 		return;
 	target[n] = '\0';
 	target_base(target, out, size);
+}
+
+/* The IOMMU group of the function at dir (its iommu_group link); -1:
+ * none. */
+static int
+iommu_group_of(const char *dir)
+{
+	char	 g[32], *end;
+	long	 v;
+
+	read_link_base(dir, "iommu_group", g, sizeof(g));
+	v = strtol(g, &end, 10);
+	if (g[0] != '\0' && *end == '\0' && v >= 0 && v <= INT_MAX)
+		return ((int)v);
+	return (-1);
 }
 
 /* "0x8086" stays; anything else becomes "". */
@@ -208,8 +224,7 @@ cmp_dev(const void *a, const void *b)
 static int
 read_dev(const char *dir, const char *addr, struct pci_dev *d)
 {
-	char	 g[32], *end;
-	long	 v;
+	struct stat	 st;
 
 	memset(d, 0, sizeof(*d));
 	if (snprintf(d->addr, sizeof(d->addr), "%s", addr) >=
@@ -227,11 +242,12 @@ read_dev(const char *dir, const char *addr, struct pci_dev *d)
 	d->numa_node = int_attr(dir, "numa_node", -1);
 	if (d->numa_node < 0)
 		d->numa_node = -1;
-	d->iommu_group = -1;
-	read_link_base(dir, "iommu_group", g, sizeof(g));
-	v = strtol(g, &end, 10);
-	if (g[0] != '\0' && *end == '\0' && v >= 0 && v <= INT_MAX)
-		d->iommu_group = (int)v;
+	d->iommu_group = iommu_group_of(dir);
+	/* What pci_refresh tells this function from a later one by. */
+	if (stat(dir, &st) == 0) {
+		d->dev = st.st_dev;
+		d->ino = st.st_ino;
+	}
 	d->bar_bytes = bar_bytes(dir);
 	pcie_root(dir, d->pcie_root, sizeof(d->pcie_root));
 	read_link_base(dir, "physfn", d->physfn, sizeof(d->physfn));
@@ -295,35 +311,34 @@ pci_discover(const char *sysfs, const struct pci_filter *filter,
 
 /*
  * Refresh d (found by an earlier pci_discover under sysfs) with what a
- * prepare needs to be current: whether the function is still there and
- * the driver bound to it (vfio-pci or not decides the spec's nodes). One
- * readlink when a driver is bound, two when none is. 0, or -1 when the
- * device is gone. The IOMMU group is fixed while the device exists.
+ * prepare needs to be current: whether it is still the function the scan
+ * read, and the driver bound to it (vfio-pci or not decides the spec's
+ * nodes). A function removed and another added at the same address
+ * (hot-plug, VFs made again) has a new sysfs directory, so another inode:
+ * another vendor, class or IOMMU group, maybe one the filter leaves out
+ * or a group number the old one's is not any more. Then, as when it is
+ * gone, -1: the caller scans again. The IOMMU group is fixed while the
+ * directory exists. One stat and one readlink; 0 or -1.
  */
 int
 pci_refresh(const char *sysfs, struct pci_dev *d)
 {
-	char	 dir[PATH_MAX], path[PATH_MAX], target[PATH_MAX];
-	ssize_t	 n;
+	char		 dir[PATH_MAX], path[PATH_MAX], target[PATH_MAX];
+	struct stat	 st;
+	ssize_t		 n;
 
 	if ((size_t)snprintf(dir, sizeof(dir), "%s/bus/pci/devices/%s", sysfs,
 	    d->addr) >= sizeof(dir) || (size_t)snprintf(path, sizeof(path),
 	    "%s/driver", dir) >= sizeof(path))
 		return (-1);
+	if (stat(dir, &st) == -1 || st.st_dev != d->dev ||
+	    st.st_ino != d->ino)
+		return (-1);
 	if ((n = readlink(path, target, sizeof(target) - 1)) > 0) {
 		target[n] = '\0';
 		target_base(target, d->driver, sizeof(d->driver));
-		return (0);
-	}
-	if (n == 0 || errno != ENOENT) {
-		d->driver[0] = '\0';	/* as read_link_base */
-		return (0);
-	}
-	/* No driver link: unbound, or the whole function is gone. */
-	d->driver[0] = '\0';
-	if ((n = readlink(dir, target, sizeof(target) - 1)) < 0 &&
-	    errno == ENOENT)
-		return (-1);
+	} else
+		d->driver[0] = '\0';	/* unbound; as read_link_base */
 	return (0);
 }
 

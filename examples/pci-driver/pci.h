@@ -39,6 +39,8 @@ struct pci_dev {
 	uint64_t	 bar_bytes;		/* memory BARs, summed */
 	char		 physfn[PCI_ADDR_SIZE];	/* SR-IOV VF: its PF's
 						 * address; "" otherwise */
+	dev_t		 dev;			/* its sysfs directory: */
+	ino_t		 ino;			/* pci_refresh's identity */
 };
 
 struct pci_list {

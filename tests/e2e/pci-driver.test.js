@@ -338,6 +338,52 @@ test('the journal survives nodeserver and driver restarts; a corrupt one is move
   assert.deepEqual(JSON.parse(fs.readFileSync(file, 'utf8')).claims, {});
 });
 
+// A function replaced by another at its address, as sysfs shows it: a
+// new directory, with an inode of its own (kernfs numbers its nodes
+// without reuse; this ext4 or tmpfs tree could give the freed inode
+// straight back, so the old directory is moved away, not removed).
+function swapFakeDevice(sys, dev) {
+  const real = path.join(sys, 'devices', 'pci0000:00', dev.addr);
+  fs.renameSync(real, path.join(sys, 'devices', `.gone-${randomUUID()}`));
+  removeFakeDevice(sys, dev.addr);
+  addFakeDevice(sys, dev);
+}
+
+// ATTACK: the cache holds what the last scan read. A function removed and
+// another one added at the same address (hot-plug; a VF re-created by
+// sriov_numvfs) is "still there" to a check of the address alone, but it
+// is another device: another IOMMU group. Its spec must name the vfio
+// node of the group the device has now, never the old device's group
+// (which the kernel may have given to a device of another container).
+test('ATTACK: a different vfio-pci function at a held address gets its own IOMMU group, not the cached one', async (t) => {
+  const env = await setup(t, { extra: ['--rescan', '0'] });
+  await until(() => devicesOf(slicesOf(env.emu)).length === 4, 15000, 100);
+  const nodesOf = (c) => JSON.parse(fs.readFileSync(path.join(env.cdi, `${DRIVER}_claim-${c.uid}.json`), 'utf8'))
+    .devices[0].containerEdits.deviceNodes || [];
+  const first = claimFor(env, 'pci-0000-00-02-0', 'first');
+  assert.ok(!(await env.kubelet.nodePrepareResources(DRIVER, [first])).claims[first.uid].error);
+  assert.deepEqual(nodesOf(first), [{ path: '/dev/vfio/vfio' }, { path: '/dev/vfio/7' }]);
+  swapFakeDevice(env.sys, { addr: '0000:00:02.0', vendor: '0x10de', device: '0x2330', cls: '0x030200', driver: 'vfio-pci', iommu: 9 });
+  const second = claimFor(env, 'pci-0000-00-02-0', 'second');
+  assert.ok(!(await env.kubelet.nodePrepareResources(DRIVER, [second])).claims[second.uid].error);
+  assert.deepEqual(nodesOf(second), [{ path: '/dev/vfio/vfio' }, { path: '/dev/vfio/9' }]);
+});
+
+// The same swap to a function the driver does not manage (--vendor
+// 0x10de; an Intel NIC now at the address, bound to vfio-pci): a scan
+// would not list it, so the held entry must not hand it out either.
+test('ATTACK: a function of a filtered-out vendor at a held address is not prepared from the cache', async (t) => {
+  const env = await setup(t, { extra: ['--rescan', '0', '--vendor', '0x10de'] });
+  await until(() => devicesOf(slicesOf(env.emu)).length === 1, 15000, 100);
+  const first = claimFor(env, 'pci-0000-00-02-0', 'first');
+  assert.ok(!(await env.kubelet.nodePrepareResources(DRIVER, [first])).claims[first.uid].error);
+  swapFakeDevice(env.sys, { addr: '0000:00:02.0', vendor: '0x8086', device: '0x1889', cls: '0x020000', driver: 'vfio-pci', iommu: 9 });
+  const other = claimFor(env, 'pci-0000-00-02-0', 'other');
+  const bad = await env.kubelet.nodePrepareResources(DRIVER, [other]).catch((e) => e);
+  assert.match(String(bad.message || JSON.stringify(bad)), /claim default\/other: device pci-0000-00-02-0 is not on this node \(any more\)/);
+  assert.ok(!fs.existsSync(path.join(env.cdi, `${DRIVER}_claim-${other.uid}.json`)));
+});
+
 test('rescan republishes devices that appear and vanish', async (t) => {
   const env = await setup(t, { extra: ['--rescan', '1'], sim: false });
   await until(() => devicesOf(slicesOf(env.emu)).length === 4, 15000, 100);
