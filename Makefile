@@ -8,6 +8,9 @@ BUILD	?= build
 ASAN	?= build-asan
 JOBS	?= 2
 CMAKE	?= cmake
+# cmake --build runs make again, a sub-make here: without this each of
+# its levels prints "Entering/Leaving directory" for every target.
+MAKEFLAGS += --no-print-directory
 
 .PHONY: all build asan deps check check-unit check-asan check-e2e \
 	check-style demo clean fuzz fuzz-build check-fuzz check-valgrind

@@ -96,53 +96,70 @@ opt_fail(struct kp_options *opts, int code, const char *fmt, ...)
 	return (code);
 }
 
+/* Append one broken rule to why, " and "-separated. */
+static void
+why_add(char *why, size_t size, const char *rule)
+{
+	size_t	n = strlen(why);
+
+	if (n < size)
+		snprintf(why + n, size - n, "%s%s", n ? " and " : "", rule);
+}
+
 /*
  * Why s is not a DNS-1123 subdomain (dots allowed) or label (no dots) of at
- * most maxlen characters, in why; NULL when it is one.
+ * most maxlen characters, in why: every rule it breaks at once, so a
+ * driver fixes the value in one go ("Node_1": case and '_'). NULL when it
+ * is one.
  */
 static const char *
 dns_problem(const char *s, size_t maxlen, int dots, char *why, size_t size)
 {
 	size_t	len, i;
-	char	c, prev;
+	char	c, prev, n[48];
+	int	upper = 0, other = 0, empty = 0, edge = 0;
 
 	if (s == NULL || s[0] == '\0')
 		return ("must not be empty");
+	why[0] = '\0';
 	len = strlen(s);
-	for (i = 0; i < len; i++)
-		if (s[i] >= 'A' && s[i] <= 'Z')
-			return ("must be lower case");
-	for (i = 0; i < len; i++) {
-		c = s[i];
-		if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-		    c == '-' || (dots && c == '.'))
-			continue;
-		return (dots ? "must contain only lower-case letters, digits, "
-		    "'-' and '.'" : "must contain only lower-case letters, "
-		    "digits and '-'");
-	}
-	if (len > maxlen) {
-		snprintf(why, size, "is %zu characters long", len);
-		return (why);
-	}
 	prev = '.';
 	for (i = 0; i <= len; i++) {
 		c = s[i] == '\0' ? '.' : s[i];
-		if (c == '.' && prev == '.')
-			return ("must not have an empty part between dots");
+		if (c >= 'A' && c <= 'Z')
+			upper = 1;
+		else if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+		    c == '-' || (c == '.' && (dots || i == len))))
+			other = 1;
+		if (c == '.' && prev == '.' && dots)
+			empty = 1;
 		if ((c == '-' && prev == '.') || (c == '.' && prev == '-'))
-			return (dots ? "must start and end each dot-separated "
-			    "part with a letter or digit" :
-			    "must start and end with a letter or digit");
+			edge = 1;
 		prev = c;
 	}
-	return (NULL);
+	if (upper)
+		why_add(why, size, "must be lower case");
+	if (other)
+		why_add(why, size, dots ? "must contain only lower-case "
+		    "letters, digits, '-' and '.'" : "must contain only "
+		    "lower-case letters, digits and '-'");
+	if (len > maxlen) {
+		snprintf(n, sizeof(n), "is %zu characters long", len);
+		why_add(why, size, n);
+	}
+	if (empty)
+		why_add(why, size, "must not have an empty part between dots");
+	if (edge)
+		why_add(why, size, dots ? "must start and end each "
+		    "dot-separated part with a letter or digit" :
+		    "must start and end with a letter or digit");
+	return (why[0] != '\0' ? why : NULL);
 }
 
 int
 opt_check_subdomain(const char *s, size_t maxlen)
 {
-	char	why[64];
+	char	why[256];
 
 	return (dns_problem(s, maxlen, 1, why, sizeof(why)) ? KP_EINVAL : 0);
 }
@@ -150,7 +167,7 @@ opt_check_subdomain(const char *s, size_t maxlen)
 int
 opt_check_label(const char *s, size_t maxlen)
 {
-	char	why[64];
+	char	why[256];
 
 	return (dns_problem(s, maxlen, 0, why, sizeof(why)) ? KP_EINVAL : 0);
 }
@@ -173,7 +190,7 @@ static int
 set_subdomain(struct kp_options *opts, const char *what, char **field,
     const char *s, size_t maxlen)
 {
-	char		 q[OPT_QUOTE_SIZE], why[64];
+	char		 q[OPT_QUOTE_SIZE], why[256];
 	const char	*p;
 
 	if ((p = dns_problem(s, maxlen, 1, why, sizeof(why))) != NULL)

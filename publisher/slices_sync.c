@@ -108,8 +108,11 @@ node_uid(struct slice_ctl *ctl, long *retry_ms)
 	uid = json_string_value(json_object_get(json_object_get(r.obj,
 	    "metadata"), "uid"));
 	if (st != 200 || uid == NULL || *uid == '\0') {
-		sl_set_error(ctl, "get node %s: %s", ctl->node,
-		    st == 200 ? "no metadata.uid" : r.err);
+		/* A 404 is most often a wrong name: say where it came from. */
+		sl_set_error(ctl, "get node %s: %s%s", ctl->node,
+		    st == 200 ? "no metadata.uid" : r.err, st == 404 ?
+		    " (no Node of that name: check kp_node_name(), e.g. the "
+		    "NODE_NAME the driver passes)" : "");
 		req_free(&r);
 		return (KP_EKUBE);
 	}

@@ -373,6 +373,8 @@ child_log_exit(struct child *c, int status)
 	else if (WIFSIGNALED(status))
 		log_errorx("%s killed by signal %d (%s)", c->name,
 		    WTERMSIG(status), strsignal(WTERMSIG(status)));
+	else if (c->start_failed && WEXITSTATUS(status) == KP_EXIT_START)
+		log_info(2, "%s exited", c->name);	/* logged with why */
 	else if (WEXITSTATUS(status) != 0 || (c->state != CS_STOPPING &&
 	    !c->draining))	/* drained: READY to the end (drain.c) */
 		log_warnx("%s exited with status %d", c->name,
@@ -388,6 +390,7 @@ child_reaped(struct sup *sup, struct child *c, int status)
 	child_log_exit(c, status);
 	status_child_down(sup, c, status, c->violated);
 	c->violated = 0;
+	c->start_failed = 0;
 	ipc_chan_close(&c->ctl);
 	if (c->logfd != -1)
 		close(c->logfd);

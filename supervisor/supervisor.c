@@ -294,11 +294,15 @@ sup_handle_child(struct sup *sup, struct child *c, Kpipc__Msg *m)
 		break;
 	case KPIPC__MSG__M_START_FAILED:
 		c->state = CS_STOPPING;
-		log_errorx("%s failed to start: %s", c->name,
-		    m->start_failed->result->message);
-		if (sup->phase == PHASE_RUNNING)
+		c->start_failed = 1;
+		/* Logged once: here for a restart, by sup_fail_start()
+		 * while starting (the message names the child). */
+		if (sup->phase == PHASE_RUNNING) {
+			log_errorx("%s cannot restart: %s", c->name,
+			    m->start_failed->result->message);
 			chan_error(sup, KP_ECHILD, 0, "%s cannot restart: %s",
 			    c->name, m->start_failed->result->message);
+		}
 		sup_fail_start(sup, KP_ECHILD,
 		    m->start_failed->result->message);
 		break;

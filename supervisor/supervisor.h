@@ -90,6 +90,7 @@ struct child {
 	int			 hb_out;	/* its answer is due */
 	struct timespec		 hb_ok;		/* READY or the last Pong */
 	int			 violated;	/* killed for a violation */
+	int			 start_failed;	/* sent START_FAILED (logged) */
 };
 
 /* What status.c adds up for /metrics and decides for /healthz. */

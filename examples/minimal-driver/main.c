@@ -61,6 +61,7 @@ main(int argc, char **argv)
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGCHLD);	/* the supervisor exited */
 	sigprocmask(SIG_BLOCK, &set, NULL);	/* before kp_start */
 	if (kp_driver_name(o, DRIVER) || kp_node_name(o, argv[1]) ||
 	    kp_kube_client_kubeconfig(o, argv[2], NULL) ||
@@ -74,6 +75,8 @@ main(int argc, char **argv)
 	kp_options_free(o);	/* kp_start copied what it needs */
 	if (kp_publish_resources(p, &resources) != 0)
 		warnx("%s", kp_plugin_last_error(p));
-	sigwaitinfo(&set, NULL);
-	return (kp_stop(p) == 0 ? 0 : 1);
+	int sig = sigwaitinfo(&set, NULL);	/* SIGCHLD: it stopped on its own */
+	if (sig == SIGCHLD && kp_plugin_wait(p, -1, dir, sizeof(dir)) != KP_EINVAL)
+		warnx("the plugin stopped: %s", dir);	/* exit non-zero: a restart */
+	return (kp_stop(p) == 0 && sig != SIGCHLD ? 0 : 1);
 }

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,9 +67,10 @@ usage(FILE *f)
 "  --kubeconfig PATH [--context NAME] | --in-cluster\n"
 "                            Kubernetes access: publish ResourceSlices and\n"
 "                            look claims up (without: register only)\n"
-"  --kube-api-qps QPS        API requests per second (5, at most 1000);\n"
+"  --kube-api-qps QPS        API requests per second (5; > 0, at most 1000,\n"
+"                            fractions allowed: 0.5 is one each 2 s);\n"
 "                            claim look-ups have a budget of their own\n"
-"  --kube-api-burst N        bursts of up to N requests (10, at most 10000)\n"
+"  --kube-api-burst N        bursts of up to N requests (10; 1 to 10000)\n"
 "  --cdi-dir DIR             CDI spec directory (/var/run/cdi)\n"
 "  --state-dir DIR           journal directory (/var/lib/<driver>): the\n"
 "                            nodeserver's own, it may write nothing else\n"
@@ -78,14 +80,17 @@ usage(FILE *f)
 "  --vendor ID               publish only these vendors, e.g. 0x10de\n"
 "                            (repeatable)\n"
 "  --rescan SECONDS          rediscover this often, republish on change\n"
-"                            (60; 0: never; SIGHUP rescans at once)\n"
-"  --max-connections N       connections per socket (the library's 8)\n"
-"  --allow-uid UID           a uid allowed to connect (default: root)\n"
+"                            (60; 0: never, at most 86400; SIGHUP rescans\n"
+"                            at once)\n"
+"  --max-connections N       connections per socket (the library's 8;\n"
+"                            1 to 1024)\n"
+"  --allow-uid UID           a uid allowed to connect (default: root; up\n"
+"                            to 16 times)\n"
 "  --v1alpha4                also serve DRA v1alpha4 (kubelet 1.31)\n"
 "  --http-endpoint ADDR      serve /healthz, /readyz and /metrics on\n"
 "                            ADDR (IP:PORT or :PORT; default: off)\n"
 "  --list                    print the devices found (JSON lines), exit\n"
-"  -v LEVEL                  log verbosity (0)\n");
+"  -v LEVEL                  log verbosity (0; 0 to 10)\n");
 }
 
 static int
@@ -97,6 +102,18 @@ parse_int(const char *s, long lo, long hi, long *out)
 	*out = strtol(s, &end, 10);
 	return (errno != 0 || end == s || *end != '\0' || *out < lo ||
 	    *out > hi ? -1 : 0);
+}
+
+/* The library's rule for the QPS (kp_kube_api_qps): > 0, at most 1000. */
+static int
+parse_qps(const char *s, double *out)
+{
+	char	*end;
+
+	errno = 0;
+	*out = strtod(s, &end);
+	return (errno != 0 || end == s || *end != '\0' || !isfinite(*out) ||
+	    *out <= 0 || *out > 1000 ? -1 : 0);
 }
 
 static int
@@ -150,10 +167,15 @@ parse_args(int argc, char **argv, struct flags *fl)
 		{ "help", no_argument, NULL, O_HELP },
 		{ NULL, 0, NULL, 0 }
 	};
-	long	 v;
-	int	 ch;
+	const char	*rule = "";	/* what the bad value should have been */
+	long		 v;
+	int		 ch, idx;
 
-	while ((ch = getopt_long(argc, argv, "v:h", longopts, NULL)) != -1) {
+	for (;;) {
+		idx = -1;	/* set for long options only */
+		if ((ch = getopt_long(argc, argv, "v:h", longopts,
+		    &idx)) == -1)
+			break;
 		switch (ch) {
 		case O_DRIVER:
 			snprintf(cfg.driver, sizeof(cfg.driver), "%s", optarg);
@@ -170,17 +192,20 @@ parse_args(int argc, char **argv, struct flags *fl)
 		case O_CTX: fl->context = optarg; break;
 		case O_INCL: fl->in_cluster = 1; break;
 		case O_QPS:
-			/* Whole numbers: the library checks the range. */
-			if (parse_int(optarg, 1, 1000, &v) != 0)
+			/* A float, as upstream's flag; kp_kube_api_qps's
+			 * range, checked here to name the flag. */
+			rule = "a number > 0 and at most 1000, e.g. 0.5";
+			if (parse_qps(optarg, &fl->qps) != 0)
 				goto bad;
-			fl->qps = (double)v;
 			break;
 		case O_MAXCONN:
+			rule = "a whole number from 1 to 1024";
 			if (parse_int(optarg, 1, 1024, &v) != 0)
 				goto bad;
 			fl->max_conns = (int)v;
 			break;
 		case O_BURST:
+			rule = "a whole number from 1 to 10000";
 			if (parse_int(optarg, 1, 10000, &v) != 0)
 				goto bad;
 			fl->burst = (int)v;
@@ -206,11 +231,13 @@ parse_args(int argc, char **argv, struct flags *fl)
 				return (-1);
 			break;
 		case O_RESCAN:
+			rule = "seconds, a whole number from 0 to 86400";
 			if (parse_int(optarg, 0, 86400, &v) != 0)
 				goto bad;
 			fl->rescan = (int)v;
 			break;
 		case O_UID:
+			rule = "a uid from 0 to 2147483646, at most 16 of them";
 			if (parse_int(optarg, 0, INT_MAX - 1, &v) != 0 ||
 			    fl->n_allow_uids == 16)
 				goto bad;
@@ -220,6 +247,7 @@ parse_args(int argc, char **argv, struct flags *fl)
 		case O_V1ALPHA4: fl->v1alpha4 = 1; break;
 		case O_HTTP: fl->http_endpoint = optarg; break;
 		case 'v':
+			rule = "a whole number from 0 to 10";
 			if (parse_int(optarg, 0, 10, &v) != 0)
 				goto bad;
 			cfg.verbose = (int)v;
@@ -239,8 +267,11 @@ parse_args(int argc, char **argv, struct flags *fl)
 	}
 	return (0);
 bad:
-	fprintf(stderr, "pci-driver: bad value for %s: %s\n",
-	    argv[optind - 1], optarg);
+	/* The option's own name: argv[optind - 1] is the value when it
+	 * was a separate argument. */
+	fprintf(stderr, "pci-driver: bad value for %s%s: \"%s\" (%s)\n",
+	    idx >= 0 ? "--" : "-", idx >= 0 ? longopts[idx].name : "v",
+	    optarg, rule);
 	return (-1);
 }
 

@@ -79,7 +79,7 @@ test('the README\'s minimal driver is examples/minimal-driver/main.c, and it wor
   const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
   const src = fs.readFileSync(path.join(ROOT, 'examples', 'minimal-driver', 'main.c'), 'utf8');
   assert.ok(readme.includes(`\`\`\`c\n${src}\`\`\``), 'README shows examples/minimal-driver/main.c verbatim');
-  assert.ok(src.split('\n').length <= 80, 'about 50 lines of code');
+  assert.ok(src.split('\n').length <= 85, 'about 50 lines of code');
 
   const DRIVER = 'minimal.example.com';
   const root = makeRoot(DRIVER);
@@ -106,4 +106,38 @@ test('the README\'s minimal driver is examples/minimal-driver/main.c, and it wor
   await sim.nodeUnprepareResources(DRIVER, [c]);
   drv.kill('SIGTERM');
   assert.equal(await exited, 0, stderr);
+});
+
+test('the minimal driver exits non-zero when its plugin stops on its own: a second instance on the same kubelet dir', { timeout: 60000 }, async (t) => {
+  const fs = require('node:fs');
+  const { spawn } = require('node:child_process');
+  const { KubeletSim } = require('../kubelet-sim');
+  const { startEmulator, kubeconfig } = require('../apiserver-emu');
+  const { makeRoot } = require('./lib/plugin');
+  const DRIVER = 'minimal.example.com';
+  const root = makeRoot(DRIVER);
+  const emu = await startEmulator({ versions: ['v1'], nodes: ['node-1'], tokenFile: path.join(root.dir, 'token') });
+  fs.copyFileSync(emu.caFile, path.join(root.dir, 'ca.crt'));
+  const kc = path.join(root.dir, 'kubeconfig');
+  fs.writeFileSync(kc, kubeconfig({ server: emu.url }));
+  const run = () => {
+    const proc = spawn(path.join(BUILD, 'examples', 'minimal-driver'), ['node-1', kc, root.dir], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const d = { proc, stderr: '' };
+    proc.stderr.on('data', (b) => { d.stderr += b; });
+    d.exited = new Promise((resolve) => proc.on('exit', (code, signal) => resolve({ code, signal })));
+    return d;
+  };
+  const sim = new KubeletSim({ registryDir: root.registry }).start();
+  const first = run();
+  let second = null;
+  t.after(async () => {
+    for (const d of [first, second]) if (d) d.proc.kill('SIGKILL');
+    await sim.stop(); await emu.stop(); root.cleanup();
+  });
+  await sim.waitForDriver(DRIVER, 15000);
+  second = run();
+  const { code, signal } = await first.exited;
+  assert.equal(signal, null, first.stderr);
+  assert.notEqual(code, 0, first.stderr);
+  assert.match(first.stderr, /minimal-driver: the plugin stopped: .*another live instance serves there; stepping aside/, first.stderr);
 });

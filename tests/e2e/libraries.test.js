@@ -123,9 +123,14 @@ for (const [so, role, args] of [
         root.cleanup();
       });
       const l = await drv.line(['ready', 'error'], 30000);
-      assert.match(l, new RegExp(`^error KP_E\\w+ .*${so.replace(/\./g, '\\.')} cannot be loaded`), `${l}\n${drv.stderr}`);
+      assert.match(l, new RegExp(`^error KP_ECHILD .*${so.replace(/\./g, '\\.')} cannot be loaded`), `${l}\n${drv.stderr}`);
       const { code } = await drv.exited;
       assert.notEqual(code, 0);
+      // The plugin's log says it once, with the reason, and no more.
+      const said = drv.stderr.split('\n').filter((x) => x.includes(`${so} cannot be loaded`));
+      assert.equal(said.length, 1, drv.stderr);
+      assert.match(said[0], new RegExp(`start failed: ${role}: `), drv.stderr);
+      assert.doesNotMatch(drv.stderr, /exited with status/, drv.stderr);
       // Nothing was registered.
       assert.ok(!fs.existsSync(root.regSock), 'a registration socket is left');
     });

@@ -137,6 +137,26 @@ function claimFor(env, device, name = 'c1') {
   return c;
 }
 
+test('a bad flag value names the flag and its range; a fractional --kube-api-qps is accepted by the library', async (t) => {
+  for (const [args, msg] of [
+    [['--kube-api-qps', '0'], /bad value for --kube-api-qps: "0" \(a number > 0 and at most 1000/],
+    [['--kube-api-qps=1001'], /bad value for --kube-api-qps: "1001" \(a number > 0 and at most 1000/],
+    [['--kube-api-burst', '10001'], /bad value for --kube-api-burst: "10001" \(a whole number from 1 to 10000\)/],
+    [['--max-connections', '0'], /bad value for --max-connections: "0" \(a whole number from 1 to 1024\)/],
+    [['--rescan', 'x'], /bad value for --rescan: "x" \(seconds, a whole number from 0 to 86400\)/],
+    [['-v', '11'], /bad value for -v: "11" \(a whole number from 0 to 10\)/],
+  ]) {
+    const r = spawnSync(PCI_DRIVER, ['--list', '--sysfs-root', '/nonexistent', ...args], { encoding: 'utf8' });
+    assert.notEqual(r.status, 0, args.join(' '));
+    assert.match(r.stderr, msg, args.join(' '));
+  }
+  // 0.5 requests per second: the option is set (kp_kube_api_qps takes a
+  // double) and the driver publishes within its burst.
+  const env = await setup(t, { sim: false, extra: ['--kube-api-qps', '0.5', '--kube-api-burst', '10'] });
+  await until(() => devicesOf(slicesOf(env.emu)).length === 4, 15000, 100);
+  assert.doesNotMatch(env.drv.stderr, /bad value|kp_kube_api_qps/);
+});
+
 test('300 devices publish as slices of at most 128 with qualified attributes', async (t) => {
   const many = [];
   for (let i = 0; i < 300; i++) {

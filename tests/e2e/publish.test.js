@@ -133,6 +133,18 @@ test('kp_reconcile_pool_with_name: one pool of node-less slices; another pool se
   await drv.stop();
 });
 
+test('a node name with no Node object: the error names the 404 and where the name came from', async (t) => {
+  // The later --node-name wins: a name the emulator has no Node for.
+  const { emu, drv } = await setup(t, { sim: false, args: ['--node-name', 'node-2'] });
+  await publish(drv, 1);
+  const st = await until(async () => {
+    const p = await pstatus(drv);
+    return p.error ? p : null;
+  }, 15000, 100);
+  assert.match(st.error, /^get node node-2: nodes "node-2" not found \(no Node of that name: check kp_node_name\(\), e\.g\. the NODE_NAME the driver passes\)$/, st.error);
+  assert.equal(emu.getSlices({}).length, 0);
+});
+
 test('changed devices are updated, a removed pool is deleted', async (t) => {
   const { emu, drv } = await setup(t, { sim: false });
   await publish(drv, 10, 2, 'a');

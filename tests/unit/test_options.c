@@ -280,6 +280,16 @@ test_node_name(void)
 	CHECK_EQ(strlen(o->node_name), 253);
 	FAILS(o, kp_node_name(o, "Node1"), KP_EINVAL, "kp_node_name",
 	    "must be lower case");
+	/* Every rule a value breaks, in one message. */
+	FAILS(o, kp_node_name(o, "Node_1"), KP_EINVAL,
+	    "kp_node_name (NodeName): \"Node_1\" must be lower case and must "
+	    "contain only lower-case letters, digits, '-' and '.': a DNS "
+	    "subdomain of at most 253 characters", "");
+	FAILS(o, kp_node_name(o, "-Node..x"), KP_EINVAL,
+	    "\"-Node..x\" must be lower case and must not have an empty "
+	    "part between dots and must start and end each dot-separated "
+	    "part with a letter or digit:", "");
+	CHECK_EQ(strlen(o->node_name), 253);	/* untouched */
 	FAILS(o, kp_node_name(o, ""), KP_EINVAL, "kp_node_name",
 	    "must not be empty");
 	FAILS(o, kp_node_name(o, "node."), KP_EINVAL, "kp_node_name",
