@@ -25,8 +25,9 @@ only '#include <seccomp\.h>' '^policy/' '<seccomp.h> included'
 only '#include <cap-ng\.h>' '^policy/' '<cap-ng.h> included'
 only '#include <microhttpd\.h>' '^observer/mhd_dl\.h$' '<microhttpd.h> included'
 # libcurl and libmicrohttpd are loaded by their role alone, by soname,
-# before its sandbox (docs/security.md): no other dlopen.
-only '\bdlopen\(' '^(publisher/curl_dl|observer/mhd_dl)\.c$' 'dlopen called'
+# before its sandbox (docs/security.md), through base/dl.c: no other dlopen.
+only '\bdlopen\(' '^base/dl\.c$' 'dlopen called'
+only '\bdl_load\(' '^(base/dl|publisher/curl_dl|observer/mhd_dl)\.[ch]$' 'dl_load called'
 only '#include <openssl/' '^api/rolling_name\.c$' '<openssl/...> included'
 only '#include <zlib\.h>' '^nodeserver/journal\.c$' '<zlib.h> included'
 

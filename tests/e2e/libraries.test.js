@@ -135,3 +135,41 @@ for (const [so, role, args] of [
       assert.ok(!fs.existsSync(root.regSock), 'a registration socket is left');
     });
 }
+
+// An empty LD_LIBRARY_PATH entry means the working directory to the
+// loader. A libcurl.so.4 planted in the driver's working directory (one
+// a hostile nodeserver might write) must not run in the publisher, which
+// holds the credentials: base/dl.c searches from "/".
+test('ATTACK: a libcurl.so.4 in the working directory, LD_LIBRARY_PATH with an empty entry: not loaded', async (t) => {
+  const root = makeRoot(DRIVER);
+  const emu = await startEmulator({ versions: ['v1'], nodes: [NODE], tokenFile: path.join(root.dir, 'token') });
+  fs.copyFileSync(emu.caFile, path.join(root.dir, 'ca.crt'));
+  const kc = path.join(root.dir, 'kubeconfig');
+  fs.writeFileSync(kc, kubeconfig({ server: emu.url }));
+  const cwd = fs.mkdtempSync(path.join(root.dir, 'cwd-'));
+  const marker = path.join(cwd, 'planted-ran');
+  fs.writeFileSync(path.join(cwd, 'planted.c'),
+    `#include <fcntl.h>\n__attribute__((constructor)) static void f(void) { open("${marker}", O_CREAT | O_WRONLY, 0644); }\n`);
+  const cc = spawnSync('cc', ['-shared', '-fPIC', '-o', path.join(cwd, 'libcurl.so.4'), path.join(cwd, 'planted.c')], { encoding: 'utf8' });
+  assert.equal(cc.status, 0, cc.stderr);
+  const drv = new TestDriver(root, ['--kubeconfig', kc, '--node-name', NODE], {
+    binary: 'sh',
+    prefixArgs: ['-c', 'cd "$0" && exec "$@"', cwd, TESTDRIVER],
+    env: { LD_LIBRARY_PATH: ':/nonexistent' },
+  });
+  t.after(async () => {
+    drv.kill();
+    await drv.exited;
+    await emu.stop();
+    root.cleanup();
+  });
+  await drv.ready();
+  const l = await drv.command('publish 2 1 a', 'publish ');
+  assert.match(l, /^publish KP_OK/, l);
+  await until(() => emu.writes().length > 0);
+  assert.ok(!fs.existsSync(marker), 'the planted library ran');
+  const pub = roles(drv.proc.pid).publisher;
+  assert.ok(pub, 'no publisher');
+  assert.ok(!libraries(pub).includes('libcurl.so.4') || !fs.readFileSync(`/proc/${pub}/maps`, 'utf8').includes(cwd),
+    'the publisher maps the planted library');
+});
