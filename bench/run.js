@@ -4,8 +4,8 @@
 // load generator (bench/loadgen, gRPC C core).
 //
 // Servers: "bare" (build/bench/bare_server), "kp" (build/tests/kp_testdriver
-// with default options: serialized hooks) and "kp-wN" (kp_testdriver
-// --workers N); opt-in "example" (build/examples/pci-driver with the
+// with default options: 4 worker threads, hooks serialized) and "kp-wN"
+// (kp_testdriver --workers N: N worker threads, hooks not serialized); opt-in "example" (build/examples/pci-driver with the
 // API-server emulator, bench/example.js: paced, not in the closed loops). All run at once and every measurement visits them in turn,
 // so background load on the machine hits them alike.
 //
@@ -15,7 +15,9 @@
 //                       flight on each, closed loop: p50 / p99, calls/s
 // all with bench/loadgen, a load generator on gRPC C core (a grpc-js
 // client saturates its core before our server does and hides its cost)
-//   server CPU          user+system time of the whole server tree per call
+//   server CPU          user+system time of the whole server tree per call,
+//                       from its threads' schedstat (ns; not /proc/<pid>/stat's
+//                       10 ms ticks)
 // and GetInfo latency on the registration socket, the time from start to
 // the first GetInfo answer (kp_start to registrable), the time from a
 // SIGKILL of the nodeserver to the next prepare answered (recovery), and
@@ -33,9 +35,7 @@
 // Figures only: nothing here asserts on timings. Exit status 1 only when a
 // server fails to start or a call fails.
 //
-//   node bench/run.js [--seq N] [--secs S] [--concurrency 8,64] [--claims 1,16,128]
-//       [--warmup N] [--rounds R] [--workers N] [--servers bare,kp,kp-w4]
-//       [--json FILE] [--logs DIR] [--old DIR] [--publish DEVICES]
+//   node bench/run.js --help   (every flag, its default, the servers)
 // KP_BUILD selects the build directory (default build/). --old DIR adds
 // "<name>@old" servers (e.g. --servers bare,kp,kp@old) run from another
 // build directory, to compare a change with the code before it in one run.
@@ -109,10 +109,40 @@ function parseFlags(argv) {
 
 function usage(err) {
   if (err) console.error(`bench: ${err}`);
-  console.error('usage: node bench/run.js [--seq N] [--secs S] [--concurrency 8,64] [--claims 1,16,128]\n'
-    + '    [--warmup N] [--rounds R] [--workers N] [--info-calls N] [--servers bare,kp,kp-w4[,example[,example@old]]]\n'
-    + '    [--json FILE] [--logs DIR] [--old DIR] [--publish DEVICES (0: off)]\n'
-    + '    [--pss-alone (default) | --no-pss-alone | --pss-only]');
+  const text = [
+    'usage: node bench/run.js [flags]   (KP_BUILD=DIR: the build directory, default build/)',
+    '',
+    'Servers (--servers, comma-separated; all run at once, every measurement visits them in turn):',
+    '  bare        bench/bare_server: gRPC C core, one completion-queue thread of its own, the test',
+    '              driver\'s answers, nothing else (no supervisor, checks, logging or sandbox)',
+    '  kp          kp_testdriver --quiet, default options: 4 worker threads, hooks serialized (kp_serialize 1)',
+    '  kp-wN       the same with --workers N: N worker threads, hooks not serialized (kp_serialize 0)',
+    '  example     examples/pci-driver against the API-server emulator, fake sysfs (bench/example.js);',
+    '              measured paced, not in the closed loops; adds one to two minutes',
+    '  NAME@old    kp@old, kp-wN@old, example@old: the same from the build in --old DIR',
+    '',
+    'Flags (default in brackets):',
+    '  --servers LIST       servers to run [bare,kp,kp-w<--workers>]',
+    '  --claims LIST        claims per NodePrepareResources call [1,16,128]',
+    '  --concurrency LIST   connections of the loaded closed loops (-c) [8,64]',
+    '  --seq N              calls of each sequential run [2000]',
+    '  --secs S             seconds of each loaded run [2]',
+    '  --warmup N           warm-up calls per server and request size [200]',
+    '  --rounds R           rounds; figures are medians over them [3]',
+    '  --workers N          N of the default kp-wN server [4]',
+    '  --info-calls N       GetInfo calls per round [500]',
+    '  --publish N          devices published by kp against the emulator, 0: off [10000]',
+    '  --pss-alone          Pss of one tree alone first (needs root: /proc/<pid>/pagemap) [on]',
+    '  --no-pss-alone       skip it',
+    '  --pss-only           only the Pss of one tree alone',
+    '  --old DIR            build directory of the NAME@old servers (needed by them) [none]',
+    '  --json FILE          also write every figure as JSON',
+    '  --logs DIR           keep each server\'s log in DIR/NAME.log',
+    '  -h, --help           this text',
+    '',
+    'Server CPU/call: sum_exec_runtime of the server tree\'s threads (/proc/<pid>/task/*/schedstat, ns).',
+  ].join('\n');
+  (err ? console.error : console.log)(text);
   process.exit(err ? 2 : 0);
 }
 
@@ -188,8 +218,25 @@ function memory(pid) {
   return { rss: sum('rss'), pss: sum('pss'), uss: sum('uss'), threads: sum('threads'), procs };
 }
 
+// CPU seconds (user + system) of pid's live threads from their schedstat
+// (sum_exec_runtime, nanoseconds). /proc/<pid>/stat counts in 10 ms ticks
+// (USER_HZ 100), too coarse for one run's delta at a few ms per call;
+// schedstat misses a thread that exits during the run, which the
+// servers' long-lived threads do not.
+function schedSecs(pid) {
+  let tasks = [];
+  try { tasks = fs.readdirSync(`/proc/${pid}/task`); } catch { return 0; }
+  let ns = 0;
+  for (const t of tasks) {
+    const s = readOr(`/proc/${pid}/task/${t}/schedstat`, null);
+    if (s !== null) ns += Number(s.split(' ')[0]);
+  }
+  return ns / 1e9;
+}
+
+// CPU seconds of pid's process tree: the closed loops' server CPU/call.
 function treeCpu(pid) {
-  return tree(pid).reduce((a, p) => a + cpuSecs(p), 0);
+  return tree(pid).reduce((a, p) => a + schedSecs(p), 0);
 }
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -941,7 +988,7 @@ function report(o, servers, res, same, mach, secs, pssMem) {
   console.log(`Medians of ${o.rounds} round(s); ratios are ${servers.filter((s) => s !== base).map((s) => s.name).join(', ')} over bare `
     + '(above 1: slower, more CPU or more memory; for throughput above 1 is faster).');
   console.log('Load generator: bench/loadgen (gRPC C core, one channel per connection, 1 thread below 8 connections, '
-    + '2 from 8); when "client cores busy" nears its thread count, throughput is bounded by it, and server CPU/call is the figure to compare. RSS sums count shared pages (libraries, pages shared after fork) once per process; PSS divides them among their sharers (here: all servers of this run); USS counts private pages only.');
+    + '2 from 8); when "client cores busy" nears its thread count, throughput is bounded by it, and server CPU/call is the figure to compare. Server CPU/call: the server tree\'s threads\' sum_exec_runtime (/proc/<pid>/task/*/schedstat, ns) over the run, its warm-up calls included, per measured call. RSS sums count shared pages (libraries, pages shared after fork) once per process; PSS divides them among their sharers (here: all servers of this run); USS counts private pages only.');
   console.log(`bench: done in ${secs.toFixed(1)} s; load average now ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
   if (o.json) {
     fs.writeFileSync(o.json, JSON.stringify({ machine: mach, flags: o, results: res, pssAlone: pssMem,
