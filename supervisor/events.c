@@ -66,6 +66,13 @@ sup_event(struct sup *sup, int kind, const char *fmt, ...)
 			    "some", (int)EV_QPS);
 		return;
 	}
+	/* The storm is over: say how big it was, and warn of the next. */
+	if (sup->ev_dropped > 0) {
+		log_warnx("events: %llu dropped over the limit of %d a second "
+		    "(bursts of %d)", sup->ev_dropped, (int)EV_QPS,
+		    (int)EV_BURST);
+		sup->ev_dropped = 0;
+	}
 	va_start(ap, fmt);
 	vsnprintf(raw, sizeof(raw), fmt, ap);
 	va_end(ap);

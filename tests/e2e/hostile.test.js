@@ -164,6 +164,8 @@ test('HOSTILE: Events a flooding nodeserver asks for reach the publisher at most
     /^a driver hook called flood0, which the nodeserver's sandbox denies \(EPERM\); the driver may need kp_sandbox_syscall\("flood0"\)$/);
   assert.ok(second.every((p) => / called again\d+,/.test(p.args.join(' '))));
   await drv.stderrMatch(/events: more than 10 a second; dropping some/);
+  // The second wave's first Event closes the first storm with its count.
+  await drv.stderrMatch(new RegExp(`events: ${100 - first.length} dropped over the limit of 10 a second \\(bursts of 50\\)`));
   await drv.stderrMatch(/publisher: protocol violation: claim_reply for a look-up nobody asked for; killing it/);
   await restartedPublisher(drv, pub);
 });
