@@ -38,7 +38,6 @@ const { fakeSysfs } = require('../tests/e2e/lib/fake-sysfs');
 const DRIVER = 'pci.example.com';
 const NODE = 'node-1';
 const NDEV = 16;
-const GETINFO = '/pluginregistration.Registration/GetInfo';
 const PREPARE = '/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NodePrepareResources';
 const UNPREPARE = '/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NodeUnprepareResources';
 const BENCH_QPS = 1000;		// kp_kube_api_qps's maximum
@@ -118,15 +117,7 @@ function exampleServer(Server, dir, o, tools, { qps = BENCH_QPS, burst = BENCH_B
         await sleep(5);
       }
       this.tReady = Number(process.hrtime.bigint() - t0) / 1e6;
-      const reg = newClient(this.regSock);
-      for (;;) {
-        const r = await rawUnary(reg, GETINFO, Buffer.alloc(0), 1000);
-        if (r.code === 0) break;
-        if (Number(process.hrtime.bigint() - t0) > 20e9) throw new Error(`${this.name}: no GetInfo answer: ${r.details}`);
-        await sleep(2);
-      }
-      reg.close();
-      this.tRegistrable = Number(process.hrtime.bigint() - t0) / 1e6;
+      await this.awaitRegistrable(t0);
       if (o === null) return;
       // Claims prepared once now, for the "known" figures.
       this.known = e.claims(20, 'known');

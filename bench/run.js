@@ -273,7 +273,12 @@ class Server {
     ]);
     if (!first.startsWith('ready')) throw new Error(`${this.name}: ${first}\n${this.log()}`);
     this.tReady = Number(process.hrtime.bigint() - t0) / 1e6;
-    // First GetInfo answered: the plugin can be registered from here on.
+    await this.awaitRegistrable(t0);
+  }
+
+  // First GetInfo answered: the plugin can be registered from here on
+  // (bench/example.js's server too). t0: the start, hrtime nanoseconds.
+  async awaitRegistrable(t0) {
     const reg = newClient(this.regSock);
     for (;;) {
       const r = await rawUnary(reg, GETINFO, Buffer.alloc(0), 1000);

@@ -20,7 +20,7 @@ const { randomUUID } = require('node:crypto');
 const parsePrometheus = require('parse-prometheus-text-format');
 const { KubeletSim } = require('../kubelet-sim');
 const { startEmulator, kubeconfig } = require('../apiserver-emu');
-const { makeRoot, TestDriver, roles, until, sleep, procStatus, BUILD, UID_BASE } = require('./lib/plugin');
+const { makeRoot, TestDriver, roles, until, sleep, procStatus, BUILD, UID_BASE, freePort } = require('./lib/plugin');
 
 const DRIVER = 'test.example.com';
 const AS_ROOT = process.getuid() === 0;
@@ -30,17 +30,6 @@ const PREPARE = '/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NodePrepareResources'
 const claim = (name) => ({ namespace: 'default', name, uid: randomUUID() });
 
 // A TCP port nothing listens on now.
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
-
 async function get(port, p, method = 'GET') {
   const r = await fetch(`http://127.0.0.1:${port}${p}`, { method, signal: AbortSignal.timeout(5000) });
   return { status: r.status, type: r.headers.get('content-type'), body: await r.text() };

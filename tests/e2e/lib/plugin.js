@@ -2,6 +2,7 @@
 // Runs build/tests/kp_testdriver (a driver linked against libkubeletplugin)
 // for the end-to-end tests, and inspects the process tree it creates.
 
+const net = require('node:net');
 const { spawn, execFileSync } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
@@ -229,7 +230,19 @@ function childLines(text) {
   return out;
 }
 
+// A TCP port on 127.0.0.1 nothing listens on (just now).
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.on('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
 module.exports = {
   ROOT, BUILD, TESTDRIVER, PCI_DRIVER, REDTEAM, makeRoot, TestDriver, childrenOf, comm, procStatus,
-  roles, sleep, until, watchSockets, isAlive, UID_BASE, IDS, giveToNodeserver, childLines,
+  roles, sleep, until, watchSockets, isAlive, UID_BASE, IDS, giveToNodeserver, childLines, freePort,
 };
