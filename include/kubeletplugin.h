@@ -1509,8 +1509,11 @@ KP_EXTERN int kp_cdi_spec_remove(const char *name, char *err,
  * in the CDI directory (names following the rule of kp_cdi_spec_write(),
  * in no particular order), for reconciliation after a restart. name is
  * valid during the call only; fn returning non-zero stops the walk (and
- * kp_cdi_spec_list returns 0). At most 1024 names. Same context and errors
- * as kp_cdi_spec_write(). Beyond upstream.
+ * kp_cdi_spec_list returns 0). At most 1024 names. Answered from the
+ * nodeserver's copy of the list when the supervisor watches the directory
+ * (inotify: a change made a moment before may not be in it yet), else
+ * asked of the supervisor. Same context and errors as
+ * kp_cdi_spec_write(). Beyond upstream.
  */
 KP_EXTERN int kp_cdi_spec_list(int (*fn)(void *user, const char *name),
     void *user, char *err, size_t errsize);
@@ -1905,7 +1908,9 @@ KP_EXTERN int kp_cdi_claim_spec_name(const char *driver, const char *uid,
  *    again without the prepare hook (kubelet retries, and calls prepare
  *    again after a reboot or its own restart), its CDI spec rewritten
  *    through write_spec first when the file is gone (a reboot empties
- *    /var/run/cdi). A claim the hook prepared (no error, the call did
+ *    /var/run/cdi; a removal while the plugin runs counts once the
+ *    supervisor's inotify watch of the directory reported it, normally
+ *    within a millisecond, and at once where inotify is unavailable). A claim the hook prepared (no error, the call did
  *    not fail) is recorded: its devices, the CDI spec written with
  *    kp_prepare_cdi_spec() and the data of kp_prepare_journal_data().
  *    The claim succeeds only once the journal is on disk; a failed

@@ -289,6 +289,21 @@ check_cdi_reply(const Kpipc__CdiReply *r, char *err, size_t errsize)
 }
 
 static int
+check_cdi_changed(const Kpipc__CdiChanged *c, char *err, size_t errsize)
+{
+	size_t	 i;
+
+	if (c->n_changes > KP_IPC_MAX_CDI_CHANGES)
+		return (ipc_fail(err, errsize, "cdi_changed.changes: more "
+		    "than %d", KP_IPC_MAX_CDI_CHANGES));
+	for (i = 0; i < c->n_changes; i++)
+		if (check_cdi_name("cdi_changed.changes[]",
+		    c->changes[i]->name, err, errsize) != 0)
+			return (KP_EPROTO);
+	return (0);
+}
+
+static int
 check_log(const Kpipc__Log *l, char *err, size_t errsize)
 {
 	if (l->level < KP_LOG_ERROR || l->level > KP_LOG_INFO)
@@ -550,6 +565,8 @@ ipc_check(const Kpipc__Msg *m, char *err, size_t errsize)
 		return (0);
 	case KPIPC__MSG__M_CDI_REPLY:
 		return (check_cdi_reply(m->cdi_reply, err, errsize));
+	case KPIPC__MSG__M_CDI_CHANGED:
+		return (check_cdi_changed(m->cdi_changed, err, errsize));
 	case KPIPC__MSG__M_METADATA_WRITE:
 		return (check_metadata_write(m->metadata_write, err, errsize));
 	case KPIPC__MSG__M_METADATA_UPDATE:

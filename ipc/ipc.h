@@ -36,6 +36,7 @@
 /* Limits of the CDI spec requests (supervisor/files.c). */
 #define KP_IPC_MAX_CDI_CONTENT	(256u * 1024)	/* bytes of one spec */
 #define KP_IPC_MAX_CDI_NAMES	1024		/* names in a CdiReply */
+#define KP_IPC_MAX_CDI_CHANGES	256		/* in a CdiChanged */
 /* Bytes of one request's device metadata (supervisor/metadata.c). */
 #define KP_IPC_MAX_METADATA	(64u * 1024)
 #define KP_IPC_MAX_METADATA_DEVICES	128	/* one request's, an update */

@@ -103,6 +103,7 @@ static const char *const case_names[] = {
 	[KPIPC__MSG__M_CDI_REMOVE] = "cdi_remove",
 	[KPIPC__MSG__M_CDI_LIST] = "cdi_list",
 	[KPIPC__MSG__M_CDI_REPLY] = "cdi_reply",
+	[KPIPC__MSG__M_CDI_CHANGED] = "cdi_changed",
 	[KPIPC__MSG__M_METADATA_WRITE] = "metadata_write",
 	[KPIPC__MSG__M_METADATA_REMOVE] = "metadata_remove",
 	[KPIPC__MSG__M_METADATA_UPDATE] = "metadata_update",

@@ -305,15 +305,25 @@ jr_replay(struct dra_ctx *ctx, const struct kp_claim *c,
 	struct journal_view	*v;
 	char			 err[DRA_MAX_ERROR];
 	size_t			 i;
+	int			 known = 1;
 
 	if ((v = view_of(ctx->journal, c->uid)) == NULL) {
 		(void)dra_result_fail_one(res, "out of memory");
 		return;
 	}
-	/* Never a CDI ID whose spec is gone: unverifiable fails too. */
-	if (v->e.cdi_spec != NULL && (specs_list(sp, err, sizeof(err)) != 0 ||
-	    (!specs_has(sp, v->e.cdi_spec) &&
-	    respec(ctx, &v->e, err, sizeof(err)) != 0))) {
+	/* Never a CDI ID whose spec is gone: unverifiable fails too. The
+	 * nodeserver's copy of the list answers without a round trip. */
+	if (v->e.cdi_spec != NULL && (known = ns_cdi_known(v->e.cdi_spec)) <
+	    0) {
+		if (specs_list(sp, err, sizeof(err)) != 0) {
+			(void)dra_result_fail_one(res, err);
+			journal_view_free(v);
+			return;
+		}
+		known = specs_has(sp, v->e.cdi_spec);
+	}
+	if (v->e.cdi_spec != NULL && !known &&
+	    respec(ctx, &v->e, err, sizeof(err)) != 0) {
 		(void)dra_result_fail_one(res, err);
 		journal_view_free(v);
 		return;

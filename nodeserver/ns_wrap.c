@@ -80,6 +80,28 @@ ns_matches(const Kpipc__ClaimReply *r, const Kpipc__ClaimGet *g)
 	    strcmp(r->name, g->name) == 0 && strcmp(r->uid, g->uid) == 0);
 }
 
+/*
+ * What the answer to our CDI request did to the directory, in the copy
+ * of its list (ns_mirror.c): applied here, on the reader, in the order
+ * of the channel, before any CdiChanged sent after it. The lock is held.
+ */
+static void
+ns_cdi_applied(struct ns_wrap *w, const Kpipc__CdiReply *r)
+{
+	if (r->result->code != 0 || (w->cdi_case != KPIPC__MSG__M_CDI_WRITE &&
+	    w->cdi_case != KPIPC__MSG__M_CDI_REMOVE &&
+	    w->cdi_case != KPIPC__MSG__M_CDI_LIST))
+		ns_mirror_drop(&w->mirror);	/* a failure; metadata */
+	else if (w->cdi_case == KPIPC__MSG__M_CDI_LIST) {
+		if (r->watched)
+			ns_mirror_set(&w->mirror, r->names, r->n_names);
+		else
+			ns_mirror_drop(&w->mirror);
+	} else
+		ns_mirror_change(&w->mirror, w->cdi_name,
+		    w->cdi_case == KPIPC__MSG__M_CDI_WRITE);
+}
+
 /* Hand a frame to the look-up it answers; anything else is dropped. */
 static void
 ns_deliver(struct ns_wrap *w, Kpipc__Msg *m)
@@ -93,6 +115,13 @@ ns_deliver(struct ns_wrap *w, Kpipc__Msg *m)
 		ipc_free(m);
 		return;
 	}
+	if (m != NULL && m->m_case == KPIPC__MSG__M_CDI_CHANGED) {
+		pthread_mutex_lock(&w->lock);
+		ns_mirror_changed(&w->mirror, m->cdi_changed);
+		pthread_mutex_unlock(&w->lock);
+		ipc_free(m);
+		return;
+	}
 	if (m != NULL && m->m_case != KPIPC__MSG__M_CLAIM_REPLY &&
 	    m->m_case != KPIPC__MSG__M_CDI_REPLY && w->other != NULL) {
 		w->other(w->other_user, m);
@@ -102,6 +131,7 @@ ns_deliver(struct ns_wrap *w, Kpipc__Msg *m)
 	if (m != NULL && m->m_case == KPIPC__MSG__M_CDI_REPLY &&
 	    w->cdi_id != 0 && m->cdi_reply->id == w->cdi_id &&
 	    w->cdi_reply == NULL) {
+		ns_cdi_applied(w, m->cdi_reply);
 		w->cdi_reply = m;
 		m = NULL;
 	}
@@ -453,6 +483,7 @@ ns_wrap_free(struct ns_wrap *w)
 	}
 	ns_self = NULL;
 	ipc_free(w->cdi_reply);
+	ns_mirror_drop(&w->mirror);
 	pthread_mutex_destroy(&w->cdi_lock);
 	pthread_cond_destroy(&w->cond);
 	pthread_mutex_destroy(&w->lock);
@@ -486,9 +517,12 @@ ns_cdi_wait(struct ns_wrap *w, uint64_t id, Kpipc__Msg **out)
 			return (r == KP_ETIMEDOUT ? r : KP_EPIPE);
 		if (m->m_case == KPIPC__MSG__M_CDI_REPLY &&
 		    m->cdi_reply->id == id) {
+			ns_cdi_applied(w, m->cdi_reply);
 			*out = m;
 			return (0);
 		}
+		if (m->m_case == KPIPC__MSG__M_CDI_CHANGED)
+			ns_mirror_changed(&w->mirror, m->cdi_changed);
 		ipc_free(m);
 	}
 }
@@ -505,6 +539,10 @@ ns_cdi_ask(struct ns_wrap *w, Kpipc__Msg *req, uint64_t *id,
 	pthread_mutex_lock(&w->lock);
 	*id = ++w->next_id;
 	w->cdi_id = *id;
+	w->cdi_case = req->m_case;
+	w->cdi_name = req->m_case == KPIPC__MSG__M_CDI_WRITE ?
+	    req->cdi_write->name : req->m_case == KPIPC__MSG__M_CDI_REMOVE ?
+	    req->cdi_remove->name : NULL;
 	w->cdi_reply = NULL;
 	if (w->dead)
 		r = KP_EPIPE;
@@ -512,7 +550,10 @@ ns_cdi_ask(struct ns_wrap *w, Kpipc__Msg *req, uint64_t *id,
 		r = ns_cdi_wait(w, *id, out);
 	else
 		r = KP_EPIPE;
+	if (r != 0)		/* done or not, unknown */
+		ns_mirror_drop(&w->mirror);
 	w->cdi_id = 0;
+	w->cdi_name = NULL;
 	pthread_mutex_unlock(&w->lock);
 	pthread_mutex_unlock(&w->cdi_lock);
 	return (r);
@@ -625,14 +666,31 @@ kp_cdi_spec_remove(const char *name, char *err, size_t errsize)
 	return (r);
 }
 
+/*
+ * Is this driver's CDI spec name in the directory: 1 yes, 0 no, -1 not
+ * known without asking (no copy of the list: kp_cdi_spec_list asks).
+ */
+int
+ns_cdi_known(const char *name)
+{
+	int	 r;
+
+	if (ns_self == NULL)
+		return (-1);
+	pthread_mutex_lock(&ns_self->lock);
+	r = ns_mirror_has(&ns_self->mirror, name);
+	pthread_mutex_unlock(&ns_self->lock);
+	return (r);
+}
+
 int
 kp_cdi_spec_list(int (*fn)(void *, const char *), void *user, char *err,
     size_t errsize)
 {
 	Kpipc__Msg	 m = KPIPC__MSG__INIT, *reply;
 	Kpipc__CdiList	 l = KPIPC__CDI_LIST__INIT;
-	char		 e[KP_ERROR_SIZE];
-	size_t		 i;
+	char		 e[KP_ERROR_SIZE], **names;
+	size_t		 i, n;
 	int		 r;
 
 	if (err == NULL || errsize == 0) {
@@ -646,6 +704,19 @@ kp_cdi_spec_list(int (*fn)(void *, const char *), void *user, char *err,
 	}
 	if ((r = ns_cdi_check("kp_cdi_spec_list", NULL, err, errsize)) != 0)
 		return (r);
+	/* The copy, when there is one: no round trip. */
+	pthread_mutex_lock(&ns_self->lock);
+	r = ns_mirror_names(&ns_self->mirror, &names, &n);
+	pthread_mutex_unlock(&ns_self->lock);
+	if (r == 0) {
+		for (i = 0; i < n; i++)
+			if (fn(user, names[i]) != 0)
+				break;
+		for (i = 0; i < n; i++)
+			free(names[i]);
+		free(names);
+		return (0);
+	}
 	m.m_case = KPIPC__MSG__M_CDI_LIST;
 	m.cdi_list = &l;
 	r = ns_cdi_ask(ns_self, &m, &l.id, &reply);

@@ -18,6 +18,13 @@ struct ns_pending {
 	Kpipc__Msg		*reply;
 };
 
+/* This driver's CDI spec names, sorted (ns_mirror.c). */
+struct ns_mirror {
+	int		  valid;	/* 0: unknown, ask the supervisor */
+	char		**names;
+	size_t		  n, cap;
+};
+
 struct ns_wrap {
 	struct ipc_chan		*ctl;
 	pthread_mutex_t		 lock;	/* all below; sends on ctl */
@@ -36,8 +43,19 @@ struct ns_wrap {
 	const char		*driver;
 	pthread_mutex_t		 cdi_lock;	/* held for a request */
 	uint64_t		 cdi_id;	/* waiting for; 0: none */
+	int			 cdi_case;	/* its request's m_case */
+	const char		*cdi_name;	/* its file (write, remove) */
 	Kpipc__Msg		*cdi_reply;
+	struct ns_mirror	 mirror;	/* under lock */
 };
+
+/* ns_mirror.c (the wrapper's lock held) */
+void	ns_mirror_drop(struct ns_mirror *);
+void	ns_mirror_change(struct ns_mirror *, const char *, int);
+void	ns_mirror_set(struct ns_mirror *, char **, size_t);
+void	ns_mirror_changed(struct ns_mirror *, const Kpipc__CdiChanged *);
+int	ns_mirror_has(const struct ns_mirror *, const char *);
+int	ns_mirror_names(const struct ns_mirror *, char ***, size_t *);
 
 /* ns_pong.c */
 void	ns_pong(struct ns_wrap *, uint64_t);
@@ -47,6 +65,7 @@ void	ns_wrap_init(struct ns_wrap *, struct ipc_chan *, const char *);
 int	ns_wrap_start(struct ns_wrap *);
 void	ns_wrap_free(struct ns_wrap *);
 int	ns_wrap_send(struct ns_wrap *, const Kpipc__Msg *);
+int	ns_cdi_known(const char *);
 void	ns_event_denied(const char *);
 void	ns_event_journal_corrupt(void);
 int	ns_claim_get(void *, const char *, const char *, const char *,

@@ -303,6 +303,10 @@ static const struct pol_rule supervisor[] = {
 	{ "mkdirat", POL_ALLOW, POL_ARG_NONE },
 	{ "renameat", POL_ALLOW, POL_ARG_NONE },
 	{ "renameat2", POL_ALLOW, POL_ARG_NONE },
+	/* watching the socket directories (repair.c) and the CDI directory
+	 * (cdi_watch.c) */
+	{ "inotify_add_watch", POL_ALLOW, POL_ARG_NONE },
+	{ "inotify_init1", POL_ALLOW, POL_ARG_NONE },
 
 	/* the driver process: start-up (the dynamic loader) and idling */
 	{ "access", POL_ALLOW, POL_ARG_NONE },

@@ -239,6 +239,7 @@ cdi_prepare(struct sup *sup, char *err, size_t errsize)
 	int				 r;
 
 	sup->cdi_fd = -1;
+	sup->cdi_wfd = -1;
 	cdi_queue_init(sup);
 	for (i = 0; i < po->n_state_dirs; i++)
 		if ((r = state_dir(po->state_dirs[i], po->ns_uid, po->ns_gid,
@@ -252,6 +253,7 @@ cdi_prepare(struct sup *sup, char *err, size_t errsize)
 		r = errno;
 	else {
 		cdi_count(sup);
+		cdi_watch_init(sup);
 		return (0);
 	}
 	snprintf(sup->cdi_err, sizeof(sup->cdi_err), "CDI directory %.180s: %s",
@@ -280,6 +282,7 @@ files_close(struct sup *sup)
 {
 	cdi_queue_free(sup);
 	files_cdi_sync(sup, 1);
+	cdi_watch_close(sup);
 	if (sup->cdi_fd != -1)
 		close(sup->cdi_fd);
 	sup->cdi_fd = -1;
@@ -315,6 +318,7 @@ files_cdi_reopen(struct sup *sup)
 	sup->cdi_sync_pending = 0;	/* the old directory is gone */
 	log_warnx("CDI directory %s was removed; made it again", dir);
 	cdi_count(sup);
+	cdi_watch_reopen(sup);
 }
 
 static int
@@ -522,6 +526,7 @@ files_cdi_put(struct sup *sup, const char *name, const uint8_t *data,
 	    errsize)) != 0)
 		return (r);
 	cdi_dirty(sup);
+	cdi_watch_own(sup, name, 1);
 	sup->cdi_files = files;
 	sup->cdi_bytes = bytes;
 	log_info(3, "CDI spec %s written (%zu bytes)", name, len);
@@ -537,9 +542,12 @@ files_cdi_unlink(struct sup *sup, const char *name, char *err,
 
 	if (!cdi_existing(sup, name, &old))
 		return (0);
-	if (unlinkat(sup->cdi_fd, name, 0) == -1 && errno != ENOENT)
-		return (files_fail(err, errsize, KP_EIO, "CDI spec %s: remove: "
-		    "%s", name, strerror(errno)));
+	if (unlinkat(sup->cdi_fd, name, 0) == -1) {
+		if (errno != ENOENT)
+			return (files_fail(err, errsize, KP_EIO, "CDI spec %s: "
+			    "remove: %s", name, strerror(errno)));
+	} else
+		cdi_watch_own(sup, name, 0);
 	cdi_dirty(sup);
 	if (sup->cdi_files > 0)
 		sup->cdi_files--;
@@ -603,6 +611,9 @@ files_reply(struct sup *sup, struct child *c, int mcase, uint64_t id, int r,
 	rep.result = &res;
 	rep.names = names;
 	rep.n_names = n;
+	/* The whole list, and changes to it will follow (cdi_watch.c). */
+	rep.watched = mcase == KPIPC__MSG__M_CDI_LIST && r == 0 &&
+	    cdi_watch_live(sup) && n < KP_IPC_MAX_CDI_NAMES;
 	out.m_case = KPIPC__MSG__M_CDI_REPLY;
 	out.cdi_reply = &rep;
 	sup_queue(sup, c, &out);
@@ -635,8 +646,13 @@ files_cdi_run(struct sup *sup, struct child *c, const Kpipc__Msg *m,
 		id = m->cdi_list->id;
 	if (sup->cdi_fd == -1)
 		r = files_fail(err, sizeof(err), KP_EIO, "%s", sup->cdi_err);
-	else if (m->m_case == KPIPC__MSG__M_CDI_LIST)
-		r = cdi_list(sup, &names, &n, err, sizeof(err));
+	else if (m->m_case == KPIPC__MSG__M_CDI_LIST) {
+		/* Changes seen before the list go out before its reply. */
+		cdi_watch_read(sup);
+		if ((r = cdi_list(sup, &names, &n, err, sizeof(err))) == 0)
+			log_info(3, "CDI specs listed for %s: %zu%s", c->name, n,
+			    cdi_watch_live(sup) ? "" : " (not watched)");
+	}
 	else if (m->m_case == KPIPC__MSG__M_CDI_REMOVE) {
 		if ((r = cdi_name_ok(sup, m->cdi_remove->name, err,
 		    sizeof(err))) == 0 && cdi_existing(sup,

@@ -33,7 +33,8 @@
 #define PFD_LOG(i)	(4 + 3 * (i))
 #define PFD_ERR(i)	(5 + 3 * (i))
 #define PFD_REPAIR	(3 + 3 * ROLE_COUNT)	/* inotify (repair.c) */
-#define PFD_MAX		(4 + 3 * ROLE_COUNT)
+#define PFD_CDIWATCH	(4 + 3 * ROLE_COUNT)	/* inotify (cdi_watch.c) */
+#define PFD_MAX		(5 + 3 * ROLE_COUNT)
 
 
 static void	sup_start_next(struct sup *);
@@ -663,6 +664,8 @@ sup_poll(struct sup *sup)
 	}
 	pfd[PFD_REPAIR].fd = sup->repair_fd;
 	pfd[PFD_REPAIR].events = POLLIN;
+	pfd[PFD_CDIWATCH].fd = sup->cdi_wfd;
+	pfd[PFD_CDIWATCH].events = POLLIN;
 	if (poll(pfd, PFD_MAX, t) == -1) {
 		if (errno != EINTR)
 			log_warn("poll");
@@ -672,6 +675,8 @@ sup_poll(struct sup *sup)
 		sup_read_signals(sup);
 	if (pfd[PFD_REPAIR].revents & POLLIN)
 		repair_read(sup);
+	if (pfd[PFD_CDIWATCH].revents & POLLIN)
+		cdi_watch_read(sup);
 	for (i = 0; i < ROLE_COUNT; i++) {
 		c = &sup->children[i];
 		if (pfd[PFD_LOG(i)].revents & (POLLIN | POLLHUP))

@@ -17,6 +17,7 @@
 #include "base/clock.h"
 #include "ipc/ipc.h"
 #include "base/config.h"
+#include "base/names.h"
 #include "ipc/child.h"
 
 #define KP_START_TIMEOUT_MS	30000
@@ -188,6 +189,14 @@ enum sup_phase {
 	PHASE_STOPPING
 };
 
+/* A change the supervisor made in the CDI directory itself, whose
+ * inotify event is not sent on (cdi_watch.c). */
+#define CDI_WATCH_OWN	64
+struct sup_cdi_own {
+	char	 name[NAME_MAX_CDI_SPEC + 1];
+	int	 present;
+};
+
 struct sup {
 	const struct kp_options	*cfg;
 	const struct kp_hooks	*hooks;
@@ -236,6 +245,9 @@ struct sup {
 	struct timespec		 cdi_sync_at;		/* fsync due */
 	struct sup_cdi_wait	 cdi_q[KP_CDI_QUEUE];	/* a ring */
 	size_t			 cdi_qhead, cdi_qlen, cdi_qbytes;
+	int			 cdi_wfd;	/* inotify (cdi_watch.c); -1 */
+	struct sup_cdi_own	 cdi_own[CDI_WATCH_OWN];	/* in order */
+	size_t			 cdi_own_n;
 	/* Device metadata (metadata.c): the root-owned directory the
 	 * supervisor writes the metadata files into; -1: off. */
 	int			 meta_fd;
@@ -287,6 +299,15 @@ int	fd_close_except(const int *, size_t);
 /* cdi_check.c */
 int	cdi_check(const char *, size_t, const struct kp_options *, char *,
 	    size_t);
+
+/* cdi_watch.c */
+void	cdi_watch_init(struct sup *);
+void	cdi_watch_close(struct sup *);
+void	cdi_watch_reopen(struct sup *);
+int	cdi_watch_live(const struct sup *);
+void	cdi_watch_own(struct sup *, const char *, int);
+void	cdi_watch_reset(struct sup *);
+void	cdi_watch_read(struct sup *);
 
 /* cdi_queue.c */
 void	cdi_queue_init(struct sup *);

@@ -299,13 +299,16 @@ test('the registrar comes back: kubelet re-registers after a socket-level restar
   assert.equal(d.api, 'v1');
 });
 
-for (const kind of ['oversize', 'unpermitted', 'garbage']) {
+// cdichanged: the supervisor's news of the CDI directory (a CdiChanged
+// with reset), sent upward to make the supervisor think something.
+for (const kind of ['oversize', 'unpermitted', 'garbage', 'cdichanged']) {
   test(`a nodeserver sending a ${kind} frame is killed and restarted`, async (t) => {
     const { drv, sim } = await setup(t);
     await sim.waitForDriver(DRIVER);
     const before = roles(drv.proc.pid);
     await assert.rejects(sim.nodePrepareResources(DRIVER, [claim(`hostile-${kind}`)], { timeoutMs: 10000 }));
     await until(() => /nodeserver: protocol violation: .*; killing it/.test(drv.stderr));
+    if (kind === 'cdichanged') assert.match(drv.stderr, /nodeserver: protocol violation: unpermitted frame cdi_changed from the nodeserver; killing it/);
     const after = await until(() => {
       const now = roles(drv.proc.pid);
       return now.nodeserver && now.nodeserver !== before.nodeserver ? now : null;

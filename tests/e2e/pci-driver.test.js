@@ -260,10 +260,16 @@ test('prepare writes a CDI spec, is idempotent, recreates a lost spec; unprepare
     assert.equal(st2[i].ino, st1[i].ino, 'not rewritten');
     assert.equal(st2[i].mtimeMs, st1[i].mtimeMs, 'not rewritten');
   }
-  // The CDI dir is a tmpfs that a reboot empties: a repeated prepare
-  // must not return an ID whose spec is gone.
+  // The CDI dir is a tmpfs that a reboot empties (the start writes the
+  // specs again) and that someone may clean by hand: a repeated prepare
+  // writes a removed spec again once the supervisor's watch has seen the
+  // removal (a moment after it; supervisor/cdi_watch.c).
   fs.rmSync(spec);
-  const again = await env.kubelet.nodePrepareResources(DRIVER, [c]);
+  let again;
+  await until(async () => {
+    again = await env.kubelet.nodePrepareResources(DRIVER, [c]);
+    return fs.existsSync(spec);
+  }, 10000, 20);
   assert.deepEqual(again.claims[c.uid], r);
   assert.deepEqual(JSON.parse(fs.readFileSync(spec, 'utf8')), json, 'spec recreated');
   // A device of another node, and a device that is not here.

@@ -17,19 +17,21 @@ const { KubeletSim } = require('../kubelet-sim');
 const { BUILD, makeRoot, TestDriver, roles, until, isAlive } = require('./lib/plugin');
 
 const BIN = path.join(BUILD, 'tests', 'kp_journaldriver');
+const NOSYS = path.join(BUILD, 'tests', 'kp_nosys');
 const ROOT_USER = process.getuid() === 0;
 const JOURNAL = 'kubeletplugin-journal.json';
 const claim = (name) => ({ namespace: 'default', name, uid: randomUUID() });
 const count = (text, re) => (text.match(new RegExp(re, 'g')) || []).length;
 
 // One driver; cdi: a CDI directory to share (default: its own).
-async function start(t, { driver = 'test.example.com', cdi = null, sim = null, root: given = null } = {}) {
+// wrap: [program, args...] that runs the driver (tests/e2e/bin/kp_nosys).
+async function start(t, { driver = 'test.example.com', cdi = null, sim = null, root: given = null, wrap = null } = {}) {
   const root = given || makeRoot(driver);
   const cdiDir = cdi || path.join(root.dir, 'cdi');
   const journalDir = path.join(root.dir, 'state');
   const drv = new TestDriver(root, ['--cdi-dir', cdiDir, '--journal-dir', journalDir,
     ...(ROOT_USER ? ['--sandbox-user', 'nodeserver:0:0'] : ['--allow-uid', String(process.getuid())])],
-  { binary: BIN });
+  wrap ? { binary: wrap[0], prefixArgs: [...wrap.slice(1), BIN] } : { binary: BIN });
   t.after(async () => {
     drv.kill();
     await drv.exited;
@@ -141,6 +143,51 @@ test('prepare writes a valid CDI spec and a journal entry; a repeat is answered 
   assert.equal(count(env.drv.stderr, 'prepare hook: default/gpu-a'), 2);
 });
 
+// The supervisor's own log line for each CdiList it answers (-v 3).
+const LISTED = 'CDI specs listed for nodeserver';
+
+test('a claim prepared before is answered from the nodeserver\'s copy of the CDI list, without asking the supervisor; a spec someone removes is written again', async (t) => {
+  const env = await start(t);
+  const c = claim('mirror-a');
+  const written = () => new RegExp(`CDI spec ${path.basename(env.specOf(c)).replace(/\./g, '\\.')} written`, 'g');
+  await prepare(env, [c]);
+  // The supervisor logs its own lines in order: its line for this write
+  // comes after the start's list (reconcile), the one for the repair
+  // below after any list the calls in between made.
+  await env.drv.stderrMatch(written());
+  const listed = count(env.drv.stderr, LISTED);
+  assert.ok(listed >= 1, `the start listed the specs (reconcile):\n${env.drv.stderr}`);
+  for (let i = 0; i < 6; i++) {
+    const r = await prepare(env, [c]);
+    assert.ok(!r.claims[c.uid].error);
+  }
+  // Removed by someone else: the supervisor's watch tells the nodeserver,
+  // and a prepare after that writes the spec again (write_spec).
+  const want = fs.readFileSync(env.specOf(c), 'utf8');
+  fs.rmSync(env.specOf(c));
+  await until(async () => { await prepare(env, [c]); return fs.existsSync(env.specOf(c)); }, 10000, 50);
+  assert.equal(fs.readFileSync(env.specOf(c), 'utf8'), want);
+  await env.drv.stderrMatch(/write_spec: mirror-a /);
+  await until(() => (env.drv.stderr.match(written()) || []).length === 2, 10000);
+  assert.equal(count(env.drv.stderr, LISTED), listed, `no list after the start:\n${env.drv.stderr}`);
+  assert.equal(count(env.drv.stderr, 'prepare hook: default/mirror-a'), 1, 'the hook ran once');
+});
+
+test('without inotify the nodeserver asks for the CDI list on every claim prepared before, and sees a removed spec at once', async (t) => {
+  const env = await start(t, { wrap: [NOSYS, 'inotify_init1,inotify_init'] });
+  await env.drv.stderrMatch(/inotify_init1: the nodeserver lists the CDI specs on every call: Function not implemented/);
+  const c = claim('nowatch-a');
+  await prepare(env, [c]);
+  await prepare(env, [c]);
+  await env.drv.stderrMatch(new RegExp(`${LISTED}: \\d+ \\(not watched\\)`));
+  const before = count(env.drv.stderr, LISTED);
+  fs.rmSync(env.specOf(c));
+  await prepare(env, [c]);
+  assert.ok(fs.existsSync(env.specOf(c)), 'written again by the very next prepare');
+  await env.drv.stderrMatch(/write_spec: nowatch-a /);
+  await until(() => count(env.drv.stderr, LISTED) > before, 10000);
+});
+
 test('an invalid CDI device ID fails its claim with the ID and the rule; nothing is left behind', async (t) => {
   const env = await start(t);
   const bad = claim('badcdi-x');
@@ -158,6 +205,9 @@ test('reconcile: a deleted CDI directory is repaired by the next prepare and by 
   const b = claim('dev-b');
   await prepare(env, [a, b]);
   fs.rmSync(env.cdiDir, { recursive: true, force: true });
+  // The nodeserver hears of a removal when the supervisor has read its
+  // inotify event (supervisor/cdi_watch.c), a moment after the rm.
+  await env.drv.stderrMatch(/CDI directory moved or removed: the nodeserver lists the CDI specs on every call/);
 
   // The next prepare of a prepared claim writes its spec again (the
   // supervisor makes the directory again first). Log lines travel apart

@@ -13,6 +13,7 @@
 #include "api/api.h"
 #include "base/names.h"
 #include "ipc/ipc.h"
+#include "nodeserver/ns_wrap.h"
 #include "policy/policy.h"
 
 #define FAILS(o, call, code, opt, rule) do {				\
@@ -243,6 +244,106 @@ test_cdi_frames(void)
 	    KPIPC__MSG__M_CDI_REPLY, err, sizeof(err)), KP_EPROTO);
 }
 
+/* CdiChanged: supervisor -> nodeserver only; names and count bounded. */
+static void
+test_cdi_changed_frame(void)
+{
+	Kpipc__Msg		 m = KPIPC__MSG__INIT;
+	Kpipc__CdiChanged	 c = KPIPC__CDI_CHANGED__INIT;
+	Kpipc__CdiChange	 ch[KP_IPC_MAX_CDI_CHANGES + 1], *p[KP_IPC_MAX_CDI_CHANGES + 1];
+	char			 err[KP_ERROR_SIZE];
+	size_t			 i;
+
+	for (i = 0; i <= KP_IPC_MAX_CDI_CHANGES; i++) {
+		kpipc__cdi_change__init(&ch[i]);
+		ch[i].name = "d_a.json";
+		p[i] = &ch[i];
+	}
+	m.m_case = KPIPC__MSG__M_CDI_CHANGED;
+	m.cdi_changed = &c;
+	c.changes = p;
+	c.n_changes = KP_IPC_MAX_CDI_CHANGES;
+	CHECK_EQ(ipc_check(&m, err, sizeof(err)), 0);
+	c.n_changes++;
+	CHECK_EQ(ipc_check(&m, err, sizeof(err)), KP_EPROTO);
+	CHECK_CONTAINS(err, "cdi_changed.changes: more than 256");
+	c.n_changes = 2;
+	ch[1].name = "";
+	CHECK_EQ(ipc_check(&m, err, sizeof(err)), KP_EPROTO);
+	CHECK_CONTAINS(err, "cdi_changed.changes[].name: empty or longer");
+	ch[1].name = (char *)rep('a', 244);
+	CHECK_EQ(ipc_check(&m, err, sizeof(err)), KP_EPROTO);
+	/* No child may send it. */
+	CHECK_EQ(ipc_rule_check(ROLE_NODESERVER, CS_READY,
+	    KPIPC__MSG__M_CDI_CHANGED, err, sizeof(err)), KP_EPROTO);
+	CHECK_CONTAINS(err, "unpermitted frame cdi_changed from the nodeserver");
+	CHECK_EQ(ipc_rule_check(ROLE_PUBLISHER, CS_READY,
+	    KPIPC__MSG__M_CDI_CHANGED, err, sizeof(err)), KP_EPROTO);
+}
+
+/* The nodeserver's copy of the list (nodeserver/ns_mirror.c). */
+static void
+test_mirror(void)
+{
+	struct ns_mirror	 mi;
+	Kpipc__CdiChanged	 c = KPIPC__CDI_CHANGED__INIT;
+	Kpipc__CdiChange	 ch[2], *p[2] = { &ch[0], &ch[1] };
+	char			*list[3] = { "d_c.json", "d_a.json", "d_b.json" };
+	char			**names, nm[32];
+	size_t			 n, i;
+
+	memset(&mi, 0, sizeof(mi));
+	CHECK_EQ(ns_mirror_has(&mi, "d_a.json"), -1);
+	ns_mirror_change(&mi, "d_a.json", 1);	/* no copy: nothing kept */
+	CHECK_EQ(ns_mirror_has(&mi, "d_a.json"), -1);
+	CHECK_EQ(ns_mirror_names(&mi, &names, &n), -1);
+	ns_mirror_set(&mi, list, 3);
+	CHECK_EQ(ns_mirror_has(&mi, "d_a.json"), 1);
+	CHECK_EQ(ns_mirror_has(&mi, "d_c.json"), 1);
+	CHECK_EQ(ns_mirror_has(&mi, "d_d.json"), 0);
+	/* In order: created, then removed, within one frame. */
+	kpipc__cdi_change__init(&ch[0]);
+	kpipc__cdi_change__init(&ch[1]);
+	ch[0].name = "d_d.json";
+	ch[0].present = 1;
+	ch[1].name = "d_a.json";
+	c.changes = p;
+	c.n_changes = 2;
+	ns_mirror_changed(&mi, &c);
+	CHECK_EQ(ns_mirror_has(&mi, "d_d.json"), 1);
+	CHECK_EQ(ns_mirror_has(&mi, "d_a.json"), 0);
+	ch[0].present = 0;
+	ch[1].name = "d_d.json";
+	ch[1].present = 1;
+	ns_mirror_changed(&mi, &c);
+	CHECK_EQ(ns_mirror_has(&mi, "d_d.json"), 1);
+	CHECK_EQ(ns_mirror_names(&mi, &names, &n), 0);
+	CHECK_EQ(n, 3);
+	if (n == 3) {
+		CHECK_STREQ(names[0], "d_b.json");	/* sorted */
+		CHECK_STREQ(names[2], "d_d.json");
+	}
+	for (i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	/* Twice the same name is one; a removal of an unknown one is none. */
+	ns_mirror_change(&mi, "d_b.json", 1);
+	ns_mirror_change(&mi, "d_x.json", 0);
+	CHECK_EQ(mi.n, 3);
+	c.reset = 1;
+	ns_mirror_changed(&mi, &c);
+	CHECK_EQ(ns_mirror_has(&mi, "d_b.json"), -1);
+	/* More than a list can hold: no copy. */
+	ns_mirror_set(&mi, NULL, 0);
+	for (i = 0; i < KP_IPC_MAX_CDI_NAMES && mi.valid; i++) {
+		snprintf(nm, sizeof(nm), "d_%05zu.json", i);
+		ns_mirror_change(&mi, nm, 1);
+	}
+	CHECK_EQ(i, KP_IPC_MAX_CDI_NAMES);
+	CHECK_EQ(ns_mirror_has(&mi, "d_00000.json"), -1);
+	ns_mirror_drop(&mi);
+}
+
 static int
 count(void *user, const char *name)
 {
@@ -291,6 +392,8 @@ main(void)
 	test_state_dir_check();
 	test_cdi_name();
 	test_cdi_frames();
+	test_cdi_changed_frame();
+	test_mirror();
 	test_outside_nodeserver();
 	test_landlock_probe();
 	return (test_done("test_files"));

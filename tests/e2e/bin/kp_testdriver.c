@@ -156,6 +156,10 @@ hostile(const char *kind)
 	static const uint8_t	 event[15] = { 0, 0, 0, 11, 0x9a, 0x03,
 				    0x08, 0x08, 0x01, 0x1a, 0x04, 'E', 'V',
 				    'I', 'L' };
+	/* Msg.cdi_changed (27) { reset: true }: the supervisor's news of
+	 * the CDI directory, never the nodeserver's */
+	static const uint8_t	 cdichanged[9] = { 0, 0, 0, 5, 0xda, 0x01,
+				    0x02, 0x10, 0x01 };
 	struct sockaddr_un	 sun;
 	socklen_t		 len;
 	DIR			*d;
@@ -186,6 +190,8 @@ hostile(const char *kind)
 			(void)!write(fd, state, sizeof(state));
 		else if (strcmp(kind, "event") == 0)
 			(void)!write(fd, event, sizeof(event));
+		else if (strcmp(kind, "cdichanged") == 0)
+			(void)!write(fd, cdichanged, sizeof(cdichanged));
 		else
 			(void)!write(fd, garbage, sizeof(garbage));
 	}

@@ -1,0 +1,196 @@
+/*
+ * cdi_watch.c - tell the nodeserver when this driver's files in the CDI
+ * directory change, so that it can keep a copy of the list (its
+ * ns_mirror.c) instead of asking for it: a claim prepared before is
+ * answered from the journal only once its CDI spec is known to be there
+ * (nodeserver/journal_dra.c), and without the copy that is a CdiList
+ * round trip through this process on every such call.
+ *
+ * One inotify watch on the directory fd opened at start (files.c),
+ * through /proc/self/fd so that it is the directory we write in, not
+ * whatever the path names now. Every create, rename and removal of a
+ * name of this driver (base/names.c, the list's own rule) goes to the
+ * nodeserver in a CdiChanged, in inotify's order; those the supervisor
+ * made itself for the nodeserver's CdiWrite or CdiRemove are left out
+ * (the nodeserver applied them when their CdiReply came; they are
+ * matched in order, at most CDI_WATCH_OWN outstanding). An overflow of
+ * inotify's queue sends reset (the nodeserver lists again); the
+ * directory moved or removed ends the watch: list replies then say
+ * watched = false, and the nodeserver asks every time, as without
+ * inotify. A list is answered only after the events queued before it
+ * were sent, so its reply is never older than a change sent after it.
+ *
+ * Runs in: the supervisor (its poll loop).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <unistd.h>
+
+#include "base/log.h"
+#include "base/names.h"
+#include "supervisor/supervisor.h"
+
+#define CDI_WATCH_MASK	(IN_CREATE | IN_DELETE | IN_MOVED_FROM | \
+			    IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF | \
+			    IN_ONLYDIR)
+
+void
+cdi_watch_init(struct sup *sup)
+{
+	char	 path[64];
+
+	sup->cdi_wfd = -1;
+	sup->cdi_own_n = 0;
+	if (sup->cdi_fd == -1)
+		return;
+	if ((sup->cdi_wfd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) == -1) {
+		log_warn("inotify_init1: the nodeserver lists the CDI specs "
+		    "on every call");
+		return;
+	}
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", sup->cdi_fd);
+	if (inotify_add_watch(sup->cdi_wfd, path, CDI_WATCH_MASK) == -1) {
+		log_warn("inotify on the CDI directory: the nodeserver lists "
+		    "the CDI specs on every call");
+		close(sup->cdi_wfd);
+		sup->cdi_wfd = -1;
+	}
+}
+
+void
+cdi_watch_close(struct sup *sup)
+{
+	if (sup->cdi_wfd != -1)
+		close(sup->cdi_wfd);
+	sup->cdi_wfd = -1;
+	sup->cdi_own_n = 0;
+}
+
+/* files.c: the directory was made again; watch the new one. */
+void
+cdi_watch_reopen(struct sup *sup)
+{
+	cdi_watch_close(sup);
+	cdi_watch_init(sup);
+	cdi_watch_reset(sup);
+}
+
+int
+cdi_watch_live(const struct sup *sup)
+{
+	return (sup->cdi_wfd != -1);
+}
+
+/* files.c: the supervisor itself made name present (1) or gone (0). */
+void
+cdi_watch_own(struct sup *sup, const char *name, int present)
+{
+	struct sup_cdi_own	*o;
+
+	if (sup->cdi_wfd == -1 || sup->cdi_own_n == CDI_WATCH_OWN)
+		return;		/* not matched: sent, which is harmless */
+	o = &sup->cdi_own[sup->cdi_own_n++];
+	snprintf(o->name, sizeof(o->name), "%s", name);
+	o->present = present;
+}
+
+/* The event is the oldest of our own: drop it from the list. */
+static int
+own_event(struct sup *sup, const char *name, int present)
+{
+	if (sup->cdi_own_n == 0 || sup->cdi_own[0].present != present ||
+	    strcmp(sup->cdi_own[0].name, name) != 0)
+		return (0);
+	memmove(&sup->cdi_own[0], &sup->cdi_own[1], (sup->cdi_own_n - 1) *
+	    sizeof(sup->cdi_own[0]));
+	sup->cdi_own_n--;
+	return (1);
+}
+
+static void
+send_changes(struct sup *sup, Kpipc__CdiChange *ch, size_t n, int reset)
+{
+	Kpipc__Msg		 m = KPIPC__MSG__INIT;
+	Kpipc__CdiChanged	 c = KPIPC__CDI_CHANGED__INIT;
+	Kpipc__CdiChange	*p[KP_IPC_MAX_CDI_CHANGES];
+	size_t			 i;
+
+	if (n == 0 && !reset)
+		return;
+	for (i = 0; i < n; i++)
+		p[i] = &ch[i];
+	c.changes = p;
+	c.n_changes = n;
+	c.reset = reset;
+	m.m_case = KPIPC__MSG__M_CDI_CHANGED;
+	m.cdi_changed = &c;
+	sup_queue(sup, &sup->children[ROLE_NODESERVER], &m);
+}
+
+/* The nodeserver's copy cannot be kept: it lists again. */
+void
+cdi_watch_reset(struct sup *sup)
+{
+	sup->cdi_own_n = 0;
+	send_changes(sup, NULL, 0, 1);
+}
+
+/* Read what inotify has and send it on; at once before a list reply. */
+void
+cdi_watch_read(struct sup *sup)
+{
+	char			 buf[4096]
+				    __attribute__((aligned(__alignof__(
+				    struct inotify_event))));
+	char			 names[KP_IPC_MAX_CDI_CHANGES]
+				    [NAME_MAX_CDI_SPEC + 1];
+	Kpipc__CdiChange	 ch[KP_IPC_MAX_CDI_CHANGES];
+	const struct inotify_event *ev;
+	size_t			 off, n = 0;
+	ssize_t			 len;
+	int			 present, reset = 0, gone = 0;
+
+	if (sup->cdi_wfd == -1)
+		return;
+	while ((len = read(sup->cdi_wfd, buf, sizeof(buf))) > 0) {
+		for (off = 0; off + sizeof(*ev) <= (size_t)len;
+		    off += sizeof(*ev) + ev->len) {
+			ev = (const struct inotify_event *)(buf + off);
+			if (ev->mask & IN_Q_OVERFLOW) {
+				reset = 1;
+				n = 0;
+				sup->cdi_own_n = 0;
+				continue;
+			}
+			if (ev->mask & (IN_DELETE_SELF | IN_MOVE_SELF |
+			    IN_IGNORED | IN_UNMOUNT)) {
+				gone = 1;
+				continue;
+			}
+			if (ev->len == 0 || reset || !name_is_cdi_spec(
+			    sup->cfg->driver_name, ev->name, strlen(ev->name)))
+				continue;
+			present = (ev->mask & (IN_CREATE | IN_MOVED_TO)) != 0;
+			if (own_event(sup, ev->name, present))
+				continue;
+			snprintf(names[n], sizeof(names[n]), "%s", ev->name);
+			kpipc__cdi_change__init(&ch[n]);
+			ch[n].name = names[n];
+			ch[n].present = present;
+			if (++n == KP_IPC_MAX_CDI_CHANGES) {
+				send_changes(sup, ch, n, 0);
+				n = 0;
+			}
+		}
+	}
+	if (len == -1 && errno != EAGAIN && errno != EINTR)
+		gone = 1;
+	if (gone) {
+		log_warnx("CDI directory moved or removed: the nodeserver "
+		    "lists the CDI specs on every call");
+		cdi_watch_close(sup);
+	}
+	send_changes(sup, ch, n, reset || gone);
+}
