@@ -15,9 +15,12 @@
  * (the nodeserver applied them when their CdiReply came; they are
  * matched in order, at most CDI_WATCH_OWN outstanding). An overflow of
  * inotify's queue sends reset (the nodeserver lists again); the
- * directory moved or removed ends the watch: list replies then say
- * watched = false, and the nodeserver asks every time, as without
- * inotify. A list is answered only after the events queued before it
+ * directory moved ends the watch: list replies then say watched =
+ * false, and the nodeserver asks every time, as without inotify. A
+ * directory removed (rm -rf) shows as its files' removals (the open fd
+ * keeps the directory's own event back); the supervisor makes it again
+ * at the next request (files.c) and watches the new one, with a reset.
+ * Removals by anyone else are logged, one line per batch. A list is answered only after the events queued before it
  * were sent, so its reply is never older than a change sent after it.
  *
  * Runs in: the supervisor (its poll loop).
@@ -148,7 +151,7 @@ cdi_watch_read(struct sup *sup)
 				    [NAME_MAX_CDI_SPEC + 1];
 	Kpipc__CdiChange	 ch[KP_IPC_MAX_CDI_CHANGES];
 	const struct inotify_event *ev;
-	size_t			 off, n = 0;
+	size_t			 off, n = 0, removed = 0;
 	ssize_t			 len;
 	int			 present, reset = 0, gone = 0;
 
@@ -175,6 +178,7 @@ cdi_watch_read(struct sup *sup)
 			present = (ev->mask & (IN_CREATE | IN_MOVED_TO)) != 0;
 			if (own_event(sup, ev->name, present))
 				continue;
+			removed += !present;
 			snprintf(names[n], sizeof(names[n]), "%s", ev->name);
 			kpipc__cdi_change__init(&ch[n]);
 			ch[n].name = names[n];
@@ -187,6 +191,9 @@ cdi_watch_read(struct sup *sup)
 	}
 	if (len == -1 && errno != EAGAIN && errno != EINTR)
 		gone = 1;
+	if (removed > 0)
+		log_info(1, "CDI directory: %zu spec%s of this driver removed "
+		    "by someone else", removed, removed == 1 ? "" : "s");
 	if (gone) {
 		log_warnx("CDI directory moved or removed: the nodeserver "
 		    "lists the CDI specs on every call");
