@@ -33,6 +33,13 @@ class Server {
     Object.assign(this, { name, binary, dir, draSock: path.join(dir, 'dra.sock'), regSock: path.join(dir, 'reg.sock') });
     this.args = args(this);
   }
+
+  // As run.js's: the first GetInfo answered.
+  async awaitRegistrable() {
+    const reg = newClient(this.regSock);
+    while ((await rawUnary(reg, '/pluginregistration.Registration/GetInfo', Buffer.alloc(0), 1000)).code !== 0) await sleep(2);
+    reg.close();
+  }
 }
 
 // The pid of the process named comm under pid.

@@ -526,7 +526,6 @@ files_cdi_put(struct sup *sup, const char *name, const uint8_t *data,
 	    errsize)) != 0)
 		return (r);
 	cdi_dirty(sup);
-	cdi_watch_own(sup, name, 1);
 	sup->cdi_files = files;
 	sup->cdi_bytes = bytes;
 	log_info(3, "CDI spec %s written (%zu bytes)", name, len);
@@ -542,12 +541,9 @@ files_cdi_unlink(struct sup *sup, const char *name, char *err,
 
 	if (!cdi_existing(sup, name, &old))
 		return (0);
-	if (unlinkat(sup->cdi_fd, name, 0) == -1) {
-		if (errno != ENOENT)
-			return (files_fail(err, errsize, KP_EIO, "CDI spec %s: "
-			    "remove: %s", name, strerror(errno)));
-	} else
-		cdi_watch_own(sup, name, 0);
+	if (unlinkat(sup->cdi_fd, name, 0) == -1 && errno != ENOENT)
+		return (files_fail(err, errsize, KP_EIO, "CDI spec %s: remove: "
+		    "%s", name, strerror(errno)));
 	cdi_dirty(sup);
 	if (sup->cdi_files > 0)
 		sup->cdi_files--;
@@ -660,8 +656,12 @@ files_cdi_run(struct sup *sup, struct child *c, const Kpipc__Msg *m,
 			if (!have_token)
 				return (0);
 			*spent = 1;
-			r = files_cdi_unlink(sup, m->cdi_remove->name, err,
-			    sizeof(err));
+			/* The nodeserver applies its own removal and write
+			 * when the reply comes: their events are not sent. A
+			 * file gone meanwhile (ENOENT) is the same change. */
+			if ((r = files_cdi_unlink(sup, m->cdi_remove->name,
+			    err, sizeof(err))) == 0)
+				cdi_watch_own(sup, m->cdi_remove->name, 0);
 		}
 	} else if (!*checked && (r = cdi_write_check(sup, w, err,
 	    sizeof(err))) != 0)
@@ -676,8 +676,9 @@ files_cdi_run(struct sup *sup, struct child *c, const Kpipc__Msg *m,
 		if (!have_token)
 			return (0);
 		*spent = 1;
-		r = files_cdi_put(sup, w->name, w->content.data,
-		    w->content.len, err, sizeof(err));
+		if ((r = files_cdi_put(sup, w->name, w->content.data,
+		    w->content.len, err, sizeof(err))) == 0)
+			cdi_watch_own(sup, w->name, 1);
 	}
 	files_reply(sup, c, m->m_case, id, r, err, names, n);
 	for (i = 0; i < n; i++)
