@@ -4,61 +4,53 @@
 // measures times, this counts syscalls and samples). Starts the example
 // server of bench/example.js (its emulator, fake sysfs, tmpfs CDI
 // directory, the journal's state directory on /tmp), prepares N claims
-// (paced within the CDI budget), then:
+// (paced within the CDI budget), then, by default:
 //   strace -c -f on the nodeserver over 30 prepares of a new claim each
 //   (strace-new.txt) and 30 of a known claim (strace-known.txt);
 //   perf record -g over 40 prepares of a new claim (perf.data).
+// With "known": known claims (prepared before, 1 a call: the journal
+// answers) in bench/run.js's closed loops, on the example and on kp
+// (kp_testdriver, no-work hooks, fresh UIDs) for comparison:
+//   strace -c -f of the nodeserver and, apart, of the supervisor over
+//   SEQ sequential calls (strace-{example,kp}-{nodeserver,supervisor}.txt;
+//   the calls' count in summary.txt, to divide by, with each process's
+//   CPU per call from an untraced run before);
+//   perf record -g of the nodeserver and the supervisor together over
+//   4 s at 8 connections (perf-{example,kp}.data; KP_PERF_DWARF=1: DWARF
+//   call graphs).
 // Run as root, with strace and perf installed:
-//   node bench/example-prof.js BUILD OUTDIR [N (default 200)]
+//   node bench/example-prof.js BUILD OUTDIR [N (default 200)] [known]
 // e.g. once for build/ and once for a build of main, then
 //   perf report -i OUTDIR/perf.data --sort dso --stdio -g none
+//   perf report -i OUTDIR/perf-example.data --comm kp-nodeserver --no-children --sort sym --stdio -g none
 const path = require('node:path');
 const fs = require('node:fs');
 const os = require('node:os');
 const { spawn } = require('node:child_process');
-const { exampleServer } = require('./example');
-const { proto } = require('../tests/kubelet-sim');
-const { newClient, rawUnary } = require('../tests/kubelet-sim/grpc-util');
 
 const PREPARE = '/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NodePrepareResources';
 const M = 30;		// prepares under strace, each kind
 const PERF_CALLS = 40;
+const SEQ = 2000;	// known: sequential calls under strace
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+const [build, out, nStr, mode] = process.argv.slice(2);
+if (!build || !out || (mode !== undefined && mode !== 'known')) {
+  console.error('usage: node bench/example-prof.js BUILD OUTDIR [N] [known]');
+  process.exit(2);
+}
+// run.js's load generator is the one of KP_BUILD.
+process.env.KP_BUILD = path.resolve(build);
+const { Server, loadgen, requestFile, requests, tree, comm, schedSecs } = require('./run');
+const { exampleServer } = require('./example');
+const { proto } = require('../tests/kubelet-sim');
+const { newClient, rawUnary } = require('../tests/kubelet-sim/grpc-util');
+
 const encode = (cs) => proto.encode(proto.typeName('v1', 'NodePrepareResourcesRequest'),
   { claims: cs.map(({ namespace, name, uid }) => ({ namespace, name, uid })) });
 
-// What bench/example.js needs of run.js's Server.
-class Server {
-  constructor(name, binary, args, dir) {
-    Object.assign(this, { name, binary, dir, draSock: path.join(dir, 'dra.sock'), regSock: path.join(dir, 'reg.sock') });
-    this.args = args(this);
-  }
-
-  // As run.js's: the first GetInfo answered.
-  async awaitRegistrable() {
-    const reg = newClient(this.regSock);
-    while ((await rawUnary(reg, '/pluginregistration.Registration/GetInfo', Buffer.alloc(0), 1000)).code !== 0) await sleep(2);
-    reg.close();
-  }
-}
-
-// The pid of the process named comm under pid.
-function descendant(pid, comm) {
-  const parent = new Map();
-  for (const d of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      const st = fs.readFileSync(`/proc/${d}/stat`, 'utf8');
-      const name = st.slice(st.indexOf('(') + 1, st.lastIndexOf(')'));
-      parent.set(Number(d), [Number(st.slice(st.lastIndexOf(')') + 2).split(' ')[1]), name]);
-    } catch { /* gone */ }
-  }
-  for (const [p, [, name]] of parent) {
-    if (name !== comm) continue;
-    for (let q = p; q > 1; q = parent.has(q) ? parent.get(q)[0] : 0) if (q === pid) return p;
-  }
-  return null;
-}
+// The pid of the process named name under pid.
+const descendant = (pid, name) => tree(pid).find((p) => comm(p) === name) ?? null;
 
 // The calls of the claim groups, gap ms apart; every claim must succeed.
 async function prep(cl, groups, gap) {
@@ -75,20 +67,61 @@ async function prep(cl, groups, gap) {
 async function traced(cmd, args, fn) {
   const p = spawn(cmd, args, { stdio: ['ignore', 'ignore', 'inherit'] });
   await sleep(1500);
-  await fn();
+  const r = await fn();
   p.kill('SIGINT');
-  await new Promise((r) => p.on('close', r));
+  await new Promise((x) => p.on('close', x));
+  return r;
 }
-(async () => {
-  const [build, out, nStr] = process.argv.slice(2);
-  if (!build || !out) {
-    console.error('usage: node bench/example-prof.js BUILD OUTDIR [N]');
-    process.exit(2);
+// Known claims in the closed loops, on srv (load: run.js's { file,
+// answers }): strace of its nodeserver and supervisor, then perf of both.
+async function knownLoops(srv, load, tag) {
+  const ns = descendant(srv.proc.pid, 'kp-nodeserver');
+  const sup = descendant(srv.proc.pid, 'kp-supervisor');
+  const run = async (opts) => {
+    const r = await loadgen(srv, srv.draSock, PREPARE, load.file, { ...opts, answers: load.answers });
+    if (r.wrong) throw new Error(`${tag}: ${r.wrong} wrong answers`);
+    return r;
+  };
+  const seq = { calls: SEQ, warmup: 20 };
+  const summary = path.join(out, 'summary.txt');
+  await run({ conns: 8, secs: 1 });
+  // Untraced first: each process's CPU per call (schedstat).
+  for (const [what, opts] of [['sequential', seq], ['8 conns', { conns: 8, secs: 2, warmup: 5 }]]) {
+    const pids = tree(srv.proc.pid);
+    const c0 = pids.map(schedSecs);
+    const r = await run(opts);
+    const per = pids.map((p, i) => `${comm(p)} ${((schedSecs(p) - c0[i]) / r.calls * 1e6).toFixed(1)}`);
+    fs.appendFileSync(summary, `${tag}, ${what}: p50 ${(r.p50 * 1000).toFixed(0)} us, ${r.rate.toFixed(0)} calls/s; `
+      + `CPU us/call: ${per.join(', ')}\n`);
   }
+  for (const [name, pid] of [['nodeserver', ns], ['supervisor', sup]]) {
+    await traced('strace', ['-c', '-f', '-o', path.join(out, `strace-${tag}-${name}.txt`), '-p', String(pid)], () => run(seq));
+  }
+  // KP_PERF_DWARF=1: DWARF call graphs (libc and libgrpc have no frame
+  // pointers: -g leaves their callers unknown).
+  const graph = process.env.KP_PERF_DWARF ? ['--call-graph', 'dwarf,16384'] : ['-g'];
+  const r = await traced('perf', ['record', '-F', '2999', ...graph, '-o', path.join(out, `perf-${tag}.data`), '-p', `${ns},${sup}`],
+    () => run({ conns: 8, secs: 4, warmup: 5 }));
+  fs.appendFileSync(summary, `${tag}: ${SEQ + 20} calls under each strace; under perf `
+    + `${r.rate.toFixed(0)} calls/s, p50 ${(r.p50 * 1000).toFixed(0)} us\n`);
+}
+
+async function kpLoops(dir) {
+  const kp = new Server('kp', path.join(build, 'tests', 'kp_testdriver'), (x) => ['--driver-name', 'bench.example.com',
+    '--registrar-socket', x.regSock, '--plugin-socket', x.draSock, '--max-connections', '16', '--quiet'], dir);
+  await kp.start();
+  try {
+    await knownLoops(kp, { file: requestFile(dir, 'kp-1', requests(1)) }, 'kp');
+  } finally {
+    await kp.stop();
+  }
+}
+
+(async () => {
   const N = Number(nStr || 200);
   fs.mkdirSync(out, { recursive: true });
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kp-jprof-'));
-  const s = exampleServer(Server, dir, { concurrency: [8] }, { BUILD: build }, { name: 'ex' });
+  const s = exampleServer(Server, dir, { concurrency: [8] }, { BUILD: path.resolve(build), loadgen, requestFile }, { name: 'ex' });
   s.logFile = path.join(out, 'stderr');
   await s.start();
   try {
@@ -100,6 +133,14 @@ async function traced(cmd, args, fn) {
     const ns = descendant(s.proc.pid, 'kp-nodeserver');
     const jf = path.join(e.state, 'kubeletplugin-journal.json');
     console.log(`nodeserver ${ns}, journal ${fs.statSync(jf).size} bytes, ${N + 20} claims`);
+    if (mode === 'known') {
+      cl.close();
+      fs.rmSync(path.join(out, 'summary.txt'), { force: true });
+      await knownLoops(s, s.closedLoad(1), 'example');
+      fs.mkdirSync(path.join(dir, 'kp'));
+      await kpLoops(path.join(dir, 'kp'));
+      return;
+    }
     await traced('strace', ['-c', '-f', '-o', path.join(out, 'strace-new.txt'), '-p', String(ns)], () => prep(cl, e.claims(M, 'new').map((c) => [c]), 25));
     await sleep(2500);
     await traced('strace', ['-c', '-f', '-o', path.join(out, 'strace-known.txt'), '-p', String(ns)], () => prep(cl, Array.from({ length: M }, (_, i) => [s.known[i % s.known.length]]), 25));

@@ -10,14 +10,15 @@
 // its token (up to 8 s) instead of failing, and lists and identical specs
 // cost nothing (before, the excess failed at once with "rate-limited;
 // retry", as per-claim errors inside a successful gRPC answer, which
-// bench/loadgen cannot see; --old builds from then still do). Every
+// bench/loadgen sees only with -R; --old builds from then still do). Every
 // prepare of a new claim writes a spec, so the look-up figures are taken
 // paced below that rate and exampleBench checks every answer or every
 // spec file:
 //   known     a claim prepared before (the library's journal answers: no
 //             look-up, no hook), one per call at 40/s, against bare and
-//             kp at the same pace; and 8 connections closed loop through
-//             grpc-js, counting the answers that are errors
+//             kp at the same pace; in run.js's closed loops too
+//             (closedLoad: 1 claim a call, each answer compared with the
+//             one the claim got before, bench/loadgen -R)
 //   look-ups  fresh claim UIDs on every call (a UID prepared before would
 //             be answered by the journal): one claim per call and 100 in
 //             one call, against the API GET alone (curl, i.e. libcurl as
@@ -119,10 +120,26 @@ function exampleServer(Server, dir, o, tools, { qps = BENCH_QPS, burst = BENCH_B
       this.tReady = Number(process.hrtime.bigint() - t0) / 1e6;
       await this.awaitRegistrable(t0);
       if (o === null) return;
-      // Claims prepared once now, for the "known" figures.
+      // Claims prepared once now, for the "known" figures; then the
+      // journal's answers, twice (bench/loadgen -R compares bytes).
       this.known = e.claims(20, 'known');
-      await batches(this, 'NodePrepareResourcesRequest', this.known.map((c) => [c]));
+      const groups = this.known.map((c) => [c]);
+      await batches(this, 'NodePrepareResourcesRequest', groups);
+      const answers = await batches(this, 'NodePrepareResourcesRequest', groups, 0);
+      const again = await batches(this, 'NodePrepareResourcesRequest', groups, 0);
+      const k = answers.findIndex((b, i) => !b.equals(again[i]));
+      if (k >= 0) throw new Error(`${this.name}: two answers for the known claim ${this.known[k].uid} differ`);
+      this.knownLoad = {
+        file: tools.requestFile(this.dir, 'known', groups.map((g) => encode('NodePrepareResourcesRequest', g))),
+        answers: tools.requestFile(this.dir, 'known-answers', answers),
+      };
       this.probe = encode('NodePrepareResourcesRequest', [this.known[0]]);
+    }
+
+    // run.js's closed loops: known claims, 1 a call (the journal answers;
+    // since issue 15 the CDI budget does not hold them back).
+    closedLoad(n) {
+      return n === 1 && this.knownLoad ? this.knownLoad : null;
     }
 
     async stop() {
@@ -137,7 +154,6 @@ function exampleServer(Server, dir, o, tools, { qps = BENCH_QPS, burst = BENCH_B
     }
   }
   const s = new Example(name, binary, () => [], dir);
-  s.paced = true;
   return s;
 }
 
@@ -215,21 +231,35 @@ function claimErrors(type, buf) {
   return Object.values(m.claims || {}).filter((c) => c.error).map((c) => c.error);
 }
 
+// The claim errors of a NodePrepareResourcesResponse (run.js: a wrong
+// answer of the closed loops, maybe truncated).
+function describeAnswer(buf) {
+  try {
+    const errs = claimErrors('NodePrepareResourcesResponse', buf);
+    return errs.length ? `${errs.length} claim error(s), first: ${errs[0]}` : 'no claim error (other bytes)';
+  } catch (e) {
+    return `${buf.length} bytes, not a NodePrepareResourcesResponse (${e.message})`;
+  }
+}
+
 // Calls of the claim groups through grpc-js, paced within the CDI
-// budget (a token a claim), every answer checked.
+// budget (a token a claim), every answer checked; the answers.
 async function batches(srv, type, groups, tokens = 1) {
   const cl = newClient(srv.draSock);
   const method = type.startsWith('NodePrepare') ? PREPARE : UNPREPARE;
+  const out = [];
   try {
     for (const g of groups) {
       const r = await rawUnary(cl, method, encode(type, g), 30000);
       const errs = r.code === 0 ? claimErrors(type.replace('Request', 'Response'), r.buffer) : [r.details];
       if (errs.length) throw new Error(`${srv.name}: ${method}: ${errs.length} of ${g.length} claims failed: ${errs[0]}`);
+      out.push(r.buffer);
       await sleep(g.length * tokens * CDI_MS);
     }
   } finally {
     cl.close();
   }
+  return out;
 }
 
 // The claims' CDI spec files that are missing (a prepare that failed).
@@ -257,30 +287,6 @@ async function unprepare(srv, groups) {
   await sleep(CDI_REFILL_MS);
 }
 
-// Known claims, 8 connections closed loop through grpc-js for secs:
-// answers without error and rate-limited answers per second.
-async function knownFlood(srv, secs) {
-  const cl = newClient(srv.draSock);
-  const reqs = srv.known.map((c) => encode('NodePrepareResourcesRequest', [c]));
-  const end = Date.now() + secs * 1000;
-  let ok = 0;
-  let bad = 0;
-  let first = null;
-  await Promise.all(Array.from({ length: 8 }, async (_, k) => {
-    for (let i = k; Date.now() < end; i++) {
-      const r = await rawUnary(cl, PREPARE, reqs[i % reqs.length], 30000);
-      const errs = r.code === 0 ? claimErrors('NodePrepareResourcesResponse', r.buffer) : [r.details];
-      if (errs.length) {
-        bad++;
-        first = first || errs[0];
-      } else ok++;
-    }
-  }));
-  cl.close();
-  await sleep(CDI_REFILL_MS);
-  return { ok: ok / secs, bad: bad / secs, first };
-}
-
 // A pool of requests of one claim with random UIDs, for bare and kp.
 function randomPool(tools, dir) {
   return tools.requestFile(dir, 'random-1', Array.from({ length: 64 }, (_, i) => encode('NodePrepareResourcesRequest',
@@ -304,23 +310,18 @@ async function exampleBench(o, srv, servers, tools, Server, tmp, put, when = 'fr
     return;
   }
   const pool = randomPool(tools, srv.dir);
-  const known = tools.requestFile(srv.dir, 'known', srv.known.map((c) => encode('NodePrepareResourcesRequest', [c])));
   for (let round = 0; round < o.rounds; round++) {
     // Known claims at PACE/s, and bare and kp at the same pace.
     for (const s of servers) {
       // bare and kp once, with the first example server (not example@old)
       if (s !== srv && (s.name.includes('@') || srv.name !== 'example' || !(s.name === 'bare' || /^kp(-w\d+)?$/.test(s.name)))) continue;
-      const r = await withCpu(s, KNOWN_CALLS + 5, () => tools.loadgen(s, s.draSock, PREPARE, s === srv ? known : pool,
+      const r = await withCpu(s, KNOWN_CALLS + 5, () => tools.loadgen(s, s.draSock, PREPARE, s === srv ? srv.knownLoad.file : pool,
         { calls: KNOWN_CALLS, warmup: 5, ...pace }));
       put(s, 'paced.p50', r.p50);
       put(s, 'paced.p99', r.p99);
       put(s, 'paced.cpu', r.netCpu);
       put(s, 'paced.idle', r.idleCores);
     }
-    const f = await knownFlood(srv, 1);
-    put(srv, 'flood.ok', f.ok);
-    put(srv, 'flood.bad', f.bad);
-    if (f.first) srv.floodError = f.first;
     // One fresh claim per call, then 100 in one call.
     const ones = Array.from({ length: LOOKUPS }, () => e.claims(1, 'look'));
     const r1 = await withCpu(srv, ones.length, () => prepared(tools, srv, ones, pace));
@@ -382,8 +383,6 @@ function exampleRows(row, get) {
   row(`known claim, 1 a call, paced at ${PACE}/s: p50`, null, 'ms', get('paced.p50'));
   row(`known claim, paced at ${PACE}/s: p99`, null, 'ms', get('paced.p99'));
   row(`known claim, paced at ${PACE}/s: server CPU/call, less idle`, null, 'us', get('paced.cpu'));
-  row('example: known claims, 8 conns: answers without error', null, '/s', get('flood.ok'));
-  row('example: known claims, 8 conns: answers "rate-limited"', null, '/s', get('flood.bad'));
   row(`example: look-up, 1 new claim, paced at ${PACE}/s: p50`, null, 'ms', get('look1.p50'));
   row('example: look-up, 1 new claim: p99', null, 'ms', get('look1.p99'));
   row('example: API GET alone (curl, keep-alive): p50', null, 'ms', get('get.p50'));
@@ -419,4 +418,4 @@ function exampleRows(row, get) {
   row('example@50 QPS: look-ups paced at 100/s: calls/s reached', null, '/s', get('qps.above.rate'));
 }
 
-module.exports = { exampleServer, exampleBench, exampleRows };
+module.exports = { exampleServer, exampleBench, exampleRows, describeAnswer };

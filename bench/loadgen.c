@@ -6,7 +6,7 @@
  *
  *   loadgen -t <unix:path> -m <method> -r <requests-file> [-c conns]
  *           [-T threads] [-n calls | -s secs] [-w warmup] [-d deadline-ms]
- *           [-i interval-us]
+ *           [-i interval-us] [-R answers-file]
  *
  * A closed loop: conns connections (one channel each, with a local
  * subchannel pool so that channels never share a connection), one call in
@@ -18,12 +18,18 @@
  * each connection: a call starts no sooner than interval-us after the
  * previous one on it started (the thread sleeps; meant for one
  * connection, for servers that limit a rate, such as CDI spec writes).
+ * -R: the answers each request must get, in the requests file's format
+ * and order (request i, answer i modulo their count); an answer that
+ * differs in any byte is "wrong": counted apart, left out of the
+ * latencies (a server that answers a claim error inside a successful
+ * gRPC status, such as "rate-limited; retry", must not look fast).
  *
  * Prints one JSON object: calls, errors (with the first error's status
  * and text), wall seconds, calls per second, latency percentiles in
- * microseconds (p50, p90, p99, p99.9, max), and the load generator's own
+ * microseconds (p50, p90, p99, p99.9, max), the load generator's own
  * CPU seconds (so a reader sees whether it, not the server, was the
- * bottleneck). Exit status: 0, 1 when any call failed, 2 on bad usage.
+ * bottleneck), and with -R the wrong answers (with the first one's bytes
+ * in hex). Exit status: 0, 1 when any call failed, 2 on bad usage.
  *
  * Benchmark code: it includes <grpc/grpc.h> directly (the library's
  * one-adapter rule covers the library's directories only).
@@ -40,6 +46,7 @@
 #include <unistd.h>
 
 #include <grpc/byte_buffer.h>
+#include <grpc/byte_buffer_reader.h>
 #include <grpc/grpc.h>
 #include <grpc/grpc_security.h>
 #include <grpc/slice.h>
@@ -60,6 +67,7 @@ struct conn {
 	grpc_status_code	 status;
 	grpc_slice		 details;
 	uint64_t		 t0;
+	size_t			 req;		/* index of the call's request */
 	size_t			 done;		/* calls ended, warm-up included */
 	size_t			 next_req;
 	int			 stopped;
@@ -75,11 +83,13 @@ struct worker {
 	size_t			 errors;
 	int			 first_status;
 	char			 first_error[256];
+	size_t			 wrong;		/* -R: answers not as expected */
+	char			 first_wrong[1025];	/* hex, truncated */
 };
 
 static const char	*target, *method;
-static struct req	*reqs;
-static size_t		 n_reqs;
+static struct req	*reqs, *answers;
+static size_t		 n_reqs, n_answers;
 static size_t		 limit_calls;	/* per connection; 0: by time */
 static double		 limit_secs = 2;
 static size_t		 warmup = 50;
@@ -104,15 +114,18 @@ usage(const char *why)
 		fprintf(stderr, "loadgen: %s\n", why);
 	fprintf(stderr, "usage: loadgen -t unix:PATH -m METHOD -r REQUESTS "
 	    "[-c conns] [-T threads] [-n calls | -s secs] [-w warmup] "
-	    "[-d deadline-ms] [-i interval-us]\n");
+	    "[-d deadline-ms] [-i interval-us] [-R answers]\n");
 	exit(2);
 }
 
+/* path's messages (4-byte big-endian length, then the bytes, each) into
+ * *out and *n. */
 static int
-read_requests(const char *path)
+read_messages(const char *path, struct req **out, size_t *n)
 {
-	FILE	*f = fopen(path, "rb");
-	size_t	 cap = 0;
+	FILE		*f = fopen(path, "rb");
+	size_t		 cap = 0, cnt = 0;
+	struct req	*v = NULL;
 
 	if (f == NULL)
 		return -1;
@@ -126,21 +139,23 @@ read_requests(const char *path)
 		    (size_t)hdr[2] << 8 | hdr[3];
 		if (len > 64u << 20)
 			break;
-		if (n_reqs == cap) {
+		if (cnt == cap) {
 			cap = cap ? cap * 2 : 16;
-			reqs = realloc(reqs, cap * sizeof(*reqs));
-			if (reqs == NULL)
+			v = realloc(v, cap * sizeof(*v));
+			if (v == NULL)
 				return -1;
 		}
-		reqs[n_reqs].len = len;
-		reqs[n_reqs].data = malloc(len ? len : 1);
-		if (reqs[n_reqs].data == NULL ||
-		    fread(reqs[n_reqs].data, 1, len, f) != len)
+		v[cnt].len = len;
+		v[cnt].data = malloc(len ? len : 1);
+		if (v[cnt].data == NULL ||
+		    fread(v[cnt].data, 1, len, f) != len)
 			return -1;
-		n_reqs++;
+		cnt++;
 	}
 	fclose(f);
-	return n_reqs > 0 ? 0 : -1;
+	*out = v;
+	*n = cnt;
+	return cnt > 0 ? 0 : -1;
 }
 
 static int
@@ -154,7 +169,7 @@ keep_going(const struct conn *c)
 static void
 start_call(struct conn *c)
 {
-	const struct req	*r = &reqs[c->next_req++ % n_reqs];
+	const struct req	*r = &reqs[c->next_req % n_reqs];
 	grpc_slice		 s = grpc_slice_from_copied_buffer(
 	    (const char *)r->data, r->len);
 	gpr_timespec		 dl = gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC),
@@ -162,6 +177,7 @@ start_call(struct conn *c)
 	grpc_op			 ops[6];
 	grpc_call_error		 e;
 
+	c->req = c->next_req++ % n_reqs;
 	memset(ops, 0, sizeof(ops));
 	c->send = grpc_raw_byte_buffer_create(&s, 1);
 	grpc_slice_unref(s);
@@ -190,6 +206,38 @@ start_call(struct conn *c)
 	}
 }
 
+/* -R: whether c's answer is the one its request must get; the first
+ * wrong one is kept in hex. */
+static int
+answer_ok(struct conn *c)
+{
+	const struct req	*want = &answers[c->req % n_answers];
+	struct worker		*w = c->w;
+	grpc_byte_buffer_reader	 rd;
+	grpc_slice		 got;
+	int			 ok;
+
+	if (c->recv == NULL || !grpc_byte_buffer_reader_init(&rd, c->recv))
+		got = grpc_empty_slice();
+	else {
+		got = grpc_byte_buffer_reader_readall(&rd);
+		grpc_byte_buffer_reader_destroy(&rd);
+	}
+	ok = GRPC_SLICE_LENGTH(got) == want->len &&
+	    memcmp(GRPC_SLICE_START_PTR(got), want->data, want->len) == 0;
+	if (!ok && w->wrong++ == 0) {
+		size_t n = GRPC_SLICE_LENGTH(got);
+
+		if (n > (sizeof(w->first_wrong) - 1) / 2)
+			n = (sizeof(w->first_wrong) - 1) / 2;
+		for (size_t i = 0; i < n; i++)
+			snprintf(w->first_wrong + 2 * i, 3, "%02x",
+			    GRPC_SLICE_START_PTR(got)[i]);
+	}
+	grpc_slice_unref(got);
+	return ok;
+}
+
 static void
 end_call(struct conn *c)
 {
@@ -205,6 +253,8 @@ end_call(struct conn *c)
 			    d);
 			gpr_free(d);
 		}
+	} else if (answers != NULL && !answer_ok(c)) {
+		/* counted in w->wrong, not in the latencies */
 	} else if (c->done >= warmup) {
 		if (w->n_lat == w->cap_lat) {
 			w->cap_lat = w->cap_lat ? w->cap_lat * 2 : 4096;
@@ -308,7 +358,7 @@ json_string(const char *s)
 int
 main(int argc, char **argv)
 {
-	const char		*reqfile = NULL;
+	const char		*reqfile = NULL, *ansfile = NULL;
 	size_t			 n_conns = 1, n_threads = 0;
 	struct worker		*ws;
 	grpc_channel_credentials *cr;
@@ -316,10 +366,10 @@ main(int argc, char **argv)
 	grpc_channel_args	 args;
 	struct rusage		 ru0, ru1;
 	uint64_t		 t0, t1, *all;
-	size_t			 n_all = 0, errors = 0;
+	size_t			 n_all = 0, errors = 0, wrong = 0;
 	int			 opt;
 
-	while ((opt = getopt(argc, argv, "t:m:r:c:T:n:s:w:d:i:h")) != -1) {
+	while ((opt = getopt(argc, argv, "t:m:r:c:T:n:s:w:d:i:R:h")) != -1) {
 		switch (opt) {
 		case 't': target = optarg; break;
 		case 'm': method = optarg; break;
@@ -331,6 +381,7 @@ main(int argc, char **argv)
 		case 'w': warmup = strtoul(optarg, NULL, 10); break;
 		case 'd': deadline_ms = atoi(optarg); break;
 		case 'i': interval_ns = strtoull(optarg, NULL, 10) * 1000; break;
+		case 'R': ansfile = optarg; break;
 		default: usage(NULL);
 		}
 	}
@@ -343,9 +394,15 @@ main(int argc, char **argv)
 		n_threads = n_conns < 8 ? 1 : 2;
 	if (n_threads > n_conns)
 		n_threads = n_conns;
-	if (read_requests(reqfile) != 0) {
+	if (read_messages(reqfile, &reqs, &n_reqs) != 0) {
 		fprintf(stderr, "loadgen: %s: cannot read requests: %s\n",
 		    reqfile, strerror(errno));
+		return 2;
+	}
+	if (ansfile != NULL &&
+	    read_messages(ansfile, &answers, &n_answers) != 0) {
+		fprintf(stderr, "loadgen: %s: cannot read answers: %s\n",
+		    ansfile, strerror(errno));
 		return 2;
 	}
 
@@ -402,6 +459,7 @@ main(int argc, char **argv)
 		memcpy(all + n_all, ws[t].lat, ws[t].n_lat * sizeof(*all));
 		n_all += ws[t].n_lat;
 		errors += ws[t].errors;
+		wrong += ws[t].wrong;
 	}
 	qsort(all, n_all, sizeof(*all), cmp_u64);
 
@@ -432,6 +490,15 @@ main(int argc, char **argv)
 			printf(",\"first_status\":%d,\"first_error\":",
 			    ws[t].first_status);
 			json_string(ws[t].first_error);
+			break;
+		}
+		if (answers != NULL)
+			printf(",\"wrong\":%zu", wrong);
+		for (size_t t = 0; t < n_threads && wrong > 0; t++) {
+			if (ws[t].wrong == 0)
+				continue;
+			printf(",\"first_wrong_hex\":\"%s\"",
+			    ws[t].first_wrong);
 			break;
 		}
 		printf("}\n");

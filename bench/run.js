@@ -6,7 +6,9 @@
 // Servers: "bare" (build/bench/bare_server), "kp" (build/tests/kp_testdriver
 // with default options: 4 worker threads, hooks serialized) and "kp-wN"
 // (kp_testdriver --workers N: N worker threads, hooks not serialized); opt-in "example" (build/examples/pci-driver with the
-// API-server emulator, bench/example.js: paced, not in the closed loops). All run at once and every measurement visits them in turn,
+// API-server emulator, bench/example.js: in the 1-claim closed loops with
+// claims it prepared before, each answer checked, and its look-up
+// figures, paced). All run at once and every measurement visits them in turn,
 // so background load on the machine hits them alike.
 //
 // Measured, for requests of each claim count (NodePrepareResources, v1):
@@ -118,7 +120,8 @@ function usage(err) {
     '  kp          kp_testdriver --quiet, default options: 4 worker threads, hooks serialized (kp_serialize 1)',
     '  kp-wN       the same with --workers N: N worker threads, hooks not serialized (kp_serialize 0)',
     '  example     examples/pci-driver against the API-server emulator, fake sysfs (bench/example.js);',
-    '              measured paced, not in the closed loops; adds one to two minutes',
+    '              the 1-claim closed loops with known claims (prepared before: the journal answers),',
+    '              every answer checked; then its look-ups, paced; adds one to two minutes',
     '  NAME@old    kp@old, kp-wN@old, example@old: the same from the build in --old DIR',
     '',
     'Flags (default in brackets):',
@@ -358,10 +361,14 @@ const LOADGEN = path.join(BUILD, 'bench', 'loadgen');
 // conns connections with one call in flight each, for `calls` calls per
 // connection or `secs` seconds. Latencies in ms; server CPU per call in
 // us; cores busy in the server tree and in the load generator.
-function loadgen(srv, sock, method, file, { conns = 1, calls = 0, secs = 0, warmup = 0, intervalUs = 0 }) {
+// answers: a file of the answers the requests must get (loadgen -R);
+// then `wrong` is the answers that differed, left out of the latencies
+// and of `rate`, and `firstWrong` the first one's bytes.
+function loadgen(srv, sock, method, file, { conns = 1, calls = 0, secs = 0, warmup = 0, intervalUs = 0, answers = null }) {
   const args = ['-t', `unix:${sock}`, '-m', method, '-r', file, '-c', String(conns),
     '-w', String(warmup), '-d', String(DEADLINE_MS)];
   if (intervalUs) args.push('-i', String(intervalUs));
+  if (answers) args.push('-R', answers);
   if (calls) args.push('-n', String(calls)); else args.push('-s', String(secs));
   const c0 = srv.cpu();
   return new Promise((resolve, reject) => {
@@ -381,10 +388,12 @@ function loadgen(srv, sock, method, file, { conns = 1, calls = 0, secs = 0, warm
         reject(new Failure(`${method}: ${r.errors} of ${r.calls} calls failed, first: code ${r.first_status}: ${r.first_error}`));
         return;
       }
+      const wrong = r.wrong || 0;
       resolve({
-        p50: r.p50_us / 1000, p99: r.p99_us / 1000, p999: r.p999_us / 1000, max: r.max_us / 1000,
-        rate: r.calls_per_s, cpuPerCall: (cpu / r.calls) * 1e6,
+        calls: r.calls, p50: r.p50_us / 1000, p99: r.p99_us / 1000, p999: r.p999_us / 1000, max: r.max_us / 1000,
+        rate: (r.calls - wrong) / r.wall_s, cpuPerCall: (cpu / r.calls) * 1e6,
         serverCpu: cpu / r.wall_s, clientCpu: r.client_cpu_s / r.wall_s,
+        wrong, wrongRate: wrong / r.wall_s, firstWrong: r.first_wrong_hex ? Buffer.from(r.first_wrong_hex, 'hex') : null,
       });
     });
   });
@@ -745,8 +754,8 @@ function exampleDef(o, dir, build = BUILD, name = 'example') {
   return s;
 }
 
-// Its figures (paced: the supervisor limits CDI spec requests to 50 a
-// second), as metrics of the servers: all of them with its first
+// Its figures outside the closed loops (paced: the supervisor limits CDI
+// spec writes to 50 a second), as metrics of the servers: all of them with its first
 // nodeserver, the 1-claim look-up again after the recovery rounds
 // restarted it.
 async function exampleBench(o, ex, servers, tmp, put, when) {
@@ -839,28 +848,43 @@ async function main() {
       cl.close();
     }
     const same = answers.size === 1;
+    // The closed loops' requests of n claims for s: the pool of fresh
+    // UIDs, or the server's own (the example driver: claims it prepared
+    // before, 1 a call, with the answers they must get; null: none of n).
+    const load = (s, n) => (s.closedLoad ? s.closedLoad(n) : { file: files[n] });
+    // A server's wrong answers (its loads with answers only), per second.
+    const wrong = (s, key, l, r) => {
+      if (!l.answers) return;
+      put(s, key, r.wrongRate);
+      if (r.firstWrong && !s.firstWrong) s.firstWrong = r.firstWrong;
+    };
     // Warm-up: both sockets, every request size, the load's connections.
     for (const s of servers) {
-      if (s.paced) continue;	// the example: measured by exampleBench
-      for (const n of o.claims) await loadgen(s, s.draSock, PREPARE, files[n], { calls: o.warmup });
+      const loads = o.claims.map((n) => load(s, n)).filter(Boolean);
+      for (const l of loads) await loadgen(s, s.draSock, PREPARE, l.file, { calls: o.warmup, answers: l.answers });
       await loadgen(s, s.regSock, GETINFO, infoFile, { calls: o.warmup });
-      for (const c of o.concurrency) await loadgen(s, s.draSock, PREPARE, files[o.claims[0]], { conns: c, secs: 0.3 });
+      if (!loads.length) continue;
+      for (const c of o.concurrency) await loadgen(s, s.draSock, PREPARE, loads[0].file, { conns: c, secs: 0.3, answers: loads[0].answers });
     }
     for (let round = 0; round < o.rounds; round++) {
       for (const n of o.claims) {
         for (const s of servers) {
-          if (s.paced) continue;
-          const r = await loadgen(s, s.draSock, PREPARE, files[n], { calls: o.seq, warmup: 20 });
+          const l = load(s, n);
+          if (!l) continue;
+          const r = await loadgen(s, s.draSock, PREPARE, l.file, { calls: o.seq, warmup: 20, answers: l.answers });
           put(s, `seq${n}.p50`, r.p50);
           put(s, `seq${n}.p99`, r.p99);
           put(s, `seq${n}.cpu`, r.cpuPerCall);
+          wrong(s, `seq${n}.wrong`, l, r);
         }
       }
       for (const c of o.concurrency) {
         for (const n of o.claims) {
           for (const s of servers) {
-            if (s.paced) continue;
-            const r = await loadgen(s, s.draSock, PREPARE, files[n], { conns: c, secs: o.secs, warmup: 5 });
+            const l = load(s, n);
+            if (!l) continue;
+            const r = await loadgen(s, s.draSock, PREPARE, l.file, { conns: c, secs: o.secs, warmup: 5, answers: l.answers });
+            wrong(s, `tp${n}c${c}.wrong`, l, r);
             put(s, `tp${n}c${c}.p50`, r.p50);
             put(s, `tp${n}c${c}.p99`, r.p99);
             put(s, `tp${n}c${c}.rate`, r.rate);
@@ -945,16 +969,22 @@ function report(o, servers, res, same, mach, secs, pssMem) {
     header.push(s.name);
     if (s !== base && base) header.push(`${s.name}/bare`);
   }
+  // Only where a server has the figure (the example's wrong answers).
+  const rowIf = (label, key, unit) => {
+    if (servers.some((s) => m(s, key) !== null)) row(label, key, unit);
+  };
   for (const n of o.claims) {
     const c = `${n} claim${n > 1 ? 's' : ''}`;
     row(`prepare ${c}: latency p50`, `seq${n}.p50`, 'ms');
     row(`prepare ${c}: latency p99`, `seq${n}.p99`, 'ms');
     row(`prepare ${c}: server CPU/call, sequential`, `seq${n}.cpu`, 'us');
+    rowIf(`prepare ${c}, sequential: wrong answers (claim errors)`, `seq${n}.wrong`, '/s');
     for (const k of o.concurrency) {
       const t = `tp${n}c${k}`;
       row(`prepare ${c}, ${k} conns: latency p50`, `${t}.p50`, 'ms');
       row(`prepare ${c}, ${k} conns: latency p99`, `${t}.p99`, 'ms');
       row(`prepare ${c}, ${k} conns: throughput`, `${t}.rate`, '/s');
+      rowIf(`prepare ${c}, ${k} conns: wrong answers (claim errors)`, `${t}.wrong`, '/s');
       row(`prepare ${c}, ${k} conns: server CPU/call`, `${t}.cpu`, 'us');
       row(`prepare ${c}, ${k} conns: server cores busy`, `${t}.scpu`, 'cores');
       row(`prepare ${c}, ${k} conns: client cores busy`, `${t}.ccpu`, 'cores');
@@ -990,6 +1020,13 @@ function report(o, servers, res, same, mach, secs, pssMem) {
   }
   console.log('');
   console.log(`Same NodePrepareResources answer from every server: ${same ? 'yes' : 'NO (the bare server no longer mirrors kp_testdriver)'}`);
+  const exs = servers.filter((s) => s.closedLoad);
+  if (exs.length) {
+    console.log(`${exs.map((s) => s.name).join(', ')}: the 1-claim closed-loop rows prepare a claim prepared before (one of ${exs[0].known.length}, `
+      + 'one a call: the library\'s journal answers, no look-up, no hook), each answer compared byte for byte with the one that claim '
+      + 'got before (bench/loadgen -R); a wrong one (a claim error) is left out of the latencies and the throughput.');
+    for (const s of exs) if (s.firstWrong) console.log(`${s.name}: first wrong answer: ${require('./example').describeAnswer(s.firstWrong)}`);
+  }
   console.log(`Medians of ${o.rounds} round(s); ratios are ${servers.filter((s) => s !== base).map((s) => s.name).join(', ')} over bare `
     + '(above 1: slower, more CPU or more memory; for throughput above 1 is faster).');
   console.log('Load generator: bench/loadgen (gRPC C core, one channel per connection, 1 thread below 8 connections, '
@@ -1002,7 +1039,12 @@ function report(o, servers, res, same, mach, secs, pssMem) {
   }
 }
 
-main().catch((e) => {
-  console.error(`bench: ${e.stack || e}`);
-  process.exit(1);
-});
+// bench/example-prof.js uses the servers and the load generator.
+module.exports = { Server, loadgen, requestFile, requests, tree, comm, schedSecs };
+
+if (require.main === module) {
+  main().catch((e) => {
+    console.error(`bench: ${e.stack || e}`);
+    process.exit(1);
+  });
+}
