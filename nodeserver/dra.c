@@ -308,9 +308,10 @@ lookup_claims(struct dra_ctx *ctx, const struct dra_request *rq,
 	char			 err[KP_ERROR_SIZE];
 	size_t			 i, front = 0, back = rq->n_claims;
 
-	/* All at once, unless the journal answers some of them. */
+	/* All at once, unless the journal answers some of them (the file
+	 * read again here if another instance replaced it, once a call). */
 	for (i = 0; ctx->journal != NULL && i < rq->n_claims; i++)
-		if (jr_known(ctx, rq->claims[i].uid))
+		if (jr_known(ctx, rq->claims[i].uid, i == 0))
 			break;
 	if (ctx->lookup != NULL && ctx->lookup_many != NULL &&
 	    rq->n_claims > 1 && (ctx->journal == NULL || i == rq->n_claims) &&
@@ -320,7 +321,7 @@ lookup_claims(struct dra_ctx *ctx, const struct dra_request *rq,
 		c = &rq->claims[i];
 		/* Prepared before: the journal answers, without a look-up
 		 * (the API server may be unreachable after a reboot). */
-		if (ctx->journal != NULL && jr_known(ctx, c->uid)) {
+		if (ctx->journal != NULL && jr_known(ctx, c->uid, 0)) {
 			r->claims[--back].uid = c->uid;
 			jr_replay(ctx, c, &r->claims[back], &sp);
 			continue;
@@ -390,7 +391,7 @@ unprepare_claims(struct dra_ctx *ctx, const struct dra_request *rq,
 			return (RPC_INTERNAL);
 		}
 		for (i = 0; i < rq->n_claims; i++) {
-			if (!jr_known(ctx, rq->claims[i].uid)) {
+			if (!jr_known(ctx, rq->claims[i].uid, i == 0)) {
 				r->claims[--back].uid = rq->claims[i].uid;
 				continue;
 			}

@@ -269,7 +269,7 @@ struct jr_specs {
 void	jr_specs_free(struct jr_specs *);
 int	jr_start(struct dra_ctx *, char *, size_t);
 void	jr_stop(struct dra_ctx *);
-int	jr_known(struct dra_ctx *, const char *);
+int	jr_known(struct dra_ctx *, const char *, int);
 void	jr_replay(struct dra_ctx *, const struct kp_claim *,
 	    struct dra_result *, struct jr_specs *);
 void	jr_record(struct dra_ctx *, const struct kp_claim *,

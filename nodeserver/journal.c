@@ -745,6 +745,34 @@ struct journal_view *
 journal_view_new(const char *uid, json_t *entry, int previous_boot)
 {
 	struct journal_view	*v;
+
+	if ((v = journal_view_lite(uid, entry, previous_boot)) != NULL &&
+	    journal_view_data(v) != 0) {
+		journal_view_free(v);
+		return (NULL);
+	}
+	return (v);
+}
+
+/* The driver's data as compact JSON, for a callback: 0, -1 no memory. */
+int
+journal_view_data(struct journal_view *v)
+{
+	const json_t	*d = json_object_get(v->ref, "data");
+
+	if (d == NULL || v->data != NULL)
+		return (0);
+	if ((v->data = json_dumps(d, JSON_COMPACT | JSON_ENCODE_ANY)) == NULL)
+		return (-1);
+	v->e.data = v->data;
+	return (0);
+}
+
+/* Without the driver's data (e.data NULL): a replay does not pass it. */
+struct journal_view *
+journal_view_lite(const char *uid, json_t *entry, int previous_boot)
+{
+	struct journal_view	*v;
 	const json_t		*devs, *d;
 	size_t			 i, k = 0, nstr = 0, nd;
 
@@ -759,10 +787,7 @@ journal_view_new(const char *uid, json_t *entry, int previous_boot)
 	v->devs = calloc(nd + 1, sizeof(*v->devs));
 	v->ptrs = calloc(nd + 1, sizeof(*v->ptrs));
 	v->strs = calloc(nstr + 1, sizeof(*v->strs));
-	if (v->devs == NULL || v->ptrs == NULL || v->strs == NULL ||
-	    (json_object_get(entry, "data") != NULL &&
-	    (v->data = json_dumps(json_object_get(entry, "data"),
-	    JSON_COMPACT | JSON_ENCODE_ANY)) == NULL)) {
+	if (v->devs == NULL || v->ptrs == NULL || v->strs == NULL) {
 		journal_view_free(v);
 		return (NULL);
 	}

@@ -79,6 +79,9 @@ int	 journal_check_entry(const char *driver, const char *uid,
 	    const json_t *, char *err, size_t errsize);
 struct journal_view *journal_view_new(const char *uid, json_t *entry,
 	    int previous_boot);
+struct journal_view *journal_view_lite(const char *uid, json_t *entry,
+	    int previous_boot);
+int	 journal_view_data(struct journal_view *);
 void	 journal_view_free(struct journal_view *);
 
 #endif /* KP_JOURNAL_H */

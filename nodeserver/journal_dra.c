@@ -271,28 +271,35 @@ jr_stop(struct dra_ctx *ctx)
 	ctx->journal = NULL;
 }
 
+/* fresh: read the file again if another instance replaced it; once a
+ * call is enough. */
 int
-jr_known(struct dra_ctx *ctx, const char *uid)
+jr_known(struct dra_ctx *ctx, const char *uid, int fresh)
 {
 	int	 r;
 
 	pthread_mutex_lock(&ctx->journal->lock);
-	journal_refresh(ctx->journal);
+	if (fresh)
+		journal_refresh(ctx->journal);
 	r = json_object_get(ctx->journal->claims, uid) != NULL;
 	pthread_mutex_unlock(&ctx->journal->lock);
 	return (r);
 }
 
+/* lite: without the driver's data; fresh: read the file again first if
+ * another instance replaced it (else done earlier in the same call). */
 static struct journal_view *
-view_of(struct journal *j, const char *uid)
+view_of(struct journal *j, const char *uid, int lite, int fresh)
 {
 	struct journal_view	*v = NULL;
 	json_t			*e;
 
 	pthread_mutex_lock(&j->lock);
-	journal_refresh(j);
+	if (fresh)
+		journal_refresh(j);
 	if ((e = json_object_get(j->claims, uid)) != NULL)
-		v = journal_view_new(uid, e, 0);
+		v = lite ? journal_view_lite(uid, e, 0) :
+		    journal_view_new(uid, e, 0);
 	pthread_mutex_unlock(&j->lock);
 	return (v);
 }
@@ -307,7 +314,8 @@ jr_replay(struct dra_ctx *ctx, const struct kp_claim *c,
 	size_t			 i;
 	int			 known = 1;
 
-	if ((v = view_of(ctx->journal, c->uid)) == NULL) {
+	/* jr_known read the file again just before, in this call. */
+	if ((v = view_of(ctx->journal, c->uid, 1, 0)) == NULL) {
 		(void)dra_result_fail_one(res, "out of memory");
 		return;
 	}
@@ -322,8 +330,13 @@ jr_replay(struct dra_ctx *ctx, const struct kp_claim *c,
 		}
 		known = specs_has(sp, v->e.cdi_spec);
 	}
-	if (v->e.cdi_spec != NULL && !known &&
-	    respec(ctx, &v->e, err, sizeof(err)) != 0) {
+	if (v->e.cdi_spec != NULL && !known && journal_view_data(v) != 0)
+		snprintf(err, sizeof(err), "out of memory");
+	else if (v->e.cdi_spec != NULL && !known)
+		known = respec(ctx, &v->e, err, sizeof(err)) == 0;
+	else
+		known = 1;
+	if (!known) {
 		(void)dra_result_fail_one(res, err);
 		journal_view_free(v);
 		return;
@@ -480,7 +493,7 @@ jr_unprepare_begin(struct dra_ctx *ctx, struct dra_results *r)
 
 	for (i = 0; i < r->n_hook; i++)
 		if ((r->claims[i].view = view_of(ctx->journal,
-		    r->claims[i].uid)) == NULL)
+		    r->claims[i].uid, 0, 1)) == NULL)
 			(void)dra_result_fail(r, i, "journal: out of memory");
 }
 
