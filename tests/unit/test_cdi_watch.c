@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -27,6 +28,7 @@
 static struct kp_options	 opts;
 static char			 dir[64];
 static pid_t			 sleeper;
+static size_t			 changes;	/* delivered so far */
 
 static struct sup *
 sup_new(void)
@@ -71,7 +73,8 @@ deliver(struct sup *sup, struct ns_mirror *mi, int mcase, const char *name)
 {
 	struct ipc_chan	*ch = &sup->children[ROLE_NODESERVER].ctl;
 	Kpipc__Msg	*m;
-	size_t		 off = 0, len;
+	char		 err[KP_ERROR_SIZE];
+	size_t		 off = 0, len, i;
 	int		 resets = 0;
 
 	while (off + 4 <= ch->wlen) {
@@ -82,7 +85,14 @@ deliver(struct sup *sup, struct ns_mirror *mi, int mcase, const char *name)
 		off += 4 + len;
 		if (m == NULL)
 			break;
+		/* What the nodeserver's reader checks of every frame. */
+		CHECK_EQ(ipc_check(m, err, sizeof(err)), 0);
 		if (m->m_case == KPIPC__MSG__M_CDI_CHANGED) {
+			for (i = 0; i < m->cdi_changed->n_changes; i++)
+				CHECK(name_is_cdi_spec(DRV,
+				    m->cdi_changed->changes[i]->name,
+				    strlen(m->cdi_changed->changes[i]->name)));
+			changes += m->cdi_changed->n_changes;
 			resets += m->cdi_changed->reset;
 			ns_mirror_changed(mi, m->cdi_changed);
 		} else if (m->m_case == KPIPC__MSG__M_CDI_REPLY) {
@@ -101,6 +111,7 @@ deliver(struct sup *sup, struct ns_mirror *mi, int mcase, const char *name)
 	ch->wlen = 0;
 	return (resets);
 }
+
 
 static void
 list(struct sup *sup, struct ns_mirror *mi)
@@ -353,6 +364,72 @@ test_flood_one_turn(void)
 	empty_dir();
 }
 
+/*
+ * Only this driver's names reach it: another driver's spec, a dot-file
+ * (the supervisor's temporary files), a name past the rule send nothing;
+ * a frame holds at most 256.
+ */
+static void
+test_only_ours(void)
+{
+	struct sup		*sup = sup_new();
+	struct ns_mirror	 mi;
+	char			 nm[256];
+	int			 i;
+
+	memset(&mi, 0, sizeof(mi));
+	list(sup, &mi);
+	other_create("other.example.com_claim-x.json");
+	other_create("." DRV "_claim-x.json.tmp-abcdef");
+	other_create(DRV "_claim-x.yaml");
+	other_create(DRV "_-x.json");
+	cdi_watch_read(sup);
+	CHECK_EQ(sup->children[ROLE_NODESERVER].ctl.wlen, 0);
+	changes = 0;
+	for (i = 0; i < 600; i++) {
+		names_of(nm, sizeof(nm), i);
+		other_create(nm);
+	}
+	cdi_watch_read(sup);
+	CHECK_EQ(deliver(sup, &mi, 0, NULL), 0);
+	CHECK_EQ(changes, 600);
+	CHECK_EQ(mi.n, 600);
+	ns_mirror_drop(&mi);
+	sup_free(sup);
+	empty_dir();
+}
+
+/*
+ * The watch is of the directory the supervisor holds open, not of the
+ * path: moved away and replaced by another directory, the nodeserver is
+ * told to list (and lists are then not watched), and nothing made in the
+ * new one at the old path reaches it as a change.
+ */
+static void
+test_moved_away(void)
+{
+	struct sup		*sup = sup_new();
+	struct ns_mirror	 mi;
+	char			 moved[80];
+
+	memset(&mi, 0, sizeof(mi));
+	list(sup, &mi);
+	snprintf(moved, sizeof(moved), "%s.moved", dir);
+	CHECK_EQ(rename(dir, moved), 0);
+	CHECK_EQ(mkdir(dir, 0755), 0);
+	other_create(DRV "_claim-new.json");
+	cdi_watch_read(sup);
+	CHECK_EQ(deliver(sup, &mi, 0, NULL), 1);
+	CHECK_EQ(mi.valid, 0);
+	CHECK(!cdi_watch_live(sup));
+	list(sup, &mi);
+	CHECK_EQ(mi.valid, 0);		/* not watched: asked every time */
+	empty_dir();
+	CHECK_EQ(rmdir(dir), 0);
+	CHECK_EQ(rename(moved, dir), 0);
+	sup_free(sup);
+}
+
 int
 main(void)
 {
@@ -369,6 +446,8 @@ main(void)
 	test_gone_already();
 	test_unread_channel_bounded();
 	test_flood_one_turn();
+	test_only_ours();
+	test_moved_away();
 	kill(sleeper, SIGKILL);
 	(void)waitpid(sleeper, NULL, 0);
 	(void)rmdir(dir);
