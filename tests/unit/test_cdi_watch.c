@@ -430,6 +430,38 @@ test_moved_away(void)
 	sup_free(sup);
 }
 
+/*
+ * More names than a list holds (someone filled the directory): no copy,
+ * neither from the list nor by changes past the cap.
+ */
+static void
+test_full_dir(void)
+{
+	struct sup		*sup = sup_new();
+	struct ns_mirror	 mi;
+	char			 nm[64];
+	int			 i;
+
+	memset(&mi, 0, sizeof(mi));
+	for (i = 0; i < KP_IPC_MAX_CDI_NAMES - 1; i++) {
+		snprintf(nm, sizeof(nm), DRV "_f%04d.json", i);
+		other_create(nm);
+	}
+	cdi_watch_read(sup);
+	list(sup, &mi);
+	CHECK_EQ(mi.valid, 1);
+	CHECK_EQ(mi.n, KP_IPC_MAX_CDI_NAMES - 1);
+	other_create(DRV "_one-more.json");
+	cdi_watch_read(sup);
+	(void)deliver(sup, &mi, 0, NULL);
+	CHECK_EQ(mi.valid, 0);
+	list(sup, &mi);				/* 1024: not watched */
+	CHECK_EQ(mi.valid, 0);
+	CHECK_EQ(ns_mirror_has(&mi, DRV "_f0000.json"), -1);
+	sup_free(sup);
+	empty_dir();
+}
+
 int
 main(void)
 {
@@ -448,6 +480,7 @@ main(void)
 	test_flood_one_turn();
 	test_only_ours();
 	test_moved_away();
+	test_full_dir();
 	kill(sleeper, SIGKILL);
 	(void)waitpid(sleeper, NULL, 0);
 	(void)rmdir(dir);
