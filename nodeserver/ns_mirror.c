@@ -14,6 +14,10 @@
  * names that spec), a reset, more names than a list can hold. Dropped,
  * the next look asks the supervisor again, as without the copy.
  *
+ * It answers only once the reader thread runs: in the init hook the
+ * supervisor's changes wait unread in the channel until the next request
+ * (ns_cdi_wait applies them then), so each look there asks.
+ *
  * A change on disk reaches the copy when the supervisor has read its
  * inotify event: until then a claim may be answered from the journal
  * with a spec removed a moment before, as a list taken just before the

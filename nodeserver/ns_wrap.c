@@ -669,13 +669,15 @@ kp_cdi_spec_remove(const char *name, char *err, size_t errsize)
 /*
  * Is this driver's CDI spec name in the directory: 1 yes, 0 no, -1 not
  * known without asking (no copy of the list: kp_cdi_spec_list asks).
+ * Before the reader runs (the init hook) the supervisor's changes wait
+ * unread in the channel until the next request: the copy is not used.
  */
 int
 ns_cdi_known(const char *name)
 {
 	int	 r;
 
-	if (ns_self == NULL)
+	if (ns_self == NULL || !ns_self->started)
 		return (-1);
 	pthread_mutex_lock(&ns_self->lock);
 	r = ns_mirror_has(&ns_self->mirror, name);
@@ -704,9 +706,11 @@ kp_cdi_spec_list(int (*fn)(void *, const char *), void *user, char *err,
 	}
 	if ((r = ns_cdi_check("kp_cdi_spec_list", NULL, err, errsize)) != 0)
 		return (r);
-	/* The copy, when there is one: no round trip. */
+	/* The copy, when there is one and the reader keeps it (see
+	 * ns_cdi_known): no round trip. */
 	pthread_mutex_lock(&ns_self->lock);
-	r = ns_mirror_names(&ns_self->mirror, &names, &n);
+	r = ns_self->started ? ns_mirror_names(&ns_self->mirror, &names,
+	    &n) : -1;
 	pthread_mutex_unlock(&ns_self->lock);
 	if (r == 0) {
 		for (i = 0; i < n; i++)

@@ -532,18 +532,25 @@ files_cdi_put(struct sup *sup, const char *name, const uint8_t *data,
 	return (0);
 }
 
-/* Remove a spec of this driver; one that does not exist is no error. */
+/* Remove a spec of this driver; one that does not exist is no error.
+ * *removed (may be NULL): 1 when this call removed it (an inotify event
+ * follows), 0 when it was gone already. */
 int
-files_cdi_unlink(struct sup *sup, const char *name, char *err,
+files_cdi_unlink(struct sup *sup, const char *name, int *removed, char *err,
     size_t errsize)
 {
 	size_t	 old;
 
+	if (removed != NULL)
+		*removed = 0;
 	if (!cdi_existing(sup, name, &old))
 		return (0);
-	if (unlinkat(sup->cdi_fd, name, 0) == -1 && errno != ENOENT)
-		return (files_fail(err, errsize, KP_EIO, "CDI spec %s: remove: "
-		    "%s", name, strerror(errno)));
+	if (unlinkat(sup->cdi_fd, name, 0) == -1) {
+		if (errno != ENOENT)
+			return (files_fail(err, errsize, KP_EIO, "CDI spec %s: "
+			    "remove: %s", name, strerror(errno)));
+	} else if (removed != NULL)
+		*removed = 1;
 	cdi_dirty(sup);
 	if (sup->cdi_files > 0)
 		sup->cdi_files--;
@@ -610,6 +617,8 @@ files_reply(struct sup *sup, struct child *c, int mcase, uint64_t id, int r,
 	/* The whole list, and changes to it will follow (cdi_watch.c). */
 	rep.watched = mcase == KPIPC__MSG__M_CDI_LIST && r == 0 &&
 	    cdi_watch_live(sup) && n < KP_IPC_MAX_CDI_NAMES;
+	if (rep.watched)
+		sup->cdi_copy = 1;
 	out.m_case = KPIPC__MSG__M_CDI_REPLY;
 	out.cdi_reply = &rep;
 	sup_queue(sup, c, &out);
@@ -631,7 +640,7 @@ files_cdi_run(struct sup *sup, struct child *c, const Kpipc__Msg *m,
 	const Kpipc__CdiWrite	*w = m->cdi_write;
 	uint64_t		 id;
 	size_t			 i, n = 0, old;
-	int			 r;
+	int			 r, removed;
 
 	*spent = 0;
 	if (m->m_case == KPIPC__MSG__M_CDI_WRITE)
@@ -657,10 +666,11 @@ files_cdi_run(struct sup *sup, struct child *c, const Kpipc__Msg *m,
 				return (0);
 			*spent = 1;
 			/* The nodeserver applies its own removal and write
-			 * when the reply comes: their events are not sent. A
-			 * file gone meanwhile (ENOENT) is the same change. */
+			 * when the reply comes: their events are not sent.
+			 * A file gone meanwhile made no event of ours: its
+			 * remover's event is sent, nothing waits to match. */
 			if ((r = files_cdi_unlink(sup, m->cdi_remove->name,
-			    err, sizeof(err))) == 0)
+			    &removed, err, sizeof(err))) == 0 && removed)
 				cdi_watch_own(sup, m->cdi_remove->name, 0);
 		}
 	} else if (!*checked && (r = cdi_write_check(sup, w, err,

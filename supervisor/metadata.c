@@ -307,7 +307,8 @@ md_remove(struct sup *sup, const Kpipc__MetadataRemove *rm, char *err,
 		if (nl > pl + 5 && strncmp(de->d_name, prefix, pl) == 0 &&
 		    strcmp(de->d_name + nl - 5, ".json") == 0 &&
 		    name_is_cdi_spec(sup->cfg->driver_name, de->d_name, nl))
-			r = files_cdi_unlink(sup, de->d_name, err, errsize);
+			r = files_cdi_unlink(sup, de->d_name, NULL, err,
+			    errsize);
 	}
 	closedir(d);
 	if (r == 0)

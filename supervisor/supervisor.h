@@ -195,6 +195,7 @@ enum sup_phase {
 struct sup_cdi_own {
 	char	 name[NAME_MAX_CDI_SPEC + 1];
 	int	 present;
+	int	 send;	/* an event of this name was sent meanwhile */
 };
 
 struct sup {
@@ -248,6 +249,8 @@ struct sup {
 	int			 cdi_wfd;	/* inotify (cdi_watch.c); -1 */
 	struct sup_cdi_own	 cdi_own[CDI_WATCH_OWN];	/* in order */
 	size_t			 cdi_own_n;
+	int			 cdi_copy;	/* the nodeserver may hold a
+						 * copy: changes are sent */
 	/* Device metadata (metadata.c): the root-owned directory the
 	 * supervisor writes the metadata files into; -1: off. */
 	int			 meta_fd;
@@ -331,7 +334,8 @@ int	files_cdi_put(struct sup *, const char *, const uint8_t *, size_t,
 	    char *, size_t);
 void	files_cdi_sync(struct sup *, int);
 long long files_cdi_sync_ms(struct sup *);
-int	files_cdi_unlink(struct sup *, const char *, char *, size_t);
+int	files_cdi_unlink(struct sup *, const char *, int *, char *,
+	    size_t);
 void	files_reply(struct sup *, struct child *, int, uint64_t, int, char *,
 	    char **, size_t);
 

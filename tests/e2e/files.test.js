@@ -192,6 +192,36 @@ test('a hook cannot signal a process outside its domain, nor open its /proc memo
 
 const SPEC = (name) => `${DRIVER}_${name}`;
 
+// The nodeserver's copy of the CDI list (nodeserver/ns_mirror.c) is kept
+// by its reader thread; an init hook runs before that thread, and frames
+// the supervisor sent are read only at its next CDI request: a second
+// list there must ask, not answer from a copy that missed a removal.
+test('an init hook listing twice sees a spec someone removed in between', async (t) => {
+  const root = makeRoot(DRIVER);
+  const cdi = path.join(root.dir, 'cdi');
+  const probes = fs.mkdtempSync(path.join(os.tmpdir(), 'kp-probes-'));
+  const go = path.join(probes, 'go');
+  const drv = new TestDriver(root, ['--state-dir', path.join(root.dir, 'state'), '--cdi-dir', cdi, '--read-path', probes,
+    ...(ROOT_USER ? ['--sandbox-user', 'nodeserver:0:0'] : ['--allow-uid', String(process.getuid())])],
+  { env: { KP_TEST_INIT_PROBE: `cdi-write:${SPEC('i1.json')};cdi-write:${SPEC('i2.json')};cdi-list;wait:${go};cdi-list` } });
+  t.after(async () => {
+    drv.kill();
+    await drv.exited;
+    root.cleanup();
+    fs.rmSync(probes, { recursive: true, force: true });
+  });
+  await drv.stderrMatch(/init probe: cdi-list : ok[^\n]*i1\.json/);
+  fs.rmSync(path.join(cdi, SPEC('i1.json')));
+  // The supervisor read the event (and sent it on) before the next list.
+  await drv.stderrMatch(/CDI directory: 1 spec of this driver removed by someone else/);
+  fs.writeFileSync(go, '');
+  await drv.ready();
+  const lists = [...drv.stderr.matchAll(/init probe: cdi-list : ok([^\n]*)/g)].map((m) => m[1]);
+  assert.equal(lists.length, 2, drv.stderr);
+  assert.match(lists[1], /i2\.json/);
+  assert.doesNotMatch(lists[1], /i1\.json/, 'the second list names the removed spec');
+});
+
 test('the CDI broker writes and removes specs atomically, root-owned 0644; the nodeserver itself cannot write there', async (t) => {
   const { drv, cdi, run } = await setup(t, { env: { KP_TEST_INIT_PROBE: `cdi-write:${SPEC('init.json')}:400` } });
   // The init hook (before the sandbox, before the reader thread).

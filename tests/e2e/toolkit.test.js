@@ -162,6 +162,16 @@ test('a claim prepared before is answered from the nodeserver\'s copy of the CDI
   await env.drv.stderrMatch(written());
   const listed = count(env.drv.stderr, LISTED);
   assert.ok(listed >= 1, `the start listed the specs (reconcile):\n${env.drv.stderr}`);
+  // The watch's inotify fd stays in the supervisor: no child (forked,
+  // not exec'ed) inherits it.
+  const inotifyFds = (pid) => fs.readdirSync(`/proc/${pid}/fd`)
+    .filter((fd) => { try { return fs.readlinkSync(`/proc/${pid}/fd/${fd}`) === 'anon_inode:inotify'; } catch { return false; } }).length;
+  const r = roles(env.drv.proc.pid);
+  assert.ok(inotifyFds(r.supervisor) >= 1, 'the supervisor watches');
+  for (const role of ['nodeserver', 'registrar', 'publisher']) {
+    if (r[role]) assert.equal(inotifyFds(r[role]), 0, `${role} holds no inotify fd`);
+  }
+  assert.ok(r.nodeserver, 'the nodeserver was looked at');
   for (let i = 0; i < 6; i++) {
     const r = await prepare(env, [c]);
     assert.ok(!r.claims[c.uid].error);

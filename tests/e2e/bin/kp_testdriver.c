@@ -1120,12 +1120,25 @@ static int
 init_hook(void *user, char *errbuf, size_t errsize)
 {
 	const char	*spec = getenv("KP_TEST_INIT_PROBE");
-	char		 out[300];
+	char		 out[300], *all, *one, *save;
+	int		 i;
 
-	/* The init hook's CDI requests (before the reader thread runs). */
-	if (spec != NULL) {
-		probe(spec, out, sizeof(out));
-		fprintf(stderr, "init probe: %s\n", out);
+	/* The init hook's CDI requests (before the reader thread runs):
+	 * probes separated by ';', "wait:<path>" waits (10 s at most) for
+	 * the test to make path. */
+	if (spec != NULL && (all = strdup(spec)) != NULL) {
+		for (one = strtok_r(all, ";", &save); one != NULL;
+		    one = strtok_r(NULL, ";", &save)) {
+			if (strncmp(one, "wait:", 5) == 0) {
+				for (i = 0; i < 1000 && access(one + 5,
+				    F_OK) != 0; i++)
+					usleep(10000);
+				continue;
+			}
+			probe(one, out, sizeof(out));
+			fprintf(stderr, "init probe: %s\n", out);
+		}
+		free(all);
 	}
 	if (drv.channels)
 		log_state("INITSTATE");
