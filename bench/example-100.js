@@ -9,7 +9,8 @@
 // neither call waits for a spec token. The emulator's CPU is this
 // process's (all threads, schedstat) over the call, less that of a
 // call of a known claim (no GET: the loadgen spawn and the idle).
-//   node bench/example-100.js BUILD [ROUNDS (10)] [--api-workers N]
+//   node bench/example-100.js BUILD [ROUNDS (10)] [--cold] [--api-workers N]
+// --cold: without bench/example.js's warm-up of the emulator.
 // --api-workers N: the claim GETs are answered by N worker threads of
 // the emulator (bench/example.js's apiWorkers), the writes and watches
 // by the main one.
@@ -54,6 +55,8 @@ function selfCpuNs() {
   return ns;
 }
 
+function mainCpuNs() { return Number(fs.readFileSync(`/proc/self/task/${process.pid}/schedstat`, 'utf8').split(' ')[0]); }
+
 function loadgen(build, sock, method, bufs) {
   const file = path.join(os.tmpdir(), `kp-e100-${process.pid}.req`);
   fs.writeFileSync(file, Buffer.concat(bufs.flatMap((b) => { const h = Buffer.alloc(4); h.writeUInt32BE(b.length); return [h, b]; })));
@@ -84,14 +87,17 @@ async function checked(cl, method, type, cs) {
   const args = process.argv.slice(2);
   const wi = args.indexOf('--api-workers');
   const apiWorkers = wi >= 0 ? Number(args.splice(wi, 2)[1]) : 0;
+  const ci = args.indexOf('--cold');
+  const cold = ci >= 0 && args.splice(ci, 1).length > 0;
   const [build, roundsStr] = args;
-  if (!build) { console.error('usage: node bench/example-100.js BUILD [ROUNDS] [--api-workers N]'); process.exit(2); }
+  if (!build) { console.error('usage: node bench/example-100.js BUILD [ROUNDS] [--cold] [--api-workers N]'); process.exit(2); }
   const rounds = Number(roundsStr || 10);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kp-e100-'));
-  const s = exampleServer(Server, dir, { concurrency: [8] }, { BUILD: build }, { name: 'ex', apiWorkers });
+  const s = exampleServer(Server, dir, { concurrency: [8] }, { BUILD: build }, { name: 'ex', apiWorkers, ...(cold ? { warmGets: 0 } : {}) });
   await s.start();
   const e = s.env;
   const cl = newClient(s.draSock);
+  let handshakes = 0;
   const res = { one: [], hundred: [], known: [], cpu1: [], cpu100: [], cpuKnown: [] };
   try {
     // Warm-up: the publisher's connections, V8's code for the GET path.
@@ -104,7 +110,14 @@ async function checked(cl, method, type, cs) {
     }
     const timed = async (cs) => {
       const c0 = selfCpuNs();
+      const m0 = mainCpuNs();
+      const h0 = e.emu.emu.tlsConnections;
+      const l0 = e.emu.emu.log.length;
       const ms = await loadgen(build, s.draSock, PREPARE, [enc('NodePrepareResourcesRequest', cs)]);
+      handshakes += e.emu.emu.tlsConnections - h0;
+      const kinds = {};
+      for (const x of e.emu.emu.log.slice(l0)) { const k = `${x.method} ${x.path.replace(/[^/]+$/, '*')} ${x.status}`; kinds[k] = (kinds[k] || 0) + 1; }
+      if (process.env.V) console.log(JSON.stringify(kinds), ((mainCpuNs() - m0) / 1e6).toFixed(1), 'ms main thread');
       return [ms, (selfCpuNs() - c0) / 1e6];
     };
     for (let r = 0; r < rounds; r++) {
@@ -132,7 +145,7 @@ async function checked(cl, method, type, cs) {
   }
   const k = p50(res.cpuKnown);
   console.log(JSON.stringify({
-    apiWorkers, rounds, loadavg: os.loadavg().map((x) => x.toFixed(2)).join(' '),
+    apiWorkers, cold, rounds, handshakesInCalls: handshakes, loadavg: os.loadavg().map((x) => x.toFixed(2)).join(' '),
     p50: { knownMs: p50(res.known), oneMs: p50(res.one), hundredMs: p50(res.hundred), ratio: +(p50(res.hundred) / p50(res.one)).toFixed(2) },
     emuCpu: { knownCallMs: k, oneCallMs: p50(res.cpu1), hundredCallMs: p50(res.cpu100), perGetUs: +((p50(res.cpu100) - k) / 100 * 1000).toFixed(0) },
   }));
