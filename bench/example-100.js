@@ -11,9 +11,9 @@
 // call of a known claim (no GET: the loadgen spawn and the idle).
 //   node bench/example-100.js BUILD [ROUNDS (10)] [--cold] [--api-workers N]
 // --cold: without bench/example.js's warm-up of the emulator.
-// --api-workers N: the claim GETs are answered by N worker threads of
-// the emulator (bench/example.js's apiWorkers), the writes and watches
-// by the main one.
+// --api-workers N: the claim GETs are answered by N worker processes in
+// front of the emulator (bench/emu-claims.js, bench/example.js's
+// apiWorkers), everything else by the emulator; their CPU is counted.
 // Prints one JSON line per round and the p50s.
 const path = require('node:path');
 const fs = require('node:fs');
@@ -46,11 +46,16 @@ class Server {
   }
 }
 
-// CPU nanoseconds of this process (every thread) and of its workers'.
-function selfCpuNs() {
+// CPU nanoseconds of this process (every thread) and of the claim
+// workers (bench/emu-claims.js).
+function selfCpuNs(pids = []) {
   let ns = 0;
-  for (const t of fs.readdirSync('/proc/self/task')) {
-    try { ns += Number(fs.readFileSync(`/proc/self/task/${t}/schedstat`, 'utf8').split(' ')[0]); } catch { /* gone */ }
+  for (const p of ['self', ...pids]) {
+    let tasks = [];
+    try { tasks = fs.readdirSync(`/proc/${p}/task`); } catch { /* gone */ }
+    for (const t of tasks) {
+      try { ns += Number(fs.readFileSync(`/proc/${p}/task/${t}/schedstat`, 'utf8').split(' ')[0]); } catch { /* gone */ }
+    }
   }
   return ns;
 }
@@ -109,7 +114,8 @@ async function checked(cl, method, type, cs) {
       await sleep(1000);
     }
     const timed = async (cs) => {
-      const c0 = selfCpuNs();
+      const pids = e.front ? e.front.pids() : [];
+      const c0 = selfCpuNs(pids);
       const m0 = mainCpuNs();
       const h0 = e.emu.emu.tlsConnections;
       const l0 = e.emu.emu.log.length;
@@ -118,7 +124,7 @@ async function checked(cl, method, type, cs) {
       const kinds = {};
       for (const x of e.emu.emu.log.slice(l0)) { const k = `${x.method} ${x.path.replace(/[^/]+$/, '*')} ${x.status}`; kinds[k] = (kinds[k] || 0) + 1; }
       if (process.env.V) console.log(JSON.stringify(kinds), ((mainCpuNs() - m0) / 1e6).toFixed(1), 'ms main thread');
-      return [ms, (selfCpuNs() - c0) / 1e6];
+      return [ms, (selfCpuNs(pids) - c0) / 1e6];
     };
     for (let r = 0; r < rounds; r++) {
       const [tk, ck] = await timed([s.known[r % s.known.length]]);
