@@ -101,7 +101,9 @@ function child() {
   const texts = new Map(); // "ns/name" -> JSON text of the v1 answer
   const relay = (req, res) => {
     const up = https.request({
-      host: '127.0.0.1', port: opts.upstream, method: req.method, path: req.url, headers: req.headers, agent, ca: opts.ca,
+      // servername: else TLS would check the client's Host header against
+      // the emulator's certificate.
+      host: '127.0.0.1', servername: 'localhost', port: opts.upstream, method: req.method, path: req.url, headers: req.headers, agent, ca: opts.ca,
     }, (ur) => {
       const h = [];
       for (let i = 0; i < ur.rawHeaders.length; i += 2) {
@@ -112,7 +114,7 @@ function child() {
       ur.pipe(res);
       ur.on('error', () => res.destroy());
     });
-    up.on('error', () => res.destroy());
+    up.on('error', (e) => { if (process.env.EMU_CLAIMS_DEBUG) console.error('relay:', e.message); res.destroy(); });
     res.on('close', () => { if (!res.writableFinished) up.destroy(); });
     req.pipe(up);
   };
