@@ -24,6 +24,11 @@
 //             the publisher, one keep-alive connection, TCP_NODELAY); a
 //             second instance at 50 QPS, look-ups paced below and above
 //             it, against a control at 1000 QPS (client-side throttling)
+// Before anything is measured the emulator answers 4000 claim GETs
+// (warmEmulator): cold, V8 runs its JavaScript interpreted and a GET
+// costs it several times its warm CPU. apiWorkers N (run.js
+// --api-workers, bench/example-100.js) puts N worker processes in front
+// of it that answer the claim GETs side by side (bench/emu-claims.js).
 
 const { spawn } = require('node:child_process');
 const { randomUUID } = require('node:crypto');
