@@ -19,7 +19,7 @@ const path = require('node:path');
 const fs = require('node:fs');
 const os = require('node:os');
 const { spawn } = require('node:child_process');
-const { exampleServer } = require('./example');
+const { exampleServer, treeCpuNs = () => 0 } = require('./example');
 const { proto } = require('../tests/kubelet-sim');
 const { newClient, rawUnary } = require('../tests/kubelet-sim/grpc-util');
 
@@ -103,6 +103,11 @@ async function checked(cl, method, type, cs) {
   const e = s.env;
   const cl = newClient(s.draSock);
   let handshakes = 0;
+  // ms from the first claim GET's arrival to the last one's answer, of
+  // the 100-claim calls the emulator answered itself (ms resolution).
+  const spans = [];
+  const mains = []; // CPU ms of the emulator's (this process's) main thread per timed call
+  const lib = []; // CPU ms of the driver's process tree per timed call
   const res = { one: [], hundred: [], known: [], cpu1: [], cpu100: [], cpuKnown: [] };
   try {
     // Warm-up: the publisher's connections, V8's code for the GET path.
@@ -115,6 +120,7 @@ async function checked(cl, method, type, cs) {
     }
     const timed = async (cs) => {
       const pids = e.front ? e.front.pids() : [];
+      const t0 = treeCpuNs(s.proc.pid); // first: its /proc walk is not the emulator's
       const c0 = selfCpuNs(pids);
       const m0 = mainCpuNs();
       const h0 = e.emu.emu.tlsConnections;
@@ -122,9 +128,14 @@ async function checked(cl, method, type, cs) {
       const ms = await loadgen(build, s.draSock, PREPARE, [enc('NodePrepareResourcesRequest', cs)]);
       handshakes += e.emu.emu.tlsConnections - h0;
       const kinds = {};
+      const gets = e.emu.emu.log.slice(l0).filter((x) => x.method === 'GET' && x.path.includes('/resourceclaims/'));
+      if (gets.length > 1) spans.push(Math.max(...gets.map((x) => x.time + x.durationMs)) - gets[0].time);
       for (const x of e.emu.emu.log.slice(l0)) { const k = `${x.method} ${x.path.replace(/[^/]+$/, '*')} ${x.status}`; kinds[k] = (kinds[k] || 0) + 1; }
       if (process.env.V) console.log(JSON.stringify(kinds), ((mainCpuNs() - m0) / 1e6).toFixed(1), 'ms main thread');
-      return [ms, (selfCpuNs(pids) - c0) / 1e6];
+      const c1 = selfCpuNs(pids);
+      mains.push((mainCpuNs() - m0) / 1e6);
+      lib.push((treeCpuNs(s.proc.pid) - t0) / 1e6);
+      return [ms, (c1 - c0) / 1e6];
     };
     for (let r = 0; r < rounds; r++) {
       const [tk, ck] = await timed([s.known[r % s.known.length]]);
@@ -152,7 +163,10 @@ async function checked(cl, method, type, cs) {
   const k = p50(res.cpuKnown);
   console.log(JSON.stringify({
     apiWorkers, cold, rounds, handshakesInCalls: handshakes, loadavg: os.loadavg().map((x) => x.toFixed(2)).join(' '),
+    getSpan100Ms: spans.length ? p50(spans) : null,
     p50: { knownMs: p50(res.known), oneMs: p50(res.one), hundredMs: p50(res.hundred), ratio: +(p50(res.hundred) / p50(res.one)).toFixed(2) },
+    driverTreeCpu: { knownCallMs: p50(lib.filter((x, i) => i % 3 === 0)), oneCallMs: p50(lib.filter((x, i) => i % 3 === 1)), hundredCallMs: p50(lib.filter((x, i) => i % 3 === 2)) },
+    emuMainThreadMs: { knownCall: p50(mains.filter((x, i) => i % 3 === 0)), oneCall: p50(mains.filter((x, i) => i % 3 === 1)), hundredCall: p50(mains.filter((x, i) => i % 3 === 2)) },
     emuCpu: { knownCallMs: k, oneCallMs: p50(res.cpu1), hundredCallMs: p50(res.cpu100), perGetUs: +((p50(res.cpu100) - k) / 100 * 1000).toFixed(0) },
   }));
 })().catch((err) => { console.error(err); process.exit(1); });

@@ -457,4 +457,4 @@ function exampleRows(row, get) {
   row('example@50 QPS: look-ups paced at 100/s: calls/s reached', null, '/s', get('qps.above.rate'));
 }
 
-module.exports = { exampleServer, exampleBench, exampleRows };
+module.exports = { exampleServer, exampleBench, exampleRows, treeCpuNs };
