@@ -69,7 +69,7 @@ function parseFlags(argv) {
   const o = {
     seq: 2000, secs: 2, concurrency: [8, 64], claims: [1, 16, 128], warmup: 200, rounds: 3,
     workers: 4, servers: null, json: null, infoCalls: 500, logs: null, old: null, publish: 10000,
-    pssAlone: true, pssOnly: false,
+    pssAlone: true, pssOnly: false, apiWorkers: 0,
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -96,6 +96,7 @@ function parseFlags(argv) {
       case '--logs': o.logs = path.resolve(v()); break;
       case '--old': o.old = path.resolve(v()); break;
       case '--publish': o.publish = Math.round(Number(v())); break;
+      case '--api-workers': o.apiWorkers = Math.round(Number(v())); break;
       case '--pss-alone': o.pssAlone = true; break;
       case '--no-pss-alone': o.pssAlone = false; break;
       case '--pss-only': o.pssAlone = true; o.pssOnly = true; break;
@@ -139,6 +140,8 @@ function usage(err) {
     '  --no-pss-alone       skip it',
     '  --pss-only           only the Pss of one tree alone',
     '  --old DIR            build directory of the NAME@old servers (needed by them) [none]',
+    '  --api-workers N      example: N worker processes answer its claim GETs in front of the',
+    '                       emulator (bench/emu-claims.js), 0: the emulator alone [0]',
     '  --json FILE          also write every figure as JSON',
     '  --logs DIR           keep each server\'s log in DIR/NAME.log',
     '  -h, --help           this text',
@@ -749,7 +752,7 @@ const exampleTools = () => ({ BUILD, loadgen, requestFile });
 // The "example" server: build/examples/pci-driver with the emulator
 // (example@old: the one of --old DIR).
 function exampleDef(o, dir, build = BUILD, name = 'example') {
-  const s = require('./example').exampleServer(Server, dir, o, { ...exampleTools(), BUILD: build }, { name });
+  const s = require('./example').exampleServer(Server, dir, o, { ...exampleTools(), BUILD: build }, { name, apiWorkers: o.apiWorkers });
   s.build = build;
   return s;
 }

@@ -75,6 +75,7 @@ async function startEmulator(opts = {}) {
     errors: [],
     sockets: new Set(),
     tlsFault: false,
+    tlsConnections: 0, // TLS connections accepted (handshakes done), for the bench
     tlsFailures: 0,
     port: opts.port || 0,
   };
@@ -99,7 +100,7 @@ async function startEmulator(opts = {}) {
       emu.sockets.add(s);
       s.on('close', () => emu.sockets.delete(s));
     });
-    server.on('secureConnection', (s) => { emu.sockets.add(s); s.on('close', () => emu.sockets.delete(s)); });
+    server.on('secureConnection', (s) => { emu.tlsConnections++; emu.sockets.add(s); s.on('close', () => emu.sockets.delete(s)); });
     await new Promise((resolve, reject) => {
       server.once('error', reject);
       server.listen(emu.port, '127.0.0.1', () => { server.off('error', reject); resolve(); });

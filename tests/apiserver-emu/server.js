@@ -175,19 +175,51 @@ function parseJSONBody(ctx, what) {
 
 // --- main handler ----------------------------------------------------------------
 
+// A request target that WHATWG URL parsing leaves as it is: an origin-form
+// path of unreserved characters and slashes (no "." or ".." segment, no
+// leading "//", which URL would read as a host), then an optional query of
+// characters URL does not percent-encode; no fragment. Anything else goes
+// through `new URL`, whose normalization is the reference.
+const PLAIN_PATH = /^\/(?!\/)[A-Za-z0-9._~\-/]*$/;
+const DOT_SEGMENT = /(^|\/)\.\.?(\/|$)/;
+const PLAIN_QUERY = /^[A-Za-z0-9._~\-=&%+,:*!()/@$;]*$/;
+
+// parseTarget returns { pathname, query } of req.url as
+// `new URL(target, 'https://x')` and Object.fromEntries(searchParams) do,
+// without building a URL object for the common plain target.
+function parseTarget(target) {
+  const q = target.indexOf('?');
+  const path = q < 0 ? target : target.slice(0, q);
+  const search = q < 0 ? '' : target.slice(q + 1);
+  if (PLAIN_PATH.test(path) && !DOT_SEGMENT.test(path) && (search === '' || PLAIN_QUERY.test(search))) {
+    return { pathname: path, query: search === '' ? {} : Object.fromEntries(new URLSearchParams(search)) };
+  }
+  const url = new URL(target, 'https://x');
+  return { pathname: url.pathname, query: Object.fromEntries(url.searchParams) };
+}
+
+// A request without Content-Length or Transfer-Encoding has no body
+// (RFC 9112 6.3): nothing to wait for.
+function hasBody(req) {
+  const h = req.headers;
+  return h['transfer-encoding'] !== undefined || (h['content-length'] !== undefined && h['content-length'] !== '0');
+}
+
+const NO_BODY = Buffer.alloc(0);
+
 function createHandler(emu) {
   return async function handle(req, res) {
-    const url = new URL(req.url, 'https://x');
-    const query = Object.fromEntries(url.searchParams);
+    const { pathname, query } = parseTarget(req.url);
+    const url = { pathname };
     const entry = {
       id: ++emu.requestSeq, time: Date.now(), method: req.method, path: url.pathname, query, user: null,
       status: 0, durationMs: 0, body: undefined, watch: false, fault: null, userAgent: req.headers['user-agent'] || '',
     };
     emu.log.push(entry);
-    const ctx = { emu, req, res, url, query, entry, warnings: [], auditId: crypto.randomUUID(), rawBody: Buffer.alloc(0) };
+    const ctx = { emu, req, res, url, query, entry, warnings: [], auditId: crypto.randomUUID(), rawBody: NO_BODY };
     res.on('close', () => { entry.durationMs = Date.now() - entry.time; });
     try {
-      ctx.rawBody = await readBody(req);
+      if (hasBody(req)) ctx.rawBody = await readBody(req);
       if (ctx.rawBody.length) {
         const t = ctx.rawBody.toString('utf8');
         try { entry.body = JSON.parse(t); } catch { entry.body = t; }
@@ -769,10 +801,31 @@ function watchSlices(ctx, version, onlyName) {
 
 // --- resourceclaims ---------------------------------------------------------------------
 
+// The answer's JSON text of each stored claim, per version, kept until the
+// claim changes. Stored claims are replaced (addClaim, updateClaim) or get
+// a new resourceVersion, never edited in place otherwise, so the object and
+// its resourceVersion name the text.
+const claimTexts = new WeakMap();
+
+function claimText(version, c) {
+  const rv = c.metadata.resourceVersion;
+  let e = claimTexts.get(c);
+  if (!e || e.rv !== rv) {
+    e = { rv, byVersion: new Map() };
+    claimTexts.set(c, e);
+  }
+  let text = e.byVersion.get(version);
+  if (text === undefined) {
+    text = JSON.stringify(C.encodeClaim(version, c)) + '\n';
+    e.byVersion.set(version, text);
+  }
+  return text;
+}
+
 function getClaim(ctx, version, ns, name) {
   const c = ctx.emu.store.claims.get(`${ns}/${name}`);
   if (!c) throw new HttpError(E.notFound('resourceclaims', name));
-  send(ctx, 200, C.encodeClaim(version, c));
+  send(ctx, 200, claimText(version, c));
 }
 
 function listClaims(ctx, version, ns) {
@@ -786,4 +839,4 @@ function listClaims(ctx, version, ns) {
   });
 }
 
-module.exports = { createHandler, removeSlice, HttpError, LIFECYCLE };
+module.exports = { createHandler, removeSlice, HttpError, LIFECYCLE, parseTarget };

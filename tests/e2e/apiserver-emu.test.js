@@ -530,6 +530,53 @@ test('resourceclaims: allocated and unallocated, per-version shape, UID change',
   assert.equal(r.json.message, 'resourceclaims.resource.k8s.io "nope" not found');
 });
 
+test('resourceclaims: the kept answer follows every change of the claim, in every version', async () => {
+  emu34.addClaim({ namespace: 'ns1', name: 'kept', allocation: { results: [{ request: 'gpu', driver: 'gpu.example.com', pool: 'node-1', device: 'gpu-0' }] } });
+  const get = async (v = 'v1') => (await request(emu34, 'GET', `${G}/${v}/namespaces/ns1/resourceclaims/kept`)).json;
+  const first = await get();
+  assert.deepEqual(await get(), first);
+  assert.equal((await get('v1beta1')).apiVersion, 'resource.k8s.io/v1beta1');
+  emu34.updateClaim('ns1', 'kept', (c) => { c.status.reservedFor = [{ resource: 'pods', name: 'p', uid: 'u-1' }]; return c; });
+  let now = await get();
+  assert.deepEqual(now.status.reservedFor, [{ resource: 'pods', name: 'p', uid: 'u-1' }]);
+  assert.notEqual(now.metadata.resourceVersion, first.metadata.resourceVersion);
+  assert.deepEqual((await get('v1beta1')).status.reservedFor, now.status.reservedFor);
+  // A function that edits its copy and returns nothing: only the
+  // resourceVersion moves, and the answer shows it.
+  const rv = now.metadata.resourceVersion;
+  emu34.updateClaim('ns1', 'kept', (c) => { c.status = {}; });
+  now = await get();
+  assert.notEqual(now.metadata.resourceVersion, rv);
+  assert.equal(now.status.reservedFor.length, 1);
+  emu34.deallocateClaim('ns1', 'kept');
+  assert.deepEqual((await get()).status, { reservedFor: [{ resource: 'pods', name: 'p', uid: 'u-1' }] });
+  emu34.deleteClaim('ns1', 'kept');
+  assert.equal((await request(emu34, 'GET', `${G}/v1/namespaces/ns1/resourceclaims/kept`)).code, 404);
+  emu34.addClaim({ namespace: 'ns1', name: 'kept', uid: '99999999-2222-3333-4444-555555555555' });
+  assert.equal((await get()).metadata.uid, '99999999-2222-3333-4444-555555555555');
+});
+
+test('request targets: the quick parse reads every target as new URL does', () => {
+  const { parseTarget } = require('../apiserver-emu/server.js');
+  const viaURL = (t) => { const u = new URL(t, 'https://x'); return { pathname: u.pathname, query: Object.fromEntries(u.searchParams) }; };
+  const targets = [`${G}/v1/namespaces/a/resourceclaims/b`, `${G}/v1/namespaces/a/resourceclaims/b/`, '/', '//x/y', '/a//b', '/a/./b', '/a/../b',
+    '/a/.', '/a/..', '/.a/..b/...', '/a/%2e%2e/b', '/a/%2E/b', '/a\\b', '/a b', '/a"b', '/a<b>', '/a{b}', '/a`b', '/a#b', '/a?b#c', '/a?', '/a?&', '/a?x',
+    '/a?x=1&x=2', '/a?x=a+b', '/a?x=%20', '/a?x=%zz', '/a?x=%', '/a?%61=b', '/a?x=<y>', "/a?x='y'", '/a?x="y"', '/a?x=a%26b=c', '/a?=v', '/a?x==',
+    '/a?fieldSelector=spec.nodeName%3Dn,spec.driver!%3Dd', '/a?labelSelector=a+in+(x,y)', '/a?x=\u00e9', '/\u00e9', '/a?x=\t', '/a\t', '*', 'https://h/p?q=1',
+    '/a;b', '/a:b@c', '/a?x=a;b', '/%41', '/a~b_c-d.e'];
+  const chars = 'ab/.%2e?=&+#\\ ~-_;:@!$()*,\'"<>{}`|^[]\u00e9';
+  let seed = 17;
+  const rnd = (n) => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed % n; };
+  for (let i = 0; i < 3000; i++) {
+    let t = '/';
+    for (let k = rnd(12); k > 0; k--) t += chars[rnd(chars.length)];
+    targets.push(t);
+  }
+  // Targets URL cannot parse (such as "//[") fail the same way.
+  const outcome = (f, t) => { try { return f(t); } catch (e) { return `throws ${e.code}`; } };
+  for (const t of targets) assert.deepEqual(outcome(parseTarget, t), outcome(viaURL, t), `target ${JSON.stringify(t)}`);
+});
+
 test('fault injection: status codes with Retry-After, resets, delays, request log, rate check', async () => {
   emu34.resetLog();
   emu34.inject({ method: 'GET', path: `${G}/v1/resourceslices`, status: 429, retryAfter: 1, times: 2 });
