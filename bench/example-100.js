@@ -20,6 +20,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const { spawn } = require('node:child_process');
 const { exampleServer, treeCpuNs = () => 0 } = require('./example');
+const { Server, requestFile, loadgen: runLoadgen } = require('./run');
 const { proto } = require('../tests/kubelet-sim');
 const { newClient, rawUnary } = require('../tests/kubelet-sim/grpc-util');
 
@@ -28,23 +29,6 @@ const UNPREPARE = '/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NodeUnprepareResour
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const enc = (type, cs) => proto.encode(proto.typeName('v1', type), { claims: cs.map(({ namespace, name, uid }) => ({ namespace, name, uid })) });
 const p50 = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor((s.length - 1) / 2)]; };
-
-class Server {
-  constructor(name, binary, args, dir) {
-    Object.assign(this, { name, binary, dir, draSock: path.join(dir, 'dra.sock'), regSock: path.join(dir, 'reg.sock') });
-    this.args = args(this);
-  }
-
-  async awaitRegistrable() {
-    const reg = newClient(this.regSock);
-    for (let i = 0; i < 5000; i++) {
-      const r = await rawUnary(reg, '/pluginregistration.Registration/GetInfo', Buffer.alloc(0), 1000);
-      if (r.code === 0) break;
-      await sleep(2);
-    }
-    reg.close();
-  }
-}
 
 // CPU nanoseconds of this process (every thread) and of the claim
 // workers (bench/emu-claims.js).
@@ -58,6 +42,34 @@ function selfCpuNs(pids = []) {
     }
   }
   return ns;
+}
+
+// CPU nanoseconds of pid's process tree by process name (comm): the
+// nodeserver, supervisor and publisher apart.
+function byComm(pid) {
+  const kids = new Map();
+  const comm = new Map();
+  for (const d of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const st = fs.readFileSync(`/proc/${d}/stat`, 'utf8');
+      const pp = Number(st.slice(st.lastIndexOf(')') + 2).split(' ')[1]);
+      comm.set(Number(d), st.slice(st.indexOf('(') + 1, st.lastIndexOf(')')));
+      if (!kids.has(pp)) kids.set(pp, []);
+      kids.get(pp).push(Number(d));
+    } catch { /* gone */ }
+  }
+  const out = {};
+  for (const todo = [pid]; todo.length;) {
+    const p = todo.pop();
+    todo.push(...(kids.get(p) || []));
+    let tasks = [];
+    try { tasks = fs.readdirSync(`/proc/${p}/task`); } catch { /* gone */ }
+    for (const t of tasks) {
+      try { out[comm.get(p)] = (out[comm.get(p)] || 0) + Number(fs.readFileSync(`/proc/${p}/task/${t}/schedstat`, 'utf8').split(' ')[0]); } catch { /* gone */ }
+    }
+  }
+  return out;
 }
 
 function mainCpuNs() { return Number(fs.readFileSync(`/proc/self/task/${process.pid}/schedstat`, 'utf8').split(' ')[0]); }
@@ -98,7 +110,7 @@ async function checked(cl, method, type, cs) {
   if (!build) { console.error('usage: node bench/example-100.js BUILD [ROUNDS] [--cold] [--api-workers N]'); process.exit(2); }
   const rounds = Number(roundsStr || 10);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kp-e100-'));
-  const s = exampleServer(Server, dir, { concurrency: [8] }, { BUILD: build }, { name: 'ex', apiWorkers, ...(cold ? { warmGets: 0 } : {}) });
+  const s = exampleServer(Server, dir, { concurrency: [8] }, { BUILD: path.resolve(build), requestFile, loadgen: runLoadgen }, { name: 'ex', apiWorkers, ...(cold ? { warmGets: 0 } : {}) });
   await s.start();
   const e = s.env;
   const cl = newClient(s.draSock);
@@ -108,6 +120,7 @@ async function checked(cl, method, type, cs) {
   const spans = [];
   const mains = []; // CPU ms of the emulator's (this process's) main thread per timed call
   const lib = []; // CPU ms of the driver's process tree per timed call
+  const procs = []; // the same by process name
   const res = { one: [], hundred: [], known: [], cpu1: [], cpu100: [], cpuKnown: [] };
   try {
     // Warm-up: the publisher's connections, V8's code for the GET path.
@@ -120,6 +133,7 @@ async function checked(cl, method, type, cs) {
     }
     const timed = async (cs) => {
       const pids = e.front ? e.front.pids() : [];
+      const b0 = byComm(s.proc.pid);
       const t0 = treeCpuNs(s.proc.pid); // first: its /proc walk is not the emulator's
       const c0 = selfCpuNs(pids);
       const m0 = mainCpuNs();
@@ -135,6 +149,8 @@ async function checked(cl, method, type, cs) {
       const c1 = selfCpuNs(pids);
       mains.push((mainCpuNs() - m0) / 1e6);
       lib.push((treeCpuNs(s.proc.pid) - t0) / 1e6);
+      const b1 = byComm(s.proc.pid);
+      procs.push(Object.fromEntries(Object.keys(b1).map((k) => [k, (b1[k] - (b0[k] || 0)) / 1e6])));
       return [ms, (c1 - c0) / 1e6];
     };
     for (let r = 0; r < rounds; r++) {
@@ -167,6 +183,11 @@ async function checked(cl, method, type, cs) {
     p50: { knownMs: p50(res.known), oneMs: p50(res.one), hundredMs: p50(res.hundred), ratio: +(p50(res.hundred) / p50(res.one)).toFixed(2) },
     driverTreeCpu: { knownCallMs: p50(lib.filter((x, i) => i % 3 === 0)), oneCallMs: p50(lib.filter((x, i) => i % 3 === 1)), hundredCallMs: p50(lib.filter((x, i) => i % 3 === 2)) },
     emuMainThreadMs: { knownCall: p50(mains.filter((x, i) => i % 3 === 0)), oneCall: p50(mains.filter((x, i) => i % 3 === 1)), hundredCall: p50(mains.filter((x, i) => i % 3 === 2)) },
+    driverCpuByProcessMs: Object.fromEntries(['known', 'one', 'hundred'].map((n, j) => {
+      const calls = procs.filter((x, i) => i % 3 === j);
+      const names = [...new Set(calls.flatMap((x) => Object.keys(x)))];
+      return [n, Object.fromEntries(names.map((k) => [k, +p50(calls.map((x) => x[k] || 0)).toFixed(2)]))];
+    })),
     emuCpu: { knownCallMs: k, oneCallMs: p50(res.cpu1), hundredCallMs: p50(res.cpu100), perGetUs: +((p50(res.cpu100) - k) / 100 * 1000).toFixed(0) },
   }));
 })().catch((err) => { console.error(err); process.exit(1); });
