@@ -39,7 +39,9 @@ struct http_xfer {
 	const char		*method;
 	const char		*path;
 	const char		*body;
-	char			*token;		/* the bearer used; secret */
+	char			*auth;		/* its header line; secret */
+	size_t			 auth_len;	/* bytes of it to wipe */
+	char			*token;		/* in auth: the bearer used */
 	/* watch */
 	http_line_fn		 line_fn;
 	void			*user;
@@ -63,14 +65,13 @@ struct http_xfer {
 
 /* http.c */
 CURL	*http_handle_get(struct http_client *);
-void	 http_handle_put(struct http_client *, CURL *);
+void	 http_handle_put(struct http_client *, CURL *, int);
 int	 http_buf_add(struct http_xfer *, const char *, size_t);
 void	 http_xfer_reset(struct http_xfer *);
 int	 http_xfer_run(struct http_xfer *);
 
 /* http_auth.c */
-int	 http_auth_header(struct http_xfer *, struct curl_slist **);
-void	 http_headers_free(struct curl_slist *);
+int	 http_auth_header(struct http_xfer *, const char **);
 int	 http_token_changed(struct http_xfer *);
 int	 http_tls_name(struct http_client *, const char *, const char *);
 void	 http_set_tls(struct http_client *, CURL *);
