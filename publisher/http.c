@@ -37,6 +37,7 @@
  * http_watch.c: watch streams.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -472,16 +473,24 @@ set_options(struct http_xfer *x, const char *url, struct curl_slist *hdrs)
 		curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, x->method);
 }
 
+/* Zero x but its auth buffer (nothing in it yet); method, path borrowed. */
+void
+http_xfer_init(struct http_xfer *x, struct http_client *c,
+    const char *method, const char *path)
+{
+	memset(x, 0, offsetof(struct http_xfer, auth));
+	x->c = c;
+	x->method = method;
+	x->path = path;
+}
+
 /* Wipe and drop what one attempt left; keep the handle. */
 void
 http_xfer_reset(struct http_xfer *x)
 {
-	if (x->auth != NULL) {
-		explicit_bzero(x->auth, x->auth_len);
-		free(x->auth);
-		x->auth = x->token = NULL;
-		x->auth_len = 0;
-	}
+	explicit_bzero(x->auth, x->auth_len);
+	x->auth_len = 0;
+	x->token = NULL;
 	free(x->buf);
 	x->buf = NULL;
 	x->len = x->cap = 0;
@@ -647,10 +656,7 @@ http_request_within(struct http_client *c, const char *method,
 
 	memset(resp, 0, sizeof(*resp));
 	resp->retry_after_s = -1;
-	memset(&x, 0, sizeof(x));
-	x.c = c;
-	x.method = method;
-	x.path = path;
+	http_xfer_init(&x, c, method, path);
 	x.body = body;
 	x.budget_s = budget_s;
 	x.max_body = max;

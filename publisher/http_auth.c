@@ -12,8 +12,6 @@
 
 #include "publisher/http_int.h"
 
-#define AUTH_PREFIX	"Authorization: Bearer "
-
 /*
  * The Authorization header line in x->auth (x->token is the bearer in it),
  * *line pointing there, or NULL without a token; x->errbuf set on failure.
@@ -22,15 +20,14 @@
 int
 http_auth_header(struct http_xfer *x, const char **line)
 {
-	size_t	 pre = sizeof(AUTH_PREFIX) - 1;
+	size_t	 pre = sizeof(HTTP_AUTH_PREFIX) - 1;
 	int	 r;
 
 	*line = NULL;
-	/* Not calloc: kcfg_bearer() writes the token and its NUL, and only
-	 * those bytes are wiped again. */
-	if ((x->auth = malloc(pre + HTTP_TOKEN_MAX)) == NULL)
-		return (KP_ENOMEM);
-	memcpy(x->auth, AUTH_PREFIX, pre);
+	/* kcfg_bearer() writes the token and its NUL, and only those bytes
+	 * are wiped again. */
+	memcpy(x->auth, HTTP_AUTH_PREFIX, pre);
+	x->auth_len = pre;
 	x->token = x->auth + pre;
 	if ((r = kcfg_bearer(x->c->cfg, x->token, HTTP_TOKEN_MAX)) != 0) {
 		/* kcfg_bearer() wiped what it had written. */

@@ -106,10 +106,7 @@ http_watch(struct http_client *c, const char *path, http_line_fn fn,
 	int			 r;
 
 	err[0] = '\0';
-	memset(&x, 0, sizeof(x));
-	x.c = c;
-	x.method = "GET";
-	x.path = path;
+	http_xfer_init(&x, c, "GET", path);
 	x.line_fn = fn;
 	x.user = user;
 	x.stop = stop;
