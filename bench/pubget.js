@@ -10,10 +10,14 @@
 //   100 new claims in one call (the CDI budget refilled between calls):
 //   p50 and p90, the publisher's CPU per GET
 // and with --perf DIR, for each build: perf record (DWARF call graphs)
-// of the publisher over 10 calls of 100 new claims and over 40 calls of
-// one, perf trace of the publisher around one call of one new claim.
+// of the publisher (--perf-event EV: of EV, not cpu-clock at 9999 Hz)
+// over 10 calls of 100 new claims and over 40 calls of
+// one, perf trace of the publisher around one call of one new claim; and
+// with --stat EVENTS (perf stat -e, e.g. context-switches or uprobes on
+// libc's malloc: exact counts where CPU time is noise), the publisher's
+// counts per GET over 5 calls of 100 new claims and 40 calls of one.
 // Run as root:
-//   node bench/pubget.js [--single N] [--hundred N] [--perf DIR] NAME=BUILD...
+//   node bench/pubget.js [--single N] [--hundred N] [--perf DIR] [--stat EVENTS] NAME=BUILD...
 // e.g. node bench/pubget.js before=../main-before/build after=build
 const path = require('node:path');
 const fs = require('node:fs');
@@ -36,18 +40,20 @@ const pct = (xs, p) => {
 };
 
 function parse(argv) {
-  const o = { single: 40, hundred: 20, perf: null, builds: [] };
+  const o = { single: 40, hundred: 20, perf: null, perfEvent: null, stat: null, builds: [] };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--single') o.single = Number(argv[++i]);
     else if (a === '--hundred') o.hundred = Number(argv[++i]);
     else if (a === '--perf') o.perf = argv[++i];
+    else if (a === '--stat') o.stat = argv[++i];
+    else if (a === '--perf-event') o.perfEvent = argv[++i];
     else if (/^[\w@.-]+=/.test(a)) {
       const [name, build] = [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)];
       o.builds.push({ name, build: path.resolve(build) });
-    } else throw new Error(`usage: node bench/pubget.js [--single N] [--hundred N] [--perf DIR] NAME=BUILD...; not ${a}`);
+    } else throw new Error(`usage: node bench/pubget.js [--single N] [--hundred N] [--perf DIR] [--stat EVENTS] NAME=BUILD...; not ${a}`);
   }
-  if (!o.builds.length) throw new Error('usage: node bench/pubget.js [--single N] [--hundred N] [--perf DIR] NAME=BUILD...');
+  if (!o.builds.length) throw new Error('usage: node bench/pubget.js [--single N] [--hundred N] [--perf DIR] [--stat EVENTS] NAME=BUILD...');
   return o;
 }
 
@@ -92,6 +98,18 @@ async function attached(cmd, args, fn) {
   await new Promise((r) => p.on('close', r));
 }
 
+// perf stat -e events on the publisher around fn(): {event: count / per}.
+async function counted(s, events, per, fn) {
+  const out = path.join(s.dir, 'stat.csv');
+  await attached('perf', ['stat', '-x', ',', '-o', out, '-e', events, '-p', String(s.pub)], fn);
+  const r = {};
+  for (const l of fs.readFileSync(out, 'utf8').split('\n')) {
+    const f = l.split(',');
+    if (f.length > 3 && /^\d/.test(f[0])) r[f[2]] = Number(f[0]) / per;
+  }
+  return r;
+}
+
 (async () => {
   const o = parse(process.argv.slice(2));
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'kp-pubget-'));
@@ -128,10 +146,23 @@ async function attached(cmd, args, fn) {
       console.log(`${s.name.padEnd(10)} ${f(s.single, 'ms').padEnd(20)} ${pct(s.single.map((x) => x.us), 0.5).toFixed(1).padEnd(20)} `
         + `${f(s.hundred, 'ms').padEnd(22)} ${pct(per, 0.5).toFixed(1)} (${Math.min(...per).toFixed(1)}-${Math.max(...per).toFixed(1)})`);
     }
+    if (o.stat) {
+      for (const s of servers) {
+        const h = await counted(s, o.stat, 500, async () => { for (let i = 0; i < 5; i++) await hundred(s, 'stat'); });
+        const one = await counted(s, o.stat, 40, async () => {
+          for (let i = 0; i < 40; i++) {
+            await call(s, s.env.claims(1, 'stat1'));
+            await sleep(CDI_MS + 5);
+          }
+        });
+        for (const [k, v] of Object.entries(h)) console.log(`${s.name}: ${k} per GET: ${v.toFixed(1)} (100 claims a call), ${(one[k] || 0).toFixed(1)} (1 claim a call)`);
+      }
+    }
     if (o.perf) {
       fs.mkdirSync(o.perf, { recursive: true });
       for (const s of servers) {
-        await attached('perf', ['record', '-F', '9999', '--call-graph', 'dwarf,16384', '-o', path.join(o.perf, `${s.name}.perf.data`), '-p', String(s.pub)], async () => {
+        const ev = o.perfEvent ? ['-e', o.perfEvent] : ['-F', '9999'];
+        await attached('perf', ['record', ...ev, '--call-graph', 'dwarf,16384', '-o', path.join(o.perf, `${s.name}.perf.data`), '-p', String(s.pub)], async () => {
           for (let i = 0; i < 10; i++) await hundred(s, 'perf');
         });
         await attached('perf', ['record', '-F', '9999', '--call-graph', 'dwarf,16384', '-o', path.join(o.perf, `${s.name}.single.perf.data`), '-p', String(s.pub)], async () => {
