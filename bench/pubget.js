@@ -119,7 +119,7 @@ async function counted(s, events, per, fn) {
     for (const { name, build } of o.builds) {
       const dir = path.join(tmp, name);
       fs.mkdirSync(dir);
-      const s = exampleServer(Server, dir, { concurrency: [8] }, { BUILD: build }, { name });
+      const s = exampleServer(Server, dir, null, { BUILD: build }, { name });
       servers.push(s);
       await s.start();
       s.pub = tree(s.proc.pid).find((p) => comm(p) === 'kp-publisher');
