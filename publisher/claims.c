@@ -4,7 +4,8 @@
  *
  * Result codes in reply->result: 0; KP_ENOENT "claim ns/name not found"
  * (404) or "claim ns/name got replaced" (another UID); KP_EINVAL "claim
- * ns/name not allocated"; KP_EKUBE any other API or transport error, with
+ * ns/name not allocated" (or ": name too long", which a ClaimGet that
+ * passed ipc/check.c cannot be); KP_EKUBE any other API or transport error, with
  * the Status message; KP_EPROTO a body that is not a ResourceClaim;
  * KP_ENOMEM.
  */

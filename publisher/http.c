@@ -37,8 +37,8 @@
  * http_watch.c: watch streams.
  */
 #include <errno.h>
-#include <stddef.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
