@@ -4,7 +4,8 @@
  *
  * Result codes in reply->result: 0; KP_ENOENT "claim ns/name not found"
  * (404) or "claim ns/name got replaced" (another UID); KP_EINVAL "claim
- * ns/name not allocated"; KP_EKUBE any other API or transport error, with
+ * ns/name not allocated" (or ": name too long", which a ClaimGet that
+ * passed ipc/check.c cannot be); KP_EKUBE any other API or transport error, with
  * the Status message; KP_EPROTO a body that is not a ResourceClaim;
  * KP_ENOMEM.
  */
@@ -24,9 +25,7 @@ set_result(Kpipc__ClaimReply *r, int code, const Kpipc__ClaimGet *g,
 	Kpipc__Result	*res;
 	char		 buf[KP_ERROR_SIZE];
 
-	if (code == 0)
-		buf[0] = '\0';
-	else
+	if (code != 0)
 		snprintf(buf, sizeof(buf), "claim %s/%s%s", g->namespace_,
 		    g->name, what);
 	if (r->result == NULL) {
@@ -37,23 +36,53 @@ set_result(Kpipc__ClaimReply *r, int code, const Kpipc__ClaimGet *g,
 	} else if (r->result->message != protobuf_c_empty_string)
 		free(r->result->message);
 	r->result->code = code;
-	if ((r->result->message = strdup(buf)) == NULL) {
+	r->result->message = (char *)protobuf_c_empty_string;
+	if (code != 0 && (r->result->message = strdup(buf)) == NULL) {
 		r->result->message = (char *)protobuf_c_empty_string;
 		return (KP_ENOMEM);
 	}
 	return (code);
 }
 
-static char *
-dup_str(const json_t *o, const char *k)
-{
-	const char	*s = json_string_value(json_object_get(o, k));
+/* A result's request, pool and device ("" when absent or not strings). */
+struct result_strs {
+	const char	*s[3];
+	size_t		 len[3];
+};
 
-	return (strdup(s != NULL ? s : ""));
+static const char *const result_keys[3] = { "request", "pool", "device" };
+static const size_t result_max[3] = { KP_IPC_MAX_REQUEST, KP_IPC_MAX_POOL,
+    KP_IPC_MAX_DEVICE };
+
+static void
+result_strs(const json_t *res, struct result_strs *rs)
+{
+	const json_t	*v;
+	size_t		 k;
+
+	for (k = 0; k < 3; k++) {
+		v = json_object_get(res, result_keys[k]);
+		if ((rs->s[k] = json_string_value(v)) == NULL)
+			rs->s[k] = "";
+		rs->len[k] = strlen(rs->s[k]);
+	}
+}
+
+static char *
+dup_len(const char *s, size_t len)
+{
+	char	*d;
+
+	if ((d = malloc(len + 1)) != NULL) {
+		memcpy(d, s, len);
+		d[len] = '\0';
+	}
+	return (d);
 }
 
 static int
-add_result(Kpipc__ClaimReply *r, const json_t *res)
+add_result(Kpipc__ClaimReply *r, const json_t *res,
+    const struct result_strs *rs)
 {
 	Kpipc__AllocatedDevice	**nv, *d;
 
@@ -64,9 +93,9 @@ add_result(Kpipc__ClaimReply *r, const json_t *res)
 	if ((d = malloc(sizeof(*d))) == NULL)
 		return (KP_ENOMEM);
 	kpipc__allocated_device__init(d);
-	d->request = dup_str(res, "request");
-	d->pool = dup_str(res, "pool");
-	d->device = dup_str(res, "device");
+	d->request = dup_len(rs->s[0], rs->len[0]);
+	d->pool = dup_len(rs->s[1], rs->len[1]);
+	d->device = dup_len(rs->s[2], rs->len[2]);
 	d->admin_access = json_is_true(json_object_get(res, "adminAccess"));
 	r->results[r->n_results++] = d;
 	if (d->request == NULL || d->pool == NULL || d->device == NULL)
@@ -74,53 +103,44 @@ add_result(Kpipc__ClaimReply *r, const json_t *res)
 	return (0);
 }
 
-static size_t
-str_len(const json_t *o, const char *k)
-{
-	const char	*s = json_string_value(json_object_get(o, k));
-
-	return (s != NULL ? strlen(s) : 0);
-}
-
 /* Why allocation result i cannot be passed on, or NULL. */
 static const char *
-result_invalid(const Kpipc__ClaimReply *r, const json_t *res, size_t i)
+result_invalid(const Kpipc__ClaimReply *r, const struct result_strs *rs,
+    size_t i)
 {
 	static __thread char	 why[128];
+	size_t			 k;
 
-	if (r->n_results >= KP_IPC_MAX_RESULTS)
+	if (r->n_results >= KP_IPC_MAX_RESULTS) {
 		snprintf(why, sizeof(why), ": more than %d allocation "
 		    "results", KP_IPC_MAX_RESULTS);
-	else if (str_len(res, "request") > KP_IPC_MAX_REQUEST)
-		snprintf(why, sizeof(why), ": results[%zu].request longer "
-		    "than %d bytes", i, KP_IPC_MAX_REQUEST);
-	else if (str_len(res, "pool") > KP_IPC_MAX_POOL)
-		snprintf(why, sizeof(why), ": results[%zu].pool longer than "
-		    "%d bytes", i, KP_IPC_MAX_POOL);
-	else if (str_len(res, "device") > KP_IPC_MAX_DEVICE)
-		snprintf(why, sizeof(why), ": results[%zu].device longer "
-		    "than %d bytes", i, KP_IPC_MAX_DEVICE);
-	else
-		return (NULL);
-	return (why);
+		return (why);
+	}
+	for (k = 0; k < 3; k++)
+		if (rs->len[k] > result_max[k]) {
+			snprintf(why, sizeof(why), ": results[%zu].%s longer "
+			    "than %zu bytes", i, result_keys[k], result_max[k]);
+			return (why);
+		}
+	return (NULL);
 }
 
 /* The opaque configs for this driver, as [{source, requests, parameters}]. */
 static char *
 configs_json(const json_t *config, const char *driver)
 {
-	json_t		*out, *c, *op, *e, *x;
+	json_t		*out = NULL, *c, *op, *e, *x;
 	const char	*d;
 	char		*s;
 	size_t		 i;
 
-	if ((out = json_array()) == NULL)
-		return (NULL);
 	json_array_foreach(config, i, c) {
 		op = json_object_get(c, "opaque");
 		d = json_string_value(json_object_get(op, "driver"));
 		if (d == NULL || strcmp(d, driver) != 0)
 			continue;
+		if (out == NULL && (out = json_array()) == NULL)
+			return (NULL);
 		if ((e = json_object()) == NULL)
 			goto fail;
 		if ((x = json_object_get(c, "source")) != NULL)
@@ -133,6 +153,9 @@ configs_json(const json_t *config, const char *driver)
 		if (json_array_append_new(out, e) != 0)
 			goto fail;
 	}
+	/* None for this driver, the usual case: what the dump would be. */
+	if (out == NULL)
+		return (strdup("[]"));
 	s = json_dumps(out, JSON_COMPACT);
 	json_decref(out);
 	return (s);
@@ -149,10 +172,11 @@ int
 claims_parse(const char *body, const char *driver, const Kpipc__ClaimGet *g,
     Kpipc__ClaimReply *r)
 {
-	json_t		*o, *alloc, *devs, *res;
-	const char	*uid, *d, *what, *pc;
-	size_t		 i;
-	int		 rc = 0;
+	json_t			*o, *alloc, *devs, *res;
+	const char		*uid, *d, *what, *pc;
+	struct result_strs	 rs;
+	size_t			 i;
+	int			 rc = 0;
 
 	r->id = g->id;
 	if (body == NULL || (o = json_loads(body, 0, NULL)) == NULL ||
@@ -190,11 +214,12 @@ claims_parse(const char *body, const char *driver, const Kpipc__ClaimGet *g,
 			continue;
 		/* What the supervisor would refuse is an API error here,
 		 * not a reason to get the publisher killed. */
-		if ((what = result_invalid(r, res, i)) != NULL) {
+		result_strs(res, &rs);
+		if ((what = result_invalid(r, &rs, i)) != NULL) {
 			json_decref(o);
 			return (set_result(r, KP_EKUBE, g, what));
 		}
-		if ((rc = add_result(r, res)) != 0)
+		if ((rc = add_result(r, res, &rs)) != 0)
 			break;
 	}
 	if (rc == 0) {
@@ -220,6 +245,36 @@ claims_parse(const char *body, const char *driver, const Kpipc__ClaimGet *g,
 	return (set_result(r, 0, g, ""));
 }
 
+/* What http_escape() (curl_easy_escape) leaves as it is. */
+#define UNRESERVED	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz" \
+			"0123456789-._~"
+/* "/apis/<group/version>/namespaces/<ns>/resourceclaims/<name>" with a
+ * label (63) and a subdomain (253, ipc/check.c), each percent-encoded at
+ * worst (3 bytes a byte), fits. */
+#define CLAIM_PATH_MAX	1024
+
+/* Append s to the path, percent-encoded when it needs it (a checked name
+ * never does: no allocation then). KP_ENOMEM, or KP_EINVAL over size. */
+static int
+path_add(char *b, size_t size, size_t *len, const char *s, int escape)
+{
+	char	*e = NULL;
+	size_t	 n;
+	int	 r = 0;
+
+	if (escape && s[strspn(s, UNRESERVED)] != '\0' &&
+	    (s = e = http_escape(s)) == NULL)
+		return (KP_ENOMEM);
+	if ((n = strlen(s)) >= size - *len)
+		r = KP_EINVAL;
+	else {
+		memcpy(b + *len, s, n + 1);
+		*len += n;
+	}
+	free(e);
+	return (r);
+}
+
 /*
  * Exactly one GET of namespaces/<ns>/resourceclaims/<name> in version v.
  * reply (initialised by the caller, KPIPC__CLAIM_REPLY__INIT) gets id,
@@ -231,27 +286,26 @@ claims_get(struct http_client *http, enum kube_version v, const char *driver,
     const Kpipc__ClaimGet *g, Kpipc__ClaimReply *r)
 {
 	struct http_response	 resp;
-	char			*ns, *name, *path = NULL, *m;
+	char			 path[CLAIM_PATH_MAX], *m;
 	char			 what[KP_ERROR_SIZE];
+	size_t			 len = 0;
 	int			 rc;
 
 	r->id = g->id;
-	ns = http_escape(g->namespace_);
-	name = http_escape(g->name);
-	if (ns == NULL || name == NULL || asprintf(&path,
-	    "/apis/%s/namespaces/%s/resourceclaims/%s", conv_api_version(v),
-	    ns, name) == -1) {
-		free(ns);
-		free(name);
-		return (set_result(r, KP_ENOMEM, g, ": out of memory"));
-	}
-	free(ns);
-	free(name);
+	if ((rc = path_add(path, sizeof(path), &len, "/apis/", 0)) != 0 ||
+	    (rc = path_add(path, sizeof(path), &len, conv_api_version(v),
+	    0)) != 0 ||
+	    (rc = path_add(path, sizeof(path), &len, "/namespaces/", 0)) != 0 ||
+	    (rc = path_add(path, sizeof(path), &len, g->namespace_, 1)) != 0 ||
+	    (rc = path_add(path, sizeof(path), &len, "/resourceclaims/",
+	    0)) != 0 ||
+	    (rc = path_add(path, sizeof(path), &len, g->name, 1)) != 0)
+		return (set_result(r, rc, g, rc == KP_ENOMEM ?
+		    ": out of memory" : ": name too long"));
 	memset(&resp, 0, sizeof(resp));
 	/* Well within kubelet's 45 s: the nodeserver still answers. */
 	rc = http_request_within(http, "GET", path, NULL, HTTP_MAX_OBJECT,
 	    KP_CLAIM_BUDGET_S, &resp);
-	free(path);
 	if (resp.status == 200)
 		rc = claims_parse(resp.body, driver, g, r);
 	else if (resp.status == 404)

@@ -6,9 +6,14 @@
  * default), Retry-After on 429 and 5xx (at most 10 retries), one retry
  * with a re-read token after a 401, and the Warning header logged at V(2).
  *
- * Threads: each call takes an easy handle from a small pool and gives it
- * back reset (curl_easy_reset keeps the handle's live connection and its
- * CA store cache); a handle is only ever used by one thread at a time.
+ * Threads: each call takes an easy handle from a small pool of its
+ * client and gives it back; a handle is only ever used by one thread at a
+ * time. A handle keeps the client's fixed options (TLS, share, proxy,
+ * callbacks: set once, marked by CURLOPT_PRIVATE pointing at the client)
+ * after a plain GET, which sets everything it varies (URL, headers,
+ * timeout, method) itself; after a watch or a request with a body it
+ * goes back reset (curl_easy_reset keeps the live connection and the CA
+ * store cache) and is configured anew on its next use.
  * Every handle of the process (all clients) is in one share handle for
  * TLS sessions and DNS: a handle's first connection, or one the server
  * closed while idle, resumes a session another handle made (no server
@@ -33,6 +38,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -288,10 +294,18 @@ http_handle_get(struct http_client *c)
 	return (h != NULL ? h : curl_easy_init());
 }
 
+/* keep: the transfer was a plain GET (see the top of the file). */
 void
-http_handle_put(struct http_client *c, CURL *h)
+http_handle_put(struct http_client *c, CURL *h, int keep)
 {
-	curl_easy_reset(h);
+	if (keep) {
+		/* The transfer's own buffers and callback data were on its
+		 * stack; nothing may point there once it returned. */
+		curl_easy_setopt(h, CURLOPT_ERRORBUFFER, NULL);
+		curl_easy_setopt(h, CURLOPT_WRITEDATA, NULL);
+		curl_easy_setopt(h, CURLOPT_HEADERDATA, NULL);
+	} else
+		curl_easy_reset(h);
 	pthread_mutex_lock(&c->lock);
 	if (c->nidle < HTTP_POOL) {
 		c->idle[c->nidle++] = h;
@@ -383,13 +397,19 @@ on_header(char *p, size_t size, size_t n, void *arg)
 
 /* --- one exchange ---------------------------------------------------- */
 
-static void
-set_options(struct http_xfer *x, char *url, struct curl_slist *hdrs)
+/* A GET without a body and not a watch: the only kind that keeps a
+ * configured handle (the top of the file). */
+static int
+xfer_plain(const struct http_xfer *x)
 {
-	struct http_client	*c = x->c;
-	CURL			*h = x->h;
+	return (x->line_fn == NULL && x->body == NULL &&
+	    strcmp(x->method, "GET") == 0);
+}
 
-	curl_easy_setopt(h, CURLOPT_URL, url);
+/* What every request of client c has: once per handle (or after a reset). */
+static void
+set_fixed(struct http_client *c, CURL *h)
+{
 	if (share != NULL)
 		curl_easy_setopt(h, CURLOPT_SHARE, share);
 #if LIBCURL_VERSION_NUM >= 0x075500
@@ -399,9 +419,7 @@ set_options(struct http_xfer *x, char *url, struct curl_slist *hdrs)
 	    CURLPROTO_HTTP));
 #endif
 	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, x->errbuf);
 	curl_easy_setopt(h, CURLOPT_USERAGENT, c->ua);
-	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
 	curl_easy_setopt(h, CURLOPT_PROXY, c->cfg->proxy_url != NULL ?
 	    c->cfg->proxy_url : "");
 	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, (long)HTTP_CONNECT_TIMEOUT_S);
@@ -412,10 +430,32 @@ set_options(struct http_xfer *x, char *url, struct curl_slist *hdrs)
 	curl_easy_setopt(h, CURLOPT_TCP_KEEPIDLE, 30L);
 	curl_easy_setopt(h, CURLOPT_TCP_KEEPINTVL, 10L);
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, x);
 	curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
-	curl_easy_setopt(h, CURLOPT_HEADERDATA, x);
 	http_set_tls(c, h);
+	curl_easy_setopt(h, CURLOPT_PRIVATE, (void *)c);
+}
+
+static void
+set_options(struct http_xfer *x, const char *url, struct curl_slist *hdrs)
+{
+	struct http_client	*c = x->c;
+	CURL			*h = x->h;
+	char			*priv = NULL;
+
+	if (curl_easy_getinfo(h, CURLINFO_PRIVATE, &priv) != CURLE_OK)
+		priv = NULL;
+	/* Only a plain GET runs on what the last one left. */
+	if (priv == (char *)c && !xfer_plain(x)) {
+		curl_easy_reset(h);
+		priv = NULL;
+	}
+	if (priv != (char *)c)
+		set_fixed(c, h);
+	curl_easy_setopt(h, CURLOPT_URL, url);
+	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, x->errbuf);
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, x);
+	curl_easy_setopt(h, CURLOPT_HEADERDATA, x);
 	if (x->line_fn != NULL)
 		http_watch_options(x);
 	else
@@ -433,15 +473,24 @@ set_options(struct http_xfer *x, char *url, struct curl_slist *hdrs)
 		curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, x->method);
 }
 
+/* Zero x but its auth buffer (nothing in it yet); method, path borrowed. */
+void
+http_xfer_init(struct http_xfer *x, struct http_client *c,
+    const char *method, const char *path)
+{
+	memset(x, 0, offsetof(struct http_xfer, auth));
+	x->c = c;
+	x->method = method;
+	x->path = path;
+}
+
 /* Wipe and drop what one attempt left; keep the handle. */
 void
 http_xfer_reset(struct http_xfer *x)
 {
-	if (x->token != NULL) {
-		explicit_bzero(x->token, HTTP_TOKEN_MAX);
-		free(x->token);
-		x->token = NULL;
-	}
+	explicit_bzero(x->auth, x->auth_len);
+	x->auth_len = 0;
+	x->token = NULL;
 	free(x->buf);
 	x->buf = NULL;
 	x->len = x->cap = 0;
@@ -453,17 +502,6 @@ http_xfer_reset(struct http_xfer *x)
 	x->errbuf[0] = '\0';
 }
 
-static int
-hdr_add(struct curl_slist **l, const char *line)
-{
-	struct curl_slist	*n;
-
-	if ((n = curl_slist_append(*l, line)) == NULL)
-		return (KP_ENOMEM);
-	*l = n;
-	return (0);
-}
-
 /*
  * Perform one attempt. Returns 0 when a response came (x->status), or an
  * error with x->errbuf filled (curl's own message).
@@ -471,32 +509,45 @@ hdr_add(struct curl_slist **l, const char *line)
 static int
 xfer_once(struct http_xfer *x)
 {
-	struct curl_slist	*hdrs = NULL;
-	char			*url = NULL;
+	/* The header list on the stack: curl only reads it, and nothing
+	 * but the Authorization line (wiped with x->auth) is secret. */
+	struct curl_slist	 hdr[5];
+	char			 url_buf[512], *url = url_buf, *url_heap = NULL;
+	const char		*auth;
+	size_t			 n = 0, i, blen = strlen(x->c->base);
+	size_t			 plen = strlen(x->path);
 	int			 r;
 
 	http_xfer_reset(x);
-	if (asprintf(&url, "%s%s", x->c->base, x->path) == -1)
+	if (blen + plen < sizeof(url_buf)) {
+		memcpy(url_buf, x->c->base, blen);
+		memcpy(url_buf + blen, x->path, plen + 1);
+	} else if (asprintf(&url_heap, "%s%s", x->c->base, x->path) == -1)
 		return (KP_ENOMEM);
-	if ((r = http_auth_header(x, &hdrs)) == 0 &&
-	    (r = hdr_add(&hdrs, "Accept: application/json")) == 0 &&
-	    (r = hdr_add(&hdrs, "Expect:")) == 0 &&
-	    (x->body == NULL || (r = hdr_add(&hdrs,
-	    strcmp(x->method, "PATCH") == 0 ?
-	    "Content-Type: application/merge-patch+json" :
-	    "Content-Type: application/json")) == 0) &&
-	    (x->c->host_hdr == NULL ||
-	    (r = hdr_add(&hdrs, x->c->host_hdr)) == 0)) {
+	else
+		url = url_heap;
+	if ((r = http_auth_header(x, &auth)) == 0) {
+		if (auth != NULL)
+			hdr[n++].data = (char *)auth;
+		hdr[n++].data = (char *)"Accept: application/json";
+		hdr[n++].data = (char *)"Expect:";
+		if (x->body != NULL)
+			hdr[n++].data = strcmp(x->method, "PATCH") == 0 ?
+			    (char *)"Content-Type: application/merge-patch+json" :
+			    (char *)"Content-Type: application/json";
+		if (x->c->host_hdr != NULL)
+			hdr[n++].data = x->c->host_hdr;
+		for (i = 0; i < n; i++)
+			hdr[i].next = i + 1 < n ? &hdr[i + 1] : NULL;
 		x->max = x->max_body;
-		set_options(x, url, hdrs);
+		set_options(x, url, hdr);
 		x->cc = curl_easy_perform(x->h);
 		curl_easy_getinfo(x->h, CURLINFO_RESPONSE_CODE, &x->status);
 		curl_easy_setopt(x->h, CURLOPT_HTTPHEADER, NULL);
 		pub_stats_api(x->method, x->cc == CURLE_OK ||
 		    x->stopped ? x->status : 0);
 	}
-	http_headers_free(hdrs);
-	free(url);
+	free(url_heap);
 	if (r != 0 && x->errbuf[0] == '\0')
 		snprintf(x->errbuf, sizeof(x->errbuf), "%s", kp_strerror(r));
 	if (r != 0 || x->cc == CURLE_OK || (x->stopped && x->line_fn != NULL))
@@ -601,15 +652,11 @@ http_request_within(struct http_client *c, const char *method,
     struct http_response *resp)
 {
 	struct http_xfer	 x;
-	char			 what[96];
 	int			 r;
 
 	memset(resp, 0, sizeof(*resp));
 	resp->retry_after_s = -1;
-	memset(&x, 0, sizeof(x));
-	x.c = c;
-	x.method = method;
-	x.path = path;
+	http_xfer_init(&x, c, method, path);
 	x.body = body;
 	x.budget_s = budget_s;
 	x.max_body = max;
@@ -619,8 +666,7 @@ http_request_within(struct http_client *c, const char *method,
 		return (KP_ENOMEM);
 	}
 	r = http_xfer_run(&x);
-	snprintf(what, sizeof(what), "%s %.80s", method, path);
-	if (r == 0 && json_guard(x.buf, x.len, what, x.errbuf,
+	if (r == 0 && json_guard(x.buf, x.len, method, path, x.errbuf,
 	    sizeof(x.errbuf)) != 0) {
 		r = KP_EIO;
 		x.status = 0;
@@ -637,7 +683,7 @@ http_request_within(struct http_client *c, const char *method,
 			r = KP_ENOMEM;
 	}
 	http_xfer_reset(&x);
-	http_handle_put(c, x.h);
+	http_handle_put(c, x.h, xfer_plain(&x));
 	return (r);
 }
 

@@ -12,45 +12,33 @@
 
 #include "publisher/http_int.h"
 
-/* The Authorization header, or NULL for none; *err set on failure. */
+/*
+ * The Authorization header line in x->auth (x->token is the bearer in it),
+ * *line pointing there, or NULL without a token; x->errbuf set on failure.
+ * http_xfer_reset() wipes it.
+ */
 int
-http_auth_header(struct http_xfer *x, struct curl_slist **hdrs)
+http_auth_header(struct http_xfer *x, const char **line)
 {
-	struct curl_slist	*n;
-	char			*line;
-	size_t			 len;
-	int			 r;
+	size_t	 pre = sizeof(HTTP_AUTH_PREFIX) - 1;
+	int	 r;
 
-	if ((x->token = calloc(1, HTTP_TOKEN_MAX)) == NULL)
-		return (KP_ENOMEM);
+	*line = NULL;
+	/* kcfg_bearer() writes the token and its NUL, and only those bytes
+	 * are wiped again. */
+	memcpy(x->auth, HTTP_AUTH_PREFIX, pre);
+	x->auth_len = pre;
+	x->token = x->auth + pre;
 	if ((r = kcfg_bearer(x->c->cfg, x->token, HTTP_TOKEN_MAX)) != 0) {
+		/* kcfg_bearer() wiped what it had written. */
 		snprintf(x->errbuf, sizeof(x->errbuf), "bearer token longer "
 		    "than %d bytes", HTTP_TOKEN_MAX - 1);
 		return (r);
 	}
-	if (x->token[0] == '\0')
-		return (0);
-	len = strlen(x->token) + sizeof("Authorization: Bearer ");
-	if ((line = malloc(len)) == NULL)
-		return (KP_ENOMEM);
-	snprintf(line, len, "Authorization: Bearer %s", x->token);
-	n = curl_slist_append(*hdrs, line);
-	explicit_bzero(line, len);
-	free(line);
-	if (n == NULL)
-		return (KP_ENOMEM);
-	*hdrs = n;
+	x->auth_len = pre + strlen(x->token) + 1;
+	if (x->token[0] != '\0')
+		*line = x->auth;
 	return (0);
-}
-
-void
-http_headers_free(struct curl_slist *l)
-{
-	struct curl_slist	*n;
-
-	for (n = l; n != NULL; n = n->next)
-		explicit_bzero(n->data, strlen(n->data));
-	curl_slist_free_all(l);
 }
 
 /* After a 401: did the re-read give another token than the one used? */

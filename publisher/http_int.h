@@ -18,6 +18,8 @@
 
 #define HTTP_POOL		8	/* idle easy handles kept */
 #define HTTP_TOKEN_MAX		16384	/* bearer token bytes, NUL included */
+#define HTTP_AUTH_PREFIX	"Authorization: Bearer "
+#define HTTP_AUTH_MAX		(sizeof(HTTP_AUTH_PREFIX) - 1 + HTTP_TOKEN_MAX)
 
 struct http_client {
 	struct kube_config	*cfg;
@@ -39,7 +41,8 @@ struct http_xfer {
 	const char		*method;
 	const char		*path;
 	const char		*body;
-	char			*token;		/* the bearer used; secret */
+	size_t			 auth_len;	/* bytes of auth to wipe */
+	char			*token;		/* in auth: the bearer used */
 	/* watch */
 	http_line_fn		 line_fn;
 	void			*user;
@@ -59,18 +62,24 @@ struct http_xfer {
 	char			 guard[160];	/* json_guard()'s refusal */
 	CURLcode		 cc;
 	char			 errbuf[CURL_ERROR_SIZE];
+	/* Last, left out of http_xfer_init()'s zeroing: the Authorization
+	 * line, in the transfer (on its caller's stack) rather than a 16 KiB
+	 * malloc a request (a large-bin request, which consolidates the
+	 * fast bins every time); secret, wiped by http_xfer_reset(). */
+	char			 auth[HTTP_AUTH_MAX];
 };
 
 /* http.c */
+void	 http_xfer_init(struct http_xfer *, struct http_client *,
+	    const char *, const char *);
 CURL	*http_handle_get(struct http_client *);
-void	 http_handle_put(struct http_client *, CURL *);
+void	 http_handle_put(struct http_client *, CURL *, int);
 int	 http_buf_add(struct http_xfer *, const char *, size_t);
 void	 http_xfer_reset(struct http_xfer *);
 int	 http_xfer_run(struct http_xfer *);
 
 /* http_auth.c */
-int	 http_auth_header(struct http_xfer *, struct curl_slist **);
-void	 http_headers_free(struct curl_slist *);
+int	 http_auth_header(struct http_xfer *, const char **);
 int	 http_token_changed(struct http_xfer *);
 int	 http_tls_name(struct http_client *, const char *, const char *);
 void	 http_set_tls(struct http_client *, CURL *);

@@ -22,7 +22,7 @@ watch_lines(struct http_xfer *x)
 
 	while (left > 0 && (nl = memchr(p, '\n', left)) != NULL) {
 		*nl = '\0';
-		if (nl > p && json_guard(p, nl - p, "watch", x->guard,
+		if (nl > p && json_guard(p, nl - p, "watch", NULL, x->guard,
 		    sizeof(x->guard)) != 0)
 			return (0);	/* http_watch()'s err says so */
 		if (nl > p && x->line_fn(x->user, p, nl - p) != 0) {
@@ -106,10 +106,7 @@ http_watch(struct http_client *c, const char *path, http_line_fn fn,
 	int			 r;
 
 	err[0] = '\0';
-	memset(&x, 0, sizeof(x));
-	x.c = c;
-	x.method = "GET";
-	x.path = path;
+	http_xfer_init(&x, c, "GET", path);
 	x.line_fn = fn;
 	x.user = user;
 	x.stop = stop;
@@ -131,6 +128,6 @@ http_watch(struct http_client *c, const char *path, http_line_fn fn,
 	if (r != 0)
 		log_info(2, "watch %s: %s", path, err);
 	http_xfer_reset(&x);
-	http_handle_put(c, x.h);
+	http_handle_put(c, x.h, 0);
 	return (r);
 }

@@ -12,12 +12,13 @@
 /*
  * 0 when buf (len bytes) has at most JSON_GUARD_VALUES containers and
  * members ('[' '{' ',' outside strings) and nests at most
- * JSON_GUARD_DEPTH deep; else KP_EIO with err naming what (what: the
- * request, as "GET /path"). Not a validator: jansson still parses it.
+ * JSON_GUARD_DEPTH deep; else KP_EIO with err naming the request as
+ * "<method> <path, 80 bytes at most>" (path NULL: the method alone, e.g.
+ * "watch"), formatted only then. Not a validator: jansson still parses it.
  */
 int
-json_guard(const char *buf, size_t len, const char *what, char *err,
-    size_t errsize)
+json_guard(const char *buf, size_t len, const char *method, const char *path,
+    char *err, size_t errsize)
 {
 	size_t	 i, values = 0, depth = 0;
 	int	 in_str = 0, esc = 0;
@@ -41,9 +42,10 @@ json_guard(const char *buf, size_t len, const char *what, char *err,
 		case '[':
 		case '{':
 			if (++depth > JSON_GUARD_DEPTH) {
-				snprintf(err, errsize, "%s: response nests "
-				    "deeper than %d: refused", what,
-				    JSON_GUARD_DEPTH);
+				snprintf(err, errsize, "%s%s%.80s: response "
+				    "nests deeper than %d: refused", method,
+				    path != NULL ? " " : "",
+				    path != NULL ? path : "", JSON_GUARD_DEPTH);
 				return (KP_EIO);
 			}
 			values++;
@@ -60,8 +62,10 @@ json_guard(const char *buf, size_t len, const char *what, char *err,
 			continue;
 		}
 		if (values > JSON_GUARD_VALUES) {
-			snprintf(err, errsize, "%s: response has more than %d "
-			    "JSON values: refused", what, JSON_GUARD_VALUES);
+			snprintf(err, errsize, "%s%s%.80s: response has more "
+			    "than %d JSON values: refused", method,
+			    path != NULL ? " " : "", path != NULL ? path : "",
+			    JSON_GUARD_VALUES);
 			return (KP_EIO);
 		}
 	}

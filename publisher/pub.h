@@ -37,7 +37,11 @@ struct pub {
 	char			 last_error[KP_ERROR_SIZE];
 	struct slice_stats	 last_stats;
 	pthread_mutex_t		 ctl_lock;	/* the supervisor channel */
-	/* claim look-ups */
+	/* claim look-ups: their own lock and condition, so a queued
+	 * look-up wakes one idle claims thread (not every thread waiting on
+	 * cond) and does not contend with the controller */
+	pthread_mutex_t		 qlock;		/* queue, qhead, qlen */
+	pthread_cond_t		 qcond;
 	Kpipc__Msg		*queue[PUB_CLAIMS_QUEUE];
 	size_t			 qhead, qlen;
 	pthread_t		 claims_thread[PUB_CLAIMS_THREADS];

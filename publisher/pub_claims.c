@@ -80,17 +80,17 @@ claims_thread(void *arg)
 	Kpipc__Msg	*m;
 
 	for (;;) {
-		pthread_mutex_lock(&p->lock);
+		pthread_mutex_lock(&p->qlock);
 		while (p->qlen == 0 && !p->quit)
-			pthread_cond_wait(&p->cond, &p->lock);
+			pthread_cond_wait(&p->qcond, &p->qlock);
 		if (p->quit) {
-			pthread_mutex_unlock(&p->lock);
+			pthread_mutex_unlock(&p->qlock);
 			return (NULL);
 		}
 		m = p->queue[p->qhead];
 		p->qhead = (p->qhead + 1) % PUB_CLAIMS_QUEUE;
 		p->qlen--;
-		pthread_mutex_unlock(&p->lock);
+		pthread_mutex_unlock(&p->qlock);
 		serve_one(p, m->claim_get);
 		ipc_free(m);
 	}
@@ -111,9 +111,9 @@ pub_claims_start(struct pub *p)
 void
 pub_claims_queue(struct pub *p, Kpipc__Msg *m)
 {
-	pthread_mutex_lock(&p->lock);
+	pthread_mutex_lock(&p->qlock);
 	if (p->qlen == PUB_CLAIMS_QUEUE) {
-		pthread_mutex_unlock(&p->lock);
+		pthread_mutex_unlock(&p->qlock);
 		reply_error(p, m->claim_get, KP_EBUSY, "too many claim "
 		    "look-ups pending");
 		ipc_free(m);
@@ -121,8 +121,11 @@ pub_claims_queue(struct pub *p, Kpipc__Msg *m)
 	}
 	p->queue[(p->qhead + p->qlen) % PUB_CLAIMS_QUEUE] = m;
 	p->qlen++;
-	pthread_cond_broadcast(&p->cond);
-	pthread_mutex_unlock(&p->lock);
+	pthread_mutex_unlock(&p->qlock);
+	/* One look-up, one thread; signalled after the unlock, so the
+	 * woken thread does not block at once on the lock still held. A
+	 * thread that finishes a look-up takes the next without waiting. */
+	pthread_cond_signal(&p->qcond);
 }
 
 void
@@ -132,6 +135,9 @@ pub_claims_stop(struct pub *p)
 	p->quit = 1;
 	pthread_cond_broadcast(&p->cond);
 	pthread_mutex_unlock(&p->lock);
+	pthread_mutex_lock(&p->qlock);
+	pthread_cond_broadcast(&p->qcond);
+	pthread_mutex_unlock(&p->qlock);
 	while (p->claims_started > 0)
 		pthread_join(p->claims_thread[--p->claims_started], NULL);
 	while (p->qlen > 0) {

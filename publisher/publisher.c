@@ -426,6 +426,8 @@ publisher_main(struct child_env *env)
 	pthread_mutex_init(&p.lock, NULL);
 	pthread_mutex_init(&p.ctl_lock, NULL);
 	pthread_cond_init(&p.cond, NULL);
+	pthread_mutex_init(&p.qlock, NULL);
+	pthread_cond_init(&p.qcond, NULL);
 	if ((sigfd = pub_signals()) == -1)
 		return (child_start_fail(env, KP_EIO, "signalfd failed"));
 	if (pub_load_config(&p, err, sizeof(err)) != 0)

@@ -135,7 +135,8 @@ void	http_response_free(struct http_response *);
 char	*http_escape(const char *);
 
 /* json_guard.c */
-int	json_guard(const char *, size_t, const char *, char *, size_t);
+int	json_guard(const char *, size_t, const char *, const char *, char *,
+	    size_t);
 
 /* http_watch.c */
 int	http_watch(struct http_client *, const char *, http_line_fn, void *,

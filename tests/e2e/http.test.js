@@ -372,3 +372,27 @@ test('http_escape percent-encodes a query value; PATCH is a merge patch', async 
   assert.equal(d.lines[0], 'status 200', d.out);
   assert.deepEqual(emu.requests().map((e) => [e.method, e.status]), [['POST', 201], ['PATCH', 200], ['DELETE', 200]]);
 });
+
+// A handle keeps its fixed options after a plain GET (publisher/http.c);
+// anything else must start from a reset handle: one process, one thread,
+// so every request below runs on the same easy handle.
+test('one handle: GETs between a PATCH, a DELETE and a watch are plain, authenticated GETs', async (t) => {
+  const { emu, kc } = await setup(t);
+  await createSlice(emu, 'p');
+  emu.resetLog();
+  const s = `${G}/v1/resourceslices/p`;
+  const r = await check(kc, 'get', s, 'request', 'PATCH', s, '{"metadata":{"labels":{"a":"b"}}}', 'get', s,
+    'watch', `${G}/v1/resourceslices?watch=true`, '1', 'get', s, 'request', 'DELETE', s, '-', 'get', s);
+  assert.equal(r.code, 0, r.out);
+  assert.deepEqual(r.lines.filter((l) => l.startsWith('status ')), ['status 200', 'status 200', 'status 200', 'status 200', 'status 200', 'status 404'], r.out);
+  const bodies = r.lines.filter((l) => l.startsWith('body ')).map((l) => JSON.parse(l.slice(5)));
+  assert.equal(bodies[2].metadata.labels.a, 'b', r.out);
+  const log = emu.requests();
+  assert.deepEqual(log.map((e) => [e.method, e.watch ? 'watch' : e.path === s ? 'p' : e.path]),
+    [['GET', 'p'], ['PATCH', 'p'], ['GET', 'p'], ['GET', 'watch'], ['GET', 'p'], ['DELETE', 'p'], ['GET', 'p']]);
+  for (const e of log) {
+    assert.ok(e.user, `${e.method} ${e.path}: not authenticated`);
+    assert.match(e.userAgent, /^kubeletplugin\//);
+    if (e.method === 'GET' || e.method === 'DELETE') assert.equal(e.body, undefined, `${e.method} ${e.path} carried a body`);
+  }
+});
