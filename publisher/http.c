@@ -28,9 +28,12 @@
  * are meant for its driver's traffic, not for the service IP of the API
  * server (a classic cause of 'proxyconnect' failures without NO_PROXY).
  *
- * Secrets: the Authorization header is built in a buffer and a header list
- * that are both wiped; nothing here logs headers. Redirects are not
- * followed (a redirect could carry the token elsewhere).
+ * Secrets: the Authorization header line is built in the transfer's own
+ * buffer (on the caller's stack), wiped before every attempt and after
+ * the request; the header list only points at it. Nothing here logs
+ * headers. Redirects are not followed (a redirect could carry the token
+ * elsewhere). libcurl's own copy of the request's header lines is its
+ * own (freed, not wiped).
  *
  * This file: the client, the handle pool, the rate limit, one exchange and
  * its retry policy, plain requests. http_auth.c: the bearer token and TLS;

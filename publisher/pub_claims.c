@@ -135,7 +135,9 @@ pub_claims_stop(struct pub *p)
 	p->quit = 1;
 	pthread_cond_broadcast(&p->cond);
 	pthread_mutex_unlock(&p->lock);
+	/* Also under the queue's lock: the claims threads read it there. */
 	pthread_mutex_lock(&p->qlock);
+	p->quit = 1;
 	pthread_cond_broadcast(&p->qcond);
 	pthread_mutex_unlock(&p->qlock);
 	while (p->claims_started > 0)
