@@ -56,6 +56,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -136,10 +137,28 @@ ld(uint8_t *p, const uint8_t *tag, size_t tl, size_t len)
 	return (tl + varint(p + tl, len));
 }
 
-/* Frame the Msg body of n bytes at f + 4 and send it. */
+/* Until the channel has room (poll's POLLOUT), at most 1 s. */
+static void
+wait_writable(int fd)
+{
+	struct pollfd	 p = { .fd = fd, .events = POLLOUT };
+
+	while (poll(&p, 1, 1000) == -1 && errno == EINTR)
+		;
+}
+
+/*
+ * Frame the Msg body of n bytes at f + 4 and send it, into a channel
+ * with room for it (POLLOUT: 3/4 of its buffer free, more than a frame
+ * up to 64 KiB), so that no write of a flood blocks halfway through a
+ * frame: the library's reader thread answers a Ping at any moment, and
+ * its Pong must not land inside ours (a garbled stream, a violation no
+ * flood test means to provoke).
+ */
 static int
 send_frame(int fd, uint8_t *f, size_t n)
 {
+	wait_writable(fd);
 	f[0] = (uint8_t)(n >> 24);
 	f[1] = (uint8_t)(n >> 16);
 	f[2] = (uint8_t)(n >> 8);
