@@ -19,7 +19,7 @@ const path = require('node:path');
 const fs = require('node:fs');
 const os = require('node:os');
 const { spawn } = require('node:child_process');
-const { exampleServer, treeCpuNs = () => 0 } = require('./example');
+const { exampleServer, treeCpuNs, treeCpuByComm: byComm } = require('./example');
 const { Server, requestFile, loadgen: runLoadgen } = require('./run');
 const { proto } = require('../tests/kubelet-sim');
 const { newClient, rawUnary } = require('../tests/kubelet-sim/grpc-util');
@@ -44,33 +44,6 @@ function selfCpuNs(pids = []) {
   return ns;
 }
 
-// CPU nanoseconds of pid's process tree by process name (comm): the
-// nodeserver, supervisor and publisher apart.
-function byComm(pid) {
-  const kids = new Map();
-  const comm = new Map();
-  for (const d of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      const st = fs.readFileSync(`/proc/${d}/stat`, 'utf8');
-      const pp = Number(st.slice(st.lastIndexOf(')') + 2).split(' ')[1]);
-      comm.set(Number(d), st.slice(st.indexOf('(') + 1, st.lastIndexOf(')')));
-      if (!kids.has(pp)) kids.set(pp, []);
-      kids.get(pp).push(Number(d));
-    } catch { /* gone */ }
-  }
-  const out = {};
-  for (const todo = [pid]; todo.length;) {
-    const p = todo.pop();
-    todo.push(...(kids.get(p) || []));
-    let tasks = [];
-    try { tasks = fs.readdirSync(`/proc/${p}/task`); } catch { /* gone */ }
-    for (const t of tasks) {
-      try { out[comm.get(p)] = (out[comm.get(p)] || 0) + Number(fs.readFileSync(`/proc/${p}/task/${t}/schedstat`, 'utf8').split(' ')[0]); } catch { /* gone */ }
-    }
-  }
-  return out;
-}
 
 function mainCpuNs() { return Number(fs.readFileSync(`/proc/self/task/${process.pid}/schedstat`, 'utf8').split(' ')[0]); }
 

@@ -222,31 +222,41 @@ function curlGets(env, claims) {
   });
 }
 
-// CPU seconds of pid's process tree from the threads' schedstat
-// (nanoseconds; /proc/<pid>/stat's ticks of 10 ms are too coarse for a
-// few calls a second).
-function treeCpuNs(pid) {
+// CPU nanoseconds of pid's process tree by process name (comm), from
+// the threads' schedstat (/proc/<pid>/stat's ticks of 10 ms are too
+// coarse for a few calls a second).
+function treeCpuByComm(pid) {
   const kids = new Map();
+  const comm = new Map();
   for (const d of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(d)) continue;
     try {
       const st = fs.readFileSync(`/proc/${d}/stat`, 'utf8');
       const pp = Number(st.slice(st.lastIndexOf(')') + 2).split(' ')[1]);
+      comm.set(Number(d), st.slice(st.indexOf('(') + 1, st.lastIndexOf(')')));
       if (!kids.has(pp)) kids.set(pp, []);
       kids.get(pp).push(Number(d));
     } catch { /* gone */ }
   }
-  let ns = 0;
+  const out = {};
   for (const todo = [pid]; todo.length;) {
     const p = todo.pop();
     todo.push(...(kids.get(p) || []));
     let tasks = [];
     try { tasks = fs.readdirSync(`/proc/${p}/task`); } catch { /* gone */ }
     for (const t of tasks) {
-      try { ns += Number(fs.readFileSync(`/proc/${p}/task/${t}/schedstat`, 'utf8').split(' ')[0]); } catch { /* gone */ }
+      try {
+        const ns = Number(fs.readFileSync(`/proc/${p}/task/${t}/schedstat`, 'utf8').split(' ')[0]);
+        out[comm.get(p)] = (out[comm.get(p)] || 0) + ns;
+      } catch { /* gone */ }
     }
   }
-  return ns;
+  return out;
+}
+
+// The same, summed: the tree's CPU nanoseconds.
+function treeCpuNs(pid) {
+  return Object.values(treeCpuByComm(pid)).reduce((a, n) => a + n, 0);
 }
 
 // run() of `calls` calls against srv: its result with netCpu, the server
@@ -485,4 +495,4 @@ function exampleRows(row, get) {
   row('example@50 QPS: look-ups paced at 100/s: calls/s reached', null, '/s', get('qps.above.rate'));
 }
 
-module.exports = { exampleServer, exampleBench, exampleRows, describeAnswer, treeCpuNs };
+module.exports = { exampleServer, exampleBench, exampleRows, describeAnswer, treeCpuNs, treeCpuByComm };
