@@ -50,6 +50,8 @@
 
 int	journal_fault = JOURNAL_FAULT_NONE;
 
+static void	index_drop(struct journal *);
+
 static int	jfail(char *, size_t, int, const char *, ...) KP_PRINTF(4, 5);
 
 static int
@@ -413,8 +415,7 @@ journal_open(struct journal *j, const char *dir, const char *driver,
 		log_info(1, "journal: removed %s left by an interrupted write",
 		    JOURNAL_TMP);
 	if ((r = load(j, err, errsize)) != 0 ||
-	    (j->claims == NULL && (j->claims = json_object()) == NULL) ||
-	    (j->texts = json_object()) == NULL) {
+	    (j->claims == NULL && (j->claims = json_object()) == NULL)) {
 		journal_close(j);
 		return (r != 0 ? r : jfail(err, errsize, KP_ENOMEM,
 		    "out of memory"));
@@ -431,8 +432,13 @@ journal_close(struct journal *j)
 	j->dirfd = -1;
 	json_decref(j->claims);
 	j->claims = NULL;
-	json_decref(j->texts);
-	j->texts = NULL;
+	index_drop(j);
+	free(j->pc);
+	j->pc = NULL;
+	j->pc_cap = 0;
+	free(j->out);
+	j->out = NULL;
+	j->out_cap = 0;
 	pthread_mutex_destroy(&j->lock);
 }
 
@@ -447,179 +453,294 @@ plain(const char *s)
 	return (1);
 }
 
-/* s as a JSON string at p: dumped (dump_string) or s in quotes; the
- * bytes written. */
-static size_t
-quoted(char *p, const char *s, const char *dumped)
-{
-	size_t	 n;
-
-	if (dumped != NULL) {
-		n = strlen(dumped);
-		memcpy(p, dumped, n);
-		return (n);
-	}
-	n = strlen(s);
-	p[0] = '"';
-	memcpy(p + 1, s, n);
-	p[n + 1] = '"';
-	return (n + 2);
-}
-
-/*
- * *dumped: NULL when s is plain (quoted() adds the quotes), else
- * jansson's dump of it; *len: the bytes quoted() writes. -1: no memory.
- */
-static int
-dump_string(const char *s, char **dumped, size_t *len)
+/* s as jansson dumps a JSON string, quotes included; NULL: no memory. */
+static char *
+dump_string(const char *s, size_t *len)
 {
 	json_t	*v;
+	char	*d;
+	size_t	 n;
 
-	*dumped = NULL;
 	if (plain(s)) {
-		*len = strlen(s) + 2;
-		return (0);
+		n = strlen(s);
+		if ((d = malloc(n + 3)) == NULL)
+			return (NULL);
+		d[0] = '"';
+		memcpy(d + 1, s, n);
+		d[n + 1] = '"';
+		d[n + 2] = '\0';
+		*len = n + 2;
+		return (d);
 	}
 	if ((v = json_string(s)) == NULL)
-		return (-1);
-	*dumped = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+		return (NULL);
+	d = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
 	json_decref(v);
-	if (*dumped == NULL)
+	if (d != NULL)
+		*len = strlen(d);
+	return (d);
+}
+
+static void
+piece_free(struct journal_piece *p)
+{
+	free(p->uid);
+	free(p->key);
+	free(p->text);
+	json_decref(p->entry);
+}
+
+/* The index goes: render() builds it again from the claims. */
+static void
+index_drop(struct journal *j)
+{
+	size_t	 i;
+
+	for (i = 0; i < j->npc; i++)
+		piece_free(&j->pc[i]);
+	j->npc = 0;
+	j->pc_bytes = 0;
+	j->pc_ok = 0;
+}
+
+/* Where uid is or would go in the index; *found: it is there. */
+static size_t
+index_find(const struct journal *j, const char *uid, int *found)
+{
+	size_t	 lo = 0, hi = j->npc, mid;
+	int	 c;
+
+	*found = 0;
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if ((c = strcmp(uid, j->pc[mid].uid)) == 0) {
+			*found = 1;
+			return (mid);
+		}
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return (lo);
+}
+
+/* The bytes a piece adds to the file: its key, ':', its text, ','. */
+#define PIECE_BYTES(p)	((p)->klen + (p)->tlen + 2)
+
+static void
+piece_set_entry(struct journal *j, struct journal_piece *p, json_t *e)
+{
+	j->pc_bytes -= p->tlen;
+	free(p->text);
+	p->text = NULL;
+	p->tlen = 0;
+	json_decref(p->entry);
+	p->entry = json_incref(e);
+}
+
+/* A new piece for uid at index k; -1: no memory (nothing changed). */
+static int
+index_insert(struct journal *j, size_t k, const char *uid, json_t *e)
+{
+	struct journal_piece	*pc, p;
+
+	memset(&p, 0, sizeof(p));
+	if ((p.uid = strdup(uid)) == NULL ||
+	    (p.key = dump_string(uid, &p.klen)) == NULL) {
+		free(p.uid);
 		return (-1);
-	*len = strlen(*dumped);
+	}
+	if (j->npc == j->pc_cap) {
+		if ((pc = reallocarray(j->pc, j->pc_cap ? j->pc_cap * 2 : 16,
+		    sizeof(*pc))) == NULL) {
+			free(p.uid);
+			free(p.key);
+			return (-1);
+		}
+		j->pc = pc;
+		j->pc_cap = j->pc_cap ? j->pc_cap * 2 : 16;
+	}
+	memmove(&j->pc[k + 1], &j->pc[k], (j->npc - k) * sizeof(*j->pc));
+	p.entry = json_incref(e);
+	j->pc[k] = p;
+	j->npc++;
+	j->pc_bytes += p.klen + 2;
 	return (0);
 }
 
-/* The cached dump of entry e of uid, made on first use; NULL: no memory. */
-static json_t *
-entry_text(struct journal *j, const char *uid, json_t *e)
+/*
+ * Claim uid's entry is e (the reference is taken, as by
+ * json_object_set_new, also on failure): 0, or -1 out of memory with
+ * nothing changed. The index follows when it is up to date; when it
+ * cannot, it is dropped, and the next write builds it again.
+ */
+int
+journal_put(struct journal *j, const char *uid, json_t *e)
 {
-	json_t	*c, *s;
-	char	*t;
+	size_t	 k;
+	int	 found;
 
-	if ((c = json_object_get(j->texts, uid)) != NULL &&
-	    json_array_get(c, 0) == e)
-		return (json_array_get(c, 1));
-	if ((t = json_dumps(e, JSON_COMPACT | JSON_SORT_KEYS)) == NULL)
-		return (NULL);
-	s = json_string_nocheck(t);
-	free(t);
-	/* The entry is held, so its address names it while cached. */
-	if (s == NULL || (c = json_pack("[O, o]", e, s)) == NULL ||
-	    json_object_set_new(j->texts, uid, c) != 0)
-		return (NULL);
-	return (s);
+	if (e == NULL)
+		return (-1);
+	json_incref(e);
+	if (json_object_set_new(j->claims, uid, e) != 0) {
+		json_decref(e);
+		return (-1);
+	}
+	if (j->pc_ok) {
+		k = index_find(j, uid, &found);
+		if (found)
+			piece_set_entry(j, &j->pc[k], e);
+		else if (index_insert(j, k, uid, e) != 0)
+			index_drop(j);
+	}
+	json_decref(e);
+	return (0);
 }
 
-/* Cached dumps of claims no longer in the journal go (after render(),
- * every claim has one: more dumps than claims means stale ones). */
-static void
-texts_prune(struct journal *j)
+/* Claim uid has no entry any more (none: nothing happens). */
+void
+journal_del(struct journal *j, const char *uid)
 {
-	const char	*uid;
-	json_t		*c;
-	void		*tmp;
+	size_t	 k;
+	int	 found;
 
-	if (json_object_size(j->texts) <= json_object_size(j->claims))
+	if (json_object_del(j->claims, uid) != 0 || !j->pc_ok)
 		return;
-	json_object_foreach_safe(j->texts, tmp, uid, c)
-		if (json_object_get(j->claims, uid) != json_array_get(c, 0))
-			(void)json_object_del(j->texts, uid);
-}
-
-static char *
-put(char *p, const char *s)
-{
-	size_t	 n = strlen(s);
-
-	memcpy(p, s, n);
-	return (p + n);
+	k = index_find(j, uid, &found);
+	if (!found) {
+		index_drop(j);
+		return;
+	}
+	j->pc_bytes -= PIECE_BYTES(&j->pc[k]);
+	piece_free(&j->pc[k]);
+	memmove(&j->pc[k], &j->pc[k + 1], (j->npc - k - 1) *
+	    sizeof(*j->pc));
+	j->npc--;
 }
 
 static int
-cmp_str(const void *a, const void *b)
+cmp_piece(const void *a, const void *b)
 {
-	return (strcmp(*(const char *const *)a, *(const char *const *)b));
+	return (strcmp(((const struct journal_piece *)a)->uid,
+	    ((const struct journal_piece *)b)->uid));
 }
 
-struct piece {
-	const char	*uid;
-	char		*key;	/* NULL: plain */
-	size_t		 klen;
-	json_t		*text;
-};
+/* The index from the claims (after a load or a replacement): 0 or -1. */
+static int
+index_build(struct journal *j)
+{
+	struct journal_piece	*pc;
+	const char		*uid;
+	json_t			*e;
+	size_t			 n = json_object_size(j->claims);
+
+	index_drop(j);
+	if (n > j->pc_cap) {
+		if ((pc = reallocarray(j->pc, n, sizeof(*pc))) == NULL)
+			return (-1);
+		j->pc = pc;
+		j->pc_cap = n;
+	}
+	json_object_foreach(j->claims, uid, e) {
+		pc = &j->pc[j->npc];
+		memset(pc, 0, sizeof(*pc));
+		if ((pc->uid = strdup(uid)) == NULL ||
+		    (pc->key = dump_string(uid, &pc->klen)) == NULL) {
+			free(pc->uid);
+			index_drop(j);
+			return (-1);
+		}
+		pc->entry = json_incref(e);
+		j->pc_bytes += pc->klen + 2;
+		j->npc++;
+	}
+	if (j->npc > 1)
+		qsort(j->pc, j->npc, sizeof(*j->pc), cmp_piece);
+	j->pc_ok = 1;
+	return (0);
+}
+
+static char *
+put(char *p, const char *s, size_t n)
+{
+	memcpy(p, s, n);
+	return (p + n);
+}
 
 /*
  * The file's text, as the reader checks it (journal_parse): the
  * compact, key-sorted dump of { bootId, claims, driver, schema } that
  * json_dumps(JSON_COMPACT | JSON_SORT_KEYS) would make (jansson sorts
- * keys bytewise, as strcmp), put together from each entry's cached dump,
- * then the checksum over it spliced in as the last member. One dump per
- * new entry instead of two of the whole journal per write.
+ * keys bytewise, as strcmp), put together from the index (each entry
+ * dumped once, when it is new), then the checksum over it spliced in as
+ * the last member. In j->out (kept for the next write); NULL: no memory.
+ * A write of one new claim costs one dump and a copy of the rest, not a
+ * sort and a look-up per claim.
  */
 static char *
 render(struct journal *j, size_t *lenp)
 {
-	struct piece	*pc;
-	const char	*uid;
-	json_t		*e;
-	char		*boot = NULL, *drv = NULL, *text = NULL, *p;
-	size_t		 n = json_object_size(j->claims), i = 0, len, blen, dlen;
-	uLong		 c;
+	struct journal_piece	*pc;
+	char			*boot, *drv, *p;
+	size_t			 i, len, blen, dlen;
+	uLong			 c;
 
-	if ((pc = calloc(n + 1, sizeof(*pc))) == NULL)
+	if ((!j->pc_ok || j->npc != json_object_size(j->claims)) &&
+	    index_build(j) != 0)
 		return (NULL);
-	json_object_foreach(j->claims, uid, e)
-		pc[i++].uid = uid;
-	qsort(pc, n, sizeof(*pc), cmp_str);
-	if (dump_string(j->boot_id, &boot, &blen) != 0 ||
-	    dump_string(j->driver, &drv, &dlen) != 0)
-		goto out;
+	for (i = 0; i < j->npc; i++) {
+		pc = &j->pc[i];
+		if (pc->text != NULL)
+			continue;
+		if ((pc->text = json_dumps(pc->entry, JSON_COMPACT |
+		    JSON_SORT_KEYS)) == NULL)
+			return (NULL);
+		pc->tlen = strlen(pc->text);
+		j->pc_bytes += pc->tlen;
+	}
+	boot = dump_string(j->boot_id, &blen);
+	drv = dump_string(j->driver, &dlen);
 	/* {"bootId":B,"claims":{K:E,...},"driver":D,"schema":1}, its
 	 * last } then ,"checksum":"crc32:xxxxxxxx"} and a newline */
-	len = blen + dlen + sizeof("{\"bootId\":,\"claims\":{},\"driver\":"
-	    ",\"schema\":12345678901}") + sizeof(",\"checksum\":\"crc32:"
-	    "xxxxxxxx\"}\n");
-	for (i = 0; i < n; i++) {
-		if (dump_string(pc[i].uid, &pc[i].key, &pc[i].klen) != 0 ||
-		    (pc[i].text = entry_text(j, pc[i].uid,
-		    json_object_get(j->claims, pc[i].uid))) == NULL)
-			goto out;
-		/* the key, ':', the entry, ',' */
-		len += pc[i].klen + 2 + json_string_length(pc[i].text);
+	len = blen + dlen + j->pc_bytes + sizeof("{\"bootId\":,\"claims\":{}"
+	    ",\"driver\":,\"schema\":12345678901}") + sizeof(",\"checksum\":"
+	    "\"crc32:xxxxxxxx\"}\n");
+	if (boot == NULL || drv == NULL || (len > j->out_cap &&
+	    (p = realloc(j->out, len)) == NULL)) {
+		free(boot);
+		free(drv);
+		return (NULL);
 	}
-	if ((text = malloc(len + 1)) == NULL)
-		goto out;
-	p = text;
-	p = put(p, "{\"bootId\":");
-	p += quoted(p, j->boot_id, boot);
-	p = put(p, ",\"claims\":{");
-	for (i = 0; i < n; i++) {
+	if (len > j->out_cap) {
+		j->out = p;
+		j->out_cap = len;
+	}
+	p = put(j->out, "{\"bootId\":", 10);
+	p = put(p, boot, blen);
+	p = put(p, ",\"claims\":{", 11);
+	for (i = 0; i < j->npc; i++) {
+		pc = &j->pc[i];
 		if (i > 0)
 			*p++ = ',';
-		p += quoted(p, pc[i].uid, pc[i].key);
+		p = put(p, pc->key, pc->klen);
 		*p++ = ':';
-		memcpy(p, json_string_value(pc[i].text),
-		    json_string_length(pc[i].text));
-		p += json_string_length(pc[i].text);
+		p = put(p, pc->text, pc->tlen);
 	}
-	p = put(p, "},\"driver\":");
-	p += quoted(p, j->driver, drv);
-	p += snprintf(p, len - (size_t)(p - text), ",\"schema\":%d}",
-	    JOURNAL_SCHEMA);
-	c = crc32(0L, (const Bytef *)text, (uInt)(p - text));
-	/* over the last } */
-	p--;
-	p += snprintf(p, len - (size_t)(p - text), ",\"checksum\":\"crc32:"
-	    "%08lx\"}\n", c & 0xffffffffUL);
-	*lenp = (size_t)(p - text);
-out:
-	for (i = 0; i < n; i++)
-		free(pc[i].key);
-	free(pc);
+	p = put(p, "},\"driver\":", 11);
+	p = put(p, drv, dlen);
 	free(boot);
 	free(drv);
-	return (text);
+	p += snprintf(p, len - (size_t)(p - j->out), ",\"schema\":%d}",
+	    JOURNAL_SCHEMA);
+	c = crc32(0L, (const Bytef *)j->out, (uInt)(p - j->out));
+	/* over the last } */
+	p--;
+	p += snprintf(p, len - (size_t)(p - j->out), ",\"checksum\":\"crc32:"
+	    "%08lx\"}\n", c & 0xffffffffUL);
+	*lenp = (size_t)(p - j->out);
+	return (j->out);
 }
 
 /*
@@ -638,25 +759,20 @@ journal_save(struct journal *j, char *err, size_t errsize)
 
 	if ((text = render(j, &len)) == NULL)
 		return (jfail(err, errsize, KP_ENOMEM, "out of memory"));
-	texts_prune(j);
-	if (len > JOURNAL_MAX_BYTES) {
-		free(text);
+	if (len > JOURNAL_MAX_BYTES)
 		return (jfail(err, errsize, KP_ENOSPC, "journal: more than "
 		    "%u bytes", JOURNAL_MAX_BYTES));
-	}
 	fd = openat(j->dirfd, JOURNAL_TMP, O_WRONLY | O_CREAT | O_TRUNC |
 	    O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd == -1 || fd_write_all(fd, text, len) == -1 ||
 	    fsync(fd) == -1) {
 		e = errno;
-		free(text);
 		if (fd != -1)
 			close(fd);
 		(void)unlinkat(j->dirfd, JOURNAL_TMP, 0);
 		return (jfail(err, errsize, KP_EIO, "journal: write %s: %s",
 		    JOURNAL_TMP, strerror(e)));
 	}
-	free(text);
 	close(fd);
 	if (journal_fault == JOURNAL_FAULT_BEFORE_RENAME)
 		return (jfail(err, errsize, KP_EIO, "journal: fault injected "
@@ -707,6 +823,7 @@ journal_refresh(struct journal *j)
 	}
 	json_decref(j->claims);
 	j->claims = fresh.claims;
+	index_drop(j);
 	j->dev = fresh.dev;
 	j->ino = fresh.ino;
 	log_info(2, "journal: read again after another instance replaced it "

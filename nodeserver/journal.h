@@ -44,14 +44,32 @@ struct journal {
 					 * loaded; "" when none */
 	enum journal_state	 state;
 	char			 why[KP_ERROR_SIZE];	/* quarantine reason */
-	json_t			*claims;	/* uid -> entry; an entry
-					 * is replaced, never changed in
-					 * place (texts relies on it) */
-	json_t			*texts;	/* uid -> [entry, its compact
-					 * key-sorted dump]: journal_save's
-					 * cache, one dump per new entry */
+	json_t			*claims;	/* uid -> entry; changed only
+					 * through journal_put/journal_del
+					 * (the index follows them), or
+					 * replaced whole (index dropped) */
+	struct journal_piece	*pc;	/* the index: claims sorted by UID,
+					 * each with its dump, as render()
+					 * writes them; valid when npc is
+					 * the claims' count and pc_ok */
+	size_t			 npc, pc_cap;
+	int			 pc_ok;
+	size_t			 pc_bytes;	/* the pieces' text */
+	char			*out;	/* render()'s buffer, kept */
+	size_t			 out_cap;
 	dev_t			 dev;	/* the file claims came from or */
 	ino_t			 ino;	/* went to; 0: none */
+};
+
+/* One claim in the index: the file's text of it is key ':' text. */
+struct journal_piece {
+	char		*uid;
+	char		*key;	/* the UID as a JSON string, quoted */
+	size_t		 klen;
+	json_t		*entry;	/* held */
+	char		*text;	/* the entry's compact key-sorted dump;
+				 * NULL until render() needs it */
+	size_t		 tlen;
 };
 
 /* A claim's entry as the driver sees it; holds a reference to it. */
@@ -73,6 +91,8 @@ int	 journal_open(struct journal *, const char *dir, const char *driver,
 void	 journal_close(struct journal *);
 int	 journal_save(struct journal *, char *err, size_t errsize);
 void	 journal_refresh(struct journal *);
+int	 journal_put(struct journal *, const char *uid, json_t *entry);
+void	 journal_del(struct journal *, const char *uid);
 int	 journal_parse(const char *, size_t, const char *driver, json_t **,
 	    char *boot_id, size_t, char *err, size_t errsize);
 int	 journal_check_entry(const char *driver, const char *uid,

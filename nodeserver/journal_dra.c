@@ -157,7 +157,7 @@ previous_boot(struct dra_ctx *ctx, struct journal *j)
 			if (v->e.cdi_spec != NULL)
 				spec_remove(v->e.cdi_spec, "forgotten claim's "
 				    "CDI spec");
-			json_object_del(j->claims, uid);
+			journal_del(j, uid);
 		} else if (r != 0)
 			log_warnx("journal: claim %s/%s: previous_boot: %s",
 			    v->e.namespace_, v->e.name, err[0] ? err :
@@ -423,7 +423,7 @@ jr_record(struct dra_ctx *ctx, const struct kp_claim *hc,
 		if (e == NULL ||
 		    journal_check_entry(ctx->cfg->driver_name, hc[i].uid, e,
 		    err, sizeof(err)) != 0 ||
-		    json_object_set_new(j->claims, hc[i].uid, e) != 0) {
+		    journal_put(j, hc[i].uid, e) != 0) {
 			if (e != NULL && err[0] != '\0')
 				json_decref(e);
 			snprintf(msg, sizeof(msg), "journal: the result cannot "
@@ -443,7 +443,7 @@ jr_record(struct dra_ctx *ctx, const struct kp_claim *hc,
 		for (i = 0; i < r->n_hook; i++)
 			if (r->claims[i].error == NULL &&
 			    (kept == NULL || !kept[i])) {
-				json_object_del(j->claims, hc[i].uid);
+				journal_del(j, hc[i].uid);
 				if (r->claims[i].cdi_spec != NULL)
 					spec_remove(r->claims[i].cdi_spec,
 					    "unrecorded claim's CDI spec");
@@ -518,7 +518,7 @@ jr_unprepare_end(struct dra_ctx *ctx, struct dra_results *r)
 	journal_refresh(j);
 	for (i = 0; i < r->n_hook; i++)
 		if (r->claims[i].error == NULL && r->claims[i].view != NULL) {
-			json_object_del(j->claims, r->claims[i].uid);
+			journal_del(j, r->claims[i].uid);
 			gone++;
 		}
 	if (gone > 0 && journal_save(j, err, sizeof(err)) != 0) {
@@ -527,8 +527,8 @@ jr_unprepare_end(struct dra_ctx *ctx, struct dra_results *r)
 		for (i = 0; i < r->n_hook; i++)
 			if (r->claims[i].error == NULL &&
 			    (v = r->claims[i].view) != NULL) {
-				(void)json_object_set(j->claims,
-				    r->claims[i].uid, v->ref);
+				(void)journal_put(j, r->claims[i].uid,
+				    json_incref(v->ref));
 				(void)dra_result_fail(r, i, msg);
 			}
 	}

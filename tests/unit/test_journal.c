@@ -119,7 +119,7 @@ test_round_trip(void)
 	CHECK_EQ(j.state, JOURNAL_NEW);
 	CHECK_STREQ(j.boot_id, "11111111-2222-3333-4444-555555555555");
 	CHECK_EQ(json_object_size(j.claims), 0);
-	CHECK_EQ(json_object_set_new(j.claims, "uid-1", entry("ns",
+	CHECK_EQ(journal_put(&j, "uid-1", entry("ns",
 	    DRV "/gpu=gpu-0")), 0);
 	CHECK_EQ(journal_check_entry(DRV, "uid-1", json_object_get(j.claims,
 	    "uid-1"), err, sizeof(err)), 0);
@@ -167,8 +167,8 @@ test_atomic(void)
 	test_round_trip();
 	snprintf(before, sizeof(before), "%s", get_file(path));
 	open_ok(&j);
-	json_object_del(j.claims, "uid-1");
-	CHECK_EQ(json_object_set_new(j.claims, "uid-2", entry("other",
+	journal_del(&j, "uid-1");
+	CHECK_EQ(journal_put(&j, "uid-2", entry("other",
 	    DRV "/gpu=gpu-1")), 0);
 	journal_fault = JOURNAL_FAULT_BEFORE_RENAME;
 	CHECK_EQ(journal_save(&j, err, sizeof(err)), KP_EIO);
@@ -185,7 +185,7 @@ test_atomic(void)
 	CHECK(json_object_get(j.claims, "uid-2") == NULL);
 	CHECK_EQ(count("." JOURNAL_FILE ".tmp"), 0);
 	/* The next save goes through. */
-	json_object_del(j.claims, "uid-1");
+	journal_del(&j, "uid-1");
 	CHECK_EQ(journal_save(&j, err, sizeof(err)), 0);
 	journal_close(&j);
 	open_ok(&j);
@@ -354,25 +354,26 @@ test_format(void)
 	clean();
 	put_file(boot, "quote\" back\\ tab\t \xc3\xa9\n");
 	open_ok(&j);
-	CHECK_EQ(json_object_set_new(j.claims, "uid-b", entry("ns",
+	CHECK_EQ(journal_put(&j, "uid-b", entry("ns",
 	    DRV "/gpu=gpu-0")), 0);
 	e = entry("ns", DRV "/gpu=gpu-1");
 	CHECK_EQ(json_object_set_new(e, "data", json_pack("{s:i, s:{s:s}, "
 	    "s:f, s:[s, n]}", "z", 1, "\xc3\xa9", "k", "line\nfeed\"", "a",
 	    0.1, "B", "/slash\x7f", "Z")), 0);
-	CHECK_EQ(json_object_set_new(j.claims, "uid-a", e), 0);
-	CHECK_EQ(json_object_set_new(j.claims, "uid-10", entry("other",
+	CHECK_EQ(journal_put(&j, "uid-a", e), 0);
+	CHECK_EQ(journal_put(&j, "uid-10", entry("other",
 	    DRV "/gpu=gpu-2")), 0);
 	CHECK_EQ(journal_save(&j, err, sizeof(err)), 0);
 	expect_old_format(&j);
 	/* A claim replaced (a new entry for its UID), one removed: the
 	 * cached dumps follow. */
-	CHECK_EQ(json_object_set_new(j.claims, "uid-b", entry("changed",
+	CHECK_EQ(journal_put(&j, "uid-b", entry("changed",
 	    DRV "/gpu=gpu-3")), 0);
-	CHECK_EQ(json_object_del(j.claims, "uid-10"), 0);
+	journal_del(&j, "uid-10");
 	CHECK_EQ(journal_save(&j, err, sizeof(err)), 0);
 	expect_old_format(&j);
-	CHECK_EQ(json_object_size(j.texts), 2);
+	CHECK(j.pc_ok);
+	CHECK_EQ(j.npc, 2);
 	CHECK_CONTAINS(get_file(path), "\"changed\"");
 	journal_close(&j);
 	open_ok(&j);
@@ -391,6 +392,59 @@ test_format(void)
 	expect_old_format(&j);
 	journal_close(&j);
 	put_file(boot, "11111111-2222-3333-4444-555555555555\n");
+}
+
+/*
+ * The index that render() writes from follows every journal_put and
+ * journal_del, in any order (new claims, replaced entries, removals, a
+ * claim removed and put again, the claims replaced whole by a refresh
+ * in between): after each write the file is the dump jansson makes of
+ * the claims.
+ */
+static void
+test_index(void)
+{
+	struct journal	 j, other;
+	char		 err[KP_ERROR_SIZE], uid[32], cdi[64];
+	unsigned	 seed = 12345, k, op;
+	int		 i;
+
+	clean();
+	open_ok(&j);
+	for (i = 0; i < 600; i++) {
+		seed = seed * 1103515245u + 12345u;
+		k = (seed >> 8) % 37;
+		op = (seed >> 20) % 10;
+		/* "uid-7" < "uid-70" < "uid-8": the order is bytewise */
+		snprintf(uid, sizeof(uid), k % 3 ? "uid-%u" : "Uid-%u0", k);
+		snprintf(cdi, sizeof(cdi), DRV "/gpu=gpu-%d", i);
+		if (op < 6)
+			CHECK_EQ(journal_put(&j, uid, entry(k % 2 ? "ns" :
+			    "n\\s\"", cdi)), 0);
+		else
+			journal_del(&j, uid);
+		if (i % 7 == 0) {
+			CHECK_EQ(journal_save(&j, err, sizeof(err)), 0);
+			expect_old_format(&j);
+			CHECK(j.pc_ok);
+			CHECK_EQ(j.npc, json_object_size(j.claims));
+		}
+		/* Another instance's write, read by this one: the index
+		 * is built again from the claims read. */
+		if (i == 300) {
+			open_ok(&other);
+			CHECK_EQ(journal_put(&other, "uid-other", entry("ns",
+			    DRV "/gpu=gpu-x")), 0);
+			CHECK_EQ(journal_save(&other, err, sizeof(err)), 0);
+			journal_close(&other);
+			journal_refresh(&j);
+			CHECK(json_object_get(j.claims, "uid-other") != NULL);
+			CHECK(!j.pc_ok);
+		}
+	}
+	CHECK_EQ(journal_save(&j, err, sizeof(err)), 0);
+	expect_old_format(&j);
+	journal_close(&j);
 }
 
 /*
@@ -438,12 +492,12 @@ test_two_instances(void)
 	clean();
 	open_ok(&a);
 	open_ok(&b);
-	CHECK_EQ(json_object_set_new(a.claims, "uid-1", entry("ns",
+	CHECK_EQ(journal_put(&a, "uid-1", entry("ns",
 	    DRV "/gpu=gpu-0")), 0);
 	CHECK_EQ(journal_save(&a, err, sizeof(err)), 0);
 	journal_refresh(&b);
 	CHECK(json_object_get(b.claims, "uid-1") != NULL);
-	CHECK_EQ(json_object_set_new(b.claims, "uid-2", entry("ns",
+	CHECK_EQ(journal_put(&b, "uid-2", entry("ns",
 	    DRV "/gpu=gpu-1")), 0);
 	CHECK_EQ(journal_save(&b, err, sizeof(err)), 0);
 	journal_refresh(&a);
@@ -512,6 +566,7 @@ main(void)
 	test_entries();
 	test_seeds();
 	test_format();
+	test_index();
 	test_old_file();
 	test_two_instances();
 	clean();
