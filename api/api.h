@@ -121,6 +121,10 @@ int	opt_check_dir(struct kp_options *, const char *, const char *);
 /* options_rolling.c */
 int	opt_rolling_check(struct kp_options *);
 
+/* rolling_name.c */
+int	rolling_plugin_socket_file(const char *dir, const char *pod_uid,
+	    char *out, size_t size);
+
 /* options_metadata.c */
 int	opt_metadata_resolve(struct kp_options *);
 

@@ -100,9 +100,11 @@ check_join(struct kp_options *o, const char *what, const char *dir,
 	size_t	 n = strlen(dir) + 1 + strlen(name);
 
 	if (n > KP_SUN_PATH_MAX)
-		return (opt_fail(o, KP_ENAMETOOLONG, "%s: the socket path "
-		    "%s/%s is %zu bytes, at most %d (sun_path)", what, dir,
-		    name, n, KP_SUN_PATH_MAX));
+		/* The rule first: a long path would push it past the
+		 * end of the message (KP_ERROR_SIZE). */
+		return (opt_fail(o, KP_ENAMETOOLONG, "%s: a socket path "
+		    "of %zu bytes, at most %d fit in sun_path; use a shorter "
+		    "directory: %s/%s", what, n, KP_SUN_PATH_MAX, dir, name));
 	return (0);
 }
 
@@ -116,9 +118,10 @@ check_inside_root(struct kp_options *o, const char *what, const char *dir)
 	if (o->kubelet_root[0] == '\0' || dir[0] == '\0' ||
 	    inside(dir, o->kubelet_root))
 		return (0);
-	return (opt_fail(o, KP_EINVAL, "%s: \"%s\" is not inside the kubelet "
-	    "root directory \"%s\" (kp_kubelet_root_dir); kubelets 1.37+ "
-	    "refuse such endpoints", what, dir, o->kubelet_root));
+	return (opt_fail(o, KP_EINVAL, "%s: must be inside the kubelet root "
+	    "directory (kp_kubelet_root_dir; kubelets 1.37+ refuse other "
+	    "endpoints): \"%s\" is not inside \"%s\"", what, dir,
+	    o->kubelet_root));
 }
 
 int
@@ -299,14 +302,19 @@ opt_dirs_resolve(struct kp_options *o)
 		snprintf(pdir, sizeof(pdir), "%s/plugins/%s", root_of(o),
 		    o->driver_name);
 	if (o->plugin_socket_path == NULL && o->plugin_listener < 0) {
-		/* upstream: dra.sock, dra-<uid>.sock with rolling updates;
+		/* upstream: dra.sock, dra-<uid>.sock with rolling updates
+		 * (ours shortened where upstream's would not fit);
 		 * an explicit PluginSocket wins over both. */
 		if (o->plugin_file[0] != '\0')
 			snprintf(name, sizeof(name), "%s", o->plugin_file);
-		else if (o->rolling_uid[0] != '\0')
-			snprintf(name, sizeof(name), "dra-%s.sock",
-			    o->rolling_uid);
-		else
+		else if (o->rolling_uid[0] != '\0') {
+			/* Shortened when the path would not fit: a long
+			 * driver name is in pdir (rolling_name.c). */
+			if ((rc = rolling_plugin_socket_file(pdir,
+			    o->rolling_uid, name, sizeof(name))) != 0)
+				return (opt_fail(o, rc, "%s: cannot derive the "
+				    "DRA socket name in %s", OPT_ROLLING, pdir));
+		} else
 			snprintf(name, sizeof(name), "dra.sock");
 		/* With the DRA service off the path is still advertised
 		 * (upstream computes the endpoint either way), so it is

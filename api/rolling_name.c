@@ -11,6 +11,16 @@
  * without padding (Go's base64.RawURLEncoding). The only user of
  * libcrypto (OpenSSL), for SHA-256.
  *
+ * And the DRA socket's name of an instance (rolling_plugin_socket_file):
+ * upstream's dra-<pod UID>.sock whenever its path fits, which no release
+ * of the Go helper shortens (kubernetes#142002; PR #142003, open, hashes
+ * the UID too): with the default directory any driver name over 36 bytes
+ * would not fit. Then, the same way as the registration socket's, the
+ * first that fits of dra-<base64url(SHA-256(pod UID)[:8])>.sock and
+ * <the same 11 characters>.sock (a 63-byte driver name under
+ * /var/lib/kubelet: 105 bytes). Only this instance and kubelet (told by
+ * GetInfo) use the name, so it need not match another implementation's.
+ *
  * Runs in: the driver process (kp_start(), and the public function).
  */
 #include <stdio.h>
@@ -98,6 +108,37 @@ kp_rolling_update_registrar_socket_file(const char *registry_dir,
 	snprintf(name[2], sizeof(name[2]), "dra-%s-reg.sock", enc);
 	for (i = 0; i < 2; i++)
 		if (joined_len(registry_dir, name[i]) < KP_SUN_PATH_MAX + 1)
+			break;
+	n = snprintf(out, size, "%s", name[i]);
+	return (n < 0 || (size_t)n >= size ? KP_ENAMETOOLONG : 0);
+}
+
+/*
+ * The DRA socket's file name of a rolling instance in dir (the plugin
+ * data directory), into out (size bytes, 64 are enough): the first
+ * that fits, else the shortest (the caller's path check then names the
+ * directory); KP_EINVAL for a bad argument, KP_ENAMETOOLONG when out is
+ * too small.
+ */
+int
+rolling_plugin_socket_file(const char *dir, const char *pod_uid, char *out,
+    size_t size)
+{
+	unsigned char	 sum[SHA256_DIGEST_LENGTH];
+	char		 name[3][KP_MAX_POD_UID + 16], enc[32];
+	size_t		 i;
+	int		 n;
+
+	if (dir == NULL || dir[0] == '\0' || pod_uid == NULL ||
+	    pod_uid[0] == '\0' || strlen(pod_uid) > KP_MAX_POD_UID)
+		return (KP_EINVAL);
+	snprintf(name[0], sizeof(name[0]), "dra-%s.sock", pod_uid);
+	SHA256((const unsigned char *)pod_uid, strlen(pod_uid), sum);
+	b64url(sum, 8, enc);
+	snprintf(name[1], sizeof(name[1]), "dra-%s.sock", enc);
+	snprintf(name[2], sizeof(name[2]), "%s.sock", enc);
+	for (i = 0; i < 2; i++)
+		if (joined_len(dir, name[i]) < KP_SUN_PATH_MAX + 1)
 			break;
 	n = snprintf(out, size, "%s", name[i]);
 	return (n < 0 || (size_t)n >= size ? KP_ENAMETOOLONG : 0);

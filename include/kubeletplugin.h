@@ -390,7 +390,12 @@ KP_EXTERN int kp_plugin_socket(struct kp_options *opts, const char *name);
  * v0.37 does: the registration socket is
  * kp_rolling_update_registrar_socket_file() in the registry directory, the
  * DRA socket dra-<pod_uid>.sock in the plugin data directory (unless
- * kp_plugin_socket() names it), and, with kp_serialize() on, the prepare
+ * kp_plugin_socket() names it; beyond upstream, which does not shorten
+ * it (kubernetes#142002): where that path would be 108 bytes or more, as
+ * with a driver name over 36 bytes under /var/lib/kubelet, the first that
+ * fits of dra-<h>.sock and <h>.sock, h = base64url(SHA-256(pod_uid)[:8]),
+ * 11 characters; kubelet learns the name from GetInfo), and, with
+ * kp_serialize() on, the prepare
  * and unprepare hooks of all instances run one at a time: around each
  * hook the nodeserver locks <kp_flock_directory_path()>/serialize.lock
  * with flock(LOCK_EX) and then an OFD lock (F_OFD_SETLKW), so that Go

@@ -84,11 +84,11 @@ test('an endpoint outside the kubelet root and over-long paths are refused at se
   const root = makeRoot(DRIVER);
   t.after(() => root.cleanup());
   let drv = start(t, root, ['--kubelet-root-dir', root.dir, '--plugin-data-dir', '/run/elsewhere']);
-  assert.match(await drv.line(['ready', 'error']), /is not inside the kubelet root directory .*kubelets 1\.37\+ refuse/);
+  assert.match(await drv.line(['ready', 'error']), /must be inside the kubelet root directory \(kp_kubelet_root_dir; kubelets 1\.37\+ refuse other endpoints\): "\/run\/elsewhere" is not inside/);
   drv = start(t, root, ['--plugin-data-dir', '/run/elsewhere', '--kubelet-root-dir', root.dir]);
   assert.match(await drv.line(['ready', 'error']), /does not contain the plugin data directory/);
   drv = start(t, root, ['--plugin-data-dir', `/${'d'.repeat(100)}`]);
-  assert.match(await drv.line(['ready', 'error']), /dra\.sock is 110 bytes, at most 107/);
+  assert.match(await drv.line(['ready', 'error']), /a socket path of 110 bytes, at most 107 fit in sun_path; use a shorter directory: .*dra\.sock/);
   drv = start(t, root, ['--plugin-socket-name', '.hidden']);
   assert.match(await drv.line(['ready', 'error']), /must not start with '\.'/);
 });

@@ -130,6 +130,43 @@ test('two instances side by side: distinct sockets, both registered, calls go to
   assert.equal((await a.status()).state, 1, 'A stays registered');
 });
 
+// A driver name long enough that dra-<uid>.sock would not fit in
+// sun_path (the Go helper would fail to listen, kubernetes#142002): two
+// instances get the shortened names (base64url of SHA-256 of the UID,
+// computed here with node's crypto), kubelet is told them and calls them.
+test("a long driver name: each instance's DRA socket is shortened to fit, registered and served", async (t) => {
+  const crypto = require('node:crypto');
+  const long = `${'x'.repeat(38)}.example.com`;
+  const root = makeRoot(long);
+  t.after(() => root.cleanup());
+  root.state = path.join(root.dir, 'state');
+  giveToNodeserver(root.state);
+  const pluginDir = path.dirname(root.draSock);
+  assert.ok(`${pluginDir}/dra-${UID_A}.sock`.length > 107, 'the test needs a path upstream could not bind');
+  const short = (uid) => crypto.createHash('sha256').update(uid).digest().subarray(0, 8).toString('base64url');
+  const want = (uid) => [`dra-${short(uid)}.sock`, `${short(uid)}.sock`].map((n) => path.join(pluginDir, n)).find((p) => p.length < 108);
+  const sim = simFor(t, root, '1.35');
+  const insts = [];
+  for (const [tag, uid] of [['A', UID_A], ['B', UID_B]]) {
+    const drv = new TestDriver(root, ['--kubelet-root-dir', root.dir, '--rolling-update-uid', uid, '--state-dir', root.state, '--tag', tag], { paths: false });
+    t.after(async () => { drv.kill(); await drv.exited; });
+    await drv.ready();
+    assert.ok(fs.lstatSync(want(uid)).isSocket(), `${want(uid)}\n${drv.stderr}`);
+    insts.push(drv);
+  }
+  assert.notEqual(want(UID_A), want(UID_B));
+  const list = await until(() => {
+    const l = sim.store.get(long) || [];
+    return l.length === 2 && l.every((i) => i.connected) ? l : null;
+  }, 15000);
+  assert.deepEqual(list.map((i) => i.endpoint).sort(), [want(UID_A), want(UID_B)].sort());
+  const res = await sim.nodePrepareResources(long, [claim(7)]);
+  assert.equal(res.claims[claim(7).uid].error || '', '', JSON.stringify(res));
+  const st = await insts[1].stop();
+  assert.equal(st.code, 0);
+  assert.ok(!fs.existsSync(want(UID_B)) && fs.lstatSync(want(UID_A)).isSocket(), 'B removed only its own socket');
+});
+
 test('serialize.lock: hooks never overlap across instances; the nodeserver holds the file read-only', async (t) => {
   const root = rollingRoot(t);
   const a = instance(t, root, 'A', UID_A, ['--slow-ms', '150']);

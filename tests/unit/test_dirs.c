@@ -53,12 +53,12 @@ test_setters(void)
 	    "would not fit in sun_path");
 	longdir[99] = '\0';	/* + "/dra.sock": 108 bytes */
 	FAILS(o, kp_plugin_data_directory_path(o, longdir), KP_ENAMETOOLONG,
-	    "is 108 bytes, at most 107");
+	    "a socket path of 108 bytes, at most 107 fit in sun_path");
 	longdir[98] = '\0';	/* 107: fits */
 	CHECK_EQ(kp_plugin_data_directory_path(o, longdir), 0);
 	CHECK_EQ(kp_plugin_socket(o, "ab.sock"), 0);	/* 106 bytes */
 	FAILS(o, kp_plugin_socket(o, "abcdefghi.sock"), KP_ENAMETOOLONG,
-	    "kp_plugin_socket (PluginSocket): the socket path");
+	    "kp_plugin_socket (PluginSocket): a socket path");
 	CHECK_EQ(kp_registrar_directory_path(o, "/r"), 0);
 	CHECK_EQ(kp_registrar_socket_filename(o, "x-reg.sock"), 0);
 	/* the kubelet root must contain the data directory, either order */
@@ -68,7 +68,7 @@ test_setters(void)
 	    "d"), 0);
 	CHECK_EQ(kp_kubelet_root_dir(o, "/var/lib/kubelet"), 0);
 	FAILS(o, kp_plugin_data_directory_path(o, "/var/lib/kubeletx/p"),
-	    KP_EINVAL, "is not inside the kubelet root directory");
+	    KP_EINVAL, "must be inside the kubelet root directory");
 	FAILS(o, kp_plugin_data_directory_path(o, "/run/p"), KP_EINVAL,
 	    "kubelets 1.37+ refuse");
 	CHECK_EQ(kp_plugin_data_directory_path(o, "/var/lib/kubelet"), 0);

@@ -218,6 +218,46 @@ test_resolve(void)
 	rmdir(root);
 }
 
+/*
+ * The DRA socket of a rolling instance: dra-<uid>.sock while its path is
+ * < 108 bytes (all that upstream does), then dra-<11 characters>.sock,
+ * then <11 characters>.sock (base64url(SHA-256(uid)[:8]) = "Jk8-oymVURI"
+ * for UID, by Python's hashlib and base64). A 63-byte driver name under
+ * /var/lib/kubelet/plugins fits (105 bytes).
+ */
+static void
+test_plugin_socket(void)
+{
+	char	 n[64], dir[160];
+	size_t	 d;
+
+	CHECK_EQ(rolling_plugin_socket_file("/var/lib/kubelet/plugins/"
+	    "gpu.example.com", UID, n, sizeof(n)), 0);
+	CHECK_STREQ(n, "dra-" UID ".sock");
+	/* dir + '/' + 45 bytes: the full UID up to a 61-byte directory */
+	d = 107 - 1 - strlen("dra-" UID ".sock");
+	CHECK_EQ(rolling_plugin_socket_file(rdir(d), UID, n, sizeof(n)), 0);
+	CHECK_STREQ(n, "dra-" UID ".sock");
+	CHECK_EQ(rolling_plugin_socket_file(rdir(d + 1), UID, n, sizeof(n)),
+	    0);
+	CHECK_STREQ(n, "dra-Jk8-oymVURI.sock");
+	d = 107 - 1 - strlen("dra-Jk8-oymVURI.sock");
+	CHECK_EQ(rolling_plugin_socket_file(rdir(d), UID, n, sizeof(n)), 0);
+	CHECK_STREQ(n, "dra-Jk8-oymVURI.sock");
+	CHECK_EQ(rolling_plugin_socket_file(rdir(d + 1), UID, n, sizeof(n)),
+	    0);
+	CHECK_STREQ(n, "Jk8-oymVURI.sock");
+	/* too long for any: the shortest, for the caller's check to name */
+	CHECK_EQ(rolling_plugin_socket_file(rdir(100), UID, n, sizeof(n)), 0);
+	CHECK_STREQ(n, "Jk8-oymVURI.sock");
+	snprintf(dir, sizeof(dir), "/var/lib/kubelet/plugins/%.63s",
+	    "a23456789.123456789.123456789.123456789.123456789.123456789.123");
+	CHECK_EQ(rolling_plugin_socket_file(dir, UID, n, sizeof(n)), 0);
+	CHECK_EQ(strlen(dir) + 1 + strlen(n), 105);
+	CHECK_EQ(rolling_plugin_socket_file(dir, UID, n, 10), KP_ENAMETOOLONG);
+	CHECK_EQ(rolling_plugin_socket_file(dir, "", n, sizeof(n)), KP_EINVAL);
+}
+
 /* RegError: the field rules (ipc_check) and who may send it (rules.c). */
 static void
 test_reg_error_frame(void)
@@ -257,5 +297,6 @@ main(void)
 	test_names();
 	test_setters();
 	test_resolve();
+	test_plugin_socket();
 	return (test_done("test_rolling"));
 }
