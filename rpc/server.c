@@ -15,8 +15,12 @@
  * stream completions by RPC_WATCH_MS at most. At most `workers` handlers
  * run at once; a call taken when all are busy waits in the FIFO for the
  * next thread that finishes one. Idle, the watcher sleeps too (after
- * RPC_WATCH_IDLE rounds without a handler), and a handler's start wakes
- * it. The remaining threads (followers) sleep until a watcher becomes
+ * a round in which no handler started), and a handler's start wakes
+ * it: calls that come every few milliseconds or slower (a node's pace)
+ * then cost one wake-up each, not one every RPC_WATCH_MS in between;
+ * back-to-back calls keep it awake and never signal it. After
+ * RPC_TRIM_MS asleep it gives freed memory back (malloc_trim), once per
+ * idle spell. The remaining threads (followers) sleep until a watcher becomes
  * the poller and one of them the new watcher.
  */
 #include <errno.h>
@@ -33,7 +37,8 @@
 #define RPC_MAX_WORKERS		64
 #define RPC_STOP_WARN_SEC	5	/* complain about slow handlers */
 #define RPC_WATCH_MS		2	/* a handler this long: hand over */
-#define RPC_WATCH_IDLE		100	/* rounds without one: sleep */
+#define RPC_WATCH_IDLE		0	/* more rounds without one: sleep */
+#define RPC_TRIM_MS		200	/* asleep this long: malloc_trim */
 
 /* Set by rpc_server_dispatch: this thread ran a handler, not polling. */
 static __thread int	 tls_left_poll;
@@ -258,18 +263,20 @@ rpc_server_blocking(struct rpc_server *srv)
 	pthread_mutex_unlock(&srv->lock);
 }
 
-static void
+/* The watcher's timed wait: 0 when signalled, ETIMEDOUT after ms. */
+static int
 watch_wait(struct rpc_server *srv, int ms)
 {
 	struct timespec	 ts;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_nsec += (long)ms * 1000000L;
+	ts.tv_sec += ms / 1000;
+	ts.tv_nsec += (long)(ms % 1000) * 1000000L;
 	if (ts.tv_nsec >= 1000000000L) {
 		ts.tv_sec++;
 		ts.tv_nsec -= 1000000000L;
 	}
-	(void)pthread_cond_timedwait(&srv->watch_cond, &srv->lock, &ts);
+	return (pthread_cond_timedwait(&srv->watch_cond, &srv->lock, &ts));
 }
 
 /*
@@ -286,29 +293,34 @@ pool_watch(struct rpc_server *srv)
 	while (!srv->cq_down) {
 		if (idle > RPC_WATCH_IDLE) {
 			srv->watch_asleep = 1;
-			/*
-			 * The server went idle: give the pages of what the
-			 * calls freed (connection buffers, call objects) back
-			 * to the kernel, once per idle spell; malloc keeps
-			 * them otherwise (docs/benchmarks.md, "Pss of one
-			 * tree alone").
-			 */
-			pthread_mutex_unlock(&srv->lock);
-			(void)malloc_trim(0);
-			pthread_mutex_lock(&srv->lock);
-			/* What signalled meanwhile (a handler's start, a
+			/* What signals meanwhile (a handler's start, a
 			 * hand-off, the queue's end) is not waited for. */
-			if (!srv->cq_down && !srv->handoff &&
-			    gen == srv->handler_gen)
-				pthread_cond_wait(&srv->watch_cond,
-				    &srv->lock);
+#define QUIET()	(!srv->cq_down && !srv->handoff && gen == srv->handler_gen)
+			if (QUIET() && watch_wait(srv, RPC_TRIM_MS) ==
+			    ETIMEDOUT && QUIET()) {
+				/*
+				 * Idle for a while: give the pages of what the
+				 * calls freed (connection buffers, call
+				 * objects) back to the kernel, once per idle
+				 * spell; malloc keeps them otherwise
+				 * (docs/benchmarks.md, "Pss of one tree
+				 * alone").
+				 */
+				pthread_mutex_unlock(&srv->lock);
+				(void)malloc_trim(0);
+				pthread_mutex_lock(&srv->lock);
+				if (QUIET())
+					pthread_cond_wait(&srv->watch_cond,
+					    &srv->lock);
+			}
+#undef QUIET
 			srv->watch_asleep = 0;
 			idle = 0;
 			gen = srv->handler_gen;
 			continue;
 		}
 		if (!srv->handoff)
-			watch_wait(srv, RPC_WATCH_MS);
+			(void)watch_wait(srv, RPC_WATCH_MS);
 		if (srv->cq_down)
 			break;
 		if (srv->polling == 0 && (srv->handoff ||
