@@ -275,13 +275,15 @@ kp_start(struct kp_options *opts, const struct kp_hooks *hooks,
 		return (opt_fail(opts, KP_ENOMEM, "kp_start: mmap: %s",
 		    strerror(errno)));
 	}
-	if ((r = start_http(opts, &hfd)) != 0) {
+	/* Before anything is bound: a refused start touches nothing. */
+	if ((r = start_live(opts, p)) != 0 ||
+	    (r = start_http(opts, &hfd)) != 0) {
+		live_release(p);
 		munmap(p->fatal, KP_ERROR_SIZE);
 		free(p);
 		return (r);
 	}
-	if ((r = start_live(opts, p)) != 0 ||
-	    (r = start_sockets(opts, &ps, &rs)) != 0) {
+	if ((r = start_sockets(opts, &ps, &rs)) != 0) {
 		live_release(p);
 		munmap(p->fatal, KP_ERROR_SIZE);
 		if (hfd != -1)
