@@ -136,6 +136,28 @@ start_sockets(struct kp_options *o, struct sup_socket *ps,
 	return (0);
 }
 
+/*
+ * The sockets a plugin of this process still serves are refused: binding
+ * them again would take them over from it (supervisor/sockets.c replaces
+ * a live socket, as it must for another process's instance).
+ */
+static int
+start_live(struct kp_options *o, const struct kp_plugin *p)
+{
+	static const char *const what[LIVE_MAX] = {
+		"kp_plugin_socket_path", "kp_registrar_socket_path"
+	};
+	const char	*paths[LIVE_MAX];
+	char		 err[KP_ERROR_SIZE];
+	int		 r;
+
+	paths[0] = o->dra_off ? NULL : o->plugin_socket_path;
+	paths[1] = o->registration_off ? NULL : o->registrar_socket_path;
+	if ((r = live_claim(p, what, paths, LIVE_MAX, err, sizeof(err))) != 0)
+		return (opt_fail(o, r, "%s", err));
+	return (0);
+}
+
 /* In the new supervisor process; never returns. */
 static void
 start_supervisor(struct kp_options *cfg, const struct kp_hooks *hooks,
@@ -253,12 +275,16 @@ kp_start(struct kp_options *opts, const struct kp_hooks *hooks,
 		return (opt_fail(opts, KP_ENOMEM, "kp_start: mmap: %s",
 		    strerror(errno)));
 	}
-	if ((r = start_http(opts, &hfd)) != 0) {
+	/* Before anything is bound: a refused start touches nothing. */
+	if ((r = start_live(opts, p)) != 0 ||
+	    (r = start_http(opts, &hfd)) != 0) {
+		live_release(p);
 		munmap(p->fatal, KP_ERROR_SIZE);
 		free(p);
 		return (r);
 	}
 	if ((r = start_sockets(opts, &ps, &rs)) != 0) {
+		live_release(p);
 		munmap(p->fatal, KP_ERROR_SIZE);
 		if (hfd != -1)
 			close(hfd);
@@ -283,6 +309,7 @@ kp_start(struct kp_options *opts, const struct kp_hooks *hooks,
 		}
 		sock_remove(&ps);
 		sock_remove(&rs);
+		live_release(p);
 		munmap(p->fatal, KP_ERROR_SIZE);
 		if (hfd != -1)
 			close(hfd);
@@ -330,6 +357,7 @@ kp_start(struct kp_options *opts, const struct kp_hooks *hooks,
 			close(ev[0]);
 		ipc_chan_close(&p->chan);
 		reap_supervisor(p, 15000);
+		live_release(p);
 		pthread_mutex_destroy(&p->state_lock);
 		pthread_mutex_destroy(&p->health_lock);
 		pthread_mutex_destroy(&p->lock);
@@ -419,6 +447,7 @@ kp_stop(struct kp_plugin *p)
 	ipc_free(reply);
 	ipc_chan_close(&p->chan);
 	reap_supervisor(p, 5000);
+	live_release(p);
 	events_stop(p);
 	pthread_mutex_destroy(&p->state_lock);
 	pthread_mutex_destroy(&p->health_lock);

@@ -138,6 +138,12 @@ int	events_start(struct kp_plugin *, int, const struct kp_options *);
 int	events_on_thread(const struct kp_plugin *);
 void	events_stop(struct kp_plugin *);
 
+/* live.c: the socket paths this process's plugins serve */
+#define LIVE_MAX	2
+int	live_claim(const struct kp_plugin *, const char *const *,
+	    const char *const *, size_t, char *, size_t);
+void	live_release(const struct kp_plugin *);
+
 /* api.c */
 int	sup_threads(void);
 int	api_request(struct kp_plugin *, const Kpipc__Msg *, const char *);

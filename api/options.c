@@ -193,6 +193,9 @@ set_subdomain(struct kp_options *opts, const char *what, char **field,
 	char		 q[OPT_QUOTE_SIZE], why[256];
 	const char	*p;
 
+	if (s == NULL)
+		return (opt_fail(opts, KP_EINVAL, "%s: must be set: a DNS "
+		    "subdomain of at most %zu characters", what, maxlen));
 	if ((p = dns_problem(s, maxlen, 1, why, sizeof(why))) != NULL)
 		return (opt_fail(opts, KP_EINVAL, "%s: %s %s: a DNS subdomain "
 		    "of at most %zu characters", what,

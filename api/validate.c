@@ -987,9 +987,10 @@ check_pool_name(struct vctx *v, const char *name)
 		slash = strchr(s, '/');
 		n = slash != NULL ? (size_t)(slash - s) : strlen(s);
 		if (!name_is_subdomain(s, n)) {
+			char	 b[SHOW + 8];
 			size_t	 at = push(v, ".name");
-			int	 r = vfail(v, "part %zu %s", part,
-			    n == 0 ? "is empty" : VAL_R_SUBDOMAIN);
+			int	 r = vfail(v, "%s part %zu %s", show(b, name),
+			    part, n == 0 ? "is empty" : VAL_R_SUBDOMAIN);
 
 			pop(v, at);
 			return (r);

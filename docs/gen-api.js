@@ -51,34 +51,91 @@ const clean = (comment) => comment.split('\n')
   .map((l) => l.replace(/^\s*\* ?/, '').replace(/^\s+$/, ''))
   .join('\n').trim();
 
+// Comment text as Markdown: tab-indented lines are C (fenced), and each
+// "- " list is set apart by blank lines with its items' continuation
+// lines indented under them, so neither runs into a paragraph.
+function markdown(text) {
+  const out = [];
+  let list = false;
+  let code = false;
+  const gap = () => { if (out.length && out[out.length - 1] !== '') out.push(''); };
+  for (const l of text.split('\n')) {
+    if (l.startsWith('\t')) {
+      if (!code) { gap(); out.push('```c'); code = true; list = false; }
+      out.push(l.slice(1));
+      continue;
+    }
+    if (code) { out.push('```', ''); code = false; }
+    if (/^ {0,3}- /.test(l)) {
+      if (!list) gap();
+      list = true;
+      out.push(l.trimStart());
+      continue;
+    }
+    if (list && l !== '' && /^ /.test(l)) {
+      out.push(`  ${l.trim()}`);
+      continue;
+    }
+    if (list) { gap(); list = false; }
+    out.push(l);
+  }
+  if (code) out.push('```');
+  return out.join('\n');
+}
+
+// A banner's title is its first sentence: up to the first '.' or ':'
+// outside parentheses that ends a word ("journal (beyond upstream: ...)."
+// keeps its parenthesis); the rest is its text.
+function bannerTitle(body) {
+  let depth = 0;
+  for (let i = 0; i < body.length; i++) {
+    const c = body[i];
+    if (c === '(') depth++;
+    else if (c === ')') depth = Math.max(0, depth - 1);
+    else if ((c === '.' || c === ':') && depth === 0 && (i + 1 === body.length || /\s/.test(body[i + 1]))) {
+      return { title: body.slice(0, i), rest: body.slice(i + 1).replace(/^[ \t]+/, '') };
+    }
+  }
+  return { title: body, rest: '' };
+}
+
 function title(comment, code) {
   const m = /^([a-z_][a-z0-9_]*(?: \/ [a-z_][a-z0-9_]*)*) - /.exec(comment || '');
   if (m) return m[1];
-  const d = /(?:struct|enum) (kp_[a-z_]+) \{/.exec(code) || /\(\*(kp_[a-z_]+)\)/.exec(code) ||
-    /#define (KP_[A-Z_]+)/.exec(code) || /(kp_[a-z_]+)\(/.exec(code);
-  return d ? d[1] : null;
+  // A type is named as such: the function of the same name has its own.
+  const d = /(struct|enum) (kp_[a-z_]+) \{/.exec(code);
+  if (d) return `${d[1]} ${d[2]}`;
+  const f = /\(\*(kp_[a-z_]+)\)/.exec(code) || /#define (KP_[A-Z_]+)/.exec(code) ||
+    /(kp_[a-z_]+)\(/.exec(code);
+  return f ? f[1] : null;
 }
 
 const lines = ['# kubeletplugin API reference', '',
   'Generated from `include/kubeletplugin.h` by `node docs/gen-api.js > docs/api.md`;',
   'the header is the authority. For how the pieces fit together see',
   '[driver-guide.md](driver-guide.md); for the sandbox, [security.md](security.md).', ''];
+const headings = new Set();
+function heading(h) {
+  // Headings are link targets: each must be whole and appear once.
+  if (headings.has(h)) throw new Error(`gen-api.js: duplicate heading "${h}"`);
+  headings.add(h);
+  lines.push(h, '');
+}
 for (const e of entries(src)) {
   const text = e.comment === null ? '' : clean(e.comment);
   const code = e.code.join('\n').trim();
   const banner = /^-{8,}\n?([\s\S]*)$/.exec(text);
   if (banner) {
-    const body = banner[1].trim().replace(/\n/g, ' ');
-    const m = /^(.*?)[.:](\s|$)(.*)$/.exec(body);
-    lines.push(`## ${m ? m[1] : body}`, '');
-    if (m && m[3]) lines.push(m[3], '');
+    const b = bannerTitle(banner[1].trim());
+    heading(`## ${b.title.replace(/\s*\n\s*/g, ' ')}`);
+    if (b.rest) lines.push(markdown(b.rest), '');
     if (code) lines.push('```c', code, '```', '');
     continue;
   }
   if (!text && !code) continue;
   const t = title(text, code);
-  if (t) lines.push(`### ${t}`, '');
-  if (text) lines.push(text, '');
+  if (t) heading(`### ${t}`);
+  if (text) lines.push(markdown(text), '');
   if (code) lines.push('```c', code, '```', '');
 }
 process.stdout.write(`${lines.join('\n').replace(/\n{3,}/g, '\n\n').trim()}\n`);

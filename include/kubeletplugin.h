@@ -1150,8 +1150,12 @@ struct kp_resources {
  * Refuses when the calling process has more than one thread (fork safety):
  * call it before starting threads. SIGCHLD of the supervisor is delivered
  * to the caller when it exits; kp_stop() reaps it.
+ * A live socket of another process at a socket path (a stale instance, the
+ * old one of a rolling update) is replaced with a warning; one a plugin of
+ * this process still serves is refused (KP_EBUSY; kp_stop() it first).
  * Errors: KP_EINVAL (an option breaks a rule; NULL argument; missing
- * prepare/unprepare hook), KP_EBUSY (several threads), KP_EEXIST
+ * prepare/unprepare hook), KP_EBUSY (several threads; a socket path of a
+ * plugin this process started and has not stopped), KP_EEXIST
  * (a non-socket file at a socket path), KP_ENAMETOOLONG, KP_EACCES,
  * KP_ECHILD (a child failed to start; the message is its error),
  * KP_ETIMEDOUT (no READY within 30 s), KP_ENOMEM, KP_EIO.

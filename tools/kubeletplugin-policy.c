@@ -220,8 +220,14 @@ main(int argc, char **argv)
 		switch (ch) {
 		case 's':
 			if (kp_sandbox_syscall(o, optarg) != 0) {
-				fprintf(stderr, "kubeletplugin-policy: %s\n",
-				    kp_options_last_error(o));
+				/* The message names the C setter ("what:
+				 * rule"); here the flag is what was given. */
+				const char *m = kp_options_last_error(o);
+				const char *why = strstr(m, ": ");
+
+				fprintf(stderr, "kubeletplugin-policy: -s "
+				    "(--syscall): %s\n",
+				    why != NULL ? why + 2 : m);
 				kp_options_free(o);
 				return (2);
 			}

@@ -108,6 +108,92 @@ test('the README\'s minimal driver is examples/minimal-driver/main.c, and it wor
   assert.equal(await exited, 0, stderr);
 });
 
+// The README's next step, "CDI specs and the journal": its fragment goes
+// into the minimal driver as the README says (its includes and prototype
+// at the top, its functions for the minimal prepare, its main() lines
+// before kp_start()), with the local try's two directories, and is built
+// against the library like a driver of one's own: it must compile with
+// -Wall -Werror, write the claim's spec and journal there, and rewrite a
+// deleted spec through respec().
+test('the README\'s CDI and journal fragment builds into the minimal driver and works with the local-try directories', { timeout: 90000 }, async (t) => {
+  const fs = require('node:fs');
+  const { randomUUID } = require('node:crypto');
+  const { spawn } = require('node:child_process');
+  const { KubeletSim } = require('../kubelet-sim');
+  const { startEmulator, kubeconfig } = require('../apiserver-emu');
+  const { makeRoot, until } = require('./lib/plugin');
+  const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+  const m = /```c\n(\/\* beyond the minimal driver's includes[\s\S]*?)```/.exec(readme);
+  assert.ok(m, 'the CDI and journal fragment');
+  const frag = m[1];
+  const iMain = frag.indexOf('/* main(), before kp_start()');
+  const iFns = frag.indexOf('/* the claim\'s spec');
+  assert.ok(iMain > 0 && iFns > iMain, 'includes, then main()\'s lines, then the functions');
+  assert.match(frag.slice(0, iMain), /#include <string\.h>/);
+  assert.match(frag.slice(0, iMain), /static int\trespec\(/);
+  let src = fs.readFileSync(path.join(ROOT, 'examples', 'minimal-driver', 'main.c'), 'utf8');
+  const sub = (from, to) => { assert.ok(src.includes(from), from); src = src.replace(from, to); };
+  sub('#define DRIVER "minimal.example.com"\n', `#define DRIVER "minimal.example.com"\n\n${frag.slice(0, iMain)}`);
+  const p0 = src.indexOf('static int\nprepare(');
+  const p1 = src.indexOf('\n}\n', p0) + 3;
+  assert.ok(p0 > 0 && p1 > p0, 'the minimal prepare');
+  src = src.slice(0, p0) + frag.slice(iFns) + src.slice(p1);
+  // The local try the README describes after the fragment.
+  assert.match(readme, /`kp_journal_dir\(o, argv\[4\]\)` and `kp_cdi_directory\(o,\s+argv\[5\]\)`/);
+  const inMain = frag.slice(iMain, iFns).replace('kp_journal_dir(o, "/var/lib/" DRIVER);',
+    'kp_journal_dir(o, argv[4]);\nkp_cdi_directory(o, argv[5]);');
+  assert.ok(inMain.includes('argv[5]'), 'the journal line');
+  sub('\tif (kp_driver_name(o, DRIVER)', `${inMain.trim().split('\n').map((l) => `\t${l}`).join('\n')}\n\tif (kp_driver_name(o, DRIVER)`);
+  sub('argc != 4', 'argc != 6');
+
+  const root = makeRoot('minimal.example.com');
+  t.after(() => root.cleanup());
+  const c = path.join(root.dir, 'journal-driver.c');
+  const bin = path.join(root.dir, 'journal-driver');
+  fs.writeFileSync(c, src);
+  const cache = fs.readFileSync(path.join(BUILD, 'CMakeCache.txt'), 'utf8');
+  const cc = (/^CMAKE_C_COMPILER:\w+=(.+)$/m.exec(cache) || [null, 'cc'])[1];
+  const san = /^KP_SANITIZE:BOOL=ON$/m.test(cache) ? ['-fsanitize=address,undefined'] : [];
+  const r = spawnSync(cc, ['-std=gnu11', '-Wall', '-Werror', ...san, '-I', path.join(ROOT, 'include'), c, '-o', bin,
+    '-L', BUILD, '-lkubeletplugin', `-Wl,-rpath,${BUILD}`], { encoding: 'utf8' });
+  assert.equal(r.status, 0, `the README fragment does not build:\n${r.stderr}`);
+
+  const DRIVER = 'minimal.example.com';
+  const state = path.join(root.dir, 'state');
+  const cdi = path.join(root.dir, 'cdi');
+  const emu = await startEmulator({ versions: ['v1'], nodes: ['node-1'], tokenFile: path.join(root.dir, 'token') });
+  fs.copyFileSync(emu.caFile, path.join(root.dir, 'ca.crt'));
+  const kc = path.join(root.dir, 'kubeconfig');
+  fs.writeFileSync(kc, kubeconfig({ server: emu.url }));
+  const drv = spawn(bin, ['node-1', kc, root.dir, state, cdi], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  drv.stderr.on('data', (d) => { stderr += d; });
+  const exited = new Promise((resolve) => drv.on('exit', (code) => resolve(code)));
+  const sim = new KubeletSim({ registryDir: root.registry }).start();
+  t.after(async () => { drv.kill('SIGKILL'); await sim.stop(); await emu.stop(); });
+  await sim.waitForDriver(DRIVER, 15000);
+  const claim = { namespace: 'default', name: 'c', uid: randomUUID() };
+  emu.addClaim({ ...claim, allocation: { results: [{ request: 'r', driver: DRIVER, pool: 'node-1', device: 'dev-0' }] } });
+  const ids = (res) => res.claims[claim.uid].devices[0].cdi_device_ids || res.claims[claim.uid].devices[0].cdiDeviceIds;
+  const dev = `dev-0-${claim.uid}`;
+  assert.deepEqual(ids(await sim.nodePrepareResources(DRIVER, [claim])), [`${DRIVER}/dev=${dev}`], stderr);
+  const spec = path.join(cdi, `${DRIVER}_claim-${claim.uid}.json`);
+  assert.match(fs.readFileSync(spec, 'utf8'), new RegExp(`MINIMAL_DEVICE=${dev}`));
+  assert.ok(fs.existsSync(path.join(state, 'kubeletplugin-journal.json')), 'the journal beneath the state directory');
+  // A spec a reboot deleted: the journal answers and respec() writes it.
+  fs.rmSync(spec);
+  await until(async () => {
+    const res = await sim.nodePrepareResources(DRIVER, [claim]);
+    assert.deepEqual(ids(res), [`${DRIVER}/dev=${dev}`]);
+    return fs.existsSync(spec);
+  }, 15000, 100);
+  assert.match(fs.readFileSync(spec, 'utf8'), new RegExp(`MINIMAL_DEVICE=${dev}`));
+  await sim.nodeUnprepareResources(DRIVER, [claim]);
+  assert.ok(!fs.existsSync(spec), 'unprepare removed the spec');
+  drv.kill('SIGTERM');
+  assert.equal(await exited, 0, stderr);
+});
+
 test('the minimal driver exits non-zero when its plugin stops on its own: a second instance on the same kubelet dir', { timeout: 60000 }, async (t) => {
   const fs = require('node:fs');
   const { spawn } = require('node:child_process');

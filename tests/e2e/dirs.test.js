@@ -2,7 +2,8 @@
 // End-to-end tests of the directory options (issue 11): socket paths
 // derived from the kubelet root and the driver name as upstream v0.33+,
 // directories created or reported by path and option, endpoints outside
-// the kubelet root refused, a live socket replaced with a warning, and
+// the kubelet root refused, a live socket replaced with a warning (one a
+// plugin of the same process serves refused), and
 // Kubernetes access without a node name refused at once.
 
 const test = require('node:test');
@@ -111,6 +112,32 @@ test('replacing a live socket (another instance serving) is warned about', async
   await second.stderrMatch(/dra\.sock: replacing a live socket: another instance of this plugin is serving there/);
   await until(() => /reg\.sock: replacing a live socket/.test(second.stderr), 10000);
   assert.doesNotMatch(first.stderr, /replacing a live socket/);
+});
+
+// Within one process the same sockets twice is always a mistake: the
+// second kp_start() fails before it touches them (the warning above is for
+// another process's instance).
+test('a second kp_start in the same process on the same sockets fails with KP_EBUSY; the first keeps serving', async (t) => {
+  const root = makeRoot(DRIVER);
+  t.after(() => root.cleanup());
+  const drv = start(t, root, ['--kubelet-root-dir', root.dir, '--start-twice']);
+  const second = await drv.line(['second', 'error']);
+  assert.match(second, /^second KP_EBUSY kp_plugin_socket_path: already served by a plugin started in this process \(kp_stop\(\) it first\): \S+\/dra\.sock$/);
+  await drv.ready();
+  const ino = fs.lstatSync(root.draSock).ino;
+  const sim = new KubeletSim({ registryDir: root.registry, retryInitialMs: 100, healthStream: false }).start();
+  t.after(() => sim.stop());
+  assert.equal((await sim.waitForDriver(DRIVER)).endpoint, root.draSock);
+  const c = { namespace: 'default', name: 'twice', uid: require('node:crypto').randomUUID() };
+  const res = await sim.nodePrepareResources(DRIVER, [c]);
+  assert.equal(res.claims[c.uid].devices[0].device_name, 'twice');
+  assert.equal(fs.lstatSync(root.draSock).ino, ino, 'the first plugin\'s socket');
+  assert.doesNotMatch(drv.stderr, /replacing a live socket/);
+  // kp_stop() releases the paths: the same options start again.
+  assert.equal(await drv.command('restart', 'restart'), 'restart KP_OK ');
+  const res2 = await until(() => sim.nodePrepareResources(DRIVER, [c]).catch(() => null), 15000, 100);
+  assert.equal(res2.claims[c.uid].devices[0].device_name, 'twice');
+  assert.equal((await drv.stop()).code, 0);
 });
 
 // Whoever can write in plugins/ must not make kp_start bind elsewhere.

@@ -339,6 +339,14 @@ test('the OCI profile parses and names the allowlists', () => {
   assert.ok(!allowed.has('ptrace') && !allowed.has('kexec_load'));
 });
 
+test('kubeletplugin-policy names its -s flag, not the C setter, for an unknown syscall', () => {
+  const r = require('node:child_process').spawnSync(path.join(BUILD, 'tools', 'kubeletplugin-policy'),
+    ['-s', 'bogus_call'], { encoding: 'utf8' });
+  assert.equal(r.status, 2);
+  assert.equal(r.stdout, '');
+  assert.equal(r.stderr, 'kubeletplugin-policy: -s (--syscall): "bogus_call" is not a system call on this architecture\n');
+});
+
 test('stress: 8 clients, 10 000 calls, enforce mode, no violation', async (t) => {
   // 8 clients and the sim's own connection: above the default cap of 8
   // connections per socket, which is sized for kubelet (connections.test.js).

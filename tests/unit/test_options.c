@@ -233,8 +233,9 @@ test_driver_name(void)
 	    "must start and end");
 	FAILS(o, kp_driver_name(o, ""), KP_EINVAL, "DriverName",
 	    "must not be empty");
-	FAILS(o, kp_driver_name(o, NULL), KP_EINVAL, "DriverName",
-	    "must not be empty");
+	FAILS(o, kp_driver_name(o, NULL), KP_EINVAL,
+	    "kp_driver_name (DriverName): must be set: a DNS subdomain of "
+	    "at most 63 characters", "");
 	FAILS(o, kp_driver_name(o, "a..b"), KP_EINVAL, "DriverName",
 	    "empty part");
 	FAILS(o, kp_driver_name(o, ".ab"), KP_EINVAL, "DriverName",

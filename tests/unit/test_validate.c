@@ -162,17 +162,17 @@ test_pools(void)
 	GOOD();
 	free(s);
 	pools[0].name = "a//b";
-	BAD("name: part 1", "is empty");
+	BAD("pools[0].name: \"a//b\" part 1", "is empty");
 	pools[0].name = "/a";
-	BAD("name: part 0", "is empty");
+	BAD("pools[0].name: \"/a\" part 0", "is empty");
 	pools[0].name = "a/";
-	BAD("name: part 1", "is empty");
+	BAD("pools[0].name: \"a/\" part 1", "is empty");
 	pools[0].name = "Gpu";
-	BAD("name: part 0", "DNS subdomain");
+	BAD("pools[0].name: \"Gpu\" part 0", "DNS subdomain");
 	pools[0].name = "gpu_1";
-	BAD("name: part 0", "DNS subdomain");
+	BAD("pools[0].name: \"gpu_1\" part 0", "DNS subdomain");
 	pools[0].name = "gpu.-a";
-	BAD("name: part 0", "DNS subdomain");
+	BAD("pools[0].name: \"gpu.-a\" part 0", "DNS subdomain");
 	pools[0].name = "gpu/b";
 	BAD("pools[1].name",
 	    "\"gpu/b\" duplicate pool name");

@@ -15,6 +15,8 @@
  *   getinfo-error [message]   kp_set_get_info_error ("" clears), prints
  *            "regerr <KP_NAME> <message>"
  *   notify-error [message]    kp_set_notify_registration_status_error
+ *   restart  (with --start-twice) kp_stop, then kp_start with the same
+ *            options, prints "restart <KP_NAME> <message>"
  *   stop     calls kp_stop, prints "stopped <code>", exits
  * With --channels: kp_error_callback prints "errcb <KP_NAME> rec=<0|1>
  * <message>", kp_state_callback logs "STATECB gen=<g> len=<n> <text>"
@@ -23,6 +25,8 @@
  * logs "HOOKSTATE <x> gen=<g> len=<n> <text>"; the init hook logs
  * "INITSTATE gen=<g> len=<n>"; every prepared claim logs its parsed
  * configs ("CONFIGS ...").
+ * With --start-twice a second kp_start() with the same options follows the
+ * first, before "ready": it prints "second <KP_NAME> <message>".
  * With --exit-on-stop a thread waits in kp_plugin_wait() and prints
  * "plugin-stopped <KP_NAME> <reason>" when the plugin stops on its own.
  * End of input stops as "stop" does. Claim "hang-forever..." makes the
@@ -69,6 +73,9 @@ struct tdrv {
 	int		 quiet;		/* --quiet: no ALLOC line per claim */
 	int		 all_nodes;	/* publish: pools for all nodes */
 	int		 exit_on_stop;	/* kp_plugin_wait: exit with it */
+	int		 start_twice;	/* --start-twice */
+	struct kp_options *opts;	/* kept for "restart" */
+	const struct kp_hooks *hooks;
 };
 
 static struct tdrv	 drv;
@@ -1255,6 +1262,7 @@ apply(struct kp_options *o, int ch, const char *a)
 	case 381: return (kp_termination_message_path(o, a[0] ? a : NULL));
 	case 382: drv.exit_on_stop = 1; return (0);
 	case 390: drv.quiet = 1; return (0);
+	case 391: drv.start_twice = 1; return (0);
 	default: return (-1);
 	}
 }
@@ -1302,7 +1310,7 @@ parse(int argc, char **argv, struct kp_options *o)
 		{ "shutdown-grace-ms", 1, 0, 380 },
 		{ "termination-log", 1, 0, 381 },
 		{ "exit-on-stop", 0, 0, 382 },
-		{ "quiet", 0, 0, 390 },
+		{ "quiet", 0, 0, 390 }, { "start-twice", 0, 0, 391 },
 		{ 0, 0, 0, 0 }
 	};
 	int	 ch;
@@ -1646,6 +1654,15 @@ commands(struct kp_plugin *p, int fds_before)
 			    kp_set_notify_registration_status_error(p, a);
 			printf("regerr %s %s\n", kp_err_name(r),
 			    r ? kp_plugin_last_error(p) : "");
+		} else if (strncmp(line, "restart", 7) == 0 &&
+		    drv.opts != NULL) {
+			(void)kp_stop(p);
+			p = NULL;
+			r = kp_start(drv.opts, drv.hooks, &p);
+			printf("restart %s %s\n", kp_err_name(r),
+			    r ? kp_options_last_error(drv.opts) : "");
+			if (r != 0)
+				break;
 		} else if (strncmp(line, "stop", 4) == 0)
 			break;
 		fflush(stdout);
@@ -1688,12 +1705,25 @@ main(int argc, char **argv)
 		kp_options_free(o);
 		return (1);
 	}
-	kp_options_free(o);
+	if (drv.start_twice) {
+		struct kp_plugin	*p2 = NULL;
+
+		r = kp_start(o, &h, &p2);
+		printf("second %s %s\n", kp_err_name(r),
+		    r ? kp_options_last_error(o) : "");
+		if (r == 0)
+			(void)kp_stop(p2);
+		drv.opts = o;
+		drv.hooks = &h;
+	} else
+		kp_options_free(o);
 	if (drv.channels)
 		pthread_create(&status_th, NULL, status_thread, p);
 	if (drv.exit_on_stop)
 		pthread_create(&th, NULL, wait_thread, p);
 	printf("ready %d\n", (int)getpid());
 	commands(p, fds);
+	if (drv.opts != NULL)
+		kp_options_free(drv.opts);
 	return (0);
 }
