@@ -412,3 +412,99 @@ test('HOSTILE: the live observer sending anything but READY (a Pong) is killed; 
     return o && o !== obs && (await status()) === 200;
   }, 15000, 100);
 });
+
+// Where the bytes s occur in the readable memory of pid (as root: the
+// children are not dumpable), as "<mapping>+<offset>" strings.
+function memFind(pid, s) {
+  const hits = [];
+  const fd = fs.openSync(`/proc/${pid}/mem`, 'r');
+  try {
+    for (const l of fs.readFileSync(`/proc/${pid}/maps`, 'utf8').trim().split('\n')) {
+      const m = /^([0-9a-f]+)-([0-9a-f]+) (\S+) \S+ \S+ \S+\s*(.*)$/.exec(l);
+      if (!m || m[3][0] !== 'r' || /^\[(vvar|vsyscall)\]$/.test(m[4])) continue;
+      const len = parseInt(m[2], 16) - parseInt(m[1], 16);
+      if (len > 512 << 20) continue;	// sanitizer shadow, never our data
+      const buf = Buffer.alloc(len);
+      let got = 0;
+      try { got = fs.readSync(fd, buf, 0, len, BigInt(`0x${m[1]}`)); } catch { continue; }
+      for (let i = buf.indexOf(s); i !== -1 && i < got; i = buf.indexOf(s, i + 1)) hits.push(`${m[4] || 'anon'}+0x${i.toString(16)}`);
+    }
+  } finally { fs.closeSync(fd); }
+  return hits;
+}
+
+test('HOSTILE: the bearer token is in the publisher alone (no other process\'s memory, environment or command line, not the log at -v 10); a rotated token leaves no copy in the publisher\'s memory', { skip }, async (t) => {
+  const root = makeRoot(DRIVER);
+  const tokenFile = path.join(root.dir, 'token');
+  const emu = await startEmulator({ versions: ['v1'], nodes: [NODE], tokenFile });
+  fs.copyFileSync(emu.caFile, path.join(root.dir, 'ca.crt'));
+  const kc = path.join(root.dir, 'kubeconfig');
+  fs.writeFileSync(kc, kubeconfig({ server: emu.url }));
+  const drv = new TestDriver(root, ['--kubeconfig', kc, '--node-name', NODE, '-v', '10']);
+  t.after(async () => {
+    drv.kill();
+    await drv.exited;
+    await emu.stop();
+    root.cleanup();
+  });
+  await drv.ready();
+  const sim = new KubeletSim({ registryDir: root.registry, retryInitialMs: 100 }).start();
+  t.after(() => sim.stop());
+  await sim.waitForDriver(DRIVER);
+  let n = 0;
+  const lookUps = async (k) => {
+    for (let i = 0; i < k; i++, n++) {
+      const c = { namespace: 'default', name: `tok-${n}`, uid: randomUUID() };
+      emu.addClaim({ ...c, allocation: { results: [{ request: 'r', driver: DRIVER, pool: NODE, device: 'dev-1' }] } });
+      await sim.nodePrepareResources(DRIVER, [c]);
+    }
+  };
+  await lookUps(4);
+  await until(() => emu.activeWatches() > 0, 10000);
+  const old = emu.token;
+  const r = roles(drv.proc.pid);
+  // The scan finds the live token where it must be (kube_config's copy).
+  assert.ok(memFind(r.publisher, old).length >= 1, 'the scan found no token in the publisher');
+  for (const [who, pid] of [['driver process', drv.proc.pid], ...Object.entries(r).filter(([k]) => k !== 'publisher')]) {
+    assert.deepEqual(memFind(pid, old), [], `the token in the ${who}'s memory`);
+    for (const f of ['environ', 'cmdline']) assert.ok(!fs.readFileSync(`/proc/${pid}/${f}`).includes(old), `the token in the ${who}'s ${f}`);
+  }
+  // Rotated: a look-up's 401 makes the publisher re-read the file; the
+  // watch that started with the old token is ended, so the next one
+  // starts with the new. Then no copy of the old one may be left: not in
+  // libcurl's freed request buffers, not on a thread's stack.
+  const fresh = emu.rotateToken();
+  await lookUps(2);
+  const dropped = Date.now();
+  emu.dropWatches();
+  await until(() => emu.activeWatches() > 0 && emu.requests().some((q) => q.watch && q.time >= dropped), 10000);
+  const pub = roles(drv.proc.pid).publisher;
+  assert.equal(pub, r.publisher, 'the publisher restarted');
+  await until(() => memFind(pub, old).length === 0, 10000).catch(() => {});
+  assert.deepEqual(memFind(pub, old), [], 'copies of the rotated token in the publisher\'s memory');
+  assert.ok(memFind(pub, fresh).length >= 1);
+  for (const tok of [old, fresh]) assert.ok(!drv.stderr.includes(tok), 'a token in the log');
+  assert.match(drv.stderr, /bearer token from .* changed/, 'the -v 10 log was not on');
+});
+
+test('HOSTILE: a look-up whose names would change the GET\'s path (\'/\', \'..\', \'%2F\', \'?\') kills the nodeserver; nothing reaches the API server; the right names do', { skip }, async (t) => {
+  const { drv, emu, run } = await setup(t);
+  const hex = (s) => Buffer.from(s, 'latin1').toString('hex');
+  const claimGets = () => emu.requests().filter((q) => /resourceclaims/.test(q.path));
+  // The frame itself works: a look-up of right names is a GET.
+  assert.match(await run(`raw-claim:${hex('default')}:${hex('ok-claim')}`), /raw-claim: sent/);
+  await until(() => claimGets().length === 1, 10000);
+  assert.equal(claimGets()[0].path, `/apis/resource.k8s.io/v1/namespaces/default/resourceclaims/ok-claim`);
+  const ns0 = roles(drv.proc.pid).nodeserver;
+  for (const [ns, name, field] of [
+    ['default', '../../../../api/v1/namespaces/kube-system/secrets', 'name'],
+    ['kube-system%2Fsecrets?x=', 'c', 'namespace'],
+  ]) {
+    const at = drv.stderr.length;
+    await until(async () => !/Unavailable|No connection/.test(await run(`raw-claim:${hex(ns)}:${hex(name)}`)), 20000, 200);
+    await until(() => new RegExp(`nodeserver: protocol violation: claim_get\\.${field} .*killing it`).test(drv.stderr.slice(at)), 10000);
+    await until(() => /nodeserver ready, pid \d+ \(restarted\)/.test(drv.stderr.slice(at)), 20000);
+  }
+  assert.notEqual(roles(drv.proc.pid).nodeserver, ns0);
+  assert.equal(claimGets().length, 1, claimGets().map((q) => q.path).join('\n'));
+});
