@@ -408,6 +408,7 @@ test('one handle: GETs between a PATCH, a DELETE and a watch are plain, authenti
 // publisher".
 
 const tls = require('node:tls');
+const zlib = require('node:zlib');
 const { until } = require('./lib/plugin');
 
 const RAW_TOKEN = 'raw-secret-token-0123456789';
@@ -544,7 +545,7 @@ test('HOSTILE API: a reset in the middle of a reply, a PATCH and a server closin
   assert.notEqual(gets[gets.length - 1].conn, gets[4].conn);
 });
 
-test('HOSTILE API: a megabyte of response headers, one 200 KiB header line, an endless chunked body: each look-up fails naming why, the next one works', async (t) => {
+test('HOSTILE API: a megabyte of response headers, one 200 KiB header line, an endless chunked body, gzip bombs: each look-up fails naming why, the next one works', async (t) => {
   const srv = await rawServer(t, (req, sock) => {
     const name = askedName(req);
     if (name === 'many') {
@@ -553,6 +554,13 @@ test('HOSTILE API: a megabyte of response headers, one 200 KiB header line, an e
       sock.write('Content-Length: 2\r\n\r\n{}');
     } else if (name === 'long') {
       sock.write(`HTTP/1.1 200 OK\r\nX-Long: ${'l'.repeat(200 << 10)}\r\nContent-Length: 2\r\n\r\n{}`);
+    } else if (name === 'gzbomb' || name === 'tebomb') {
+      // 64 MiB of JSON in 64 KiB of gzip, as content or transfer coding.
+      const body = zlib.gzipSync(Buffer.alloc(64 << 20, '['));
+      sock.write(`HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n${name === 'gzbomb' ? 'Content-Encoding: gzip' : 'Transfer-Encoding: gzip'}\r\n`
+        + `${name === 'gzbomb' ? `Content-Length: ${body.length}\r\n` : 'Connection: close\r\n'}\r\n`);
+      if (name === 'gzbomb') sock.write(body);
+      else sock.end(body);
     } else if (name === 'endless') {
       sock.write('HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n');
       const chunk = `10000\r\n${'['.repeat(0x10000)}\r\n`;
@@ -566,7 +574,8 @@ test('HOSTILE API: a megabyte of response headers, one 200 KiB header line, an e
   });
   const kc = rawKubeconfig(t, srv);
   const r = await run(['--kubeconfig', kc, ...claimArgs('many', 9), ...claimArgs('c9', 9), ...claimArgs('long', 9),
-    ...claimArgs('c9', 9), ...claimArgs('endless', 9), ...claimArgs('c9', 9)]);
+    ...claimArgs('c9', 9), ...claimArgs('endless', 9), ...claimArgs('c9', 9), ...claimArgs('gzbomb', 9),
+    ...claimArgs('tebomb', 9), ...claimArgs('c9', 9)]);
   assert.equal(r.code, 0, r.out + r.stderr);
   assert.deepEqual(r.lines, [
     `claim code=KP_EKUBE msg=claim default/many: GET ${CLAIMS}/many: response headers larger than 262144 bytes: refused results= config=`,
@@ -576,9 +585,15 @@ test('HOSTILE API: a megabyte of response headers, one 200 KiB header line, an e
     claimOk(9),
     `claim code=KP_EKUBE msg=claim default/endless: GET ${CLAIMS}/endless: response larger than 4194304 bytes: refused results= config=`,
     claimOk(9),
+    // No Accept-Encoding is sent: a gzip content coding stays gzip; a
+    // transfer coding libcurl decodes counts against the limit decoded.
+    'claim code=KP_EPROTO msg=claim default/gzbomb: not a ResourceClaim results= config=',
+    `claim code=KP_EKUBE msg=claim default/tebomb: GET ${CLAIMS}/tebomb: response larger than 4194304 bytes: refused results= config=`,
+    claimOk(9),
   ], r.out);
+  assert.ok(srv.reqs.every((q) => !q.headers.some((h) => /^(accept-encoding|te):/i.test(h))), 'a coding was asked for');
   // Refusals are not transport failures: no retry.
-  assert.deepEqual(srv.reqs.map(askedName), ['many', 'c9', 'long', 'c9', 'endless', 'c9']);
+  assert.deepEqual(srv.reqs.map(askedName), ['many', 'c9', 'long', 'c9', 'endless', 'c9', 'gzbomb', 'tebomb', 'c9']);
 });
 
 test('HOSTILE API: a trickle (headers or body a byte at a time) ends at the request timeout; the next look-up works', async (t) => {
