@@ -29,7 +29,7 @@ const { spawn } = require('node:child_process');
 const { randomUUID } = require('node:crypto');
 const { KubeletSim } = require('../kubelet-sim');
 const { startEmulator, kubeconfig } = require('../apiserver-emu');
-const { BUILD, TESTDRIVER, makeRoot, TestDriver, roles, until, sleep, childLines, procStatus } = require('./lib/plugin');
+const { BUILD, TESTDRIVER, makeRoot, TestDriver, roles, until, sleep, childLines, procStatus, freePort } = require('./lib/plugin');
 
 const ATTACK = path.join(BUILD, 'tests', 'kp_attack');
 const CHANFORGE = path.join(BUILD, 'tests', 'kp_chanforge');
@@ -433,14 +433,16 @@ function memFind(pid, s) {
   return hits;
 }
 
-test('HOSTILE: the bearer token is in the publisher alone (no other process\'s memory, environment or command line, not the log at -v 10); a rotated token leaves no copy in the publisher\'s memory', { skip }, async (t) => {
+test('HOSTILE: the bearer token is in the publisher alone (no other process\'s memory, environment or command line, not /metrics, not the log at -v 10); a rotated token leaves no copy in the publisher\'s memory', { skip }, async (t) => {
   const root = makeRoot(DRIVER);
   const tokenFile = path.join(root.dir, 'token');
   const emu = await startEmulator({ versions: ['v1'], nodes: [NODE], tokenFile });
   fs.copyFileSync(emu.caFile, path.join(root.dir, 'ca.crt'));
   const kc = path.join(root.dir, 'kubeconfig');
   fs.writeFileSync(kc, kubeconfig({ server: emu.url }));
-  const drv = new TestDriver(root, ['--kubeconfig', kc, '--node-name', NODE, '-v', '10']);
+  const port = await freePort();
+  const drv = new TestDriver(root, ['--kubeconfig', kc, '--node-name', NODE, '-v', '10',
+    '--http-endpoint', `127.0.0.1:${port}`]);
   t.after(async () => {
     drv.kill();
     await drv.exited;
@@ -463,6 +465,10 @@ test('HOSTILE: the bearer token is in the publisher alone (no other process\'s m
   await until(() => emu.activeWatches() > 0, 10000);
   const old = emu.token;
   const r = roles(drv.proc.pid);
+  assert.ok(r.observer, 'no observer');
+  const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  assert.match(metrics, /^kubeletplugin_/m);
+  assert.ok(!metrics.includes(old), 'the token on /metrics');
   // The scan finds the live token where it must be (kube_config's copy).
   assert.ok(memFind(r.publisher, old).length >= 1, 'the scan found no token in the publisher');
   for (const [who, pid] of [['driver process', drv.proc.pid], ...Object.entries(r).filter(([k]) => k !== 'publisher')]) {
