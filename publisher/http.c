@@ -634,14 +634,17 @@ xfer_once(struct http_xfer *x)
 }
 
 /* Transport errors client-go retries on a GET (reset, EOF; a body cut
- * short is an unexpected EOF). */
+ * short is an unexpected EOF; an HTTP/2 connection the server closed
+ * with a GOAWAY while the request went out on it, as kube-apiserver's
+ * --goaway-chance does: libcurl says "Error in the HTTP2 framing
+ * layer", Go "http2: server sent GOAWAY and closed the connection"). */
 static int
 retryable_transport(struct http_xfer *x, int r)
 {
 	return (r == KP_EIO && strcmp(x->method, "GET") == 0 &&
 	    x->line_fn == NULL && (x->cc == CURLE_RECV_ERROR ||
 	    x->cc == CURLE_SEND_ERROR || x->cc == CURLE_GOT_NOTHING ||
-	    x->cc == CURLE_PARTIAL_FILE));
+	    x->cc == CURLE_PARTIAL_FILE || x->cc == CURLE_HTTP2));
 }
 
 /*
