@@ -286,14 +286,16 @@ path_add(char *b, size_t size, size_t *len, const char *s, int escape)
 }
 
 /*
- * Exactly one GET of namespaces/<ns>/resourceclaims/<name> in version v.
- * reply (initialised by the caller, KPIPC__CLAIM_REPLY__INIT) gets id,
- * result and, on success, results and config_json; free its contents with
+ * Exactly one GET of namespaces/<ns>/resourceclaims/<name> in version v,
+ * retries included within budget_s seconds (what is left of
+ * KP_CLAIM_BUDGET_S once the look-up waited for a thread). reply
+ * (initialised by the caller, KPIPC__CLAIM_REPLY__INIT) gets id, result
+ * and, on success, results and config_json; free its contents with
  * claims_reply_free(). Returns the result code.
  */
 int
 claims_get(struct http_client *http, enum kube_version v, const char *driver,
-    const Kpipc__ClaimGet *g, Kpipc__ClaimReply *r)
+    const Kpipc__ClaimGet *g, double budget_s, Kpipc__ClaimReply *r)
 {
 	struct http_response	 resp;
 	char			 path[CLAIM_PATH_MAX], *m;
@@ -315,7 +317,7 @@ claims_get(struct http_client *http, enum kube_version v, const char *driver,
 	memset(&resp, 0, sizeof(resp));
 	/* Well within kubelet's 45 s: the nodeserver still answers. */
 	rc = http_request_within(http, "GET", path, NULL, HTTP_MAX_OBJECT,
-	    KP_CLAIM_BUDGET_S, &resp);
+	    budget_s, &resp);
 	if (resp.status == 200)
 		rc = claims_parse(resp.body, driver, g, r);
 	else if (resp.status == 404)
