@@ -231,6 +231,18 @@ main(void)
 		big[128] = '\0';
 		q.uid = big;
 		CHECK_EQ(ipc_check(&m, err, sizeof(err)), 0);
+		/* Before any of that, the frame: the nodeserver's alone, once
+		 * READY, at most 1 KiB (huge names never reach the unpack). */
+		CHECK_EQ(ipc_rule_gate(ROLE_NODESERVER, CS_READY,
+		    KPIPC__MSG__M_CLAIM_GET, 1024, err, sizeof(err)), 0);
+		CHECK_EQ(ipc_rule_gate(ROLE_NODESERVER, CS_READY,
+		    KPIPC__MSG__M_CLAIM_GET, 1025, err, sizeof(err)), KP_EPROTO);
+		CHECK_EQ(ipc_rule_gate(ROLE_NODESERVER, CS_STARTING,
+		    KPIPC__MSG__M_CLAIM_GET, 64, err, sizeof(err)), KP_EPROTO);
+		CHECK_EQ(ipc_rule_gate(ROLE_REGISTRAR, CS_READY,
+		    KPIPC__MSG__M_CLAIM_GET, 64, err, sizeof(err)), KP_EPROTO);
+		CHECK_EQ(ipc_rule_gate(ROLE_PUBLISHER, CS_READY,
+		    KPIPC__MSG__M_CLAIM_GET, 64, err, sizeof(err)), KP_EPROTO);
 	}
 	return (test_done("test_claims"));
 }
