@@ -19,8 +19,8 @@
 #define HTTP_POOL		8	/* idle easy handles kept */
 /* Response header bytes of one attempt (1xx responses too): a server's
  * handful of lines, Warnings included, is far below; libcurl's own cap
- * (300 KiB since 8.3, CVE-2023-38039; none before) fails with an error
- * that reads as a transport failure and would be retried. */
+ * (300 KiB since 8.3 and in Debian 12's 7.88, CVE-2023-38039; none in
+ * older builds) fails as a receive error, which would be retried. */
 #define HTTP_MAX_HEADERS	(256 * 1024)
 #define HTTP_TOKEN_MAX		16384	/* bearer token bytes, NUL included */
 #define HTTP_AUTH_PREFIX	"Authorization: Bearer "
