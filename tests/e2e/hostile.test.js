@@ -29,7 +29,7 @@ const { spawn } = require('node:child_process');
 const { randomUUID } = require('node:crypto');
 const { KubeletSim } = require('../kubelet-sim');
 const { startEmulator, kubeconfig } = require('../apiserver-emu');
-const { BUILD, TESTDRIVER, makeRoot, TestDriver, roles, until, sleep, childLines, procStatus, freePort } = require('./lib/plugin');
+const { BUILD, TESTDRIVER, makeRoot, TestDriver, roles, until, sleep, childLines, procStatus, freePort, memFind } = require('./lib/plugin');
 
 const ATTACK = path.join(BUILD, 'tests', 'kp_attack');
 const CHANFORGE = path.join(BUILD, 'tests', 'kp_chanforge');
@@ -412,26 +412,6 @@ test('HOSTILE: the live observer sending anything but READY (a Pong) is killed; 
     return o && o !== obs && (await status()) === 200;
   }, 15000, 100);
 });
-
-// Where the bytes s occur in the readable memory of pid (as root: the
-// children are not dumpable), as "<mapping>+<offset>" strings.
-function memFind(pid, s) {
-  const hits = [];
-  const fd = fs.openSync(`/proc/${pid}/mem`, 'r');
-  try {
-    for (const l of fs.readFileSync(`/proc/${pid}/maps`, 'utf8').trim().split('\n')) {
-      const m = /^([0-9a-f]+)-([0-9a-f]+) (\S+) \S+ \S+ \S+\s*(.*)$/.exec(l);
-      if (!m || m[3][0] !== 'r' || /^\[(vvar|vsyscall)\]$/.test(m[4])) continue;
-      const len = parseInt(m[2], 16) - parseInt(m[1], 16);
-      if (len > 512 << 20) continue;	// sanitizer shadow, never our data
-      const buf = Buffer.alloc(len);
-      let got = 0;
-      try { got = fs.readSync(fd, buf, 0, len, BigInt(`0x${m[1]}`)); } catch { continue; }
-      for (let i = buf.indexOf(s); i !== -1 && i < got; i = buf.indexOf(s, i + 1)) hits.push(`${m[4] || 'anon'}+0x${i.toString(16)}`);
-    }
-  } finally { fs.closeSync(fd); }
-  return hits;
-}
 
 test('HOSTILE: the bearer token is in the publisher alone (no other process\'s memory, environment or command line, not /metrics, not the log at -v 10); a rotated token leaves no copy in the publisher\'s memory', { skip }, async (t) => {
   const root = makeRoot(DRIVER);

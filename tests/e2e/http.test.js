@@ -409,7 +409,7 @@ test('one handle: GETs between a PATCH, a DELETE and a watch are plain, authenti
 
 const tls = require('node:tls');
 const zlib = require('node:zlib');
-const { until } = require('./lib/plugin');
+const { until, memFind } = require('./lib/plugin');
 
 const RAW_TOKEN = 'raw-secret-token-0123456789';
 const RAW_DRV = 'gpu.example.com';
@@ -677,4 +677,29 @@ test('HOSTILE API over HTTP/2: a stream reset in the middle of a reply fails tha
   const set = (q) => q.raw.filter((h) => !/^:(path|authority):/.test(h)).sort();
   assert.deepEqual(set(reqs[0]).filter((h) => /^authorization:/i.test(h)), [`authorization: Bearer ${RAW_TOKEN}`]);
   for (const q of reqs) assert.deepEqual(set(q), set(reqs[0]), `the request for ${q.name}`);
+});
+
+// A watch runs for minutes: the Authorization line it was started with
+// must not stay on its thread's stack meanwhile (a rotated token would
+// outlive its wipe there). libcurl's own upload buffer keeps the request
+// it sent ("...\r\nAuthorization: ...") until the watch ends; our line
+// is the one at the start of a buffer of its own.
+test('a running watch keeps no Authorization line of its own (only libcurl\'s copy of the request it sent)', { skip: process.getuid() !== 0 && 'needs root (/proc/<pid>/mem)' }, async (t) => {
+  const { emu, kc } = await setup(t);
+  await createSlice(emu, 'a');
+  const line = Buffer.from(`Authorization: Bearer ${emu.token}`);
+  let hits = null;
+  let cfgCopies = 0;
+  const r = await run(['--kubeconfig', kc, 'watch', `${G}/v1/resourceslices?watch=true&resourceVersion=0`, '1'], {
+    onLine: (l, proc) => {
+      if (!l.startsWith('line ') || hits) return;
+      hits = memFind(proc.pid, line, 2);
+      cfgCopies = memFind(proc.pid, Buffer.from(emu.token)).length;
+    },
+  });
+  assert.equal(r.lines[r.lines.length - 1], 'watch-end rc=0', r.out);
+  assert.ok(hits, r.out);
+  assert.ok(cfgCopies >= 1, 'the scan found no token at all');
+  const own = hits.filter((h) => h.before.toString('latin1') !== '\r\n');
+  assert.deepEqual(own.map((h) => h.at), [], 'an Authorization line outside libcurl\'s request buffer');
 });
