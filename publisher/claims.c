@@ -3,10 +3,13 @@
  * reduce it to this driver's allocation (results and opaque configuration).
  *
  * Result codes in reply->result: 0; KP_ENOENT "claim ns/name not found"
- * (404) or "claim ns/name got replaced" (another UID); KP_EINVAL "claim
+ * (404) or "claim ns/name got replaced" (another UID, or an answer naming
+ * another namespace or name: upstream compares the UID only, but an
+ * object from another path is no answer for this one); KP_EINVAL "claim
  * ns/name not allocated" (or ": name too long", which a ClaimGet that
  * passed ipc/check.c cannot be); KP_EKUBE any other API or transport error, with
- * the Status message; KP_EPROTO a body that is not a ResourceClaim;
+ * the Status message; KP_EPROTO a body that is not a ResourceClaim (or
+ * not JSON jansson takes: invalid UTF-8, a NUL, a key twice);
  * KP_ENOMEM.
  */
 #include <stdio.h>
@@ -172,24 +175,31 @@ int
 claims_parse(const char *body, const char *driver, const Kpipc__ClaimGet *g,
     Kpipc__ClaimReply *r)
 {
-	json_t			*o, *alloc, *devs, *res;
-	const char		*uid, *d, *what, *pc;
+	json_t			*o, *md, *alloc, *devs, *res;
+	const char		*uid, *mns, *mname, *d, *what, *pc;
 	struct result_strs	 rs;
 	size_t			 i;
 	int			 rc = 0;
 
 	r->id = g->id;
-	if (body == NULL || (o = json_loads(body, 0, NULL)) == NULL ||
+	/* Duplicate keys are refused: jansson keeps the first, Go's
+	 * decoder the last, and no API server writes them. */
+	if (body == NULL || (o = json_loads(body, JSON_REJECT_DUPLICATES,
+	    NULL)) == NULL ||
 	    !json_is_object(json_object_get(o, "metadata"))) {
 		if (body != NULL)
 			json_decref(o);	/* NULL-safe */
 		return (set_result(r, KP_EPROTO, g,
 		    ": not a ResourceClaim"));
 	}
-	uid = json_string_value(json_object_get(json_object_get(o,
-	    "metadata"), "uid"));
-	if (g->uid != NULL && g->uid[0] != '\0' &&
-	    (uid == NULL || strcmp(uid, g->uid) != 0)) {
+	md = json_object_get(o, "metadata");
+	uid = json_string_value(json_object_get(md, "uid"));
+	mns = json_string_value(json_object_get(md, "namespace"));
+	mname = json_string_value(json_object_get(md, "name"));
+	if ((g->uid != NULL && g->uid[0] != '\0' &&
+	    (uid == NULL || strcmp(uid, g->uid) != 0)) ||
+	    (mns != NULL && strcmp(mns, g->namespace_) != 0) ||
+	    (mname != NULL && strcmp(mname, g->name) != 0)) {
 		json_decref(o);
 		return (set_result(r, KP_ENOENT, g, " got replaced"));
 	}
@@ -276,14 +286,16 @@ path_add(char *b, size_t size, size_t *len, const char *s, int escape)
 }
 
 /*
- * Exactly one GET of namespaces/<ns>/resourceclaims/<name> in version v.
- * reply (initialised by the caller, KPIPC__CLAIM_REPLY__INIT) gets id,
- * result and, on success, results and config_json; free its contents with
+ * Exactly one GET of namespaces/<ns>/resourceclaims/<name> in version v,
+ * retries included within budget_s seconds (what is left of
+ * KP_CLAIM_BUDGET_S once the look-up waited for a thread). reply
+ * (initialised by the caller, KPIPC__CLAIM_REPLY__INIT) gets id, result
+ * and, on success, results and config_json; free its contents with
  * claims_reply_free(). Returns the result code.
  */
 int
 claims_get(struct http_client *http, enum kube_version v, const char *driver,
-    const Kpipc__ClaimGet *g, Kpipc__ClaimReply *r)
+    const Kpipc__ClaimGet *g, double budget_s, Kpipc__ClaimReply *r)
 {
 	struct http_response	 resp;
 	char			 path[CLAIM_PATH_MAX], *m;
@@ -305,7 +317,7 @@ claims_get(struct http_client *http, enum kube_version v, const char *driver,
 	memset(&resp, 0, sizeof(resp));
 	/* Well within kubelet's 45 s: the nodeserver still answers. */
 	rc = http_request_within(http, "GET", path, NULL, HTTP_MAX_OBJECT,
-	    KP_CLAIM_BUDGET_S, &resp);
+	    budget_s, &resp);
 	if (resp.status == 200)
 		rc = claims_parse(resp.body, driver, g, r);
 	else if (resp.status == 404)

@@ -18,7 +18,8 @@ curl_dl_load(char *err, size_t errsize)
 {
 	static const struct dl_sym fn[] = {
 #define F(m)	{ "curl_" #m, offsetof(struct curl_dl, m) }
-		F(global_init), F(global_cleanup), F(version_info),
+		F(global_init), F(global_init_mem), F(global_cleanup),
+		F(version_info),
 		F(easy_init), F(easy_setopt), F(easy_perform),
 		F(easy_getinfo), F(easy_reset), F(easy_cleanup),
 		F(easy_strerror), F(easy_escape), F(free),

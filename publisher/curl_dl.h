@@ -24,6 +24,7 @@
 
 struct curl_dl {
 	__typeof__(curl_global_init)		*global_init;
+	__typeof__(curl_global_init_mem)	*global_init_mem;
 	__typeof__(curl_global_cleanup)		*global_cleanup;
 	__typeof__(curl_version_info)		*version_info;
 	__typeof__(curl_easy_init)		*easy_init;
@@ -56,6 +57,7 @@ extern struct curl_dl	kp_curl;
  */
 
 #define curl_global_init	kp_curl.global_init
+#define curl_global_init_mem	kp_curl.global_init_mem
 #define curl_global_cleanup	kp_curl.global_cleanup
 #define curl_version_info	kp_curl.version_info
 #define curl_easy_init		kp_curl.easy_init

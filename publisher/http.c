@@ -30,16 +30,21 @@
  *
  * Secrets: the Authorization header line is built in the transfer's own
  * buffer (on the caller's stack), wiped before every attempt and after
- * the request; the header list only points at it. Nothing here logs
- * headers. Redirects are not followed (a redirect could carry the token
- * elsewhere). libcurl's own copy of the request's header lines is its
- * own (freed, not wiped).
+ * the request, and in a watch as soon as its 200 response begins (a
+ * watch runs for minutes: a rotated token would outlive its wipe there);
+ * the header list only points at it. Nothing here logs headers.
+ * Redirects are not followed (a redirect could carry the token
+ * elsewhere). libcurl builds each request (the Authorization line in
+ * it) in buffers of its own that it frees without clearing: its
+ * allocations go through wipe_free() (curl_global_init_mem), so no copy
+ * of a token outlives the request that sent it.
  *
  * This file: the client, the handle pool, the rate limit, one exchange and
  * its retry policy, plain requests. http_auth.c: the bearer token and TLS;
  * http_watch.c: watch streams.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -86,6 +91,54 @@ share_unlock_fn(CURL *h, curl_lock_data d, void *arg)
 	pthread_mutex_unlock(share_mutex(d));
 }
 
+/*
+ * libcurl's allocator (curl_global_init_mem): what it frees is wiped
+ * first (the top of the file says why). realloc always moves, so the old
+ * block is wiped too; libcurl's buffers grow by doubling, so that is rare.
+ */
+static void *
+wipe_malloc(size_t n)
+{
+	return (malloc(n));
+}
+
+static void
+wipe_free(void *p)
+{
+	if (p != NULL) {
+		explicit_bzero(p, malloc_usable_size(p));
+		free(p);
+	}
+}
+
+static void *
+wipe_realloc(void *p, size_t n)
+{
+	size_t	 old;
+	void	*q;
+
+	if (p == NULL)
+		return (malloc(n));
+	if ((q = malloc(n > 0 ? n : 1)) == NULL)
+		return (NULL);
+	old = malloc_usable_size(p);
+	memcpy(q, p, old < n ? old : n);
+	wipe_free(p);
+	return (q);
+}
+
+static char *
+wipe_strdup(const char *s)
+{
+	return (strdup(s));
+}
+
+static void *
+wipe_calloc(size_t n, size_t size)
+{
+	return (calloc(n, size));
+}
+
 /* Without a share handle requests still work, each handle on its own. */
 static void
 share_init(void)
@@ -123,7 +176,8 @@ http_global_init(void)
 		log_warnx("%s", err);
 		return (KP_ENOTSUP);
 	}
-	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+	if (curl_global_init_mem(CURL_GLOBAL_DEFAULT, wipe_malloc, wipe_free,
+	    wipe_realloc, wipe_strdup, wipe_calloc) != CURLE_OK)
 		return (KP_EIO);
 	v = curl_version_info(CURLVERSION_NOW);
 	/* CURLOPT_CAINFO_BLOB needs 7.77; TLS must be there. */
@@ -381,10 +435,17 @@ on_header(char *p, size_t size, size_t n, void *arg)
 {
 	struct http_xfer	*x = arg;
 	size_t			 len = size * n, i;
+	long			 code = 0;
 	char			 text[512];
 
+	if ((x->hdr_bytes += len) > HTTP_MAX_HEADERS)
+		return (0);	/* the attempt fails: xfer_once() says why */
 	if (len >= 5 && strncmp(p, "HTTP/", 5) == 0)
 		x->retry_after = -1;	/* a new response (after 100, ...) */
+	else if (x->line_fn != NULL && x->auth_len > 0 && len <= 2 &&
+	    curl_easy_getinfo(x->h, CURLINFO_RESPONSE_CODE, &code) ==
+	    CURLE_OK && code == 200)
+		http_auth_wipe(x);	/* a watch's stream begins */
 	else if (len > 12 && strncasecmp(p, "Retry-After:", 12) == 0)
 		x->retry_after = retry_after(p + 12, len - 12);
 	else if (len > 8 && strncasecmp(p, "Warning:", 8) == 0 &&
@@ -491,13 +552,12 @@ http_xfer_init(struct http_xfer *x, struct http_client *c,
 void
 http_xfer_reset(struct http_xfer *x)
 {
-	explicit_bzero(x->auth, x->auth_len);
-	x->auth_len = 0;
-	x->token = NULL;
+	http_auth_wipe(x);
 	free(x->buf);
 	x->buf = NULL;
 	x->len = x->cap = 0;
 	x->too_large = 0;
+	x->hdr_bytes = 0;
 	x->guard[0] = '\0';
 	x->status = 0;
 	x->retry_after = -1;
@@ -561,6 +621,10 @@ xfer_once(struct http_xfer *x)
 		snprintf(x->errbuf, sizeof(x->errbuf), "%s %s: response "
 		    "larger than %zu bytes: refused", x->method, x->path,
 		    x->max);
+	else if (x->hdr_bytes > HTTP_MAX_HEADERS)
+		snprintf(x->errbuf, sizeof(x->errbuf), "%s %s: response "
+		    "headers larger than %d bytes: refused", x->method,
+		    x->path, HTTP_MAX_HEADERS);
 	else if (x->errbuf[0] == '\0')
 		snprintf(x->errbuf, sizeof(x->errbuf), "%s",
 		    curl_easy_strerror(x->cc));
@@ -570,14 +634,17 @@ xfer_once(struct http_xfer *x)
 }
 
 /* Transport errors client-go retries on a GET (reset, EOF; a body cut
- * short is an unexpected EOF). */
+ * short is an unexpected EOF; an HTTP/2 connection the server closed
+ * with a GOAWAY while the request went out on it, as kube-apiserver's
+ * --goaway-chance does: libcurl says "Error in the HTTP2 framing
+ * layer", Go "http2: server sent GOAWAY and closed the connection"). */
 static int
 retryable_transport(struct http_xfer *x, int r)
 {
 	return (r == KP_EIO && strcmp(x->method, "GET") == 0 &&
 	    x->line_fn == NULL && (x->cc == CURLE_RECV_ERROR ||
 	    x->cc == CURLE_SEND_ERROR || x->cc == CURLE_GOT_NOTHING ||
-	    x->cc == CURLE_PARTIAL_FILE));
+	    x->cc == CURLE_PARTIAL_FILE || x->cc == CURLE_HTTP2));
 }
 
 /*

@@ -41,6 +41,15 @@ http_auth_header(struct http_xfer *x, const char **line)
 	return (0);
 }
 
+/* Wipe the Authorization line; x->token is gone with it. */
+void
+http_auth_wipe(struct http_xfer *x)
+{
+	explicit_bzero(x->auth, x->auth_len);
+	x->auth_len = 0;
+	x->token = NULL;
+}
+
 /* After a 401: did the re-read give another token than the one used? */
 int
 http_token_changed(struct http_xfer *x)

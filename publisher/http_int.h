@@ -17,6 +17,11 @@
 #include "publisher/publisher.h"
 
 #define HTTP_POOL		8	/* idle easy handles kept */
+/* Response header bytes of one attempt (1xx responses too): a server's
+ * handful of lines, Warnings included, is far below; libcurl's own cap
+ * (300 KiB since 8.3 and in Debian 12's 7.88, CVE-2023-38039; none in
+ * older builds) fails as a receive error, which would be retried. */
+#define HTTP_MAX_HEADERS	(256 * 1024)
 #define HTTP_TOKEN_MAX		16384	/* bearer token bytes, NUL included */
 #define HTTP_AUTH_PREFIX	"Authorization: Bearer "
 #define HTTP_AUTH_MAX		(sizeof(HTTP_AUTH_PREFIX) - 1 + HTTP_TOKEN_MAX)
@@ -59,6 +64,7 @@ struct http_xfer {
 	size_t			 len, cap, max;
 	size_t			 max_body;	/* a request's; HTTP_MAX_* */
 	int			 too_large;
+	size_t			 hdr_bytes;	/* this attempt's */
 	char			 guard[160];	/* json_guard()'s refusal */
 	CURLcode		 cc;
 	char			 errbuf[CURL_ERROR_SIZE];
@@ -80,6 +86,7 @@ int	 http_xfer_run(struct http_xfer *);
 
 /* http_auth.c */
 int	 http_auth_header(struct http_xfer *, const char **);
+void	 http_auth_wipe(struct http_xfer *);
 int	 http_token_changed(struct http_xfer *);
 int	 http_tls_name(struct http_client *, const char *, const char *);
 void	 http_set_tls(struct http_client *, CURL *);

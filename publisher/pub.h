@@ -5,6 +5,7 @@
 #define KP_PUB_H
 
 #include <pthread.h>
+#include <time.h>
 
 #include "publisher/publisher.h"
 
@@ -43,6 +44,7 @@ struct pub {
 	pthread_mutex_t		 qlock;		/* queue, qhead, qlen */
 	pthread_cond_t		 qcond;
 	Kpipc__Msg		*queue[PUB_CLAIMS_QUEUE];
+	struct timespec		 qtime[PUB_CLAIMS_QUEUE];	/* arrival */
 	size_t			 qhead, qlen;
 	pthread_t		 claims_thread[PUB_CLAIMS_THREADS];
 	int			 claims_started;

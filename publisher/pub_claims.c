@@ -41,13 +41,23 @@ reply_error(struct pub *p, const Kpipc__ClaimGet *g, int code,
 	(void)pub_send(p, &m);
 }
 
+/*
+ * One look-up, which arrived at the publisher at *arrived. Its budget
+ * (KP_CLAIM_BUDGET_S) counts from then: one that waited for a thread
+ * while a slow API server held them all gets what is left, and none once
+ * the nodeserver that asked must have given up (it waits 25 s), rather
+ * than a GET nobody waits for ahead of the look-ups that came after it.
+ */
 static void
-serve_one(struct pub *p, const Kpipc__ClaimGet *g)
+serve_one(struct pub *p, const Kpipc__ClaimGet *g,
+    const struct timespec *arrived)
 {
 	Kpipc__Msg		 m = KPIPC__MSG__INIT;
 	Kpipc__ClaimReply	 r = KPIPC__CLAIM_REPLY__INIT;
-	struct timespec		 until;
+	struct timespec		 until, now;
 	enum kube_version	 v;
+	double			 left;
+	char			 why[96];
 	int			 ok;
 
 	/* A publisher that just (re)started answers once discovery is
@@ -64,7 +74,17 @@ serve_one(struct pub *p, const Kpipc__ClaimGet *g)
 		reply_error(p, g, KP_EKUBE, "API server not reachable for 10 s");
 		return;
 	}
-	claims_get(p->http_claims, v, p->driver, g, &r);
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	left = KP_CLAIM_BUDGET_S - ((double)(now.tv_sec - arrived->tv_sec) +
+	    (double)(now.tv_nsec - arrived->tv_nsec) / 1e9);
+	if (left < 1) {
+		snprintf(why, sizeof(why), "claim look-up waited %.0f s at the "
+		    "publisher for the API server: not sent",
+		    KP_CLAIM_BUDGET_S - left);
+		reply_error(p, g, KP_ETIMEDOUT, why);
+		return;
+	}
+	claims_get(p->http_claims, v, p->driver, g, left, &r);
 	echo(&r, g);
 	m.m_case = KPIPC__MSG__M_CLAIM_REPLY;
 	m.claim_reply = &r;
@@ -78,6 +98,7 @@ claims_thread(void *arg)
 {
 	struct pub	*p = arg;
 	Kpipc__Msg	*m;
+	struct timespec	 arrived;
 
 	for (;;) {
 		pthread_mutex_lock(&p->qlock);
@@ -88,10 +109,11 @@ claims_thread(void *arg)
 			return (NULL);
 		}
 		m = p->queue[p->qhead];
+		arrived = p->qtime[p->qhead];
 		p->qhead = (p->qhead + 1) % PUB_CLAIMS_QUEUE;
 		p->qlen--;
 		pthread_mutex_unlock(&p->qlock);
-		serve_one(p, m->claim_get);
+		serve_one(p, m->claim_get, &arrived);
 		ipc_free(m);
 	}
 }
@@ -120,6 +142,8 @@ pub_claims_queue(struct pub *p, Kpipc__Msg *m)
 		return;
 	}
 	p->queue[(p->qhead + p->qlen) % PUB_CLAIMS_QUEUE] = m;
+	clock_gettime(CLOCK_MONOTONIC,
+	    &p->qtime[(p->qhead + p->qlen) % PUB_CLAIMS_QUEUE]);
 	p->qlen++;
 	pthread_mutex_unlock(&p->qlock);
 	/* One look-up, one thread; signalled after the unlock, so the

@@ -154,7 +154,7 @@ const char *disc_version_name(enum kube_version);
 
 /* claims.c */
 int	claims_get(struct http_client *, enum kube_version, const char *,
-	    const Kpipc__ClaimGet *, Kpipc__ClaimReply *);
+	    const Kpipc__ClaimGet *, double, Kpipc__ClaimReply *);
 void	claims_reply_free(Kpipc__ClaimReply *);
 int	claims_parse(const char *, const char *, const Kpipc__ClaimGet *,
 	    Kpipc__ClaimReply *);

@@ -29,7 +29,7 @@ const { spawn } = require('node:child_process');
 const { randomUUID } = require('node:crypto');
 const { KubeletSim } = require('../kubelet-sim');
 const { startEmulator, kubeconfig } = require('../apiserver-emu');
-const { BUILD, TESTDRIVER, makeRoot, TestDriver, roles, until, sleep, childLines, procStatus } = require('./lib/plugin');
+const { BUILD, TESTDRIVER, makeRoot, TestDriver, roles, until, sleep, childLines, procStatus, freePort, memFind } = require('./lib/plugin');
 
 const ATTACK = path.join(BUILD, 'tests', 'kp_attack');
 const CHANFORGE = path.join(BUILD, 'tests', 'kp_chanforge');
@@ -411,4 +411,106 @@ test('HOSTILE: the live observer sending anything but READY (a Pong) is killed; 
     const o = roles(drv.proc.pid).observer;
     return o && o !== obs && (await status()) === 200;
   }, 15000, 100);
+});
+
+test('HOSTILE: the bearer token is in the publisher alone (no other process\'s memory, environment or command line, not /metrics, not the log at -v 10); a rotated token leaves no copy in the publisher\'s memory', { skip }, async (t) => {
+  const root = makeRoot(DRIVER);
+  const tokenFile = path.join(root.dir, 'token');
+  const emu = await startEmulator({ versions: ['v1'], nodes: [NODE], tokenFile });
+  fs.copyFileSync(emu.caFile, path.join(root.dir, 'ca.crt'));
+  const kc = path.join(root.dir, 'kubeconfig');
+  fs.writeFileSync(kc, kubeconfig({ server: emu.url }));
+  const port = await freePort();
+  const drv = new TestDriver(root, ['--kubeconfig', kc, '--node-name', NODE, '-v', '10',
+    '--http-endpoint', `127.0.0.1:${port}`]);
+  t.after(async () => {
+    drv.kill();
+    await drv.exited;
+    await emu.stop();
+    root.cleanup();
+  });
+  await drv.ready();
+  const sim = new KubeletSim({ registryDir: root.registry, retryInitialMs: 100 }).start();
+  t.after(() => sim.stop());
+  await sim.waitForDriver(DRIVER);
+  let n = 0;
+  const lookUps = async (k) => {
+    for (let i = 0; i < k; i++, n++) {
+      const c = { namespace: 'default', name: `tok-${n}`, uid: randomUUID() };
+      emu.addClaim({ ...c, allocation: { results: [{ request: 'r', driver: DRIVER, pool: NODE, device: 'dev-1' }] } });
+      await sim.nodePrepareResources(DRIVER, [c]);
+    }
+  };
+  await lookUps(4);
+  await until(() => emu.activeWatches() > 0, 10000);
+  const old = emu.token;
+  const r = roles(drv.proc.pid);
+  assert.ok(r.observer, 'no observer');
+  const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  assert.match(metrics, /^kubeletplugin_/m);
+  assert.ok(!metrics.includes(old), 'the token on /metrics');
+  // The scan finds the live token where it must be (kube_config's copy).
+  assert.ok(memFind(r.publisher, old).length >= 1, 'the scan found no token in the publisher');
+  for (const [who, pid] of [['driver process', drv.proc.pid], ...Object.entries(r).filter(([k]) => k !== 'publisher')]) {
+    assert.deepEqual(memFind(pid, old), [], `the token in the ${who}'s memory`);
+    for (const f of ['environ', 'cmdline']) assert.ok(!fs.readFileSync(`/proc/${pid}/${f}`).includes(old), `the token in the ${who}'s ${f}`);
+  }
+  // Rotated: a look-up's 401 makes the publisher re-read the file; the
+  // watch that started with the old token is ended, so the next one
+  // starts with the new. Then no copy of the old one may be left: not in
+  // libcurl's freed request buffers, not on a thread's stack.
+  const fresh = emu.rotateToken();
+  await lookUps(2);
+  const dropped = Date.now();
+  emu.dropWatches();
+  await until(() => emu.activeWatches() > 0 && emu.requests().some((q) => q.watch && q.time >= dropped), 10000);
+  const pub = roles(drv.proc.pid).publisher;
+  assert.equal(pub, r.publisher, 'the publisher restarted');
+  await until(() => memFind(pub, old).length === 0, 10000).catch(() => {});
+  assert.deepEqual(memFind(pub, old), [], 'copies of the rotated token in the publisher\'s memory');
+  assert.ok(memFind(pub, fresh).length >= 1);
+  for (const tok of [old, fresh]) assert.ok(!drv.stderr.includes(tok), 'a token in the log');
+  assert.match(drv.stderr, /bearer token from .* changed/, 'the -v 10 log was not on');
+});
+
+test('HOSTILE: a look-up whose names would change the GET\'s path (\'/\', \'..\', \'%2F\', \'?\') kills the nodeserver; nothing reaches the API server; the right names do', { skip }, async (t) => {
+  const { drv, emu, run } = await setup(t);
+  const hex = (s) => Buffer.from(s, 'latin1').toString('hex');
+  const claimGets = () => emu.requests().filter((q) => /resourceclaims/.test(q.path));
+  // The frame itself works: a look-up of right names is a GET.
+  assert.match(await run(`raw-claim:${hex('default')}:${hex('ok-claim')}`), /raw-claim: sent/);
+  await until(() => claimGets().length === 1, 10000);
+  assert.equal(claimGets()[0].path, `/apis/resource.k8s.io/v1/namespaces/default/resourceclaims/ok-claim`);
+  const ns0 = roles(drv.proc.pid).nodeserver;
+  for (const [ns, name, field] of [
+    ['default', '../../../../api/v1/namespaces/kube-system/secrets', 'name'],
+    ['kube-system%2Fsecrets?x=', 'c', 'namespace'],
+  ]) {
+    const at = drv.stderr.length;
+    const killed = () => new RegExp(`nodeserver: protocol violation: claim_get\\.${field} .*killing it`).test(drv.stderr.slice(at));
+    // The hook's call fails when the kill comes first; it is asked
+    // again only when its frame cannot have been sent (no kill seen).
+    await until(async () => killed() || (await run(`raw-claim:${hex(ns)}:${hex(name)}`),
+      until(killed, 5000).then(() => true, () => false)), 30000, 200);
+    await until(() => /nodeserver ready, pid \d+ \(restarted\)/.test(drv.stderr.slice(at)), 20000);
+  }
+  assert.notEqual(roles(drv.proc.pid).nodeserver, ns0);
+  assert.equal(claimGets().length, 1, claimGets().map((q) => q.path).join('\n'));
+});
+
+test('HOSTILE: look-ups that waited out their budget behind an API server that hangs are answered without a GET; the next one still gets its GET', { skip }, async (t) => {
+  const { emu, run } = await setup(t);
+  const gets = () => emu.requests().filter((q) => /\/resourceclaims\//.test(q.path)).map((q) => q.path.split('/').pop());
+  // The publisher's 4 claims threads each hang on a GET for the whole
+  // 20 s budget; 8 more look-ups wait behind them.
+  emu.inject({ method: 'GET', path: '/apis/resource.k8s.io/v1/namespaces/*/resourceclaims/*', action: 'hang', times: 4 });
+  assert.match(await run('raw-claims:12:stale'), /raw-claims: sent 12 of 12/);
+  await until(() => gets().length === 4, 10000);
+  // A look-up that arrives 2 s later has 2 s of its budget left when a
+  // thread is free again.
+  await sleep(2000);
+  assert.match(await run('raw-claims:1:fresh'), /raw-claims: sent 1 of 1/);
+  await until(() => gets().includes('fresh-0'), 40000, 200);
+  assert.deepEqual(gets().sort(), ['fresh-0', 'stale-0', 'stale-1', 'stale-2', 'stale-3'],
+    'look-ups nobody could still wait for were sent');
 });

@@ -76,6 +76,46 @@ main(void)
 	CHECK_EQ(r.n_results, 0);
 	claims_reply_free(&r);
 
+	/* The right UID in an answer for another namespace or name (a
+	 * hostile or broken API server, a proxy mixing up paths). */
+	{
+		static const char *const wrong[] = {
+		    "{\"metadata\":{\"name\":\"c2\",\"namespace\":\"ns\","
+		    "\"uid\":\"u-1\"},\"status\":{\"allocation\":{}}}",
+		    "{\"metadata\":{\"name\":\"c1\",\"namespace\":\"kube\","
+		    "\"uid\":\"u-1\"},\"status\":{\"allocation\":{}}}",
+		};
+		size_t	 k;
+
+		for (k = 0; k < sizeof(wrong) / sizeof(wrong[0]); k++) {
+			CHECK_EQ(claims_parse(wrong[k], "gpu.example.com", &g,
+			    &r), KP_ENOENT);
+			CHECK_STREQ(r.result->message,
+			    "claim ns/c1 got replaced");
+			CHECK_EQ(r.n_results, 0);
+			claims_reply_free(&r);
+		}
+		/* A key twice: jansson would keep the first, Go the last;
+		 * refused either way round. */
+		CHECK_EQ(claims_parse("{\"metadata\":{\"uid\":\"u-2\","
+		    "\"uid\":\"u-1\"},\"status\":{\"allocation\":{}}}",
+		    "gpu.example.com", &g, &r), KP_EPROTO);
+		claims_reply_free(&r);
+		CHECK_EQ(claims_parse("{\"metadata\":{\"uid\":\"u-1\","
+		    "\"uid\":\"u-2\"},\"status\":{\"allocation\":{}}}",
+		    "gpu.example.com", &g, &r), KP_EPROTO);
+		claims_reply_free(&r);
+		/* Invalid UTF-8, a NUL escape: not JSON jansson takes. */
+		CHECK_EQ(claims_parse("{\"metadata\":{\"uid\":\"u-1\","
+		    "\"name\":\"c\xff" "1\"},\"status\":{\"allocation\":{}}}",
+		    "gpu.example.com", &g, &r), KP_EPROTO);
+		claims_reply_free(&r);
+		CHECK_EQ(claims_parse("{\"metadata\":{\"uid\":\"u-1\\u0000"
+		    "x\"},\"status\":{\"allocation\":{}}}",
+		    "gpu.example.com", &g, &r), KP_EPROTO);
+		claims_reply_free(&r);
+	}
+
 	/* Not allocated. */
 	get(&g, "u-1");
 	CHECK_EQ(claims_parse("{\"metadata\":{\"uid\":\"u-1\"},\"status\":{}}",
@@ -133,6 +173,76 @@ main(void)
 			CHECK_STREQ(r.pod_claim_name, pods[k][1]);
 			claims_reply_free(&r);
 		}
+	}
+	/* What a compromised nodeserver may ask: only names that cannot
+	 * change the GET's path or query (ipc/check.c, before the
+	 * supervisor forwards a look-up). Each of these is refused. */
+	{
+		static const char *const bad[][3] = {
+			{ "a/b", "c", "u-1" }, { "..", "c", "u-1" },
+			{ "%2F", "c", "u-1" }, { "a?b", "c", "u-1" },
+			{ "a#b", "c", "u-1" }, { "a\nb", "c", "u-1" },
+			{ "A", "c", "u-1" }, { "", "c", "u-1" },
+			{ "a.b", "c", "u-1" }, { "-a", "c", "u-1" },
+			{ "ns", "x/../y", "u-1" }, { "ns", "..", "u-1" },
+			{ "ns", ".", "u-1" }, { "ns", "a..b", "u-1" },
+			{ "ns", "%2e%2e", "u-1" }, { "ns", "a?watch=1", "u-1" },
+			{ "ns", "a#", "u-1" }, { "ns", "a\x01" "b", "u-1" },
+			{ "ns", "a b", "u-1" }, { "ns", "a.", "u-1" },
+			{ "ns", "", "u-1" }, { "ns", "c", "" },
+			{ "ns", "c", "u/1" }, { "ns", "c", ".." },
+			{ "ns", "c", "u\r\n1" }, { "ns", "c", "-u" },
+		};
+		Kpipc__Msg	 m = KPIPC__MSG__INIT;
+		Kpipc__ClaimGet	 q = KPIPC__CLAIM_GET__INIT;
+		char		 err[KP_ERROR_SIZE], big[300];
+		size_t		 k;
+
+		m.m_case = KPIPC__MSG__M_CLAIM_GET;
+		m.claim_get = &q;
+		q.namespace_ = "kube-system";
+		q.name = "a.b-c.d";
+		q.uid = "0a1b2c3d-4e5f-4000-8000-00000000000a";
+		CHECK_EQ(ipc_check(&m, err, sizeof(err)), 0);
+		for (k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+			q.namespace_ = (char *)bad[k][0];
+			q.name = (char *)bad[k][1];
+			q.uid = (char *)bad[k][2];
+			CHECK(ipc_check(&m, err, sizeof(err)) != 0);
+		}
+		/* Over the lengths: a 64-byte namespace, a 254-byte name, a
+		 * 129-byte UID. */
+		memset(big, 'a', sizeof(big));
+		big[64] = '\0';
+		q.namespace_ = big;
+		q.name = "c";
+		q.uid = "u-1";
+		CHECK(ipc_check(&m, err, sizeof(err)) != 0);
+		big[64] = 'a';
+		big[254] = '\0';
+		q.namespace_ = "ns";
+		q.name = big;
+		CHECK(ipc_check(&m, err, sizeof(err)) != 0);
+		big[254] = 'a';
+		big[129] = '\0';
+		q.name = "c";
+		q.uid = big;
+		CHECK(ipc_check(&m, err, sizeof(err)) != 0);
+		big[128] = '\0';
+		q.uid = big;
+		CHECK_EQ(ipc_check(&m, err, sizeof(err)), 0);
+		/* Before any of that, the frame: the nodeserver's alone, once
+		 * READY, at most 1 KiB (huge names never reach the unpack). */
+		CHECK_EQ(ipc_rule_gate(ROLE_NODESERVER, CS_READY,
+		    KPIPC__MSG__M_CLAIM_GET, 1024, err, sizeof(err)), 0);
+		CHECK_EQ(ipc_rule_gate(ROLE_NODESERVER, CS_READY,
+		    KPIPC__MSG__M_CLAIM_GET, 1025, err, sizeof(err)), KP_EPROTO);
+		CHECK_EQ(ipc_rule_gate(ROLE_NODESERVER, CS_STARTING,
+		    KPIPC__MSG__M_CLAIM_GET, 64, err, sizeof(err)), KP_EPROTO);
+		CHECK_EQ(ipc_rule_gate(ROLE_REGISTRAR, CS_READY,
+		    KPIPC__MSG__M_CLAIM_GET, 64, err, sizeof(err)), KP_EPROTO);
+		CHECK_EQ(ipc_rule_gate(ROLE_PUBLISHER, CS_READY,
+		    KPIPC__MSG__M_CLAIM_GET, 64, err, sizeof(err)), KP_EPROTO);
 	}
 	return (test_done("test_claims"));
 }

@@ -27,6 +27,9 @@
  *                              default/<name>-<i> (i from 0), ids of our
  *                              own; "sent <k> of <n> at <ms>" (the
  *                              CLOCK_MONOTONIC time before the first)
+ *   raw-claim:<nshex>:<namehex>  one raw ClaimGet frame of namespace and
+ *                              name as the hex bytes spell them (a '/',
+ *                              '..', a NUL, anything), a valid UID
  *   raw-events:<count>:<name>  count raw EventAsk frames at once, each
  *                              EVENT_SYSCALL_DENIED of syscall <name><i>
  *   stderr-flood:<count>       count lines "FLOOD <i>" on stderr, one
@@ -319,6 +322,44 @@ raw_flood(int claims, long count, const char *name, char *out, size_t size)
 	    "claims" : "events", sent, count, t0);
 }
 
+/* Hex "2f2e2e" to bytes, NUL-terminated (a %00 ends the string early:
+ * protobuf strings carry no NUL through protobuf-c's unpack anyway). */
+static void
+unhex(const char *hex, char *out, size_t size)
+{
+	size_t		 len = 0;
+	unsigned	 b;
+
+	while (len + 1 < size && sscanf(hex + 2 * len, "%2x", &b) == 1)
+		out[len++] = (char)b;
+	out[len] = '\0';
+}
+
+/* One ClaimGet with names of our choosing. */
+static void
+raw_claim(const char *nshex, const char *namehex, char *out, size_t size)
+{
+	Kpipc__Msg	 m = KPIPC__MSG__INIT;
+	Kpipc__ClaimGet	 g = KPIPC__CLAIM_GET__INIT;
+	char		 ns[400], name[400];
+	int		 fd;
+
+	if ((fd = ctl_fd()) == -1) {
+		snprintf(out, size, "raw-claim: no channel");
+		return;
+	}
+	unhex(nshex, ns, sizeof(ns));
+	unhex(namehex, name, sizeof(name));
+	m.m_case = KPIPC__MSG__M_CLAIM_GET;
+	m.claim_get = &g;
+	g.id = 777;
+	g.namespace_ = ns;
+	g.name = name;
+	g.uid = "00000000-0000-4000-8000-000000000777";
+	snprintf(out, size, "raw-claim: %s", send_msg(fd, &m) == 0 ?
+	    "sent" : strerror(errno));
+}
+
 /* The log channel: the SOCK_SEQPACKET socket. -1 if not found. */
 static int
 log_fd(void)
@@ -588,6 +629,9 @@ probe(const char *spec, char *out, size_t size)
 	} else if (strcmp(op, "log-frame") == 0 ||
 	    strcmp(op, "log-sendto") == 0) {
 		log_channel(op, a, out, size);
+		return;
+	} else if (strcmp(op, "raw-claim") == 0) {
+		raw_claim(a, b, out, size);
 		return;
 	} else if (strcmp(op, "raw-claims") == 0 ||
 	    strcmp(op, "raw-events") == 0) {

@@ -3,7 +3,7 @@
  * tests/e2e/http.test.js, against tests/apiserver-emu.
  *
  *   kp_httpcheck --kubeconfig F [--context C] [--qps Q] [--burst B] [-v N]
- *       COMMAND... (run in order)
+ *       [--timeout MS] COMMAND... (run in order)
  *
  * Commands and their output lines (stdout, flushed per line):
  *   get PATH                  "status N", then "body <text>"; or "error <msg>"
@@ -12,6 +12,10 @@
  *   watch PATH SECONDS        "line <text>" per line; "watch-end rc=R"
  *   discover                  "version v1" or "error <msg>"
  *   escape TEXT               "escaped <http_escape(TEXT)>"
+ *   claim NS NAME UID DRIVER  claims_get() in v1 (the publisher's claim
+ *                             look-up): "claim code=<KP_E name or 0>
+ *                             msg=<message> results=<request:pool/device,...>
+ *                             config=<json>"
  *   wait                      prints "waiting", reads one line of stdin
  * Exit: 0 when every command ran (whatever the HTTP statuses), 1 on a
  * load error or a transport error, 2 on usage errors.
@@ -40,7 +44,7 @@ static void
 usage(void)
 {
 	fprintf(stderr, "usage: kp_httpcheck --kubeconfig F [--context C] "
-	    "[--qps Q] [--burst B] [-v N] command...\n");
+	    "[--qps Q] [--burst B] [-v N] [--timeout MS] command...\n");
 	exit(2);
 }
 
@@ -186,6 +190,30 @@ cmd_escape(const char *s)
 	return (0);
 }
 
+static int
+cmd_claim(const char *ns, const char *name, const char *uid,
+    const char *driver)
+{
+	Kpipc__ClaimGet		 g = KPIPC__CLAIM_GET__INIT;
+	Kpipc__ClaimReply	 r = KPIPC__CLAIM_REPLY__INIT;
+	size_t			 i;
+	int			 rc;
+
+	g.id = 1;
+	g.namespace_ = (char *)ns;
+	g.name = (char *)name;
+	g.uid = (char *)uid;
+	rc = claims_get(client, KUBE_V1, driver, &g, KP_CLAIM_BUDGET_S, &r);
+	printf("claim code=%s msg=%s results=", rc == 0 ? "0" :
+	    kp_err_name(rc), r.result != NULL ? r.result->message : "");
+	for (i = 0; i < r.n_results; i++)
+		printf("%s%s:%s/%s", i ? "," : "", r.results[i]->request,
+		    r.results[i]->pool, r.results[i]->device);
+	printf(" config=%s\n", r.config_json);
+	claims_reply_free(&r);
+	return (0);
+}
+
 /* Run the commands from argv[i]; returns the exit status. */
 static int
 run(int argc, char **argv, int i)
@@ -211,6 +239,10 @@ run(int argc, char **argv, int i)
 		} else if (strcmp(argv[i], "escape") == 0 && i + 1 < argc) {
 			rc |= cmd_escape(argv[i + 1]);
 			i += 1;
+		} else if (strcmp(argv[i], "claim") == 0 && i + 4 < argc) {
+			rc |= cmd_claim(argv[i + 1], argv[i + 2], argv[i + 3],
+			    argv[i + 4]);
+			i += 4;
 		} else if (strcmp(argv[i], "discover") == 0)
 			rc |= cmd_discover();
 		else if (strcmp(argv[i], "wait") == 0) {
@@ -230,7 +262,7 @@ main(int argc, char **argv)
 	const char		*kubeconfig = NULL, *context = NULL;
 	char			 err[KP_ERROR_SIZE];
 	double			 qps = 0;
-	int			 burst = 0, v = 0, i, rc;
+	int			 burst = 0, v = 0, timeout_ms = 0, i, rc;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	for (i = 1; i < argc && argv[i][0] == '-'; i += 2) {
@@ -244,6 +276,8 @@ main(int argc, char **argv)
 			qps = strtod(argv[i + 1], NULL);
 		else if (strcmp(argv[i], "--burst") == 0)
 			burst = (int)strtol(argv[i + 1], NULL, 10);
+		else if (strcmp(argv[i], "--timeout") == 0)
+			timeout_ms = (int)strtol(argv[i + 1], NULL, 10);
 		else if (strcmp(argv[i], "-v") == 0)
 			v = (int)strtol(argv[i + 1], NULL, 10);
 		else
@@ -263,6 +297,7 @@ main(int argc, char **argv)
 		kcfg_free(&cfg);
 		return (1);
 	}
+	http_client_timeout(client, timeout_ms);
 	rc = run(argc, argv, i);
 	http_client_free(client);
 	http_global_cleanup();

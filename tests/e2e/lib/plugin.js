@@ -230,6 +230,30 @@ function childLines(text) {
   return out;
 }
 
+// Where the bytes s occur in the readable memory of pid (as root: the
+// children are not dumpable), as "<mapping>+<offset>" strings; with
+// before, the `before` bytes in front of each hit too ({at, before}).
+function memFind(pid, s, before = 0) {
+  const hits = [];
+  const fd = fs.openSync(`/proc/${pid}/mem`, 'r');
+  try {
+    for (const l of fs.readFileSync(`/proc/${pid}/maps`, 'utf8').trim().split('\n')) {
+      const m = /^([0-9a-f]+)-([0-9a-f]+) (\S+) \S+ \S+ \S+\s*(.*)$/.exec(l);
+      if (!m || m[3][0] !== 'r' || /^\[(vvar|vsyscall)\]$/.test(m[4])) continue;
+      const len = parseInt(m[2], 16) - parseInt(m[1], 16);
+      if (len > 512 << 20) continue;	// sanitizer shadow, never our data
+      const buf = Buffer.alloc(len);
+      let got = 0;
+      try { got = fs.readSync(fd, buf, 0, len, BigInt(`0x${m[1]}`)); } catch { continue; }
+      for (let i = buf.indexOf(s); i !== -1 && i < got; i = buf.indexOf(s, i + 1)) {
+        const at = `${m[4] || 'anon'}+0x${i.toString(16)}`;
+        hits.push(before ? { at, before: Buffer.from(buf.subarray(Math.max(0, i - before), i)) } : at);
+      }
+    }
+  } finally { fs.closeSync(fd); }
+  return hits;
+}
+
 // A TCP port on 127.0.0.1 nothing listens on (just now).
 function freePort() {
   return new Promise((resolve, reject) => {
@@ -244,5 +268,5 @@ function freePort() {
 
 module.exports = {
   ROOT, BUILD, TESTDRIVER, PCI_DRIVER, REDTEAM, makeRoot, TestDriver, childrenOf, comm, procStatus,
-  roles, sleep, until, watchSockets, isAlive, UID_BASE, IDS, giveToNodeserver, childLines, freePort,
+  roles, sleep, until, watchSockets, isAlive, UID_BASE, IDS, giveToNodeserver, childLines, freePort, memFind,
 };
