@@ -330,6 +330,13 @@ pool_watch(struct rpc_server *srv)
 			pthread_cond_signal(&srv->cond);
 			return;
 		}
+		/*
+		 * A hand-off asked for while nobody polled, but someone polls
+		 * again (a thread back from its handler): nothing to take
+		 * over. Left set, it would keep this loop from ever waiting
+		 * (a spin holding the lock: every other thread stalls).
+		 */
+		srv->handoff = 0;
 		idle = srv->polling > 0 && gen == srv->handler_gen ?
 		    idle + 1 : 0;
 		gen = srv->handler_gen;
