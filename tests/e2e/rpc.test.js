@@ -30,6 +30,16 @@ const id = (x) => x;
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+// Servers still running when the file ends (a test failed before its
+// stop()): killed, so that a wedged one does not spin on through the
+// rest of the suite.
+const started = new Set();
+test.after(() => {
+	for (const p of started)
+		if (p.exitCode === null && p.signalCode === null)
+			p.kill('SIGKILL');
+});
+
 // Start rpc_echo; resolves once it printed READY.
 async function start(args = []) {
 	const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kp-rpc-'));
@@ -40,6 +50,8 @@ async function start(args = []) {
 		stdio: ['ignore', 'pipe', 'pipe'],
 	});
 	const srv = { proc, sock, dir, stderr: '', clients: [] };
+	started.add(proc);
+	proc.on('close', () => started.delete(proc));
 	proc.stderr.on('data', (d) => { srv.stderr += d; });
 	// 'close', not 'exit': all of stderr has been read by then.
 	srv.exited = new Promise((r) => proc.on('close', (code, sig) =>
