@@ -21,7 +21,6 @@
  * kubelet retries. Established connections are not affected.
  */
 #include <errno.h>
-#include <limits.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <stdarg.h>
@@ -356,23 +355,16 @@ accept_some(struct rpc_server *srv, int64_t *pause_until)
 
 /*
  * The poll set: listener, stop_fd, then pending connection i at 2 + i;
- * *timeoutp: until the next deadline, re-peek or look at *quit; -1 when
- * none is due.
+ * *timeoutp: until the next deadline, re-peek or look at *quit.
  */
 static int
 loop_pollfds(struct rpc_server *srv, int stop_fd, int64_t now,
-    int64_t pause_until, int look_at_quit, int *timeoutp)
+    int64_t pause_until, int *timeoutp)
 {
 	struct pollfd	*pfd = srv->pfd;
 	int64_t		 left;
 	size_t		 i;
-	/*
-	 * Nothing due (no *quit to look at, no handshake, no pause): no
-	 * timeout, so an idle server does not wake ten times a second.
-	 * Connections the core closed are swept when a new one comes
-	 * (conn_new) or on the next wake-up.
-	 */
-	int		 timeout = look_at_quit ? ACCEPT_POLL_MS : INT_MAX;
+	int		 timeout = ACCEPT_POLL_MS;
 
 	pfd[PFD_LISTEN].fd = now < pause_until ? -1 : srv->listen_fd;
 	pfd[PFD_LISTEN].events = POLLIN;
@@ -395,7 +387,7 @@ loop_pollfds(struct rpc_server *srv, int stop_fd, int64_t now,
 	}
 	for (i = 0; i < PFD_CONN + srv->n_pend; i++)
 		pfd[i].revents = 0;
-	*timeoutp = timeout == INT_MAX ? -1 : timeout;
+	*timeoutp = timeout;
 	return (PFD_CONN + (int)srv->n_pend);
 }
 
@@ -437,8 +429,7 @@ rpc_accept_loop(struct rpc_server *srv, volatile sig_atomic_t *quit,
 		if (now - srv->swept_ms >= SWEEP_MS)
 			conn_sweep(srv);
 		n_pend = srv->n_pend;
-		n = loop_pollfds(srv, stop_fd, now, pause_until, quit != NULL,
-		    &timeout);
+		n = loop_pollfds(srv, stop_fd, now, pause_until, &timeout);
 		if (poll(pfd, (nfds_t)n, timeout) == -1) {
 			if (errno == EINTR)
 				continue;
