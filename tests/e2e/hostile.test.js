@@ -49,7 +49,7 @@ const SANITIZED = (() => {
 // kp_attack with Kubernetes access (an emulator), kubelet registered.
 // run(spec) runs spec in the unprepare hook (it looks up no claim, so a
 // stopped publisher does not hold it up) and returns the hook's outcome.
-async function setup(t, { init = null, binary = ATTACK } = {}) {
+async function setup(t, { init = null, binary = ATTACK, args = [] } = {}) {
   const root = makeRoot(DRIVER);
   const probes = fs.mkdtempSync(path.join(os.tmpdir(), 'kp-hostile-'));
   fs.chmodSync(probes, 0o755);
@@ -60,7 +60,7 @@ async function setup(t, { init = null, binary = ATTACK } = {}) {
   const kc = path.join(root.dir, 'kubeconfig');
   fs.writeFileSync(kc, kubeconfig({ server: emu.url }));
   const drv = new TestDriver(root, ['--kubeconfig', kc, '--node-name', NODE,
-    ...(binary === ATTACK ? ['--read-path', probes] : [])], { binary, env: { KP_ATTACK_DIR: probes } });
+    ...(binary === ATTACK ? ['--read-path', probes] : []), ...args], { binary, env: { KP_ATTACK_DIR: probes } });
   t.after(async () => {
     drv.kill();
     await drv.exited;
@@ -423,25 +423,8 @@ test('HOSTILE: the live observer sending anything but READY (a Pong) is killed; 
 });
 
 test('HOSTILE: the bearer token is in the publisher alone (no other process\'s memory, environment or command line, not /metrics, not the log at -v 10); a rotated token leaves no copy in the publisher\'s memory', { skip }, async (t) => {
-  const root = makeRoot(DRIVER);
-  const tokenFile = path.join(root.dir, 'token');
-  const emu = await startEmulator({ versions: ['v1'], nodes: [NODE], tokenFile });
-  fs.copyFileSync(emu.caFile, path.join(root.dir, 'ca.crt'));
-  const kc = path.join(root.dir, 'kubeconfig');
-  fs.writeFileSync(kc, kubeconfig({ server: emu.url }));
   const port = await freePort();
-  const drv = new TestDriver(root, ['--kubeconfig', kc, '--node-name', NODE, '-v', '10',
-    '--http-endpoint', `127.0.0.1:${port}`]);
-  t.after(async () => {
-    drv.kill();
-    await drv.exited;
-    await emu.stop();
-    root.cleanup();
-  });
-  await drv.ready();
-  const sim = new KubeletSim({ registryDir: root.registry, retryInitialMs: 100 }).start();
-  t.after(() => sim.stop());
-  await sim.waitForDriver(DRIVER);
+  const { drv, sim, emu } = await setup(t, { binary: TESTDRIVER, args: ['-v', '10', '--http-endpoint', `127.0.0.1:${port}`] });
   let n = 0;
   const lookUps = async (k) => {
     for (let i = 0; i < k; i++, n++) {
