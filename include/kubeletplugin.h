@@ -1493,7 +1493,10 @@ KP_EXTERN int kp_cdi_directory(struct kp_options *opts, const char *path);
  * supervisor, up to 8 s; a spec identical to the file already there is
  * not written again and does not count. A driver's specs are bounded: at
  * most 1024 files and 16 MiB in all under its prefix (counted at
- * kp_start(), a replaced file counts once).
+ * kp_start(), a replaced file counts once). With kp_device_metadata() on,
+ * the device metadata files and the directories made for them count in
+ * the same quota (a directory as 4096 bytes), and the limit is 4096
+ * files and directories.
  * Errors: KP_EINVAL (a rule broken; NULL name or data), KP_ENOTSUP
  * (called outside the nodeserver), KP_EBUSY (waited 8 s for the pace;
  * retry),
@@ -1617,6 +1620,18 @@ KP_EXTERN int kp_cdi_allow_hook(struct kp_options *opts, const char *path);
  * kp_cdi_spec_list() lists the metadata specs too (names
  * <driver>_metadata_<claim UID>_<request>.json): a driver that
  * reconciles its specs after a restart must leave those to the library.
+ * Bounds: the metadata files, their directories and specs count in
+ * kp_cdi_spec_write()'s quota (4096 files and directories, 16 MiB, a
+ * directory as 4096 bytes, what is on disk counted at kp_start()); a
+ * request is checked for all it would add before anything is written
+ * (KP_ENOSPC, "remove some first"), and a file whose spec cannot be
+ * written is removed again, with the directories made for it. With
+ * Kubernetes access the supervisor writes metadata only for a claim
+ * the publisher looked up for the nodeserver in the last 60 s (a claim
+ * of a prepare call in progress; kubelet's deadline for a call is 45 s),
+ * with the pod claim name the API server gave; any other is refused
+ * with KP_EACCES, "not a claim of a prepare call in progress". Without
+ * Kubernetes access only the quota and the pace bound it.
  */
 
 /* The metadata versions (the GroupVersion strings upstream writes). */

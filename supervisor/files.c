@@ -12,8 +12,17 @@
  * writes, as root, through a directory fd opened once at start, only names
  * under the driver's prefix (base/names.c), only content that is small,
  * UTF-8 and a CDI spec within what the driver declared (cdi_check.c: the
- * runtime applies it as root), and at most CDI_MAX_FILES files and
- * CDI_MAX_BYTES in all under the prefix (counted at start, then tracked).
+ * runtime applies it as root), within one quota (files_quota_check).
+ *
+ * The quota covers every file the supervisor writes for the nodeserver:
+ * this driver's spec files, and with device metadata on the metadata
+ * files and the directories made for them (metadata.c; a directory is
+ * charged MD_DIR_BYTES, a block of the disk it takes). At most
+ * CDI_MAX_FILES of them (CDI_MAX_FILES_MD with metadata: a request's
+ * metadata adds a spec, a file and up to two directories, so a node
+ * holds as many claims) and CDI_MAX_BYTES in all, counted at start from
+ * what is on disk (an earlier run's), then tracked; a request is checked
+ * before it writes anything.
  *
  * A spec identical to the file already there (root's, 0644, the same
  * bytes) is not written again: a nodeserver replaying its journal after a
@@ -42,6 +51,7 @@
 #define CDI_TMP_TRIES	8
 #define CDI_SYNC_MS	10	/* the directory's fsync, at most this late */
 #define CDI_MAX_FILES	1024	/* a driver's specs: files, and */
+#define CDI_MAX_FILES_MD 4096	/* with device metadata on, */
 #define CDI_MAX_BYTES	(16u * 1024 * 1024)	/* bytes in all */
 
 /* err gets the message; returns code (files.c and metadata.c). */
@@ -208,6 +218,10 @@ cdi_count(struct sup *sup)
 	closedir(d);
 	log_info(2, "CDI directory: %zu specs of this driver, %zu bytes",
 	    sup->cdi_files, sup->cdi_bytes);
+	/* The metadata files count too (a recount after the CDI directory
+	 * was made again keeps them; at start metadata_prepare adds them). */
+	if (sup->meta_fd != -1)
+		metadata_count(sup, &sup->cdi_files, &sup->cdi_bytes);
 }
 
 /* Whether name exists now, and its size (0 if it is no regular file). */
@@ -498,36 +512,71 @@ files_cdi_sync_ms(struct sup *sup)
 	return (d < 0 ? 0 : d);
 }
 
+/*
+ * Whether files more entries and bytes more bytes, with old_bytes of the
+ * files they replace taken out, fit this driver's quota: 0, or KP_ENOSPC
+ * with err naming what and the limit. Nothing is charged here.
+ */
+int
+files_quota_check(struct sup *sup, const char *what, size_t files,
+    size_t bytes, size_t old_bytes, char *err, size_t errsize)
+{
+	size_t	 max = sup->cfg->metadata ? CDI_MAX_FILES_MD : CDI_MAX_FILES;
+	size_t	 b;
+
+	b = sup->cdi_bytes - (old_bytes < sup->cdi_bytes ? old_bytes :
+	    sup->cdi_bytes) + bytes;
+	if (sup->cdi_files + files > max)
+		return (files_fail(err, errsize, KP_ENOSPC, "%s: this driver "
+		    "has %zu %s, at most %zu are allowed (remove some first)",
+		    what, sup->cdi_files, sup->cfg->metadata ? "files (CDI "
+		    "specs, device metadata files and directories)" :
+		    "specs", max));
+	if (b > CDI_MAX_BYTES)
+		return (files_fail(err, errsize, KP_ENOSPC, "%s: %zu bytes "
+		    "would make this driver's %s %zu bytes, over %u (remove "
+		    "some first)", what, bytes, sup->cfg->metadata ? "specs "
+		    "and device metadata" : "specs", b, CDI_MAX_BYTES));
+	return (0);
+}
+
+/* Charge, or give back, files entries and bytes of the quota. */
+void
+files_quota_add(struct sup *sup, size_t files, size_t bytes)
+{
+	sup->cdi_files += files;
+	sup->cdi_bytes += bytes;
+}
+
+void
+files_quota_sub(struct sup *sup, size_t files, size_t bytes)
+{
+	sup->cdi_files -= files < sup->cdi_files ? files : sup->cdi_files;
+	sup->cdi_bytes -= bytes < sup->cdi_bytes ? bytes : sup->cdi_bytes;
+}
+
 /* A spec of this driver into the CDI directory, within the quota. */
 int
 files_cdi_put(struct sup *sup, const char *name, const uint8_t *data,
     size_t len, char *err, size_t errsize)
 {
 	char	 what[NAME_MAX_CDI_SPEC + 16];
-	size_t	 old, files, bytes;
-	int	 r;
+	size_t	 old;
+	int	 r, had;
 
 	/* The quota, with the file this one replaces taken out. */
-	files = sup->cdi_files + !cdi_existing(sup, name, &old);
-	bytes = sup->cdi_bytes - (old < sup->cdi_bytes ? old :
-	    sup->cdi_bytes) + len;
-	if (files > CDI_MAX_FILES)
-		return (files_fail(err, errsize, KP_ENOSPC, "CDI spec %.64s: "
-		    "this driver has %zu specs, at most %d are allowed "
-		    "(remove some first)", name, sup->cdi_files,
-		    CDI_MAX_FILES));
-	if (bytes > CDI_MAX_BYTES)
-		return (files_fail(err, errsize, KP_ENOSPC, "CDI spec %.64s: "
-		    "%zu bytes would make this driver's specs %zu bytes, "
-		    "over %u (remove some first)", name, len, bytes,
-		    CDI_MAX_BYTES));
+	had = cdi_existing(sup, name, &old);
+	snprintf(what, sizeof(what), "CDI spec %.64s", name);
+	if ((r = files_quota_check(sup, what, !had, len, old, err,
+	    errsize)) != 0)
+		return (r);
 	snprintf(what, sizeof(what), "CDI spec %s", name);
 	if ((r = put(sup->cdi_fd, name, data, len, what, 0, err,
 	    errsize)) != 0)
 		return (r);
 	cdi_dirty(sup);
-	sup->cdi_files = files;
-	sup->cdi_bytes = bytes;
+	files_quota_sub(sup, 0, old);
+	files_quota_add(sup, !had, len);
 	log_info(3, "CDI spec %s written (%zu bytes)", name, len);
 	return (0);
 }
@@ -552,9 +601,7 @@ files_cdi_unlink(struct sup *sup, const char *name, int *removed, char *err,
 	} else if (removed != NULL)
 		*removed = 1;
 	cdi_dirty(sup);
-	if (sup->cdi_files > 0)
-		sup->cdi_files--;
-	sup->cdi_bytes -= old < sup->cdi_bytes ? old : sup->cdi_bytes;
+	files_quota_sub(sup, 1, old);
 	log_info(3, "CDI spec %s removed", name);
 	return (0);
 }

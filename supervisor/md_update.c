@@ -14,6 +14,7 @@
  *
  * The old file was written from the nodeserver's frames, so it is
  * decoded as untrusted input: jansson, first object only, a bounded read.
+ * The new content counts in the quota (files.c) in place of the old.
  *
  * Runs in: the supervisor.
  */
@@ -42,12 +43,12 @@ open_dir(int dfd, const char *name)
 }
 
 /*
- * The generation, UID and pod claim name of the file's first object.
- * 0, or KP_EIO with err set.
+ * The generation, UID and pod claim name of the file's first object, and
+ * its size. 0, or KP_EIO with err set.
  */
 static int
 read_prev(int rfd, long long *gen, char *uid, size_t uidsize, char *pod,
-    size_t podsize, char *err, size_t errsize)
+    size_t podsize, size_t *size, char *err, size_t errsize)
 {
 	json_t		*o, *meta, *v;
 	json_error_t	 je;
@@ -67,6 +68,7 @@ read_prev(int rfd, long long *gen, char *uid, size_t uidsize, char *pod,
 		    "not a regular file of at most %u bytes",
 		    2 * MD_MAX_CONTENT));
 	}
+	*size = (size_t)st.st_size;
 	if ((buf = malloc((size_t)st.st_size + 1)) == NULL) {
 		close(fd);
 		return (files_fail(err, errsize, KP_ENOMEM, "out of memory"));
@@ -111,7 +113,7 @@ md_update(struct sup *sup, const Kpipc__MetadataUpdate *u, char *err,
 	char			  base[NAME_MAX_LABEL + 1], what[512];
 	char			  uid[NAME_MAX_UID + 2], pod[NAME_MAX_LABEL + 2];
 	char			 *json = NULL;
-	size_t			  i, len, bl;
+	size_t			  i, len, bl, old = 0;
 	long long		  gen = 0;
 	int			  cfd, rfd = -1, r;
 
@@ -126,7 +128,7 @@ md_update(struct sup *sup, const Kpipc__MetadataUpdate *u, char *err,
 		return (files_fail(err, errsize, KP_EIO, "metadata directory "
 		    "%s/%s: %s", claim, base, strerror(errno)));
 	r = rfd == -1 ? KP_ENOENT : read_prev(rfd, &gen, uid, sizeof(uid),
-	    pod, sizeof(pod), err, errsize);
+	    pod, sizeof(pod), &old, err, errsize);
 	if (r == KP_ENOENT) {
 		/* upstream's words */
 		r = files_fail(err, errsize, KP_ENOENT, "request \"%s\" not "
@@ -166,11 +168,16 @@ md_update(struct sup *sup, const Kpipc__MetadataUpdate *u, char *err,
 	}
 	snprintf(what, sizeof(what), "metadata file %s/%s/%s", claim, base,
 	    MD_FILE);
+	if ((r = files_quota_check(sup, what, 0, len, old, err,
+	    errsize)) != 0)
+		goto out;
 	if ((r = files_put(rfd, MD_FILE, (const uint8_t *)json, len, what,
-	    err, errsize)) == 0)
-		log_info(3, "device metadata of %s/%s request %s updated "
-		    "(generation %lld)", u->namespace_, u->name, u->request,
-		    gen + 1);
+	    err, errsize)) != 0)
+		goto out;
+	files_quota_sub(sup, 0, old);
+	files_quota_add(sup, 0, len);
+	log_info(3, "device metadata of %s/%s request %s updated "
+	    "(generation %lld)", u->namespace_, u->name, u->request, gen + 1);
 out:
 	free(json);
 	free(devs);

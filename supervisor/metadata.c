@@ -10,6 +10,16 @@
  * metadata.json by a link to any host file. MetadataRemove removes the
  * claim's specs and files, and only what this file writes.
  *
+ * Bounds (issue 24, finding 3): the files and the directories made for
+ * them count in the CDI quota (files.c), counted at start from what is
+ * on disk; a MetadataWrite is checked against the quota for all it
+ * would add (two directories, the file, the spec) before it writes
+ * anything, and what it made is removed again when a later step fails,
+ * so the file and its spec are written both or neither (a file it
+ * replaced keeps the new content: the pair was there before). With
+ * Kubernetes access the claim must be one of a prepare call in progress
+ * (md_claims.c).
+ *
  * Layout and names as upstream v0.36 metadata.go:
  *   <dir>/<namespace>_<claim>/<request>/metadata.json
  *   <CDI dir>/<driver>_metadata_<claim uid>_<request>.json
@@ -99,8 +109,14 @@ metadata_prepare(struct sup *sup, char *err, size_t errsize)
 	}
 	/* 0755 whatever the umask: the runtime mounts files from it. */
 	(void)fchmod(fd, 0755);
+	if (md_claims_init(sup, err, errsize) != 0) {
+		close(fd);
+		return (KP_ENOMEM);
+	}
 	sup->meta_fd = fd;
 	log_info(2, "device metadata: files in %s", dir);
+	/* What an earlier run left counts in the quota from the start. */
+	metadata_count(sup, &sup->cdi_files, &sup->cdi_bytes);
 	return (0);
 }
 
@@ -110,16 +126,73 @@ metadata_close(struct sup *sup)
 	if (sup->meta_fd != -1)
 		close(sup->meta_fd);
 	sup->meta_fd = -1;
+	md_claims_free(sup);
 }
 
-/* mkdir (0755, an existing one is fine) and open name beneath dfd. */
+/* Open dir name beneath dfd without following links; -1 and errno. */
 static int
-subdir(int dfd, const char *name)
+open_dir(int dfd, const char *name)
 {
-	if (mkdirat(dfd, name, 0755) == -1 && errno != EEXIST)
-		return (-1);
 	return (openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 	    O_CLOEXEC));
+}
+
+/*
+ * Add the entries beneath dfd to *files and *bytes, depth levels down
+ * (the layout is <ns>_<claim>/<request>/metadata.json: 3): each entry
+ * counts one, a directory MD_DIR_BYTES, a regular file its size; what
+ * lies deeper was not written here and is not walked.
+ */
+static void
+count_dir(int dfd, int depth, size_t *files, size_t *bytes)
+{
+	struct dirent	*de;
+	struct stat	 st;
+	DIR		*d;
+	int		 fd, sub;
+
+	/* A new open file description: dfd's offset is not moved. */
+	if ((fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) ==
+	    -1)
+		return;
+	if ((d = fdopendir(fd)) == NULL) {
+		close(fd);
+		return;
+	}
+	while ((de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0 ||
+		    fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == -1)
+			continue;
+		(*files)++;
+		if (S_ISREG(st.st_mode))
+			*bytes += (size_t)st.st_size;
+		else if (S_ISDIR(st.st_mode)) {
+			*bytes += MD_DIR_BYTES;
+			if (depth > 1 && (sub = open_dir(dfd, de->d_name)) !=
+			    -1) {
+				count_dir(sub, depth - 1, files, bytes);
+				close(sub);
+			}
+		}
+	}
+	closedir(d);
+}
+
+/* The metadata directory's files and directories, added to the quota's
+ * counts (files.c: at start, and when the CDI directory was made again). */
+void
+metadata_count(struct sup *sup, size_t *files, size_t *bytes)
+{
+	size_t	 f = 0, b = 0;
+
+	if (sup->meta_fd == -1)
+		return;
+	count_dir(sup->meta_fd, 3, &f, &b);
+	*files += f;
+	*bytes += b;
+	log_info(2, "device metadata: %zu files and directories, %zu bytes "
+	    "in the quota", f, b);
 }
 
 /* The CDI spec upstream's writeCDISpec writes (json.MarshalIndent). */
@@ -166,15 +239,70 @@ spec_json(const struct sup *sup, const Kpipc__MetadataWrite *w, char *out,
 	return (n > 0 && (size_t)n < size ? n : -1);
 }
 
-static int
-md_write(struct sup *sup, const Kpipc__MetadataWrite *w, char *err,
-    size_t errsize)
+/* What is there already of one request's metadata: what it costs. */
+struct md_have {
+	int	 claim_dir;	/* <ns>_<claim>/ */
+	int	 req_dir;	/* <request>/ in it */
+	int	 file;		/* metadata.json in that */
+	int	 spec;		/* the CDI spec */
+	size_t	 file_bytes, spec_bytes;	/* their sizes */
+};
+
+static void
+md_have(struct sup *sup, const char *claim, const char *req,
+    const char *spec, struct md_have *h)
 {
-	char	 claim[NAME_MAX_LABEL + NAME_MAX_SUBDOMAIN + 2];
-	char	 spec[MD_SPEC_MAX], name[NAME_MAX_CDI_SPEC + 1];
-	char	 what[sizeof(claim) + 2 * NAME_MAX_LABEL + 32];
-	size_t	 i, k;
-	int	 cfd, rfd, n, r;
+	struct stat	 st;
+	int		 cfd, rfd;
+
+	memset(h, 0, sizeof(*h));
+	if ((cfd = open_dir(sup->meta_fd, claim)) != -1) {
+		h->claim_dir = 1;
+		if ((rfd = open_dir(cfd, req)) != -1) {
+			h->req_dir = 1;
+			if (fstatat(rfd, MD_FILE, &st, AT_SYMLINK_NOFOLLOW) ==
+			    0) {
+				h->file = 1;
+				if (S_ISREG(st.st_mode))
+					h->file_bytes = (size_t)st.st_size;
+			}
+			close(rfd);
+		}
+		close(cfd);
+	}
+	if (fstatat(sup->cdi_fd, spec, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		h->spec = 1;
+		if (S_ISREG(st.st_mode))
+			h->spec_bytes = (size_t)st.st_size;
+	}
+}
+
+/* mkdir (0755) name beneath dfd unless had; *made and the quota charged
+ * when this call made it. 0, or -1 and errno. */
+static int
+md_mkdir(struct sup *sup, int dfd, const char *name, int had, int *made)
+{
+	*made = 0;
+	if (had)
+		return (0);
+	if (mkdirat(dfd, name, 0755) == -1)
+		return (errno == EEXIST ? 0 : -1);
+	*made = 1;
+	files_quota_add(sup, 1, MD_DIR_BYTES);
+	return (0);
+}
+
+static int
+md_write(struct sup *sup, pid_t pid, const Kpipc__MetadataWrite *w,
+    char *err, size_t errsize)
+{
+	char		 claim[NAME_MAX_LABEL + NAME_MAX_SUBDOMAIN + 2];
+	char		 spec[MD_SPEC_MAX], name[NAME_MAX_CDI_SPEC + 1];
+	char		 what[sizeof(claim) + 2 * NAME_MAX_LABEL + 32];
+	struct md_have	 h;
+	size_t		 i, k, sl, files, bytes;
+	int		 cfd = -1, rfd = -1, n, r, made_c = 0, made_r = 0;
+	int		 made_f = 0;
 
 	for (i = 0; i < w->content.len; i += k)
 		if (w->content.data[i] == '\0' || (k = utf8_char((const char *)
@@ -193,40 +321,75 @@ md_write(struct sup *sup, const Kpipc__MetadataWrite *w, char *err,
 	if (spec_json(sup, w, spec, sizeof(spec)) < 0)
 		return (files_fail(err, errsize, KP_ENAMETOOLONG, "metadata of "
 		    "%s/%s: CDI spec too long", w->namespace_, w->name));
+	if ((r = md_claims_known(sup, pid, w, err, errsize)) != 0)
+		return (r);
 	snprintf(claim, sizeof(claim), "%s_%s", w->namespace_, w->name);
 	snprintf(what, sizeof(what), "metadata file %s/%s/%s", claim,
 	    w->request, MD_FILE);
-	if ((cfd = subdir(sup->meta_fd, claim)) == -1)
-		return (files_fail(err, errsize, KP_EIO, "metadata directory "
-		    "%s: %s", claim, strerror(errno)));
-	rfd = subdir(cfd, w->request);
-	close(cfd);
-	if (rfd == -1)
-		return (files_fail(err, errsize, KP_EIO, "metadata directory "
-		    "%s/%s: %s", claim, w->request, strerror(errno)));
-	r = files_put(rfd, MD_FILE, w->content.data, w->content.len, what,
-	    err, errsize);
+
+	/* The quota for all of it, before anything is written. */
+	md_have(sup, claim, w->request, name, &h);
+	sl = strlen(spec);
+	files = !h.claim_dir + !h.req_dir + !h.file + !h.spec;
+	bytes = (size_t)(!h.claim_dir + !h.req_dir) * MD_DIR_BYTES +
+	    w->content.len + sl;
+	if ((r = files_quota_check(sup, what, files, bytes, h.file_bytes +
+	    h.spec_bytes, err, errsize)) != 0)
+		return (r);
+
+	/* Then each step, undone below when a later one fails. */
+	if (md_mkdir(sup, sup->meta_fd, claim, h.claim_dir, &made_c) == -1 ||
+	    (cfd = open_dir(sup->meta_fd, claim)) == -1) {
+		r = files_fail(err, errsize, KP_EIO, "metadata directory %s: "
+		    "%s", claim, strerror(errno));
+		goto undo;
+	}
+	if (md_mkdir(sup, cfd, w->request, h.req_dir, &made_r) == -1 ||
+	    (rfd = open_dir(cfd, w->request)) == -1) {
+		r = files_fail(err, errsize, KP_EIO, "metadata directory "
+		    "%s/%s: %s", claim, w->request, strerror(errno));
+		goto undo;
+	}
+	if ((r = files_put(rfd, MD_FILE, w->content.data, w->content.len,
+	    what, err, errsize)) != 0)
+		goto undo;
+	made_f = !h.file;
+	files_quota_sub(sup, 0, h.file_bytes);
+	files_quota_add(sup, !h.file, w->content.len);
+	if ((r = files_cdi_put(sup, name, (const uint8_t *)spec, sl, err,
+	    errsize)) != 0)
+		goto undo;
 	close(rfd);
-	if (r != 0)
-		return (r);
-	if ((r = files_cdi_put(sup, name, (const uint8_t *)spec,
-	    strlen(spec), err, errsize)) != 0)
-		return (r);
+	close(cfd);
 	log_info(3, "device metadata of %s/%s request %s written",
 	    w->namespace_, w->name, w->request);
 	return (0);
+undo:
+	if (made_f && unlinkat(rfd, MD_FILE, 0) == 0)
+		files_quota_sub(sup, 1, w->content.len);
+	if (rfd != -1)
+		close(rfd);
+	if (made_r && unlinkat(cfd, w->request, AT_REMOVEDIR) == 0)
+		files_quota_sub(sup, 1, MD_DIR_BYTES);
+	if (cfd != -1)
+		close(cfd);
+	if (made_c && unlinkat(sup->meta_fd, claim, AT_REMOVEDIR) == 0)
+		files_quota_sub(sup, 1, MD_DIR_BYTES);
+	return (r);
 }
 
-/* Remove what md_write wrote in one request directory, then it. */
+/* Remove what md_write wrote in one request directory, then it; the
+ * quota gets back what goes. */
 static int
-remove_request(int cfd, const char *req, char *err, size_t errsize)
+remove_request(struct sup *sup, int cfd, const char *req, char *err,
+    size_t errsize)
 {
 	struct dirent	*de;
+	struct stat	 st;
 	DIR		*d;
 	int		 fd, rfd, r = 0;
 
-	if ((rfd = openat(cfd, req, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-	    O_CLOEXEC)) == -1)
+	if ((rfd = open_dir(cfd, req)) == -1)
 		return (errno == ENOENT ? 0 : files_fail(err, errsize, KP_EIO,
 		    "%s: %s", req, strerror(errno)));
 	if ((fd = dup(rfd)) == -1 || (d = fdopendir(fd)) == NULL) {
@@ -237,17 +400,25 @@ remove_request(int cfd, const char *req, char *err, size_t errsize)
 		    strerror(errno)));
 	}
 	/* metadata.json and left-over temporary files: regular files. */
-	while ((de = readdir(d)) != NULL)
-		if (de->d_type == DT_REG && unlinkat(rfd, de->d_name, 0) ==
-		    -1 && errno != ENOENT && r == 0)
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_type != DT_REG || fstatat(rfd, de->d_name, &st,
+		    AT_SYMLINK_NOFOLLOW) == -1 || !S_ISREG(st.st_mode))
+			continue;
+		if (unlinkat(rfd, de->d_name, 0) == 0)
+			files_quota_sub(sup, 1, (size_t)st.st_size);
+		else if (errno != ENOENT && r == 0)
 			r = files_fail(err, errsize, KP_EIO, "%s/%s: %s", req,
 			    de->d_name, strerror(errno));
+	}
 	closedir(d);
 	close(rfd);
-	if (r == 0 && unlinkat(cfd, req, AT_REMOVEDIR) == -1 &&
-	    errno != ENOENT)
-		r = files_fail(err, errsize, KP_EIO, "%s: %s", req,
-		    strerror(errno));
+	if (r == 0) {
+		if (unlinkat(cfd, req, AT_REMOVEDIR) == 0)
+			files_quota_sub(sup, 1, MD_DIR_BYTES);
+		else if (errno != ENOENT)
+			r = files_fail(err, errsize, KP_EIO, "%s: %s", req,
+			    strerror(errno));
+	}
 	return (r);
 }
 
@@ -264,15 +435,14 @@ md_remove(struct sup *sup, const Kpipc__MetadataRemove *rm, char *err,
 	int		 cfd, fd, r = 0;
 
 	snprintf(claim, sizeof(claim), "%s_%s", rm->namespace_, rm->name);
-	if ((cfd = openat(sup->meta_fd, claim, O_RDONLY | O_DIRECTORY |
-	    O_NOFOLLOW | O_CLOEXEC)) != -1) {
+	if ((cfd = open_dir(sup->meta_fd, claim)) != -1) {
 		if ((fd = dup(cfd)) != -1 && (d = fdopendir(fd)) != NULL) {
 			while (r == 0 && (de = readdir(d)) != NULL)
 				if (de->d_type == DT_DIR &&
 				    strcmp(de->d_name, ".") != 0 &&
 				    strcmp(de->d_name, "..") != 0)
-					r = remove_request(cfd, de->d_name, why,
-					    sizeof(why));
+					r = remove_request(sup, cfd,
+					    de->d_name, why, sizeof(why));
 			closedir(d);
 		} else {
 			if (fd != -1)
@@ -282,7 +452,9 @@ md_remove(struct sup *sup, const Kpipc__MetadataRemove *rm, char *err,
 		}
 		close(cfd);
 		if (r == 0 && unlinkat(sup->meta_fd, claim, AT_REMOVEDIR) ==
-		    -1 && errno != ENOENT)
+		    0)
+			files_quota_sub(sup, 1, MD_DIR_BYTES);
+		else if (r == 0 && errno != ENOENT)
 			r = files_fail(why, sizeof(why), KP_EIO, "%s",
 			    strerror(errno));
 		if (r != 0)
@@ -331,7 +503,8 @@ metadata_request(struct sup *sup, struct child *c, const Kpipc__Msg *m)
 	else if (sup->cdi_fd == -1)
 		r = files_fail(err, sizeof(err), KP_EIO, "%s", sup->cdi_err);
 	else if (m->m_case == KPIPC__MSG__M_METADATA_WRITE)
-		r = md_write(sup, m->metadata_write, err, sizeof(err));
+		r = md_write(sup, c->pid, m->metadata_write, err,
+		    sizeof(err));
 	else
 		r = md_remove(sup, m->metadata_remove, err, sizeof(err));
 	files_reply(sup, c, m->m_case, m->m_case ==

@@ -253,6 +253,8 @@ relay_claim_reply(struct sup *sup, struct child *pub, Kpipc__Msg *m)
 		return;
 	}
 	if (e->ns_pid == ns->pid && ns->state == CS_READY) {
+		/* A claim a MetadataWrite may name (md_claims.c). */
+		md_claims_answered(sup, ns->pid, r);
 		r->id = e->ns_id;
 		sup_queue(sup, ns, m);
 	}

@@ -189,6 +189,22 @@ enum sup_phase {
 	PHASE_STOPPING
 };
 
+/*
+ * A claim the publisher answered for the nodeserver (md_claims.c): a
+ * MetadataWrite may name it for MD_SEEN_MS. At most MD_SEEN_MAX, the
+ * oldest replaced.
+ */
+#define MD_SEEN_MAX	256
+#define MD_SEEN_MS	60000
+struct sup_md_seen {
+	pid_t		 ns_pid;	/* the nodeserver it answered; 0: free */
+	struct timespec	 until;
+	char		 namespace_[64];
+	char		 name[254];
+	char		 uid[129];
+	char		 pod_claim_name[64];
+};
+
 /* A change the supervisor made in the CDI directory itself, whose
  * inotify event is not sent on (cdi_watch.c). */
 #define CDI_WATCH_OWN	64
@@ -239,7 +255,9 @@ struct sup {
 	int			 cdi_fd;	/* the CDI directory; -1 */
 	char			 cdi_err[KP_ERROR_SIZE];	/* why -1 */
 	double			 cdi_tokens;
-	size_t			 cdi_files;	/* this driver's specs, */
+	size_t			 cdi_files;	/* the quota: this driver's
+						 * specs, metadata files and
+						 * directories, */
 	size_t			 cdi_bytes;	/* counted at start */
 	struct timespec		 cdi_refill;
 	int			 cdi_sync_pending;	/* the directory */
@@ -254,6 +272,8 @@ struct sup {
 	/* Device metadata (metadata.c): the root-owned directory the
 	 * supervisor writes the metadata files into; -1: off. */
 	int			 meta_fd;
+	struct sup_md_seen	*md_seen;	/* MD_SEEN_MAX; NULL without
+						 * a publisher */
 	int			 lock_fd;	/* serialize.lock for the nodeserver
 						 * being forked; -1 (lockfile.c) */
 	/* The driver's registration test knobs, [0] GetInfo, [1]
@@ -336,12 +356,24 @@ void	files_cdi_sync(struct sup *, int);
 long long files_cdi_sync_ms(struct sup *);
 int	files_cdi_unlink(struct sup *, const char *, int *, char *,
 	    size_t);
+int	files_quota_check(struct sup *, const char *, size_t, size_t, size_t,
+	    char *, size_t);
+void	files_quota_add(struct sup *, size_t, size_t);
+void	files_quota_sub(struct sup *, size_t, size_t);
 void	files_reply(struct sup *, struct child *, int, uint64_t, int, char *,
 	    char **, size_t);
 
 /* metadata.c */
+#define MD_DIR_BYTES	4096	/* what the quota charges a directory */
 int	metadata_prepare(struct sup *, char *, size_t);
+void	metadata_count(struct sup *, size_t *, size_t *);
 void	metadata_request(struct sup *, struct child *, const Kpipc__Msg *);
+/* md_claims.c */
+int	md_claims_init(struct sup *, char *, size_t);
+void	md_claims_free(struct sup *);
+void	md_claims_answered(struct sup *, pid_t, const Kpipc__ClaimReply *);
+int	md_claims_known(struct sup *, pid_t, const Kpipc__MetadataWrite *,
+	    char *, size_t);
 /* md_update.c */
 void	metadata_update(struct sup *, const Kpipc__Msg *);
 void	metadata_close(struct sup *);

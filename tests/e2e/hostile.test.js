@@ -29,7 +29,7 @@ const { spawn } = require('node:child_process');
 const { randomUUID } = require('node:crypto');
 const { KubeletSim } = require('../kubelet-sim');
 const { startEmulator, kubeconfig } = require('../apiserver-emu');
-const { BUILD, TESTDRIVER, makeRoot, TestDriver, roles, until, sleep, childLines, procStatus, freePort, memFind } = require('./lib/plugin');
+const { BUILD, TESTDRIVER, makeRoot, TestDriver, roles, until, sleep, childLines, procStatus, freePort, memFind, attackProbes } = require('./lib/plugin');
 
 const ATTACK = path.join(BUILD, 'tests', 'kp_attack');
 const CHANFORGE = path.join(BUILD, 'tests', 'kp_chanforge');
@@ -73,14 +73,7 @@ async function setup(t, { init = null, binary = ATTACK, args = [] } = {}) {
   const sim = new KubeletSim({ registryDir: root.registry, retryInitialMs: 100 }).start();
   t.after(() => sim.stop());
   await sim.waitForDriver(DRIVER);
-  let n = 0;
-  const run = async (spec) => {
-    n++;
-    fs.writeFileSync(path.join(probes, String(n)), `${spec}\n`);
-    const c = { namespace: 'default', name: `probe-${n}`, uid: randomUUID() };
-    return sim.nodeUnprepareResources(DRIVER, [c], { timeoutMs: 10000 }).then(
-      (r) => (r.claims[c.uid] && r.claims[c.uid].error) || 'unprepared (no probe outcome)', (e) => e.message);
-  };
+  const run = attackProbes(sim, DRIVER, probes);
   return { root, drv, sim, emu, probes, run };
 }
 
@@ -505,4 +498,29 @@ test('HOSTILE: look-ups that waited out their budget behind an API server that h
   await until(() => gets().includes('fresh-0'), 40000, 200);
   assert.deepEqual(gets().sort(), ['fresh-0', 'stale-0', 'stale-1', 'stale-2', 'stale-3'],
     'look-ups nobody could still wait for were sent');
+});
+
+// Finding 3 of issue 24: with Kubernetes access a MetadataWrite must name
+// a claim the publisher answered for this nodeserver in the last 60 s (a
+// claim of a prepare call in progress, supervisor/md_claims.c); made-up
+// ones create nothing, refused naming the rule.
+test('HOSTILE: a MetadataWrite for a claim no prepare call looked up is refused naming the rule, nothing written; a prepared claim\'s metadata is', { skip }, async (t) => {
+  const cdi = fs.mkdtempSync(path.join(os.tmpdir(), 'kp-hostile-cdi-'));
+  t.after(() => fs.rmSync(cdi, { recursive: true, force: true }));
+  const { root, drv, sim, emu, run } = await setup(t, { args: ['--device-metadata', 'metadata.resource.k8s.io/v1alpha1', '--cdi-dir', cdi] });
+  const mdDir = path.join(path.dirname(root.draSock), 'dra-device-metadata');
+  const c = { namespace: 'default', name: 'gpu-1', uid: randomUUID() };
+  emu.addClaim({ ...c, allocation: { results: [{ request: 'req-0', driver: DRIVER, pool: NODE, device: 'dev-1' }] } });
+  const res = await sim.nodePrepareResources(DRIVER, [c]);
+  assert.deepEqual(res.claims[c.uid].devices[0].cdi_device_ids, [`${DRIVER}/test=gpu-1`, `${DRIVER}/metadata=${c.uid}_req-0`]);
+  assert.ok(fs.existsSync(path.join(mdDir, 'default_gpu-1', 'req-0', 'metadata.json')));
+  const other = randomUUID();
+  assert.match(await run(`md-one:made-up:${other}`), /md-raw: sent 1 of 1, barrier KP_OK/);
+  await drv.stderrMatch(new RegExp(`nodeserver: metadata_write refused: metadata of default/made-up \\(UID ${other}\\): not a claim of a prepare call in progress \\(the publisher answered no look-up of it for this nodeserver in the last 60 s\\)`));
+  // The looked-up name with another UID (a claim deleted and made again).
+  assert.match(await run(`md-one:gpu-1:${other}`), /barrier KP_OK/);
+  await drv.stderrMatch(new RegExp(`metadata_write refused: metadata of default/gpu-1 \\(UID ${other}\\): not a claim`));
+  assert.deepEqual(fs.readdirSync(mdDir), ['default_gpu-1']);
+  assert.deepEqual(fs.readdirSync(cdi).filter((n) => n.includes('_metadata_')), [`${DRIVER}_metadata_${c.uid}_req-0.json`]);
+  assert.match(fs.readFileSync(path.join(mdDir, 'default_gpu-1', 'req-0', 'metadata.json'), 'utf8'), new RegExp(`"uid": "${c.uid}"`), 'the prepared file, not overwritten');
 });

@@ -11,11 +11,12 @@
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
+const os = require('node:os');
 const path = require('node:path');
 const { randomUUID } = require('node:crypto');
 const { KubeletSim } = require('../kubelet-sim');
 const { startEmulator, kubeconfig } = require('../apiserver-emu');
-const { makeRoot, TestDriver, IDS, roles, until } = require('./lib/plugin');
+const { BUILD, makeRoot, TestDriver, IDS, roles, until, attackProbes } = require('./lib/plugin');
 
 const DRIVER = 'test.example.com';
 const V1A1 = 'metadata.resource.k8s.io/v1alpha1';
@@ -380,4 +381,108 @@ test('ATTACK: a nodeserver sending MetadataUpdate (the driver process\'s message
   }, 15000);
   assert.equal(fs.readFileSync(file, 'utf8'), before);
   assert.match(before, /"generation": 1\n/);
+});
+
+// The quota covers the metadata (issue 24, finding 3): a compromised
+// nodeserver (tests/e2e/bin/kp_attack.c, whose unprepare hook writes raw
+// MetadataWrite frames) without Kubernetes access, so no claim look-up
+// bounds the names: only the quota does (with access, hostile.test.js).
+const ATTACK = path.join(BUILD, 'tests', 'kp_attack');
+const MIB16 = 16 * 1048576;
+
+async function attackSetup(t, prep) {
+  const root = makeRoot(DRIVER);
+  const mdDir = path.join(path.dirname(root.draSock), 'dra-device-metadata');
+  const cdiDir = path.join(root.dir, 'cdi');
+  const probes = fs.mkdtempSync(path.join(os.tmpdir(), 'kp-mdq-'));
+  fs.chmodSync(probes, 0o755);
+  fs.mkdirSync(cdiDir, { recursive: true });
+  prep({ mdDir, cdiDir });
+  const drv = new TestDriver(root, ['--cdi-dir', cdiDir, '--device-metadata', V1A1, '--read-path', probes],
+    { binary: ATTACK, env: { KP_ATTACK_DIR: probes } });
+  t.after(async () => {
+    drv.kill();
+    await drv.exited;
+    assert.doesNotMatch(drv.stderr, /Sanitizer|runtime error:/);
+    fs.rmSync(probes, { recursive: true, force: true });
+    root.cleanup();
+  });
+  await drv.ready();
+  const sim = new KubeletSim({ registryDir: root.registry, retryInitialMs: 100, healthStream: false }).start();
+  t.after(() => sim.stop());
+  await sim.waitForDriver(DRIVER);
+  const run = attackProbes(sim, DRIVER, probes, 15000);
+  return { drv, mdDir, cdiDir, run };
+}
+
+// What the quota counts on disk: this driver's specs (their bytes), and
+// every entry of the metadata tree (a directory 4096 bytes, a file its
+// size); and the metadata files whose spec is missing.
+function onDisk(mdDir, cdiDir) {
+  const d = { files: 0, dirs: 0, bytes: 0, mdFiles: 0, unpaired: [], emptyDirs: [] };
+  const walk = (dir, depth) => {
+    const ents = fs.readdirSync(dir, { withFileTypes: true });
+    if (ents.length === 0 && dir !== mdDir) d.emptyDirs.push(dir);
+    for (const e of ents) {
+      const p = path.join(dir, e.name);
+      d.files++;
+      if (e.isDirectory()) {
+        d.dirs++;
+        d.bytes += 4096;
+        if (depth > 1) walk(p, depth - 1);
+      } else if (e.isFile()) d.bytes += fs.statSync(p).size;
+      if (e.name === 'metadata.json') d.mdFiles++;
+    }
+  };
+  walk(mdDir, 3);
+  const specs = new Set(fs.readdirSync(cdiDir).filter((n) => n.startsWith(`${DRIVER}_`)));
+  for (const n of specs) {
+    d.files++;
+    d.bytes += fs.statSync(path.join(cdiDir, n)).size;
+  }
+  for (const c of fs.readdirSync(mdDir)) {
+    const m = /^default_md-(\d+)$/.exec(c);
+    const uid = m && `00000000-0000-4000-8000-${m[1].padStart(12, '0')}`;
+    if (uid && fs.existsSync(path.join(mdDir, c, 'req-0', 'metadata.json')) &&
+      !specs.has(`${DRIVER}_metadata_${uid}_req-0.json`)) d.unpaired.push(c);
+  }
+  return d;
+}
+
+test('ATTACK: a MetadataWrite flood for made-up claims stays within the quota (files, directories, bytes); a refused spec leaves no metadata file or directory', async (t) => {
+  // 300 KiB left of the 16 MiB: room for 4 requests of 64 KiB.
+  const { drv, mdDir, cdiDir, run } = await attackSetup(t, ({ cdiDir: c }) => {
+    fs.writeFileSync(path.join(c, `${DRIVER}_big.json`), Buffer.alloc(MIB16 - 300 * 1024, 0x20));
+  });
+  assert.match(await run('md-raw:40:65536'), /md-raw: sent 40 of 40, barrier KP_OK/);
+  const d = onDisk(mdDir, cdiDir);
+  if (process.env.KP_VERBOSE) console.log(d);
+  assert.ok(d.bytes <= MIB16, `${d.bytes} bytes on disk, over the 16 MiB quota (${d.mdFiles} metadata files, ${d.dirs} directories)`);
+  assert.ok(d.files <= 4096, `${d.files} files and directories`);
+  assert.ok(d.mdFiles >= 1 && d.mdFiles <= 4, `${d.mdFiles} metadata files written`);
+  assert.deepEqual(d.unpaired, [], 'every metadata file has its spec');
+  assert.deepEqual(d.emptyDirs, [], 'no directory of a refused request is left');
+  await drv.stderrMatch(/nodeserver: metadata_write refused: metadata file default_md-\d+\/req-0\/metadata\.json: \d+ bytes would make this driver's specs and device metadata \d+ bytes, over 16777216 \(remove some first\)/);
+});
+
+test('the quota counts the metadata an earlier run left: a plugin started on a full directory writes no more specs or metadata', async (t) => {
+  // 200 claims of 64 KiB (13.1 MB + 400 directories, 1.6 MB) and a spec
+  // filling the rest but for 1000 bytes.
+  const { drv, mdDir, cdiDir, run } = await attackSetup(t, ({ mdDir: m, cdiDir: c }) => {
+    fs.mkdirSync(m, { mode: 0o755 });
+    for (let i = 0; i < 200; i++) {
+      fs.mkdirSync(path.join(m, `default_old-${i}`, 'req-0'), { recursive: true });
+      fs.writeFileSync(path.join(m, `default_old-${i}`, 'req-0', 'metadata.json'), Buffer.alloc(65536, 0x20));
+    }
+    fs.writeFileSync(path.join(c, `${DRIVER}_big.json`), Buffer.alloc(MIB16 - 200 * (65536 + 2 * 4096) - 1000, 0x20));
+  });
+  const before = onDisk(mdDir, cdiDir);
+  assert.equal(before.bytes, MIB16 - 1000);
+  assert.match(await run('cdi-flood:1:2000'),
+    /cdi-flood: wrote 0 of 1 \(0 EBUSY\): .*2000 bytes would make this driver's specs and device metadata 16778216 bytes, over 16777216/);
+  await drv.stderrMatch(/device metadata: 600 files and directories, 14745600 bytes in the quota/);
+  assert.match(await run('md-raw:3:100'), /md-raw: sent 3 of 3, barrier KP_OK/);
+  const after = onDisk(mdDir, cdiDir);
+  assert.deepEqual([after.files, after.bytes], [before.files, before.bytes], 'nothing written');
+  assert.equal(fs.existsSync(path.join(mdDir, 'default_md-0')), false);
 });

@@ -32,6 +32,15 @@
  *                              '..', a NUL, anything), a valid UID
  *   raw-events:<count>:<name>  count raw EventAsk frames at once, each
  *                              EVENT_SYSCALL_DENIED of syscall <name><i>
+ *   md-raw:<count>:<bytes>     count raw MetadataWrite frames back to
+ *                              back, claims default/md-<i> (UID ending in
+ *                              i), request req-0, content bytes of 'a';
+ *                              then a CdiRemove of a missing spec, which
+ *                              the supervisor answers after every frame
+ *                              before it: "md-raw: sent <k> of <n>,
+ *                              barrier <code>"
+ *   md-one:<name>:<uid>        one raw MetadataWrite for default/<name>
+ *                              of that UID (content "aa"), the barrier
  *   stderr-flood:<count>       count lines "FLOOD <i>" on stderr, one
  *                              write each
  *   log-frame:ready            a READY datagram on the log channel
@@ -52,7 +61,8 @@
  *
  * Options: those lib/plugin.js's TestDriver passes and a few kp_*
  * setters (--cdi-device-prefix, --cdi-mount-prefix, --cdi-hook: the
- * kp_cdi_allow_*() declarations); after kp_start it prints "ready <pid>", reads "stop" on stdin.
+ * kp_cdi_allow_*() declarations, --device-metadata <version>); after
+ * kp_start it prints "ready <pid>", reads "stop" on stdin.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -554,6 +564,68 @@ cdi_raw(long count, size_t len, char *out, size_t size)
 	    t0);
 }
 
+/*
+ * count MetadataWrite frames (claims default/<name> with uid, or with
+ * name NULL default/md-<i>), not waiting for answers, as a compromised
+ * nodeserver writes them; then a request the supervisor answers only
+ * after every frame before it (requests are handled in order), so that
+ * the files on disk are final when the hook returns.
+ */
+static void
+md_raw(long count, size_t len, const char *name, const char *uid,
+    char *out, size_t size)
+{
+	Kpipc__Msg		 m = KPIPC__MSG__INIT;
+	Kpipc__MetadataWrite	 w = KPIPC__METADATA_WRITE__INIT;
+	char			 cname[64], cuid[48], err[KP_ERROR_SIZE] = "";
+	char			 barrier[300];
+	uint8_t			*c, *f;
+	long			 i, sent = 0;
+	int			 fd, r;
+
+	if ((fd = ctl_fd()) == -1) {
+		snprintf(out, size, "md-raw: no channel");
+		return;
+	}
+	if ((c = malloc(len + 1)) == NULL ||
+	    (f = malloc(len + 1024)) == NULL) {
+		free(c);
+		snprintf(out, size, "md-raw: no memory");
+		return;
+	}
+	memset(c, 'a', len);
+	m.m_case = KPIPC__MSG__M_METADATA_WRITE;
+	m.metadata_write = &w;
+	w.namespace_ = "default";
+	w.name = cname;
+	w.uid = cuid;
+	w.request = "req-0";
+	w.content.data = c;
+	w.content.len = len;
+	for (i = 0; i < count; i++) {
+		w.id = (uint64_t)(700000 + i);
+		if (name != NULL)
+			snprintf(cname, sizeof(cname), "%s", name);
+		else
+			snprintf(cname, sizeof(cname), "md-%ld", i);
+		if (uid != NULL)
+			snprintf(cuid, sizeof(cuid), "%s", uid);
+		else
+			snprintf(cuid, sizeof(cuid),
+			    "00000000-0000-4000-8000-%012ld", i);
+		if (send_frame(fd, f, kpipc__msg__pack(&m, f + 4)) == 0)
+			sent++;
+	}
+	free(f);
+	free(c);
+	snprintf(barrier, sizeof(barrier), "%s_barrier.json", drv_name);
+	while ((r = kp_cdi_spec_remove(barrier, err, sizeof(err))) ==
+	    KP_EBUSY)
+		usleep(20000);
+	snprintf(out, size, "md-raw: sent %ld of %ld, barrier %s %s", sent,
+	    count, kp_err_name(r), err);
+}
+
 /* The broker's rate limit: KP_EBUSY is counted, not waited out. */
 static void
 cdi_rate(long count, char *out, size_t size)
@@ -605,6 +677,13 @@ probe(const char *spec, char *out, size_t size)
 		return;
 	} else if (strcmp(op, "cdi-raw") == 0) {
 		cdi_raw(strtol(a, NULL, 10), strtoul(b, NULL, 10), out, size);
+		return;
+	} else if (strcmp(op, "md-raw") == 0) {
+		md_raw(strtol(a, NULL, 10), strtoul(b, NULL, 10), NULL, NULL,
+		    out, size);
+		return;
+	} else if (strcmp(op, "md-one") == 0) {
+		md_raw(1, 2, a, b, out, size);
 		return;
 	} else if (strcmp(op, "raw-amp") == 0) {
 		raw_amp(strtoul(a, NULL, 10), out, size);
@@ -819,6 +898,7 @@ main(int argc, char **argv)
 		{ "cdi-device-prefix", 1, 0, 333 },
 		{ "cdi-mount-prefix", 1, 0, 334 },
 		{ "cdi-hook", 1, 0, 335 },
+		{ "device-metadata", 1, 0, 336 },
 		{ "kubeconfig", 1, 0, 'c' }, { "node-name", 1, 0, 'n' },
 		{ 0, 0, 0, 0 }
 	};
@@ -852,6 +932,12 @@ main(int argc, char **argv)
 		case 333: r = kp_cdi_allow_device_prefix(o, optarg); break;
 		case 334: r = kp_cdi_allow_mount_prefix(o, optarg); break;
 		case 335: r = kp_cdi_allow_hook(o, optarg); break;
+		case 336: {
+			const char *v[1] = { optarg };
+
+			r = kp_device_metadata(o, 1, v, 1);
+			break;
+		}
 		case 'c': r = kp_kube_client_kubeconfig(o, optarg, NULL); break;
 		case 'n': r = kp_node_name(o, optarg); break;
 		default: r = -1;

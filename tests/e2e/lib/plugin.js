@@ -8,6 +8,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const readline = require('node:readline');
+const { randomUUID } = require('node:crypto');
 
 const ROOT = path.resolve(__dirname, '..', '..', '..');
 const BUILD = path.resolve(ROOT, process.env.KP_BUILD || 'build');
@@ -254,6 +255,21 @@ function memFind(pid, s, before = 0) {
   return hits;
 }
 
+// kp_attack's probes (tests/e2e/bin/kp_attack.c): run(spec) writes spec
+// to dir/<n> and runs it in the unprepare hook of claim probe-<n>, which
+// looks up no claim (a stopped publisher does not hold it up); resolves
+// with the hook's outcome.
+function attackProbes(sim, driver, dir, timeoutMs = 10000) {
+  let n = 0;
+  return async (spec) => {
+    n++;
+    fs.writeFileSync(path.join(dir, String(n)), `${spec}\n`);
+    const c = { namespace: 'default', name: `probe-${n}`, uid: randomUUID() };
+    return sim.nodeUnprepareResources(driver, [c], { timeoutMs }).then(
+      (r) => (r.claims[c.uid] && r.claims[c.uid].error) || 'unprepared (no probe outcome)', (e) => e.message);
+  };
+}
+
 // A TCP port on 127.0.0.1 nothing listens on (just now).
 function freePort() {
   return new Promise((resolve, reject) => {
@@ -269,4 +285,5 @@ function freePort() {
 module.exports = {
   ROOT, BUILD, TESTDRIVER, PCI_DRIVER, REDTEAM, makeRoot, TestDriver, childrenOf, comm, procStatus,
   roles, sleep, until, watchSockets, isAlive, UID_BASE, IDS, giveToNodeserver, childLines, freePort, memFind,
+  attackProbes,
 };
