@@ -214,7 +214,14 @@ KP_EXTERN int kp_kube_client_in_cluster(struct kp_options *opts);
  * kubeconfig file. path: absolute or relative to the current directory (made
  * absolute here); context: the context to use, or NULL for current-context.
  * The file is read only by the publisher, at its start; a missing or broken
- * file makes kp_start() fail with the publisher's error.
+ * file makes kp_start() fail with the publisher's error. The nodeserver
+ * sees none of the directories that hold the kubeconfig or a file it names
+ * (by the path as named and by the real path; a file renamed over stays
+ * hidden). kp_start() fails (KP_ECHILD, the message names this option)
+ * when such a file lies directly in "/", in a kp_sandbox_state_dir() or
+ * in the DRA socket's directory, or when the nodeserver's uid could read
+ * it while it cannot be hidden (no CAP_SYS_ADMIN) and Landlock does not
+ * keep it out (none in the kernel, or a kp_sandbox_read_path() over it).
  * Errors: KP_EINVAL (empty path), KP_ENAMETOOLONG, KP_ENOMEM.
  * Mirrors kubeletplugin.KubeClient (clientcmd), 1.32.
  */
@@ -818,7 +825,18 @@ KP_EXTERN int kp_unprepare_cancelled(const struct kp_unprepare_results *res);
  * init: optional; run once in each new nodeserver process after fork, before
  * the seccomp filter is loaded and before serving. Non-zero fails the start
  * (kp_start() returns KP_ECHILD with errbuf's message) or, on a restart,
- * the restart.
+ * the restart. It runs before the whole sandbox, with the privileges
+ * kp_start() was called with (as root: every capability, the host's
+ * mount namespace), in every nodeserver the supervisor starts: after a
+ * crash, a kill for a protocol violation or a restart, too. From the
+ * second start on, whatever it reads from the state directories
+ * (kp_sandbox_state_dir(), kp_journal_dir()) or from any other place a
+ * nodeserver may write is untrusted input: an earlier nodeserver, which
+ * ran the hooks and may have been compromised, wrote it. Parse it as
+ * hostile, open nothing there by a path it names, follow no symlink there
+ * (O_NOFOLLOW, or openat2() with RESOLVE_BENEATH) and do nothing
+ * privileged that it asks for. The working directory is "/" in every
+ * hook (the driver's is never inherited), so relative paths start there.
  */
 struct kp_hooks {
 	void *user;
@@ -1294,8 +1312,9 @@ KP_EXTERN int kp_publish_status(struct kp_plugin *plugin,
  * confines itself right before it serves (see docs/security.md), in this
  * order: filesystem (the registrar's and the observer's root is an empty
  * removed directory; the nodeserver and the publisher get a private mount
- * namespace with a fresh /proc, hiding the service-account token, the credential files,
- * kubelet's plugin directories and the kp_sandbox_hide_path() paths),
+ * namespace with a fresh /proc, hiding the service-account token, the
+ * directories of the credential files, kubelet's plugin directories and
+ * the kp_sandbox_hide_path() paths; every child works in "/"),
  * PR_SET_NO_NEW_PRIVS, its own uid and gid (kp_sandbox_uid_base(),
  * kp_sandbox_user()) and capabilities (bounding set included), Landlock
  * (the nodeserver writes only its kp_sandbox_state_dir() directories and
@@ -1386,10 +1405,17 @@ KP_EXTERN int kp_sandbox_syscall(struct kp_options *opts, const char *name);
 /*
  * kp_sandbox_hide_path - hide a path from the nodeserver: an empty,
  * read-only tmpfs over a directory, /dev/null over a file, in the
- * nodeserver's private mount namespace. The service-account token
- * directory (/var/run/secrets/kubernetes.io/serviceaccount) is always
- * hidden. Needs CAP_SYS_ADMIN at kp_start() (else a warning, and the
- * paths stay readable); a path that does not exist then is skipped.
+ * nodeserver's private mount namespace. What the nodeserver may use
+ * beneath a hidden directory stays visible there (bound back): its state
+ * directories, its read paths, the DRA socket's directory and the default
+ * read set. Hide directories, not files: a rename(2) onto a hidden
+ * file's name (what a token refresher does) detaches the cover in every
+ * mount namespace. The service-account token directory
+ * (/var/run/secrets/kubernetes.io/serviceaccount) and each directory that
+ * holds the kubeconfig or a file it names are always hidden (see
+ * kp_kube_client_kubeconfig()). Needs CAP_SYS_ADMIN at kp_start() (else a
+ * warning, and the paths stay readable); a path that does not exist then
+ * is skipped.
  * path: absolute, at most 255 bytes; copied. Each call adds one, at most
  * 16. Errors: KP_EINVAL (NULL handle, relative path),
  * KP_ENAMETOOLONG, KP_ENOMEM (more than 16). Beyond upstream.

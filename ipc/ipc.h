@@ -25,7 +25,7 @@
 #define KP_IPC_MAX_CONFIG	(512u * 1024)	/* config_json bytes */
 #define KP_IPC_MAX_REQUEST	253		/* request name bytes */
 #define KP_IPC_MAX_POOL		253		/* pool name bytes */
-#define KP_IPC_MAX_HIDE		8		/* Ready.hide_paths */
+#define KP_IPC_MAX_HIDE		10		/* Ready.hide_paths */
 #define KP_IPC_REG_ERR_GET_INFO	1		/* RegError.which */
 #define KP_IPC_REG_ERR_NOTIFY	2
 #define KP_IPC_MAX_REG_ERR	1024		/* RegError.message */

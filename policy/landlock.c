@@ -94,11 +94,13 @@ struct ll_ruleset_attr {
  * What the runtime reads after the sandbox, measured with strace -f -e
  * trace=%file over the e2e suite (docs/security.md): time zone data,
  * libraries a lazy dlopen may load (NSS), and sysfs, procfs and devices
- * for the driver's hooks (the example reads sysfs).
+ * for the driver's hooks (the example reads sysfs; device ioctls too,
+ * beneath NS_DEV).
  */
+#define NS_DEV	"/dev"
 static const char *const ns_reads[] = {
 	"/sys", "/proc", "/etc/localtime", "/usr/share/zoneinfo",
-	"/usr/lib", "/usr/lib64", "/lib", "/lib64",
+	"/usr/lib", "/usr/lib64", "/lib", "/lib64", NS_DEV,
 };
 
 /*
@@ -136,6 +138,18 @@ policy_allow_read(const char *path)
 		return (KP_ENAMETOOLONG);
 	snprintf(extra[n_extra++], POL_PATH_MAX, "%s", path);
 	return (0);
+}
+
+/*
+ * The nodeserver's default read set: policy/fs.c keeps it visible beneath
+ * a hidden directory, publisher/kcfg_hide.c asks whether it holds a
+ * credential file.
+ */
+const char *const *
+pol_landlock_ns_reads(size_t *n)
+{
+	*n = sizeof(ns_reads) / sizeof(ns_reads[0]);
+	return (ns_reads);
 }
 
 /* The Landlock ABI of this kernel; 0 without Landlock. */
@@ -223,11 +237,10 @@ role_rules(enum kp_role role, const struct policy_opts *po, int rs,
 			    errsize);
 		for (i = 0; r == 0 && i < sizeof(ns_reads) /
 		    sizeof(ns_reads[0]); i++)
-			r = allow(role, rs, fs, ns_reads[i], LL_FS_READ, 0, err,
+			r = allow(role, rs, fs, ns_reads[i], LL_FS_READ |
+			    (strcmp(ns_reads[i], NS_DEV) == 0 ?
+			    LANDLOCK_ACCESS_FS_IOCTL_DEV : 0), 0, err,
 			    errsize);
-		if (r == 0)
-			r = allow(role, rs, fs, "/dev", LL_FS_READ |
-			    LANDLOCK_ACCESS_FS_IOCTL_DEV, 0, err, errsize);
 		for (i = 0; r == 0 && i < po->n_read_paths; i++)
 			r = allow(role, rs, fs, po->read_paths[i], LL_FS_READ, 0,
 			    err, errsize);

@@ -94,6 +94,7 @@ int	pol_ids_caps(enum kp_role, const struct policy_opts *, int, char *,
 /* fs.c */
 int	pol_fs(enum kp_role, const struct child_env *, char *, size_t);
 int	pol_hide(const char *, char *, size_t);
+int	pol_fs_can_hide(void);
 
 /* ids.c */
 int	pol_role_ids(enum kp_role, const struct policy_opts *, uid_t *,
@@ -111,6 +112,7 @@ int	pol_oci_json(const struct policy_opts *, char **);
 int	pol_landlock(enum kp_role, const struct policy_opts *, char *,
 	    size_t);
 int	pol_landlock_abi(void);
+const char *const *pol_landlock_ns_reads(size_t *);
 int	policy_allow_read(const char *);
 
 

@@ -326,56 +326,6 @@ pub_teardown(struct pub *p, pthread_t start)
 	kcfg_free(&p->kc);
 }
 
-/* The files the nodeserver must not read, by their real path. */
-struct pub_hide {
-	char	 path[KP_IPC_MAX_HIDE][KP_IPC_PATH_MAX];
-	char	*ptr[KP_IPC_MAX_HIDE];
-	size_t	 n;
-};
-
-static void
-pub_hide_add(struct pub_hide *h, const char *path)
-{
-	char	 real[PATH_MAX];
-	size_t	 i;
-
-	/* Real paths: canonical (no "..", as ipc_check() wants), and the
-	 * file a symlink names is the one a mount would cover anyway. */
-	if (path == NULL || realpath(path, real) == NULL)
-		return;
-	for (i = 0; i < h->n; i++)
-		if (strcmp(h->path[i], real) == 0)
-			return;
-	if (h->n == KP_IPC_MAX_HIDE || strlen(real) >= KP_IPC_PATH_MAX ||
-	    strcmp(real, "/") == 0) {
-		log_warnx("cannot ask the nodeserver to hide %s", real);
-		return;
-	}
-	snprintf(h->path[h->n], KP_IPC_PATH_MAX, "%s", real);
-	h->ptr[h->n] = h->path[h->n];
-	h->n++;
-}
-
-/*
- * Every file the credentials came from: the kubeconfig and what it names
- * (token file, CA, client certificate and key). Only this process parses
- * them; READY carries the list to the supervisor for the nodeserver.
- * Computed before the sandbox (realpath needs lstat and readlink).
- */
-static void
-pub_hide_list(const struct pub *p, struct pub_hide *h)
-{
-	const struct kube_config	*kc = &p->kc;
-
-	memset(h, 0, sizeof(*h));
-	if (p->env->cfg->kube_mode == KP_KUBE_KUBECONFIG)
-		pub_hide_add(h, p->env->cfg->kubeconfig);
-	pub_hide_add(h, kc->token_file);
-	pub_hide_add(h, kc->ca_file);
-	pub_hide_add(h, kc->cert_file);
-	pub_hide_add(h, kc->key_file);
-}
-
 /*
  * The files libcurl and the token re-read open again after the sandbox
  * (CA, client certificate and key at each connection, the token file
@@ -413,7 +363,7 @@ publisher_main(struct child_env *env)
 	Kpipc__Msg	 m = KPIPC__MSG__INIT;
 	Kpipc__Ready	 ready = KPIPC__READY__INIT;
 	struct pub	 p;
-	struct pub_hide	 hide;
+	struct kcfg_hide hide;
 	uid_t		 uid = 0;
 	gid_t		 gid = 0;
 	char		 err[KP_ERROR_SIZE];
@@ -436,7 +386,11 @@ publisher_main(struct child_env *env)
 		kcfg_free(&p.kc);
 		return (child_start_fail(env, KP_ESANDBOX, "sandbox: %s", err));
 	}
-	pub_hide_list(&p, &hide);
+	if ((code = kcfg_hide_list(&p.kc, env->cfg, &hide, err,
+	    sizeof(err))) != 0) {
+		kcfg_free(&p.kc);
+		return (child_start_fail(env, code, "sandbox: %s", err));
+	}
 	/* The ids the sandbox gives us, for the message below (getgid is
 	 * not in the allowlist). */
 	(void)pol_role_ids(ROLE_PUBLISHER, &env->cfg->policy, &uid, &gid);

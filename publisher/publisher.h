@@ -3,6 +3,7 @@
  * credentials and talks to the API server. Modules:
  *   kubeconfig.c  kubeconfig files (libyaml); kcfg_base64.c their *-data
  *   kcfg_token.c  in-cluster config, token reads and re-reads, wiping
+ *   kcfg_hide.c   the credential directories the nodeserver must not see
  *   http.c        with http_auth.c and http_watch.c the only libcurl users
  *                 (http_int.h): rate limit, Retry-After, 401, watches
  *   discovery.c   which resource.k8s.io version the server serves
@@ -80,6 +81,15 @@ int	kcfg_kubeconfig(struct kube_config *, const char *, const char *,
 
 /* kcfg_base64.c */
 size_t	kcfg_b64_decode(const char *, unsigned char *, size_t *);
+
+/* kcfg_hide.c: the directories the nodeserver must not see (READY) */
+struct kcfg_hide {
+	char	 path[KP_IPC_MAX_HIDE][KP_IPC_PATH_MAX];
+	char	*ptr[KP_IPC_MAX_HIDE];
+	size_t	 n;
+};
+int	kcfg_hide_list(const struct kube_config *, const struct kp_options *,
+	    struct kcfg_hide *, char *, size_t);
 
 /* kcfg_token.c */
 int	kcfg_in_cluster(struct kube_config *, char *, size_t);

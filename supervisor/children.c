@@ -228,7 +228,10 @@ child_run(struct sup *sup, struct child *c, int ctl, int logfd, int errw)
 	int			 code;
 
 	child_reset_signals();
-	if (child_stdio(errw) == -1)
+	/* Nothing of the driver's working directory, which may lie in a
+	 * directory hidden from the child: relative paths start at "/"
+	 * (policy/fs.c changes there again after the init hook). */
+	if (child_stdio(errw) == -1 || chdir("/") == -1)
 		_exit(KP_EXIT_START);
 	/* The supervisor's death (SIGKILL) ends the children too. */
 	(void)prctl(PR_SET_PDEATHSIG, SIGTERM);

@@ -59,7 +59,8 @@ async function probe(drv, sim, emu) {
 }
 
 // An emulator, a kubeconfig for it (token file, CA file), the test driver
-// and a kubelet simulator; env for the driver.
+// and a kubelet simulator; env for the driver. args and env may be
+// functions of { root, kc, tokenFile }.
 async function setup(t, { args = [], env = {}, inCluster = false, wrap = null } = {}) {
   const root = makeRoot(DRIVER);
   const credDir = inCluster ? TOKEN_DIR : root.dir;
@@ -70,8 +71,9 @@ async function setup(t, { args = [], env = {}, inCluster = false, wrap = null } 
   fs.writeFileSync(kc, kubeconfig({ server: emu.url }));
   const kube = inCluster ? ['--in-cluster'] : ['--kubeconfig', kc];
   const denv = inCluster ? { KUBERNETES_SERVICE_HOST: '127.0.0.1', KUBERNETES_SERVICE_PORT: String(new URL(emu.url).port) } : {};
-  const drv = new TestDriver(root, [...kube, '--node-name', NODE, ...args], {
-    env: { ...denv, ...env }, ...(wrap ? { binary: wrap[0], prefixArgs: [...wrap.slice(1), TESTDRIVER] } : {}),
+  const of = (x) => (typeof x === 'function' ? x({ root, kc, tokenFile }) : x);
+  const drv = new TestDriver(root, [...kube, '--node-name', NODE, ...of(args)], {
+    env: { ...denv, ...of(env) }, ...(wrap ? { binary: wrap[0], prefixArgs: [...wrap.slice(1), TESTDRIVER] } : {}),
   });
   t.after(async () => {
     drv.kill();
@@ -93,6 +95,21 @@ async function lookupWorks(emu, sim, drv, name) {
   const res = await sim.nodePrepareResources(DRIVER, [c], { timeoutMs: 10000 });
   assert.equal(res.claims[c.uid].error || '', '');
   await drv.stderrMatch(new RegExp(`ALLOC default/${name} results=1 r:${NODE}/dev-0`));
+}
+
+// For a start expected to fail: a root, an emulator and a kubeconfig
+// naming the token file tokenSub (relative to root.dir) and ca.crt;
+// prep(root) runs first.
+async function credRoot(t, { tokenSub = 'token', prep = () => {} } = {}) {
+  const root = makeRoot(DRIVER);
+  prep(root);
+  const tokenFile = path.join(root.dir, tokenSub);
+  const emu = await startEmulator({ versions: ['v1'], nodes: [NODE], tokenFile });
+  fs.copyFileSync(emu.caFile, path.join(root.dir, 'ca.crt'));
+  const kc = path.join(root.dir, 'kubeconfig');
+  fs.writeFileSync(kc, kubeconfig({ server: emu.url, tokenFile: tokenSub }));
+  t.after(async () => { await emu.stop(); root.cleanup(); });
+  return { root, tokenFile, kc };
 }
 
 test('each role runs as its own non-root uid and gid, no supplementary groups, not dumpable', { skip }, async (t) => {
@@ -225,10 +242,15 @@ test('the nodeserver sees only itself in /proc and none of the credential files 
   assert.match(proc.opts, /nosuid/);
   assert.match(proc.opts, /nodev/);
   assert.match(proc.opts, /noexec/);
-  for (const p of [kc, tokenFile, caFile].map((f) => fs.realpathSync(f))) {
-    assert.ok(covered(ms, p), `${p} covered`);
+  // Each credential file's directory, not the file: a rename onto the
+  // file would detach a cover on it (the rotation test below).
+  const credDirs = [kc, tokenFile, caFile].map((f) => fs.realpathSync(path.dirname(f)));
+  for (const p of credDirs) {
+    assert.ok(ms.some((m) => m.point === p && m.fstype === 'tmpfs' && /^ro,/.test(m.opts)), `${p} under a read-only tmpfs`);
   }
-  assert.ok(covered(ms, registry), 'plugins_registry covered');
+  // Here the kubeconfig's directory holds kubelet's: plugins_registry/
+  // is gone with it, plugins/ kept for the own directory beneath it.
+  assert.ok(covered(ms, registry) || credDirs.some((d) => registry.startsWith(`${d}/`)), 'plugins_registry covered');
   assert.ok(ms.some((m) => m.point === plugins && m.fstype === 'tmpfs' && /^ro,/.test(m.opts)), 'plugins/ under a read-only tmpfs');
   assert.ok(covered(ms, own), 'its own plugin directory bound back');
   // The host view is unchanged.
@@ -241,12 +263,12 @@ test('the nodeserver sees only itself in /proc and none of the credential files 
   assert.deepEqual(get('mem'), ['1 Permission denied'], 'not even its own mem (not dumpable, not root)');
   for (const f of [kc, tokenFile, caFile]) {
     const line = get('read').find((l) => l.startsWith(`${f} `));
-    // /dev/null over a hidden file: opens, reads nothing; or Landlock
-    // refuses the open first (the path is outside the read set).
-    assert.match(line, new RegExp(`^${f.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} (0 bytes|Permission denied)$`), line);
+    // Not in the tmpfs over its directory; or Landlock refuses the open
+    // first (the path is outside the read set).
+    assert.match(line, new RegExp(`^${f.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} (No such file or directory|Permission denied)$`), line);
   }
   const lists = get('list');
-  assert.match(lists.find((l) => l.startsWith(`${registry} `)), /Permission denied|\[ \]$/);
+  assert.match(lists.find((l) => l.startsWith(`${registry} `)), /Permission denied|No such file or directory|\[ \]$/);
   // Only its own directory under plugins/ (the mount), or nothing at all
   // when Landlock refuses the listing first (plugins/ is not in its read
   // set).
@@ -260,7 +282,7 @@ test('the nodeserver sees only itself in /proc and none of the credential files 
   const pm = mounts(r.publisher);
   assert.ok(pm.some((m) => m.point === '/proc' && m.fstype === 'proc'));
   assert.ok(covered(pm, registry) && covered(pm, plugins));
-  assert.ok(!covered(pm, fs.realpathSync(tokenFile)) && !covered(pm, fs.realpathSync(kc)));
+  assert.ok(!credDirs.some((p) => covered(pm, p)));
   // ... and still works.
   const l = await drv2.command('publish 2 1 x', 'publish ');
   assert.match(l, /^publish KP_OK/);
@@ -274,7 +296,78 @@ test('the nodeserver sees only itself in /proc and none of the credential files 
     return x && x !== r.nodeserver && /nodeserver ready/.test(drv2.stderr.split('restarting nodeserver')[1] || '') ? x : null;
   }, 15000);
   const ms2 = mounts(again);
-  for (const p of [kc, tokenFile, caFile].map((f) => fs.realpathSync(f))) assert.ok(covered(ms2, p), `${p} covered after a restart`);
+  for (const p of credDirs) assert.ok(covered(ms2, p), `${p} covered after a restart`);
+});
+
+// Token refreshers write a new file and rename it onto the old name, and a
+// rename detaches a mount on the file it replaces in every mount
+// namespace: the nodeserver covers the directory of each credential file,
+// which a rename leaves in place. What refuses here is that tmpfs alone:
+// Landlock is either missing (an older kernel, for this process tree
+// only: tests/e2e/bin/kp_nosys.c fails the landlock_* calls with ENOSYS)
+// or told to let the hooks read the kubeconfig's directory.
+const NOSYS_LANDLOCK = [path.join(BUILD, 'tests', 'kp_nosys'), 'landlock_create_ruleset,landlock_add_rule,landlock_restrict_self'];
+for (const [how, opts] of [
+  ['without Landlock', { wrap: NOSYS_LANDLOCK }],
+  ['a read path over the kubeconfig\'s directory', { args: ({ root }) => ['--read-path', root.dir] }],
+  ['a read path on the directory\'s parent', { args: ({ root }) => ['--read-path', path.dirname(root.dir)] }],
+]) {
+  test(`the kubeconfig and token file renamed over after the start stay hidden from the nodeserver (${how})`, { skip }, async (t) => {
+    const { drv, emu, sim, kc, tokenFile } = await setup(t, { ...opts, env: ({ kc: k, tokenFile: f }) => ({ KP_TEST_READ: [k, f].join(':') }) });
+    if (opts.wrap) await drv.stderrMatch(/sandbox: no Landlock in this kernel \(Function not implemented\): the nodeserver's/);
+    for (const f of [tokenFile, kc]) {
+      fs.writeFileSync(`${f}.new`, fs.readFileSync(f), { mode: 0o644 });
+      fs.renameSync(`${f}.new`, f);
+    }
+    const out = await probe(drv, sim, emu);
+    for (const f of [kc, tokenFile]) {
+      const line = out.find(([w, v]) => w === 'read' && v.startsWith(`${f} `));
+      assert.ok(line, `the probe read ${f}`);
+      assert.match(line[1], /(No such file or directory|Permission denied)$/, `${f} after the rename: ${line[1]}`);
+    }
+    // The publisher reads the new files.
+    await lookupWorks(emu, sim, drv, 'after-rotation');
+  });
+}
+
+// Where the nodeserver can have no mount namespace (not root: no
+// CAP_SYS_ADMIN) a credential file stays readable by its uid (here the
+// same uid as the publisher's); Landlock keeps it out where the kernel has
+// it, else the start is refused, naming the option.
+test('without root and without Landlock a kubeconfig is refused, naming the option; with Landlock it starts', { skip }, async (t) => {
+  const { spawnSync } = require('node:child_process');
+  const SETPRIV = ['--reuid=65534', '--regid=65534', '--clear-groups', '--inh-caps=-all'];
+  if (spawnSync('setpriv', [...SETPRIV, 'sh', '-c', `test -x '${TESTDRIVER}' && test -x '${NOSYS_LANDLOCK[0]}'`]).status !== 0) {
+    t.skip('nobody cannot run the build here');
+    return;
+  }
+  const { root, kc } = await credRoot(t);
+  spawnSync('chown', ['-R', '65534:65534', root.dir]);
+  const args = ['--allow-uid', '65534', '--kubeconfig', kc, '--node-name', NODE];
+  // (kp_nosys loads its filter unprivileged: NO_NEW_PRIVS first.)
+  const refused = new TestDriver(root, args, { binary: 'setpriv', prefixArgs: [...SETPRIV, '--no-new-privs', ...NOSYS_LANDLOCK, TESTDRIVER] });
+  t.after(async () => { refused.kill(); await refused.exited; });
+  const l = await refused.line(['ready', 'error'], 20000);
+  assert.match(l, new RegExp(`^error KP_\\w+ .*the nodeserver \\(uid 65534, gid 65534\\) could read the kubeconfig ${kc} \\(kp_kube_client_kubeconfig\\): without CAP_SYS_ADMIN .*this kernel has no Landlock`));
+  await refused.exited;
+  assert.ok(!fs.existsSync(root.regSock), 'nothing registers');
+  const drv = new TestDriver(root, args, { binary: 'setpriv', prefixArgs: [...SETPRIV, TESTDRIVER] });
+  t.after(async () => { drv.kill(); await drv.exited; });
+  assert.match(await drv.line(['ready', 'error'], 20000), /^ready/);
+});
+
+// A credential in a state directory: the nodeserver owns that directory
+// (it could swap the CA the publisher trusts), and hiding it would take
+// the nodeserver's own files.
+test('a kubeconfig naming a token file in a state directory is refused, naming both options', { skip }, async (t) => {
+  // (0755: the publisher's uid can read the token, as on main.)
+  const { root, tokenFile, kc } = await credRoot(t, { tokenSub: 'state/token', prep: (r) => fs.mkdirSync(path.join(r.dir, 'state')) });
+  const state = path.dirname(tokenFile);
+  fs.chmodSync(state, 0o755);
+  const drv = new TestDriver(root, ['--kubeconfig', kc, '--node-name', NODE, '--state-dir', state]);
+  t.after(async () => { drv.kill(); await drv.exited; });
+  const l = await drv.line(['ready', 'error'], 20000);
+  assert.match(l, new RegExp(`^error KP_\\w+ .*the token file ${tokenFile} \\(kp_kube_client_kubeconfig\\) lies in ${state}, within the state directory ${state} \\(kp_sandbox_state_dir\\)`));
 });
 
 test('in-cluster mode: the publisher reads the token directory, the nodeserver does not', { skip: skip || (fs.existsSync(TOKEN_DIR) && !fs.existsSync(path.join(TOKEN_DIR, '.kp-test')) ? 'a real token directory exists' : false) }, async (t) => {
@@ -321,15 +414,10 @@ test('kp_sandbox_uid_base moves every default id; kp_sandbox_user overrides one 
 });
 
 test('a credential file the publisher\'s uid cannot read fails the start, naming it', { skip }, async (t) => {
-  const root = makeRoot(DRIVER);
-  const tokenFile = path.join(root.dir, 'token');
-  const emu = await startEmulator({ versions: ['v1'], nodes: [NODE], tokenFile });
+  const { root, tokenFile, kc } = await credRoot(t);
   fs.chmodSync(tokenFile, 0o600);
-  fs.copyFileSync(emu.caFile, path.join(root.dir, 'ca.crt'));
-  const kc = path.join(root.dir, 'kubeconfig');
-  fs.writeFileSync(kc, kubeconfig({ server: emu.url }));
   const drv = new TestDriver(root, ['--kubeconfig', kc, '--node-name', NODE]);
-  t.after(async () => { drv.kill(); await drv.exited; await emu.stop(); root.cleanup(); });
+  t.after(async () => { drv.kill(); await drv.exited; });
   const l = await drv.line(['ready', 'error']);
   assert.match(l, new RegExp(`^error KP_ECHILD .*the publisher \\(uid ${IDS.publisher}, gid ${IDS.publisher}\\) cannot read ${tokenFile}: Permission denied`));
 });

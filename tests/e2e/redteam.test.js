@@ -158,19 +158,23 @@ class Rig {
     this.binary = REDTEAM;
     this.prefixArgs = [];
     this.env = {};
+    // The kubeconfig's files in a directory of their own: the nodeserver
+    // sees none of that directory, and the targets above must stay in view.
+    const kd = (p) => path.join(root.dir, 'kube', p);
+    fs.mkdirSync(kd(''), { mode: 0o755 });
     if (this.mode !== 'none') {
       this.emu = await startEmulator({
-        versions: ['v1'], nodes: [NODE], tokenFile: d('token'), dir: d('pki'),
+        versions: ['v1'], nodes: [NODE], tokenFile: this.mode === 'kubeconfig' ? kd('token') : d('token'), dir: d('pki'),
         tokens: [{ token: this.token, user: 'system:serviceaccount:kube-system:dra-plugin', groups: ['system:serviceaccounts'] }],
       });
       this.args.push('--node-name', NODE);
     }
     if (this.mode === 'kubeconfig') {
-      fs.copyFileSync(this.emu.caFile, d('ca.crt'));
-      tg.kubeconfig = d('kubeconfig');
+      fs.copyFileSync(this.emu.caFile, kd('ca.crt'));
+      tg.kubeconfig = kd('kubeconfig');
       fs.writeFileSync(tg.kubeconfig, kubeconfig({ server: this.emu.url }));
-      tg.kctoken = d('token');
-      tg.kcca = d('ca.crt');
+      tg.kctoken = kd('token');
+      tg.kcca = kd('ca.crt');
       tg.satoken = fs.realpathSync(tg.kctoken);
       this.args.push('--kubeconfig', tg.kubeconfig);
     } else if (this.mode === 'in-cluster') {

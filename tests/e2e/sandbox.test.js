@@ -23,9 +23,9 @@ const TOKEN_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
 const claim = (name) => ({ namespace: 'default', name, uid: randomUUID() });
 const CAP_NET_ADMIN = 12;
 
-async function setup(t, { args = [], env = {}, simOpts = {} } = {}) {
+async function setup(t, { args = [], env = {}, simOpts = {}, cwd } = {}) {
   const root = makeRoot(DRIVER);
-  const drv = new TestDriver(root, args, { env });
+  const drv = new TestDriver(root, args, { env, cwd });
   t.after(async () => {
     drv.kill();
     await drv.exited;
@@ -284,6 +284,32 @@ test('the nodeserver cannot read the token directory or a hidden path', async (t
     });
   }
   assert.equal(fs.readFileSync(path.join(hidden, 'key'), 'utf8'), 'private', 'host view unchanged');
+});
+
+// A mount over a directory does not move a process already in it: a
+// driver started in a directory it hides would reach it by relative paths
+// from its hooks, had the nodeserver kept the driver's working directory.
+// The directory lies beneath a declared read path, so that Landlock
+// (which would refuse the relative path on its own) is not what refuses.
+test('a hook cannot read a hidden directory by relative paths from the driver\'s working directory', async (t) => {
+  const outer = fs.mkdtempSync(path.join(os.tmpdir(), 'kp-cwd-'));
+  const hidden = path.join(outer, 'hidden');
+  fs.mkdirSync(hidden);
+  fs.writeFileSync(path.join(hidden, 'key'), 'private', { mode: 0o644 });
+  fs.chmodSync(outer, 0o755);
+  fs.chmodSync(hidden, 0o755);
+  t.after(() => fs.rmSync(outer, { recursive: true }));
+  // The driver started in the hidden directory; an init hook that moves
+  // there (before the sandbox, with the plugin's privileges).
+  for (const [how, opts] of [['started there', { cwd: hidden }], ['the init hook\'s chdir', { env: { KP_TEST_INIT_PROBE: `chdir:${hidden}` } }]]) {
+    await t.test(how, async (t2) => {
+      const { drv, sim } = await setup(t2, { args: ['--hide-path', hidden, '--read-path', outer], ...opts, env: { KP_TEST_OPEN_PATH: 'key', ...opts.env } });
+      if (opts.env) await drv.stderrMatch(new RegExp(`init probe: chdir ${hidden}: ok`));
+      await sim.waitForDriver(DRIVER);
+      // Relative to "/" now: no such file.
+      await assert.rejects(sim.nodePrepareResources(DRIVER, [claim('open-cwd')]), /open key: No such file or directory/);
+    });
+  }
 });
 
 test('complain mode logs a syscall outside the allowlist and keeps running', async (t) => {

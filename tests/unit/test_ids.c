@@ -136,7 +136,7 @@ test_ready_paths(void)
 	CHECK(ready_check(many, KP_IPC_MAX_HIDE, err, sizeof(err)) == 0);
 	CHECK(ready_check(many, KP_IPC_MAX_HIDE + 1, err, sizeof(err)) ==
 	    KP_EPROTO);
-	CHECK_CONTAINS(err, "more than 8");
+	CHECK_CONTAINS(err, "more than 10");
 }
 
 int

@@ -612,6 +612,8 @@ probe(const char *spec, char *out, size_t size)
 		}
 	} else if (strcmp(op, "mkdir") == 0)
 		r = mkdir(a, 0755);
+	else if (strcmp(op, "chdir") == 0)
+		r = chdir(a);
 	else if (strcmp(op, "unlink") == 0)
 		r = unlink(a);
 	else if (strcmp(op, "rename") == 0)

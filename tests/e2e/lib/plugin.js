@@ -57,12 +57,13 @@ function giveToNodeserver(...dirs) {
 // plugin's log (klog lines of every process).
 class TestDriver {
   // paths: false leaves the socket paths to the directory options.
-  constructor(root, extraArgs = [], { env = {}, binary = TESTDRIVER, prefixArgs = [], paths = true } = {}) {
+  // cwd: the driver's working directory (default: the test's).
+  constructor(root, extraArgs = [], { env = {}, binary = TESTDRIVER, prefixArgs = [], paths = true, cwd } = {}) {
     this.root = root;
     const args = ['--driver-name', root.driver,
       ...(paths ? ['--registrar-socket', root.regSock, '--plugin-socket', root.draSock] : []),
       '-v', '4', ...extraArgs];
-    this.proc = spawn(binary, [...prefixArgs, ...args], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    this.proc = spawn(binary, [...prefixArgs, ...args], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'], cwd });
     this.stderr = '';
     this.lines = [];
     this.waiters = [];
