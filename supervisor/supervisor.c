@@ -34,7 +34,9 @@
 #define PFD_ERR(i)	(5 + 3 * (i))
 #define PFD_REPAIR	(3 + 3 * ROLE_COUNT)	/* inotify (repair.c) */
 #define PFD_CDIWATCH	(4 + 3 * ROLE_COUNT)	/* inotify (cdi_watch.c) */
-#define PFD_MAX		(5 + 3 * ROLE_COUNT)
+#define PFD_STDERR	(5 + 3 * ROLE_COUNT)	/* POLLOUT only: our lines
+						 * waiting (base/log.c) */
+#define PFD_MAX		(6 + 3 * ROLE_COUNT)
 
 
 static void	sup_start_next(struct sup *);
@@ -666,6 +668,8 @@ sup_poll(struct sup *sup)
 	pfd[PFD_REPAIR].events = POLLIN;
 	pfd[PFD_CDIWATCH].fd = sup->cdi_wfd;
 	pfd[PFD_CDIWATCH].events = POLLIN;
+	pfd[PFD_STDERR].fd = log_stderr_pending();
+	pfd[PFD_STDERR].events = POLLOUT;
 	if (poll(pfd, PFD_MAX, t) == -1) {
 		if (errno != EINTR)
 			log_warn("poll");
@@ -677,6 +681,8 @@ sup_poll(struct sup *sup)
 		repair_read(sup);
 	if (pfd[PFD_CDIWATCH].revents & POLLIN)
 		cdi_watch_read(sup);
+	if (pfd[PFD_STDERR].revents & (POLLOUT | POLLERR | POLLHUP))
+		log_stderr_flush();
 	for (i = 0; i < ROLE_COUNT; i++) {
 		c = &sup->children[i];
 		if (pfd[PFD_LOG(i)].revents & (POLLIN | POLLHUP))
@@ -740,6 +746,7 @@ sup_finish(struct sup *sup)
 	if (sup->pidns_fd != -1)
 		close(sup->pidns_fd);
 	log_info(1, "supervisor stopped");
+	log_stderr_drain(1000);
 }
 
 int
@@ -762,6 +769,9 @@ supervisor_main(const struct kp_options *cfg, const struct kp_hooks *hooks,
 	sup.claim_tokens = relay_claim_burst(&sup);
 	clock_gettime(CLOCK_MONOTONIC, &sup.claim_refill);
 	log_procinit("supervisor");
+	/* A driver whose stderr is read slowly must not stall this loop:
+	 * lines that do not fit are dropped and counted (base/log.c). */
+	log_stderr_nonblocking();
 	child_set_name("supervisor");
 	/* Nothing may open this process's /proc/<pid>/mem, environ or fd
 	 * (it holds every channel): no process of the same uid, and none
