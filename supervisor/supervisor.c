@@ -419,7 +419,7 @@ sup_drain_log(struct sup *sup, struct child *c, int hup)
 			return;
 		}
 		if ((m->log->level != KP_LOG_INFO ||
-		    log_enabled(m->log->verbosity)) && sup_log_allowed(c))
+		    log_enabled(m->log->verbosity)) && charge_log_allowed(c))
 			log_emit(c->name, (int)c->pid, m->log->level,
 			    m->log->verbosity, m->log->text);
 		ipc_free(m);
@@ -432,7 +432,7 @@ sup_stderr_line(struct child *c, const char *line)
 {
 	char	 text[sizeof(c->errline) + 16];
 
-	if (!sup_log_allowed(c))
+	if (!charge_log_allowed(c))
 		return;
 	snprintf(text, sizeof(text), "stderr: %s", line);
 	log_emit(c->name, (int)c->pid, KP_LOG_WARNING, 0, text);
@@ -479,32 +479,6 @@ sup_drain_stderr(struct sup *sup, struct child *c, int final)
 		sup_stderr_line(c, c->errline);
 		c->errlen = 0;
 	}
-}
-
-/*
- * A child may not flood the log (and the disk behind it): 200 lines a
- * second, bursts of 1000; what is dropped is counted and reported.
- */
-int
-sup_log_allowed(struct child *c)
-{
-	long long	 ms = -ts_ms_until(&c->log_refill);
-
-	clock_gettime(CLOCK_MONOTONIC, &c->log_refill);
-	c->log_tokens += ms * KP_LOG_LPS / 1000.0;
-	if (c->log_tokens > KP_LOG_BURST)
-		c->log_tokens = KP_LOG_BURST;
-	if (c->log_tokens < 1.0) {
-		c->log_dropped++;
-		return (0);
-	}
-	c->log_tokens -= 1.0;
-	if (c->log_dropped > 0) {
-		log_warnx("%s: %llu log lines dropped (more than %d a "
-		    "second)", c->name, c->log_dropped, (int)KP_LOG_LPS);
-		c->log_dropped = 0;
-	}
-	return (1);
 }
 
 static void
@@ -610,6 +584,7 @@ sup_timers(struct sup *sup)
 		    "report ready within 30 s");
 	/* In every phase: an init hook's specs may wait too. */
 	cdi_queue_tick(sup);
+	charge_tick(sup);
 	if (sup->phase == PHASE_RUNNING) {
 		relay_claims_tick(sup);
 		status_tick(sup);
