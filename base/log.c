@@ -2,14 +2,19 @@
  * log.c - klog-style logging shared by every process role.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/log.h"
 #include "base/utf8.h"
 #include "ipc.pb-c.h"
@@ -19,6 +24,19 @@ static kp_log_fn	 log_fn;
 static void		*log_user;
 static const char	*log_rolename = "driver";
 static int		 log_sink = -1;
+
+/* A process whose lines must never block it (log_stderr_nonblocking):
+ * how it writes stderr, the lines waiting in a bounded buffer for the
+ * reader, and the lines that did not fit. */
+#define ERR_BUF		(256 * 1024)
+enum errmode { ERR_BLOCKING, ERR_OWN_FD, ERR_SOCKET, ERR_POLL };
+static enum errmode	 err_mode = ERR_BLOCKING;
+static pid_t		 err_pid;	/* the process that chose it */
+static int		 err_fd = -1;	/* ERR_OWN_FD */
+static char		 err_buf[ERR_BUF];
+static size_t		 err_off, err_len;	/* waiting: [off, len) */
+static unsigned long long err_lost;	/* not yet reported */
+static unsigned long long err_lost_total;
 
 void
 log_init(int verbosity, kp_log_fn fn, void *user)
@@ -53,29 +71,231 @@ log_enabled(int verbosity)
 	return (verbosity <= log_verbosity);
 }
 
+/*
+ * Lines on stderr that can never block this process (the supervisor: a
+ * driver whose stderr pipe is read slowly must not stall the one thread
+ * that serves every child). fd 2 is shared with the driver process, so
+ * O_NONBLOCK on it would change the driver's stderr too: a pipe or a
+ * terminal is opened again through /proc/self/fd/2, a description of our
+ * own; a socket (journald's stream) is written with MSG_DONTWAIT; where
+ * /proc cannot reopen it, poll() says whether a chunk fits first. A
+ * regular file is written as before (it does not block, and a
+ * description of our own would write over the driver's lines). Lines
+ * the reader has no room for wait in a buffer of ERR_BUF bytes (a burst
+ * while the reader is merely slow is not lost), written when the fd
+ * takes them (log_stderr_flush(), the poll loop's POLLOUT); what does not
+ * fit there is dropped and counted.
+ */
+void
+log_stderr_nonblocking(void)
+{
+	struct stat	 st;
+	int		 fd;
+
+	err_pid = getpid();
+	if (fstat(STDERR_FILENO, &st) == -1 || S_ISREG(st.st_mode))
+		return;
+	if (S_ISSOCK(st.st_mode)) {
+		err_mode = ERR_SOCKET;
+		return;
+	}
+	if ((S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode)) &&
+	    (fd = open("/proc/self/fd/2", O_WRONLY | O_APPEND | O_NONBLOCK |
+	    O_NOCTTY | O_CLOEXEC)) != -1) {
+		err_fd = fd;
+		err_mode = ERR_OWN_FD;
+		return;
+	}
+	err_mode = ERR_POLL;
+}
+
+/* Lines of this process stderr could not take (log_stderr_nonblocking),
+ * ever: for /metrics. */
+unsigned long long
+log_stderr_dropped(void)
+{
+	return (err_lost_total);
+}
+
+/* The fd to poll for POLLOUT while lines wait, or -1. */
+int
+log_stderr_pending(void)
+{
+	if (err_off == err_len || err_pid != getpid())
+		return (-1);
+	return (err_mode == ERR_OWN_FD ? err_fd : STDERR_FILENO);
+}
+
+/* One write, never blocking: the bytes written, 0 when there is no room,
+ * -1 when the reader is gone or the fd failed. */
+static ssize_t
+write_nb(const char *p, size_t n)
+{
+	struct pollfd	 pfd = { .fd = STDERR_FILENO, .events = POLLOUT };
+	ssize_t		 w;
+
+	if (err_mode == ERR_POLL) {
+		/* POLLOUT on a pipe: PIPE_BUF bytes fit without blocking. */
+		if (poll(&pfd, 1, 0) != 1)
+			return (0);
+		if (!(pfd.revents & POLLOUT))
+			return (pfd.revents & (POLLERR | POLLHUP) ? -1 : 0);
+	}
+	if (err_mode == ERR_SOCKET)
+		w = send(STDERR_FILENO, p, n, MSG_DONTWAIT | MSG_NOSIGNAL);
+	else
+		w = write(err_mode == ERR_OWN_FD ? err_fd : STDERR_FILENO, p,
+		    n);
+	if (w == -1 && (errno == EAGAIN || errno == EINTR))
+		return (0);
+	return (w);
+}
+
+/*
+ * Write what waits, as far as the fd takes it, in chunks of whole lines
+ * of at most PIPE_BUF bytes (a pipe takes such a write whole or not at
+ * all: never half a line among the driver's). A reader that is gone
+ * loses what waits (counted), or the poll loop would spin on POLLERR.
+ */
+void
+log_stderr_flush(void)
+{
+	size_t	 n, i;
+	ssize_t	 w;
+
+	while (err_off < err_len) {
+		n = err_len - err_off;
+		if (n > PIPE_BUF) {
+			n = PIPE_BUF;
+			while (n > 1 && err_buf[err_off + n - 1] != '\n')
+				n--;
+		}
+		if ((w = write_nb(err_buf + err_off, n)) == 0)
+			return;
+		if (w < 0) {
+			for (i = err_off; i < err_len; i++)
+				if (err_buf[i] == '\n') {
+					err_lost++;
+					err_lost_total++;
+				}
+			err_off = err_len = 0;
+			return;
+		}
+		err_off += (size_t)w;
+	}
+	err_off = err_len = 0;
+}
+
+/* Append n bytes to what waits: 1, or 0 when there is no room. */
+static int
+err_append(const char *p, size_t n)
+{
+	if (err_len + n > ERR_BUF && err_off > 0) {
+		memmove(err_buf, err_buf + err_off, err_len - err_off);
+		err_len -= err_off;
+		err_off = 0;
+	}
+	if (err_len + n > ERR_BUF)
+		return (0);
+	memcpy(err_buf + err_len, p, n);
+	err_len += n;
+	return (1);
+}
+
+/*
+ * Wait at most ms for what waits to go out (the supervisor's last lines,
+ * before it exits).
+ */
+void
+log_stderr_drain(int ms)
+{
+	struct pollfd	 p;
+	struct timespec	 end;
+
+	ts_deadline(&end, CLOCK_MONOTONIC, ms);
+	while ((p.fd = log_stderr_pending()) != -1 &&
+	    ts_ms_until(&end) > 0) {
+		p.events = POLLOUT;
+		(void)poll(&p, 1, (int)ts_ms_until(&end));
+		log_stderr_flush();
+	}
+}
+
 /* klog header: Lmmdd hh:mm:ss.uuuuuu threadid file:line] msg; here the
- * emitting process's pid and its role stand for thread id and file. */
-static void
-log_stderr(const char *role, int pid, enum kp_log_level level,
-    const char *text)
+ * emitting process's pid and its role stand for thread id and file.
+ * Returns the length, '\n' included, or -1. */
+static int
+klog_line(char *line, size_t size, const char *role, int pid,
+    enum kp_log_level level, const char *text)
 {
 	static const char	 letters[] = "EWI";
-	char			 line[KP_LOG_MAX + 128];
 	struct timeval		 tv;
 	struct tm		 tm;
 	int			 n;
 
 	gettimeofday(&tv, NULL);
 	localtime_r(&tv.tv_sec, &tm);
-	n = snprintf(line, sizeof(line),
+	n = snprintf(line, size,
 	    "%c%02d%02d %02d:%02d:%02d.%06ld %7d %s] %s\n",
 	    letters[level <= KP_LOG_INFO ? level : KP_LOG_INFO],
 	    tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
 	    (long)tv.tv_usec, pid, role, text);
 	if (n < 0)
+		return (-1);
+	if ((size_t)n >= size) {
+		n = (int)size - 1;
+		line[n - 1] = '\n';
+	}
+	return (n);
+}
+
+/*
+ * Queue line (n bytes, '\n' last) behind what waits and write what the
+ * fd takes; a line with no room is counted, and the count goes out first,
+ * as a line of its own, once there is room. A line is cut to PIPE_BUF
+ * bytes at a character's start (log_stderr_flush writes whole lines).
+ */
+static void
+log_stderr_try(char *line, size_t n)
+{
+	char	 lost[256], text[128];
+	int	 k;
+
+	if (n > PIPE_BUF) {
+		n = PIPE_BUF;
+		while (n > 1 && ((unsigned char)line[n - 1] & 0xc0) == 0x80)
+			n--;
+		line[n - 1] = '\n';
+	}
+	log_stderr_flush();
+	if (err_lost > 0) {
+		snprintf(text, sizeof(text), "%llu log lines dropped: stderr "
+		    "was full (not read fast enough)", err_lost);
+		if ((k = klog_line(lost, sizeof(lost), log_rolename,
+		    (int)getpid(), KP_LOG_WARNING, text)) > 0 &&
+		    err_append(lost, (size_t)k))
+			err_lost = 0;
+	}
+	if (err_lost > 0 || !err_append(line, n)) {
+		err_lost++;
+		err_lost_total++;
+	}
+	log_stderr_flush();
+}
+
+static void
+log_stderr(const char *role, int pid, enum kp_log_level level,
+    const char *text)
+{
+	char	 line[KP_LOG_MAX + 128];
+	int	 n;
+
+	if ((n = klog_line(line, sizeof(line), role, pid, level, text)) < 0)
 		return;
-	if ((size_t)n >= sizeof(line))
-		n = sizeof(line) - 1;
+	if (err_mode != ERR_BLOCKING && err_pid == getpid()) {
+		log_stderr_try(line, (size_t)n);
+		return;
+	}
 	/* One write per line keeps lines of several processes whole. */
 	(void)!write(STDERR_FILENO, line, (size_t)n);
 }

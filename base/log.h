@@ -16,6 +16,11 @@
 void	log_init(int verbosity, kp_log_fn fn, void *user);
 void	log_procinit(const char *role);
 void	log_set_sink(int fd);
+void	log_stderr_nonblocking(void);
+int	log_stderr_pending(void);
+void	log_stderr_flush(void);
+void	log_stderr_drain(int);
+unsigned long long log_stderr_dropped(void);
 const char *log_role(void);
 int	log_enabled(int verbosity);
 void	log_sanitize(const char *, char *, size_t);

@@ -8,10 +8,15 @@
  *     grows (a PATCH), no new object;
  *   - more than EV_SIMILAR different notes of one kind within
  *     EV_SIMILAR_S become one Event "(combined from similar events): ...";
- *   - a token bucket per source and object (one here: this plugin on its
- *     Node), EV_BURST writes, one more every EV_REFILL_S, stops a storm
- *     from reaching the API server; what it holds back is still counted
- *     and written with the next token.
+ *   - a token bucket per source and object, EV_BURST writes, one more
+ *     every EV_REFILL_S, stops a storm from reaching the API server; what
+ *     it holds back is still counted and written with the next token.
+ *     The object is this plugin's Node; the source is the kind (client-go
+ *     keys its filter by the Event's type too): the SyscallDenied Events
+ *     a hostile nodeserver may ask for at will use up their own bucket,
+ *     never the one of SocketRecreated, SocketLost or SandboxKilled
+ *     (issue 24). For the same reason those kinds fill at most half the
+ *     queue.
  * A thread of its own posts them: a slow API server never blocks the
  * supervisor's channel. Events are best effort: failures are logged only.
  *
@@ -43,6 +48,7 @@
 #define EV_FLUSH_MS	5000	/* held-back counts: looked at again */
 #define EV_NS		"default"	/* a cluster-scoped object's Events */
 #define EV_COMBINED	"(combined from similar events): "
+#define EV_KINDS	(KPIPC__EVENT_KIND__EVENT_SOCKET_LOST + 1)
 
 struct ev_item {
 	int	 kind;
@@ -77,9 +83,9 @@ struct pub_events {
 	unsigned long long	 qdropped;
 	/* the thread's own */
 	struct ev_entry		 cache[EV_CACHE];
-	struct ev_kind_window	 window[KPIPC__EVENT_KIND__EVENT_SOCKET_LOST + 1];
-	double			 tokens;
-	struct timespec		 refill;
+	struct ev_kind_window	 window[EV_KINDS];
+	double			 tokens[EV_KINDS];	/* a bucket per kind */
+	struct timespec		 refill[EV_KINDS];
 	unsigned long long	 seq;
 	/* Failed writes in a row: an API server that is down fails every
 	 * Event too; one warning per fault, like the slices' (then V(2),
@@ -126,19 +132,33 @@ micro_time(char *out, size_t size)
 	    tm.tm_sec % 100, (int)(ts.tv_nsec / 1000) % 1000000);
 }
 
+/* A token of kind's bucket (full at its first use). */
 static int
-ev_token(struct pub_events *e)
+ev_token(struct pub_events *e, int kind)
 {
-	long long	 ms = -ts_ms_until(&e->refill);
+	struct timespec	*r = &e->refill[kind];
+	double		*t = &e->tokens[kind];
 
-	clock_gettime(CLOCK_MONOTONIC, &e->refill);
-	e->tokens += ms / 1000.0 / EV_REFILL_S;
-	if (e->tokens > EV_BURST)
-		e->tokens = EV_BURST;
-	if (e->tokens < 1.0)
+	if (r->tv_sec == 0 && r->tv_nsec == 0) {
+		*t = EV_BURST;
+		clock_gettime(CLOCK_MONOTONIC, r);
+	}
+	*t += -ts_ms_until(r) / 1000.0 / EV_REFILL_S;
+	clock_gettime(CLOCK_MONOTONIC, r);
+	if (*t > EV_BURST)
+		*t = EV_BURST;
+	if (*t < 1.0)
 		return (0);
-	e->tokens -= 1.0;
+	*t -= 1.0;
 	return (1);
+}
+
+/* Kinds a child may ask for at will (the nodeserver's EventAsk). */
+static int
+ev_asked(int kind)
+{
+	return (kind == KPIPC__EVENT_KIND__EVENT_SYSCALL_DENIED ||
+	    kind == KPIPC__EVENT_KIND__EVENT_JOURNAL_CORRUPT);
 }
 
 /* The Event's JSON for a POST. */
@@ -310,7 +330,7 @@ ev_observe(struct pub_events *e, const struct ev_item *it)
 	x->count++;
 	x->seen = now;
 	micro_time(x->last, sizeof(x->last));
-	if (x->count > x->written && ev_token(e))
+	if (x->count > x->written && ev_token(e, x->kind))
 		(void)ev_write(e, x);
 }
 
@@ -322,7 +342,8 @@ ev_flush(struct pub_events *e)
 
 	for (i = 0; i < EV_CACHE; i++)
 		if (e->cache[i].kind != 0 &&
-		    e->cache[i].count > e->cache[i].written && ev_token(e))
+		    e->cache[i].count > e->cache[i].written &&
+		    ev_token(e, e->cache[i].kind))
 			(void)ev_write(e, &e->cache[i]);
 }
 
@@ -370,8 +391,6 @@ pub_events_start(struct pub *p)
 	if ((e = calloc(1, sizeof(*e))) == NULL)
 		return (KP_ENOMEM);
 	e->p = p;
-	e->tokens = EV_BURST;
-	clock_gettime(CLOCK_MONOTONIC, &e->refill);
 	pthread_mutex_init(&e->lock, NULL);
 	pthread_cond_init(&e->cond, NULL);
 	if (pthread_create(&e->thread, NULL, ev_thread, e) != 0) {
@@ -386,7 +405,8 @@ pub_events_start(struct pub *p)
 
 /*
  * Queue one Event of kind with note (copied); any thread. Dropped when
- * the queue is full or the kind unknown (the supervisor's frame passed
+ * the queue is full (half full for a kind a child asks for) or the kind
+ * unknown (the supervisor's frame passed
  * ipc_check(): kind in range, note bounded).
  */
 void
@@ -399,7 +419,8 @@ pub_events_post(struct pub *p, int kind, const char *note)
 	    kinds[kind].reason == NULL)
 		return;
 	pthread_mutex_lock(&e->lock);
-	if (e->qlen == EV_QUEUE) {
+	if (e->qlen == EV_QUEUE ||
+	    (ev_asked(kind) && e->qlen >= EV_QUEUE / 2)) {
 		if (e->qdropped++ == 0)
 			log_warnx("events: queue full; dropping");
 	} else {

@@ -5,10 +5,13 @@
  * is RAM) and keeping this single thread busy, without failing honest
  * load.
  *
- * A request that writes or removes a file takes a token from a bucket of
- * CDI_QPS a second with bursts of CDI_BURST. One that writes nothing (a
- * list, a spec identical to the file already there, the removal of a
- * missing file, a refused request) takes none. A request over budget
+ * Every request takes a token from a bucket of CDI_QPS a second with
+ * bursts of CDI_BURST before anything of it is looked at: one that
+ * writes nothing (a list, a spec identical to the file already there,
+ * the removal of a missing file, a refused request) costs this thread
+ * as much (a directory read, a JSON parse, a log line) and, free, let a
+ * hostile nodeserver keep the root process busy (issue 24: 72-90 % of a
+ * core on refused 16 KiB writes). A request over budget
  * waits here, in arrival order, and is done when its token is there; it
  * fails with KP_EBUSY only after CDI_WAIT_MS (within the nodeserver's own
  * 10 s wait), or at once when KP_CDI_QUEUE requests or CDI_QUEUE_BYTES of
@@ -73,26 +76,22 @@ busy(struct sup *sup, struct child *c, const Kpipc__Msg *m, const char *why)
 	files_reply(sup, c, m->m_case, request_id(m), KP_EBUSY, err, NULL, 0);
 }
 
-/* Do m now if it needs no token or one is there; 1 when answered. */
+/* Do m now if its token is there; 1 when answered. */
 static int
 run(struct sup *sup, struct child *c, const Kpipc__Msg *m, int *checked)
 {
-	int	 spent = 0, done;
+	int	 spent;
 
+	if (sup->cdi_tokens < 1.0)
+		return (0);
+	sup->cdi_tokens -= 1.0;
 	files_cdi_reopen(sup);
 	if (m->m_case == KPIPC__MSG__M_METADATA_WRITE ||
-	    m->m_case == KPIPC__MSG__M_METADATA_REMOVE) {
-		if (sup->cdi_tokens < 1.0)
-			return (0);
+	    m->m_case == KPIPC__MSG__M_METADATA_REMOVE)
 		metadata_request(sup, c, m);
-		spent = 1;
-		done = 1;
-	} else
-		done = files_cdi_run(sup, c, m, sup->cdi_tokens >= 1.0, checked,
-		    &spent);
-	if (spent)
-		sup->cdi_tokens -= 1.0;
-	return (done);
+	else
+		(void)files_cdi_run(sup, c, m, 1, checked, &spent);
+	return (1);
 }
 
 static void
@@ -185,8 +184,8 @@ cdi_queue_add(struct sup *sup, struct child *c, Kpipc__Msg *m)
 	sup->cdi_qlen++;
 	sup->cdi_qbytes += bytes;
 	if (sup->cdi_qlen == 1)
-		log_info(3, "CDI requests wait for the budget (%d a second)",
-		    (int)CDI_QPS);
+		charge_log(c, KP_LOG_INFO, 3, "CDI requests wait for the "
+		    "budget (%d a second)", (int)CDI_QPS);
 	return (1);
 }
 

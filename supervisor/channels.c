@@ -106,21 +106,31 @@ event_queue(struct sup *sup, int kind, int code, int recoverable,
 /* An error for the driver's error function. Text from a child must
  * have passed its field rules; it is sanitised here as a log line is. */
 void
-chan_error(struct sup *sup, int code, int recoverable, const char *fmt, ...)
+chan_verror(struct sup *sup, int code, int recoverable, const char *fmt,
+    va_list ap)
 {
 	char	 raw[KP_ERROR_SIZE], text[KP_ERROR_SIZE];
-	va_list	 ap;
 
 	/* No error function: where each error arises it is logged, and
 	 * that is the default (a second line in the driver process would
 	 * only repeat it). */
 	if (sup->cfg->error_fn == NULL)
 		return;
-	va_start(ap, fmt);
 	vsnprintf(raw, sizeof(raw), fmt, ap);
-	va_end(ap);
 	log_sanitize(raw, text, sizeof(text));
 	event_queue(sup, IPC_EVENT_ERROR, code, recoverable, text);
+}
+
+/* The supervisor's own errors; one a child's frame causes goes through
+ * charge_error() (that child's budget). */
+void
+chan_error(struct sup *sup, int code, int recoverable, const char *fmt, ...)
+{
+	va_list	 ap;
+
+	va_start(ap, fmt);
+	chan_verror(sup, code, recoverable, fmt, ap);
+	va_end(ap);
 }
 
 /* kp_registration_status() or kp_publish_status() changed. */

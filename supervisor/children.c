@@ -349,8 +349,6 @@ child_spawn(struct sup *sup, struct child *c)
 	c->pid = pid;
 	c->journal_told = 0;	/* a new process: its own journal read */
 	c->state = CS_STARTING;
-	c->log_tokens = KP_LOG_BURST;
-	clock_gettime(CLOCK_MONOTONIC, &c->log_refill);
 	clock_gettime(CLOCK_MONOTONIC, &c->started);
 	log_info(2, "started %s, pid %d", c->name, (int)pid);
 	return (0);

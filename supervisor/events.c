@@ -5,9 +5,13 @@
  * EventKind) and a note the supervisor writes from its own template:
  * what a child contributes is at most a syscall's name (checked by
  * ipc/check.c) or kubelet's registration error, sanitised and cut to the
- * API server's 1 KiB. The supervisor limits how many it forwards (a token
- * bucket: a child in a denial storm cannot flood the publisher), and
- * drops them while no publisher runs.
+ * API server's 1 KiB. The supervisor limits how many it forwards with a
+ * token bucket per source: the nodeserver's asks are charged to the
+ * nodeserver, the registrar's verdicts to the registrar, and the
+ * supervisor's own Events (SocketRecreated, SocketLost, SandboxKilled)
+ * have a bucket no child draws on, so a child in a denial storm can
+ * neither flood the publisher nor hide them. Dropped while no publisher
+ * runs.
  *
  * Runs in: the supervisor.
  */
@@ -20,62 +24,40 @@
 #include "supervisor/supervisor.h"
 
 #define EV_QPS		10.0	/* Events a second to the publisher, */
-#define EV_BURST	50.0	/* and in bursts */
-
-static int
-ev_allowed(struct sup *sup)
-{
-	long long	 ms;
-
-	if (sup->ev_refill.tv_sec == 0 && sup->ev_refill.tv_nsec == 0) {
-		sup->ev_tokens = EV_BURST;
-		clock_gettime(CLOCK_MONOTONIC, &sup->ev_refill);
-	}
-	ms = -ts_ms_until(&sup->ev_refill);
-	clock_gettime(CLOCK_MONOTONIC, &sup->ev_refill);
-	sup->ev_tokens += ms * EV_QPS / 1000.0;
-	if (sup->ev_tokens > EV_BURST)
-		sup->ev_tokens = EV_BURST;
-	if (sup->ev_tokens < 1.0)
-		return (0);
-	sup->ev_tokens -= 1.0;
-	return (1);
-}
+#define EV_BURST	50.0	/* and in bursts, from each source */
 
 /*
- * Ask the publisher for an Event of kind (a KPIPC__EVENT_KIND__* value)
- * with a note from fmt. Any module of the supervisor may call it (the
- * journal's reader for EVENT_JOURNAL_CORRUPT); nothing is sent when
- * there is no publisher, none runs, or the rate limit is reached.
+ * Ask the publisher for an Event of kind with a note from fmt, within
+ * the bucket b of whoever caused it (who: "" for the supervisor). Nothing
+ * is sent when there is no publisher, none runs, or b is empty.
  */
-void
-sup_event(struct sup *sup, int kind, const char *fmt, ...)
+static void
+event_post(struct sup *sup, struct bucket *b, const char *who, int kind,
+    const char *fmt, va_list ap)
 {
 	Kpipc__Msg		 m = KPIPC__MSG__INIT;
 	Kpipc__EventPost	 ep = KPIPC__EVENT_POST__INIT;
 	struct child		*pub = &sup->children[ROLE_PUBLISHER];
+	unsigned long long	 n = b->dropped;
 	char			 raw[KP_ERROR_SIZE * 2];
 	char			 note[KP_IPC_MAX_NOTE + 1];
-	va_list			 ap;
 
 	if (!pub->enabled || pub->pid <= 0 || pub->state != CS_READY)
 		return;
-	if (!ev_allowed(sup)) {
-		if (sup->ev_dropped++ == 0)
-			log_warnx("events: more than %d a second; dropping "
-			    "some", (int)EV_QPS);
+	if (!charge_take(b, EV_QPS, EV_BURST)) {
+		if (n == 0)
+			log_warnx("%sevents: more than %d a second; dropping "
+			    "some", who, (int)EV_QPS);
 		return;
 	}
 	/* The storm is over: say how big it was, and warn of the next. */
-	if (sup->ev_dropped > 0) {
-		log_warnx("events: %llu dropped over the limit of %d a second "
-		    "(bursts of %d)", sup->ev_dropped, (int)EV_QPS,
+	if (n > 0) {
+		log_warnx("%sevents: %llu dropped over the limit of %d a "
+		    "second (bursts of %d)", who, n, (int)EV_QPS,
 		    (int)EV_BURST);
-		sup->ev_dropped = 0;
+		b->dropped = 0;
 	}
-	va_start(ap, fmt);
 	vsnprintf(raw, sizeof(raw), fmt, ap);
-	va_end(ap);
 	/* Kubelet's text (a registration error) may hold anything. */
 	log_sanitize(raw, note, sizeof(note));
 	ep.kind = kind;
@@ -83,6 +65,35 @@ sup_event(struct sup *sup, int kind, const char *fmt, ...)
 	m.m_case = KPIPC__MSG__M_EVENT_POST;
 	m.event_post = &ep;
 	sup_queue(sup, pub, &m);
+}
+
+/*
+ * An Event of the supervisor's own (a socket re-created or lost, a child
+ * the sandbox killed, the journal's reader): from its own bucket, which
+ * no child's frames draw on, so no child can hide these.
+ */
+void
+sup_event(struct sup *sup, int kind, const char *fmt, ...)
+{
+	va_list	 ap;
+
+	va_start(ap, fmt);
+	event_post(sup, &sup->own_events, "", kind, fmt, ap);
+	va_end(ap);
+}
+
+/* An Event a frame of c caused: from c's own bucket. */
+void
+sup_child_event(struct sup *sup, struct child *c, int kind,
+    const char *fmt, ...)
+{
+	char	 who[32];
+	va_list	 ap;
+
+	snprintf(who, sizeof(who), "%s ", c->name);
+	va_start(ap, fmt);
+	event_post(sup, &c->events, who, kind, fmt, ap);
+	va_end(ap);
 }
 
 /* The nodeserver's EventAsk: ipc_check() allowed one kind, one name. */
@@ -101,15 +112,16 @@ events_ask(struct sup *sup, struct child *c, const Kpipc__EventAsk *a)
 		    "unreadable and was moved aside; claims prepared before "
 		    "are prepared again when kubelet asks (the nodeserver's "
 		    "log says why)");
-		sup_event(sup, KPIPC__EVENT_KIND__EVENT_JOURNAL_CORRUPT, "the "
-		    "driver's prepared-claim journal was unreadable and was "
-		    "moved aside; claims are prepared again when kubelet asks");
+		sup_child_event(sup, c, KPIPC__EVENT_KIND__EVENT_JOURNAL_CORRUPT,
+		    "the driver's prepared-claim journal was unreadable and "
+		    "was moved aside; claims are prepared again when kubelet "
+		    "asks");
 		return;
 	}
-	sup_event(sup, KPIPC__EVENT_KIND__EVENT_SYSCALL_DENIED, "a driver "
-	    "hook called %s, which the nodeserver's sandbox denies (EPERM); "
-	    "the driver may need kp_sandbox_syscall(\"%s\")", a->syscall,
-	    a->syscall);
+	sup_child_event(sup, c, KPIPC__EVENT_KIND__EVENT_SYSCALL_DENIED, "a "
+	    "driver hook called %s, which the nodeserver's sandbox denies "
+	    "(EPERM); the driver may need kp_sandbox_syscall(\"%s\")",
+	    a->syscall, a->syscall);
 }
 
 /* A child was reaped: one the sandbox killed is worth an Event. */

@@ -653,8 +653,8 @@ files_reply(struct sup *sup, struct child *c, int mcase, uint64_t id, int r,
 	Kpipc__Result	 res = KPIPC__RESULT__INIT;
 
 	if (r != 0 && r != KP_EBUSY)
-		log_warnx("%s: %s refused: %s", c->name, ipc_case_name(mcase),
-		    err);
+		charge_log(c, KP_LOG_WARNING, 0, "%s: %s refused: %s", c->name,
+		    ipc_case_name(mcase), err);
 	rep.id = id;
 	res.code = r;
 	res.message = err;
@@ -702,8 +702,9 @@ files_cdi_run(struct sup *sup, struct child *c, const Kpipc__Msg *m,
 		/* Changes seen before the list go out before its reply. */
 		cdi_watch_read(sup);
 		if ((r = cdi_list(sup, &names, &n, err, sizeof(err))) == 0)
-			log_info(3, "CDI specs listed for %s: %zu%s", c->name, n,
-			    cdi_watch_live(sup) ? "" : " (not watched)");
+			charge_log(c, KP_LOG_INFO, 3, "CDI specs listed for "
+			    "%s: %zu%s", c->name, n, cdi_watch_live(sup) ? "" :
+			    " (not watched)");
 	}
 	else if (m->m_case == KPIPC__MSG__M_CDI_REMOVE) {
 		if ((r = cdi_name_ok(sup, m->cdi_remove->name, err,
@@ -725,8 +726,8 @@ files_cdi_run(struct sup *sup, struct child *c, const Kpipc__Msg *m,
 		;
 	else if (!*checked && cdi_same(sup, w->name, w->content.data,
 	    w->content.len)) {
-		log_info(3, "CDI spec %s unchanged (%zu bytes)", w->name,
-		    w->content.len);
+		charge_log(c, KP_LOG_INFO, 3, "CDI spec %s unchanged (%zu "
+		    "bytes)", w->name, w->content.len);
 		r = 0;
 	} else {
 		*checked = 1;

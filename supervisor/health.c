@@ -2,7 +2,8 @@
  * health.c - the supervisor's part in resource health: the driver
  * process's HealthReport is kept (a restarted nodeserver gets it again,
  * as a restarted publisher gets the resources) and passed on; the
- * nodeserver's stale warnings are counted.
+ * nodeserver's stale warnings are counted and passed to the driver's
+ * error function within the nodeserver's budget.
  *
  * Runs in: the supervisor.
  */
@@ -21,16 +22,21 @@ health_relay_report(struct sup *sup, Kpipc__Msg *m)
 	sup_reply_driver(sup, 0, "");
 }
 
+/*
+ * The nodeserver's stale warning: an honest one sends one every 10 s; a
+ * hostile one as many as it likes, so each call of the driver's error
+ * function and each line is charged to the nodeserver (charge.c).
+ */
 void
 health_relay_stale(struct sup *sup, const Kpipc__HealthStale *hs)
 {
+	struct child	*ns = &sup->children[ROLE_NODESERVER];
+
 	sup->health_stale++;
 	/* Recoverable, as upstream's HandleError(ErrRecoverable, ...). */
-	chan_error(sup, KP_ETIMEDOUT, 1, "nodeserver: %s", hs->message);
-	/* The nodeserver's text: within its log rate limit (it logged
-	 * the warning itself). */
-	if (sup_log_allowed(&sup->children[ROLE_NODESERVER]))
-		log_info(2, "nodeserver: %s", hs->message);
+	charge_error(sup, ns, KP_ETIMEDOUT, 1, "nodeserver: %s", hs->message);
+	/* It logged the warning itself: ours is for -v 2. */
+	charge_log(ns, KP_LOG_INFO, 2, "nodeserver: %s", hs->message);
 }
 
 /* A (re)started nodeserver starts from the driver's last report. */

@@ -16,23 +16,26 @@ relay_reg_status(struct sup *sup, const Kpipc__RegStatus *rs)
 	int	 state = rs->registered ? KP_REGISTRATION_REGISTERED :
 		    KP_REGISTRATION_FAILED;
 
+	struct child	*reg = &sup->children[ROLE_REGISTRAR];
+
 	/* kubelet may retry every second: log changes only, and within
 	 * the registrar's log rate limit (a value that keeps alternating
 	 * is a change every time). */
-	if ((state != sup->reg_state || strcmp(rs->error, sup->reg_error)) &&
-	    sup_log_allowed(&sup->children[ROLE_REGISTRAR])) {
+	if (state != sup->reg_state || strcmp(rs->error, sup->reg_error)) {
 		if (rs->registered)
-			log_info(0, "registered with kubelet");
+			charge_log(reg, KP_LOG_INFO, 0, "registered with "
+			    "kubelet");
 		else
-			log_errorx("kubelet rejected the registration: %s",
-			    rs->error);
-	}
-	if (state != sup->reg_state || strcmp(rs->error, sup->reg_error))
+			charge_log(reg, KP_LOG_ERROR, 0, "kubelet rejected the "
+			    "registration: %s", rs->error);
 		chan_status(sup, IPC_EVENT_REGISTRATION);
+	}
 	sup->reg_state = state;
 	snprintf(sup->reg_error, sizeof(sup->reg_error), "%s", rs->error);
+	/* The registrar's frame: its bucket, not the supervisor's own. */
 	if (!rs->registered)
-		sup_event(sup, KPIPC__EVENT_KIND__EVENT_REGISTRATION_REJECTED,
+		sup_child_event(sup, reg,
+		    KPIPC__EVENT_KIND__EVENT_REGISTRATION_REJECTED,
 		    "kubelet rejected the registration: %.900s", rs->error);
 }
 
@@ -306,17 +309,19 @@ void
 relay_publish_status(struct sup *sup, const Kpipc__PublishStatus *ps)
 {
 	const Kpipc__PublishStatus	*o = &sup->pub_status;
+	struct child			*pub = &sup->children[ROLE_PUBLISHER];
 	size_t				 i;
 
 	if (strcmp(ps->last_error, sup->pub_error) != 0 &&
-	    ps->last_error[0] != '\0' &&
-	    sup_log_allowed(&sup->children[ROLE_PUBLISHER]))
-		log_warnx("publisher: %s", ps->last_error);
+	    ps->last_error[0] != '\0')
+		charge_log(pub, KP_LOG_WARNING, 0, "publisher: %s",
+		    ps->last_error);
 	/* ResourceSlice errors (dropped fields included) are recoverable,
 	 * as upstream's ErrRecoverable: the controller retries. Each one
-	 * the publisher listed, once. */
+	 * the publisher listed, once, within the publisher's budget. */
 	for (i = 0; i < ps->n_errors; i++)
-		chan_error(sup, KP_EKUBE, 1, "publisher: %s", ps->errors[i]);
+		charge_error(sup, pub, KP_EKUBE, 1, "publisher: %s",
+		    ps->errors[i]);
 	/* A pass that only moved last_sync is no change of status. */
 	if (o->last_error == NULL || ps->pending_pools != o->pending_pools ||
 	    ps->creates != o->creates || ps->updates != o->updates ||

@@ -422,6 +422,26 @@ snap_processes(struct sup *sup, struct snap *s)
 		    (ch->role == ROLE_OBSERVER || -ts_ms_until(&ch->hb_ok) <
 		    KP_HEARTBEAT_TIMEOUT_MS) ? 1 : 0, 1, "role", ch->name);
 	}
+	family(s, "kubeletplugin_dropped_total", "counter",
+	    "What a child's frames caused and its budget refused (log lines, "
+	    "error function calls, Events), by role; the supervisor's lines "
+	    "its stderr could not take, as role supervisor.");
+	for (r = 0; r < ROLE_COUNT; r++) {
+		struct child *ch = &sup->children[r];
+
+		if (!ch->enabled)
+			continue;
+		sample(s, "", (double)ch->log.total, 2, "role", ch->name,
+		    "what", "log_lines");
+		sample(s, "", (double)ch->errs.total, 2, "role", ch->name,
+		    "what", "error_reports");
+		sample(s, "", (double)ch->events.total, 2, "role", ch->name,
+		    "what", "events");
+	}
+	sample(s, "", (double)log_stderr_dropped(), 2, "role", "supervisor",
+	    "what", "log_lines");
+	sample(s, "", (double)sup->own_events.total, 2, "role", "supervisor",
+	    "what", "events");
 	family(s, "kubeletplugin_sandbox_denials_total", "counter",
 	    "Syscalls the sandbox denied, by role and syscall.");
 	for (i = 0; i < st->n_denials; i++)

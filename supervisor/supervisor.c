@@ -34,7 +34,9 @@
 #define PFD_ERR(i)	(5 + 3 * (i))
 #define PFD_REPAIR	(3 + 3 * ROLE_COUNT)	/* inotify (repair.c) */
 #define PFD_CDIWATCH	(4 + 3 * ROLE_COUNT)	/* inotify (cdi_watch.c) */
-#define PFD_MAX		(5 + 3 * ROLE_COUNT)
+#define PFD_STDERR	(5 + 3 * ROLE_COUNT)	/* POLLOUT only: our lines
+						 * waiting (base/log.c) */
+#define PFD_MAX		(6 + 3 * ROLE_COUNT)
 
 
 static void	sup_start_next(struct sup *);
@@ -417,7 +419,7 @@ sup_drain_log(struct sup *sup, struct child *c, int hup)
 			return;
 		}
 		if ((m->log->level != KP_LOG_INFO ||
-		    log_enabled(m->log->verbosity)) && sup_log_allowed(c))
+		    log_enabled(m->log->verbosity)) && charge_log_allowed(c))
 			log_emit(c->name, (int)c->pid, m->log->level,
 			    m->log->verbosity, m->log->text);
 		ipc_free(m);
@@ -430,7 +432,7 @@ sup_stderr_line(struct child *c, const char *line)
 {
 	char	 text[sizeof(c->errline) + 16];
 
-	if (!sup_log_allowed(c))
+	if (!charge_log_allowed(c))
 		return;
 	snprintf(text, sizeof(text), "stderr: %s", line);
 	log_emit(c->name, (int)c->pid, KP_LOG_WARNING, 0, text);
@@ -477,32 +479,6 @@ sup_drain_stderr(struct sup *sup, struct child *c, int final)
 		sup_stderr_line(c, c->errline);
 		c->errlen = 0;
 	}
-}
-
-/*
- * A child may not flood the log (and the disk behind it): 200 lines a
- * second, bursts of 1000; what is dropped is counted and reported.
- */
-int
-sup_log_allowed(struct child *c)
-{
-	long long	 ms = -ts_ms_until(&c->log_refill);
-
-	clock_gettime(CLOCK_MONOTONIC, &c->log_refill);
-	c->log_tokens += ms * KP_LOG_LPS / 1000.0;
-	if (c->log_tokens > KP_LOG_BURST)
-		c->log_tokens = KP_LOG_BURST;
-	if (c->log_tokens < 1.0) {
-		c->log_dropped++;
-		return (0);
-	}
-	c->log_tokens -= 1.0;
-	if (c->log_dropped > 0) {
-		log_warnx("%s: %llu log lines dropped (more than %d a "
-		    "second)", c->name, c->log_dropped, (int)KP_LOG_LPS);
-		c->log_dropped = 0;
-	}
-	return (1);
 }
 
 static void
@@ -608,6 +584,7 @@ sup_timers(struct sup *sup)
 		    "report ready within 30 s");
 	/* In every phase: an init hook's specs may wait too. */
 	cdi_queue_tick(sup);
+	charge_tick(sup);
 	if (sup->phase == PHASE_RUNNING) {
 		relay_claims_tick(sup);
 		status_tick(sup);
@@ -666,6 +643,8 @@ sup_poll(struct sup *sup)
 	pfd[PFD_REPAIR].events = POLLIN;
 	pfd[PFD_CDIWATCH].fd = sup->cdi_wfd;
 	pfd[PFD_CDIWATCH].events = POLLIN;
+	pfd[PFD_STDERR].fd = log_stderr_pending();
+	pfd[PFD_STDERR].events = POLLOUT;
 	if (poll(pfd, PFD_MAX, t) == -1) {
 		if (errno != EINTR)
 			log_warn("poll");
@@ -677,6 +656,8 @@ sup_poll(struct sup *sup)
 		repair_read(sup);
 	if (pfd[PFD_CDIWATCH].revents & POLLIN)
 		cdi_watch_read(sup);
+	if (pfd[PFD_STDERR].revents & (POLLOUT | POLLERR | POLLHUP))
+		log_stderr_flush();
 	for (i = 0; i < ROLE_COUNT; i++) {
 		c = &sup->children[i];
 		if (pfd[PFD_LOG(i)].revents & (POLLIN | POLLHUP))
@@ -740,6 +721,7 @@ sup_finish(struct sup *sup)
 	if (sup->pidns_fd != -1)
 		close(sup->pidns_fd);
 	log_info(1, "supervisor stopped");
+	log_stderr_drain(1000);
 }
 
 int
@@ -762,6 +744,9 @@ supervisor_main(const struct kp_options *cfg, const struct kp_hooks *hooks,
 	sup.claim_tokens = relay_claim_burst(&sup);
 	clock_gettime(CLOCK_MONOTONIC, &sup.claim_refill);
 	log_procinit("supervisor");
+	/* A driver whose stderr is read slowly must not stall this loop:
+	 * lines that do not fit are dropped and counted (base/log.c). */
+	log_stderr_nonblocking();
 	child_set_name("supervisor");
 	/* Nothing may open this process's /proc/<pid>/mem, environ or fd
 	 * (it holds every channel): no process of the same uid, and none

@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <sys/types.h>
 #include <time.h>
 
@@ -50,6 +51,17 @@
 					 * waits (only the latest is sent) */
 #define KP_EVENTS_QUEUE		(64u * 1024)	/* unsent event bytes */
 
+/*
+ * A token bucket (charge.c): qps a second, bursts of burst, full at its
+ * first use; what it refused is counted until reported.
+ */
+struct bucket {
+	double			 tokens;
+	struct timespec		 refill;	/* when tokens was right */
+	unsigned long long	 dropped;	/* not yet reported */
+	unsigned long long	 total;		/* dropped ever: /metrics */
+};
+
 /* A CDI or metadata request of the nodeserver waiting for a token. */
 struct sup_cdi_wait {
 	Kpipc__Msg		*m;
@@ -79,9 +91,12 @@ struct child {
 	int			 restarts;
 	int			 storm;		/* crash loop reported */
 	int			 journal_told;	/* corrupt journal reported */
-	double			 log_tokens;	/* log rate limit */
-	struct timespec		 log_refill;
-	unsigned long long	 log_dropped;
+	/* What its frames may cost (charge.c), kept across restarts: the
+	 * budget is the role's, not one process's. */
+	struct bucket		 log;		/* lines, ours about it too */
+	struct bucket		 errs;		/* the driver's error function */
+	int			 errs_code;	/* of the last one dropped */
+	struct bucket		 events;	/* Events it made us ask for */
 	/* Draining (drain.c): SIGTERM sent, the frames of calls in flight
 	 * still relayed, SIGKILL at kill_at. */
 	int			 draining;
@@ -290,10 +305,9 @@ struct sup {
 	int			 repair_pending;	/* an event: check soon */
 	/* Draining shutdown (drain.c). */
 	int			 pub_stopped;	/* SIGTERM sent to it */
-	/* Events for the publisher (events.c). */
-	double			 ev_tokens;
-	struct timespec		 ev_refill;
-	unsigned long long	 ev_dropped;
+	/* The supervisor's own Events for the publisher (events.c); a
+	 * child's are charged to the child (child.events). */
+	struct bucket		 own_events;
 };
 
 /* sockets.c */
@@ -418,6 +432,8 @@ void	chan_state_flush(struct sup *, struct child *);
 void	chan_state_env(const struct sup *, struct child_env *);
 void	chan_error(struct sup *, int, int, const char *, ...)
 	    KP_PRINTF(4, 5);
+void	chan_verror(struct sup *, int, int, const char *, va_list)
+	    KP_PRINTF(4, 0);
 void	chan_status(struct sup *, int);
 void	chan_events_flush(struct sup *);
 /* fatal.c */
@@ -439,6 +455,8 @@ void	drain_tick(struct sup *);
 
 /* events.c */
 void	sup_event(struct sup *, int, const char *, ...) KP_PRINTF(3, 4);
+void	sup_child_event(struct sup *, struct child *, int, const char *, ...)
+	    KP_PRINTF(4, 5);
 void	events_ask(struct sup *, struct child *, const Kpipc__EventAsk *);
 void	events_child_exit(struct sup *, struct child *, int);
 
@@ -450,6 +468,14 @@ int	supervisor_main(const struct kp_options *, const struct kp_hooks *,
 	    int, int, struct sup_socket *, struct sup_socket *, int);
 void	sup_child_violation(struct sup *, struct child *, const char *);
 void	sup_drain_stderr(struct sup *, struct child *, int);
-int	sup_log_allowed(struct child *);
+
+/* charge.c */
+int	charge_take(struct bucket *, double, double);
+int	charge_log_allowed(struct child *);
+void	charge_log(struct child *, enum kp_log_level, int, const char *, ...)
+	    KP_PRINTF(4, 5);
+void	charge_error(struct sup *, struct child *, int, int, const char *,
+	    ...) KP_PRINTF(5, 6);
+void	charge_tick(struct sup *);
 
 #endif /* KP_SUPERVISOR_H */

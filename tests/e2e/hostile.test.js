@@ -5,7 +5,11 @@
 // delivered only to the nodeserver that asked), Events (rate, the
 // publisher's aggregation), READY's hide_paths from another role, the log
 // channel (Log frames only, sendto, the rate limit) and the queue bound
-// for a child that stops reading. The nodeserver is
+// for a child that stops reading; what a child's frames cost, charged to
+// it (issue 24): the supervisor's lines about its refused requests, a
+// token for every CDI request, HealthStale error callbacks, Events in a
+// bucket of its own; and the supervisor's stderr, which never blocks it.
+// The nodeserver is
 // tests/e2e/bin/kp_attack.c, whose hooks write raw frames to the
 // supervisor; the publisher runs no driver code, so
 // tests/e2e/bin/kp_chanforge.c plays it: it stops the real publisher,
@@ -230,6 +234,110 @@ test('HOSTILE: a nodeserver flooding its stderr gets a burst of 1000 lines, then
     return dropped() >= N - R;
   }, 15000, 300).catch(() => {});
   assert.ok(dropped() >= N - R, `${R} relayed + ${dropped()} dropped of ${N}`);
+});
+
+// The supervisor's lines (klog headers, its own clock): when each was
+// written, in ms, and whose budget it came out of (relayed lines of the
+// role, and the supervisor's "<role>: ... refused" lines about it).
+function klogLines(stderr, role) {
+  return stderr.split('\n').map((l) => {
+    const m = /^[EWI](\d\d)(\d\d) (\d\d):(\d\d):(\d\d)\.(\d{6}) +\d+ (\w+)\] (.*)$/.exec(l);
+    if (!m) return null;
+    const ms = Date.UTC(2000, Number(m[1]) - 1, Number(m[2]), Number(m[3]), Number(m[4]), Number(m[5])) + Number(m[6]) / 1000;
+    return { ms, who: m[7], text: m[8] };
+  }).filter((x) => x && (x.who === role || (x.who === 'supervisor' && x.text.startsWith(`${role}: `) && / refused: /.test(x.text))));
+}
+
+// Lines of one bucket of qps and burst: no window [a, b] of them holds
+// more than burst + qps * (b - a) (the bucket is full at most at a).
+function assertBucketLines(lines, qps, burst) {
+  for (let i = 0; i < lines.length; i++) {
+    for (let j = i + burst; j < lines.length; j++) {
+      const dt = lines[j].ms - lines[i].ms;
+      assert.ok(j - i + 1 <= burst + qps * dt / 1000 + 1,
+        `${j - i + 1} lines in ${dt.toFixed(1)} ms (from "${lines[i].text.slice(0, 60)}" to "${lines[j].text.slice(0, 60)}"): more than ${burst} + ${qps}/s`);
+    }
+  }
+}
+
+test('HOSTILE: the supervisor\'s lines about a nodeserver\'s refused requests come out of the nodeserver\'s log budget (1000, then 200 a second, shared with its own lines); the rest are counted and reported', { skip }, async (t) => {
+  const { drv, run } = await setup(t);
+  const F = 1200;
+  // The budget spent on the nodeserver's own stderr, then refused
+  // 16 KiB CdiWrites (a kind of another vendor) back to back.
+  assert.match(await run(`stderr-flood:${F}`), new RegExp(`stderr-flood: wrote ${F}$`));
+  assert.match(await run('cdi-refuse:400:16384'), /cdi-refuse: sent 400 of 400/);
+  await drv.stderrMatch(/supervisor\] nodeserver: cdi_write refused: CDI spec test\.example\.com_raw-\d+\.json: kind "other\.example\.com\/test"/);
+  const dropped = () => [...drv.stderr.matchAll(/nodeserver: (\d+) log lines dropped \(more than 200 a second\)/g)]
+    .reduce((a, m) => a + Number(m[1]), 0);
+  const flood = () => childLines(drv.stderr).filter((l) => /^FLOOD \d+$/.test(l)).length;
+  // Every line dropped is reported once the budget allows, the refusals'
+  // too: more than the FLOOD lines that were not relayed.
+  await until(() => dropped() > F - flood(), 15000, 200).catch(() => {});
+  assert.ok(dropped() > F - flood(), `${flood()} of ${F} FLOOD lines relayed, ${dropped()} lines reported dropped`);
+  assertBucketLines(klogLines(drv.stderr, 'nodeserver'), 200, 1000);
+});
+
+test('HOSTILE: refused and read-only CDI requests take a token each: lists and refused writes are answered no faster than 50 a second after a burst of 100', { skip }, async (t) => {
+  const { drv } = await setup(t);
+  const ns = roles(drv.proc.pid).nodeserver;
+  // The forger sends as the nodeserver and reads the answers.
+  const f = forge(ns, ['cdi:200:list', 'until:200:8000', 'cdi:100:write', 'until:300:8000', 'cont']);
+  await f.stolen;
+  const t0 = Number(f.lines[0].split(' ')[1]);
+  assert.equal(await f.done, 0, f.lines.join('\n'));
+  const replies = f.frames('cdi_reply');
+  assert.equal(replies.length, 300, f.lines.join('\n'));
+  // KP_EBUSY (-16): the queue of 64 was full; answered at once, no work.
+  const done = replies.filter((r) => r.args[1] !== '-16');
+  assert.ok(done.some((r) => r.args[1] === '-22'), 'the writes were refused (KP_EINVAL)');
+  assertBucket(done, t0, 50, 100);
+  await drv.stderrMatch(/nodeserver: cdi_write refused: CDI spec name "refused\.example\.com_forged\.json"/);
+});
+
+test('HOSTILE: a HealthStale flood reaches the driver\'s error function at most 20 times, then 2 a second; the rest is counted and reported once', { skip }, async (t) => {
+  const { drv, run } = await setup(t, { args: ['--error-cb'] });
+  const N = 2000;
+  const t0 = Date.now();
+  assert.match(await run(`raw-stale:${N}:900`), new RegExp(`raw-stale: sent ${N} of ${N}`));
+  const forged = () => drv.lines.filter((l) => /^errcb KP_ETIMEDOUT rec=1 nodeserver: FORGED-STALE/.test(l)).length;
+  const dropped = () => drv.lines.map((l) => /^errcb KP_ETIMEDOUT rec=1 nodeserver: (\d+) more error reports dropped \(more than 2 a second, bursts of 20\)$/.exec(l))
+    .filter(Boolean).reduce((a, m) => a + Number(m[1]), 0);
+  // Each frame is passed on or counted; the count is reported once.
+  await until(() => forged() + dropped() >= N, 15000, 100).catch(() => {});
+  const n = forged();
+  assert.ok(n <= 20 + 2 * (Date.now() - t0) / 1000 + 1, `${n} of ${N} HealthStale frames reached the error function in ${Date.now() - t0} ms`);
+  assert.equal(n + dropped(), N, `${n} passed on, ${dropped()} reported dropped`);
+});
+
+test('HOSTILE: a nodeserver asking for Events cannot hide the supervisor\'s own: a socket repaired during an EventAsk flood still becomes a SocketRecreated Event', { skip }, async (t) => {
+  const { drv, emu, run } = await setup(t);
+  sentAt(await run('raw-events:300:flood'), 'raw-events');
+  fs.rmSync(drv.root.draSock);
+  await drv.stderrMatch(/DRA socket .* was removed from outside; re-creating it/);
+  const ev = await until(() => emu.getEvents().find((e) => e.reason === 'SocketRecreated'), 15000).catch(() => null);
+  assert.ok(ev, `no SocketRecreated Event; the emulator has: ${emu.getEvents().map((e) => e.reason).join(', ')}`);
+  assert.match(ev.note, /^the DRA socket .*dra\.sock was removed or replaced from outside and has been re-created$/);
+  assert.ok(emu.getEvents().some((e) => e.reason === 'SyscallDenied'), 'the flood\'s Events were posted too');
+  await drv.stderrMatch(/nodeserver events: more than 10 a second; dropping some/);
+});
+
+test('HOSTILE: a driver whose stderr nobody reads does not stall the supervisor: its lines that do not fit are dropped, counted, and the count is logged once stderr is read again', { skip }, async (t) => {
+  const { drv, probes, run } = await setup(t);
+  drv.proc.stderr.pause();
+  t.after(() => drv.proc.stderr.resume());
+  // Lines enough to fill the pipe, Node's buffer and the supervisor's
+  // own (256 KiB): 1000 relayed lines of 490 bytes, then refusals (within
+  // the CDI burst: the request after them gets a token at once); then a
+  // request only the supervisor answers.
+  assert.match(await run('stderr-flood:1500:480'), /stderr-flood: wrote 1500$/);
+  assert.match(await run('cdi-refuse:80:16384'), /cdi-refuse: sent 80 of 80/);
+  const spec = path.join(probes, 'spec.json');
+  fs.writeFileSync(spec, JSON.stringify({ cdiVersion: '0.6.0', kind: `${DRIVER}/test`, devices: [{ name: 'd', containerEdits: { env: ['X=1'] } }] }));
+  assert.match(await run(`cdi-file:${DRIVER}_unblocked.json:${spec}`), /cdi-file \S+: ok/);
+  drv.proc.stderr.resume();
+  await run('mkdir:/nonexistent/x');
+  await drv.stderrMatch(/supervisor\] \d+ log lines dropped: stderr was full \(not read fast enough\)/);
 });
 
 test('HOSTILE: the log channel takes Log frames only: sendto() to another socket\'s path still reaches the supervisor alone; a READY there kills the nodeserver', { skip }, async (t) => {

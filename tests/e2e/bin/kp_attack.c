@@ -16,6 +16,8 @@
  *                              waiting for answers, specs of bytes named
  *                              <driver>_raw-<i>.json; "sent <k> of <n> at
  *                              <ms>" (CLOCK_MONOTONIC before the first)
+ *   cdi-refuse:<count>:<bytes> the same, of specs the content rules refuse
+ *                              (kind other.example.com/test)
  *   raw-amp:<devices>          one raw frame Msg{publish{pools[{slices[
  *                              {devices: <devices> empty}]}]}} (2 bytes a
  *                              device on the wire, ~200 unpacked)
@@ -41,8 +43,8 @@
  *                              barrier <code>"
  *   md-one:<name>:<uid>        one raw MetadataWrite for default/<name>
  *                              of that UID (content "aa"), the barrier
- *   stderr-flood:<count>       count lines "FLOOD <i>" on stderr, one
- *                              write each
+ *   stderr-flood:<count>[:<n>] count lines "FLOOD <i>" on stderr, one
+ *                              write each (padded with n spaces)
  *   log-frame:ready            a READY datagram on the log channel
  *   log-sendto:<path>          a Log datagram "SENDTO-PROBE" sent with
  *                              sendto(2) to the unix socket at path on the
@@ -61,8 +63,10 @@
  *
  * Options: those lib/plugin.js's TestDriver passes and a few kp_*
  * setters (--cdi-device-prefix, --cdi-mount-prefix, --cdi-hook: the
- * kp_cdi_allow_*() declarations, --device-metadata <version>); after
- * kp_start it prints "ready <pid>", reads "stop" on stdin.
+ * kp_cdi_allow_*() declarations, --device-metadata <version>;
+ * --error-cb: kp_error_callback printing "errcb <KP_NAME> rec=<0|1>
+ * <message>" on stdout, as kp_testdriver's); after kp_start it prints
+ * "ready <pid>", reads "stop" on stdin.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -513,7 +517,7 @@ cdi_flood(long count, size_t len, char *out, size_t size)
 /* CdiWrite frames as fast as the socket takes them (the wrapper would
  * send one at a time): what a queue of waiting requests must bound. */
 static void
-cdi_raw(long count, size_t len, char *out, size_t size)
+cdi_raw(long count, size_t len, int refused, char *out, size_t size)
 {
 	Kpipc__Msg	 m = KPIPC__MSG__INIT;
 	Kpipc__CdiWrite	 w = KPIPC__CDI_WRITE__INIT;
@@ -530,7 +534,8 @@ cdi_raw(long count, size_t len, char *out, size_t size)
 	}
 	snprintf(head, sizeof(head), "{\"cdiVersion\":\"0.6.0\",\"kind\":"
 	    "\"%s/test\",\"devices\":[{\"name\":\"d\",\"containerEdits\":"
-	    "{\"env\":[\"X=1\"]}}],\"annotations\":{\"pad\":\"", drv_name);
+	    "{\"env\":[\"X=1\"]}}],\"annotations\":{\"pad\":\"", refused ?
+	    "other.example.com" : drv_name);
 	hl = strlen(head);
 	if (len < hl + 3)
 		len = hl + 3;
@@ -560,8 +565,8 @@ cdi_raw(long count, size_t len, char *out, size_t size)
 	}
 	free(f);
 	free(c);
-	snprintf(out, size, "cdi-raw: sent %ld of %ld at %.3f", sent, count,
-	    t0);
+	snprintf(out, size, "cdi-%s: sent %ld of %ld at %.3f", refused ?
+	    "refuse" : "raw", sent, count, t0);
 }
 
 /*
@@ -675,8 +680,10 @@ probe(const char *spec, char *out, size_t size)
 	} else if (strcmp(op, "cdi-rate") == 0) {
 		cdi_rate(strtol(a, NULL, 10), out, size);
 		return;
-	} else if (strcmp(op, "cdi-raw") == 0) {
-		cdi_raw(strtol(a, NULL, 10), strtoul(b, NULL, 10), out, size);
+	} else if (strcmp(op, "cdi-raw") == 0 ||
+	    strcmp(op, "cdi-refuse") == 0) {
+		cdi_raw(strtol(a, NULL, 10), strtoul(b, NULL, 10),
+		    op[5] == 'e', out, size);
 		return;
 	} else if (strcmp(op, "md-raw") == 0) {
 		md_raw(strtol(a, NULL, 10), strtoul(b, NULL, 10), NULL, NULL,
@@ -697,11 +704,16 @@ probe(const char *spec, char *out, size_t size)
 		return;
 	} else if (strcmp(op, "stderr-flood") == 0) {
 		long	 k, count = strtol(a, NULL, 10), ok = 0;
-		char	 l[32];
+		size_t	 pad = strtoul(b, NULL, 10);
+		char	 l[600], xs[501];
 
+		if (pad > 500)
+			pad = 500;
+		memset(xs, 'x', pad);
+		xs[pad] = '\0';
 		for (k = 0; k < count; k++)
 			if (write(2, l, (size_t)snprintf(l, sizeof(l),
-			    "FLOOD %ld\n", k)) > 0)
+			    "FLOOD %ld%s%s\n", k, pad ? " " : "", xs)) > 0)
 				ok++;
 		snprintf(out, size, "stderr-flood: wrote %ld", ok);
 		return;
@@ -865,6 +877,13 @@ unprepare(void *user, const struct kp_claim *c, size_t n,
 	return (0);
 }
 
+static void
+error_cb(void *user, int code, const char *msg, int recoverable)
+{
+	printf("errcb %s rec=%d %s\n", kp_err_name(code), recoverable, msg);
+	fflush(stdout);
+}
+
 static int
 sandbox_user(struct kp_options *o, const char *a)
 {
@@ -899,6 +918,7 @@ main(int argc, char **argv)
 		{ "cdi-mount-prefix", 1, 0, 334 },
 		{ "cdi-hook", 1, 0, 335 },
 		{ "device-metadata", 1, 0, 336 },
+		{ "error-cb", 0, 0, 337 },
 		{ "kubeconfig", 1, 0, 'c' }, { "node-name", 1, 0, 'n' },
 		{ 0, 0, 0, 0 }
 	};
@@ -938,6 +958,7 @@ main(int argc, char **argv)
 			r = kp_device_metadata(o, 1, v, 1);
 			break;
 		}
+		case 337: r = kp_error_callback(o, error_cb, NULL); break;
 		case 'c': r = kp_kube_client_kubeconfig(o, optarg, NULL); break;
 		case 'n': r = kp_node_name(o, optarg); break;
 		default: r = -1;

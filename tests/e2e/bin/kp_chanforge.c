@@ -25,6 +25,11 @@
  *                              own kind of counter), "rpc" answers it with
  *                              a gRPC method's counters (the nodeserver's
  *                              kind), "noping" answers no Ping (seq 777777)
+ *   cdi:<n>:<list|write>       n CdiList frames, or n CdiWrite frames the
+ *                              supervisor refuses (16 KiB specs of a name
+ *                              no driver's), ids 1 to n, back to back (a
+ *                              nodeserver's); their answers are counted
+ *                              by until (cdi_reply id code)
  *   cont                       SIGCONT the child (else it stays stopped
  *                              until the supervisor kills it)
  * Prints "done <step>" or "error <step>"; exits 2 when it cannot set up.
@@ -165,6 +170,11 @@ show(const Kpipc__Msg *m)
 	} else if (m->m_case == KPIPC__MSG__M_PING) {
 		ping_seq = m->ping->seq;
 		pings++;
+	} else if (m->m_case == KPIPC__MSG__M_CDI_REPLY) {
+		printf(" %llu %d", (unsigned long long)m->cdi_reply->id,
+		    m->cdi_reply->result != NULL ?
+		    (int)m->cdi_reply->result->code : 0);
+		seen++;
 	} else if (m->m_case == KPIPC__MSG__M_EVENT_POST) {
 		printf(" %d %s", (int)m->event_post->kind,
 		    m->event_post->note);
@@ -231,6 +241,68 @@ send_msg(int fd, const Kpipc__Msg *m)
 	f[2] = (uint8_t)(n >> 8);
 	f[3] = (uint8_t)n;
 	return (write(fd, f, n + 4) == (ssize_t)(n + 4) ? 0 : -1);
+}
+
+/* All n bytes, waiting for room: the stolen description may be the
+ * child's non-blocking one. */
+static int
+write_all(int fd, const uint8_t *p, size_t n)
+{
+	struct pollfd	 pfd = { fd, POLLOUT, 0 };
+	ssize_t		 w;
+
+	while (n > 0) {
+		if ((w = write(fd, p, n)) == -1) {
+			if (errno != EAGAIN && errno != EINTR)
+				return (-1);
+			(void)poll(&pfd, 1, 1000);
+			continue;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+	return (0);
+}
+
+/* n CdiList or refused CdiWrite frames, as fast as the channel takes
+ * them. */
+static int
+cdi(int fd, long n, const char *what)
+{
+	static char		 content[16384];
+	Kpipc__Msg		 m = KPIPC__MSG__INIT;
+	Kpipc__CdiList		 l = KPIPC__CDI_LIST__INIT;
+	Kpipc__CdiWrite		 w = KPIPC__CDI_WRITE__INIT;
+	uint8_t			*f;
+	size_t			 len;
+	long			 i;
+	int			 r = 0;
+
+	if (strcmp(what, "list") == 0) {
+		m.m_case = KPIPC__MSG__M_CDI_LIST;
+		m.cdi_list = &l;
+	} else if (strcmp(what, "write") == 0) {
+		memset(content, 'x', sizeof(content));
+		m.m_case = KPIPC__MSG__M_CDI_WRITE;
+		m.cdi_write = &w;
+		w.name = "refused.example.com_forged.json";
+		w.content.data = (uint8_t *)content;
+		w.content.len = sizeof(content);
+	} else
+		return (-1);
+	if ((f = malloc(kpipc__msg__get_packed_size(&m) + 64)) == NULL)
+		return (-1);
+	for (i = 1; i <= n && r == 0; i++) {
+		l.id = w.id = (uint64_t)i;
+		len = kpipc__msg__pack(&m, f + 4);
+		f[0] = (uint8_t)(len >> 24);
+		f[1] = (uint8_t)(len >> 16);
+		f[2] = (uint8_t)(len >> 8);
+		f[3] = (uint8_t)len;
+		r = write_all(fd, f, len + 4);
+	}
+	free(f);
+	return (r);
 }
 
 static int
@@ -327,6 +399,8 @@ main(int argc, char **argv)
 			    ping_seq != 0 ? 0 : -1;
 		else if (strncmp(argv[i], "pong:", 5) == 0)
 			r = pong(fd, argv[i] + 5);
+		else if (sscanf(argv[i], "cdi:%ld:", &a) == 1)
+			r = cdi(fd, a, strchr(argv[i] + 4, ':') + 1);
 		else if (strncmp(argv[i], "reply:", 6) == 0)
 			r = reply(fd, argv[i] + 6);
 		else if (strncmp(argv[i], "wait:", 5) == 0) {
