@@ -778,9 +778,13 @@ dangerous(char *msg, size_t size)
 			r = syscall(SYS_ptrace, -1L, 0, 0, 0);	/* no request */
 		else
 			r = syscall(calls[i].nr, 0, 0, 0, 0, 0);
-		o += (size_t)snprintf(msg + o, size - o, "%s%s=%s", i ? " " :
-		    "", calls[i].name, r >= 0 ? "ok" : errno == EPERM ?
-		    "EPERM" : strerror(errno));
+		if (r >= 0 || errno == EPERM)
+			o += (size_t)snprintf(msg + o, size - o, "%s%s=%s",
+			    i ? " " : "", calls[i].name, r >= 0 ? "ok" :
+			    "EPERM");
+		else
+			o += (size_t)snprintf(msg + o, size - o, "%s%s=errno%d",
+			    i ? " " : "", calls[i].name, errno);
 		if (r >= 0 && calls[i].fd)
 			close((int)r);
 	}
