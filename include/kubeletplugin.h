@@ -823,20 +823,29 @@ KP_EXTERN int kp_unprepare_cancelled(const struct kp_unprepare_results *res);
  * Never needs the API server. Return as for prepare. Required.
  *
  * init: optional; run once in each new nodeserver process after fork, before
- * the seccomp filter is loaded and before serving. Non-zero fails the start
+ * the nodeserver's own sandbox and before serving. Non-zero fails the start
  * (kp_start() returns KP_ECHILD with errbuf's message) or, on a restart,
- * the restart. It runs before the whole sandbox, with the privileges
- * kp_start() was called with (as root: every capability, the host's
- * mount namespace), in every nodeserver the supervisor starts: after a
- * crash, a kill for a protocol violation or a restart, too. From the
- * second start on, whatever it reads from the state directories
- * (kp_sandbox_state_dir(), kp_journal_dir()) or from any other place a
- * nodeserver may write is untrusted input: an earlier nodeserver, which
- * ran the hooks and may have been compromised, wrote it. Parse it as
- * hostile, open nothing there by a path it names, follow no symlink there
- * (O_NOFOLLOW, or openat2() with RESOLVE_BENEATH) and do nothing
- * privileged that it asks for. The working directory is "/" in every
- * hook (the driver's is never inherited), so relative paths start there.
+ * the restart. It runs as the user the plugin was started as (root on a
+ * node) but not with every capability: with the supervisor's (CHOWN,
+ * KILL, SETGID, SETUID, SETPCAP, SYS_CHROOT, SYS_ADMIN, those it holds)
+ * plus the kp_sandbox_capability() ones, under NO_NEW_PRIVS and under the
+ * supervisor's seccomp filter, the union of every process's allowlist and
+ * the kp_sandbox_syscall() names: a syscall outside it returns -1/EPERM
+ * (killed in KP_SANDBOX_STRICT), is logged ("init hook: sandbox denied
+ * bpf (EPERM): the supervisor's filter; ...") and named in the start's
+ * error when the hook fails. List with kp_sandbox_syscall() and
+ * kp_sandbox_capability() what it needs (a device ioctl, a capability to
+ * open a device). docs/security.md, "The supervisor's filter".
+ * It runs in every nodeserver the supervisor starts: after a crash, a kill
+ * for a protocol violation or a restart, too. From the second start on,
+ * whatever it reads from the state directories (kp_sandbox_state_dir(),
+ * kp_journal_dir()) or from any other place a nodeserver may write is
+ * untrusted input: an earlier nodeserver, which ran the hooks and may have
+ * been compromised, wrote it. Parse it as hostile, open nothing there by a
+ * path it names, follow no symlink there (O_NOFOLLOW, or openat2() with
+ * RESOLVE_BENEATH) and do nothing privileged that it asks for. The working
+ * directory is "/" in every hook (the driver's is never inherited), so
+ * relative paths start there.
  */
 struct kp_hooks {
 	void *user;
@@ -1319,8 +1328,10 @@ KP_EXTERN int kp_publish_status(struct kp_plugin *plugin,
  * kp_sandbox_user()) and capabilities (bounding set included), Landlock
  * (the nodeserver writes only its kp_sandbox_state_dir() directories and
  * reads only its read set), not dumpable, then a seccomp allowlist per
- * role. The driver's init hook runs before all of this, with the
- * privileges the process was started with; the prepare and unprepare
+ * role. The supervisor, which forks them, keeps only the capabilities
+ * that needs, sets NO_NEW_PRIVS and loads a filter of its own that every
+ * child inherits. The driver's init hook runs before the nodeserver's
+ * sandbox, under the supervisor's (struct kp_hooks); the prepare and unprepare
  * hooks run inside the nodeserver's sandbox, and the interceptors inside
  * the sandbox of the process serving the call (the nodeserver, or the
  * registrar, whose allowlist cannot be extended: a syscall outside it
@@ -1383,7 +1394,9 @@ KP_EXTERN int kp_sandbox_mode(struct kp_options *opts,
  * name with or without the "CAP_" prefix, any case ("CAP_SYS_ADMIN",
  * "sys_admin"), or its number ("21"); copied. May be called several times;
  * each call adds one. Default: none. A capability the process does not
- * hold at kp_start() is skipped with a warning in the log.
+ * hold at kp_start() is skipped with a warning in the log. The supervisor
+ * keeps these in its permitted and bounding sets to pass them on; the
+ * init hook has them effective too.
  * Errors: KP_EINVAL (NULL handle, unknown name; the message names it).
  * Beyond upstream.
  */
@@ -1396,7 +1409,9 @@ KP_EXTERN int kp_sandbox_capability(struct kp_options *opts,
  * architecture ("ioctl", "mount"); copied (resolved to a number now).
  * Listing a syscall that the allowlist restricts by argument (clone to
  * threads, kill and tgkill to the own process, ioctl, prctl, fcntl
- * without F_SETOWN and F_SETSIG) allows it with any argument. Each call adds one, at most 64.
+ * without F_SETOWN and F_SETSIG) allows it with any argument. The name is
+ * allowed in the supervisor's filter too, which the init hook runs under.
+ * Each call adds one, at most 64.
  * Errors: KP_EINVAL (NULL handle; the name is unknown: the message names
  * it), KP_ENOMEM (more than 64). Beyond upstream.
  */

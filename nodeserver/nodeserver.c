@@ -4,10 +4,12 @@
  * look-ups go through the supervisor to the publisher (ns_wrap.c); the
  * nodeserver never holds Kubernetes credentials.
  *
- * Runs in: the nodeserver child, with the driver's code: root until the
+ * Runs in: the nodeserver child, with the driver's code: root with the
+ * supervisor's capabilities, the declared ones and its filter until the
  * init hook returned, then its own uid, the driver's declared
  * capabilities, a private mount namespace, seccomp (docs/security.md).
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "base/log.h"
@@ -73,11 +75,19 @@ nodeserver_main(struct child_env *env)
 	ns_wrap_init(&wrap, &env->ctl, cfg->driver_name);
 	if (ns_state_init(&state, env) != 0)
 		return (child_start_fail(env, KP_ENOMEM, "out of memory"));
-	/* The driver's own set-up, in this process, before serving. */
-	if (hooks->init != NULL && hooks->init(hooks->user, err,
-	    sizeof(err)) != 0)
-		return (child_start_fail(env, KP_EHOOK, "init hook failed: %s",
-		    err[0] ? err : "(no message)"));
+	/* The driver's own set-up, in this process, before serving: under
+	 * the supervisor's filter, with its capabilities and the declared
+	 * ones (policy/monitor.c). */
+	if (hooks->init != NULL) {
+		policy_init_begin(env);
+		code = hooks->init(hooks->user, err, sizeof(err));
+		if (code != 0 && err[0] == '\0')
+			snprintf(err, sizeof(err), "(no message)");
+		policy_init_end(env, code != 0, err, sizeof(err));
+		if (code != 0)
+			return (child_start_fail(env, KP_EHOOK, "init hook "
+			    "failed: %s", err));
+	}
 
 	if (dra_init(&ctx, cfg, hooks) != 0)
 		return (child_start_fail(env, KP_ENOMEM, "out of memory"));

@@ -135,3 +135,92 @@ pol_ids_caps(enum kp_role role, const struct policy_opts *po, int ctl,
 	(void)prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
 	return (0);
 }
+
+/*
+ * What the supervisor keeps: each is used by it or by a child's set-up
+ * before the child's own drop (docs/security.md, "Capabilities").
+ */
+static const int sup_caps[] = {
+	CAP_CHOWN,	/* the state directories to the nodeserver */
+	CAP_KILL,	/* signals to children of other uids */
+	CAP_SETGID,	/* a child's setgroups, setresgid */
+	CAP_SETUID,	/* a child's setresuid */
+	CAP_SETPCAP,	/* bounding sets: its own, then each child's */
+	CAP_SYS_CHROOT,	/* the registrar's and observer's empty root */
+	CAP_SYS_ADMIN	/* a pid namespace per child (unshare, setns),
+			 * their mount namespaces and mounts */
+};
+
+/*
+ * The supervisor's capabilities after its set-up: effective = the set
+ * above; permitted = bounding = that set plus the nodeserver's declared
+ * ones (kp_sandbox_capability), which its init hook raises
+ * (pol_init_caps) and the nodeserver keeps; inheritable and ambient
+ * empty. Only what this process holds is kept (a container may grant
+ * less). Without CAP_SETPCAP (not root) there is nothing to drop.
+ */
+int
+pol_supervisor_caps(const struct policy_opts *po, char *err, size_t errsize)
+{
+	uint64_t	 keep = 0, pass = 0;
+	size_t		 i;
+	int		 cap;
+
+	capng_get_caps_process();
+	if (!capng_have_capability(CAPNG_EFFECTIVE, CAP_SETPCAP)) {
+		if (capng_have_capabilities(CAPNG_SELECT_CAPS) != CAPNG_NONE)
+			log_warnx("supervisor: no CAP_SETPCAP: its "
+			    "capability bounding set stays");
+		return (0);
+	}
+	/* Only what is held: a capability cannot be gained here. */
+	for (i = 0; i < sizeof(sup_caps) / sizeof(sup_caps[0]); i++)
+		if (capng_have_capability(CAPNG_PERMITTED, sup_caps[i]))
+			keep |= 1ULL << sup_caps[i];
+	for (cap = 0; cap < 64; cap++)
+		if ((po->ns_caps & (1ULL << cap)) &&
+		    capng_have_capability(CAPNG_PERMITTED, cap))
+			pass |= 1ULL << cap;
+	capng_clear(CAPNG_SELECT_BOTH);
+	for (cap = 0; cap < 64; cap++) {
+		if (keep & (1ULL << cap))
+			capng_update(CAPNG_ADD, CAPNG_EFFECTIVE |
+			    CAPNG_PERMITTED | CAPNG_BOUNDING_SET, cap);
+		else if (pass & (1ULL << cap))
+			capng_update(CAPNG_ADD, CAPNG_PERMITTED |
+			    CAPNG_BOUNDING_SET, cap);
+	}
+	if (capng_apply(CAPNG_SELECT_BOUNDS) != 0 ||
+	    capng_apply(CAPNG_SELECT_CAPS) != 0) {
+		snprintf(err, errsize, "supervisor: cannot drop its "
+		    "capabilities");
+		return (KP_ESANDBOX);
+	}
+	(void)prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+	return (0);
+}
+
+/*
+ * The nodeserver's init hook runs with the supervisor's set and the
+ * declared capabilities effective (the supervisor holds them permitted
+ * only). Failing that is no error: policy_apply() warns about a declared
+ * capability that is missing.
+ */
+int
+pol_init_caps(const struct policy_opts *po, char *err, size_t errsize)
+{
+	int	 cap, n = 0;
+
+	(void)err;
+	(void)errsize;
+	capng_get_caps_process();
+	for (cap = 0; cap < 64; cap++)
+		if ((po->ns_caps & (1ULL << cap)) &&
+		    capng_have_capability(CAPNG_PERMITTED, cap)) {
+			capng_update(CAPNG_ADD, CAPNG_EFFECTIVE, cap);
+			n++;
+		}
+	if (n > 0 && capng_apply(CAPNG_SELECT_CAPS) != 0)
+		log_warnx("init hook: cannot raise the declared capabilities");
+	return (0);
+}

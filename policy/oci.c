@@ -1,10 +1,12 @@
 /*
- * oci.c - an OCI seccomp profile (runtime-spec config-linux.md) from the
- * tables of syscalls.c: the union of every role's rules and the
- * supervisor's needs. Per syscall the most permissive rule wins: an
- * unconditional allow in any role beats an argument rule, which beats a
- * graceful denial. Argument rules that name the process's own pid cannot
- * be written in a static profile and become unconditional allows.
+ * oci.c - the union of the tables of syscalls.c (every role's rules and
+ * the supervisor's needs), and an OCI seccomp profile (runtime-spec
+ * config-linux.md) from it: the pod's profile is the supervisor's own
+ * filter (seccomp.c pol_filter_build_union) plus the driver process's
+ * start-up. Per syscall the most permissive rule wins: an unconditional
+ * allow in any role beats an argument rule, which beats a graceful
+ * denial. Argument rules that name the process's own pid cannot be
+ * written in a static profile and become unconditional allows.
  */
 #include <errno.h>
 #include <linux/seccomp.h>
@@ -18,26 +20,20 @@
 
 #include "policy/policy.h"
 
-#define U_MAX	512
-
-struct u_entry {
-	char		 name[40];
-	int		 rank;		/* 3 allow, 2 arg rule, 1 errno */
-	enum pol_arg	 arg;
-	int		 err;		/* errno for rank 1 */
-};
-
-struct u_set {
-	struct u_entry	 e[U_MAX];
-	size_t		 n;
-};
-
+/*
+ * Add one rule to the union: per syscall the most permissive rule wins
+ * (an unconditional allow, then an argument rule, then a graceful
+ * denial). Own-pid and fd-only rules cannot be written in a static
+ * profile and the supervisor's own table allows those calls anyway: they
+ * count as allows.
+ */
 static void
-u_add(struct u_set *u, const char *name, enum pol_action a, enum pol_arg arg)
+u_add(struct pol_union *u, const char *name, enum pol_action a,
+    enum pol_arg arg)
 {
-	struct u_entry	*e = NULL;
-	int		 rank;
-	size_t		 i;
+	struct pol_union_entry	*e = NULL;
+	int			 rank;
+	size_t			 i;
 
 	if (a == POL_TRAP)
 		return;
@@ -50,19 +46,19 @@ u_add(struct u_set *u, const char *name, enum pol_action a, enum pol_arg arg)
 		if (strcmp(u->e[i].name, name) == 0)
 			e = &u->e[i];
 	if (e == NULL) {
-		if (u->n == U_MAX)
+		if (u->n == POL_UNION_MAX)
 			return;
 		e = &u->e[u->n++];
 		snprintf(e->name, sizeof(e->name), "%s", name);
 	} else if (e->rank >= rank)
 		return;
 	e->rank = rank;
-	e->arg = arg;
-	e->err = a == POL_EACCES ? EACCES : a == POL_ENOSYS ? ENOSYS : EPERM;
+	e->arg = rank == 3 ? POL_ARG_NONE : arg;
+	e->action = rank == 3 ? POL_ALLOW : a;
 }
 
 static void
-u_table(struct u_set *u, const struct pol_rule *t, size_t n)
+u_table(struct pol_union *u, const struct pol_rule *t, size_t n)
 {
 	size_t	 i;
 
@@ -73,8 +69,52 @@ u_table(struct u_set *u, const struct pol_rule *t, size_t n)
 static int
 cmp_entry(const void *a, const void *b)
 {
-	return (strcmp(((const struct u_entry *)a)->name,
-	    ((const struct u_entry *)b)->name));
+	return (strcmp(((const struct pol_union_entry *)a)->name,
+	    ((const struct pol_union_entry *)b)->name));
+}
+
+/*
+ * The union of every table (base, the four roles, the supervisor's) and
+ * the driver's extra nodeserver syscalls, sorted by name; with
+ * POL_UNION_DRIVER the driver process's start-up too (the pod's profile),
+ * with POL_UNION_SANITIZER the sanitizer build's rules. The supervisor's
+ * filter is this union without the driver: every child inherits it, so it
+ * must allow whatever any child does, before and after its own filter.
+ */
+int
+pol_union_build(const struct policy_opts *po, int flags,
+    struct pol_union **out)
+{
+	static const enum kp_role roles[] = { ROLE_REGISTRAR,
+	    ROLE_NODESERVER, ROLE_PUBLISHER, ROLE_OBSERVER, ROLE_SUPERVISOR };
+	struct pol_union	*u;
+	const struct pol_rule	*t;
+	char			 name[64];
+	size_t			 n, i;
+
+	if ((u = calloc(1, sizeof(*u))) == NULL)
+		return (KP_ENOMEM);
+	t = pol_table_base(&n);
+	u_table(u, t, n);
+	for (i = 0; i < sizeof(roles) / sizeof(roles[0]); i++) {
+		t = pol_table(roles[i], &n);
+		u_table(u, t, n);
+	}
+	if (flags & POL_UNION_DRIVER) {
+		t = pol_table(ROLE_DRIVER, &n);
+		u_table(u, t, n);
+	}
+	if (flags & POL_UNION_SANITIZER) {
+		t = pol_table_sanitizer(&n);
+		u_table(u, t, n);
+	}
+	for (i = 0; i < po->n_ns_syscalls; i++)
+		if (pol_syscall_name(po->ns_syscalls[i], name,
+		    sizeof(name)) == 0)
+			u_add(u, name, POL_ALLOW, POL_ARG_NONE);
+	qsort(u->e, u->n, sizeof(u->e[0]), cmp_entry);
+	*out = u;
+	return (0);
 }
 
 #define ONE	",\n    {\"names\": [\"%s\"], \"action\": " \
@@ -112,7 +152,7 @@ socket_rules(FILE *f, const char *name)
 }
 
 static void
-arg_rules(FILE *f, const struct u_entry *e)
+arg_rules(FILE *f, const struct pol_union_entry *e)
 {
 	static const unsigned long notif[] = { SECCOMP_IOCTL_NOTIF_RECV,
 	    SECCOMP_IOCTL_NOTIF_SEND, SECCOMP_IOCTL_NOTIF_ID_VALID, FIONREAD };
@@ -157,29 +197,14 @@ arg_rules(FILE *f, const struct u_entry *e)
 int
 pol_oci_json(const struct policy_opts *po, char **out)
 {
-	static const enum kp_role roles[] = { ROLE_REGISTRAR,
-	    ROLE_NODESERVER, ROLE_PUBLISHER, ROLE_OBSERVER, ROLE_SUPERVISOR };
-	struct u_set	*u;
-	const struct pol_rule *t;
-	char		 name[64], *buf = NULL;
-	size_t		 n, i, len = 0;
+	struct pol_union *u;
+	char		*buf = NULL;
+	size_t		 i, len = 0;
 	FILE		*f;
-	int		 first;
+	int		 first, r;
 
-	if ((u = calloc(1, sizeof(*u))) == NULL)
-		return (KP_ENOMEM);
-	t = pol_table_base(&n);
-	u_table(u, t, n);
-	for (i = 0; i < sizeof(roles) / sizeof(roles[0]); i++) {
-		t = pol_table(roles[i], &n);
-		u_table(u, t, n);
-	}
-	for (i = 0; i < po->n_ns_syscalls; i++)
-		if (pol_syscall_name(po->ns_syscalls[i], name,
-		    sizeof(name)) == 0)
-			u_add(u, name, POL_ALLOW, POL_ARG_NONE);
-	qsort(u->e, u->n, sizeof(u->e[0]), cmp_entry);
-
+	if ((r = pol_union_build(po, POL_UNION_DRIVER, &u)) != 0)
+		return (r);
 	if ((f = open_memstream(&buf, &len)) == NULL) {
 		free(u);
 		return (KP_ENOMEM);
@@ -203,7 +228,8 @@ pol_oci_json(const struct policy_opts *po, char **out)
 		if (u->e[i].rank == 1)
 			fprintf(f, ",\n    {\"names\": [\"%s\"], \"action\": "
 			    "\"SCMP_ACT_ERRNO\", \"errnoRet\": %d}",
-			    u->e[i].name, u->e[i].err);
+			    u->e[i].name, u->e[i].action == POL_EACCES ? EACCES :
+			    u->e[i].action == POL_ENOSYS ? ENOSYS : EPERM);
 	fprintf(f, "\n  ]\n}\n");
 	free(u);
 	if (fclose(f) != 0 || buf == NULL) {

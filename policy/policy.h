@@ -68,6 +68,8 @@ const char *pol_role_label(enum kp_role);
 struct pol_filter;
 int	pol_filter_build(enum kp_role, const struct policy_opts *, int,
 	    struct pol_filter **, char *, size_t);
+int	pol_filter_build_union(const struct policy_opts *,
+	    struct pol_filter **, char *, size_t);
 int	pol_filter_load(struct pol_filter *, char *, size_t);
 void	pol_filter_free(struct pol_filter *);
 int	pol_syscall_number(const char *);
@@ -88,6 +90,8 @@ int	pol_denied_due(int, unsigned long *);
 
 /* caps.c */
 int	pol_cap_number(const char *);
+int	pol_supervisor_caps(const struct policy_opts *, char *, size_t);
+int	pol_init_caps(const struct policy_opts *, char *, size_t);
 int	pol_ids_caps(enum kp_role, const struct policy_opts *, int, char *,
 	    size_t);
 
@@ -105,7 +109,23 @@ int	pol_ns_proc(char *, size_t);
 int	pol_ns_kubelet_dirs(enum kp_role, const struct kp_options *, char *,
 	    size_t);
 
-/* oci.c */
+/* oci.c: the union of the tables (the pod's profile, the supervisor's
+ * filter) */
+#define POL_UNION_MAX		512
+#define POL_UNION_DRIVER	0x1	/* the driver process's start-up */
+#define POL_UNION_SANITIZER	0x2	/* a sanitizer build's rules */
+struct pol_union_entry {
+	char		 name[40];
+	int		 rank;		/* 3 allow, 2 arg rule, 1 errno */
+	enum pol_action	 action;
+	enum pol_arg	 arg;
+};
+struct pol_union {
+	struct pol_union_entry	 e[POL_UNION_MAX];
+	size_t			 n;
+};
+int	pol_union_build(const struct policy_opts *, int,
+	    struct pol_union **);
 int	pol_oci_json(const struct policy_opts *, char **);
 
 /* landlock.c */
@@ -119,5 +139,11 @@ int	policy_allow_read(const char *);
 /* policy.c */
 int	policy_apply(enum kp_role, const struct child_env *, char *,
 	    size_t);
+
+/* monitor.c: the supervisor's own privileges and filter; the nodeserver's
+ * init hook under it */
+int	policy_supervisor(const struct kp_options *, char *, size_t);
+void	policy_init_begin(const struct child_env *);
+void	policy_init_end(const struct child_env *, int, char *, size_t);
 
 #endif /* KP_POLICY_H */

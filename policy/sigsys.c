@@ -205,6 +205,18 @@ record(int nr)
 	/* Outside a hook call no one else will say it: once per syscall. */
 	if (atomic_exchange(&reported[slot(nr)], 1) != 0)
 		return;
+	if (sig_logfd == -1) {
+		/* The supervisor's own filter: no log channel above it,
+		 * its stderr (one write, as base/log.c). */
+		o = put(text, 0, sizeof(text) - 1, "kp-");
+		o = put(text, o, sizeof(text) - 1, sig_role);
+		o = put(text, o, sizeof(text) - 1, ": seccomp denied ");
+		o = put_name(text, o, sizeof(text) - 1, nr);
+		o = put(text, o, sizeof(text) - 1, " (EPERM)");
+		text[o++] = '\n';
+		(void)!write(STDERR_FILENO, text, o);
+		return;
+	}
 	o = put(text, 0, sizeof(text), "sandbox denied ");
 	o = put_name(text, o, sizeof(text), nr);
 	o = put(text, o, sizeof(text), " (EPERM) outside a hook call");

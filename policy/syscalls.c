@@ -6,7 +6,8 @@
  * enforce mode, logged and allowed in complain mode).
  *
  * A role's filter is base[] + its own table (+ the driver's extra syscalls
- * for the nodeserver). The same tables generate the OCI profile (oci.c).
+ * for the nodeserver). The union of all of them is the supervisor's
+ * filter, and with driver[] the pod's OCI profile (oci.c).
  *
  * Measured with strace -f under the end-to-end suite and the concurrent
  * stress client (tests/e2e/stress.js), normal and ASan builds; the
@@ -256,8 +257,12 @@ static const struct pol_rule publisher[] = {
 	{ "dup3", POL_ALLOW, POL_ARG_NONE },
 };
 
-/* The supervisor's needs, for the OCI profile (its own filter is not
- * applied: it forks the children). */
+/*
+ * The supervisor's needs and what a child does before its own filter. The
+ * supervisor's filter is not this table but the union of every table
+ * (oci.c pol_union_build): each child inherits it, so it allows whatever
+ * any child does too (docs/security.md, "The supervisor's filter").
+ */
 static const struct pol_rule supervisor[] = {
 	/* processes: forking and reaping the children */
 	{ "clone", POL_ALLOW, POL_ARG_NONE },
@@ -308,14 +313,10 @@ static const struct pol_rule supervisor[] = {
 	{ "inotify_add_watch", POL_ALLOW, POL_ARG_NONE },
 	{ "inotify_init1", POL_ALLOW, POL_ARG_NONE },
 
-	/* the driver process: start-up (the dynamic loader) and idling */
+	/* the children's libraries, mapped before their sandbox (dlopen of
+	 * libcurl, libmicrohttpd) */
 	{ "access", POL_ALLOW, POL_ARG_NONE },
-	{ "arch_prctl", POL_ALLOW, POL_ARG_NONE },
-	{ "execve", POL_ALLOW, POL_ARG_NONE },
-	{ "pause", POL_ALLOW, POL_ARG_NONE },
 	{ "pread64", POL_ALLOW, POL_ARG_NONE },
-	{ "restart_syscall", POL_ALLOW, POL_ARG_NONE },
-	{ "set_tid_address", POL_ALLOW, POL_ARG_NONE },
 
 	/* the children's sandbox set-up, which runs before their filter:
 	 * ids are read to decide the user switch (policy.c, caps.c) */
@@ -341,6 +342,18 @@ static const struct pol_rule supervisor[] = {
 	{ "setrlimit", POL_ALLOW, POL_ARG_NONE },
 	{ "prlimit64", POL_ALLOW, POL_ARG_NONE },
 	{ "unshare", POL_ALLOW, POL_ARG_NONE },
+};
+
+/*
+ * The driver process before kp_start(): the dynamic loader and idling.
+ * Only the pod's OCI profile has these; the supervisor's filter does not
+ * (nothing in the tree execs).
+ */
+static const struct pol_rule driver[] = {
+	{ "arch_prctl", POL_ALLOW, POL_ARG_NONE },
+	{ "execve", POL_ALLOW, POL_ARG_NONE },
+	{ "pause", POL_ALLOW, POL_ARG_NONE },
+	{ "set_tid_address", POL_ALLOW, POL_ARG_NONE },
 };
 
 #ifdef KP_SANITIZE_SYSCALLS
@@ -383,6 +396,9 @@ pol_table(enum kp_role role, size_t *n)
 	case ROLE_SUPERVISOR:
 		*n = N(supervisor);
 		return (supervisor);
+	case ROLE_DRIVER:
+		*n = N(driver);
+		return (driver);
 	default:
 		*n = 0;
 		return (NULL);

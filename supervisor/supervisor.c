@@ -6,8 +6,10 @@
  * It never calls grpc_init or curl_global_init and never reads credentials.
  *
  * Runs in: the supervisor, forked by kp_start() with the driver's
- * privileges (root on a node: it creates the children's sandboxes); one
- * thread; no seccomp filter of its own (docs/security.md).
+ * privileges (root on a node: it creates the children's sandboxes), then,
+ * after its set-up, only the capabilities it needs, NO_NEW_PRIVS and a
+ * seccomp filter of its own (policy/monitor.c, docs/security.md); one
+ * thread.
  */
 #include <errno.h>
 #include <poll.h>
@@ -22,6 +24,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "policy/policy.h"
 #include "supervisor/supervisor.h"
 
 /* Fixed pollfd slots (ntpd's PFD_*): signals, the driver, then two per
@@ -775,6 +778,16 @@ supervisor_main(const struct kp_options *cfg, const struct kp_hooks *hooks,
 	repair_init(&sup);
 	if (status_init(&sup) != 0) {
 		sup_reply_driver(&sup, KP_ENOMEM, "supervisor: out of memory");
+		(void)ipc_flush(&sup.driver);
+		files_close(&sup);
+		sock_remove(&sup.plugin_sock);
+		return (1);
+	}
+	/* Set up: from here on only the capabilities it needs, NO_NEW_PRIVS
+	 * and its own filter, which every child inherits (policy/). */
+	if ((r = policy_supervisor(cfg, err, sizeof(err))) != 0) {
+		log_errorx("start failed: %s", err);
+		sup_reply_driver(&sup, r, err);
 		(void)ipc_flush(&sup.driver);
 		files_close(&sup);
 		sock_remove(&sup.plugin_sock);

@@ -95,9 +95,11 @@ async function setup(t, { devices = ODD, extra = [], sim = true, sysfs } = {}) {
       '--sysfs-root', sys, '-v', '1', ...extra],
     procs: [],
   };
-  // The nodeserver runs as its own uid: its CDI and journal
-  // directories must be its own.
-  giveToNodeserver(env.cdi, env.state);
+  // The nodeserver runs as its own uid: its journal directory must be
+  // its own. The CDI directory stays root's, as /var/run/cdi on a node:
+  // the supervisor writes the specs without CAP_DAC_OVERRIDE.
+  giveToNodeserver(env.state);
+  fs.mkdirSync(env.cdi, { recursive: true });
   t.after(async () => {
     for (const p of env.procs) await p.kill();
     if (env.kubelet) await env.kubelet.stop();

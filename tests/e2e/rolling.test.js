@@ -354,7 +354,8 @@ test('the example PCI driver: default socket paths from --kubelet-dir, per-insta
   fs.rmSync(path.dirname(root.draSock), { recursive: true });
   const state = path.join(root.dir, 'state');
   const cdi = path.join(root.dir, 'cdi');
-  giveToNodeserver(state, cdi);
+  giveToNodeserver(state);
+  fs.mkdirSync(cdi, { recursive: true }); // root's, as on a node
   const run = (env) => {
     const proc = spawn(PCI_DRIVER, ['--kubelet-dir', root.dir, '--state-dir', state, '--cdi-dir', cdi,
       '--sysfs-root', '/sys', '--rescan', '0'], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });

@@ -82,6 +82,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -816,6 +817,70 @@ prepare(void *user, const struct kp_claim *c, size_t n,
 	return (0);
 }
 
+/*
+ * Init op "dangerous": calls that root with the supervisor's capabilities
+ * could make (add_key and keyctl need none, bpf and perf_event_open
+ * CAP_SYS_ADMIN, which the supervisor keeps for the children's
+ * namespaces) or that no capability gates here; each one's errno.
+ * Arguments are harmless or invalid: only the filter's answer (EPERM
+ * before the kernel looks at them) is of interest.
+ */
+static void
+dangerous(char *msg, size_t size)
+{
+	static const struct {
+		const char	*name;
+		long		 nr;
+		int		 fd;	/* returns an fd */
+	} calls[] = {
+		{ "add_key", SYS_add_key, 0 }, { "keyctl", SYS_keyctl, 0 },
+		{ "bpf", SYS_bpf, 1 },
+		{ "perf_event_open", SYS_perf_event_open, 1 },
+		{ "init_module", SYS_init_module, 0 },
+		{ "finit_module", SYS_finit_module, 0 },
+		{ "kexec_load", SYS_kexec_load, 0 },
+		{ "open_by_handle_at", SYS_open_by_handle_at, 1 },
+		{ "process_vm_readv", SYS_process_vm_readv, 0 },
+		{ "userfaultfd", SYS_userfaultfd, 1 },
+		{ "ptrace", SYS_ptrace, 0 }, { "iopl", SYS_iopl, 0 },
+		{ "swapoff", SYS_swapoff, 0 }
+	};
+	union bpf_attr_min {
+		uint32_t	 w[8];
+	} attr;
+	size_t		 i, o = 0;
+	long		 r;
+
+	msg[0] = '\0';
+	for (i = 0; i < sizeof(calls) / sizeof(calls[0]) && o < size; i++) {
+		memset(&attr, 0, sizeof(attr));
+		errno = 0;
+		if (calls[i].nr == SYS_add_key)
+			r = syscall(SYS_add_key, "user", "kp-attack", "x", 1,
+			    -2 /* KEY_SPEC_PROCESS_KEYRING */);
+		else if (calls[i].nr == SYS_bpf) {
+			attr.w[0] = 2;	/* BPF_MAP_TYPE_ARRAY */
+			attr.w[1] = 4;	/* key size */
+			attr.w[2] = 4;	/* value size */
+			attr.w[3] = 1;	/* entries */
+			r = syscall(SYS_bpf, 0 /* BPF_MAP_CREATE */, &attr,
+			    sizeof(attr));
+		} else if (calls[i].nr == SYS_ptrace)
+			r = syscall(SYS_ptrace, -1L, 0, 0, 0);	/* no request */
+		else
+			r = syscall(calls[i].nr, 0, 0, 0, 0, 0);
+		if (r >= 0 || errno == EPERM)
+			o += (size_t)snprintf(msg + o, size - o, "%s%s=%s",
+			    i ? " " : "", calls[i].name, r >= 0 ? "ok" :
+			    "EPERM");
+		else
+			o += (size_t)snprintf(msg + o, size - o, "%s%s=errno%d",
+			    i ? " " : "", calls[i].name, errno);
+		if (r >= 0 && calls[i].fd)
+			close((int)r);
+	}
+}
+
 static void *
 sleeper(void *arg)
 {
@@ -848,6 +913,8 @@ init_hook(void *user, char *errbuf, size_t errsize)
 	if (sscanf(line, "%31[^:]:%4095s", op, a) == 2 &&
 	    strcmp(op, "raw-ready") == 0)
 		raw_ready(a, msg, sizeof(msg));
+	else if (strcmp(line, "dangerous") == 0)
+		dangerous(msg, sizeof(msg));
 	else if (strcmp(line, "thread") == 0) {
 		pthread_t	 th;
 
