@@ -348,7 +348,7 @@ test('without root and without Landlock a kubeconfig is refused, naming the opti
   const refused = new TestDriver(root, args, { binary: 'setpriv', prefixArgs: [...SETPRIV, '--no-new-privs', ...NOSYS_LANDLOCK, TESTDRIVER] });
   t.after(async () => { refused.kill(); await refused.exited; });
   const l = await refused.line(['ready', 'error'], 20000);
-  assert.match(l, new RegExp(`^error KP_\\w+ .*the nodeserver \\(uid 65534, gid 65534\\) could read the kubeconfig ${kc} \\(kp_kube_client_kubeconfig\\): without CAP_SYS_ADMIN .*this kernel has no Landlock`));
+  assert.match(l, new RegExp(`^error KP_\\w+ .*the nodeserver \\(uid 65534, gid 65534\\) could read the kubeconfig ${kc} \\(kp_kube_client_kubeconfig\\): without CAP_SYS_ADMIN .*this kernel has no Landlock`), refused.stderr);
   await refused.exited;
   assert.ok(!fs.existsSync(root.regSock), 'nothing registers');
   const drv = new TestDriver(root, args, { binary: 'setpriv', prefixArgs: [...SETPRIV, TESTDRIVER] });
