@@ -404,8 +404,8 @@ sup_drain_log(struct sup *sup, struct child *c, int hup)
 			continue;	/* an empty datagram: nothing */
 		if (n < 0)
 			return;
-		if ((size_t)n > sizeof(buf) || (m = kpipc__msg__unpack(NULL,
-		    (size_t)n, buf)) == NULL) {
+		if ((size_t)n > sizeof(buf) || (m = ipc_unpack(buf, (size_t)n,
+		    err, sizeof(err))) == NULL) {
 			sup_child_violation(sup, c, "malformed log datagram");
 			return;
 		}
