@@ -262,6 +262,19 @@ wire_walk(const ProtobufCMessageDescriptor *d, const uint8_t *b, size_t len,
 }
 
 /*
+ * Bytes of message d from a peer, before protobuf_c_message_unpack(): 0,
+ * or KP_EPROTO with the reason in err (also for kubelet's DRA, health and
+ * registration requests: nodeserver/, registrar/).
+ */
+int
+ipc_wire_check(const ProtobufCMessageDescriptor *d, const uint8_t *b,
+    size_t len, char *err, size_t errsize)
+{
+	return (wire_walk(d, b, len, 0, b, err, errsize) != 0 ? KP_EPROTO :
+	    0);
+}
+
+/*
  * Unpack a kpipc.Msg from bytes a peer sent (a frame, a log datagram),
  * walked first (wire_walk). NULL with the reason in err.
  */
@@ -271,7 +284,7 @@ ipc_unpack(const uint8_t *b, size_t len, char *err, size_t errsize)
 	Kpipc__Msg	*m;
 	char		 why[KP_ERROR_SIZE];
 
-	if (wire_walk(&kpipc__msg__descriptor, b, len, 0, b, why,
+	if (ipc_wire_check(&kpipc__msg__descriptor, b, len, why,
 	    sizeof(why)) != 0) {
 		snprintf(err, errsize, "frame of %zu bytes: %s", len, why);
 		return (NULL);
