@@ -39,7 +39,6 @@
 
 static void	sup_start_next(struct sup *);
 static void	sup_start_publisher(struct sup *);
-static void	sup_dispatch_child(struct sup *, struct child *);
 
 /*
  * Signals arrive on a signalfd in its own poll slot: nothing runs in
@@ -341,7 +340,9 @@ sup_handle_child(struct sup *sup, struct child *c, Kpipc__Msg *m)
 	return (0);
 }
 
-static void
+/* Read c's channel and handle its frames (also the entry of
+ * tests/fuzz/fuzz_sup_handlers.c). */
+void
 sup_dispatch_child(struct sup *sup, struct child *c)
 {
 	Kpipc__Msg	*m;
