@@ -82,6 +82,9 @@ int	ipc_queue(struct ipc_chan *, const Kpipc__Msg *);
 int	ipc_flush(struct ipc_chan *);
 int	ipc_read(struct ipc_chan *);
 int	ipc_next(struct ipc_chan *, Kpipc__Msg **, char *, size_t);
+Kpipc__Msg *ipc_unpack(const uint8_t *, size_t, char *, size_t);
+int	ipc_wire_check(const ProtobufCMessageDescriptor *, const uint8_t *,
+	    size_t, char *, size_t);
 int	ipc_send(struct ipc_chan *, const Kpipc__Msg *);
 int	ipc_recv(struct ipc_chan *, Kpipc__Msg **, int, char *, size_t);
 void	ipc_free(Kpipc__Msg *);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ipc/ipc.h"
 #include "nodeserver/dra.h"
 #include "dra_v1.pb-c.h"
 
@@ -217,7 +218,8 @@ render(const ProtobufCMessageDescriptor *desc,
 
 	if (!text_begin(&t, out, size))
 		return;
-	if ((m = protobuf_c_message_unpack(desc, NULL, len, msg)) == NULL) {
+	if (ipc_wire_check(desc, msg, len, s, sizeof(s)) != 0 ||
+	    (m = protobuf_c_message_unpack(desc, NULL, len, msg)) == NULL) {
 		snprintf(s, sizeof(s), "<malformed, %zu bytes>", len);
 		puts_(&t, s);
 	} else {

@@ -17,6 +17,7 @@
 #include "base/log.h"
 #include "base/names.h"
 #include "base/utf8.h"
+#include "ipc/ipc.h"
 #include "nodeserver/dra.h"
 #include "dra_v1.pb-c.h"
 
@@ -224,6 +225,7 @@ dra_decode_request(const uint8_t *buf, size_t len, struct dra_request *out,
 {
 	ProtobufCAllocator	 al;
 	Request			*m;
+	char			 why[KP_ERROR_SIZE];
 	int			 rc;
 
 	memset(out, 0, sizeof(*out));
@@ -236,7 +238,8 @@ dra_decode_request(const uint8_t *buf, size_t len, struct dra_request *out,
 	al.alloc = dra_arena_alloc;
 	al.free = arena_nofree;
 	al.allocator_data = &out->arena;
-	if ((m = (Request *)protobuf_c_message_unpack(&REQUEST_DESC, &al, len,
+	if (ipc_wire_check(&REQUEST_DESC, buf, len, why, sizeof(why)) != 0 ||
+	    (m = (Request *)protobuf_c_message_unpack(&REQUEST_DESC, &al, len,
 	    buf)) == NULL) {
 		dra_request_free(out);
 		return (KP_EPROTO);

@@ -298,9 +298,12 @@ handle(void *user, struct rpc_call *call, const uint8_t *req, size_t len)
 	struct ns_health		*h = user;
 	struct ns_health_stream		*s;
 	V1alpha1__NodeWatchResourcesRequest *rq;
+	char				 why[KP_ERROR_SIZE];
 
 	/* Reserved for future use, but it must be a message. */
-	if ((rq = v1alpha1__node_watch_resources_request__unpack(NULL, len,
+	if (ipc_wire_check(&v1alpha1__node_watch_resources_request__descriptor,
+	    req, len, why, sizeof(why)) != 0 ||
+	    (rq = v1alpha1__node_watch_resources_request__unpack(NULL, len,
 	    req)) == NULL) {
 		(void)rpc_call_finish(call, RPC_INVALID_ARGUMENT,
 		    "NodeWatchResources: malformed request");

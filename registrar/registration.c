@@ -107,8 +107,10 @@ reg_get_info(void *user, struct rpc_call *call, const uint8_t *req,
 	Pluginregistration__InfoRequest	*ir;
 	char				 msg[KP_IPC_MAX_REG_ERR + 1];
 
-	ir = pluginregistration__info_request__unpack(NULL, len, req);
-	if (ir == NULL) {
+	if (ipc_wire_check(&pluginregistration__info_request__descriptor, req,
+	    len, msg, sizeof(msg)) != 0 ||
+	    (ir = pluginregistration__info_request__unpack(NULL, len,
+	    req)) == NULL) {
 		rpc_call_reply(call, RPC_INVALID_ARGUMENT, "GetInfo: "
 		    "malformed InfoRequest", NULL, 0);
 		return;
@@ -151,7 +153,9 @@ reg_notify(void *user, struct rpc_call *call, const uint8_t *req, size_t len)
 	char					 msg[4200];
 	char					 knob[KP_IPC_MAX_REG_ERR + 1];
 
-	st = pluginregistration__registration_status__unpack(NULL, len, req);
+	st = ipc_wire_check(&pluginregistration__registration_status__descriptor,
+	    req, len, msg, sizeof(msg)) != 0 ? NULL :
+	    pluginregistration__registration_status__unpack(NULL, len, req);
 	if (st == NULL) {
 		rpc_call_reply(call, RPC_INVALID_ARGUMENT,
 		    "NotifyRegistrationStatus: malformed RegistrationStatus",
@@ -187,7 +191,9 @@ fmt_info(const uint8_t *b, size_t len, char *out, size_t size)
 	Pluginregistration__PluginInfo	*i;
 	size_t				 k, n;
 
-	if ((i = pluginregistration__plugin_info__unpack(NULL, len, b)) ==
+	if (ipc_wire_check(&pluginregistration__plugin_info__descriptor, b,
+	    len, out, size) != 0 ||
+	    (i = pluginregistration__plugin_info__unpack(NULL, len, b)) ==
 	    NULL) {
 		snprintf(out, size, "(%zu bytes)", len);
 		return;
@@ -208,7 +214,9 @@ fmt_status(const uint8_t *b, size_t len, char *out, size_t size)
 {
 	Pluginregistration__RegistrationStatus	*s;
 
-	s = pluginregistration__registration_status__unpack(NULL, len, b);
+	s = ipc_wire_check(&pluginregistration__registration_status__descriptor,
+	    b, len, out, size) != 0 ? NULL :
+	    pluginregistration__registration_status__unpack(NULL, len, b);
 	if (s == NULL) {
 		snprintf(out, size, "(%zu bytes)", len);
 		return;

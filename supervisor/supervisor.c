@@ -44,7 +44,6 @@
 
 static void	sup_start_next(struct sup *);
 static void	sup_start_publisher(struct sup *);
-static void	sup_dispatch_child(struct sup *, struct child *);
 
 /*
  * Signals arrive on a signalfd in its own poll slot: nothing runs in
@@ -346,7 +345,9 @@ sup_handle_child(struct sup *sup, struct child *c, Kpipc__Msg *m)
 	return (0);
 }
 
-static void
+/* Read c's channel and handle its frames (also the entry of
+ * tests/fuzz/fuzz_sup_handlers.c). */
+void
 sup_dispatch_child(struct sup *sup, struct child *c)
 {
 	Kpipc__Msg	*m;
@@ -409,8 +410,8 @@ sup_drain_log(struct sup *sup, struct child *c, int hup)
 			continue;	/* an empty datagram: nothing */
 		if (n < 0)
 			return;
-		if ((size_t)n > sizeof(buf) || (m = kpipc__msg__unpack(NULL,
-		    (size_t)n, buf)) == NULL) {
+		if ((size_t)n > sizeof(buf) || (m = ipc_unpack(buf, (size_t)n,
+		    err, sizeof(err))) == NULL) {
 			sup_child_violation(sup, c, "malformed log datagram");
 			return;
 		}

@@ -467,6 +467,7 @@ void	sup_queue(struct sup *, struct child *, const Kpipc__Msg *);
 int	supervisor_main(const struct kp_options *, const struct kp_hooks *,
 	    int, int, struct sup_socket *, struct sup_socket *, int);
 void	sup_child_violation(struct sup *, struct child *, const char *);
+void	sup_dispatch_child(struct sup *, struct child *);
 void	sup_drain_stderr(struct sup *, struct child *, int);
 
 /* charge.c */

@@ -96,8 +96,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(&st, 0, sizeof(st));
 	nul = memchr(data, '\0', size);
 	reqlen = nul != NULL ? (size_t)(nul - data) : size;
-	if (nul != NULL && (snap = kpipc__status__unpack(NULL,
-	    size - reqlen - 1, nul + 1)) != NULL) {
+	/* A Status as ipc_next() takes it in the observer (walked). */
+	if (nul != NULL && ipc_wire_check(&kpipc__status__descriptor,
+	    nul + 1, size - reqlen - 1, err, sizeof(err)) == 0 &&
+	    (snap = kpipc__status__unpack(NULL, size - reqlen - 1,
+	    nul + 1)) != NULL) {
 		if (obs_state_update(&st, snap, 0) == 0) {
 			check_page(st.metrics, st.metrics_len);
 			obs_route(&st, "GET", "/healthz", 0, &r);

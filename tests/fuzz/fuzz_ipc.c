@@ -8,7 +8,7 @@
  *    reports a violation, as sup_dispatch_child() does; every frame it
  *    returns goes through ipc_rule_check() for each role and state;
  *  - one datagram on a child's log channel, decoded as sup_drain_log()
- *    does (unpack, a Log case only, ipc_check) and emitted.
+ *    does (ipc_unpack, a Log case only, ipc_check) and emitted.
  * Invariants checked (trap on a breach):
  *  - a frame ipc_next() accepted packs again, and that packing decodes,
  *    passes ipc_check() and packs to the same bytes;
@@ -167,8 +167,11 @@ log_datagram(const uint8_t *data, size_t size)
 	char		 err[KP_ERROR_SIZE];
 
 	if (size > KP_LOG_MAX + 64 ||
-	    (m = kpipc__msg__unpack(NULL, size, data)) == NULL)
+	    (m = ipc_unpack(data, size, err, sizeof(err))) == NULL) {
+		if (size <= KP_LOG_MAX + 64)
+			check_text(err, sizeof(err));
 		return;
+	}
 	if (m->m_case == KPIPC__MSG__M_LOG && ipc_check(m, err,
 	    sizeof(err)) == 0) {
 		check_text(m->log->text, KP_LOG_MAX);

@@ -179,7 +179,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		log_init(100, silent, NULL);
 		ready = 1;
 	}
-	if ((pub = kpipc__publish__unpack(NULL, size, data)) == NULL)
+	/* The supervisor walked the driver's frame (ipc_unpack). */
+	if (ipc_wire_check(&kpipc__publish__descriptor, data, size, err,
+	    sizeof(err)) != 0 ||
+	    (pub = kpipc__publish__unpack(NULL, size, data)) == NULL)
 		return (0);
 	memset(err, 'x', sizeof(err));
 	if (ipc_check_resources(pub, err, sizeof(err)) != 0) {

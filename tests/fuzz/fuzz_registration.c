@@ -76,8 +76,10 @@ relayed(int fd, const uint8_t *data, size_t size)
 	char					 err[KP_ERROR_SIZE];
 	int					 r;
 
-	st = pluginregistration__registration_status__unpack(NULL, size,
-	    data);
+	/* As the registrar decodes it (ipc_wire_check first). */
+	st = ipc_wire_check(&pluginregistration__registration_status__descriptor,
+	    data, size, err, sizeof(err)) != 0 ? NULL :
+	    pluginregistration__registration_status__unpack(NULL, size, data);
 	ipc_chan_init(&c, fd, KP_IPC_SMALL_FRAME);
 	r = ipc_read(&c);
 	if (st == NULL) {
