@@ -25,6 +25,11 @@
  * no longer leads there (the directory renamed away, a symlink in its
  * place) is not repaired; the plugin stops.
  *
+ * A listener a child shut down (shutdown(2) refuses every later
+ * connection, for good) is repaired the same way, at once:
+ * repair_listener_shut(), called from the supervisor's poll of its own
+ * copy of each shared listener.
+ *
  * Runs in: the supervisor.
  */
 #include <errno.h>
