@@ -57,7 +57,7 @@ static int
 obs_loop(struct child_env *env, struct obs_http *h, int epfd, int sigfd,
     struct obs_state *st)
 {
-	struct pollfd	 pfd[3];
+	struct pollfd	 pfd[4];
 	int		 t;
 
 	pfd[0].fd = env->ctl.fd;
@@ -66,12 +66,22 @@ obs_loop(struct child_env *env, struct obs_http *h, int epfd, int sigfd,
 	pfd[1].events = POLLIN;
 	pfd[2].fd = sigfd;
 	pfd[2].events = POLLIN;
+	/* The listener shut down (a TCP listener then reports POLLHUP for
+	 * ever, also in libmicrohttpd's epoll set): nothing can connect; exit
+	 * rather than spin, the supervisor binds a new one. */
+	pfd[3].fd = env->listen_fd;
+	pfd[3].events = POLLRDHUP;
 	for (;;) {
 		t = obs_http_timeout_ms(h);
-		if (poll(pfd, 3, t < 0 ? 1000 : t) == -1 && errno != EINTR)
+		if (poll(pfd, 4, t < 0 ? 1000 : t) == -1 && errno != EINTR)
 			return (KP_EXIT_SERVE);
 		if (pfd[2].revents & POLLIN)
 			return (KP_EXIT_OK);
+		if (pfd[3].revents & (POLLHUP | POLLRDHUP | POLLERR)) {
+			log_warnx("listening socket shut down: no connection "
+			    "can arrive; exiting");
+			return (KP_EXIT_SERVE);
+		}
 		if ((pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) &&
 		    obs_read_ctl(env, st) != 0)
 			return (KP_EXIT_IPC);

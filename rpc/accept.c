@@ -366,8 +366,13 @@ loop_pollfds(struct rpc_server *srv, int stop_fd, int64_t now,
 	size_t		 i;
 	int		 timeout = ACCEPT_POLL_MS;
 
-	pfd[PFD_LISTEN].fd = now < pause_until ? -1 : srv->listen_fd;
-	pfd[PFD_LISTEN].events = POLLIN;
+	/*
+	 * Paused (out of fds), the listener is still watched for a
+	 * shutdown: events 0 reports POLLHUP and POLLERR only.
+	 */
+	pfd[PFD_LISTEN].fd = srv->listen_fd;
+	pfd[PFD_LISTEN].events = now < pause_until ? POLLRDHUP :
+	    POLLIN | POLLRDHUP;
 	pfd[PFD_STOP].fd = stop_fd;	/* -1: ignored by poll */
 	pfd[PFD_STOP].events = POLLIN;
 	if (now < pause_until && pause_until - now < timeout)
@@ -439,8 +444,19 @@ rpc_accept_loop(struct rpc_server *srv, volatile sig_atomic_t *quit,
 		}
 		if (pfd[PFD_STOP].revents != 0)
 			break;
-		if (pfd[PFD_LISTEN].revents & (POLLERR | POLLNVAL)) {
-			log_warnx("%s: listening socket failed", srv->name);
+		/*
+		 * A shutdown(2) of the listener (by anyone holding it) makes
+		 * it readable for ever with nothing to accept: without this
+		 * the loop would spin. Nothing undoes it on this socket:
+		 * exit, and the supervisor, which watches its copy too, binds
+		 * a new one for the next process.
+		 */
+		if (pfd[PFD_LISTEN].revents & (POLLERR | POLLNVAL | POLLHUP |
+		    POLLRDHUP)) {
+			log_warnx("%s: listening socket %s: no connection can "
+			    "arrive; exiting", srv->name,
+			    pfd[PFD_LISTEN].revents & (POLLHUP | POLLRDHUP) ?
+			    "shut down" : "failed");
 			rv = KP_EIO;
 			break;
 		}

@@ -321,6 +321,9 @@ child_spawn(struct sup *sup, struct child *c)
 		close(errp[1]);
 		return (KP_EIO);
 	}
+	/* The backlog a previous generation may have changed. */
+	if (c->listen_fd != NULL)
+		sock_relisten(*c->listen_fd);
 	if ((pid = child_fork(sup, c)) == -1) {
 		log_warn("fork %s", c->name);
 		lock_close(sup);

@@ -25,6 +25,11 @@
  * no longer leads there (the directory renamed away, a symlink in its
  * place) is not repaired; the plugin stops.
  *
+ * A listener a child shut down (shutdown(2) refuses every later
+ * connection, for good) is repaired the same way, at once:
+ * repair_listener_shut(), called from the supervisor's poll of its own
+ * copy of each shared listener.
+ *
  * Runs in: the supervisor.
  */
 #include <errno.h>
@@ -259,10 +264,38 @@ restart_registrar(struct sup *sup)
 		child_kill(reg, SIGTERM);
 }
 
+/*
+ * The DRA socket is new: a new registration too, so kubelet dials the new
+ * socket (its connection to the old one may sit in a reconnect backoff).
+ * drain: restart the nodeserver on the new listener, draining it.
+ */
+static void
+dra_recreated(struct sup *sup, int drain)
+{
+	char	 err[KP_ERROR_SIZE];
+
+	if (drain)
+		drain_restart(sup, &sup->children[ROLE_NODESERVER]);
+	if (sup->reg_sock.fd == -1 || !sup->reg_sock.bound)
+		return;
+	if (sock_dir_same(&sup->reg_sock, err, sizeof(err)) != 0) {
+		sup_fatal(sup, "registration socket %s: %s; not re-creating "
+		    "it there", sup->cfg->registrar_socket_path, err);
+		return;
+	}
+	sock_remove(&sup->reg_sock);
+	if (sock_listen(&sup->reg_sock, sup->cfg->registrar_socket_path,
+	    sup->cfg->socket_mode, err, sizeof(err)) != 0) {
+		sup_fatal(sup, "registration socket %s cannot be re-created: "
+		    "%s", sup->cfg->registrar_socket_path, err);
+		return;
+	}
+	restart_registrar(sup);
+}
+
 void
 repair_tick(struct sup *sup)
 {
-	char	 err[KP_ERROR_SIZE];
 	int	 r;
 
 	if (sup->phase != PHASE_RUNNING)
@@ -274,31 +307,68 @@ repair_tick(struct sup *sup)
 	ts_after_ms(&sup->repair_next, REPAIR_CHECK_MS);
 	if ((r = check(sup, &sup->plugin_sock, "DRA")) < 0)
 		return;
-	if (r == 1) {
-		drain_restart(sup, &sup->children[ROLE_NODESERVER]);
-		/* A new registration, so kubelet dials the new socket. */
-		if (sup->reg_sock.fd != -1 && sup->reg_sock.bound) {
-			if (sock_dir_same(&sup->reg_sock, err,
-			    sizeof(err)) != 0) {
-				sup_fatal(sup, "registration socket %s: %s; "
-				    "not re-creating it there",
-				    sup->cfg->registrar_socket_path, err);
-				return;
-			}
-			sock_remove(&sup->reg_sock);
-			if (sock_listen(&sup->reg_sock,
-			    sup->cfg->registrar_socket_path,
-			    sup->cfg->socket_mode, err, sizeof(err)) != 0) {
-				sup_fatal(sup, "registration socket %s cannot "
-				    "be re-created: %s",
-				    sup->cfg->registrar_socket_path, err);
-				return;
-			}
-			restart_registrar(sup);
-		}
-	}
+	if (r == 1)
+		dra_recreated(sup, 1);
 	if ((r = check(sup, &sup->reg_sock, "registration")) == 1)
 		restart_registrar(sup);
+}
+
+/*
+ * A listener the supervisor shares with one child was shut down
+ * (supervisor.c polls each for POLLRDHUP/POLLHUP): every connect() is
+ * refused from now on, for this child and every later one, and nothing
+ * undoes a shutdown on that socket. Only the holder and this process
+ * have the description (the driver closed its copy in kp_start(), unless
+ * it gave the listener itself): the holder broke it. It is killed for the
+ * violation, a new socket is bound in the same directory and renamed
+ * over the path (the file never disappears), and the next generation
+ * gets the new fd. A listener the driver gave (kp_*_listener) cannot be
+ * bound again by us: the plugin stops, saying why, rather than stay up
+ * unreachable.
+ */
+void
+repair_listener_shut(struct sup *sup, int which)
+{
+	static const char *const what[SUP_LISTENERS] = { "DRA",
+	    "registration", "HTTP (kp_http_endpoint)" };
+	static const enum kp_role holder[SUP_LISTENERS] = { ROLE_NODESERVER,
+	    ROLE_REGISTRAR, ROLE_OBSERVER };
+	struct sup_socket	*s = which == SUP_LISTEN_DRA ? &sup->plugin_sock :
+				    which == SUP_LISTEN_REG ? &sup->reg_sock : NULL;
+	struct child		*c = &sup->children[holder[which]];
+	char			 err[KP_ERROR_SIZE];
+
+	log_errorx("the %s listening socket%s%s was shut down: every "
+	    "connection is refused; re-creating it", what[which],
+	    s != NULL && s->path != NULL ? " " : "",
+	    s != NULL && s->path != NULL ? s->path : "");
+	if (c->pid > 0 && c->state != CS_STOPPING)
+		sup_child_violation(sup, c, "shut down its listening socket");
+	if (sup->phase == PHASE_STOPPING)
+		return;
+	if (which == SUP_LISTEN_HTTP) {
+		if (sock_tcp_again(&sup->http_fd, &sup->cfg->http_addr,
+		    sup->cfg->http_len, err, sizeof(err)) != 0)
+			sup_fatal(sup, "the %s listening socket was shut down "
+			    "and cannot be re-created: %s", what[which], err);
+		return;
+	}
+	if (!s->bound || s->path == NULL) {
+		sup_event(sup, KPIPC__EVENT_KIND__EVENT_SOCKET_LOST, "the %s "
+		    "listening socket the driver gave was shut down by the %s "
+		    "and cannot be re-created", what[which], c->name);
+		sup_fatal(sup, "the %s listening socket the driver gave was "
+		    "shut down by the %s: it refuses every connection and "
+		    "cannot be bound again here", what[which], c->name);
+		return;
+	}
+	if (rebind(sup, s, what[which]) != 0)
+		return;
+	sup_event(sup, KPIPC__EVENT_KIND__EVENT_SOCKET_RECREATED, "the %s "
+	    "socket %s was shut down by the %s (a violation; killed) and has "
+	    "been re-created", what[which], s->path, c->name);
+	if (which == SUP_LISTEN_DRA)
+		dra_recreated(sup, 0);
 }
 
 /* Milliseconds until repair_tick() has work; -1: none (not running). */

@@ -15,11 +15,13 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/log.h"
@@ -178,9 +180,46 @@ sock_live(const struct sup_socket *s)
 }
 
 /*
+ * Bind fd at a temporary name in dirfd and rename it over base: the path
+ * never disappears (kubelet's plugin watcher sees one Create of base, no
+ * Remove; a client dialling meanwhile reaches the old socket or the new
+ * one). The temporary name is a dot file, which kubelet ignores, short
+ * enough for sun_path whatever base is. Sets errno on failure; nothing is
+ * left at the temporary name.
+ */
+static int
+bind_over(int dirfd, const char *base, int fd, unsigned int mode)
+{
+	static unsigned int	 seq;
+	struct timespec		 ts;
+	char			 tmp[64];
+	int			 i, saved;
+
+	for (i = 0; i < 8; i++) {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		snprintf(tmp, sizeof(tmp), ".kp-%d-%u-%lx.tmp", (int)getpid(),
+		    seq++, (unsigned long)ts.tv_nsec);
+		if (at_dir(dirfd, tmp, fd, mode, 1) == 0)
+			break;
+		if (errno != EADDRINUSE)
+			return (-1);
+	}
+	if (i == 8)
+		return (-1);
+	if (listen(fd, SOCK_BACKLOG) == -1 ||
+	    renameat(dirfd, tmp, dirfd, base) == -1) {
+		saved = errno;
+		(void)unlinkat(dirfd, tmp, 0);
+		errno = saved;
+		return (-1);
+	}
+	return (0);
+}
+
+/*
  * Create, bind and listen on base in dirfd (taken over: closed on
- * failure); a stale socket there is removed. path is for messages and
- * later checks.
+ * failure); a stale socket there is replaced, any other file is an error.
+ * path is for messages and later checks.
  */
 static int
 listen_at(struct sup_socket *s, int dirfd, const char *path,
@@ -197,25 +236,23 @@ listen_at(struct sup_socket *s, int dirfd, const char *path,
 		close(dirfd);
 		return (KP_EIO);
 	}
-	if (fstatat(dirfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-	    S_ISSOCK(st.st_mode)) {
+	if (fstatat(dirfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		if (!S_ISSOCK(st.st_mode)) {
+			snprintf(err, errsize, "listen on %s: %s", path,
+			    strerror(EADDRINUSE));
+			close(dirfd);
+			return (KP_EEXIST);
+		}
 		if (live_at(dirfd, base))
 			log_warnx("%s: replacing a live socket: another "
 			    "instance of this plugin is serving there", path);
-		if (unlinkat(dirfd, base, 0) == -1 && errno != ENOENT) {
-			snprintf(err, errsize, "remove stale socket %s: %s",
-			    path, strerror(errno));
-			close(dirfd);
-			return (errno == EACCES || errno == EPERM ?
-			    KP_EACCES : KP_EIO);
-		}
 	}
 	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1) {
 		snprintf(err, errsize, "socket: %s", strerror(errno));
 		close(dirfd);
 		return (KP_EIO);
 	}
-	if (at_dir(dirfd, base, fd, mode, 1) == -1 || listen(fd, 128) == -1 ||
+	if (bind_over(dirfd, base, fd, mode) == -1 ||
 	    fstatat(dirfd, base, &st, AT_SYMLINK_NOFOLLOW) == -1) {
 		int e = errno;
 
@@ -223,7 +260,8 @@ listen_at(struct sup_socket *s, int dirfd, const char *path,
 		close(fd);
 		close(dirfd);
 		return (e == EACCES || e == EPERM ? KP_EACCES :
-		    e == EADDRINUSE || e == EEXIST ? KP_EEXIST : KP_EIO);
+		    e == EADDRINUSE || e == EEXIST || e == EISDIR ?
+		    KP_EEXIST : KP_EIO);
 	}
 	s->fd = fd;
 	s->path = path;
@@ -391,4 +429,65 @@ sock_remove(struct sup_socket *s)
 		log_warn("remove socket %s", s->path);
 	s->created = 0;
 	sock_close(s);
+}
+
+/*
+ * Does the listener fd refuse connections for good? A shutdown(SHUT_RD or
+ * SHUT_RDWR) on a listening socket, by any holder of the description,
+ * makes every later connect() fail (unix: ECONNREFUSED; TCP: the port is
+ * closed) and cannot be undone on that socket; poll reports it as
+ * POLLRDHUP (unix) or POLLHUP (TCP). Pending connections (POLLIN) are not
+ * asked for.
+ */
+int
+sock_refuses(int fd)
+{
+	struct pollfd	 p = { .fd = fd, .events = POLLRDHUP };
+
+	if (fd == -1 || poll(&p, 1, 0) != 1)
+		return (0);
+	return ((p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) != 0);
+}
+
+/*
+ * Before each child generation: the backlog as the supervisor set it. A
+ * child's listen(fd, 0) (the nodeserver's init hook runs unfiltered)
+ * would otherwise leave one queued connection for every later child.
+ * listen() on a listening socket only changes its backlog.
+ */
+void
+sock_relisten(int fd)
+{
+	if (fd != -1 && listen(fd, SOCK_BACKLOG) == -1)
+		log_warn("listen again (the backlog)");
+}
+
+/*
+ * A new TCP listener at addr in place of *fd (closed on success): the
+ * observer's port after its socket was shut down. SO_REUSEADDR lets it
+ * bind while the old socket (closed state, still holding the port) is
+ * open in a child that is being killed.
+ */
+int
+sock_tcp_again(int *fd, const struct sockaddr_storage *addr, socklen_t len,
+    char *err, size_t errsize)
+{
+	int	 one = 1, s;
+
+	if ((s = socket(addr->ss_family, SOCK_STREAM | SOCK_CLOEXEC |
+	    SOCK_NONBLOCK, 0)) == -1) {
+		snprintf(err, errsize, "socket: %s", strerror(errno));
+		return (KP_EIO);
+	}
+	(void)setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(s, (const struct sockaddr *)addr, len) == -1 ||
+	    listen(s, SOCK_BACKLOG) == -1) {
+		snprintf(err, errsize, "bind and listen: %s", strerror(errno));
+		close(s);
+		return (KP_EIO);
+	}
+	if (*fd != -1)
+		close(*fd);
+	*fd = s;
+	return (0);
 }

@@ -3,9 +3,9 @@
  * counters, and the snapshots the observer serves (issue 14).
  *
  * Health inputs, each fed by one place and read only here:
- *   status_set_socket()	a socket file missing or replaced (the inode
- *				check of status_tick(), or whoever repairs
- *				sockets)
+ *   status_set_socket()	a socket file missing or replaced, or its
+ *				socket shut down (the check of
+ *				status_tick(), or whoever repairs sockets)
  *   status_child_ok()		a child's READY or heartbeat answer
  *   status_child_down()	a child ended (reason for the restart count)
  *   status_published()		the driver's first resources
@@ -214,12 +214,14 @@ status_pong(struct sup *sup, struct child *c, const Kpipc__Pong *p)
 }
 
 /*
- * The inode check: is the file at s->path still the socket we bound?
- * Since repair.c re-creates a removed or dead-replaced socket within its
- * check interval and stops the plugin when a live instance took the path,
- * "is missing" shows at most until the next repair_tick() and "no longer
- * the one" practically never; kept as a safety net should repair be
- * delayed or fail without stopping the plugin.
+ * The socket check: is the file at s->path still the socket we bound, and
+ * does that socket take connections (not shut down: a connect() to it
+ * would be refused)? Since repair.c re-creates a removed or dead-replaced
+ * socket within its check interval, a shut-down one at once, and stops
+ * the plugin when a live instance took the path, "is missing" shows at
+ * most until the next repair_tick() and the others practically never;
+ * kept as a safety net should repair be delayed or fail without stopping
+ * the plugin. No connect(): it would cost the child an accept a second.
  */
 static void
 check_socket(struct sup *sup, int which, const struct sup_socket *s)
@@ -236,6 +238,10 @@ check_socket(struct sup *sup, int which, const struct sup_socket *s)
 	    sb.st_ino != s->ino) {
 		snprintf(why, sizeof(why), "socket %s is no longer the one "
 		    "the plugin bound", s->path);
+		status_set_socket(sup, which, 0, why);
+	} else if (sock_refuses(s->fd)) {
+		snprintf(why, sizeof(why), "socket %s refuses connections "
+		    "(its listening socket was shut down)", s->path);
 		status_set_socket(sup, which, 0, why);
 	} else
 		status_set_socket(sup, which, 1, NULL);

@@ -39,7 +39,9 @@
 #define PFD_CDIWATCH	(4 + 3 * ROLE_COUNT)	/* inotify (cdi_watch.c) */
 #define PFD_STDERR	(5 + 3 * ROLE_COUNT)	/* POLLOUT only: our lines
 						 * waiting (base/log.c) */
-#define PFD_MAX		(6 + 3 * ROLE_COUNT)
+#define PFD_LISTEN(k)	(6 + 3 * ROLE_COUNT + (k))	/* POLLRDHUP only:
+					 * a child shut a listener down */
+#define PFD_MAX		(6 + 3 * ROLE_COUNT + SUP_LISTENERS)
 
 
 static void	sup_start_next(struct sup *);
@@ -621,6 +623,14 @@ sup_timers(struct sup *sup)
 	}
 }
 
+/* The listener of slot i (SUP_LISTEN_*); -1: none. */
+static int
+sup_listener(const struct sup *sup, int i)
+{
+	return (i == SUP_LISTEN_DRA ? sup->plugin_sock.fd :
+	    i == SUP_LISTEN_REG ? sup->reg_sock.fd : sup->http_fd);
+}
+
 static void
 sup_poll(struct sup *sup)
 {
@@ -649,6 +659,12 @@ sup_poll(struct sup *sup)
 	pfd[PFD_CDIWATCH].events = POLLIN;
 	pfd[PFD_STDERR].fd = log_stderr_pending();
 	pfd[PFD_STDERR].events = POLLOUT;
+	/* Not while stopping: a listener shut down then would spin. */
+	for (i = 0; i < SUP_LISTENERS; i++) {
+		pfd[PFD_LISTEN(i)].fd = sup->phase == PHASE_STOPPING ? -1 :
+		    sup_listener(sup, i);
+		pfd[PFD_LISTEN(i)].events = POLLRDHUP;
+	}
 	if (poll(pfd, PFD_MAX, t) == -1) {
 		if (errno != EINTR)
 			log_warn("poll");
@@ -662,6 +678,11 @@ sup_poll(struct sup *sup)
 		cdi_watch_read(sup);
 	if (pfd[PFD_STDERR].revents & (POLLOUT | POLLERR | POLLHUP))
 		log_stderr_flush();
+	/* (one repair may have replaced another slot's listener) */
+	for (i = 0; i < SUP_LISTENERS; i++)
+		if ((pfd[PFD_LISTEN(i)].revents & (POLLRDHUP | POLLHUP |
+		    POLLERR)) && pfd[PFD_LISTEN(i)].fd == sup_listener(sup, i))
+			repair_listener_shut(sup, i);
 	for (i = 0; i < ROLE_COUNT; i++) {
 		c = &sup->children[i];
 		if (pfd[PFD_LOG(i)].revents & (POLLIN | POLLHUP))

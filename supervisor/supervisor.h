@@ -158,6 +158,16 @@ struct sup_status {
 	size_t		 n_pools;
 };
 
+/* The listeners a child shares with the supervisor, by holder: the DRA
+ * socket (nodeserver), the registration socket (registrar), the
+ * observer's TCP port. */
+#define SUP_LISTEN_DRA	0
+#define SUP_LISTEN_REG	1
+#define SUP_LISTEN_HTTP	2
+#define SUP_LISTENERS	3
+#define SOCK_BACKLOG	128	/* every listener's, restored before each
+				 * child generation (sockets.c) */
+
 /* A listening socket the supervisor owns. */
 struct sup_socket {
 	int		 fd;
@@ -321,6 +331,10 @@ int	sock_listen_again(struct sup_socket *, const struct sup_socket *,
 	    unsigned int, char *, size_t);
 int	sock_dir_same(const struct sup_socket *, char *, size_t);
 int	sock_live(const struct sup_socket *);
+int	sock_refuses(int);
+void	sock_relisten(int);
+int	sock_tcp_again(int *, const struct sockaddr_storage *, socklen_t,
+	    char *, size_t);
 
 /* children.c */
 void	child_table_init(struct sup *);
@@ -447,6 +461,7 @@ void	repair_read(struct sup *);
 void	repair_tick(struct sup *);
 long long repair_next_ms(struct sup *);
 void	repair_close(struct sup *);
+void	repair_listener_shut(struct sup *, int);
 
 /* drain.c */
 void	drain_begin(struct sup *);

@@ -33,7 +33,8 @@ const { spawn } = require('node:child_process');
 const { randomUUID } = require('node:crypto');
 const { KubeletSim } = require('../kubelet-sim');
 const { startEmulator, kubeconfig } = require('../apiserver-emu');
-const { BUILD, TESTDRIVER, makeRoot, TestDriver, roles, until, sleep, childLines, procStatus, freePort, memFind, attackProbes } = require('./lib/plugin');
+const net = require('node:net');
+const { BUILD, TESTDRIVER, makeRoot, TestDriver, roles, until, sleep, childLines, procStatus, freePort, memFind, attackProbes, watchSockets } = require('./lib/plugin');
 
 const ATTACK = path.join(BUILD, 'tests', 'kp_attack');
 const CHANFORGE = path.join(BUILD, 'tests', 'kp_chanforge');
@@ -53,7 +54,7 @@ const SANITIZED = (() => {
 // kp_attack with Kubernetes access (an emulator), kubelet registered.
 // run(spec) runs spec in the unprepare hook (it looks up no claim, so a
 // stopped publisher does not hold it up) and returns the hook's outcome.
-async function setup(t, { init = null, binary = ATTACK, args = [] } = {}) {
+async function setup(t, { init = null, binary = ATTACK, args = [], register = true } = {}) {
   const root = makeRoot(DRIVER);
   const probes = fs.mkdtempSync(path.join(os.tmpdir(), 'kp-hostile-'));
   fs.chmodSync(probes, 0o755);
@@ -74,6 +75,7 @@ async function setup(t, { init = null, binary = ATTACK, args = [] } = {}) {
     root.cleanup();
   });
   await drv.ready();
+  if (!register) return { root, drv, emu, probes };
   const sim = new KubeletSim({ registryDir: root.registry, retryInitialMs: 100 }).start();
   t.after(() => sim.stop());
   await sim.waitForDriver(DRIVER);
@@ -631,4 +633,94 @@ test('HOSTILE: a MetadataWrite for a claim no prepare call looked up is refused 
   assert.deepEqual(fs.readdirSync(mdDir), ['default_gpu-1']);
   assert.deepEqual(fs.readdirSync(cdi).filter((n) => n.includes('_metadata_')), [`${DRIVER}_metadata_${c.uid}_req-0.json`]);
   assert.match(fs.readFileSync(path.join(mdDir, 'default_gpu-1', 'req-0', 'metadata.json'), 'utf8'), new RegExp(`"uid": "${c.uid}"`), 'the prepared file, not overwritten');
+});
+
+// --- listeners a child cannot break (issue 24, finding 1) -------------------
+
+// CPU time (user + system, all threads) of pid in ms, from /proc.
+function cpuMs(pid) {
+  const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(f[11]) + Number(f[12])) * 10;	// fields 14, 15; USER_HZ 100
+}
+
+// Connects to the unix socket at p: resolves true, or false if refused.
+const connects = (p) => new Promise((resolve) => {
+  const c = net.connect(p, () => { c.destroy(); resolve(true); });
+  c.on('error', () => resolve(false));
+});
+
+// The child of role that replaced `before`, once it said READY.
+const restarted = (drv, role, before) => until(() => {
+  const p = roles(drv.proc.pid)[role];
+  return p && p !== before && drv.stderr.includes(`${role} ready, pid ${p} (restarted)`) ? p : null;
+}, 15000);
+
+// What a new child costs while idle over 2 s, after a second to settle:
+// a listener that stays shut down made it spin (~40 % of a core on main).
+async function assertIdle(t, pid, role) {
+  await sleep(1000);
+  const c0 = cpuMs(pid);
+  await sleep(2000);
+  const used = cpuMs(pid) - c0;
+  t.diagnostic(`the restarted ${role}: ${used} ms of CPU in 2 s`);
+  assert.ok(used <= 200, `the restarted ${role} used ${used} ms of CPU in 2 s (spinning)`);
+}
+
+test('HOSTILE: a nodeserver that shuts down its listening socket is killed; a new DRA socket is renamed over the path at once (the file never goes), kubelet is served again, the next nodeserver does not spin, /healthz stays 200 and /metrics and an Event say what happened', { skip }, async (t) => {
+  const port = await freePort();
+  const { root, drv, sim, emu, run } = await setup(t, { args: ['--http-endpoint', `127.0.0.1:${port}`] });
+  const ns = roles(drv.proc.pid).nodeserver;
+  const ino = fs.lstatSync(root.draSock).ino;
+  const watch = watchSockets([root.draSock]);
+  t.after(watch);	// its timer, should an assertion end the test early
+  // The hook's call may end with the nodeserver (killed at once).
+  await run('shutdown-listen:rdwr');
+  // The path takes connections again (on main: refused for good) and
+  // kubelet is served (its calls here are unprepares: no claim look-up).
+  await until(() => connects(root.draSock), 5000, 50);
+  await until(async () => {
+    const c = { namespace: 'default', name: 'after', uid: randomUUID() };
+    return sim.nodeUnprepareResources(DRIVER, [c], { timeoutMs: 5000 }).then((r) => r.claims[c.uid] && !r.claims[c.uid].error, () => false);
+  }, 20000, 200);
+  assert.notEqual(fs.lstatSync(root.draSock).ino, ino, 'a new socket');
+  const { missing } = watch();
+  assert.equal(missing, 0, 'the socket file was missing in some samples');
+  await drv.stderrMatch(/the DRA listening socket \S+dra\.sock was shut down: every connection is refused; re-creating it/);
+  await drv.stderrMatch(/nodeserver: protocol violation: shut down its listening socket; killing it/);
+  const next = await restarted(drv, 'nodeserver', ns);
+  await assertIdle(t, next, 'nodeserver');
+  // The repair is instant (the supervisor polls its copy of the
+  // listener), so /healthz never saw the outage: it is 200, and the
+  // metrics count the kill as a protocol violation.
+  const h = await fetch(`http://127.0.0.1:${port}/healthz`, { signal: AbortSignal.timeout(5000) });
+  assert.equal(h.status, 200, await h.text());
+  const m = await (await fetch(`http://127.0.0.1:${port}/metrics`, { signal: AbortSignal.timeout(5000) })).text();
+  assert.match(m, /kubeletplugin_process_restarts_total\{role="nodeserver",reason="protocol"\} 1/);
+  const ev = await until(() => emu.getEvents().find((e) => e.reason === 'SocketRecreated'), 10000);
+  assert.match(ev.note, /the DRA socket \S+ was shut down by the nodeserver \(a violation; killed\) and has been re-created/);
+  assert.equal(drv.proc.exitCode, null, 'the plugin keeps running');
+});
+
+test('HOSTILE: a registrar (a driver interceptor) that shuts down its listening socket is killed; a new registration socket takes its place, a kubelet started afterwards registers the plugin, the next registrar does not spin', { skip }, async (t) => {
+  const { root, drv } = await setup(t, { args: ['--registrar-attack', 'shutdown-listen:rdwr'], register: false });
+  const reg = roles(drv.proc.pid).registrar;
+  const ino = fs.lstatSync(root.regSock).ino;
+  // The first kubelet's GetInfo runs the interceptor's attack: the path
+  // refuses (main) or is a new socket.
+  const first = new KubeletSim({ registryDir: root.registry, retryInitialMs: 100 }).start();
+  t.after(() => first.stop());
+  await until(async () => fs.lstatSync(root.regSock).ino !== ino || !(await connects(root.regSock)), 10000, 50);
+  first.stop();
+  const later = new KubeletSim({ registryDir: root.registry, retryInitialMs: 100 }).start();
+  t.after(() => later.stop());
+  await later.waitForDriver(DRIVER, 15000);
+  const c = { namespace: 'default', name: 'after', uid: randomUUID() };
+  const r = await later.nodeUnprepareResources(DRIVER, [c], { timeoutMs: 10000 });
+  assert.ok(r.claims[c.uid] && !r.claims[c.uid].error, JSON.stringify(r));
+  assert.ok(await connects(root.regSock), 'the registration socket path takes connections');
+  assert.notEqual(fs.lstatSync(root.regSock).ino, ino, 'a new socket');
+  await drv.stderrMatch(/the registration listening socket \S+ was shut down: every connection is refused; re-creating it/);
+  await drv.stderrMatch(/registrar: protocol violation: shut down its listening socket; killing it/);
+  await assertIdle(t, await restarted(drv, 'registrar', reg), 'registrar');
+  assert.equal(drv.proc.exitCode, null, 'the plugin keeps running');
 });

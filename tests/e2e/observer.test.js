@@ -303,6 +303,49 @@ test('a removed DRA socket is re-created and /healthz stays or gets ok; a live f
   assert.notEqual(code, 0);
 });
 
+// shutdown(SHUT_RDWR) of every listening socket pid holds, on a copy
+// of its fd taken with pidfd_getfd (as root): what a compromised process
+// holding it could do. Prints "shut <fd>" for each.
+const SHUTDOWN_LISTENERS = `
+import ctypes, os, socket, sys
+libc = ctypes.CDLL(None, use_errno=True)
+pid = int(sys.argv[1])
+pidfd = libc.syscall(434, pid, 0)                  # pidfd_open
+for n in sorted(os.listdir('/proc/%d/fd' % pid), key=int):
+    fd = libc.syscall(438, pidfd, int(n), 0)       # pidfd_getfd
+    if fd < 0:
+        continue
+    try:
+        s = socket.socket(fileno=fd)
+    except OSError:
+        os.close(fd)
+        continue
+    if s.getsockopt(socket.SOL_SOCKET, socket.SO_ACCEPTCONN):
+        s.shutdown(socket.SHUT_RDWR)
+        print('shut', n)
+    s.close()
+`;
+
+test('the observer\'s listener shut down (a compromised observer): the observer is killed, a new socket on the same port answers /healthz', { skip: !AS_ROOT && 'needs root (pidfd_getfd)' }, async (t) => {
+  const root = makeRoot(DRIVER);
+  const port = await freePort();
+  const drv = new TestDriver(root, ['--http-endpoint', `127.0.0.1:${port}`]);
+  t.after(async () => { drv.kill(); await drv.exited; root.cleanup(); });
+  await drv.ready();
+  const sim = new KubeletSim({ registryDir: root.registry, version: '1.34', retryInitialMs: 100 }).start();
+  t.after(() => sim.stop());
+  await waitFor(port, '/healthz', (r) => r.status === 200);
+  const obs = roles(drv.proc.pid).observer;
+  const out = execFileSync('/usr/bin/python3', ['-c', SHUTDOWN_LISTENERS, String(obs)]).toString();
+  assert.match(out, /^shut \d+$/m, out);
+  // On main the port refused connections for good.
+  await waitFor(port, '/healthz', (r) => r.status === 200, 10000);
+  await drv.stderrMatch(/the HTTP \(kp_http_endpoint\) listening socket was shut down: every connection is refused; re-creating it/);
+  await drv.stderrMatch(/observer: protocol violation: shut down its listening socket; killing it/);
+  assert.notEqual(roles(drv.proc.pid).observer, obs, 'a new observer');
+  assert.equal(drv.proc.exitCode, null, 'the plugin keeps running');
+});
+
 test('kubeletplugin-probe: exit codes 0, 2, 3, 4, 5, 64', async (t) => {
   const probe = (...a) => spawnSync(PROBE, a, { encoding: 'utf8', timeout: 20000 });
   const help = probe('--help');

@@ -49,6 +49,10 @@
  *   log-sendto:<path>          a Log datagram "SENDTO-PROBE" sent with
  *                              sendto(2) to the unix socket at path on the
  *                              log channel
+ *   shutdown-listen:<rd|rdwr>  shutdown(2) of every listening socket this
+ *                              process holds (found by SO_ACCEPTCONN, fds
+ *                              3-1023: no /proc needed, so the registrar's
+ *                              empty root does too); "fd <n> ok" each
  *   symlink:<target>:<link>    symlink(2) (needs --sandbox-syscall symlink)
  *   rename:<from>:<to>, mkdir:<path>, write:<path>
  *
@@ -61,12 +65,18 @@
  *                              capabilities are per thread: the sandbox
  *                              must refuse to start)
  *
+ * --registrar-attack <spec> installs a unary interceptor, which runs in
+ * the registrar as a driver's does: the first GetInfo of any registrar
+ * (a flag on a page shared by every process of this plugin; the
+ * registrar's empty root has no file to remember it in) runs spec there,
+ * outcome on stderr as "attack-registrar: ...".
+ *
  * Options: those lib/plugin.js's TestDriver passes and a few kp_*
  * setters (--cdi-device-prefix, --cdi-mount-prefix, --cdi-hook: the
- * kp_cdi_allow_*() declarations, --device-metadata <version>;
- * --error-cb: kp_error_callback printing "errcb <KP_NAME> rec=<0|1>
- * <message>" on stdout, as kp_testdriver's); after kp_start it prints
- * "ready <pid>", reads "stop" on stdin.
+ * kp_cdi_allow_*() declarations, --device-metadata <version>,
+ * --http-endpoint; --error-cb: kp_error_callback printing "errcb
+ * <KP_NAME> rec=<0|1> <message>" on stdout, as kp_testdriver's); after
+ * kp_start it prints "ready <pid>", reads "stop" on stdin.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -81,6 +91,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
@@ -92,6 +103,8 @@
 #include "ipc/ipc.h"
 
 static char	 drv_name[254];
+
+static void	 shutdown_listen(const char *, char *, size_t);
 
 /* The channel to the supervisor: the one unnamed, connected AF_UNIX
  * stream socket (the gRPC connections are named, the log channel is
@@ -746,6 +759,9 @@ probe(const char *spec, char *out, size_t size)
 		(void)!write(2, big, strlen(big));
 		snprintf(out, size, "stderr: written");
 		return;
+	} else if (strcmp(op, "shutdown-listen") == 0) {
+		shutdown_listen(a, out, size);
+		return;
 	} else if (strcmp(op, "symlink") == 0)
 		r = symlink(a, b);
 	else if (strcmp(op, "rename") == 0)
@@ -764,6 +780,29 @@ probe(const char *spec, char *out, size_t size)
 	}
 	snprintf(out, size, "%s %s: %s", op, a, r == -1 ? strerror(errno) :
 	    "ok");
+}
+
+/* shutdown(2) of each listening socket among fds 3-1023. */
+static void
+shutdown_listen(const char *how, char *out, size_t size)
+{
+	socklen_t	 sl;
+	size_t		 n;
+	int		 fd, acc, found = 0;
+
+	n = (size_t)snprintf(out, size, "shutdown-listen:");
+	for (fd = 3; fd < 1024 && n < size; fd++) {
+		sl = sizeof(acc);
+		if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &acc, &sl) ==
+		    -1 || !acc)
+			continue;
+		found++;
+		n += (size_t)snprintf(out + n, size - n, " fd %d %s", fd,
+		    shutdown(fd, strcmp(how, "rd") == 0 ? SHUT_RD :
+		    SHUT_RDWR) == -1 ? strerror(errno) : "ok");
+	}
+	if (!found && n < size)
+		snprintf(out + n, size - n, " no listening socket");
 }
 
 /* The spec in $KP_ATTACK_DIR/<n>, its outcome in msg (and on stderr). */
@@ -951,6 +990,38 @@ error_cb(void *user, int code, const char *msg, int recoverable)
 	fflush(stdout);
 }
 
+static const char	*reg_spec;	/* --registrar-attack */
+static volatile int	*reg_done;	/* shared by every process */
+
+/* In the registrar: the first GetInfo of any registrar runs reg_spec. */
+static int
+reg_icpt(void *user, enum kp_call_phase phase, const struct kp_call *call,
+    char *msg, size_t msgsize)
+{
+	char	 out[1000];
+
+	if (phase != KP_CALL_BEFORE || strcmp(call->server, "registrar") != 0 ||
+	    strstr(call->method, "GetInfo") == NULL ||
+	    !__sync_bool_compare_and_swap(reg_done, 0, 1))
+		return (0);
+	probe(reg_spec, out, sizeof(out));
+	fprintf(stderr, "attack-registrar: %s\n", out);
+	return (0);
+}
+
+static int
+registrar_attack(struct kp_options *o, const char *spec)
+{
+	void	*page = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	if (page == MAP_FAILED)
+		return (-1);
+	reg_done = page;
+	reg_spec = spec;
+	return (kp_grpc_interceptor(o, reg_icpt, NULL));
+}
+
 static int
 sandbox_user(struct kp_options *o, const char *a)
 {
@@ -987,6 +1058,8 @@ main(int argc, char **argv)
 		{ "device-metadata", 1, 0, 336 },
 		{ "error-cb", 0, 0, 337 },
 		{ "kubeconfig", 1, 0, 'c' }, { "node-name", 1, 0, 'n' },
+		{ "http-endpoint", 1, 0, 338 },
+		{ "registrar-attack", 1, 0, 339 },
 		{ 0, 0, 0, 0 }
 	};
 	struct kp_options	*o;
@@ -1026,6 +1099,8 @@ main(int argc, char **argv)
 			break;
 		}
 		case 337: r = kp_error_callback(o, error_cb, NULL); break;
+		case 338: r = kp_http_endpoint(o, optarg); break;
+		case 339: r = registrar_attack(o, optarg); break;
 		case 'c': r = kp_kube_client_kubeconfig(o, optarg, NULL); break;
 		case 'n': r = kp_node_name(o, optarg); break;
 		default: r = -1;
