@@ -81,3 +81,44 @@ test('RED TEAM: a token file named through a link into a projected volume stays 
   assert.ok(line, 'the probe read the volume\'s token');
   assert.match(line, /(No such file or directory|Permission denied)$/, `after the refresh: ${line}`);
 });
+
+// The state directory is the nodeserver's (fchown'ed to it), so a
+// compromised nodeserver may chmod it; the supervisor refused a group- or
+// world-writable state directory at every start, so one chmod made every
+// later kp_start() fail (pod restarts, a fixed driver version too) until
+// an administrator repaired it by hand. A mode the nodeserver set is now
+// taken back (0700, warned); a root-owned one stays refused.
+test('RED TEAM: a nodeserver that makes its state directory world-writable cannot stop every later start', { skip }, async (t) => {
+  const { spawnSync } = require('node:child_process');
+  const { IDS } = require('./lib/plugin');
+  const root = makeRoot(DRIVER);
+  t.after(() => root.cleanup());
+  const state = path.join(root.dir, 'state');
+  const args = ['--state-dir', state, '--cdi-dir', path.join(root.dir, 'cdi')];
+  const start = async () => {
+    const d = new TestDriver(root, args);
+    const l = await d.line(['ready', 'error']);
+    d.kill();
+    await d.exited;
+    return [l, d.stderr];
+  };
+  assert.match((await start())[0], /^ready/);
+  assert.equal(fs.statSync(state).uid, IDS.nodeserver, 'handed to the nodeserver');
+  // What the nodeserver's uid can do to its own directory.
+  const r = spawnSync('setpriv', [`--reuid=${IDS.nodeserver}`, `--regid=${IDS.nodeserver}`, '--clear-groups', 'chmod', '0777', state]);
+  assert.equal(r.status, 0, String(r.stderr));
+  assert.equal(fs.statSync(state).mode & 0o777, 0o777);
+  const [l, err] = await start();
+  assert.match(l, /^ready/, 'the next start still works');
+  assert.match(err, /state directory .*state: mode 777 set by the nodeserver, made 0700/);
+  assert.equal(fs.statSync(state).mode & 0o777, 0o700);
+  // An administrator's group-writable directory, root's: still refused.
+  const gw = path.join(root.dir, 'gw');
+  fs.mkdirSync(gw);
+  fs.chmodSync(gw, 0o770);
+  const d = new TestDriver(root, ['--state-dir', gw, '--cdi-dir', path.join(root.dir, 'cdi')]);
+  const l2 = await d.line(['ready', 'error']);
+  d.kill();
+  await d.exited;
+  assert.match(l2, /^error KP_E.*group- or world-writable \(mode 770\)/);
+});
