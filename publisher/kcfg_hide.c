@@ -121,7 +121,93 @@ hide_add(struct kcfg_hide *h, const struct kp_options *cfg,
 	return (0);
 }
 
-/* The directory of c as named, and the directory of its real path. */
+/*
+ * The directory of each symbolic link met on the way to c's file (real
+ * path real) that leads beneath that same directory: a projected
+ * volume's <vol>/token -> ..data/token and <vol>/..data -> ..<time>,
+ * which kubelet swaps to a new directory at every refresh. The directory
+ * as named and the real one leave <vol> itself open when the file is
+ * named through a link from elsewhere (/etc/kp/token -> <vol>/token) or
+ * through ..data: the next refresh served the new token there to the
+ * nodeserver. A link leading out of its directory (/var/run -> ../run)
+ * is no such swap point, and its directory (/var) is not hidden; nor is
+ * "/". At most 40 links, as the kernel.
+ */
+static int
+hide_links(struct kcfg_hide *h, const struct kp_options *cfg,
+    const struct cred *c, const char *real, char *err, size_t errsize)
+{
+	char		 cur[PATH_MAX], rest[PATH_MAX], tmp[PATH_MAX];
+	char		 link[PATH_MAX], comp[NAME_MAX + 1], *p, *slash;
+	struct stat	 st;
+	size_t		 n, len;
+	ssize_t		 ln;
+	int		 hops = 0, r;
+
+	if (c->path[0] == '/')
+		snprintf(cur, sizeof(cur), "/");
+	else if (getcwd(cur, sizeof(cur)) == NULL)
+		goto fail;
+	snprintf(rest, sizeof(rest), "%s", c->path);
+	p = rest;
+	for (;;) {
+		p += strspn(p, "/");
+		if ((n = strcspn(p, "/")) == 0)
+			return (0);
+		if (n > NAME_MAX) {
+			errno = ENAMETOOLONG;
+			goto fail;
+		}
+		memcpy(comp, p, n);
+		comp[n] = '\0';
+		p += n;
+		if (strcmp(comp, ".") == 0)
+			continue;
+		if (strcmp(comp, "..") == 0) {
+			if ((slash = strrchr(cur, '/')) != NULL)
+				slash[slash == cur ? 1 : 0] = '\0';
+			continue;
+		}
+		len = strlen(cur);
+		if ((size_t)snprintf(tmp, sizeof(tmp), "%s%s%s", cur,
+		    strcmp(cur, "/") == 0 ? "" : "/", comp) >= sizeof(tmp)) {
+			errno = ENAMETOOLONG;
+			goto fail;
+		}
+		if (lstat(tmp, &st) == -1)
+			goto fail;
+		if (!S_ISLNK(st.st_mode)) {
+			snprintf(cur, sizeof(cur), "%s", tmp);
+			continue;
+		}
+		if (++hops > 40) {
+			errno = ELOOP;
+			goto fail;
+		}
+		if ((ln = readlink(tmp, link, sizeof(link) - 1)) <= 0)
+			goto fail;
+		link[ln] = '\0';
+		if (len > 1 && within(real, cur) &&
+		    (r = hide_add(h, cfg, c, cur, err, errsize)) != 0)
+			return (r);
+		if ((size_t)snprintf(tmp, sizeof(tmp), "%s/%s", link, p) >=
+		    sizeof(tmp)) {
+			errno = ENAMETOOLONG;
+			goto fail;
+		}
+		snprintf(rest, sizeof(rest), "%s", tmp);
+		p = rest;
+		if (link[0] == '/')
+			snprintf(cur, sizeof(cur), "/");
+	}
+fail:
+	snprintf(err, errsize, "%s %s: %s", c->what, c->path,
+	    strerror(errno));
+	return (KP_ESANDBOX);
+}
+
+/* The directory of c as named, the directory of its real path, and
+ * those of the links on the way that a swap would reopen. */
 static int
 hide_cred(struct kcfg_hide *h, const struct kp_options *cfg,
     const struct cred *c, char *err, size_t errsize)
@@ -140,6 +226,8 @@ hide_cred(struct kcfg_hide *h, const struct kp_options *cfg,
 		return (KP_ESANDBOX);
 	}
 	if ((r = hide_add(h, cfg, c, named, err, errsize)) != 0)
+		return (r);
+	if ((r = hide_links(h, cfg, c, real, err, errsize)) != 0)
 		return (r);
 	slash = strrchr(real, '/');
 	slash[slash == real ? 1 : 0] = '\0';

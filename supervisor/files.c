@@ -168,7 +168,25 @@ state_dir(const char *path, uid_t uid, gid_t gid, char *err, size_t errsize)
 		r = files_fail(err, errsize, KP_EACCES, "state directory %s: "
 		    "owned by uid %u, not root or the nodeserver's uid %u",
 		    path, (unsigned)st.st_uid, (unsigned)uid);
-	else if (st.st_mode & (S_IWGRP | S_IWOTH))
+	else if ((st.st_mode & (S_IWGRP | S_IWOTH)) && st.st_uid == uid &&
+	    uid != geteuid()) {
+		/*
+		 * The nodeserver owns it and may chmod it: refusing that
+		 * mode let one compromised nodeserver fail every later
+		 * start (a fixed driver's too) until someone repaired it
+		 * by hand. Its content is the nodeserver's, untrusted
+		 * whoever wrote it; the mode goes back to 0700.
+		 */
+		if (fchmod(fd, 0700) == -1)
+			r = files_fail(err, errsize, KP_EACCES, "state "
+			    "directory %s: mode %03o set by the nodeserver: "
+			    "chmod 0700: %s", path,
+			    (unsigned)(st.st_mode & 07777), strerror(errno));
+		else
+			log_warnx("state directory %s: mode %03o set by the "
+			    "nodeserver, made 0700", path,
+			    (unsigned)(st.st_mode & 07777));
+	} else if (st.st_mode & (S_IWGRP | S_IWOTH))
 		r = files_fail(err, errsize, KP_EACCES, "state directory %s: "
 		    "group- or world-writable (mode %03o)", path,
 		    (unsigned)(st.st_mode & 07777));
