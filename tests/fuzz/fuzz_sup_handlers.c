@@ -281,9 +281,8 @@ sup_new(const uint8_t *hdr)
 		c->state = CS_READY;
 		channel(c, NULL);
 		clock_gettime(CLOCK_MONOTONIC, &c->started);
-		c->hb_ok = c->started;
-		c->log_tokens = KP_LOG_BURST;
-		c->log_refill = c->started;
+		c->hb_ok = c->started;	/* c->log and the other buckets are
+					 * full at their first use */
 	}
 	if (hdr[3] & 0x10)
 		desired(sup);
@@ -462,9 +461,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		ipc_chan_close(&c->ctl);
 	c->pid = FAKE_PID + (int)(data[0] % ROLE_COUNT);
 	c->state = states[data[1] % 3];
-	c->log_tokens = KP_LOG_BURST;
+	memset(&c->log, 0, sizeof(c->log));	/* full at its first use */
 	clock_gettime(CLOCK_MONOTONIC, &c->started);
-	c->hb_ok = c->log_refill = c->started;
+	c->hb_ok = c->started;
 	channel(c, &peer);
 	for (rounds = 0; rounds < MAX_ROUNDS; rounds++) {
 		if (off < size && (w = send(peer, data + off, size - off,

@@ -49,7 +49,8 @@ log_with(uint8_t *out, const uint8_t *extra, size_t n)
 	l.level = KP_LOG_WARNING;
 	l.text = "a line";
 	len = kpipc__log__pack(&l, inner);
-	memcpy(inner + len, extra, n);
+	if (n > 0)
+		memcpy(inner + len, extra, n);
 	len += n;
 	off += put_varint(out, KPIPC__MSG__M_LOG << 3 | 2);
 	off += put_varint(out + off, len);
