@@ -56,8 +56,9 @@ int	observer_main(struct child_env *);
  * address space: the library's constructor (role_exec.c) sees
  * CHILD_EXEC_ENV=<role>:<CHILD_EXEC_VERSION>, removes it from the
  * environment and runs the role before the driver's main(). The child
- * finds its channels at fixed fds; CHILD_FD_OPTS holds the flat copy of
- * the options (child_opts.c), CHILD_FD_LISTEN the observer's listener.
+ * finds its channels at fixed fds; CHILD_FD_OPTS is a pipe holding the
+ * flat copy of the options (child_opts.c), CHILD_FD_LISTEN the observer's
+ * listener.
  */
 #define CHILD_EXEC_ENV		"KP_ROLE_EXEC"
 #define CHILD_EXEC_VERSION	1

@@ -84,7 +84,7 @@ role_exec_die(const char *fmt, ...)
 	_exit(KP_EXIT_START);
 }
 
-/* fd must be open and of type fmt (S_IFSOCK, S_IFREG), kept from exec. */
+/* fd must be open and of type fmt (S_IFSOCK, S_IFIFO), kept from exec. */
 static void
 role_exec_fd(int fd, mode_t fmt, const char *what)
 {
@@ -100,42 +100,41 @@ role_exec_fd(int fd, mode_t fmt, const char *what)
 	(void)fcntl(fd, F_SETFD, FD_CLOEXEC);
 }
 
-/* The flat options from CHILD_FD_OPTS, rebuilt (then the fd closed). */
+/* The flat options from CHILD_FD_OPTS (a pipe, read to EOF), rebuilt;
+ * the fd closed. */
 static int
 role_exec_opts(struct kp_options **o, char *err, size_t errsize)
 {
-	struct stat	 st;
 	uint8_t		*buf;
-	size_t		 len, got = 0;
+	size_t		 got = 0;
 	ssize_t		 n;
 	int		 r;
 
-	if (fstat(CHILD_FD_OPTS, &st) == -1 || st.st_size <= 0 ||
-	    (size_t)st.st_size > ROLE_EXEC_MAX_OPTS) {
-		snprintf(err, errsize, "options copy: size %lld (1 to %u "
-		    "bytes)", (long long)st.st_size, ROLE_EXEC_MAX_OPTS);
-		return (KP_EPROTO);
-	}
-	len = (size_t)st.st_size;
-	if ((buf = malloc(len)) == NULL) {
+	if ((buf = malloc(ROLE_EXEC_MAX_OPTS)) == NULL) {
 		snprintf(err, errsize, "options copy: out of memory");
 		return (KP_ENOMEM);
 	}
-	while (got < len) {
-		n = pread(CHILD_FD_OPTS, buf + got, len - got, (off_t)got);
+	for (;;) {
+		n = read(CHILD_FD_OPTS, buf + got, ROLE_EXEC_MAX_OPTS - got);
 		if (n == -1 && errno == EINTR)
 			continue;
-		if (n <= 0) {
-			snprintf(err, errsize, "options copy: read %zu of %zu "
-			    "bytes: %s", got, len, n == 0 ? "end of file" :
-			    strerror(errno));
+		if (n == -1) {
+			snprintf(err, errsize, "options copy: read after %zu "
+			    "bytes: %s", got, strerror(errno));
 			free(buf);
 			return (KP_EPROTO);
 		}
-		got += (size_t)n;
+		if (n == 0)
+			break;
+		if ((got += (size_t)n) == ROLE_EXEC_MAX_OPTS) {
+			snprintf(err, errsize, "options copy: over %u bytes",
+			    ROLE_EXEC_MAX_OPTS);
+			free(buf);
+			return (KP_EPROTO);
+		}
 	}
 	close(CHILD_FD_OPTS);
-	r = child_opts_load(buf, len, o, err, errsize);
+	r = child_opts_load(buf, got, o, err, errsize);
 	free(buf);
 	return (r);
 }
@@ -157,7 +156,7 @@ role_exec_run(enum kp_role role, int (*role_main)(struct child_env *))
 	(void)prctl(PR_SET_NAME, name, 0, 0, 0);
 	role_exec_fd(CHILD_FD_CTL, S_IFSOCK, "control channel");
 	role_exec_fd(CHILD_FD_LOG, S_IFSOCK, "log channel");
-	role_exec_fd(CHILD_FD_OPTS, S_IFREG, "options copy");
+	role_exec_fd(CHILD_FD_OPTS, S_IFIFO, "options copy");
 	if (role == ROLE_OBSERVER)
 		role_exec_fd(CHILD_FD_LISTEN, S_IFSOCK, "listener");
 	/* Died before the signal was armed? */

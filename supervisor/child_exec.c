@@ -19,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "base/log.h"
@@ -55,37 +54,54 @@ exec_fds(const int *from)
 	return (fd_close_except(keep, CHILD_FD_COUNT));
 }
 
-/* The flat options in a new memfd; -1 with the reason in err. */
+/*
+ * The flat options in a pipe, written whole and its write end closed, so
+ * the child reads to EOF; -1 with the reason in err. A pipe, not a
+ * memfd: the syscalls are those the supervisor and every seccomp
+ * profile of the deploy kit already allow.
+ */
 static int
 exec_opts_fd(const struct kp_options *cfg, char *err, size_t errsize)
 {
 	uint8_t	*buf;
 	size_t	 len, off = 0;
 	ssize_t	 n;
-	int	 fd;
+	int	 p[2];
 
 	if (child_opts_flatten(cfg, &buf, &len, err, errsize) != 0)
 		return (-1);
-	if ((fd = memfd_create("kp-options", MFD_CLOEXEC)) == -1) {
-		snprintf(err, errsize, "memfd_create: %s", strerror(errno));
+	if (pipe2(p, O_CLOEXEC) == -1) {
+		snprintf(err, errsize, "options copy: pipe: %s",
+		    strerror(errno));
 		free(buf);
 		return (-1);
 	}
+	/* Nobody reads before the exec: all of it must fit (64 KiB by
+	 * default; the copy is about 26 KiB). */
+	if (len > 65536 && fcntl(p[1], F_SETPIPE_SZ, (int)len) == -1) {
+		snprintf(err, errsize, "options copy: %zu bytes: F_SETPIPE_SZ: "
+		    "%s", len, strerror(errno));
+		goto fail;
+	}
 	while (off < len) {
-		if ((n = write(fd, buf + off, len - off)) == -1 &&
+		if ((n = write(p[1], buf + off, len - off)) == -1 &&
 		    errno == EINTR)
 			continue;
 		if (n <= 0) {
 			snprintf(err, errsize, "options copy: write: %s",
 			    n == 0 ? "no progress" : strerror(errno));
-			free(buf);
-			close(fd);
-			return (-1);
+			goto fail;
 		}
 		off += (size_t)n;
 	}
 	free(buf);
-	return (fd);
+	close(p[1]);
+	return (p[0]);
+fail:
+	free(buf);
+	close(p[0]);
+	close(p[1]);
+	return (-1);
 }
 
 /*
