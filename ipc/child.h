@@ -50,9 +50,36 @@ int	nodeserver_main(struct child_env *);
 int	publisher_main(struct child_env *);
 int	observer_main(struct child_env *);
 
+/*
+ * Children started by fork + exec of the driver's own binary
+ * (/proc/self/exe; supervisor/child_exec.c), so that each has a fresh
+ * address space: the library's constructor (role_exec.c) sees
+ * CHILD_EXEC_ENV=<role>:<CHILD_EXEC_VERSION>, removes it from the
+ * environment and runs the role before the driver's main(). The child
+ * finds its channels at fixed fds; CHILD_FD_OPTS is a pipe holding the
+ * flat copy of the options (child_opts.c), CHILD_FD_LISTEN the observer's
+ * listener.
+ */
+#define CHILD_EXEC_ENV		"KP_ROLE_EXEC"
+#define CHILD_EXEC_VERSION	1
+#define CHILD_FD_CTL		3
+#define CHILD_FD_LOG		4
+#define CHILD_FD_OPTS		5
+#define CHILD_FD_LISTEN		6
+#define CHILD_FD_COUNT		7	/* 0-2 are stdio */
+
 /* child.c */
 int	child_start_fail(struct child_env *, int, const char *, ...)
 	    KP_PRINTF(3, 4);
 int	child_supervisor_gone(int);
+
+/* child_opts.c */
+int	child_opts_flatten(const struct kp_options *, uint8_t **, size_t *,
+	    char *, size_t);
+int	child_opts_load(const uint8_t *, size_t, struct kp_options **,
+	    char *, size_t);
+
+/* role_exec.c */
+int	role_exec_marker(enum kp_role, char *, size_t);
 
 #endif /* KP_CHILD_H */

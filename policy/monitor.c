@@ -43,10 +43,10 @@ policy_supervisor(const struct kp_options *cfg, char *err, size_t errsize)
 	    (r = pol_filter_build_union(po, &f, err, errsize)) != 0)
 		return (r);
 	/*
-	 * NO_NEW_PRIVS: nothing in the tree execs (execve is outside the
-	 * filter, but for a driver that lists it for its hooks), and an
-	 * exec could then gain no capability and no setuid id; every
-	 * child inherits it and sets it again.
+	 * NO_NEW_PRIVS: the publisher and the observer are exec'd
+	 * (supervisor/child_exec.c), and an exec then gains no capability
+	 * beyond our permitted set and no setuid id; every child inherits
+	 * it and sets it again.
 	 */
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1) {
 		snprintf(err, errsize, "supervisor: PR_SET_NO_NEW_PRIVS: %s",

@@ -7,7 +7,9 @@
  *
  * A role's filter is base[] + its own table (+ the driver's extra syscalls
  * for the nodeserver). The union of all of them is the supervisor's
- * filter, and with driver[] the pod's OCI profile (oci.c).
+ * filter, and with driver[] the pod's OCI profile (oci.c). The supervisor's
+ * table holds what a child does before its own filter too, the exec of
+ * the publisher and the observer included.
  *
  * Measured with strace -f under the end-to-end suite and the concurrent
  * stress client (tests/e2e/stress.js), normal and ASan builds; the
@@ -347,18 +349,24 @@ static const struct pol_rule supervisor[] = {
 	{ "setrlimit", POL_ALLOW, POL_ARG_NONE },
 	{ "prlimit64", POL_ALLOW, POL_ARG_NONE },
 	{ "unshare", POL_ALLOW, POL_ARG_NONE },
+
+	/* the publisher and the observer, started by exec of the driver's
+	 * binary (child_exec.c), up to the role's main: the exec, the
+	 * dynamic loader's thread pointer and tid, libcap-ng's constructor
+	 * (fstatfs of /proc/sys/kernel/cap_last_cap) */
+	{ "arch_prctl", POL_ALLOW, POL_ARG_NONE },
+	{ "execve", POL_ALLOW, POL_ARG_NONE },
+	{ "fstatfs", POL_ALLOW, POL_ARG_NONE },
+	{ "set_tid_address", POL_ALLOW, POL_ARG_NONE },
 };
 
 /*
- * The driver process before kp_start(): the dynamic loader and idling.
- * Only the pod's OCI profile has these; the supervisor's filter does not
- * (nothing in the tree execs).
+ * The driver process before kp_start(): idling (its start-up, the exec
+ * and the loader, is in the supervisor's table: the exec'd children do
+ * it too). Only the pod's OCI profile has these.
  */
 static const struct pol_rule driver[] = {
-	{ "arch_prctl", POL_ALLOW, POL_ARG_NONE },
-	{ "execve", POL_ALLOW, POL_ARG_NONE },
 	{ "pause", POL_ALLOW, POL_ARG_NONE },
-	{ "set_tid_address", POL_ALLOW, POL_ARG_NONE },
 };
 
 #ifdef KP_SANITIZE_SYSCALLS

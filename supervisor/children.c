@@ -216,6 +216,25 @@ child_stdio(int errw)
 	return (0);
 }
 
+/*
+ * The first steps of every new child, forked or about to exec
+ * (child_exec.c): signals, stdio, working directory, parent-death signal.
+ * Returns -1 on failure.
+ */
+int
+child_begin(int errw)
+{
+	child_reset_signals();
+	/* Nothing of the driver's working directory, which may lie in a
+	 * directory hidden from the child: relative paths start at "/"
+	 * (policy/fs.c changes there again after the init hook). */
+	if (child_stdio(errw) == -1 || chdir("/") == -1)
+		return (-1);
+	/* The supervisor's death (SIGKILL) ends the children too. */
+	(void)prctl(PR_SET_PDEATHSIG, SIGTERM);
+	return (0);
+}
+
 /* Runs in the new child; never returns. */
 static void
 child_run(struct sup *sup, struct child *c, int ctl, int logfd, int errw)
@@ -227,14 +246,8 @@ child_run(struct sup *sup, struct child *c, int ctl, int logfd, int errw)
 				    sup->lock_fd : -1;
 	int			 code;
 
-	child_reset_signals();
-	/* Nothing of the driver's working directory, which may lie in a
-	 * directory hidden from the child: relative paths start at "/"
-	 * (policy/fs.c changes there again after the init hook). */
-	if (child_stdio(errw) == -1 || chdir("/") == -1)
+	if (child_begin(errw) == -1)
 		_exit(KP_EXIT_START);
-	/* The supervisor's death (SIGKILL) ends the children too. */
-	(void)prctl(PR_SET_PDEATHSIG, SIGTERM);
 	if (lfd >= 0) {
 		int k2[7] = { 0, 1, 2, ctl, logfd, lfd, lock };
 
@@ -335,8 +348,11 @@ child_spawn(struct sup *sup, struct child *c)
 		close(errp[1]);
 		return (KP_EIO);
 	}
-	if (pid == 0)
+	if (pid == 0) {
+		/* The publisher and the observer: exec'd (child_exec.c). */
+		child_exec(sup, c, ctl[1], logp[1], errp[1]);
 		child_run(sup, c, ctl[1], logp[1], errp[1]);
+	}
 	lock_close(sup);	/* the child's now; the supervisor keeps none */
 	close(ctl[1]);
 	close(logp[1]);

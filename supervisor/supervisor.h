@@ -346,6 +346,10 @@ void	child_set_name(const char *);
 void	child_reaped(struct sup *, struct child *, int);
 void	child_schedule_restart(struct sup *, struct child *);
 int	fd_close_except(const int *, size_t);
+int	child_begin(int);
+
+/* child_exec.c */
+void	child_exec(struct sup *, struct child *, int, int, int);
 
 /* cdi_check.c */
 int	cdi_check(const char *, size_t, const struct kp_options *, char *,

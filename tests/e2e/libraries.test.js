@@ -11,8 +11,8 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
 const { spawnSync } = require('node:child_process');
-const { startEmulator, kubeconfig } = require('../apiserver-emu');
-const { makeRoot, TestDriver, TESTDRIVER, roles, until, freePort } = require('./lib/plugin');
+const { kubeconfig } = require('../apiserver-emu');
+const { makeRoot, TestDriver, TESTDRIVER, roles, until, freePort, withApi } = require('./lib/plugin');
 
 const DRIVER = 'test.example.com';
 const NODE = 'node-1';
@@ -31,23 +31,6 @@ function libraries(pid) {
 // pull in; none of it is ours.
 const CURL_CHAIN = /^lib(curl|gnutls|p11-kit|rtmp|ldap|lber|sasl2|gssapi_krb5|krb5|k5crypto|ssh2|nghttp2|psl|hogweed|nettle|gmp|tasn1|unistring|idn2)[.-]/;
 const MHD = /^libmicrohttpd\./;
-
-// A test driver with API access to a fresh emulator, stopped after t.
-async function withApi(t, root, args, opts) {
-  const emu = await startEmulator({ versions: ['v1'], nodes: [NODE], tokenFile: path.join(root.dir, 'token') });
-  fs.copyFileSync(emu.caFile, path.join(root.dir, 'ca.crt'));
-  const kc = path.join(root.dir, 'kubeconfig');
-  fs.writeFileSync(kc, kubeconfig({ server: emu.url }));
-  const drv = new TestDriver(root, ['--kubeconfig', kc, '--node-name', NODE, ...args], opts);
-  t.after(async () => {
-    drv.kill();
-    await drv.exited;
-    await emu.stop();
-    root.cleanup();
-  });
-  await drv.ready();
-  return { emu, drv };
-}
 
 test('libcurl and libmicrohttpd are mapped by the publisher and the observer only', async (t) => {
   const port = await freePort();

@@ -27,6 +27,7 @@
  * configs ("CONFIGS ...").
  * With --start-twice a second kp_start() with the same options follows the
  * first, before "ready": it prints "second <KP_NAME> <message>".
+ * With --heap-marker <text> the text reversed sits in the heap.
  * With --exit-on-stop a thread waits in kp_plugin_wait() and prints
  * "plugin-stopped <KP_NAME> <reason>" when the plugin stops on its own.
  * End of input stops as "stop" does. Claim "hang-forever..." makes the
@@ -1188,6 +1189,28 @@ icpt(void *user, enum kp_call_phase phase, const struct kp_call *call,
 	return (0);
 }
 
+/*
+ * --heap-marker <text>: the text reversed, in this process's heap for its
+ * whole life (only there: argv keeps it the right way round), so that a
+ * test can tell which processes carry the driver's heap.
+ */
+static char	*volatile heap_mark;	/* volatile: kept, never read */
+
+static int
+heap_marker(const char *a)
+{
+	size_t	 i, n = strlen(a);
+	char	*m;
+
+	if ((m = malloc(n + 1)) == NULL)
+		return (-1);
+	for (i = 0; i < n; i++)
+		m[i] = a[n - 1 - i];
+	m[n] = '\0';
+	heap_mark = m;
+	return (0);
+}
+
 static int
 apply(struct kp_options *o, int ch, const char *a)
 {
@@ -1265,6 +1288,7 @@ apply(struct kp_options *o, int ch, const char *a)
 	case 382: drv.exit_on_stop = 1; return (0);
 	case 390: drv.quiet = 1; return (0);
 	case 391: drv.start_twice = 1; return (0);
+	case 392: return (heap_marker(a));
 	default: return (-1);
 	}
 }
@@ -1313,6 +1337,7 @@ parse(int argc, char **argv, struct kp_options *o)
 		{ "termination-log", 1, 0, 381 },
 		{ "exit-on-stop", 0, 0, 382 },
 		{ "quiet", 0, 0, 390 }, { "start-twice", 0, 0, 391 },
+		{ "heap-marker", 1, 0, 392 },
 		{ 0, 0, 0, 0 }
 	};
 	int	 ch;

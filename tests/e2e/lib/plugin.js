@@ -271,6 +271,25 @@ function attackProbes(sim, driver, dir, timeoutMs = 10000) {
   };
 }
 
+// A test driver (args) with API access: a fresh API-server emulator, a
+// kubeconfig for it (token file, CA file) in root; all stopped after t.
+async function withApi(t, root, args = [], opts = {}) {
+  const { startEmulator, kubeconfig } = require('../../apiserver-emu');
+  const emu = await startEmulator({ versions: ['v1'], nodes: ['node-1'], tokenFile: path.join(root.dir, 'token') });
+  fs.copyFileSync(emu.caFile, path.join(root.dir, 'ca.crt'));
+  const kc = path.join(root.dir, 'kubeconfig');
+  fs.writeFileSync(kc, kubeconfig({ server: emu.url }));
+  const drv = new TestDriver(root, ['--kubeconfig', kc, '--node-name', 'node-1', ...args], opts);
+  t.after(async () => {
+    drv.kill();
+    await drv.exited;
+    await emu.stop();
+    root.cleanup();
+  });
+  await drv.ready();
+  return { emu, drv, kc };
+}
+
 // A TCP port on 127.0.0.1 nothing listens on (just now).
 function freePort() {
   return new Promise((resolve, reject) => {
@@ -286,5 +305,5 @@ function freePort() {
 module.exports = {
   ROOT, BUILD, TESTDRIVER, PCI_DRIVER, REDTEAM, makeRoot, TestDriver, childrenOf, comm, procStatus,
   roles, sleep, until, watchSockets, isAlive, UID_BASE, IDS, giveToNodeserver, childLines, freePort, memFind,
-  attackProbes,
+  attackProbes, withApi,
 };

@@ -1,0 +1,218 @@
+/*
+ * role_exec.c - the child's half of a start by exec (ipc/child.h): a
+ * constructor of the library that, in a process the supervisor exec'd,
+ * runs the role before the driver's main() gets control, then _exits.
+ * Without the marker it does nothing and the driver starts as usual.
+ *
+ * The exec'd roles run no driver code (no hook, interceptor or callback),
+ * so all they need is what the supervisor handed over: the fds at fixed
+ * numbers and the flat copy of the options (child_opts.c). The driver's
+ * heap, stack and layout stay behind in the supervisor.
+ *
+ * Here, not in supervisor/: this is the child, and ipc/ includes nothing
+ * but base/, so the constructor reaches no supervisor or api code; the
+ * supervisor's half (supervisor/child_exec.c) asks role_exec_marker()
+ * for the marker, which links this file, constructor included, into
+ * every program that can start a plugin (the static library too).
+ *
+ * Runs in: every process that loads the library (a look at the
+ * environment); an exec'd publisher or observer (the rest).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <malloc.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/log.h"
+#include "ipc/child.h"
+
+#define ROLE_EXEC_MAX_OPTS	(1024u * 1024)	/* bytes of the copy */
+
+/* The roles started by exec; the others are forked (children.c). */
+static const struct {
+	enum kp_role	 role;
+	int		(*main)(struct child_env *);
+} role_exec_roles[] = {
+	{ ROLE_PUBLISHER, publisher_main },
+	{ ROLE_OBSERVER, observer_main },
+};
+#define ROLE_EXEC_N	(sizeof(role_exec_roles) / sizeof(role_exec_roles[0]))
+
+/*
+ * The marker's value for role ("publisher:1") in buf; -1 when role is
+ * not started by exec.
+ */
+int
+role_exec_marker(enum kp_role role, char *buf, size_t size)
+{
+	size_t	 i;
+
+	for (i = 0; i < ROLE_EXEC_N; i++)
+		if (role_exec_roles[i].role == role) {
+			snprintf(buf, size, "%s:%d", ipc_role_name(role),
+			    CHILD_EXEC_VERSION);
+			return (0);
+		}
+	return (-1);
+}
+
+/* Before the channels are known good: stderr (the supervisor's pipe,
+ * logged as "<role>] stderr: ...") and out. */
+static void __attribute__((noreturn, format(printf, 1, 2)))
+role_exec_die(const char *fmt, ...)
+{
+	char	 line[512];
+	va_list	 ap;
+	int	 n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof(line) - 1, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		n = 0;
+	if ((size_t)n > sizeof(line) - 2)
+		n = sizeof(line) - 2;
+	line[n++] = '\n';
+	(void)!write(STDERR_FILENO, line, (size_t)n);
+	_exit(KP_EXIT_START);
+}
+
+/* fd must be open and of type fmt (S_IFSOCK, S_IFIFO), kept from exec. */
+static void
+role_exec_fd(int fd, mode_t fmt, const char *what)
+{
+	struct stat	 st;
+
+	if (fstat(fd, &st) == -1)
+		role_exec_die("exec'd child: fd %d (%s): %s", fd, what,
+		    strerror(errno));
+	if ((st.st_mode & S_IFMT) != fmt)
+		role_exec_die("exec'd child: fd %d (%s) is of type 0%o, "
+		    "expected 0%o", fd, what, (unsigned)(st.st_mode & S_IFMT),
+		    (unsigned)fmt);
+	(void)fcntl(fd, F_SETFD, FD_CLOEXEC);
+}
+
+/* The flat options from CHILD_FD_OPTS (a pipe, read to EOF), rebuilt;
+ * the fd closed. */
+static int
+role_exec_opts(struct kp_options **o, char *err, size_t errsize)
+{
+	uint8_t		*buf;
+	size_t		 got = 0;
+	ssize_t		 n;
+	int		 r;
+
+	if ((buf = malloc(ROLE_EXEC_MAX_OPTS)) == NULL) {
+		snprintf(err, errsize, "options copy: out of memory");
+		return (KP_ENOMEM);
+	}
+	for (;;) {
+		n = read(CHILD_FD_OPTS, buf + got, ROLE_EXEC_MAX_OPTS - got);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1) {
+			snprintf(err, errsize, "options copy: read after %zu "
+			    "bytes: %s", got, strerror(errno));
+			free(buf);
+			return (KP_EPROTO);
+		}
+		if (n == 0)
+			break;
+		if ((got += (size_t)n) == ROLE_EXEC_MAX_OPTS) {
+			snprintf(err, errsize, "options copy: over %u bytes",
+			    ROLE_EXEC_MAX_OPTS);
+			free(buf);
+			return (KP_EPROTO);
+		}
+	}
+	close(CHILD_FD_OPTS);
+	r = child_opts_load(buf, got, o, err, errsize);
+	free(buf);
+	return (r);
+}
+
+/* The role, as child_run() (supervisor/children.c) would run it after a
+ * fork; never returns. */
+static void __attribute__((noreturn))
+role_exec_run(enum kp_role role, int (*role_main)(struct child_env *))
+{
+	struct child_env	 env;
+	struct kp_options	*cfg;
+	char			 name[16], err[KP_ERROR_SIZE];
+	int			 r;
+
+	/* The supervisor's death (SIGKILL) ends the children too; exec
+	 * keeps the signal only when the credentials did not change. */
+	(void)prctl(PR_SET_PDEATHSIG, SIGTERM);
+	snprintf(name, sizeof(name), "kp-%s", ipc_role_name(role));
+	(void)prctl(PR_SET_NAME, name, 0, 0, 0);
+	role_exec_fd(CHILD_FD_CTL, S_IFSOCK, "control channel");
+	role_exec_fd(CHILD_FD_LOG, S_IFSOCK, "log channel");
+	role_exec_fd(CHILD_FD_OPTS, S_IFIFO, "options copy");
+	if (role == ROLE_OBSERVER)
+		role_exec_fd(CHILD_FD_LISTEN, S_IFSOCK, "listener");
+	/* Died before the signal was armed? */
+	if (child_supervisor_gone(CHILD_FD_CTL))
+		_exit(KP_EXIT_IPC);
+	log_procinit(ipc_role_name(role));
+	log_set_sink(CHILD_FD_LOG);
+	memset(&env, 0, sizeof(env));
+	ipc_chan_init(&env.ctl, CHILD_FD_CTL, KP_IPC_CHILD_FRAME);
+	env.logfd = CHILD_FD_LOG;
+	env.listen_fd = role == ROLE_OBSERVER ? CHILD_FD_LISTEN : -1;
+	env.lock_fd = -1;
+	if ((r = role_exec_opts(&cfg, err, sizeof(err))) != 0)
+		_exit(child_start_fail(&env, r, "%s", err));
+	env.cfg = cfg;
+	log_init(cfg->log_verbosity, NULL, NULL);
+	/* One glibc arena (children.c child_run: the nodeserver's two). */
+	(void)mallopt(M_ARENA_MAX, 1);
+	/* Signals: blocked since the fork (children.c), kept by exec. */
+	_exit(role_main(&env));
+}
+
+/*
+ * Before the driver's main() and the driver's own constructors (priority
+ * 101, the first a program may use; those of the shared libraries the
+ * driver links ran before): a process the supervisor exec'd becomes its
+ * role here and never returns.
+ */
+static void __attribute__((constructor(101)))
+role_exec_ctor(void)
+{
+	const char	*v;
+	char		 marker[32], *colon;
+	size_t		 i;
+
+	if ((v = getenv(CHILD_EXEC_ENV)) == NULL)
+		return;
+	/* exec made us dumpable again: nothing reads our memory while we
+	 * set up (policy_apply() sets it again after the uid change). */
+	(void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	snprintf(marker, sizeof(marker), "%s", v);
+	/* Not for the role's environment, nor for anything it runs. */
+	(void)unsetenv(CHILD_EXEC_ENV);
+	if ((colon = strchr(marker, ':')) == NULL)
+		role_exec_die("%s=%s: expected <role>:<version>",
+		    CHILD_EXEC_ENV, marker);
+	*colon++ = '\0';
+	if (strtol(colon, NULL, 10) != CHILD_EXEC_VERSION)
+		role_exec_die("%s: version %s, this library speaks %d (the "
+		    "driver's library replaced while it ran?)",
+		    CHILD_EXEC_ENV, colon, CHILD_EXEC_VERSION);
+	for (i = 0; i < ROLE_EXEC_N; i++)
+		if (strcmp(marker, ipc_role_name(role_exec_roles[i].role)) ==
+		    0)
+			role_exec_run(role_exec_roles[i].role,
+			    role_exec_roles[i].main);
+	role_exec_die("%s: \"%s\" is not a role started by exec",
+	    CHILD_EXEC_ENV, marker);
+}

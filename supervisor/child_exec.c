@@ -1,0 +1,155 @@
+/*
+ * child_exec.c - the supervisor's half of a start by exec (ipc/child.h):
+ * in the forked child, what child_run() does up to the role's main
+ * (child_begin(), fds), then execve() of the driver's own binary, so
+ * that the role gets a fresh address space: a new layout for each
+ * generation (a crash-restart loop learns nothing of the supervisor's or
+ * of earlier children's) and nothing of the driver's heap. The library's
+ * constructor (ipc/role_exec.c) takes over before the driver's main().
+ *
+ * Only the roles that run no driver code are started so (the publisher
+ * and the observer): the nodeserver and the registrar run the driver's
+ * hooks and interceptors, pointers into its main()'s set-up, and are
+ * forked (children.c child_run).
+ *
+ * Runs in: a child of the supervisor between fork and exec.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/log.h"
+#include "supervisor/supervisor.h"
+
+/* The binary this process runs, whatever became of its path since. */
+#define CHILD_EXEC_PATH	"/proc/self/exe"
+
+/*
+ * Each fd of from[] (CHILD_FD_COUNT, -1: none) at its index as number,
+ * inheritable; every other fd closed. Every source goes above the fixed
+ * numbers first, so no dup2() overwrites a source not yet moved.
+ */
+static int
+exec_fds(const int *from)
+{
+	int	 tmp[CHILD_FD_COUNT], keep[CHILD_FD_COUNT];
+	size_t	 i;
+
+	for (i = 0; i < CHILD_FD_COUNT; i++) {
+		keep[i] = tmp[i] = -1;
+		if (from[i] >= 0 && (tmp[i] = fcntl(from[i], F_DUPFD_CLOEXEC,
+		    CHILD_FD_COUNT)) == -1)
+			return (-1);
+	}
+	for (i = 0; i < CHILD_FD_COUNT; i++) {
+		if (tmp[i] == -1)
+			continue;
+		if (dup2(tmp[i], (int)i) == -1)
+			return (-1);
+		keep[i] = (int)i;
+	}
+	return (fd_close_except(keep, CHILD_FD_COUNT));
+}
+
+/*
+ * The flat options in a pipe, written whole and its write end closed, so
+ * the child reads to EOF; -1 with the reason in err. A pipe, not a
+ * memfd: the syscalls are those the supervisor and every seccomp
+ * profile of the deploy kit already allow.
+ */
+static int
+exec_opts_fd(const struct kp_options *cfg, char *err, size_t errsize)
+{
+	uint8_t	*buf;
+	size_t	 len, off = 0;
+	ssize_t	 n;
+	int	 p[2];
+
+	if (child_opts_flatten(cfg, &buf, &len, err, errsize) != 0)
+		return (-1);
+	if (pipe2(p, O_CLOEXEC) == -1) {
+		snprintf(err, errsize, "options copy: pipe: %s",
+		    strerror(errno));
+		free(buf);
+		return (-1);
+	}
+	/* Nobody reads before the exec: all of it must fit (64 KiB by
+	 * default; the copy is about 26 KiB). */
+	if (len > 65536 && fcntl(p[1], F_SETPIPE_SZ, (int)len) == -1) {
+		snprintf(err, errsize, "options copy: %zu bytes: F_SETPIPE_SZ: "
+		    "%s", len, strerror(errno));
+		goto fail;
+	}
+	while (off < len) {
+		if ((n = write(p[1], buf + off, len - off)) == -1 &&
+		    errno == EINTR)
+			continue;
+		if (n <= 0) {
+			snprintf(err, errsize, "options copy: write: %s",
+			    n == 0 ? "no progress" : strerror(errno));
+			goto fail;
+		}
+		off += (size_t)n;
+	}
+	free(buf);
+	close(p[1]);
+	return (p[0]);
+fail:
+	free(buf);
+	close(p[0]);
+	close(p[1]);
+	return (-1);
+}
+
+/*
+ * In the child of role c just forked: returns at once when c is not
+ * started by exec (the caller then runs it as forked), else never. A
+ * failure before the exec is reported as the role's start failure.
+ */
+void
+child_exec(struct sup *sup, struct child *c, int ctl, int logfd, int errw)
+{
+	struct child_env	 env;
+	char			 marker[32], name[16], err[KP_ERROR_SIZE];
+	char			*argv[2];
+	int			 from[CHILD_FD_COUNT], ofd;
+
+	if (role_exec_marker(c->role, marker, sizeof(marker)) != 0)
+		return;
+	/* As child_run(); the signal mask (all blocked) is kept by exec,
+	 * each role takes its own (sigwait, signalfd). */
+	if (child_begin(errw) == -1)
+		_exit(KP_EXIT_START);
+	log_procinit(c->name);
+	log_set_sink(logfd);
+	memset(&env, 0, sizeof(env));
+	ipc_chan_init(&env.ctl, ctl, KP_IPC_CHILD_FRAME);
+	if ((ofd = exec_opts_fd(sup->cfg, err, sizeof(err))) == -1)
+		_exit(child_start_fail(&env, KP_EIO, "%s", err));
+	from[0] = 0;
+	from[1] = 1;
+	from[2] = 2;
+	from[CHILD_FD_CTL] = ctl;
+	from[CHILD_FD_LOG] = logfd;
+	from[CHILD_FD_OPTS] = ofd;
+	from[CHILD_FD_LISTEN] = c->listen_fd != NULL ? *c->listen_fd : -1;
+	if (exec_fds(from) == -1)
+		_exit(child_start_fail(&env, KP_EIO, "fds for exec: %s",
+		    strerror(errno)));
+	env.ctl.fd = CHILD_FD_CTL;
+	log_set_sink(CHILD_FD_LOG);
+	if (setenv(CHILD_EXEC_ENV, marker, 1) == -1)
+		_exit(child_start_fail(&env, KP_ENOMEM, "setenv %s: %s",
+		    CHILD_EXEC_ENV, strerror(errno)));
+	/* argv[0] names the role in ps; nothing else is passed. */
+	snprintf(name, sizeof(name), "kp-%s", c->name);
+	argv[0] = name;
+	argv[1] = NULL;
+	(void)execve(CHILD_EXEC_PATH, argv, environ);
+	_exit(child_start_fail(&env, KP_EIO, "execve %s (the driver's "
+	    "binary, for a fresh address space): %s", CHILD_EXEC_PATH,
+	    strerror(errno)));
+}
