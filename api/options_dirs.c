@@ -18,6 +18,7 @@
 
 #include "base/log.h"
 #include "api/api.h"
+#include "base/fdio.h"
 
 #define DEFAULT_ROOT	"/var/lib/kubelet"
 
@@ -244,6 +245,14 @@ ensure_dir(struct kp_options *o, const char *what, const char *dir,
 	if (access(dir, W_OK | X_OK) == -1)
 		return (opt_fail(o, KP_EACCES, "%s: %s: not writable by this "
 		    "process (%s)", what, dir, strerror(errno)));
+	/* The supervisor binds and re-binds the sockets here without
+	 * CAP_DAC_OVERRIDE (docs/security.md "Capabilities"). */
+	if (geteuid() == 0 && !fd_dir_mode_writable(&st))
+		return (opt_fail(o, KP_EACCES, "%s: %s (uid %u, mode %03o) "
+		    "must be writable by root through its mode: the "
+		    "supervisor keeps no CAP_DAC_OVERRIDE (make it root's, "
+		    "as kubelet's directories are)", what, dir,
+		    (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777)));
 	return (0);
 }
 

@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/fdio.h"
@@ -29,4 +30,25 @@ fd_write_all(int fd, const void *buf, size_t len)
 		len -= (size_t)w;
 	}
 	return (0);
+}
+
+/*
+ * 1 if st (a directory) lets this process's euid and egid create and
+ * remove entries by its mode alone: the supervisor keeps no
+ * CAP_DAC_OVERRIDE (policy/monitor.c), so a directory root does not own
+ * and no mode bit opens to it is closed to it, whatever access(2) said
+ * in the driver's process, which still had the capability.
+ */
+int
+fd_dir_mode_writable(const struct stat *st)
+{
+	mode_t	 need;
+
+	if (st->st_uid == geteuid())
+		need = S_IWUSR | S_IXUSR;
+	else if (st->st_gid == getegid())
+		need = S_IWGRP | S_IXGRP;
+	else
+		need = S_IWOTH | S_IXOTH;
+	return ((st->st_mode & need) == need);
 }

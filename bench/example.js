@@ -94,7 +94,7 @@ async function environment(dir, { warmGets = WARM_GETS, apiWorkers = 0, stateTmp
   // (its two fsyncs per new claim), or, stateTmpfs, on a tmpfs.
   const state = stateTmpfs && fs.existsSync('/dev/shm') ? fs.mkdtempSync('/dev/shm/kp-bench-state-') : path.join(dir, 'state');
   if (state.startsWith('/dev/shm/')) fs.chmodSync(state, 0o755);
-  giveToNodeserver(cdi, state);
+  giveToNodeserver(state);	// the CDI directory stays root's: the supervisor writes it
   let seq = 0;
   // n fresh allocated claims in the emulator.
   const claims = (n, prefix) => Array.from({ length: n }, () => {

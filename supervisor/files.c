@@ -257,6 +257,28 @@ cdi_existing(struct sup *sup, const char *name, size_t *size)
 }
 
 /*
+ * 1 (cdi_err set) if the supervisor, without CAP_DAC_OVERRIDE from its
+ * capability drop on, could not create a spec in the CDI directory: one
+ * handed to another uid fails every write ("create a temporary file:
+ * Permission denied") long after the start.
+ */
+static int
+cdi_closed(struct sup *sup, const char *dir)
+{
+	struct stat	 st;
+
+	if (geteuid() != 0 || fstat(sup->cdi_fd, &st) == -1 ||
+	    fd_dir_mode_writable(&st))
+		return (0);
+	snprintf(sup->cdi_err, sizeof(sup->cdi_err), "CDI directory %.60s "
+	    "(uid %u, mode %03o) must be writable by root through its mode: "
+	    "the supervisor keeps no CAP_DAC_OVERRIDE (make it root's, as "
+	    "/var/run/cdi is)", dir, (unsigned)st.st_uid,
+	    (unsigned)(st.st_mode & 07777));
+	return (1);
+}
+
+/*
  * At start, before any child: the state directories and the CDI
  * directory's fd. An explicit CDI directory that cannot be opened fails
  * the start; the default one only makes CDI requests fail (a driver that
@@ -283,7 +305,15 @@ cdi_prepare(struct sup *sup, char *err, size_t errsize)
 	else if ((sup->cdi_fd = open(dir, O_RDONLY | O_DIRECTORY |
 	    O_NOFOLLOW | O_CLOEXEC)) == -1)
 		r = errno;
-	else {
+	else if (cdi_closed(sup, dir)) {
+		close(sup->cdi_fd);
+		sup->cdi_fd = -1;
+		if (po->cdi_dir[0] != '\0')
+			return (files_fail(err, errsize, KP_EACCES,
+			    "kp_cdi_directory: %s", sup->cdi_err));
+		log_info(1, "%s: CDI spec requests will fail", sup->cdi_err);
+		return (0);
+	} else {
 		cdi_count(sup);
 		cdi_watch_init(sup);
 		return (0);

@@ -98,10 +98,12 @@ async function main() {
   fs.mkdirSync(pluginDir, { recursive: true });
   // As root the plugin's processes run as their own uids (61000 the
   // nodeserver, 61002 the publisher): the temporary tree must be open to
-  // them, and the CDI directory and the journal's state directory the nodeserver's.
+  // them. The CDI and plugin directories stay root's, as on a node: the
+  // supervisor writes the specs and binds the sockets there without
+  // CAP_DAC_OVERRIDE; the state directory is the nodeserver's (the
+  // supervisor hands it over at start).
   fs.chmodSync(dir, 0o755);
   fs.mkdirSync(cdiDir, { recursive: true });
-  if (isRoot) for (const d of [cdiDir, pluginDir]) fs.chownSync(d, 61000, 61000);
   const NODE = nodeName();
   const cleanups = [];
   const cleanup = async () => {

@@ -63,6 +63,25 @@ test('a missing registry directory is KP_ENOENT naming the path and the option',
   assert.ok(!fs.existsSync(root.registry), 'the registry directory is not created');
 });
 
+// The supervisor keeps no CAP_DAC_OVERRIDE (docs/security.md): a directory
+// it binds sockets or writes specs in must be open to root by its mode, or
+// the failure would come long after the start (a re-bind, a spec write).
+test('as root, a plugin data or CDI directory handed to another uid fails kp_start naming the option and the rule', { skip: process.getuid() !== 0 && 'needs root' }, async (t) => {
+  const root = makeRoot(DRIVER);
+  t.after(() => root.cleanup());
+  const data = path.dirname(root.draSock);
+  fs.chownSync(data, 61000, 61000);
+  fs.chmodSync(data, 0o755);
+  const drv = start(t, root, ['--kubelet-root-dir', root.dir]);
+  assert.match(await drv.line(['ready', 'error']), /^error KP_EACCES kp_plugin_data_directory_path .* \(uid 61000, mode 755\) must be writable by root through its mode: the supervisor keeps no CAP_DAC_OVERRIDE/);
+  fs.chownSync(data, 0, 0);
+  const cdi = path.join(root.dir, 'cdi');
+  fs.mkdirSync(cdi);
+  fs.chownSync(cdi, 61000, 61000);
+  const drv2 = start(t, root, ['--kubelet-root-dir', root.dir, '--cdi-dir', cdi]);
+  assert.match(await drv2.line(['ready', 'error']), /^error KP_EACCES kp_cdi_directory: CDI directory .*cdi \(uid 61000, mode 755\) must be writable by root through its mode/);
+});
+
 test('the data directory with a missing parent is KP_ENOENT', async (t) => {
   const root = makeRoot(DRIVER);
   t.after(() => root.cleanup());
