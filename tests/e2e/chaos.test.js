@@ -13,7 +13,9 @@
 //     left at the end;
 //   - the supervisor's fd count is the same after as before;
 //   - no call failed except those in flight on a nodeserver that was
-//     killed (UNAVAILABLE), and each of those succeeded on retry;
+//     killed (UNAVAILABLE; "in flight" includes a call issued before the
+//     client saw the connection die), at most one a worker per kill, and
+//     each of those succeeded on retry;
 //   - every Prepare's hook got the claim's allocation (the look-up never
 //     failed), and every claim ended up prepared and unprepared (no data
 //     lost);
@@ -270,8 +272,15 @@ test(`chaos: ${KILLS} random SIGKILLs of children under kubelet load and slice s
   // --- figures ---------------------------------------------------------
   const nsKills = kills.filter((k) => k.role === 'nodeserver');
   // A failed call "in flight on a killed nodeserver": a nodeserver kill
-  // came between its start and its end.
-  const inFlight = (e) => nsKills.some((k) => k.at >= e.start - 50 && k.at <= e.end);
+  // came between its start and its end, or shortly before its start:
+  // grpc-js learns that a connection died from its event loop, which this
+  // test's own work (the kills' /proc walks, the samplers) delays, so a
+  // call issued in between still goes out on the dead connection and is
+  // dropped (debug runs: calls that began 4 to 44 ms after the kill; CI
+  // runs saw more). A kill can fail at most the call each worker has on
+  // that connection, which the count below bounds.
+  const KILL_LAG_MS = 1000;
+  const inFlight = (e) => nsKills.some((k) => k.at >= e.start - KILL_LAG_MS && k.at <= e.end);
   const unexplained = failures.filter((e) => !(e.code === UNAVAILABLE && inFlight(e)));
   const kinds = {};
   for (const e of failures) {
@@ -308,6 +317,8 @@ test(`chaos: ${KILLS} random SIGKILLs of children under kubelet load and slice s
   assert.ok(supFds1 <= supFds0, `supervisor fds grew: ${supFds0} -> ${supFds1}`);
   assert.deepEqual(unexplained.map((e) => `${e.method} ${e.claim}: ${e.message}`), [],
     'calls failed that were not in flight on a killed nodeserver');
+  assert.ok(failures.length <= WORKERS * nsKills.length,
+    `${failures.length} failed calls for ${nsKills.length} nodeserver kills and ${WORKERS} workers: more than one call a worker per kill`);
   assert.equal(alloc, claims.length, 'a hook ran without its claim\'s allocation');
   assert.deepEqual(regBad, [], 'the registration status changed');
   assert.equal(deregistered, 0, 'kubelet saw a deregistration');
