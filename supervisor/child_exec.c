@@ -76,11 +76,18 @@ exec_opts_fd(const struct kp_options *cfg, char *err, size_t errsize)
 		free(buf);
 		return (-1);
 	}
-	/* Nobody reads before the exec: all of it must fit (64 KiB by
-	 * default; the copy is about 26 KiB). */
-	if (len > 65536 && fcntl(p[1], F_SETPIPE_SZ, (int)len) == -1) {
-		snprintf(err, errsize, "options copy: %zu bytes: F_SETPIPE_SZ: "
-		    "%s", len, strerror(errno));
+	/*
+	 * Nobody reads before the exec: all of it must fit (64 KiB by
+	 * default; the copy is about 26 KiB). A user past
+	 * fs.pipe-user-pages-soft gets one-page pipes: the write end is
+	 * non-blocking so that fails here, naming why, instead of hanging
+	 * the child until the start times out.
+	 */
+	if (fcntl(p[1], F_SETFL, O_NONBLOCK) == -1 ||
+	    (len > 65536 && fcntl(p[1], F_SETPIPE_SZ, (int)len) == -1)) {
+		snprintf(err, errsize, "options copy: %zu bytes: %s: %s", len,
+		    len > 65536 ? "F_SETPIPE_SZ" : "O_NONBLOCK",
+		    strerror(errno));
 		goto fail;
 	}
 	while (off < len) {
@@ -88,8 +95,11 @@ exec_opts_fd(const struct kp_options *cfg, char *err, size_t errsize)
 		    errno == EINTR)
 			continue;
 		if (n <= 0) {
-			snprintf(err, errsize, "options copy: write: %s",
-			    n == 0 ? "no progress" : strerror(errno));
+			snprintf(err, errsize, "options copy: write after %zu of "
+			    "%zu bytes: %s", off, len, n == 0 ? "no progress" :
+			    errno == EAGAIN ? "the pipe is full (its size is "
+			    "limited: fs.pipe-user-pages-soft?)" :
+			    strerror(errno));
 			goto fail;
 		}
 		off += (size_t)n;
