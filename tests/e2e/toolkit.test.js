@@ -14,7 +14,7 @@ const path = require('node:path');
 const zlib = require('node:zlib');
 const { randomUUID } = require('node:crypto');
 const { KubeletSim } = require('../kubelet-sim');
-const { BUILD, makeRoot, TestDriver, roles, until, isAlive } = require('./lib/plugin');
+const { BUILD, makeRoot, TestDriver, roles, until, sleep, isAlive } = require('./lib/plugin');
 
 const BIN = path.join(BUILD, 'tests', 'kp_journaldriver');
 const NOSYS = path.join(BUILD, 'tests', 'kp_nosys');
@@ -22,6 +22,14 @@ const ROOT_USER = process.getuid() === 0;
 const JOURNAL = 'kubeletplugin-journal.json';
 const claim = (name) => ({ namespace: 'default', name, uid: randomUUID() });
 const count = (text, re) => (text.match(new RegExp(re, 'g')) || []).length;
+// The hook's stderr line reaches the test through the supervisor's relay,
+// which may come after the gRPC answer: wait (bounded) until n lines are
+// there, then give the count (an extra line still shows).
+const seen = async (drv, re, n) => {
+  await until(() => count(drv.stderr, re) >= n, 5000, 20).catch(() => {});
+  await sleep(50);
+  return count(drv.stderr, re);
+};
 
 // One driver; cdi: a CDI directory to share (default: its own).
 // wrap: [program, args...] that runs the driver (tests/e2e/bin/kp_nosys).
@@ -123,7 +131,7 @@ test('prepare writes a valid CDI spec and a journal entry; a repeat is answered 
   const written = ino();
   const again = await prepare(env, [c]);
   assert.deepEqual(again.claims[c.uid], res.claims[c.uid], 'the recorded result again');
-  assert.equal(count(env.drv.stderr, 'prepare hook: default/gpu-a'), 1, 'the hook ran once');
+  assert.equal(await seen(env.drv, 'prepare hook: default/gpu-a', 1), 1, 'the hook ran once');
   assert.equal(ino(), written, 'a claim answered by the journal writes nothing');
   await env.sim.nodeUnprepareResources(env.driver, [claim('never-prepared')]);
   assert.equal(ino(), written, 'an unprepare of a claim the journal does not know writes nothing');
@@ -137,10 +145,10 @@ test('prepare writes a valid CDI spec and a journal entry; a repeat is answered 
   assert.equal(env.journal().claims[c.uid], undefined, 'entry removed');
   // Unknown now: succeeds without the hook.
   await env.sim.nodeUnprepareResources(env.driver, [c]);
-  assert.equal(count(env.drv.stderr, 'unprepare hook: gpu-a'), 1);
+  assert.equal(await seen(env.drv, 'unprepare hook: gpu-a', 1), 1);
   // And prepared anew by the hook.
   await prepare(env, [c]);
-  assert.equal(count(env.drv.stderr, 'prepare hook: default/gpu-a'), 2);
+  assert.equal(await seen(env.drv, 'prepare hook: default/gpu-a', 2), 2);
 });
 
 // Specs the supervisor saw removed by someone else (its inotify watch,
@@ -187,7 +195,7 @@ test('a claim prepared before is answered from the nodeserver\'s copy of the CDI
   await env.drv.stderrMatch(/write_spec: mirror-a /);
   await until(() => (env.drv.stderr.match(written()) || []).length === 2, 10000);
   assert.equal(count(env.drv.stderr, LISTED), listed, `no list after the start:\n${env.drv.stderr}`);
-  assert.equal(count(env.drv.stderr, 'prepare hook: default/mirror-a'), 1, 'the hook ran once');
+  assert.equal(await seen(env.drv, 'prepare hook: default/mirror-a', 1), 1, 'the hook ran once');
 });
 
 test('without inotify the nodeserver asks for the CDI list on every claim prepared before, and sees a removed spec at once', async (t) => {
@@ -234,7 +242,7 @@ test('reconcile: a deleted CDI directory is repaired by the next prepare and by 
   await env.drv.stderrMatch(/write_spec: dev-a /);
   await env.drv.stderrMatch(/supervisor\] CDI directory \S+ was removed; made it again/);
   assert.equal(fs.existsSync(env.specOf(b)), false, 'b not asked for yet');
-  assert.equal(count(env.drv.stderr, 'prepare hook: default/dev-a'), 1);
+  assert.equal(await seen(env.drv, 'prepare hook: default/dev-a', 1), 1);
 
   // At the (restarted) nodeserver's start: b's spec is written again, an
   // orphaned claim spec of this driver is removed, a spec not named for
@@ -297,7 +305,7 @@ test('a corrupt journal is moved aside and reported; the nodeserver starts empty
   assert.match(l, /^errcb KP_EIO rec=1 the prepared-claim journal was unreadable and was moved aside/);
   // Serving: the claim is prepared again by the hook.
   await prepare(env, [c]);
-  assert.equal(count(env.drv.stderr, 'prepare hook: default/kept'), 2);
+  assert.equal(await seen(env.drv, 'prepare hook: default/kept', 2), 2);
 });
 
 test('entries from an earlier boot go to previous_boot, which keeps or forgets each; the boot ID is then this one', async (t) => {
@@ -332,5 +340,5 @@ test('entries from an earlier boot go to previous_boot, which keeps or forgets e
   // journal, the forgotten one by the hook.
   await prepare(env, [keep, forget]);
   assert.equal(count(env.drv.stderr, 'prepare hook: default/keep-1'), 0);
-  assert.equal(count(env.drv.stderr, 'prepare hook: default/forget-1'), 1);
+  assert.equal(await seen(env.drv, 'prepare hook: default/forget-1', 1), 1);
 });
