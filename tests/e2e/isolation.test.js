@@ -18,7 +18,7 @@ const path = require('node:path');
 const { randomUUID } = require('node:crypto');
 const { KubeletSim } = require('../kubelet-sim');
 const { startEmulator, kubeconfig } = require('../apiserver-emu');
-const { makeRoot, TestDriver, TESTDRIVER, BUILD, roles, until, procStatus, IDS, childLines } = require('./lib/plugin');
+const { makeRoot, TestDriver, TESTDRIVER, BUILD, roles, until, procStatus, IDS, childLines, isolationProbe } = require('./lib/plugin');
 
 const DRIVER = 'test.example.com';
 const NODE = 'node-1';
@@ -39,24 +39,7 @@ function mounts(pid) {
 const covered = (ms, p) => ms.some((m) => m.point === p);
 
 // Everything the isolation probe printed, as [what, rest] pairs.
-async function probe(drv, sim, emu) {
-  drv.stderr = '';
-  const c = { namespace: 'default', name: 'isolation', uid: randomUUID() };
-  emu.addClaim({ ...c, allocation: { results: [{ request: 'r', driver: DRIVER, pool: NODE, device: 'dev-0' }] } });
-  // As kubelet does, a call that finds no connection yet (a nodeserver
-  // just (re)started, slower under ASan) is retried; the probe's own
-  // answer is the claim error "isolation probe".
-  await until(() => sim.nodePrepareResources(DRIVER, [c], { timeoutMs: 10000 }).then(
-    () => { throw new Error('the isolation probe prepared'); },
-    (e) => (/isolation probe/.test(e.message) ? true : /Unavailable|No connection/.test(e.message) ? null : Promise.reject(e))),
-  15000, 200);
-  await drv.stderrMatch(/isolation: done/);
-  return childLines(drv.stderr).filter((l) => l.startsWith('isolation: ')).map((l) => {
-    const rest = l.slice('isolation: '.length);
-    const i = rest.indexOf(' ');
-    return [rest.slice(0, i), rest.slice(i + 1)];
-  });
-}
+const probe = (drv, sim, emu) => isolationProbe(drv, sim, emu, DRIVER, NODE);
 
 // An emulator, a kubeconfig for it (token file, CA file), the test driver
 // and a kubelet simulator; env for the driver. args and env may be

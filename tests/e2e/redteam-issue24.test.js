@@ -18,24 +18,15 @@ const path = require('node:path');
 const { randomUUID } = require('node:crypto');
 const { KubeletSim } = require('../kubelet-sim');
 const { startEmulator, kubeconfig } = require('../apiserver-emu');
-const { makeRoot, TestDriver, TESTDRIVER, BUILD, until, childLines } = require('./lib/plugin');
+const { makeRoot, TestDriver, TESTDRIVER, BUILD, until, childLines, isolationProbe } = require('./lib/plugin');
 
 const DRIVER = 'test.example.com';
 const NODE = 'node-1';
 const skip = process.getuid() === 0 ? false : 'needs root (uids, namespaces)';
 const NOSYS_LANDLOCK = [path.join(BUILD, 'tests', 'kp_nosys'), 'landlock_create_ruleset,landlock_add_rule,landlock_restrict_self'];
 
-async function probe(drv, sim, emu) {
-  drv.stderr = '';
-  const c = { namespace: 'default', name: 'isolation', uid: randomUUID() };
-  emu.addClaim({ ...c, allocation: { results: [{ request: 'r', driver: DRIVER, pool: NODE, device: 'dev-0' }] } });
-  await until(() => sim.nodePrepareResources(DRIVER, [c], { timeoutMs: 10000 }).then(
-    () => { throw new Error('the isolation probe prepared'); },
-    (e) => (/isolation probe/.test(e.message) ? true : /Unavailable|No connection/.test(e.message) ? null : Promise.reject(e))),
-  15000, 200);
-  await drv.stderrMatch(/isolation: done/);
-  return childLines(drv.stderr).filter((l) => l.startsWith('isolation: read ')).map((l) => l.slice('isolation: read '.length));
-}
+const probe = async (drv, sim, emu) => (await isolationProbe(drv, sim, emu, DRIVER, NODE))
+  .filter(([what]) => what === 'read').map(([, rest]) => rest);
 
 // A projected volume as kubelet's atomic writer lays it out.
 function projected(dir, stamp, token) {

@@ -302,8 +302,29 @@ function freePort() {
   });
 }
 
+// The test driver's isolation probe (its prepare hook, claim "isolation"):
+// everything it printed, as [what, rest] pairs. As kubelet does, a call
+// that finds no connection yet (a nodeserver just (re)started, slower
+// under ASan) is retried; the probe's own answer is the claim error
+// "isolation probe".
+async function isolationProbe(drv, sim, emu, driver, node) {
+  drv.stderr = '';
+  const c = { namespace: 'default', name: 'isolation', uid: randomUUID() };
+  emu.addClaim({ ...c, allocation: { results: [{ request: 'r', driver, pool: node, device: 'dev-0' }] } });
+  await until(() => sim.nodePrepareResources(driver, [c], { timeoutMs: 10000 }).then(
+    () => { throw new Error('the isolation probe prepared'); },
+    (e) => (/isolation probe/.test(e.message) ? true : /Unavailable|No connection/.test(e.message) ? null : Promise.reject(e))),
+  15000, 200);
+  await drv.stderrMatch(/isolation: done/);
+  return childLines(drv.stderr).filter((l) => l.startsWith('isolation: ')).map((l) => {
+    const rest = l.slice('isolation: '.length);
+    const i = rest.indexOf(' ');
+    return [rest.slice(0, i), rest.slice(i + 1)];
+  });
+}
+
 module.exports = {
   ROOT, BUILD, TESTDRIVER, PCI_DRIVER, REDTEAM, makeRoot, TestDriver, childrenOf, comm, procStatus,
-  roles, sleep, until, watchSockets, isAlive, UID_BASE, IDS, giveToNodeserver, childLines, freePort, memFind,
+  roles, sleep, until, watchSockets, isAlive, UID_BASE, IDS, giveToNodeserver, childLines, isolationProbe, freePort, memFind,
   attackProbes, withApi,
 };
