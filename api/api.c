@@ -24,6 +24,7 @@
 #include "base/log.h"
 #include "api/api.h"
 #include "policy/policy.h"
+#include "monitor/monitor.h"
 #include "supervisor/supervisor.h"
 
 static int	plugin_fail(struct kp_plugin *, int, const char *, ...)
@@ -174,7 +175,7 @@ start_supervisor(struct kp_options *cfg, const struct kp_hooks *hooks,
 		_exit(1);
 	cfg->plugin_listener = cfg->registrar_listener = -1;
 	fatal_page_set(fatal);
-	_exit(supervisor_main(cfg, hooks, fd, evfd, ps, rs, hfd));
+	_exit(monitor_main(cfg, hooks, fd, evfd, ps, rs, hfd));
 }
 
 /*

@@ -48,7 +48,8 @@ enum kp_role {
 	ROLE_OBSERVER = 3,
 	ROLE_COUNT = 4,
 	ROLE_DRIVER = 5,
-	ROLE_SUPERVISOR = 6
+	ROLE_SUPERVISOR = 6,	/* the monitor (kept name: its filter table) */
+	ROLE_BROKER = 7
 };
 
 /* One interceptor as added (rpc/ runs them; kp_interceptor_fn is the
@@ -108,7 +109,8 @@ struct policy_opts {
 #define POL_ID_OFF_REGISTRAR	1
 #define POL_ID_OFF_PUBLISHER	2
 #define POL_ID_OFF_OBSERVER	3
-#define POL_ID_COUNT		4
+#define POL_ID_OFF_BROKER	4
+#define POL_ID_COUNT		5
 
 /* Device metadata (KEP-5304): versions, and the subdirectory of the plugin
  * data directory (upstream metadataSubDir). */

@@ -4,9 +4,12 @@
  * worse than a failed write.
  *
  * Runs in: every role that writes files (the nodeserver's journal, the
- * supervisor's CDI specs and metadata files).
+ * broker's metadata files, the monitor's CDI specs).
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/random.h>
 #include <stdint.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -51,4 +54,31 @@ fd_dir_mode_writable(const struct stat *st)
 	else
 		need = S_IWOTH | S_IXOTH;
 	return ((st->st_mode & need) == need);
+}
+
+/*
+ * ".<name>.tmp-XXXXXX" in dfd, created O_EXCL, mode 0644 (fchmod it: the
+ * umask applies); the fd (tmp holds its name) or -1 and errno.
+ */
+int
+fd_tmp_create(int dfd, const char *name, char *tmp, size_t size)
+{
+	static const char	 al[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+	unsigned char		 rnd[6];
+	char			 sfx[7];
+	int			 fd, i, k;
+
+	for (k = 0; k < 8; k++) {
+		if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+			return (-1);
+		for (i = 0; i < 6; i++)
+			sfx[i] = al[rnd[i] % (sizeof(al) - 1)];
+		sfx[6] = '\0';
+		snprintf(tmp, size, ".%s.tmp-%s", name, sfx);
+		fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+		    O_CLOEXEC, 0644);
+		if (fd != -1 || errno != EEXIST)
+			return (fd);
+	}
+	return (-1);
 }

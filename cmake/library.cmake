@@ -1,7 +1,7 @@
 # libkubeletplugin: every .c file of the role and module directories.
 # Globbing (with CONFIGURE_DEPENDS) keeps one list: adding a file to a module
 # directory adds it to the library.
-set(KP_MODULES api base supervisor ipc rpc registrar nodeserver publisher
+set(KP_MODULES api base monitor supervisor ipc rpc registrar nodeserver publisher
     observer policy)
 set(KP_LIB_SRCS)
 foreach(m ${KP_MODULES})

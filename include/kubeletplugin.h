@@ -2116,7 +2116,8 @@ KP_EXTERN const struct kp_journal_entry *kp_unprepare_journal_entry(
  * Identities. Started as root, each sandboxed process runs as its own
  * non-root uid and gid, KP_SANDBOX_UID_BASE (61000) plus an offset: 0 the
  * nodeserver, 1 the registrar, 2 the publisher, 3 the observer
- * (kp_http_endpoint()). Neither /etc/passwd nor /etc/group is consulted. The range
+ * (kp_http_endpoint()), 4 the broker (which reads every process's
+ * messages; docs/security.md). Neither /etc/passwd nor /etc/group is consulted. The range
  * lies in what systemd documents as unused (60578-61183): above the
  * regular users (login.defs UID_MAX 60000) and systemd-homed
  * (60001-60513), below systemd's dynamic users (61184-65519), the
@@ -2130,10 +2131,10 @@ KP_EXTERN const struct kp_journal_entry *kp_unprepare_journal_entry(
 
 /*
  * kp_sandbox_uid_base - move the default ids of the processes (the
- * Identities table above) to base .. base + 3, uids and gids alike, for
+ * Identities table above) to base .. base + 4, uids and gids alike, for
  * clusters that allocate ids. kp_sandbox_user() still overrides a single
  * process. Default KP_SANDBOX_UID_BASE. Errors: KP_EINVAL (NULL handle,
- * base 0, base + 3 not below (uid_t)-1). Beyond upstream.
+ * base 0, base + 4 not below (uid_t)-1). Beyond upstream.
  */
 KP_EXTERN int kp_sandbox_uid_base(struct kp_options *opts, uid_t base);
 

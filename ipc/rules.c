@@ -142,6 +142,8 @@ ipc_role_name(enum kp_role role)
 		return ("driver");
 	case ROLE_SUPERVISOR:
 		return ("supervisor");
+	case ROLE_BROKER:
+		return ("broker");
 	default:
 		return ("unknown");
 	}

@@ -39,10 +39,13 @@ pol_role_ids(enum kp_role role, const struct policy_opts *po, uid_t *uid,
 	case ROLE_OBSERVER:
 		off = POL_ID_OFF_OBSERVER;
 		break;
+	case ROLE_BROKER:
+		off = POL_ID_OFF_BROKER;
+		break;
 	default:
 		return (KP_EINVAL);
 	}
-	if (po->user[role].set) {
+	if (role < ROLE_COUNT && po->user[role].set) {
 		*uid = po->user[role].uid;
 		*gid = po->user[role].gid;
 		return (0);

@@ -118,6 +118,17 @@ static const char *const pub_reads[] = {
 
 static char	extra[LL_MAX_EXTRA][POL_PATH_MAX];
 static size_t	n_extra;
+static char	broker_write[POL_PATH_MAX];	/* its metadata directory */
+
+/* The one directory the broker writes; 0 or KP_ENAMETOOLONG. */
+int
+pol_landlock_write(const char *path)
+{
+	if (strlen(path) >= POL_PATH_MAX)
+		return (KP_ENAMETOOLONG);
+	snprintf(broker_write, sizeof(broker_write), "%s", path);
+	return (0);
+}
 
 /*
  * A path this process must still read after the sandbox (the publisher's
@@ -251,6 +262,15 @@ role_rules(enum kp_role role, const struct policy_opts *po, int rs,
 			r = allow(role, rs, fs, pub_reads[i], LL_FS_READ, 0, err,
 			    errsize);
 		break;
+	case ROLE_BROKER:
+		/* The CDI directory read (counted, compared, watched; the
+		 * monitor writes it), the metadata directory written. */
+		r = allow(role, rs, fs, po->cdi_dir[0] != '\0' ? po->cdi_dir :
+		    POL_CDI_DIR, LL_FS_READ, 0, err, errsize);
+		if (r == 0 && broker_write[0] != '\0')
+			r = allow(role, rs, fs, broker_write, fs, 1, err,
+			    errsize);
+		return (r);
 	default:
 		break;	/* the registrar: no file at all */
 	}

@@ -86,7 +86,8 @@ pol_union_build(const struct policy_opts *po, int flags,
     struct pol_union **out)
 {
 	static const enum kp_role roles[] = { ROLE_REGISTRAR,
-	    ROLE_NODESERVER, ROLE_PUBLISHER, ROLE_OBSERVER, ROLE_SUPERVISOR };
+	    ROLE_NODESERVER, ROLE_PUBLISHER, ROLE_OBSERVER, ROLE_SUPERVISOR,
+	    ROLE_BROKER };
 	struct pol_union	*u;
 	const struct pol_rule	*t;
 	char			 name[64];

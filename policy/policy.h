@@ -134,6 +134,7 @@ int	pol_landlock(enum kp_role, const struct policy_opts *, char *,
 int	pol_landlock_abi(void);
 const char *const *pol_landlock_ns_reads(size_t *);
 int	policy_allow_read(const char *);
+int	pol_landlock_write(const char *);
 
 
 /* policy.c */
@@ -145,5 +146,8 @@ int	policy_apply(enum kp_role, const struct child_env *, char *,
 int	policy_supervisor(const struct kp_options *, char *, size_t);
 void	policy_init_begin(const struct child_env *);
 void	policy_init_end(const struct child_env *, int, char *, size_t);
+
+/* broker.c: the broker's sandbox */
+int	policy_broker(const struct kp_options *, int, char *, size_t);
 
 #endif /* KP_POLICY_H */

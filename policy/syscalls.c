@@ -260,6 +260,45 @@ static const struct pol_rule publisher[] = {
 };
 
 /*
+ * The broker (supervisor/): a poll loop over sockets it was given, the
+ * CDI directory read and watched, the metadata directory written; no
+ * process, socket or exec of its own. Its CDI specs are written by the
+ * monitor from a sealed memfd (monitor/cdi_put.c).
+ */
+static const struct pol_rule broker[] = {
+	/* signals: SIGTERM from the monitor */
+	{ "signalfd4", POL_ALLOW, POL_ARG_NONE },
+
+	/* ids, in its log lines */
+	{ "getegid", POL_ALLOW, POL_ARG_NONE },
+	{ "geteuid", POL_ALLOW, POL_ARG_NONE },
+	{ "getgid", POL_ALLOW, POL_ARG_NONE },
+	{ "getuid", POL_ALLOW, POL_ARG_NONE },
+
+	/* files: read the CDI directory, write the metadata directory */
+	{ "fchmod", POL_ALLOW, POL_ARG_NONE },
+	{ "fdatasync", POL_ALLOW, POL_ARG_NONE },
+	{ "fstat", POL_ALLOW, POL_ARG_NONE },
+	{ "fsync", POL_ALLOW, POL_ARG_NONE },
+	{ "ftruncate", POL_ALLOW, POL_ARG_NONE },
+	{ "getdents64", POL_ALLOW, POL_ARG_NONE },
+	{ "lseek", POL_ALLOW, POL_ARG_NONE },
+	{ "mkdirat", POL_ALLOW, POL_ARG_NONE },
+	{ "newfstatat", POL_ALLOW, POL_ARG_NONE },
+	{ "openat", POL_ALLOW, POL_ARG_NONE },
+	{ "pread64", POL_ALLOW, POL_ARG_NONE },
+	{ "renameat", POL_ALLOW, POL_ARG_NONE },
+	{ "renameat2", POL_ALLOW, POL_ARG_NONE },
+	{ "unlinkat", POL_ALLOW, POL_ARG_NONE },
+	{ "inotify_add_watch", POL_ALLOW, POL_ARG_NONE },
+	{ "inotify_init1", POL_ALLOW, POL_ARG_NONE },
+	{ "inotify_rm_watch", POL_ALLOW, POL_ARG_NONE },
+
+	/* the content of a spec and the driver's state, to the monitor */
+	{ "memfd_create", POL_ALLOW, POL_ARG_NONE },
+};
+
+/*
  * The supervisor's needs and what a child does before its own filter. The
  * supervisor's filter is not this table but the union of every table
  * (oci.c pol_union_build): each child inherits it, so it allows whatever
@@ -412,6 +451,9 @@ pol_table(enum kp_role role, size_t *n)
 	case ROLE_DRIVER:
 		*n = N(driver);
 		return (driver);
+	case ROLE_BROKER:
+		*n = N(broker);
+		return (broker);
 	default:
 		*n = 0;
 		return (NULL);

@@ -11,7 +11,7 @@
  *    status changes for kp_status_fd(). The queue is bounded; a driver that stops reading
  *    loses events (counted), never the supervisor's memory.
  *
- * Runs in: the supervisor.
+ * Runs in: the broker.
  */
 #include <stdarg.h>
 #include <stdio.h>

@@ -10,7 +10,7 @@
  * (charge_tick(): also when the child has gone quiet), and is counted in
  * /metrics (kubeletplugin_dropped_total).
  *
- * Runs in: the supervisor.
+ * Runs in: the broker.
  */
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,21 +1,24 @@
 /*
- * children.c - the role table, fork with fd hygiene and a pid namespace
- * per child, and restart backoff (100 ms doubling to 3.2 s, reset after
- * 60 s up).
+ * children.c - the broker's view of the children: the role table, starts
+ * and signals asked of the monitor (which forks and signals; the broker
+ * cannot), the answers, and restart backoff (100 ms doubling to 3.2 s,
+ * reset after 60 s up).
+ *
+ * Runs in: the broker.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <malloc.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/fdio.h"
 #include "base/log.h"
 #include "supervisor/supervisor.h"
 
@@ -58,7 +61,7 @@ child_table_init(struct sup *sup)
 		c->enabled = c->role == ROLE_PUBLISHER ?
 		    sup->cfg->kube_mode != KP_KUBE_NONE :
 		    c->role == ROLE_NODESERVER ? !sup->cfg->dra_off :
-		    c->role == ROLE_OBSERVER ? sup->http_fd != -1 :
+		    c->role == ROLE_OBSERVER ? sup->http_on :
 		    !sup->cfg->registration_off;
 		c->pid = -1;
 		c->logfd = -1;
@@ -70,314 +73,145 @@ child_table_init(struct sup *sup)
 		c->ctl.gate = child_gate;
 		c->ctl.gate_user = c;
 	}
-	sup->children[ROLE_NODESERVER].listen_fd = &sup->plugin_sock.fd;
-	sup->children[ROLE_REGISTRAR].listen_fd = &sup->reg_sock.fd;
-	sup->children[ROLE_OBSERVER].listen_fd = &sup->http_fd;
 }
 
-static int
-cmp_int(const void *a, const void *b)
-{
-	return (*(const int *)a - *(const int *)b);
-}
+/* The monitor's control channel (ipc/mon.h): every start and signal of a
+ * child is a request there. */
+static int	mon_fd = -1;
 
-/* Close every fd but those in keep (at most 12): nothing leaks into a
- * child that it was not given (STYLE: fork without exec). */
-int
-fd_close_except(const int *keep, size_t n)
-{
-	int	 k[12];
-	size_t	 i, m = 0;
-	unsigned lo = 0;
-
-	for (i = 0; i < n && m < 12; i++)
-		if (keep[i] >= 0)
-			k[m++] = keep[i];
-	qsort(k, m, sizeof(k[0]), cmp_int);
-	for (i = 0; i < m; i++) {
-		if ((unsigned)k[i] > lo &&
-		    close_range(lo, (unsigned)k[i] - 1, 0) == -1)
-			return (-1);
-		lo = (unsigned)k[i] + 1;
-	}
-	return (close_range(lo, ~0U, 0));
-}
-
-static void
-child_reset_signals(void)
-{
-	struct sigaction	 sa;
-	sigset_t		 all;
-	int			 s;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = SIG_DFL;
-	for (s = 1; s < NSIG; s++)
-		(void)sigaction(s, &sa, NULL);
-	sigfillset(&all);
-	sigprocmask(SIG_SETMASK, &all, NULL);
-}
-
-/* ps and /proc/<pid>/comm show the role: "kp-nodeserver". */
 void
-child_set_name(const char *role)
+child_mon_init(int fd)
 {
-	char	 name[16];
-
-	snprintf(name, sizeof(name), "kp-%s", role);
-	(void)prctl(PR_SET_NAME, name, 0, 0, 0);
+	mon_fd = fd;
 }
 
 /*
- * Remember our pid namespace, so that each child can get a fresh one
- * (child_fork). Children share ours when this fails (not root).
- */
-void
-child_ns_init(struct sup *sup)
-{
-	sup->pidns_fd = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
-	if (sup->pidns_fd == -1)
-		log_warn("open /proc/self/ns/pid: children share the "
-		    "supervisor's pid namespace");
-}
-
-/*
- * fork() into a new pid namespace: the child is its pid 1 and sees no
- * other process (policy/ns.c mounts its /proc). unshare(CLONE_NEWPID)
- * moves only the children made next, so the supervisor enters the new
- * namespace for this fork and returns to its own right after.
- *
- * Not clone(CLONE_NEWPID) as a raw syscall: that skips what glibc's fork
- * does in the child beyond the atfork handlers (moot here: one thread, no
- * handlers registered): it stores the new tid in the thread descriptor
- * (CLONE_CHILD_SETTID) and registers the robust-futex list again. Without
- * the tid, pthread_kill() of the main thread (rpc/serve.c wakes it so)
- * and error-checking mutexes would use the supervisor's tid.
- *
- * Without CAP_SYS_ADMIN (not root) a plain fork, warned once.
- */
-static pid_t
-child_fork(struct sup *sup, struct child *c)
-{
-	static int	 warned;
-	pid_t		 pid;
-	int		 e;
-
-	if (sup->pidns_fd == -1 || unshare(CLONE_NEWPID) == -1) {
-		if (!warned++)
-			log_warnx("no pid namespace per child (%s): every "
-			    "child sees the others in /proc", sup->pidns_fd ==
-			    -1 ? "no namespace fd" : strerror(errno));
-		return (fork());
-	}
-	pid = fork();
-	e = errno;
-	if (pid == 0)
-		return (0);
-	if (setns(sup->pidns_fd, CLONE_NEWPID) == -1) {
-		/* The next fork would join this child's namespace. */
-		log_warn("setns back to the supervisor's pid namespace; "
-		    "no more pid namespaces");
-		close(sup->pidns_fd);
-		sup->pidns_fd = -1;
-		if (pid > 0) {
-			(void)kill(pid, SIGKILL);
-			(void)waitpid(pid, NULL, 0);
-		}
-		errno = EAGAIN;
-		return (-1);
-	}
-	errno = e;
-	log_info(2, "%s in a pid namespace of its own", c->name);
-	return (pid);
-}
-
-/*
- * The child's stdio: nothing to read, stdout discarded, stderr a pipe the
- * supervisor turns into log lines ("<role>] stderr: ..."), sanitised and
- * rate-limited like every other line. The driver's own fds 0-2 never
- * reach a child: raw bytes there would bypass the sanitiser (a forged log
- * line) or land on the driver's stdout. Returns -1 on failure.
+ * The driver's latest state (kp_state_set) for a nodeserver to be
+ * started, as a sealed memfd the monitor hands to it unread: -1 when
+ * none or on failure (the nodeserver then gets it as its first frame).
  */
 static int
-child_stdio(int errw)
+child_state_fd(struct sup *sup, uint64_t *gen)
 {
-	int	 null;
+	const ProtobufCBinaryData	*d;
+	int				 fd;
 
-	if ((null = open("/dev/null", O_RDWR | O_CLOEXEC)) == -1)
+	if (sup->state == NULL || sup->state->state_set->data.len == 0)
 		return (-1);
-	if (dup2(null, 0) == -1 || dup2(null, 1) == -1 ||
-	    dup2(errw, 2) == -1) {
-		close(null);
+	d = &sup->state->state_set->data;
+	if ((fd = memfd_create("kp-state", MFD_CLOEXEC |
+	    MFD_ALLOW_SEALING)) == -1)
+		return (-1);
+	if (fd_write_all(fd, d->data, d->len) == -1 || fcntl(fd, F_ADD_SEALS,
+	    F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) == -1) {
+		close(fd);
 		return (-1);
 	}
-	if (null > 2)
-		close(null);
-	return (0);
+	*gen = sup->state->state_set->generation;
+	return (fd);
 }
 
 /*
- * The first steps of every new child, forked or about to exec
- * (child_exec.c): signals, stdio, working directory, parent-death signal.
- * Returns -1 on failure.
+ * Ask the monitor to start the child of role c (MON_SPAWN); its answer,
+ * MON_STARTED with the broker's ends of the child's channels or
+ * MON_SPAWN_FAILED, arrives on the control channel (child_started()).
  */
-int
-child_begin(int errw)
-{
-	child_reset_signals();
-	/* Nothing of the driver's working directory, which may lie in a
-	 * directory hidden from the child: relative paths start at "/"
-	 * (policy/fs.c changes there again after the init hook). */
-	if (child_stdio(errw) == -1 || chdir("/") == -1)
-		return (-1);
-	/* The supervisor's death (SIGKILL) ends the children too. */
-	(void)prctl(PR_SET_PDEATHSIG, SIGTERM);
-	return (0);
-}
-
-/* Runs in the new child; never returns. */
-static void
-child_run(struct sup *sup, struct child *c, int ctl, int logfd, int errw)
-{
-	struct child_env	 env;
-	int			 keep[5] = { 0, 1, 2, ctl, logfd };
-	int			 lfd = c->listen_fd ? *c->listen_fd : -1;
-	int			 lock = c->role == ROLE_NODESERVER ?
-				    sup->lock_fd : -1;
-	int			 code;
-
-	if (child_begin(errw) == -1)
-		_exit(KP_EXIT_START);
-	if (lfd >= 0) {
-		int k2[7] = { 0, 1, 2, ctl, logfd, lfd, lock };
-
-		code = fd_close_except(k2, 7);
-	} else
-		code = fd_close_except(keep, 5);
-	if (code == -1)
-		_exit(KP_EXIT_START);
-	/* Died before the signal was armed? (Only now: until the close
-	 * above this process held the supervisor's end itself.) */
-	if (child_supervisor_gone(ctl))
-		_exit(KP_EXIT_IPC);
-	log_procinit(c->name);
-	log_set_sink(logfd);
-	child_set_name(c->name);
-	/*
-	 * glibc gives each thread that allocates its own arena (up to 8 per
-	 * core), each a heap of touched pages that stays: gRPC's threads
-	 * made the children's largest anonymous share (docs/benchmarks.md,
-	 * "Pss of one tree alone"). The nodeserver keeps two (its hooks
-	 * may run on several workers at once); the others one.
-	 */
-	(void)mallopt(M_ARENA_MAX, c->role == ROLE_NODESERVER ? 2 : 1);
-	memset(&env, 0, sizeof(env));
-	env.cfg = sup->cfg;
-	env.hooks = sup->hooks;
-	ipc_chan_init(&env.ctl, ctl, KP_IPC_CHILD_FRAME);
-	env.logfd = logfd;
-	env.listen_fd = lfd;
-	env.lock_fd = lock;
-	if (c->role == ROLE_NODESERVER) {
-		env.hide = sup->pub_hide;
-		env.n_hide = sup->n_pub_hide;
-		chan_state_env(sup, &env);
-	}
-	/*
-	 * This process is pid 1 of its namespace (child_fork). Two things
-	 * differ for an init, both moot here: it would reap orphans, but
-	 * no child creates processes (fork is a seccomp violation); and it
-	 * gets only signals it handles, which the roles do: every signal
-	 * is blocked from child_reset_signals() on, and a blocked signal
-	 * is queued even for an init, where sigwait() (rpc/serve.c) or a
-	 * signalfd (publisher) takes SIGTERM.
-	 */
-	code = c->main(&env);
-	_exit(code);
-}
-
-/* Fork the child of role c with fresh channels. */
 int
 child_spawn(struct sup *sup, struct child *c)
 {
-	int	 ctl[2], logp[2], errp[2];
-	pid_t	 pid;
+	struct mon_msg	 m;
+	int		 sfd = -1, r;
 
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ctl) == -1)
+	if (c->spawning || c->pid > 0)
+		return (0);
+	mon_init(&m, MON_SPAWN);
+	m.role = c->role;
+	if (c->role == ROLE_NODESERVER)
+		sfd = child_state_fd(sup, &m.gen);
+	r = mon_send(sup->mon, &m, &sfd, sfd != -1);
+	if (sfd != -1)
+		close(sfd);
+	if (r != 0)
 		return (KP_EIO);
-	/*
-	 * SOCK_SEQPACKET, not SOCK_DGRAM: a connected datagram socket still
-	 * takes sendto() with an address, which would let a child reach
-	 * any datagram socket it can name (journald, sd_notify); a
-	 * connection-mode socket refuses one (EISCONN).
-	 */
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0,
-	    logp) == -1) {
-		close(ctl[0]);
-		close(ctl[1]);
-		return (KP_EIO);
+	c->spawning = 1;
+	return (0);
+}
+
+/* MON_STARTED: the child runs; its channels are ours. */
+void
+child_started(struct sup *sup, const struct mon_msg *m, const int *fds,
+    size_t n)
+{
+	struct child	*c;
+	size_t		 i;
+
+	if (n != 3 || m->role < 0 || m->role >= ROLE_COUNT ||
+	    !sup->children[m->role].spawning || m->pid <= 0) {
+		for (i = 0; i < n; i++)
+			close(fds[i]);
+		log_errorx("monitor: STARTED for no start asked");
+		return;
 	}
-	if (pipe2(errp, O_CLOEXEC) == -1) {
-		close(ctl[0]);
-		close(ctl[1]);
-		close(logp[0]);
-		close(logp[1]);
-		return (KP_EIO);
-	}
-	/* A nodeserver's own serialize.lock description (lockfile.c). */
-	if (c->role == ROLE_NODESERVER && lock_child_open(sup) != 0) {
-		close(ctl[0]);
-		close(ctl[1]);
-		close(logp[0]);
-		close(logp[1]);
-		close(errp[0]);
-		close(errp[1]);
-		return (KP_EIO);
-	}
-	/* The backlog a previous generation may have changed. */
-	if (c->listen_fd != NULL)
-		sock_relisten(*c->listen_fd);
-	if ((pid = child_fork(sup, c)) == -1) {
-		log_warn("fork %s", c->name);
-		lock_close(sup);
-		close(ctl[0]);
-		close(ctl[1]);
-		close(logp[0]);
-		close(logp[1]);
-		close(errp[0]);
-		close(errp[1]);
-		return (KP_EIO);
-	}
-	if (pid == 0) {
-		/* The publisher and the observer: exec'd (child_exec.c). */
-		child_exec(sup, c, ctl[1], logp[1], errp[1]);
-		child_run(sup, c, ctl[1], logp[1], errp[1]);
-	}
-	lock_close(sup);	/* the child's now; the supervisor keeps none */
-	close(ctl[1]);
-	close(logp[1]);
-	close(errp[1]);
-	(void)fcntl(ctl[0], F_SETFL, O_NONBLOCK);
-	(void)fcntl(logp[0], F_SETFL, O_NONBLOCK);
-	(void)fcntl(errp[0], F_SETFL, O_NONBLOCK);
+	c = &sup->children[m->role];
+	c->spawning = 0;
+	(void)fcntl(fds[0], F_SETFL, O_NONBLOCK);
+	(void)fcntl(fds[1], F_SETFL, O_NONBLOCK);
+	(void)fcntl(fds[2], F_SETFL, O_NONBLOCK);
 	ipc_chan_close(&c->ctl);
-	c->ctl.fd = ctl[0];
-	c->logfd = logp[0];
-	c->errfd = errp[0];
+	c->ctl.fd = fds[0];
+	c->logfd = fds[1];
+	c->errfd = fds[2];
 	c->errlen = 0;
-	c->pid = pid;
+	c->pid = m->pid;
 	c->journal_told = 0;	/* a new process: its own journal read */
 	c->state = CS_STARTING;
 	clock_gettime(CLOCK_MONOTONIC, &c->started);
-	log_info(2, "started %s, pid %d", c->name, (int)pid);
-	return (0);
+	log_info(2, "started %s, pid %d", c->name, (int)c->pid);
+	if (c->role == ROLE_NODESERVER)
+		sup->state_pending = sup->state != NULL;
+}
+
+/* MON_SPAWN_FAILED: as a failed fork. */
+void
+child_spawn_failed(struct sup *sup, const struct mon_msg *m)
+{
+	struct child	*c;
+
+	if (m->role < 0 || m->role >= ROLE_COUNT)
+		return;
+	c = &sup->children[m->role];
+	c->spawning = 0;
+	log_warnx("%s cannot be started: %s", c->name, m->text);
+	if (sup->phase < PHASE_RUNNING) {
+		sup_fail_start(sup, m->arg < 0 ? m->arg : KP_EIO, m->text);
+		return;
+	}
+	if (sup->phase == PHASE_RUNNING) {
+		chan_error(sup, KP_ECHILD, 0, "%s cannot be restarted: %s",
+		    c->name, m->text);
+		child_schedule_restart(sup, c);
+	}
+}
+
+/* A signal for c, by the monitor, to the pid we know. */
+void
+child_signal(struct child *c, int sig)
+{
+	struct mon_msg	 m;
+
+	if (c->pid <= 0)
+		return;
+	mon_init(&m, MON_KILL);
+	m.role = c->role;
+	m.pid = c->pid;
+	m.arg = sig;
+	(void)mon_send(mon_fd, &m, NULL, 0);
 }
 
 void
 child_kill(struct child *c, int sig)
 {
-	if (c->pid > 0)
-		(void)kill(c->pid, sig);
+	child_signal(c, sig);
 	if (sig == SIGKILL || sig == SIGTERM)
 		c->state = CS_STOPPING;
 }
@@ -428,15 +262,19 @@ child_reaped(struct sup *sup, struct child *c, int status)
 int
 child_ready(struct sup *sup, struct child *c, const Kpipc__Ready *r)
 {
-	size_t	 i;
+	struct mon_msg	 m;
+	size_t		 i;
 
 	if (c->role != ROLE_PUBLISHER)
 		return (r->n_hide_paths == 0 ? 0 : -1);
-	/* ipc_check() bounded the count and the lengths. */
+	/* ipc_check() bounded the count and the lengths; the monitor
+	 * forks the nodeservers. */
+	mon_init(&m, MON_HIDE);
 	for (i = 0; i < r->n_hide_paths && i < KP_IPC_MAX_HIDE; i++)
-		snprintf(sup->pub_hide[i], sizeof(sup->pub_hide[i]), "%s",
+		snprintf(m.paths[i], sizeof(m.paths[i]), "%s",
 		    r->hide_paths[i]);
-	sup->n_pub_hide = i;
+	m.n = (uint32_t)i;
+	(void)mon_send(sup->mon, &m, NULL, 0);
 	return (0);
 }
 

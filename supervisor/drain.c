@@ -18,7 +18,7 @@
  * Restarting a nodeserver on a new listening socket (repair.c) drains it
  * the same way.
  *
- * Runs in: the supervisor.
+ * Runs in: the broker.
  */
 #include <signal.h>
 
@@ -40,7 +40,7 @@ drain_child(struct sup *sup, struct child *c)
 		c->draining = 1;
 		return;
 	}
-	(void)kill(c->pid, SIGTERM);
+	child_signal(c, SIGTERM);	/* by the monitor */
 	c->draining = 1;
 	clock_gettime(CLOCK_MONOTONIC, &c->kill_at);
 	ts_after_ms(&c->kill_at, grace + KP_STOP_GRACE_MS);

@@ -13,7 +13,7 @@
  * neither flood the publisher nor hide them. Dropped while no publisher
  * runs.
  *
- * Runs in: the supervisor.
+ * Runs in: the broker.
  */
 #include <stdarg.h>
 #include <stdio.h>

@@ -48,7 +48,6 @@
 #include "base/utf8.h"
 #include "supervisor/supervisor.h"
 
-#define CDI_TMP_TRIES	8
 #define CDI_SYNC_MS	10	/* the directory's fsync, at most this late */
 #define CDI_MAX_FILES	1024	/* a driver's specs: files, and */
 #define CDI_MAX_FILES_MD 4096	/* with device metadata on, */
@@ -369,7 +368,10 @@ files_cdi_reopen(struct sup *sup)
 	    st.st_nlink > 0)
 		return;
 	dir = po->cdi_dir[0] != '\0' ? po->cdi_dir : POL_CDI_DIR;
-	if ((mkdir(dir, 0755) == -1 && errno != EEXIST) ||
+	if (sup->mon_files != -1) {
+		if ((fd = sup_mon_reopen(sup)) == -1)
+			return;		/* not ours to make; said why */
+	} else if ((mkdir(dir, 0755) == -1 && errno != EEXIST) ||
 	    (fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 	    O_CLOEXEC)) == -1) {
 		log_warn("CDI directory %s was removed; making it again", dir);
@@ -392,30 +394,6 @@ cdi_name_ok(struct sup *sup, const char *name, char *err, size_t errsize)
 	    "not %s", name, NAME_R_CDI_SPEC));
 }
 
-/* ".<name>.tmp-XXXXXX", created O_EXCL; the fd or -1. */
-static int
-tmp_create(int dfd, const char *name, char *tmp, size_t size)
-{
-	static const char	 al[] = "abcdefghijklmnopqrstuvwxyz0123456789";
-	unsigned char		 rnd[6];
-	char			 sfx[7];
-	int			 fd, i, k;
-
-	for (k = 0; k < CDI_TMP_TRIES; k++) {
-		if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
-			return (-1);
-		for (i = 0; i < 6; i++)
-			sfx[i] = al[rnd[i] % (sizeof(al) - 1)];
-		sfx[6] = '\0';
-		snprintf(tmp, size, ".%s.tmp-%s", name, sfx);
-		fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
-		    O_CLOEXEC, 0644);
-		if (fd != -1 || errno != EEXIST)
-			return (fd);
-	}
-	return (-1);
-}
-
 /*
  * Whether name is already this content: a regular file of root's (the
  * supervisor's uid), mode 0644, the same bytes; what files_put() would
@@ -434,7 +412,8 @@ cdi_same(struct sup *sup, const char *name, const uint8_t *data, size_t len)
 	    O_NONBLOCK | O_CLOEXEC)) == -1)
 		return (0);
 	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-	    st.st_uid == geteuid() && (st.st_mode & 07777) == 0644 &&
+	    st.st_uid == (sup->mon_files == -1 ? geteuid() : sup->cdi_owner) &&
+	    (st.st_mode & 07777) == 0644 &&
 	    (size_t)st.st_size == len) {
 		for (same = 1; same && off < len; off += (size_t)n) {
 			k = len - off < sizeof(buf) ? len - off : sizeof(buf);
@@ -484,7 +463,7 @@ put(int dfd, const char *name, const uint8_t *data, size_t len,
 	char	 tmp[NAME_MAX_CDI_SPEC + 16];
 	int	 fd, r;
 
-	if ((fd = tmp_create(dfd, name, tmp, sizeof(tmp))) == -1)
+	if ((fd = fd_tmp_create(dfd, name, tmp, sizeof(tmp))) == -1)
 		return (files_fail(err, errsize, KP_EIO, "%s: create a "
 		    "temporary file: %s", what, strerror(errno)));
 	if (fchmod(fd, 0644) == -1 || fd_write_all(fd, data, len) == -1 ||
@@ -619,7 +598,11 @@ files_cdi_put(struct sup *sup, const char *name, const uint8_t *data,
 	    errsize)) != 0)
 		return (r);
 	snprintf(what, sizeof(what), "CDI spec %s", name);
-	if ((r = put(sup->cdi_fd, name, data, len, what, 0, err,
+	/* The monitor writes it (root's directory, shared by every
+	 * driver); without one (the unit tests, the fuzz target) the
+	 * directory is this process's to write. */
+	if ((r = sup->mon_files != -1 ? sup_mon_put(sup, name, data, len,
+	    err, errsize) : put(sup->cdi_fd, name, data, len, what, 0, err,
 	    errsize)) != 0)
 		return (r);
 	cdi_dirty(sup);
@@ -642,7 +625,13 @@ files_cdi_unlink(struct sup *sup, const char *name, int *removed, char *err,
 		*removed = 0;
 	if (!cdi_existing(sup, name, &old))
 		return (0);
-	if (unlinkat(sup->cdi_fd, name, 0) == -1) {
+	if (sup->mon_files != -1) {
+		if (sup_mon_remove(sup, name, err, errsize) != 0 &&
+		    strstr(err, strerror(ENOENT)) == NULL)
+			return (KP_EIO);
+		if (removed != NULL)
+			*removed = 1;
+	} else if (unlinkat(sup->cdi_fd, name, 0) == -1) {
 		if (errno != ENOENT)
 			return (files_fail(err, errsize, KP_EIO, "CDI spec %s: "
 			    "remove: %s", name, strerror(errno)));

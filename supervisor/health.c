@@ -5,7 +5,7 @@
  * nodeserver's stale warnings are counted and passed to the driver's
  * error function within the nodeserver's budget.
  *
- * Runs in: the supervisor.
+ * Runs in: the broker.
  */
 #include "base/log.h"
 #include "supervisor/supervisor.h"

@@ -16,7 +16,7 @@
  * decoded as untrusted input: jansson, first object only, a bounded read.
  * The new content counts in the quota (files.c) in place of the old.
  *
- * Runs in: the supervisor.
+ * Runs in: the broker.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -41,6 +41,7 @@
 
 #include "base/log.h"
 #include "base/names.h"
+#include "policy/policy.h"
 #include "base/utf8.h"
 #include "supervisor/supervisor.h"
 
@@ -48,6 +49,18 @@
 #define MD_CONTAINER_DIR "/var/run/kubernetes.io/dra-device-attributes"
 #define MD_CDI_VERSION	"0.5.0"
 #define MD_SPEC_MAX	4096
+
+/* The broker's uid, which owns the directory from the second start on. */
+static uid_t
+md_owner(struct sup *sup)
+{
+	uid_t	 uid;
+	gid_t	 gid;
+
+	if (pol_role_ids(ROLE_BROKER, &sup->cfg->policy, &uid, &gid) != 0)
+		return (0);
+	return (uid);
+}
 
 /*
  * Characters the spec's hostPath may hold as they are: JSON needs no
@@ -101,7 +114,8 @@ metadata_prepare(struct sup *sup, char *err, size_t errsize)
 		    errno == ELOOP ? "a symbolic link or not a directory" :
 		    strerror(errno)));
 	if (fstat(fd, &st) == -1 || (st.st_uid != 0 &&
-	    st.st_uid != geteuid()) || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+	    st.st_uid != geteuid() && st.st_uid != md_owner(sup)) ||
+	    (st.st_mode & (S_IWGRP | S_IWOTH))) {
 		close(fd);
 		return (files_fail(err, errsize, KP_EACCES,
 		    "kp_device_metadata: metadata directory %s: must be "
@@ -118,6 +132,55 @@ metadata_prepare(struct sup *sup, char *err, size_t errsize)
 	/* What an earlier run left counts in the quota from the start. */
 	metadata_count(sup, &sup->cdi_files, &sup->cdi_bytes);
 	return (0);
+}
+
+/*
+ * Every entry of the metadata directory (three levels: claims, requests,
+ * files), and the directory, to the broker's uid and gid, before it
+ * drops to them: the broker alone writes there. Links are not followed;
+ * at most CDI_MAX_FILES_MD entries are looked at.
+ */
+static void
+md_chown(int dfd, int depth, uid_t uid, gid_t gid, size_t *budget)
+{
+	struct dirent	*de;
+	DIR		*d;
+	int		 fd, sub;
+
+	if ((fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1 ||
+	    (d = fdopendir(fd)) == NULL) {
+		if (fd != -1)
+			close(fd);
+		return;
+	}
+	while ((de = readdir(d)) != NULL && *budget > 0) {
+		if (strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0)
+			continue;
+		(*budget)--;
+		(void)fchownat(dfd, de->d_name, uid, gid, AT_SYMLINK_NOFOLLOW);
+		if (depth < 2 && de->d_type == DT_DIR &&
+		    (sub = openat(dfd, de->d_name, O_RDONLY | O_DIRECTORY |
+		    O_NOFOLLOW | O_CLOEXEC)) != -1) {
+			md_chown(sub, depth + 1, uid, gid, budget);
+			close(sub);
+		}
+	}
+	closedir(d);
+}
+
+void
+metadata_own(struct sup *sup)
+{
+	size_t	 budget = 4 * 4096;
+	uid_t	 uid;
+	gid_t	 gid;
+
+	if (sup->meta_fd == -1 || geteuid() != 0 ||
+	    pol_role_ids(ROLE_BROKER, &sup->cfg->policy, &uid, &gid) != 0)
+		return;
+	(void)fchown(sup->meta_fd, uid, gid);
+	md_chown(sup->meta_fd, 0, uid, gid, &budget);
 }
 
 void

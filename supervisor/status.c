@@ -5,7 +5,7 @@
  * Health inputs, each fed by one place and read only here:
  *   status_set_socket()	a socket file missing or replaced, or its
  *				socket shut down (the check of
- *				status_tick(), or whoever repairs sockets)
+ *				monitor, MON_SOCKET: monitor/repair.c)
  *   status_child_ok()		a child's READY or heartbeat answer
  *   status_child_down()	a child ended (reason for the restart count)
  *   status_published()		the driver's first resources
@@ -211,40 +211,6 @@ status_pong(struct sup *sup, struct child *c, const Kpipc__Pong *p)
 			st->n_pools++;
 		}
 	}
-}
-
-/*
- * The socket check: is the file at s->path still the socket we bound, and
- * does that socket take connections (not shut down: a connect() to it
- * would be refused)? Since repair.c re-creates a removed or dead-replaced
- * socket within its check interval, a shut-down one at once, and stops
- * the plugin when a live instance took the path, "is missing" shows at
- * most until the next repair_tick() and the others practically never;
- * kept as a safety net should repair be delayed or fail without stopping
- * the plugin. No connect(): it would cost the child an accept a second.
- */
-static void
-check_socket(struct sup *sup, int which, const struct sup_socket *s)
-{
-	struct stat	 sb;
-	char		 why[STATUS_REASON_MAX];
-
-	if (s->fd == -1 || s->path == NULL || !s->created)
-		return;
-	if (lstat(s->path, &sb) == -1) {
-		snprintf(why, sizeof(why), "socket %s is missing", s->path);
-		status_set_socket(sup, which, 0, why);
-	} else if (!S_ISSOCK(sb.st_mode) || sb.st_dev != s->dev ||
-	    sb.st_ino != s->ino) {
-		snprintf(why, sizeof(why), "socket %s is no longer the one "
-		    "the plugin bound", s->path);
-		status_set_socket(sup, which, 0, why);
-	} else if (sock_refuses(s->fd)) {
-		snprintf(why, sizeof(why), "socket %s refuses connections "
-		    "(its listening socket was shut down)", s->path);
-		status_set_socket(sup, which, 0, why);
-	} else
-		status_set_socket(sup, which, 1, NULL);
 }
 
 /* The first reason /healthz fails, or "" when it passes. */
@@ -562,8 +528,6 @@ status_tick(struct sup *sup)
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &st->next_tick);
 	ts_after_ms(&st->next_tick, KP_HEARTBEAT_MS);
-	check_socket(sup, 0, &sup->plugin_sock);
-	check_socket(sup, 1, &sup->reg_sock);
 	status_ping(sup);
 	live_reason(sup, live, sizeof(live));
 	if (live[0] != '\0')

@@ -1,15 +1,15 @@
 /*
- * supervisor.c - supervisor_main(): the single-threaded poll loop that owns
- * the listening sockets, forks the children in order, relays what they may
- * send (after the state table and field rules allowed it), restarts them
- * with backoff, and stops everything when the driver asks or goes away.
- * It never calls grpc_init or curl_global_init and never reads credentials.
+ * supervisor.c - broker_main(): the single-threaded poll loop that has the
+ * monitor start the children in order, relays what they may send (after
+ * the state table and field rules allowed it), has them restarted with
+ * backoff, and stops everything when the driver asks or goes away. It
+ * never calls grpc_init or curl_global_init and never reads credentials.
  *
- * Runs in: the supervisor, forked by kp_start() with the driver's
- * privileges (root on a node: it creates the children's sandboxes), then,
- * after its set-up, only the capabilities it needs, NO_NEW_PRIVS and a
- * seccomp filter of its own (policy/monitor.c, docs/security.md); one
- * thread.
+ * Runs in: the broker, forked by the monitor (monitor/broker.c); after
+ * its set-up its own uid, no capability, NO_NEW_PRIVS, Landlock and a
+ * seccomp filter of its own (policy/broker.c, docs/security.md); one
+ * thread. (The directory keeps the name "supervisor": the broker is what
+ * the supervisor was, minus everything privileged.)
  */
 #include <errno.h>
 #include <poll.h>
@@ -35,13 +35,11 @@
 #define PFD_CTL(i)	(3 + 3 * (i))
 #define PFD_LOG(i)	(4 + 3 * (i))
 #define PFD_ERR(i)	(5 + 3 * (i))
-#define PFD_REPAIR	(3 + 3 * ROLE_COUNT)	/* inotify (repair.c) */
+#define PFD_MON		(3 + 3 * ROLE_COUNT)	/* the monitor (ipc/mon.h) */
 #define PFD_CDIWATCH	(4 + 3 * ROLE_COUNT)	/* inotify (cdi_watch.c) */
 #define PFD_STDERR	(5 + 3 * ROLE_COUNT)	/* POLLOUT only: our lines
 						 * waiting (base/log.c) */
-#define PFD_LISTEN(k)	(6 + 3 * ROLE_COUNT + (k))	/* POLLRDHUP only:
-					 * a child shut a listener down */
-#define PFD_MAX		(6 + 3 * ROLE_COUNT + SUP_LISTENERS)
+#define PFD_MAX		(6 + 3 * ROLE_COUNT)
 
 
 static void	sup_start_next(struct sup *);
@@ -55,7 +53,7 @@ static void	sup_start_publisher(struct sup *);
 static int
 sup_signals(void)
 {
-	static const int	 sigs[] = { SIGCHLD, SIGTERM, SIGINT, SIGHUP };
+	static const int	 sigs[] = { SIGTERM, SIGINT, SIGHUP };
 	struct sigaction	 sa;
 	sigset_t		 set;
 	size_t			 i;
@@ -79,10 +77,7 @@ sup_read_signals(struct sup *sup)
 	struct signalfd_siginfo	 si;
 
 	while (read(sup->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-		if (si.ssi_signo == SIGCHLD)
-			sup->got_chld = 1;
-		else
-			sup->got_term = 1;
+		sup->got_term = 1;
 	}
 }
 
@@ -100,13 +95,13 @@ sup_reply_driver(struct sup *sup, int code, const char *msg)
 }
 
 /* The start failed: tell kp_start() why, then stop everything. */
-static void
+void
 sup_fail_start(struct sup *sup, int code, const char *msg)
 {
 	if (sup->phase >= PHASE_RUNNING)
 		return;
 	log_errorx("start failed: %s", msg);
-	termlog_write(sup->cfg, msg);
+	sup_mon_tell(sup, MON_FATAL, 0, 0, 0, msg);
 	sup_reply_driver(sup, code, msg);
 	sup->exit_code = 1;
 	sup_begin_stop(sup);
@@ -144,8 +139,9 @@ sup_begin_stop(struct sup *sup)
 	if (sup->phase == PHASE_STOPPING)
 		return;
 	sup->phase = PHASE_STOPPING;
-	/* The registration socket goes first: kubelet deregisters. */
-	sock_remove(&sup->reg_sock);
+	/* The registration socket goes first (the monitor removes it):
+	 * kubelet deregisters. */
+	sup_mon_tell(sup, MON_STOPPING, 0, 0, 0, NULL);
 	/* Then the calls in flight finish (drain.c). */
 	drain_begin(sup);
 }
@@ -168,9 +164,6 @@ sup_spawn_start(struct sup *sup, struct child *c)
 static void
 sup_start_next(struct sup *sup)
 {
-	char	 err[KP_ERROR_SIZE];
-	int	 r;
-
 	switch (sup->phase) {
 	case PHASE_START_OBSERVER:
 		sup_start_publisher(sup);
@@ -191,18 +184,13 @@ sup_start_next(struct sup *sup)
 			sup_start_next(sup);
 			break;
 		}
-		/* The registration socket appears only now: kubelet never
-		 * learns an endpoint that does not serve yet. */
-		if (sup->reg_sock.fd == -1 && (r = sock_listen(&sup->reg_sock,
-		    sup->cfg->registrar_socket_path, sup->cfg->socket_mode,
-		    err, sizeof(err))) != 0) {
-			sup_fail_start(sup, r, err);
-			return;
-		}
+		/* The monitor binds the registration socket only now:
+		 * kubelet never learns an endpoint that does not serve. */
 		sup_spawn_start(sup, &sup->children[ROLE_REGISTRAR]);
 		break;
 	case PHASE_START_REGISTRAR:
 		sup->phase = PHASE_RUNNING;
+		sup_mon_tell(sup, MON_RUNNING, 0, 0, 0, NULL);
 		log_info(1, "plugin %s started", sup->cfg->driver_name);
 		sup_reply_driver(sup, 0, "");
 		break;
@@ -238,39 +226,33 @@ sup_start_first(struct sup *sup)
 		sup_start_publisher(sup);
 }
 
-static void
-sup_reap(struct sup *sup)
+/* MON_EXITED: a child was reaped by the monitor. */
+void
+child_exited(struct sup *sup, const struct mon_msg *m)
 {
 	struct child	*c;
 	char		 msg[KP_ERROR_SIZE];
-	pid_t		 pid;
-	int		 status, i, starting;
 
-	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-		for (i = 0, c = NULL; i < ROLE_COUNT; i++)
-			if (sup->children[i].pid == pid)
-				c = &sup->children[i];
-		if (c == NULL)
-			continue;
-		starting = c->state == CS_STARTING;
-		child_reaped(sup, c, status);
-		events_child_exit(sup, c, status);
-		if (c->role == ROLE_PUBLISHER) {
-			relay_claims_abort(sup);
-			if (sup->phase == PHASE_RUNNING)
-				chan_status(sup, IPC_EVENT_PUBLISH);
-		}
-		if (sup->phase == PHASE_STOPPING)
-			continue;
-		if (sup->phase < PHASE_RUNNING) {
-			snprintf(msg, sizeof(msg), "%s exited during start "
-			    "(status 0x%x)", c->name, status);
-			sup_fail_start(sup, KP_ECHILD, msg);
-			continue;
-		}
-		(void)starting;
-		child_schedule_restart(sup, c);
+	if (m->role < 0 || m->role >= ROLE_COUNT ||
+	    sup->children[m->role].pid != m->pid || m->pid <= 0)
+		return;
+	c = &sup->children[m->role];
+	child_reaped(sup, c, m->arg);
+	events_child_exit(sup, c, m->arg);
+	if (c->role == ROLE_PUBLISHER) {
+		relay_claims_abort(sup);
+		if (sup->phase == PHASE_RUNNING)
+			chan_status(sup, IPC_EVENT_PUBLISH);
 	}
+	if (sup->phase == PHASE_STOPPING)
+		return;
+	if (sup->phase < PHASE_RUNNING) {
+		snprintf(msg, sizeof(msg), "%s exited during start "
+		    "(status 0x%x)", c->name, m->arg);
+		sup_fail_start(sup, KP_ECHILD, msg);
+		return;
+	}
+	child_schedule_restart(sup, c);
 }
 
 /* Returns 1 when it kept m (a request waiting), else the caller frees m. */
@@ -561,7 +543,8 @@ sup_timeout(struct sup *sup)
 	else if (sup->phase == PHASE_STOPPING)
 		t = ts_ms_until(&sup->stop_deadline);
 	for (i = 0; i < ROLE_COUNT && sup->phase == PHASE_RUNNING; i++) {
-		if (!sup->children[i].enabled || sup->children[i].pid > 0)
+		if (!sup->children[i].enabled || sup->children[i].pid > 0 ||
+		    sup->children[i].spawning)
 			continue;
 		d = ts_ms_until(&sup->children[i].restart_at);
 		if (d < t)
@@ -570,8 +553,6 @@ sup_timeout(struct sup *sup)
 	if ((d = relay_claims_next_ms(sup)) >= 0 && d < t)
 		t = d;
 	if ((d = cdi_queue_next_ms(sup)) >= 0 && d < t)
-		t = d;
-	if ((d = repair_next_ms(sup)) >= 0 && d < t)
 		t = d;
 	if ((d = status_next_ms(sup)) >= 0 && d < t)
 		t = d;
@@ -595,9 +576,8 @@ sup_timers(struct sup *sup)
 		relay_claims_tick(sup);
 		status_tick(sup);
 	}
-	/* Lifecycle (issue 14): drain.c, repair.c. */
+	/* Lifecycle (issue 14): drain.c; the sockets are the monitor's. */
 	drain_tick(sup);
-	repair_tick(sup);
 	for (i = 0; i < ROLE_COUNT; i++) {
 		c = &sup->children[i];
 		if (sup->phase == PHASE_STOPPING && c->pid > 0 &&
@@ -615,20 +595,13 @@ sup_timers(struct sup *sup)
 			child_kill(c, SIGKILL);
 		}
 		if (sup->phase == PHASE_RUNNING && c->enabled && c->pid <= 0 &&
-		    ts_ms_until(&c->restart_at) <= 0 && child_spawn(sup, c)) {
+		    !c->spawning && ts_ms_until(&c->restart_at) <= 0 &&
+		    child_spawn(sup, c)) {
 			chan_error(sup, KP_ECHILD, 0, "%s cannot be restarted: "
-			    "fork failed", c->name);
+			    "the monitor is gone", c->name);
 			child_schedule_restart(sup, c);
 		}
 	}
-}
-
-/* The listener of slot i (SUP_LISTEN_*); -1: none. */
-static int
-sup_listener(const struct sup *sup, int i)
-{
-	return (i == SUP_LISTEN_DRA ? sup->plugin_sock.fd :
-	    i == SUP_LISTEN_REG ? sup->reg_sock.fd : sup->http_fd);
 }
 
 static void
@@ -653,18 +626,12 @@ sup_poll(struct sup *sup)
 		pfd[PFD_ERR(i)].fd = c->errfd;
 		pfd[PFD_ERR(i)].events = POLLIN;
 	}
-	pfd[PFD_REPAIR].fd = sup->repair_fd;
-	pfd[PFD_REPAIR].events = POLLIN;
+	pfd[PFD_MON].fd = sup->mon;
+	pfd[PFD_MON].events = POLLIN;
 	pfd[PFD_CDIWATCH].fd = sup->cdi_wfd;
 	pfd[PFD_CDIWATCH].events = POLLIN;
 	pfd[PFD_STDERR].fd = log_stderr_pending();
 	pfd[PFD_STDERR].events = POLLOUT;
-	/* Not while stopping: a listener shut down then would spin. */
-	for (i = 0; i < SUP_LISTENERS; i++) {
-		pfd[PFD_LISTEN(i)].fd = sup->phase == PHASE_STOPPING ? -1 :
-		    sup_listener(sup, i);
-		pfd[PFD_LISTEN(i)].events = POLLRDHUP;
-	}
 	if (poll(pfd, PFD_MAX, t) == -1) {
 		if (errno != EINTR)
 			log_warn("poll");
@@ -672,17 +639,12 @@ sup_poll(struct sup *sup)
 	}
 	if (pfd[PFD_SIGNAL].revents & POLLIN)
 		sup_read_signals(sup);
-	if (pfd[PFD_REPAIR].revents & POLLIN)
-		repair_read(sup);
+	if (pfd[PFD_MON].revents & (POLLIN | POLLHUP | POLLERR))
+		sup_mon_read(sup);
 	if (pfd[PFD_CDIWATCH].revents & POLLIN)
 		cdi_watch_read(sup);
 	if (pfd[PFD_STDERR].revents & (POLLOUT | POLLERR | POLLHUP))
 		log_stderr_flush();
-	/* (one repair may have replaced another slot's listener) */
-	for (i = 0; i < SUP_LISTENERS; i++)
-		if ((pfd[PFD_LISTEN(i)].revents & (POLLRDHUP | POLLHUP |
-		    POLLERR)) && pfd[PFD_LISTEN(i)].fd == sup_listener(sup, i))
-			repair_listener_shut(sup, i);
 	for (i = 0; i < ROLE_COUNT; i++) {
 		c = &sup->children[i];
 		if (pfd[PFD_LOG(i)].revents & (POLLIN | POLLHUP))
@@ -708,7 +670,7 @@ sup_all_stopped(const struct sup *sup)
 	int	 i;
 
 	for (i = 0; i < ROLE_COUNT; i++)
-		if (sup->children[i].pid > 0)
+		if (sup->children[i].pid > 0 || sup->children[i].spawning)
 			return (0);
 	return (1);
 }
@@ -718,8 +680,6 @@ sup_finish(struct sup *sup)
 {
 	int	 i;
 
-	sock_remove(&sup->reg_sock);
-	sock_remove(&sup->plugin_sock);
 	if (sup->stop_replied && sup->driver.fd != -1)
 		sup_reply_driver(sup, 0, "");
 	/* Blocking now: the loop is over. */
@@ -738,21 +698,29 @@ sup_finish(struct sup *sup)
 	ipc_free(sup->health);
 	files_close(sup);
 	status_free(sup);
-	if (sup->http_fd != -1)
-		close(sup->http_fd);
-	lock_close(sup);
-	repair_close(sup);
 	close(sup->sigfd);
-	if (sup->pidns_fd != -1)
-		close(sup->pidns_fd);
-	log_info(1, "supervisor stopped");
+	log_info(1, "broker stopped");
 	log_stderr_drain(1000);
+	/* Last: the monitor removes the socket files and ends. */
+	sup_mon_tell(sup, MON_DONE, 0, 0, sup->exit_code, NULL);
+}
+
+/* The start failed before the loop: kp_start() learns why. */
+static int
+sup_fail_early(struct sup *sup, int code, const char *msg)
+{
+	log_errorx("start failed: %s", msg);
+	sup_reply_driver(sup, code, msg);
+	(void)ipc_flush(&sup->driver);
+	files_close(sup);
+	status_free(sup);
+	sup_mon_tell(sup, MON_DONE, 0, 0, 1, NULL);
+	return (1);
 }
 
 int
-supervisor_main(const struct kp_options *cfg, const struct kp_hooks *hooks,
-    int driver_fd, int events_fd, struct sup_socket *plugin_sock,
-    struct sup_socket *reg_sock, int http_fd)
+broker_main(const struct kp_options *cfg, int driver_fd, int events_fd,
+    int mon_fd, int files_fd, int http_on)
 {
 	struct sup	 sup;
 	char		 err[KP_ERROR_SIZE];
@@ -760,74 +728,45 @@ supervisor_main(const struct kp_options *cfg, const struct kp_hooks *hooks,
 
 	memset(&sup, 0, sizeof(sup));
 	sup.cfg = cfg;
-	sup.hooks = hooks;
 	ipc_chan_init(&sup.driver, driver_fd, KP_IPC_MAX_FRAME);
 	ipc_chan_init(&sup.events, events_fd, KP_IPC_SMALL_FRAME);
-	sup.plugin_sock = *plugin_sock;
-	sup.reg_sock = *reg_sock;
-	sup.http_fd = http_fd;
+	sup.mon = mon_fd;
+	sup.mon_files = files_fd;
+	sup.http_on = http_on;
+	sup.cdi_owner = geteuid();	/* the monitor's, who writes them */
+	sup.meta_fd = sup.cdi_fd = sup.cdi_wfd = -1;
+	child_mon_init(mon_fd);
 	sup.claim_tokens = relay_claim_burst(&sup);
 	clock_gettime(CLOCK_MONOTONIC, &sup.claim_refill);
-	log_procinit("supervisor");
+	log_procinit("broker");
 	/* A driver whose stderr is read slowly must not stall this loop:
 	 * lines that do not fit are dropped and counted (base/log.c). */
 	log_stderr_nonblocking();
-	child_set_name("supervisor");
-	/* Nothing may open this process's /proc/<pid>/mem, environ or fd
-	 * (it holds every channel): no process of the same uid, and none
-	 * of the children, which start non-dumpable too (inherited). */
-	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == -1)
-		log_warn("PR_SET_DUMPABLE");
-	child_ns_init(&sup);
-	if ((sup.sigfd = sup_signals()) == -1) {
-		sup_reply_driver(&sup, KP_EIO, "supervisor: signalfd failed");
-		(void)ipc_flush(&sup.driver);
-		return (1);
-	}
-	/* The nodeserver's directories and lock file, before it exists. */
-	sup.lock_fd = -1;
-	if ((r = files_prepare(&sup, err, sizeof(err))) != 0 ||
-	    (r = lock_open(&sup, err, sizeof(err))) != 0) {
-		log_errorx("start failed: %s", err);
-		sup_reply_driver(&sup, r, err);
-		(void)ipc_flush(&sup.driver);
-		files_close(&sup);
-		lock_close(&sup);
-		sock_remove(&sup.plugin_sock);
-		return (1);
-	}
+	if ((sup.sigfd = sup_signals()) == -1)
+		return (sup_fail_early(&sup, KP_EIO, "broker: signalfd "
+		    "failed"));
+	/* The nodeserver's directories, before it exists; the metadata
+	 * directory becomes the broker's. */
+	if ((r = files_prepare(&sup, err, sizeof(err))) != 0)
+		return (sup_fail_early(&sup, r, err));
 	child_table_init(&sup);
-	repair_init(&sup);
-	if (status_init(&sup) != 0) {
-		sup_reply_driver(&sup, KP_ENOMEM, "supervisor: out of memory");
-		(void)ipc_flush(&sup.driver);
-		files_close(&sup);
-		sock_remove(&sup.plugin_sock);
-		return (1);
-	}
-	/* Set up: from here on only the capabilities it needs, NO_NEW_PRIVS
-	 * and its own filter, which every child inherits (policy/). */
-	if ((r = policy_supervisor(cfg, err, sizeof(err))) != 0) {
-		log_errorx("start failed: %s", err);
-		sup_reply_driver(&sup, r, err);
-		(void)ipc_flush(&sup.driver);
-		files_close(&sup);
-		sock_remove(&sup.plugin_sock);
-		return (1);
-	}
+	if (status_init(&sup) != 0)
+		return (sup_fail_early(&sup, KP_ENOMEM, "broker: out of "
+		    "memory"));
+	/* Set up: from here on its own uid, no capability, NO_NEW_PRIVS,
+	 * Landlock and its own filter (policy/broker.c). */
+	metadata_own(&sup);
+	if ((r = policy_broker(cfg, mon_fd, err, sizeof(err))) != 0)
+		return (sup_fail_early(&sup, r, err));
 	clock_gettime(CLOCK_MONOTONIC, &sup.start_deadline);
 	ts_after_ms(&sup.start_deadline, KP_START_TIMEOUT_MS);
 	sup_start_first(&sup);
 
 	for (;;) {
 		sup_poll(&sup);
-		if (sup.got_chld) {
-			sup.got_chld = 0;
-			sup_reap(&sup);
-		}
 		if (sup.got_term) {
 			sup.got_term = 0;
-			log_info(1, "supervisor signalled: stopping");
+			log_info(1, "broker signalled: stopping");
 			sup_begin_stop(&sup);
 		}
 		sup_timers(&sup);

@@ -20,6 +20,7 @@
 #include "base/config.h"
 #include "base/names.h"
 #include "ipc/child.h"
+#include "ipc/mon.h"
 
 #define KP_START_TIMEOUT_MS	30000
 #define KP_STOP_GRACE_MS	5000
@@ -84,7 +85,7 @@ struct child {
 	int			 errfd;		/* the child's stderr, a pipe */
 	char			 errline[512];	/* its partial last line */
 	size_t			 errlen;
-	int			*listen_fd;	/* in struct sup */
+	int			 spawning;	/* MON_SPAWN sent, no answer */
 	struct timespec		 started;
 	struct timespec		 restart_at;
 	int			 backoff_ms;
@@ -158,32 +159,9 @@ struct sup_status {
 	size_t		 n_pools;
 };
 
-/* The listeners a child shares with the supervisor, by holder: the DRA
- * socket (nodeserver), the registration socket (registrar), the
- * observer's TCP port. */
+/* The two socket files, as status.c counts them (MON_SOCKET's role). */
 #define SUP_LISTEN_DRA	0
 #define SUP_LISTEN_REG	1
-#define SUP_LISTEN_HTTP	2
-#define SUP_LISTENERS	3
-#define SOCK_BACKLOG	128	/* every listener's, restored before each
-				 * child generation (sockets.c) */
-
-/* A listening socket the supervisor owns. */
-struct sup_socket {
-	int		 fd;
-	const char	*path;		/* NULL: listener without a path */
-	int		 created;	/* we bound it: remove if unchanged */
-	int		 bound;		/* by sock_listen: repair.c may bind
-					 * it again */
-	dev_t		 dev;
-	ino_t		 ino;
-	int		 dir_open;	/* dirfd is path's directory, opened
-					 * without following links */
-	int		 dirfd;		/* O_PATH; all file work goes here */
-	const char	*base;		/* path's last component */
-	dev_t		 dir_dev;
-	ino_t		 dir_ino;
-};
 
 /* Start order: the publisher (claim look-ups work once kubelet calls),
  * the nodeserver (serving before kubelet can learn its endpoint), then
@@ -241,11 +219,15 @@ struct sup_cdi_own {
 
 struct sup {
 	const struct kp_options	*cfg;
-	const struct kp_hooks	*hooks;
 	struct ipc_chan		 driver;
-	struct sup_socket	 plugin_sock;
-	struct sup_socket	 reg_sock;
-	int			 http_fd;	/* the observer's; -1 */
+	int			 mon;		/* the monitor's control
+						 * channel (ipc/mon.h); -1 */
+	int			 mon_files;	/* its files channel; -1:
+						 * none (tests): files.c writes
+						 * the CDI directory itself */
+	int			 http_on;	/* an observer is configured */
+	uid_t			 cdi_owner;	/* who owns the specs written
+						 * (the monitor: root) */
 	struct sup_status	*st;		/* status.c */
 	struct child		 children[ROLE_COUNT];
 	enum sup_phase		 phase;
@@ -299,20 +281,9 @@ struct sup {
 	int			 meta_fd;
 	struct sup_md_seen	*md_seen;	/* MD_SEEN_MAX; NULL without
 						 * a publisher */
-	int			 lock_fd;	/* serialize.lock for the nodeserver
-						 * being forked; -1 (lockfile.c) */
 	/* The driver's registration test knobs, [0] GetInfo, [1]
 	 * NotifyRegistrationStatus; "" = none (relay.c). */
 	char			 reg_errs[2][KP_IPC_MAX_REG_ERR + 1];
-	/* Namespaces and hidden files (children.c). */
-	int			 pidns_fd;	/* our pid namespace; -1:
-						 * children share it */
-	char			 pub_hide[KP_IPC_MAX_HIDE][KP_IPC_PATH_MAX];
-	size_t			 n_pub_hide;	/* publisher's READY */
-	/* Socket files that repair themselves (repair.c). */
-	int			 repair_fd;	/* inotify; -1 */
-	struct timespec		 repair_next;	/* the periodic inode check */
-	int			 repair_pending;	/* an event: check soon */
 	/* Draining shutdown (drain.c). */
 	int			 pub_stopped;	/* SIGTERM sent to it */
 	/* The supervisor's own Events for the publisher (events.c); a
@@ -320,36 +291,28 @@ struct sup {
 	struct bucket		 own_events;
 };
 
-/* sockets.c */
-int	sock_check_path(const char *, const char *, char *, size_t);
-int	sock_listen(struct sup_socket *, const char *, unsigned int,
-	    char *, size_t);
-void	sock_remove(struct sup_socket *);
-int	sock_from_listener(struct sup_socket *, int, const char *);
-void	sock_close(struct sup_socket *);
-int	sock_listen_again(struct sup_socket *, const struct sup_socket *,
-	    unsigned int, char *, size_t);
-int	sock_dir_same(const struct sup_socket *, char *, size_t);
-int	sock_live(const struct sup_socket *);
-int	sock_refuses(int);
-void	sock_relisten(int);
-int	sock_tcp_again(int *, const struct sockaddr_storage *, socklen_t,
-	    char *, size_t);
-
 /* children.c */
 void	child_table_init(struct sup *);
-void	child_ns_init(struct sup *);
 int	child_ready(struct sup *, struct child *, const Kpipc__Ready *);
 int	child_spawn(struct sup *, struct child *);
 void	child_kill(struct child *, int);
-void	child_set_name(const char *);
+void	child_signal(struct child *, int);
+void	child_started(struct sup *, const struct mon_msg *, const int *,
+	    size_t);
+void	child_spawn_failed(struct sup *, const struct mon_msg *);
+void	child_exited(struct sup *, const struct mon_msg *);
 void	child_reaped(struct sup *, struct child *, int);
 void	child_schedule_restart(struct sup *, struct child *);
-int	fd_close_except(const int *, size_t);
-int	child_begin(int);
+void	child_mon_init(int);
 
-/* child_exec.c */
-void	child_exec(struct sup *, struct child *, int, int, int);
+/* mon_client.c: what the broker asks of the monitor */
+void	sup_mon_read(struct sup *);
+void	sup_mon_tell(struct sup *, enum mon_type, int, int, int,
+	    const char *);
+int	sup_mon_put(struct sup *, const char *, const uint8_t *, size_t,
+	    char *, size_t);
+int	sup_mon_remove(struct sup *, const char *, char *, size_t);
+int	sup_mon_reopen(struct sup *);
 
 /* cdi_check.c */
 int	cdi_check(const char *, size_t, const struct kp_options *, char *,
@@ -409,11 +372,7 @@ int	md_claims_known(struct sup *, pid_t, const Kpipc__MetadataWrite *,
 /* md_update.c */
 void	metadata_update(struct sup *, const Kpipc__Msg *);
 void	metadata_close(struct sup *);
-
-/* lockfile.c */
-int	lock_open(struct sup *, char *, size_t);
-int	lock_child_open(struct sup *);
-void	lock_close(struct sup *);
+void	metadata_own(struct sup *);
 
 /* relay.c */
 void	relay_reg_status(struct sup *, const Kpipc__RegStatus *);
@@ -454,19 +413,6 @@ void	chan_verror(struct sup *, int, int, const char *, va_list)
 	    KP_PRINTF(4, 0);
 void	chan_status(struct sup *, int);
 void	chan_events_flush(struct sup *);
-/* fatal.c */
-void	fatal_page_set(char *);
-void	sup_fatal(struct sup *, const char *, ...) KP_PRINTF(2, 3);
-void	termlog_write(const struct kp_options *, const char *);
-
-/* repair.c */
-void	repair_init(struct sup *);
-void	repair_read(struct sup *);
-void	repair_tick(struct sup *);
-long long repair_next_ms(struct sup *);
-void	repair_close(struct sup *);
-void	repair_listener_shut(struct sup *, int);
-
 /* drain.c */
 void	drain_begin(struct sup *);
 void	drain_restart(struct sup *, struct child *);
@@ -483,8 +429,8 @@ void	events_child_exit(struct sup *, struct child *, int);
 int	sup_reply_driver(struct sup *, int, const char *);
 void	sup_begin_stop(struct sup *);
 void	sup_queue(struct sup *, struct child *, const Kpipc__Msg *);
-int	supervisor_main(const struct kp_options *, const struct kp_hooks *,
-	    int, int, struct sup_socket *, struct sup_socket *, int);
+int	broker_main(const struct kp_options *, int, int, int, int, int);
+void	sup_fail_start(struct sup *, int, const char *);
 void	sup_child_violation(struct sup *, struct child *, const char *);
 void	sup_dispatch_child(struct sup *, struct child *);
 void	sup_drain_stderr(struct sup *, struct child *, int);

@@ -233,7 +233,7 @@ channel(struct child *c, int *peer)
 		close(sv[1]);
 }
 
-/* A struct sup as supervisor_main() makes it, without signals or
+/* A struct sup as broker_main() makes it, without signals or
  * forks. */
 static struct sup *
 sup_new(const uint8_t *hdr)
@@ -245,7 +245,6 @@ sup_new(const uint8_t *hdr)
 	if ((sup = calloc(1, sizeof(*sup))) == NULL)
 		abort();
 	sup->cfg = o;
-	sup->hooks = &hooks;
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == -1)
 		abort();
 	close(sv[1]);
@@ -254,12 +253,10 @@ sup_new(const uint8_t *hdr)
 		abort();
 	close(sv[1]);
 	ipc_chan_init(&sup->events, sv[0], KP_IPC_SMALL_FRAME);
-	sup->plugin_sock.fd = sup->reg_sock.fd = -1;
-	sup->http_fd = -1;
 	sup->sigfd = -1;
-	sup->pidns_fd = -1;	/* a "fork" is a plain (wrapped) fork() */
-	sup->repair_fd = -1;
-	sup->lock_fd = -1;
+	/* No monitor: a start or signal asked of it goes nowhere, and the
+	 * CDI specs are written here (files.c without a files channel). */
+	sup->mon = sup->mon_files = -1;
 	sup->claim_tokens = relay_claim_burst(sup);
 	clock_gettime(CLOCK_MONOTONIC, &sup->claim_refill);
 	if (files_prepare(sup, err, sizeof(err)) != 0 ||
@@ -294,7 +291,6 @@ sup_free(struct sup *sup)
 {
 	int	 i;
 
-	sock_remove(&sup->reg_sock);
 	for (i = 0; i < ROLE_COUNT; i++) {
 		ipc_chan_close(&sup->children[i].ctl);
 		if (sup->children[i].logfd != -1)

@@ -40,6 +40,7 @@ sup_new(void)
 		abort();
 	opts.driver_name = DRV;
 	sup->cfg = &opts;
+	sup->mon = sup->mon_files = -1;
 	sup->cdi_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	CHECK(sup->cdi_fd != -1);
 	sup->meta_fd = -1;

@@ -14,6 +14,7 @@
 #include "kubeletplugin.h"
 #include "api/api.h"
 #include "ipc/ipc.h"
+#include "monitor/monitor.h"
 #include "supervisor/supervisor.h"
 #include "test.h"
 

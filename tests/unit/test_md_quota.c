@@ -42,6 +42,7 @@ sup_new(void)
 	snprintf(opts.metadata_dir, sizeof(opts.metadata_dir), "%s", md);
 	snprintf(opts.policy.cdi_dir, sizeof(opts.policy.cdi_dir), "%s", cdi);
 	sup->cfg = &opts;
+	sup->mon = sup->mon_files = -1;
 	c = &sup->children[ROLE_NODESERVER];
 	c->name = "nodeserver";
 	c->pid = 4242;

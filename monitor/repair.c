@@ -30,12 +30,13 @@
  * repair_listener_shut(), called from the supervisor's poll of its own
  * copy of each shared listener.
  *
- * Runs in: the supervisor.
+ * Runs in: the monitor.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/inotify.h>
@@ -44,8 +45,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/log.h"
-#include "supervisor/supervisor.h"
+#include "monitor/monitor.h"
 
 #define REPAIR_CHECK_MS	1000
 #define REPAIR_SETTLE_MS	250	/* after an event, before looking: an
@@ -73,42 +75,42 @@ split(const char *path, char *dir, char *base)
 }
 
 static void
-watch(struct sup *sup, const char *path)
+watch(struct mon *mon, const char *path)
 {
 	char	 dir[KP_SUN_PATH_MAX + 1], base[KP_SUN_PATH_MAX + 1];
 
 	if (path == NULL || split(path, dir, base) != 0)
 		return;
-	if (inotify_add_watch(sup->repair_fd, dir, REPAIR_MASK) == -1)
+	if (inotify_add_watch(mon->repair_fd, dir, REPAIR_MASK) == -1)
 		log_warn("inotify on %s: the socket file there is checked "
 		    "every %d ms only", dir, REPAIR_CHECK_MS);
 }
 
 void
-repair_init(struct sup *sup)
+repair_init(struct mon *mon)
 {
-	clock_gettime(CLOCK_MONOTONIC, &sup->repair_next);
-	ts_after_ms(&sup->repair_next, REPAIR_CHECK_MS);
-	sup->repair_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-	if (sup->repair_fd == -1) {
+	clock_gettime(CLOCK_MONOTONIC, &mon->repair_next);
+	ts_after_ms(&mon->repair_next, REPAIR_CHECK_MS);
+	mon->repair_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (mon->repair_fd == -1) {
 		log_warn("inotify_init1: socket files are checked every "
 		    "%d ms only", REPAIR_CHECK_MS);
 		return;
 	}
-	if (sup->plugin_sock.bound)
-		watch(sup, sup->plugin_sock.path);
+	if (mon->plugin_sock.bound)
+		watch(mon, mon->plugin_sock.path);
 	/* Bound later (supervisor.c), by the same rules. */
-	if (sup->cfg->registrar_listener == -1)
-		watch(sup, sup->cfg->registrar_socket_path);
+	if (mon->cfg->registrar_listener == -1)
+		watch(mon, mon->cfg->registrar_socket_path);
 }
 
 /* Does an event name one of our files? Anything else is not ours. */
 static int
-ours(const struct sup *sup, const char *name)
+ours(const struct mon *mon, const char *name)
 {
 	char		 dir[KP_SUN_PATH_MAX + 1], base[KP_SUN_PATH_MAX + 1];
-	const char	*paths[2] = { sup->plugin_sock.path,
-			    sup->cfg->registrar_socket_path };
+	const char	*paths[2] = { mon->plugin_sock.path,
+			    mon->cfg->registrar_socket_path };
 	int		 i;
 
 	for (i = 0; i < 2; i++)
@@ -119,7 +121,7 @@ ours(const struct sup *sup, const char *name)
 }
 
 void
-repair_read(struct sup *sup)
+repair_read(struct mon *mon)
 {
 	char			 buf[4096]
 				    __attribute__((aligned(__alignof__(
@@ -128,46 +130,54 @@ repair_read(struct sup *sup)
 	ssize_t			 n;
 	size_t			 off;
 
-	while ((n = read(sup->repair_fd, buf, sizeof(buf))) > 0)
+	while ((n = read(mon->repair_fd, buf, sizeof(buf))) > 0)
 		for (off = 0; off + sizeof(*ev) <= (size_t)n;
 		    off += sizeof(*ev) + ev->len) {
 			ev = (const struct inotify_event *)(buf + off);
 			if ((ev->mask & (IN_Q_OVERFLOW | IN_IGNORED |
 			    IN_DELETE_SELF | IN_MOVE_SELF)) ||
-			    (ev->len > 0 && ours(sup, ev->name))) {
-				if (!sup->repair_pending) {
+			    (ev->len > 0 && ours(mon, ev->name))) {
+				if (!mon->repair_pending) {
 					clock_gettime(CLOCK_MONOTONIC,
-					    &sup->repair_next);
-					ts_after_ms(&sup->repair_next,
+					    &mon->repair_next);
+					ts_after_ms(&mon->repair_next,
 					    REPAIR_SETTLE_MS);
 				}
-				sup->repair_pending = 1;
+				mon->repair_pending = 1;
 			}
 		}
 }
 
+/* Which listener s is (MON_SOCKET's role). */
+static int
+which_of(const struct mon *mon, const struct sup_socket *s)
+{
+	return (s == &mon->reg_sock ? SUP_LISTEN_REG : SUP_LISTEN_DRA);
+}
+
 /* Bind s again at its path; 0, or fatal. what: "DRA", "registration". */
 static int
-rebind(struct sup *sup, struct sup_socket *s, const char *what)
+rebind(struct mon *mon, struct sup_socket *s, const char *what)
 {
 	struct sup_socket	 n;
 	struct stat		 st;
 	char			 err[KP_ERROR_SIZE];
 	const char		*path = s->path;
 
-	if (sock_listen_again(&n, s, sup->cfg->socket_mode, err,
+	if (sock_listen_again(&n, s, mon->cfg->socket_mode, err,
 	    sizeof(err)) != 0) {
 		/* Raced: a directory appeared since check() looked. */
 		if (fstatat(s->dirfd, s->base, &st, AT_SYMLINK_NOFOLLOW) ==
 		    0 && S_ISDIR(st.st_mode)) {
-			sup_fatal(sup, "%s socket %s was replaced by a "
+			mon_fatal(mon, "%s socket %s was replaced by a "
 			    "directory; not removing it", what, path);
 			return (-1);
 		}
-		sup_event(sup, KPIPC__EVENT_KIND__EVENT_SOCKET_LOST, "the %s "
+		mon_tell(mon, MON_SOCKET, which_of(mon, s), 0, MON_SOCK_LOST,
+		    "the %s "
 		    "socket %s is gone and cannot be re-created: %s", what,
 		    path, err);
-		sup_fatal(sup, "%s socket %s is gone and cannot be "
+		mon_fatal(mon, "%s socket %s is gone and cannot be "
 		    "re-created: %s", what, path, err);
 		return (-1);
 	}
@@ -182,7 +192,7 @@ rebind(struct sup *sup, struct sup_socket *s, const char *what)
  * Returns 1 when it was re-created.
  */
 static int
-check(struct sup *sup, struct sup_socket *s, const char *what)
+check(struct mon *mon, struct sup_socket *s, const char *what)
 {
 	struct stat	 st;
 	char		 err[KP_ERROR_SIZE];
@@ -197,16 +207,18 @@ check(struct sup *sup, struct sup_socket *s, const char *what)
 	 * that is not ours. That is not repaired: the plugin stops.
 	 */
 	if ((r = sock_dir_same(s, err, sizeof(err))) == KP_ENOENT) {
-		sup_event(sup, KPIPC__EVENT_KIND__EVENT_SOCKET_LOST, "the %s "
+		mon_tell(mon, MON_SOCKET, which_of(mon, s), 0, MON_SOCK_LOST,
+		    "the %s "
 		    "socket %s is gone and cannot be re-created: %s", what,
 		    s->path, err);
-		sup_fatal(sup, "%s socket %s is gone and cannot be "
+		mon_fatal(mon, "%s socket %s is gone and cannot be "
 		    "re-created: %s", what, s->path, err);
 		return (-1);
 	} else if (r != 0) {
-		sup_event(sup, KPIPC__EVENT_KIND__EVENT_SOCKET_LOST, "the %s "
+		mon_tell(mon, MON_SOCKET, which_of(mon, s), 0, MON_SOCK_LOST,
+		    "the %s "
 		    "socket %s: %s", what, s->path, err);
-		sup_fatal(sup, "%s socket %s: %s; not repairing it there",
+		mon_fatal(mon, "%s socket %s: %s; not repairing it there",
 		    what, s->path, err);
 		return (-1);
 	}
@@ -215,15 +227,15 @@ check(struct sup *sup, struct sup_socket *s, const char *what)
 		    st.st_ino == s->ino)
 			return (0);
 		if (S_ISDIR(st.st_mode)) {
-			sup_fatal(sup, "%s socket %s was replaced by a "
+			mon_fatal(mon, "%s socket %s was replaced by a "
 			    "directory; not removing it", what, s->path);
 			return (-1);
 		}
 		if (S_ISSOCK(st.st_mode) && sock_live(s)) {
-			sup_event(sup, KPIPC__EVENT_KIND__EVENT_SOCKET_LOST,
+			mon_tell(mon, MON_SOCKET, which_of(mon, s), 0, MON_SOCK_LOST,
 			    "another live instance serves at the %s socket "
 			    "%s; this one steps aside", what, s->path);
-			sup_fatal(sup, "%s socket %s: another live instance "
+			mon_fatal(mon, "%s socket %s: another live instance "
 			    "serves there; stepping aside, not fighting it",
 			    what, s->path);
 			return (-1);
@@ -231,7 +243,7 @@ check(struct sup *sup, struct sup_socket *s, const char *what)
 		/* A stale socket, a file, a symbolic link: not serving,
 		 * in the way of ours. */
 		if (unlinkat(s->dirfd, s->base, 0) == -1 && errno != ENOENT) {
-			sup_fatal(sup, "%s socket %s was replaced and cannot "
+			mon_fatal(mon, "%s socket %s was replaced and cannot "
 			    "be removed: %s", what, s->path, strerror(errno));
 			return (-1);
 		}
@@ -241,76 +253,66 @@ check(struct sup *sup, struct sup_socket *s, const char *what)
 		log_warnx("%s socket %s was removed from outside; "
 		    "re-creating it", what, s->path);
 	else {
-		sup_fatal(sup, "%s socket %s cannot be checked: %s", what,
+		mon_fatal(mon, "%s socket %s cannot be checked: %s", what,
 		    s->path, strerror(errno));
 		return (-1);
 	}
-	if (rebind(sup, s, what) != 0)
+	if (rebind(mon, s, what) != 0)
 		return (-1);
-	sup_event(sup, KPIPC__EVENT_KIND__EVENT_SOCKET_RECREATED, "the %s "
-	    "socket %s was removed or replaced from outside and has been "
-	    "re-created", what, s->path);
 	return (1);
 }
 
-/* The registrar serves the new registration socket: kubelet registers
- * again. */
-static void
-restart_registrar(struct sup *sup)
-{
-	struct child	*reg = &sup->children[ROLE_REGISTRAR];
-
-	if (reg->pid > 0)
-		child_kill(reg, SIGTERM);
-}
-
 /*
- * The DRA socket is new: a new registration too, so kubelet dials the new
- * socket (its connection to the old one may sit in a reconnect backoff).
- * drain: restart the nodeserver on the new listener, draining it.
+ * The DRA socket is new: a new registration socket too, so kubelet's
+ * plugin watcher registers again and dials the new socket (its
+ * connection to the old one may sit in a reconnect backoff). The broker
+ * restarts the nodeserver (drained) and the registrar on them.
  */
 static void
-dra_recreated(struct sup *sup, int drain)
+dra_recreated(struct mon *mon)
 {
 	char	 err[KP_ERROR_SIZE];
 
-	if (drain)
-		drain_restart(sup, &sup->children[ROLE_NODESERVER]);
-	if (sup->reg_sock.fd == -1 || !sup->reg_sock.bound)
+	if (mon->reg_sock.fd == -1 || !mon->reg_sock.bound)
 		return;
-	if (sock_dir_same(&sup->reg_sock, err, sizeof(err)) != 0) {
-		sup_fatal(sup, "registration socket %s: %s; not re-creating "
-		    "it there", sup->cfg->registrar_socket_path, err);
+	if (sock_dir_same(&mon->reg_sock, err, sizeof(err)) != 0) {
+		mon_fatal(mon, "registration socket %s: %s; not re-creating "
+		    "it there", mon->cfg->registrar_socket_path, err);
 		return;
 	}
-	sock_remove(&sup->reg_sock);
-	if (sock_listen(&sup->reg_sock, sup->cfg->registrar_socket_path,
-	    sup->cfg->socket_mode, err, sizeof(err)) != 0) {
-		sup_fatal(sup, "registration socket %s cannot be re-created: "
-		    "%s", sup->cfg->registrar_socket_path, err);
-		return;
-	}
-	restart_registrar(sup);
+	sock_remove(&mon->reg_sock);
+	if (sock_listen(&mon->reg_sock, mon->cfg->registrar_socket_path,
+	    mon->cfg->socket_mode, err, sizeof(err)) != 0)
+		mon_fatal(mon, "registration socket %s cannot be re-created: "
+		    "%s", mon->cfg->registrar_socket_path, err);
 }
 
 void
-repair_tick(struct sup *sup)
+repair_tick(struct mon *mon)
 {
 	int	 r;
 
-	if (sup->phase != PHASE_RUNNING)
+	if (ts_ms_until(&mon->repair_next) > 0)
 		return;
-	if (ts_ms_until(&sup->repair_next) > 0)
+	mon->repair_pending = 0;
+	clock_gettime(CLOCK_MONOTONIC, &mon->repair_next);
+	ts_after_ms(&mon->repair_next, REPAIR_CHECK_MS);
+	if ((r = check(mon, &mon->plugin_sock, "DRA")) < 0)
 		return;
-	sup->repair_pending = 0;
-	clock_gettime(CLOCK_MONOTONIC, &sup->repair_next);
-	ts_after_ms(&sup->repair_next, REPAIR_CHECK_MS);
-	if ((r = check(sup, &sup->plugin_sock, "DRA")) < 0)
-		return;
-	if (r == 1)
-		dra_recreated(sup, 1);
-	if ((r = check(sup, &sup->reg_sock, "registration")) == 1)
-		restart_registrar(sup);
+	if (r == 1) {
+		dra_recreated(mon);
+		if (mon->stopping)
+			return;
+		mon_tell(mon, MON_SOCKET, SUP_LISTEN_DRA, 0,
+		    MON_SOCK_RECREATED, "the DRA socket %s was removed or "
+		    "replaced from outside and has been re-created",
+		    mon->plugin_sock.path);
+	}
+	if ((r = check(mon, &mon->reg_sock, "registration")) == 1)
+		mon_tell(mon, MON_SOCKET, SUP_LISTEN_REG, 0,
+		    MON_SOCK_RECREATED, "the registration socket %s was "
+		    "removed or replaced from outside and has been "
+		    "re-created", mon->reg_sock.path);
 }
 
 /*
@@ -327,63 +329,118 @@ repair_tick(struct sup *sup)
  * unreachable.
  */
 void
-repair_listener_shut(struct sup *sup, int which)
+repair_listener_shut(struct mon *mon, int which)
 {
 	static const char *const what[SUP_LISTENERS] = { "DRA",
 	    "registration", "HTTP (kp_http_endpoint)" };
 	static const enum kp_role holder[SUP_LISTENERS] = { ROLE_NODESERVER,
 	    ROLE_REGISTRAR, ROLE_OBSERVER };
-	struct sup_socket	*s = which == SUP_LISTEN_DRA ? &sup->plugin_sock :
-				    which == SUP_LISTEN_REG ? &sup->reg_sock : NULL;
-	struct child		*c = &sup->children[holder[which]];
+	struct sup_socket	*s = which == SUP_LISTEN_DRA ? &mon->plugin_sock :
+				    which == SUP_LISTEN_REG ? &mon->reg_sock : NULL;
+	struct mon_child	*c = &mon->children[holder[which]];
 	char			 err[KP_ERROR_SIZE];
 
 	log_errorx("the %s listening socket%s%s was shut down: every "
 	    "connection is refused; re-creating it", what[which],
 	    s != NULL && s->path != NULL ? " " : "",
 	    s != NULL && s->path != NULL ? s->path : "");
-	if (c->pid > 0 && c->state != CS_STOPPING)
-		sup_child_violation(sup, c, "shut down its listening socket");
-	if (sup->phase == PHASE_STOPPING)
+	/* The holder broke it: killed here, at once; the broker counts
+	 * the violation and restarts it (MON_SOCK_SHUT). */
+	if (c->pid > 0)
+		(void)kill(c->pid, SIGKILL);
+	if (mon->stopping)
 		return;
 	if (which == SUP_LISTEN_HTTP) {
-		if (sock_tcp_again(&sup->http_fd, &sup->cfg->http_addr,
-		    sup->cfg->http_len, err, sizeof(err)) != 0)
-			sup_fatal(sup, "the %s listening socket was shut down "
+		if (sock_tcp_again(&mon->http_fd, &mon->cfg->http_addr,
+		    mon->cfg->http_len, err, sizeof(err)) != 0)
+			mon_fatal(mon, "the %s listening socket was shut down "
 			    "and cannot be re-created: %s", what[which], err);
+		else
+			mon_tell(mon, MON_SOCKET, which, c->pid, MON_SOCK_SHUT,
+			    "the %s listening socket was shut down by the %s "
+			    "(a violation; killed) and has been re-created",
+			    what[which], c->name);
 		return;
 	}
 	if (!s->bound || s->path == NULL) {
-		sup_event(sup, KPIPC__EVENT_KIND__EVENT_SOCKET_LOST, "the %s "
+		mon_tell(mon, MON_SOCKET, which, c->pid, MON_SOCK_LOST,
+		    "the %s "
 		    "listening socket the driver gave was shut down by the %s "
 		    "and cannot be re-created", what[which], c->name);
-		sup_fatal(sup, "the %s listening socket the driver gave was "
+		mon_fatal(mon, "the %s listening socket the driver gave was "
 		    "shut down by the %s: it refuses every connection and "
 		    "cannot be bound again here", what[which], c->name);
 		return;
 	}
-	if (rebind(sup, s, what[which]) != 0)
+	if (rebind(mon, s, what[which]) != 0)
 		return;
-	sup_event(sup, KPIPC__EVENT_KIND__EVENT_SOCKET_RECREATED, "the %s "
+	if (which == SUP_LISTEN_DRA)
+		dra_recreated(mon);
+	mon_tell(mon, MON_SOCKET, which, c->pid, MON_SOCK_SHUT, "the %s "
 	    "socket %s was shut down by the %s (a violation; killed) and has "
 	    "been re-created", what[which], s->path, c->name);
-	if (which == SUP_LISTEN_DRA)
-		dra_recreated(sup, 0);
 }
 
 /* Milliseconds until repair_tick() has work; -1: none (not running). */
 long long
-repair_next_ms(struct sup *sup)
+repair_next_ms(struct mon *mon)
 {
-	if (sup->phase != PHASE_RUNNING)
+	if (!mon->running || mon->stopping)
 		return (-1);
-	return (ts_ms_until(&sup->repair_next));
+	return (ts_ms_until(&mon->repair_next));
 }
 
 void
-repair_close(struct sup *sup)
+repair_close(struct mon *mon)
 {
-	if (sup->repair_fd != -1)
-		close(sup->repair_fd);
-	sup->repair_fd = -1;
+	if (mon->repair_fd != -1)
+		close(mon->repair_fd);
+	mon->repair_fd = -1;
+}
+
+/*
+ * The socket check /healthz rests on, once a second: is the file at the
+ * path still the socket we bound, and does that socket take connections
+ * (not shut down)? repair_tick() re-creates a removed or dead-replaced
+ * socket within its interval and a shut-down one at once, so a failure
+ * shows at most until then: a safety net should repair be delayed or
+ * fail without stopping the plugin. No connect(): it would cost the
+ * child an accept a second. The broker hears of each change
+ * (MON_SOCK_OK, MON_SOCK_BAD).
+ */
+void
+repair_check_sockets(struct mon *mon)
+{
+	const struct sup_socket	*socks[2] = { &mon->plugin_sock,
+				    &mon->reg_sock };
+	const struct sup_socket	*s;
+	struct stat		 sb;
+	char			 why[KP_ERROR_SIZE];
+	int			 i;
+
+	for (i = 0; i < 2; i++) {
+		s = socks[i];
+		why[0] = '\0';
+		if (s->fd == -1 || s->path == NULL || !s->created)
+			continue;
+		if ((s->dir_open ? fstatat(s->dirfd, s->base, &sb,
+		    AT_SYMLINK_NOFOLLOW) : lstat(s->path, &sb)) == -1)
+			snprintf(why, sizeof(why), "socket %s is missing",
+			    s->path);
+		else if (!S_ISSOCK(sb.st_mode) || sb.st_dev != s->dev ||
+		    sb.st_ino != s->ino)
+			snprintf(why, sizeof(why), "socket %s is no longer the "
+			    "one the plugin bound", s->path);
+		else if (sock_refuses(s->fd))
+			snprintf(why, sizeof(why), "socket %s refuses "
+			    "connections (its listening socket was shut down)",
+			    s->path);
+		if (mon->sock_ok[i] == (why[0] == '\0') &&
+		    strcmp(mon->sock_why[i], why) == 0)
+			continue;
+		mon->sock_ok[i] = why[0] == '\0';
+		snprintf(mon->sock_why[i], sizeof(mon->sock_why[i]), "%s", why);
+		mon_tell(mon, MON_SOCKET, i, 0, why[0] == '\0' ? MON_SOCK_OK :
+		    MON_SOCK_BAD, "%s", why);
+	}
 }

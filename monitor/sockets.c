@@ -1,6 +1,6 @@
 /*
  * sockets.c - the listening sockets: created by kp_start() (the DRA
- * socket) and by the supervisor (the registration socket, once the
+ * socket) and by the monitor (the registration socket, once the
  * nodeserver serves), kept open for the plugin's lifetime so restarted
  * children serve the same socket, removed at stop only if the file is
  * still the one we bound (another instance's socket is never touched).
@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
-#include "supervisor/supervisor.h"
+#include "monitor/monitor.h"
 
 /*
  * A stale socket at path may be replaced; any other file type is an error
@@ -115,7 +115,7 @@ dir_open(const char *path, const char **base, char *err, size_t errsize)
 /*
  * Run bind (mode != 0) or connect on fd with the base name in dirfd: the
  * working directory is dirfd meanwhile (kp_start() runs single-threaded,
- * the supervisor is single-threaded). Sets errno on failure.
+ * the monitor is single-threaded). Sets errno on failure.
  */
 static int
 at_dir(int dirfd, const char *base, int fd, unsigned int mode, int bind_it)
@@ -450,7 +450,7 @@ sock_refuses(int fd)
 }
 
 /*
- * Before each child generation: the backlog as the supervisor set it. A
+ * Before each child generation: the backlog as the monitor set it. A
  * child's listen(fd, 0) (the nodeserver's init hook runs unfiltered)
  * would otherwise leave one queued connection for every later child.
  * listen() on a listening socket only changes its backlog.

@@ -1,11 +1,11 @@
 /*
- * fatal.c - how the supervisor ends the plugin when it cannot stay
+ * fatal.c - how the monitor ends the plugin when it cannot stay
  * reachable: one line to the log, to kubelet's termination message file
  * (terminationMessagePath, when it exists) and to the page the driver's
  * kp_plugin_wait() reads, then the draining stop with a non-zero status.
  * A plugin kubelet cannot reach must not stay up looking healthy.
  *
- * Runs in: the supervisor.
+ * Runs in: the monitor.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
-#include "supervisor/supervisor.h"
+#include "monitor/monitor.h"
 
 /* Shared with the driver's process (api/api.c); never with a child. */
 static char	*fatal_page;
@@ -61,9 +61,17 @@ termlog_write(const struct kp_options *cfg, const char *msg)
 	close(fd);
 }
 
+/* The first reason the plugin ends, for kp_plugin_wait(). */
+void
+mon_fatal_text(const char *msg)
+{
+	if (fatal_page != NULL && fatal_page[0] == '\0')
+		snprintf(fatal_page, KP_ERROR_SIZE, "%s", msg);
+}
+
 /* The plugin cannot go on: say why everywhere, then stop, exit 1. */
 void
-sup_fatal(struct sup *sup, const char *fmt, ...)
+mon_fatal(struct mon *mon, const char *fmt, ...)
 {
 	char	 msg[KP_ERROR_SIZE];
 	va_list	 ap;
@@ -72,9 +80,7 @@ sup_fatal(struct sup *sup, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	log_errorx("fatal: %s", msg);
-	termlog_write(sup->cfg, msg);
-	if (fatal_page != NULL && fatal_page[0] == '\0')
-		snprintf(fatal_page, KP_ERROR_SIZE, "%s", msg);
-	sup->exit_code = 1;
-	sup_begin_stop(sup);
+	mon_fatal_text(msg);
+	termlog_write(mon->cfg, msg);
+	mon_stop(mon, 1);
 }

@@ -1,9 +1,9 @@
 /*
- * child_exec.c - the supervisor's half of a start by exec (ipc/child.h):
+ * child_exec.c - the monitor's half of a start by exec (ipc/child.h):
  * in the forked child, what child_run() does up to the role's main
  * (child_begin(), fds), then execve() of the driver's own binary, so
  * that the role gets a fresh address space: a new layout for each
- * generation (a crash-restart loop learns nothing of the supervisor's or
+ * generation (a crash-restart loop learns nothing of the monitor's or
  * of earlier children's) and nothing of the driver's heap. The library's
  * constructor (ipc/role_exec.c) takes over before the driver's main().
  *
@@ -12,7 +12,7 @@
  * hooks and interceptors, pointers into its main()'s set-up, and are
  * forked (children.c child_run).
  *
- * Runs in: a child of the supervisor between fork and exec.
+ * Runs in: a child of the monitor between fork and exec.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
-#include "supervisor/supervisor.h"
+#include "monitor/monitor.h"
 
 /* The binary this process runs, whatever became of its path since. */
 #define CHILD_EXEC_PATH	"/proc/self/exe"
@@ -57,7 +57,7 @@ exec_fds(const int *from)
 /*
  * The flat options in a pipe, written whole and its write end closed, so
  * the child reads to EOF; -1 with the reason in err. A pipe, not a
- * memfd: the syscalls are those the supervisor and every seccomp
+ * memfd: the syscalls are those the monitor and every seccomp
  * profile of the deploy kit already allow.
  */
 static int
@@ -120,7 +120,7 @@ fail:
  * failure before the exec is reported as the role's start failure.
  */
 void
-child_exec(struct sup *sup, struct child *c, int ctl, int logfd, int errw)
+child_exec(struct mon *mon, struct mon_child *c, int ctl, int logfd, int errw)
 {
 	struct child_env	 env;
 	char			 marker[32], name[16], err[KP_ERROR_SIZE];
@@ -137,7 +137,7 @@ child_exec(struct sup *sup, struct child *c, int ctl, int logfd, int errw)
 	log_set_sink(logfd);
 	memset(&env, 0, sizeof(env));
 	ipc_chan_init(&env.ctl, ctl, KP_IPC_CHILD_FRAME);
-	if ((ofd = exec_opts_fd(sup->cfg, err, sizeof(err))) == -1)
+	if ((ofd = exec_opts_fd(mon->cfg, err, sizeof(err))) == -1)
 		_exit(child_start_fail(&env, KP_EIO, "%s", err));
 	from[0] = 0;
 	from[1] = 1;

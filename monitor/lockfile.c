@@ -1,7 +1,7 @@
 /*
  * lockfile.c - serialize.lock, the file that serializes prepare and
  * unprepare hooks across the instances of one driver during a rolling
- * update (upstream Serialize with RollingUpdate). The supervisor opens it
+ * update (upstream Serialize with RollingUpdate). The monitor opens it
  * once at start and hands the fd to each nodeserver it forks, so the
  * nodeserver never names a path (its Landlock rules need not allow the
  * plugin data directory) and cannot pick another file.
@@ -13,7 +13,7 @@
  * nodeserver's uid too. O_NOFOLLOW: a symlink planted at the name is
  * refused, not followed.
  *
- * Runs in: the supervisor.
+ * Runs in: the monitor.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
-#include "supervisor/supervisor.h"
+#include "monitor/monitor.h"
 
 /* A fresh read-only open file description of the lock file, or -1. */
 static int
@@ -34,7 +34,7 @@ lock_fd_open(const char *path, char *err, size_t errsize, int *code)
 
 	/*
 	 * O_NONBLOCK: a FIFO (or a device) planted at the name would
-	 * otherwise block this single-threaded supervisor in open() for
+	 * otherwise block this single-threaded monitor in open() for
 	 * good; it is refused below as not a regular file. Locks ignore
 	 * the flag; it is cleared anyway once the file is known regular.
 	 */
@@ -60,34 +60,34 @@ lock_fd_open(const char *path, char *err, size_t errsize, int *code)
 
 /* At start: create and check the file; nothing is kept open. */
 int
-lock_open(struct sup *sup, char *err, size_t errsize)
+lock_open(struct mon *mon, char *err, size_t errsize)
 {
 	int	 fd, code = 0;
 
-	sup->lock_fd = -1;
-	if (sup->cfg->lock_path[0] == '\0')
+	mon->lock_fd = -1;
+	if (mon->cfg->lock_path[0] == '\0')
 		return (0);
-	if ((fd = lock_fd_open(sup->cfg->lock_path, err, errsize, &code)) ==
+	if ((fd = lock_fd_open(mon->cfg->lock_path, err, errsize, &code)) ==
 	    -1)
 		return (code);
 	close(fd);
 	log_info(2, "hooks serialized across instances with %s",
-	    sup->cfg->lock_path);
+	    mon->cfg->lock_path);
 	return (0);
 }
 
-/* Before a nodeserver's fork: its own fd in sup->lock_fd (the fork
- * passes it, lock_close() drops the supervisor's copy after). */
+/* Before a nodeserver's fork: its own fd in mon->lock_fd (the fork
+ * passes it, lock_close() drops the monitor's copy after). */
 int
-lock_child_open(struct sup *sup)
+lock_child_open(struct mon *mon)
 {
 	char	 err[KP_ERROR_SIZE];
 	int	 code = 0;
 
-	sup->lock_fd = -1;
-	if (sup->cfg->lock_path[0] == '\0')
+	mon->lock_fd = -1;
+	if (mon->cfg->lock_path[0] == '\0')
 		return (0);
-	if ((sup->lock_fd = lock_fd_open(sup->cfg->lock_path, err,
+	if ((mon->lock_fd = lock_fd_open(mon->cfg->lock_path, err,
 	    sizeof(err), &code)) == -1) {
 		log_errorx("%s", err);
 		return (code);
@@ -96,9 +96,9 @@ lock_child_open(struct sup *sup)
 }
 
 void
-lock_close(struct sup *sup)
+lock_close(struct mon *mon)
 {
-	if (sup->lock_fd != -1)
-		close(sup->lock_fd);
-	sup->lock_fd = -1;
+	if (mon->lock_fd != -1)
+		close(mon->lock_fd);
+	mon->lock_fd = -1;
 }
