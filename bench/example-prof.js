@@ -76,7 +76,7 @@ async function traced(cmd, args, fn) {
 // answers }): strace of its nodeserver and supervisor, then perf of both.
 async function knownLoops(srv, load, tag) {
   const ns = descendant(srv.proc.pid, 'kp-nodeserver');
-  const sup = descendant(srv.proc.pid, 'kp-supervisor');
+  const sup = descendant(srv.proc.pid, 'kp-monitor');
   const run = async (opts) => {
     const r = await loadgen(srv, srv.draSock, PREPARE, load.file, { ...opts, answers: load.answers });
     if (r.wrong) throw new Error(`${tag}: ${r.wrong} wrong answers`);

@@ -120,6 +120,39 @@ test('the supervisor keeps only its documented capabilities (bounding set too; a
   assert.doesNotMatch(drv.stderr, /seccomp denied|killed by seccomp/);
 });
 
+test('the broker, which reads every child\'s frames: its own uid (base + 4), no capability in any set, NoNewPrivs, a seccomp filter of its own, not dumpable, a pid namespace of its own; the monitor holds no child\'s channel', { skip: process.getuid() !== 0 && 'needs root' }, async (t) => {
+  const { drv, sim } = await setup(t, { args: ['--sandbox-cap', 'CAP_NET_ADMIN'] });
+  await sim.waitForDriver(DRIVER);
+  const r = roles(drv.proc.pid);
+  assert.ok(r.broker, `a kp-broker child of the monitor: ${JSON.stringify(r)}`);
+  const b = procStatus(r.broker);
+  for (const k of ['CapInh', 'CapPrm', 'CapEff', 'CapBnd', 'CapAmb']) assert.equal(b[k], '0000000000000000', k);
+  assert.equal(b.NoNewPrivs, '1');
+  assert.equal(b.Seccomp, '2');
+  assert.equal(b.Seccomp_filters, '2', 'the monitor\'s and its own');
+  assert.deepEqual(b.Uid.split(/\s+/), ['61004', '61004', '61004', '61004']);
+  assert.deepEqual(b.Gid.split(/\s+/), ['61004', '61004', '61004', '61004']);
+  assert.equal(b.Groups, '');
+  assert.equal(fs.statSync(`/proc/${r.broker}/mem`).uid, 0, 'not dumpable: its /proc files are root\'s');
+  assert.equal(b.NSpid.split(/\s+/).pop(), '1', 'pid 1 of a namespace of its own');
+  // No uid of the plugin is shared: the broker's is no child's.
+  for (const role of ['nodeserver', 'registrar', 'publisher']) {
+    assert.notEqual(procStatus(r[role]).Uid.split(/\s+/)[0], '61004', role);
+  }
+  // The monitor never reads a child: each child's channels are
+  // socketpairs whose other end only the broker holds. The monitor's
+  // sockets: the two listeners and its two channels to the broker.
+  const inodes = (pid) => fs.readdirSync(`/proc/${pid}/fd`).map((f) => {
+    try { return fs.readlinkSync(`/proc/${pid}/fd/${f}`); } catch { return ''; }
+  }).filter((l) => l.startsWith('socket:'));
+  assert.ok(inodes(r.supervisor).length <= 4, `monitor sockets: ${inodes(r.supervisor)}`);
+  // The broker drives restarts through the monitor: still working.
+  process.kill(r.nodeserver, 'SIGKILL');
+  await restarted(drv, 'nodeserver', r.nodeserver);
+  await prepareOk(sim, 'after-broker-restart');
+  assert.doesNotMatch(drv.stderr, /seccomp violation|killed by seccomp|protocol violation/);
+});
+
 test('the nodeserver\'s init hook runs under the supervisor\'s filter: add_key, bpf, perf_event_open, init_module ... get EPERM though it is root with CAP_SYS_ADMIN, each named in the log; the plugin serves', { skip: process.getuid() !== 0 && 'needs root' }, async (t) => {
   const root = makeRoot(DRIVER);
   const probes = fs.mkdtempSync(path.join(os.tmpdir(), 'kp-init-'));

@@ -27,12 +27,12 @@ test_uid_base(void)
 	CHECK_CONTAINS(kp_options_last_error(o), "kp_sandbox_uid_base");
 	CHECK_CONTAINS(kp_options_last_error(o), "root");
 	CHECK_EQ(o->policy.uid_base, KP_SANDBOX_UID_BASE);
-	/* base + 3 must stay below (uid_t)-1 */
+	/* base + 4 (the broker's) must stay below (uid_t)-1 */
 	CHECK(kp_sandbox_uid_base(o, (uid_t)-1) == KP_EINVAL);
-	CHECK(kp_sandbox_uid_base(o, (uid_t)-4) == KP_EINVAL);
+	CHECK(kp_sandbox_uid_base(o, (uid_t)-5) == KP_EINVAL);
 	CHECK_CONTAINS(kp_options_last_error(o), "no room");
-	CHECK(kp_sandbox_uid_base(o, (uid_t)-5) == 0);
-	CHECK_EQ(o->policy.uid_base, (uid_t)-5);
+	CHECK(kp_sandbox_uid_base(o, (uid_t)-6) == 0);
+	CHECK_EQ(o->policy.uid_base, (uid_t)-6);
 	CHECK(kp_sandbox_uid_base(o, 1) == 0);
 	CHECK(kp_sandbox_uid_base(o, 200000) == 0);
 	CHECK_EQ(o->policy.uid_base, 200000);

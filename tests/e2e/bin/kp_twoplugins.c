@@ -107,8 +107,8 @@ main(int argc, char **argv)
 	snprintf(go, sizeof(go), "%s/go", argv[1]);
 	while (access(go, F_OK) != 0)
 		usleep(100000);
-	/* A's supervisor: our first child named kp-supervisor. */
-	snprintf(cmd, sizeof(cmd), "kill -9 $(pgrep -P %d -x kp-supervisor "
+	/* A's monitor: our first child named kp-monitor. */
+	snprintf(cmd, sizeof(cmd), "kill -9 $(pgrep -P %d -x kp-monitor "
 	    "| head -1)", (int)getpid());
 	if (system(cmd) != 0)
 		printf("kill failed\n");

@@ -171,11 +171,13 @@ function procStatus(pid) {
   }
 }
 
-// { supervisor, nodeserver, registrar, publisher } pids of a driver.
+// { supervisor, broker, nodeserver, registrar, publisher } pids of a
+// driver: "supervisor" is the monitor (kp-monitor), the process kp_start()
+// forks; the broker and the children are its children.
 function roles(driverPid) {
   const out = {};
   for (const s of childrenOf(driverPid)) {
-    if (comm(s) !== 'kp-supervisor') continue;
+    if (comm(s) !== 'kp-monitor') continue;
     out.supervisor = s;
     for (const c of childrenOf(s)) {
       const name = comm(c);
