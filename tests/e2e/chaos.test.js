@@ -167,7 +167,7 @@ test(`chaos: ${KILLS} random SIGKILLs of children under kubelet load and slice s
     for (;;) {
       const open = kills.filter((k) => k.recoveredMs === null);
       for (const k of open) {
-        const re = new RegExp(`supervisor\\] ${k.role} ready, pid (\\d+) \\(restarted\\)`, 'g');
+        const re = new RegExp(`broker\\] ${k.role} ready, pid (\\d+) \\(restarted\\)`, 'g');
         re.lastIndex = k.logAt;
         const text = drv.stderr;
         let m;

@@ -247,7 +247,7 @@ function klogLines(stderr, role) {
     if (!m) return null;
     const ms = Date.UTC(2000, Number(m[1]) - 1, Number(m[2]), Number(m[3]), Number(m[4]), Number(m[5])) + Number(m[6]) / 1000;
     return { ms, who: m[7], text: m[8] };
-  }).filter((x) => x && (x.who === role || (x.who === 'supervisor' && x.text.startsWith(`${role}: `) && / refused: /.test(x.text))));
+  }).filter((x) => x && (x.who === role || (x.who === 'broker' && x.text.startsWith(`${role}: `) && / refused: /.test(x.text))));
 }
 
 // Lines of one bucket of qps and burst: no window [a, b] of them holds
@@ -269,7 +269,7 @@ test('HOSTILE: the supervisor\'s lines about a nodeserver\'s refused requests co
   // 16 KiB CdiWrites (a kind of another vendor) back to back.
   assert.match(await run(`stderr-flood:${F}`), new RegExp(`stderr-flood: wrote ${F}$`));
   assert.match(await run('cdi-refuse:400:16384'), /cdi-refuse: sent 400 of 400/);
-  await drv.stderrMatch(/supervisor\] nodeserver: cdi_write refused: CDI spec test\.example\.com_raw-\d+\.json: kind "other\.example\.com\/test"/);
+  await drv.stderrMatch(/broker\] nodeserver: cdi_write refused: CDI spec test\.example\.com_raw-\d+\.json: kind "other\.example\.com\/test"/);
   const dropped = () => [...drv.stderr.matchAll(/nodeserver: (\d+) log lines dropped \(more than 200 a second\)/g)]
     .reduce((a, m) => a + Number(m[1]), 0);
   const flood = () => childLines(drv.stderr).filter((l) => /^FLOOD \d+$/.test(l)).length;
@@ -339,7 +339,7 @@ test('HOSTILE: a driver whose stderr nobody reads does not stall the supervisor:
   assert.match(await run(`cdi-file:${DRIVER}_unblocked.json:${spec}`), /cdi-file \S+: ok/);
   drv.proc.stderr.resume();
   await run('mkdir:/nonexistent/x');
-  await drv.stderrMatch(/supervisor\] \d+ log lines dropped: stderr was full \(not read fast enough\)/);
+  await drv.stderrMatch(/broker\] \d+ log lines dropped: stderr was full \(not read fast enough\)/);
 });
 
 test('HOSTILE: the log channel takes Log frames only: sendto() to another socket\'s path still reaches the supervisor alone; a READY there kills the nodeserver', { skip }, async (t) => {

@@ -195,7 +195,7 @@ test('each child is pid 1 of its own pid namespace; SIGTERM still stops every ch
   assert.equal(res.code, 0);
   assert.ok(Date.now() - t0 < 4000, `stopped in ${Date.now() - t0} ms`);
   for (const role of ['nodeserver', 'registrar', 'publisher']) {
-    assert.match(drv.stderr, new RegExp(`supervisor\\] ${role} exited\\n`));
+    assert.match(drv.stderr, new RegExp(`broker\\] ${role} exited\\n`));
   }
   assert.doesNotMatch(drv.stderr, /did not stop in time|killed by signal/);
 });

@@ -256,14 +256,14 @@ class Rig {
     } else {
       // The call broke: did the probe get the nodeserver killed?
       const log = () => this.drv.stderr.slice(from);
-      const dead = /nodeserver\] nodeserver killed by seccomp: \S+|supervisor\] nodeserver (killed by|exited)/;
+      const dead = /nodeserver\] nodeserver killed by seccomp: \S+|broker\] nodeserver (killed by|exited)/;
       await until(() => dead.test(log()), 5000).catch(() => {});
       const k = /nodeserver\] nodeserver killed by seccomp: (\S+)/.exec(log()) ||
-        /supervisor\] nodeserver killed by seccomp \((SIGSYS)\)/.exec(log());
+        /broker\] nodeserver killed by seccomp \((SIGSYS)\)/.exec(log());
       const call = `the call failed: code ${res.code} ${res.details}`;
       if (k) Object.assign(out, { verdict: 'killed', syscall: k[1], text: `nodeserver killed by seccomp (${k[1]}); ${call}` });
-      else if (/supervisor\] nodeserver (killed by signal|exited)[^\n]*/.test(log())) {
-        Object.assign(out, { verdict: 'exited', text: `${/supervisor\] (nodeserver [^\n]*)/.exec(log())[1]}; ${call}` });
+      else if (/broker\] nodeserver (killed by signal|exited)[^\n]*/.test(log())) {
+        Object.assign(out, { verdict: 'exited', text: `${/broker\] (nodeserver [^\n]*)/.exec(log())[1]}; ${call}` });
       } else Object.assign(out, { verdict: 'error', text: call });
       this.kills++;
     }

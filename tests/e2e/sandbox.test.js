@@ -245,7 +245,7 @@ for (const [what, name, sys] of [['socket', 'syscall-socket', 'socket'], ['fork'
     await assert.rejects(sim.nodePrepareResources(DRIVER, [claim(name)], { timeoutMs: 10000 }));
     await until(() => new RegExp(`nodeserver\\] nodeserver killed by seccomp: ${sys}\\b`).test(drv.stderr));
     await drv.stderrMatch(new RegExp(`kp-nodeserver: seccomp violation: ${sys}\\b`));
-    await until(() => /supervisor\] nodeserver killed by seccomp \(SIGSYS\)/.test(drv.stderr));
+    await until(() => /broker\] nodeserver killed by seccomp \(SIGSYS\)/.test(drv.stderr));
     assert.doesNotMatch(drv.stderr, /a child was created|sandbox denied/);
     await restarted(drv, 'nodeserver', before);
     await prepareOk(sim, 'after');

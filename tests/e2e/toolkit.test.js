@@ -240,7 +240,7 @@ test('reconcile: a deleted CDI directory is repaired by the next prepare and by 
   await prepare(env, [a]);
   assert.ok(fs.existsSync(env.specOf(a)), `spec rewritten:\n${env.drv.stderr}`);
   await env.drv.stderrMatch(/write_spec: dev-a /);
-  await env.drv.stderrMatch(/supervisor\] CDI directory \S+ was removed; made it again/);
+  await env.drv.stderrMatch(/broker\] CDI directory \S+ was removed; made it again/);
   assert.equal(fs.existsSync(env.specOf(b)), false, 'b not asked for yet');
   assert.equal(await seen(env.drv, 'prepare hook: default/dev-a', 1), 1);
 
