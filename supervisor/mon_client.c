@@ -62,7 +62,8 @@ sup_mon_socket(struct sup *sup, const struct mon_msg *m)
 		    m->role == 1 ? ROLE_REGISTRAR : ROLE_OBSERVER];
 		if (c->pid > 0 && c->pid == m->pid) {
 			log_errorx("%s: protocol violation: shut down its "
-			    "listening socket; killed", c->name);
+			    "listening socket; killing it (the monitor "
+			    "did)", c->name);
 			c->violated = 1;
 			c->state = CS_STOPPING;
 			if (sup->phase == PHASE_RUNNING)

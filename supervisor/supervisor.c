@@ -756,8 +756,14 @@ broker_main(const struct kp_options *cfg, int driver_fd, int events_fd,
 	/* Set up: from here on its own uid, no capability, NO_NEW_PRIVS,
 	 * Landlock and its own filter (policy/broker.c). */
 	metadata_own(&sup);
-	if ((r = policy_broker(cfg, mon_fd, err, sizeof(err))) != 0)
-		return (sup_fail_early(&sup, r, err));
+	if ((r = policy_broker(cfg, mon_fd, err, sizeof(err))) != 0) {
+		char	 msg[KP_ERROR_SIZE];
+
+		/* Worded as a child's sandbox failure (KP_ECHILD, "<role>:
+		 * sandbox: ..."): the broker is one more sandboxed process. */
+		snprintf(msg, sizeof(msg), "broker: sandbox: %.200s", err);
+		return (sup_fail_early(&sup, KP_ECHILD, msg));
+	}
 	clock_gettime(CLOCK_MONOTONIC, &sup.start_deadline);
 	ts_after_ms(&sup.start_deadline, KP_START_TIMEOUT_MS);
 	sup_start_first(&sup);

@@ -81,6 +81,9 @@ async function startEmulator(opts = {}) {
   };
   emu.store = new Store({ historySize: emu.opts.historySize, initialRV: emu.opts.initialResourceVersion });
   const pki = makePki(opts.dir);
+  // A temporary PKI (no dir given) is ours to remove at stop: it holds
+  // the CA's private key.
+  const ownPki = !opts.dir;
   const tokenList = opts.tokens || [{ token: newToken(), user: 'system:serviceaccount:kube-system:dra-plugin', groups: ['system:serviceaccounts', 'system:serviceaccounts:kube-system'] }];
   for (const t of tokenList) emu.tokens.set(t.token, { user: t.user, groups: t.groups || [] });
   const writeTokenFile = () => { if (opts.tokenFile) fs.writeFileSync(opts.tokenFile, [...emu.tokens.keys()][0] + '\n', { mode: 0o644 }); };
@@ -139,6 +142,7 @@ async function startEmulator(opts = {}) {
       for (const r of emu.hung) r.destroy();
       if (control) await new Promise((r) => control.close(() => r()));
       control = null;
+      if (ownPki) fs.rmSync(pki.dir, { recursive: true, force: true });
     },
     // restart closes every connection and listens again on the same port with
     // the same CA and tokens; freshStore starts from an empty store (like an
