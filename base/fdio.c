@@ -82,3 +82,24 @@ fd_tmp_create(int dfd, const char *name, char *tmp, size_t size)
 	}
 	return (-1);
 }
+
+/*
+ * A second fd of directory dfd, at its start, for fdopendir(): not an
+ * open of ".", which Landlock checks against the directory's place in
+ * the tree (the broker's CDI directory made again by the monitor is
+ * beneath no rule of its), while reading an fd it holds is not. The two
+ * share the offset; -1 and errno on failure.
+ */
+int
+fd_dir_dup(int dfd)
+{
+	int	 fd;
+
+	if ((fd = fcntl(dfd, F_DUPFD_CLOEXEC, 0)) == -1)
+		return (-1);
+	if (lseek(fd, 0, SEEK_SET) == -1) {
+		close(fd);
+		return (-1);
+	}
+	return (fd);
+}

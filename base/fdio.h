@@ -12,5 +12,6 @@
 int	fd_write_all(int, const void *, size_t);
 int	fd_dir_mode_writable(const struct stat *);
 int	fd_tmp_create(int, const char *, char *, size_t);
+int	fd_dir_dup(int);
 
 #endif /* KP_BASE_FDIO_H */

@@ -142,37 +142,38 @@ role_enabled(const struct mon *mon, int role)
 	}
 }
 
-static void
+/* Returns 1 when it kept fds[0] (a nodeserver's state). */
+static int
 mon_spawn(struct mon *mon, const struct mon_msg *m, int *fds, size_t nfds)
 {
 	struct mon_child	*c;
 	char			 err[KP_ERROR_SIZE];
-	int			 ch[3], r, i;
+	int			 ch[3], r, i, kept = 0;
 
 	if (m->role < 0 || m->role >= ROLE_COUNT ||
 	    !role_enabled(mon, m->role) || (nfds > 0 &&
 	    m->role != ROLE_NODESERVER)) {
 		mon_violation(mon, "SPAWN of a role not configured");
-		return;
+		return (0);
 	}
 	c = &mon->children[m->role];
 	if (c->pid > 0 || mon->stopping) {
 		mon_violation(mon, c->pid > 0 ? "SPAWN of a running role" :
 		    "SPAWN while stopping");
-		return;
+		return (0);
 	}
 	if (c->spawned.tv_sec != 0 &&
 	    -ts_ms_until(&c->spawned) < MON_SPAWN_MIN_MS) {
 		mon_tell(mon, MON_SPAWN_FAILED, m->role, 0, KP_EBUSY, "%s: "
 		    "started again within %d ms", c->name, MON_SPAWN_MIN_MS);
-		return;
+		return (0);
 	}
 	if (m->role == ROLE_NODESERVER) {
 		if (mon->state_fd != -1)
 			close(mon->state_fd);
 		mon->state_fd = nfds > 0 ? fds[0] : -1;
 		mon->state_gen = m->gen;
-		nfds = 0;
+		kept = nfds > 0;
 	}
 	/* The registration socket appears only when the registrar first
 	 * starts: kubelet never learns an endpoint that does not serve. */
@@ -180,11 +181,11 @@ mon_spawn(struct mon *mon, const struct mon_msg *m, int *fds, size_t nfds)
 	    (r = sock_listen(&mon->reg_sock, mon->cfg->registrar_socket_path,
 	    mon->cfg->socket_mode, err, sizeof(err))) != 0) {
 		mon_tell(mon, MON_SPAWN_FAILED, m->role, 0, r, "%s", err);
-		return;
+		return (kept);
 	}
 	if ((r = spawn_child(mon, c, ch, err, sizeof(err))) != 0) {
 		mon_tell(mon, MON_SPAWN_FAILED, m->role, 0, r, "%s", err);
-		return;
+		return (kept);
 	}
 	{
 		struct mon_msg	 s;
@@ -198,6 +199,7 @@ mon_spawn(struct mon *mon, const struct mon_msg *m, int *fds, size_t nfds)
 	}
 	for (i = 0; i < 3; i++)
 		close(ch[i]);
+	return (kept);
 }
 
 static void
@@ -258,8 +260,9 @@ mon_dispatch(struct mon *mon)
 		}
 		switch (m.type) {
 		case MON_SPAWN:
-			mon_spawn(mon, &m, fds, n);
-			continue;	/* it took the fd */
+			if (mon_spawn(mon, &m, fds, n))
+				n = 0;	/* it kept the fd */
+			break;
 		case MON_KILL:
 			mon_kill(mon, &m);
 			break;
@@ -528,15 +531,26 @@ monitor_main(const struct kp_options *cfg, const struct kp_hooks *hooks,
 		return (mon_fail_early(driver_fd, KP_EIO, "monitor: signalfd "
 		    "failed"));
 	}
-	if ((r = lock_open(&mon, err, sizeof(err))) != 0 ||
-	    (r = policy_supervisor(cfg, err, sizeof(err))) != 0) {
+	if ((r = lock_open(&mon, err, sizeof(err))) != 0) {
 		sock_remove(&mon.plugin_sock);
 		return (mon_fail_early(driver_fd, r, err));
 	}
 	repair_init(&mon);
-	/* The broker takes the driver's channels; the monitor keeps none. */
+	/*
+	 * The broker first: it prepares the state and metadata directories
+	 * as root with every capability the driver had (a state directory a
+	 * nodeserver made 0777 is taken back by chmod, which needs FOWNER)
+	 * and then drops to none; the monitor drops right after the fork.
+	 * It takes the driver's channels; the monitor keeps none.
+	 */
 	if ((r = broker_spawn(&mon, driver_fd, events_fd, err,
 	    sizeof(err))) != 0) {
+		sock_remove(&mon.plugin_sock);
+		return (mon_fail_early(driver_fd, r, err));
+	}
+	if ((r = policy_supervisor(cfg, err, sizeof(err))) != 0) {
+		(void)kill(mon.broker_pid, SIGKILL);
+		(void)waitpid(mon.broker_pid, NULL, 0);
 		sock_remove(&mon.plugin_sock);
 		return (mon_fail_early(driver_fd, r, err));
 	}

@@ -216,8 +216,7 @@ cdi_count(struct sup *sup)
 
 	sup->cdi_files = 0;
 	sup->cdi_bytes = 0;
-	if ((fd = openat(sup->cdi_fd, ".", O_RDONLY | O_DIRECTORY |
-	    O_CLOEXEC)) == -1)
+	if ((fd = fd_dir_dup(sup->cdi_fd)) == -1)
 		return;
 	if ((d = fdopendir(fd)) == NULL) {
 		close(fd);
@@ -654,8 +653,7 @@ cdi_list(struct sup *sup, char ***names, size_t *n, char *err,
 
 	*names = NULL;
 	*n = 0;
-	if ((fd = openat(sup->cdi_fd, ".", O_RDONLY | O_DIRECTORY |
-	    O_CLOEXEC)) == -1 || (d = fdopendir(fd)) == NULL) {
+	if ((fd = fd_dir_dup(sup->cdi_fd)) == -1 || (d = fdopendir(fd)) == NULL) {
 		if (fd != -1)
 			close(fd);
 		return (files_fail(err, errsize, KP_EIO, "CDI directory: %s",

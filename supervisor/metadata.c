@@ -39,6 +39,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/fdio.h"
 #include "base/log.h"
 #include "base/names.h"
 #include "policy/policy.h"
@@ -530,8 +531,7 @@ md_remove(struct sup *sup, const Kpipc__MetadataRemove *rm, char *err,
 		    claim, strerror(errno)));
 	pl = (size_t)snprintf(prefix, sizeof(prefix), "%s_metadata_%s_",
 	    sup->cfg->driver_name, rm->uid);
-	if ((fd = openat(sup->cdi_fd, ".", O_RDONLY | O_DIRECTORY |
-	    O_CLOEXEC)) == -1 || (d = fdopendir(fd)) == NULL) {
+	if ((fd = fd_dir_dup(sup->cdi_fd)) == -1 || (d = fdopendir(fd)) == NULL) {
 		if (fd != -1)
 			close(fd);
 		return (files_fail(err, errsize, KP_EIO, "CDI directory: %s",

@@ -108,7 +108,8 @@ test('off by default: no metadata file, no spec, the hook\'s CDI IDs only', asyn
 test('one request: file and spec as upstream, read-only mount, CDI ID on the device; unprepare removes both', async (t) => {
   const { sim, cdiDir, mdDir } = await setup(t, { args: ['--device-metadata', `${V1B1},${V1A1}`] });
   const st = fs.statSync(mdDir);
-  assert.equal(st.uid, 0, 'the supervisor\'s (root), not the nodeserver\'s');
+  // The broker's (it alone writes there), not the nodeserver's.
+  assert.equal(st.uid, process.getuid() === 0 ? IDS.broker : process.getuid());
   assert.equal(st.mode & 0o777, 0o755);
   const c = claim('gpu-1');
   const keep = claim('gpu-2', 'other');
@@ -119,7 +120,7 @@ test('one request: file and spec as upstream, read-only mount, CDI ID on the dev
   assert.equal(fs.readFileSync(file, 'utf8'), expectedFile(c, 'req-0', ['gpu-1'], [V1B1, V1A1]));
   const fst = fs.statSync(file);
   assert.equal(fst.mode & 0o777, 0o644);
-  assert.equal(fst.uid, 0);
+  assert.equal(fst.uid, process.getuid() === 0 ? IDS.broker : process.getuid());
   assert.notEqual(fst.uid, IDS.nodeserver);
   const spec = fs.readFileSync(specFile(cdiDir, c, 'req-0'), 'utf8');
   assert.equal(spec, expectedSpec(c, 'req-0', file));
@@ -321,7 +322,7 @@ test('kp_update_request_metadata: the prepared request\'s file gets the metadata
     }],
   }, null, 2)}\n`).join('');
   assert.equal(fs.readFileSync(file, 'utf8'), want(2, 'req-0'));
-  assert.equal(fs.statSync(file).uid, 0);
+  assert.equal(fs.statSync(file).uid, process.getuid() === 0 ? IDS.broker : process.getuid());
   assert.deepEqual(fs.readdirSync(path.dirname(file)), ['metadata.json'], 'written atomically');
   assert.equal(fs.readFileSync(specFile(cdiDir, c, 'req-0'), 'utf8'), spec, 'the spec is not touched');
   assert.equal(JSON.parse(spec).devices[0].containerEdits.mounts[0].hostPath, file);

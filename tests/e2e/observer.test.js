@@ -218,10 +218,10 @@ test('publisher metrics: API requests by verb and code, slices per pool, sync ag
 
 // A wedged supervisor sends no snapshot: the real observer answers from
 // the last one until it is 5 s old, then fails /healthz saying so.
-test('a stopped supervisor: /healthz fails once the last snapshot is over 5 s old, saying so; SIGCONT recovers', async (t) => {
+test('a stopped broker (which sends the snapshots): /healthz fails once the last snapshot is over 5 s old, saying so; SIGCONT recovers', async (t) => {
   const { drv, port } = await setup(t, { sim: false });
   await waitFor(port, '/healthz', (r) => r.status === 200);
-  const sup = roles(drv.proc.pid).supervisor;
+  const sup = roles(drv.proc.pid).broker;
   const t0 = Date.now();
   process.kill(sup, 'SIGSTOP');
   t.after(() => { try { process.kill(sup, 'SIGCONT'); } catch { /* gone */ } });

@@ -40,7 +40,7 @@ function makeRoot(driver = 'test.example.com') {
 // The ids the sandboxed processes run as by default when started as root
 // (KP_SANDBOX_UID_BASE in include/kubeletplugin.h plus the role's offset).
 const UID_BASE = 61000;
-const IDS = { nodeserver: UID_BASE, registrar: UID_BASE + 1, publisher: UID_BASE + 2 };
+const IDS = { nodeserver: UID_BASE, registrar: UID_BASE + 1, publisher: UID_BASE + 2, broker: UID_BASE + 4 };
 
 // Hands directories to the nodeserver's uid, so that a driver's hooks can
 // write there (CDI specs, checkpoints). A stand-in, in the tests only,
