@@ -276,6 +276,8 @@ static const struct pol_rule broker[] = {
 	{ "getuid", POL_ALLOW, POL_ARG_NONE },
 
 	/* files: read the CDI directory, write the metadata directory */
+	{ "dup", POL_ALLOW, POL_ARG_NONE },	/* a directory fd to read
+						 * again (metadata.c) */
 	{ "fchmod", POL_ALLOW, POL_ARG_NONE },
 	{ "fdatasync", POL_ALLOW, POL_ARG_NONE },
 	{ "fstat", POL_ALLOW, POL_ARG_NONE },
