@@ -142,15 +142,17 @@ role_enabled(const struct mon *mon, int role)
 	}
 }
 
+/* *nfds is 0 once the state fd is taken; the caller closes the rest,
+ * so a refused start (a rule, MON_SPAWN_MIN_MS) leaks no fd. */
 static void
-mon_spawn(struct mon *mon, const struct mon_msg *m, int *fds, size_t nfds)
+mon_spawn(struct mon *mon, const struct mon_msg *m, int *fds, size_t *nfds)
 {
 	struct mon_child	*c;
 	char			 err[KP_ERROR_SIZE];
 	int			 ch[3], r, i;
 
 	if (m->role < 0 || m->role >= ROLE_COUNT ||
-	    !role_enabled(mon, m->role) || (nfds > 0 &&
+	    !role_enabled(mon, m->role) || (*nfds > 0 &&
 	    m->role != ROLE_NODESERVER)) {
 		mon_violation(mon, "SPAWN of a role not configured");
 		return;
@@ -170,9 +172,9 @@ mon_spawn(struct mon *mon, const struct mon_msg *m, int *fds, size_t nfds)
 	if (m->role == ROLE_NODESERVER) {
 		if (mon->state_fd != -1)
 			close(mon->state_fd);
-		mon->state_fd = nfds > 0 ? fds[0] : -1;
+		mon->state_fd = *nfds > 0 ? fds[0] : -1;
 		mon->state_gen = m->gen;
-		nfds = 0;
+		*nfds = 0;
 	}
 	/* The registration socket appears only when the registrar first
 	 * starts: kubelet never learns an endpoint that does not serve. */
@@ -235,7 +237,7 @@ mon_hide(struct mon *mon, const struct mon_msg *m)
 	mon->n_pub_hide = m->n;
 }
 
-static void
+void
 mon_dispatch(struct mon *mon)
 {
 	struct mon_msg	 m;
@@ -258,8 +260,8 @@ mon_dispatch(struct mon *mon)
 		}
 		switch (m.type) {
 		case MON_SPAWN:
-			mon_spawn(mon, &m, fds, n);
-			continue;	/* it took the fd */
+			mon_spawn(mon, &m, fds, &n);
+			break;
 		case MON_KILL:
 			mon_kill(mon, &m);
 			break;
