@@ -281,6 +281,12 @@ test_recv(void)
 	CHECK_EQ(mon_recv(sv[0], &got, rfds, &n, err, sizeof(err)),
 	    KP_EPROTO);
 	CHECK_CONTAINS(err, "another size");
+	/* An empty datagram from a peer that is still there: not the
+	 * end of the channel. */
+	send_raw(sv[1], &m, 0, NULL, 0);
+	CHECK_EQ(mon_recv(sv[0], &got, rfds, &n, err, sizeof(err)),
+	    KP_EPROTO);
+	CHECK_CONTAINS(err, "another size");
 	/* A short frame with fds: both closed. */
 	open_n(fds, 2);
 	send_raw(sv[1], &m, 8, fds, 2);
@@ -416,6 +422,7 @@ test_ctl_malformed(void)
 
 	mon_init(&m, MON_RUNNING);
 	REFUSED(&m, sizeof(m) - 1, 0);
+	REFUSED(&m, 0, 0);
 	REFUSED(&m, 1, 1);
 	m.type = 0;
 	REFUSED(&m, sizeof(m), 0);
@@ -972,6 +979,7 @@ test_files_malformed(void)
 	files_closed(&m, sizeof(m), 2, __LINE__);
 	files_closed(&m, sizeof(m), 5, __LINE__);
 	files_closed(&m, sizeof(m) - 4, 1, __LINE__);
+	files_closed(&m, 0, 0, __LINE__);
 	memset(m.text, 'a', sizeof(m.text));
 	files_closed(&m, sizeof(m), 1, __LINE__);
 	mon_init(&m, MON_REMOVE);
