@@ -306,6 +306,13 @@ mon_reap(struct mon *mon)
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
 		if (pid == mon->broker_pid) {
 			mon->broker_pid = -1;
+			/* Its last frames, MON_DONE among them, were sent
+			 * before it exited, but its SIGCHLD is read first when
+			 * both arrive in one poll round (mon_poll): read them
+			 * now, or a clean stop is taken for a broker's death
+			 * (its reason and exit code overwritten). */
+			if (!mon->done && mon->ctl != -1)
+				mon_dispatch(mon);
 			if (!mon->done) {
 				char	 msg[KP_ERROR_SIZE];
 
