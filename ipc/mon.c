@@ -82,10 +82,27 @@ fail(char *err, size_t errsize, const char *why)
 }
 
 /*
+ * recvmsg() returns 0 at the end of a SOCK_SEQPACKET channel and for an
+ * empty datagram alike: the end only when the peer shut its side
+ * (POLLRDHUP), or when that cannot be told. Otherwise an empty datagram
+ * would end a channel the peer still holds: the monitor would stop
+ * reading its broker's control frames without a violation.
+ */
+static int
+peer_gone(int fd)
+{
+	struct pollfd	 p = { .fd = fd, .events = POLLRDHUP };
+
+	return (poll(&p, 1, 0) == -1 ||
+	    (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0);
+}
+
+/*
  * One frame, not waiting: 1 with *m (and *nfds fds in fds[MON_MAX_FDS],
  * close-on-exec, the caller's), 0 when none is there, KP_EPIPE at the
- * end, KP_EPROTO with err for a frame of another size, an unknown type,
- * a string without its NUL or fds it may not carry (all closed), KP_EIO.
+ * end, KP_EPROTO with err for a frame of another size (an empty one
+ * too), an unknown type, a string without its NUL or fds it may not
+ * carry (all closed), KP_EIO.
  */
 int
 mon_recv(int fd, struct mon_msg *m, int *fds, size_t *nfds, char *err,
@@ -136,7 +153,7 @@ mon_recv(int fd, struct mon_msg *m, int *fds, size_t *nfds, char *err,
 			}
 		}
 	}
-	if (n == 0 && got == 0)
+	if (n == 0 && got == 0 && peer_gone(fd))
 		return (KP_EPIPE);
 	if (bad || (mh.msg_flags & (MSG_CTRUNC | MSG_TRUNC)) ||
 	    n != (ssize_t)sizeof(*m) || m->type == 0 ||

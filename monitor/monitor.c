@@ -142,38 +142,39 @@ role_enabled(const struct mon *mon, int role)
 	}
 }
 
-/* Returns 1 when it kept fds[0] (a nodeserver's state). */
-static int
-mon_spawn(struct mon *mon, const struct mon_msg *m, int *fds, size_t nfds)
+/* *nfds is 0 once the state fd is taken; the caller closes the rest,
+ * so a refused start (a rule, MON_SPAWN_MIN_MS) leaks no fd. */
+static void
+mon_spawn(struct mon *mon, const struct mon_msg *m, int *fds, size_t *nfds)
 {
 	struct mon_child	*c;
 	char			 err[KP_ERROR_SIZE];
-	int			 ch[3], r, i, kept = 0;
+	int			 ch[3], r, i;
 
 	if (m->role < 0 || m->role >= ROLE_COUNT ||
-	    !role_enabled(mon, m->role) || (nfds > 0 &&
+	    !role_enabled(mon, m->role) || (*nfds > 0 &&
 	    m->role != ROLE_NODESERVER)) {
 		mon_violation(mon, "SPAWN of a role not configured");
-		return (0);
+		return;
 	}
 	c = &mon->children[m->role];
 	if (c->pid > 0 || mon->stopping) {
 		mon_violation(mon, c->pid > 0 ? "SPAWN of a running role" :
 		    "SPAWN while stopping");
-		return (0);
+		return;
 	}
 	if (c->spawned.tv_sec != 0 &&
 	    -ts_ms_until(&c->spawned) < MON_SPAWN_MIN_MS) {
 		mon_tell(mon, MON_SPAWN_FAILED, m->role, 0, KP_EBUSY, "%s: "
 		    "started again within %d ms", c->name, MON_SPAWN_MIN_MS);
-		return (0);
+		return;
 	}
 	if (m->role == ROLE_NODESERVER) {
 		if (mon->state_fd != -1)
 			close(mon->state_fd);
-		mon->state_fd = nfds > 0 ? fds[0] : -1;
+		mon->state_fd = *nfds > 0 ? fds[0] : -1;
 		mon->state_gen = m->gen;
-		kept = nfds > 0;
+		*nfds = 0;
 	}
 	/* The registration socket appears only when the registrar first
 	 * starts: kubelet never learns an endpoint that does not serve. */
@@ -181,11 +182,11 @@ mon_spawn(struct mon *mon, const struct mon_msg *m, int *fds, size_t nfds)
 	    (r = sock_listen(&mon->reg_sock, mon->cfg->registrar_socket_path,
 	    mon->cfg->socket_mode, err, sizeof(err))) != 0) {
 		mon_tell(mon, MON_SPAWN_FAILED, m->role, 0, r, "%s", err);
-		return (kept);
+		return;
 	}
 	if ((r = spawn_child(mon, c, ch, err, sizeof(err))) != 0) {
 		mon_tell(mon, MON_SPAWN_FAILED, m->role, 0, r, "%s", err);
-		return (kept);
+		return;
 	}
 	{
 		struct mon_msg	 s;
@@ -199,7 +200,6 @@ mon_spawn(struct mon *mon, const struct mon_msg *m, int *fds, size_t nfds)
 	}
 	for (i = 0; i < 3; i++)
 		close(ch[i]);
-	return (kept);
 }
 
 static void
@@ -237,7 +237,7 @@ mon_hide(struct mon *mon, const struct mon_msg *m)
 	mon->n_pub_hide = m->n;
 }
 
-static void
+void
 mon_dispatch(struct mon *mon)
 {
 	struct mon_msg	 m;
@@ -260,8 +260,7 @@ mon_dispatch(struct mon *mon)
 		}
 		switch (m.type) {
 		case MON_SPAWN:
-			if (mon_spawn(mon, &m, fds, n))
-				n = 0;	/* it kept the fd */
+			mon_spawn(mon, &m, fds, &n);
 			break;
 		case MON_KILL:
 			mon_kill(mon, &m);
@@ -307,6 +306,13 @@ mon_reap(struct mon *mon)
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
 		if (pid == mon->broker_pid) {
 			mon->broker_pid = -1;
+			/* Its last frames, MON_DONE among them, were sent
+			 * before it exited, but its SIGCHLD is read first when
+			 * both arrive in one poll round (mon_poll): read them
+			 * now, or a clean stop is taken for a broker's death
+			 * (its reason and exit code overwritten). */
+			if (!mon->done && mon->ctl != -1)
+				mon_dispatch(mon);
 			if (!mon->done) {
 				char	 msg[KP_ERROR_SIZE];
 

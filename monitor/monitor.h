@@ -101,6 +101,7 @@ int	monitor_main(const struct kp_options *, const struct kp_hooks *,
 void	mon_tell(struct mon *, enum mon_type, int, int, int, const char *,
 	    ...) KP_PRINTF(6, 7);
 void	mon_stop(struct mon *, int);
+void	mon_dispatch(struct mon *);
 int	fd_close_except(const int *, size_t);
 
 /* broker.c: the broker's fork and sandbox */
