@@ -174,6 +174,10 @@ start_supervisor(struct kp_options *cfg, const struct kp_hooks *hooks,
 	if (fd_close_except(keep, 10) == -1)
 		_exit(1);
 	cfg->plugin_listener = cfg->registrar_listener = -1;
+	/* The broker is exec'd: it learns only that there are functions,
+	 * and sends their calls here (api/events.c). */
+	cfg->log_forward = cfg->log_fn != NULL;
+	cfg->error_forward = cfg->error_fn != NULL;
 	fatal_page_set(fatal);
 	_exit(monitor_main(cfg, hooks, fd, evfd, ps, rs, hfd));
 }

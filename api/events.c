@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "api/api.h"
+#include "base/log.h"
 
 static pthread_rwlock_t	 fork_lock = PTHREAD_RWLOCK_INITIALIZER;
 static atomic_int	 n_threads;
@@ -66,6 +67,25 @@ dispatch(struct kp_plugin *p, const Kpipc__Event *e)
 	}
 }
 
+/*
+ * A line of the broker's (its own or a child's) for the driver's log
+ * function: the role one of ours, the text sanitised again (the broker
+ * parses hostile bytes; its frames are checked here as any other's).
+ */
+static void
+relay_log(const Kpipc__Log *l)
+{
+	static const char *const roles[] = { "broker", "monitor",
+	    "nodeserver", "registrar", "publisher", "observer" };
+	const char	*role = roles[0];
+	size_t		 i;
+
+	for (i = 0; i < sizeof(roles) / sizeof(roles[0]); i++)
+		if (strcmp(l->role, roles[i]) == 0)
+			role = roles[i];
+	log_emit(role, 0, l->level, l->verbosity, l->text);
+}
+
 static void *
 events_main(void *arg)
 {
@@ -81,6 +101,10 @@ events_main(void *arg)
 		if (m->m_case == KPIPC__MSG__M_EVENT) {
 			pthread_rwlock_rdlock(&fork_lock);
 			dispatch(p, m->event);
+			pthread_rwlock_unlock(&fork_lock);
+		} else if (m->m_case == KPIPC__MSG__M_LOG) {
+			pthread_rwlock_rdlock(&fork_lock);
+			relay_log(m->log);
 			pthread_rwlock_unlock(&fork_lock);
 		}
 		ipc_free(m);

@@ -155,6 +155,11 @@ struct kp_options {
 	int			 log_verbosity;
 	kp_log_fn		 log_fn;
 	void			*log_user;
+	/* Set by kp_start() for the broker, which is exec'd and gets no
+	 * pointer: the driver set a log or error function, so its lines
+	 * and errors go to the driver process, which calls it. */
+	int			 log_forward;
+	int			 error_forward;
 	struct interceptor	 unary[KP_MAX_INTERCEPTORS];
 	size_t			 n_unary;
 	struct interceptor	 stream[KP_MAX_INTERCEPTORS];

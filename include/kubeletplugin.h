@@ -108,11 +108,12 @@ enum kp_log_level {
  * ("driver", "supervisor", "registrar", "nodeserver", "publisher"), the
  * klog verbosity of info lines (0 for warnings and errors) and the message
  * without a trailing newline. Borrowed pointers, valid during the call.
- * Lines of the sandboxed children travel to the supervisor, which calls the
- * sink there: the sink runs in the driver process (for kp_* calls) and in
- * the supervisor process (a fork of it), so it must only use what survives
- * fork (no threads of the driver, no locks they held). It may be called
- * from several threads of the driver at once.
+ * The sink runs only in the driver process: for its own lines on the
+ * calling thread, for the lines of the sandboxed processes (relayed,
+ * sanitised and rate-limited by the broker) on the library's event thread
+ * (where kp_error_callback's function runs too), role naming the process.
+ * The monitor, which runs no driver code, writes its few lines to stderr
+ * whatever the sink. It may be called from several threads at once.
  */
 typedef void (*kp_log_fn)(void *user, enum kp_log_level level, int verbosity,
     const char *role, const char *msg);

@@ -315,6 +315,9 @@ check_log(const Kpipc__Log *l, char *err, size_t errsize)
 	if (strlen(l->text) >= KP_LOG_MAX)
 		return (ipc_fail(err, errsize, "log.text: longer than %d bytes",
 		    KP_LOG_MAX - 1));
+	if (strlen(l->role) > 16)
+		return (ipc_fail(err, errsize, "log.role: longer than 16 "
+		    "bytes"));
 	return (0);
 }
 

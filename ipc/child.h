@@ -67,6 +67,18 @@ int	observer_main(struct child_env *);
 #define CHILD_FD_OPTS		5
 #define CHILD_FD_LISTEN		6
 #define CHILD_FD_COUNT		7	/* 0-2 are stdio */
+/* The broker, exec'd too (monitor/broker.c): its two channels to the
+ * monitor, the options, the driver process's request and event
+ * channels. */
+#define BROKER_FD_CTL		3
+#define BROKER_FD_FILES		4
+#define BROKER_FD_OPTS		CHILD_FD_OPTS
+#define BROKER_FD_DRIVER	6
+#define BROKER_FD_EVENTS	7
+#define BROKER_FD_COUNT		8
+
+/* supervisor/supervisor.c: the broker's loop (exec'd: role_exec.c) */
+int	broker_main(const struct kp_options *, int, int, int, int, int);
 
 /* child.c */
 int	child_start_fail(struct child_env *, int, const char *, ...)

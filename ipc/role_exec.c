@@ -54,6 +54,11 @@ role_exec_marker(enum kp_role role, char *buf, size_t size)
 {
 	size_t	 i;
 
+	if (role == ROLE_BROKER) {
+		snprintf(buf, size, "%s:%d", ipc_role_name(role),
+		    CHILD_EXEC_VERSION);
+		return (0);
+	}
 	for (i = 0; i < ROLE_EXEC_N; i++)
 		if (role_exec_roles[i].role == role) {
 			snprintf(buf, size, "%s:%d", ipc_role_name(role),
@@ -180,6 +185,36 @@ role_exec_run(enum kp_role role, int (*role_main)(struct child_env *))
 }
 
 /*
+ * The broker (monitor/child_exec.c child_exec_broker): its fds checked,
+ * the options read, then its loop; never returns. Its lines go to the
+ * driver's stderr, or to the driver process for its log function
+ * (broker_main).
+ */
+static void __attribute__((noreturn))
+role_exec_broker(void)
+{
+	struct kp_options	*cfg;
+	char			 err[KP_ERROR_SIZE];
+	int			 r;
+
+	(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+	(void)prctl(PR_SET_NAME, "kp-broker", 0, 0, 0);
+	role_exec_fd(BROKER_FD_CTL, S_IFSOCK, "monitor channel");
+	role_exec_fd(BROKER_FD_FILES, S_IFSOCK, "monitor files channel");
+	role_exec_fd(BROKER_FD_OPTS, S_IFIFO, "options copy");
+	role_exec_fd(BROKER_FD_DRIVER, S_IFSOCK, "driver channel");
+	role_exec_fd(BROKER_FD_EVENTS, S_IFSOCK, "events channel");
+	if (child_supervisor_gone(BROKER_FD_CTL))
+		_exit(KP_EXIT_IPC);
+	log_procinit("broker");
+	if ((r = role_exec_opts(&cfg, err, sizeof(err))) != 0)
+		role_exec_die("broker: %s (%s)", err, kp_strerror(r));
+	log_init(cfg->log_verbosity, NULL, NULL);
+	_exit(broker_main(cfg, BROKER_FD_DRIVER, BROKER_FD_EVENTS,
+	    BROKER_FD_CTL, BROKER_FD_FILES, cfg->http_len != 0));
+}
+
+/*
  * Before the driver's main() and the driver's own constructors (priority
  * 101, the first a program may use; those of the shared libraries the
  * driver links ran before): a process the supervisor exec'd becomes its
@@ -208,6 +243,8 @@ role_exec_ctor(void)
 		role_exec_die("%s: version %s, this library speaks %d (the "
 		    "driver's library replaced while it ran?)",
 		    CHILD_EXEC_ENV, colon, CHILD_EXEC_VERSION);
+	if (strcmp(marker, ipc_role_name(ROLE_BROKER)) == 0)
+		role_exec_broker();
 	for (i = 0; i < ROLE_EXEC_N; i++)
 		if (strcmp(marker, ipc_role_name(role_exec_roles[i].role)) ==
 		    0)

@@ -1,8 +1,10 @@
 /*
- * broker.c - the monitor forks the broker once, at start: the process
- * that reads every child's bytes (supervisor/), with the driver's two
- * channels, a control and a files channel to the monitor, and nothing
- * else. It prepares its directories while it still has the monitor's
+ * broker.c - the monitor forks and execs the broker once, at start: the
+ * process that reads every child's bytes (supervisor/), with the
+ * driver's two channels, a control and a files channel to the monitor,
+ * and nothing else. The exec (child_exec.c, ipc/role_exec.c) gives it a
+ * fresh address space: nothing of the driver's heap or of the monitor's
+ * layout. It prepares its directories while it still has the monitor's
  * capabilities, then drops to its own uid, no capability, NO_NEW_PRIVS,
  * Landlock and its own seccomp filter (policy/broker.c) before it reads
  * a child's first frame. The broker is not restarted: it holds the
@@ -10,7 +12,7 @@
  * else; its end ends the plugin (monitor.c), as sshd's monitor ends the
  * session when its unprivileged child dies.
  *
- * Runs in: the monitor, and in the new broker until broker_main().
+ * Runs in: the monitor, and in the new broker until its exec.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,14 +26,11 @@
 #include "base/log.h"
 #include "monitor/monitor.h"
 
-/* supervisor/supervisor.c */
-int	broker_main(const struct kp_options *, int, int, int, int, int);
-
 int
 broker_spawn(struct mon *mon, int driver_fd, int events_fd, char *err,
     size_t errsize)
 {
-	int	 ctl[2], files[2], null;
+	int	 ctl[2], files[2];
 	pid_t	 pid;
 
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ctl) == -1)
@@ -50,18 +49,10 @@ broker_spawn(struct mon *mon, int driver_fd, int events_fd, char *err,
 		goto fail0;
 	}
 	if (pid == 0) {
-		int	 keep[7] = { 0, 1, 2, driver_fd, events_fd, ctl[1],
-			    files[1] };
-
-		/* The driver's stdin and stdout are not the broker's. */
-		if ((null = open("/dev/null", O_RDWR | O_CLOEXEC)) == -1 ||
-		    dup2(null, 0) == -1 || dup2(null, 1) == -1 ||
-		    fd_close_except(keep, 7) == -1)
-			_exit(1);
 		(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
 		child_set_name("broker");
-		_exit(broker_main(mon->cfg, driver_fd, events_fd, ctl[1],
-		    files[1], mon->http_fd != -1));
+		/* A fresh address space: nothing of the driver's heap. */
+		child_exec_broker(mon, ctl[1], files[1], driver_fd, events_fd);
 	}
 	close(ctl[1]);
 	close(files[1]);

@@ -28,30 +28,32 @@
 #define CHILD_EXEC_PATH	"/proc/self/exe"
 
 /*
- * Each fd of from[] (CHILD_FD_COUNT, -1: none) at its index as number,
- * inheritable; every other fd closed. Every source goes above the fixed
- * numbers first, so no dup2() overwrites a source not yet moved.
+ * Each fd of from[n] (-1: none) at its index as number, inheritable;
+ * every other fd closed. Every source goes above the fixed numbers
+ * first, so no dup2() overwrites a source not yet moved.
  */
 static int
-exec_fds(const int *from)
+exec_fds(const int *from, size_t n)
 {
-	int	 tmp[CHILD_FD_COUNT], keep[CHILD_FD_COUNT];
+	int	 tmp[BROKER_FD_COUNT], keep[BROKER_FD_COUNT];
 	size_t	 i;
 
-	for (i = 0; i < CHILD_FD_COUNT; i++) {
+	if (n > BROKER_FD_COUNT)
+		return (-1);
+	for (i = 0; i < n; i++) {
 		keep[i] = tmp[i] = -1;
 		if (from[i] >= 0 && (tmp[i] = fcntl(from[i], F_DUPFD_CLOEXEC,
-		    CHILD_FD_COUNT)) == -1)
+		    (int)n)) == -1)
 			return (-1);
 	}
-	for (i = 0; i < CHILD_FD_COUNT; i++) {
+	for (i = 0; i < n; i++) {
 		if (tmp[i] == -1)
 			continue;
 		if (dup2(tmp[i], (int)i) == -1)
 			return (-1);
 		keep[i] = (int)i;
 	}
-	return (fd_close_except(keep, CHILD_FD_COUNT));
+	return (fd_close_except(keep, n));
 }
 
 /*
@@ -146,7 +148,7 @@ child_exec(struct mon *mon, struct mon_child *c, int ctl, int logfd, int errw)
 	from[CHILD_FD_LOG] = logfd;
 	from[CHILD_FD_OPTS] = ofd;
 	from[CHILD_FD_LISTEN] = c->listen_fd != NULL ? *c->listen_fd : -1;
-	if (exec_fds(from) == -1)
+	if (exec_fds(from, CHILD_FD_COUNT) == -1)
 		_exit(child_start_fail(&env, KP_EIO, "fds for exec: %s",
 		    strerror(errno)));
 	env.ctl.fd = CHILD_FD_CTL;
@@ -162,4 +164,43 @@ child_exec(struct mon *mon, struct mon_child *c, int ctl, int logfd, int errw)
 	_exit(child_start_fail(&env, KP_EIO, "execve %s (the driver's "
 	    "binary, for a fresh address space): %s", CHILD_EXEC_PATH,
 	    strerror(errno)));
+}
+
+/*
+ * In the broker just forked (monitor/broker.c): its fds at the
+ * BROKER_FD_* numbers (stdin and stdout /dev/null, stderr the
+ * driver's), the options in a pipe, then the exec; never returns. Before
+ * the exec nothing can report to the broker's channels: a failure is one
+ * line on stderr, and the monitor reports the broker's end.
+ */
+void
+child_exec_broker(struct mon *mon, int ctl, int files, int driver,
+    int events)
+{
+	char	 marker[32], err[KP_ERROR_SIZE];
+	char	*argv[2] = { "kp-broker", NULL };
+	int	 from[BROKER_FD_COUNT], null, ofd;
+
+	if ((null = open("/dev/null", O_RDWR | O_CLOEXEC)) == -1 ||
+	    (ofd = exec_opts_fd(mon->cfg, err, sizeof(err))) == -1) {
+		log_errorx("broker: %s", null == -1 ? "open /dev/null" : err);
+		_exit(1);
+	}
+	from[0] = from[1] = null;
+	from[2] = STDERR_FILENO;
+	from[BROKER_FD_CTL] = ctl;
+	from[BROKER_FD_FILES] = files;
+	from[BROKER_FD_OPTS] = ofd;
+	from[BROKER_FD_DRIVER] = driver;
+	from[BROKER_FD_EVENTS] = events;
+	if (exec_fds(from, BROKER_FD_COUNT) == -1 ||
+	    role_exec_marker(ROLE_BROKER, marker, sizeof(marker)) != 0 ||
+	    setenv(CHILD_EXEC_ENV, marker, 1) == -1) {
+		log_errorx("broker: fds or marker for exec: %s",
+		    strerror(errno));
+		_exit(1);
+	}
+	(void)execve(CHILD_EXEC_PATH, argv, environ);
+	log_errorx("broker: execve %s: %s", CHILD_EXEC_PATH, strerror(errno));
+	_exit(1);
 }

@@ -521,6 +521,10 @@ monitor_main(const struct kp_options *cfg, const struct kp_hooks *hooks,
 	mon.broker_pid = -1;
 	mon.sock_ok[0] = mon.sock_ok[1] = 1;
 	log_procinit("monitor");
+	/* No driver code runs in the monitor: its own lines go to stderr
+	 * even when the driver set a log function (the broker's and the
+	 * children's reach it in the driver process, api/events.c). */
+	log_init(cfg->log_verbosity, NULL, NULL);
 	/* A driver whose stderr is read slowly must not stall this loop:
 	 * lines that do not fit are dropped and counted (base/log.c). */
 	log_stderr_nonblocking();

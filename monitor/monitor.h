@@ -117,6 +117,7 @@ int	child_begin(int);
 
 /* child_exec.c */
 void	child_exec(struct mon *, struct mon_child *, int, int, int);
+void	child_exec_broker(struct mon *, int, int, int, int);
 
 /* cdi_put.c: the broker's file requests */
 int	cdi_put_open(struct mon *, char *, size_t);

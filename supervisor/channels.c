@@ -103,6 +103,36 @@ event_queue(struct sup *sup, int kind, int code, int recoverable,
 		sup->events_dropped++;
 }
 
+/*
+ * The broker's log function when the driver set one (kp_log_fn): each
+ * line, ours or a child's (already sanitised and charged to it), goes to
+ * the driver process, whose event thread calls the driver's function
+ * (api/events.c); the broker is exec'd and has no pointer to it. Never
+ * blocks and never logs: a full queue drops the line, counted with the
+ * events.
+ */
+void
+chan_log(void *user, enum kp_log_level level, int verbosity,
+    const char *role, const char *text)
+{
+	struct sup	*sup = user;
+	Kpipc__Msg	 m = KPIPC__MSG__INIT;
+	Kpipc__Log	 l = KPIPC__LOG__INIT;
+
+	if (sup->events.fd == -1 || sup->events.wlen > KP_EVENTS_QUEUE) {
+		sup->events_dropped++;
+		return;
+	}
+	l.level = level;
+	l.verbosity = verbosity;
+	l.text = (char *)text;
+	l.role = (char *)(strlen(role) <= 16 ? role : "broker");
+	m.m_case = KPIPC__MSG__M_LOG;
+	m.log = &l;
+	if (ipc_queue(&sup->events, &m) != 0)
+		sup->events_dropped++;
+}
+
 /* An error for the driver's error function. Text from a child must
  * have passed its field rules; it is sanitised here as a log line is. */
 void
@@ -114,7 +144,7 @@ chan_verror(struct sup *sup, int code, int recoverable, const char *fmt,
 	/* No error function: where each error arises it is logged, and
 	 * that is the default (a second line in the driver process would
 	 * only repeat it). */
-	if (sup->cfg->error_fn == NULL)
+	if (sup->cfg->error_fn == NULL && !sup->cfg->error_forward)
 		return;
 	vsnprintf(raw, sizeof(raw), fmt, ap);
 	log_sanitize(raw, text, sizeof(text));

@@ -139,7 +139,7 @@ charge_error(struct sup *sup, struct child *c, int code, int recoverable,
 	unsigned long long	 n = c->errs.dropped;
 	va_list			 ap;
 
-	if (sup->cfg->error_fn == NULL)
+	if (sup->cfg->error_fn == NULL && !sup->cfg->error_forward)
 		return;		/* nothing to call: costs nothing */
 	if (!charge_take(&c->errs, ERR_QPS, ERR_BURST)) {
 		c->errs_code = code;

@@ -739,6 +739,9 @@ broker_main(const struct kp_options *cfg, int driver_fd, int events_fd,
 	sup.claim_tokens = relay_claim_burst(&sup);
 	clock_gettime(CLOCK_MONOTONIC, &sup.claim_refill);
 	log_procinit("broker");
+	/* The driver's log function is in the driver process. */
+	if (cfg->log_forward)
+		log_init(cfg->log_verbosity, chan_log, &sup);
 	/* A driver whose stderr is read slowly must not stall this loop:
 	 * lines that do not fit are dropped and counted (base/log.c). */
 	log_stderr_nonblocking();

@@ -413,6 +413,7 @@ void	chan_verror(struct sup *, int, int, const char *, va_list)
 	    KP_PRINTF(4, 0);
 void	chan_status(struct sup *, int);
 void	chan_events_flush(struct sup *);
+void	chan_log(void *, enum kp_log_level, int, const char *, const char *);
 /* drain.c */
 void	drain_begin(struct sup *);
 void	drain_restart(struct sup *, struct child *);

@@ -1,6 +1,6 @@
 'use strict';
-// Fresh address spaces (issue 24): the publisher and the observer are
-// started by fork + exec of the driver's own binary, and the library's
+// Fresh address spaces (issue 24): the broker, the publisher and the
+// observer are started by fork + exec of the driver's own binary, and the library's
 // constructor runs the role before the driver's main(). Each generation
 // gets a layout of its own (a crash-restart loop learns nothing of the
 // supervisor's or of an earlier child's) and none of the driver's heap;
@@ -51,7 +51,7 @@ test('the publisher and the observer are exec\'d: the driver\'s binary, a fresh 
   assert.ok(memFind(r.nodeserver, marker).length > 0, 'the marker is in the forked nodeserver');
   assert.equal(layout(r.nodeserver).text, sup.text, 'the forked nodeserver shares the supervisor\'s layout');
 
-  for (const role of ['publisher', 'observer']) {
+  for (const role of ['publisher', 'observer', 'broker']) {
     const pid = r[role];
     assert.ok(pid, `${role} running`);
     const l = layout(pid);
@@ -79,6 +79,21 @@ test('the publisher and the observer are exec\'d: the driver\'s binary, a fresh 
   if (old.heap) assert.notEqual(l2.heap, old.heap, 'the restarted publisher\'s heap at the previous one\'s');
   assert.notEqual(l2.text, sup.text);
   assert.deepEqual(memFind(pub2, marker), []);
+});
+
+test('the broker is exec\'d too; with a driver log function, the broker\'s and the children\'s lines reach it in the driver process, never in another', async (t) => {
+  const { drv } = await withApi(t, makeRoot(DRIVER), ['--log-callback', '-v', '2']);
+  const dpid = await drv.pid();
+  const r = roles(dpid);
+  assert.ok(r.broker, JSON.stringify(r));
+  assert.deepEqual(cmdline(r.broker), ['kp-broker']);
+  assert.equal(fs.readlinkSync(`/proc/${r.broker}/exe`), fs.realpathSync(TESTDRIVER));
+  await drv.stderrMatch(/^CB pid=\d+ level=\d v=\d+ role=broker: plugin test\.example\.com started$/m);
+  await drv.stderrMatch(/^CB pid=\d+ level=\d v=\d+ role=publisher: /m);
+  const pids = new Set([...drv.stderr.matchAll(/^CB pid=(\d+) /gm)].map((m) => Number(m[1])));
+  assert.deepEqual([...pids], [dpid], 'the log function ran in the driver process alone');
+  // The sandboxed processes' lines do not also go to stderr as klog lines.
+  assert.doesNotMatch(drv.stderr, /^I\d{4} [\d:.]+ +\d+ (broker|publisher|nodeserver)\] /m);
 });
 
 test('a driver started with the role marker in its environment fails at once, naming it', () => {

@@ -142,7 +142,8 @@ test('the broker, which reads every child\'s frames: its own uid (base + 4), no 
   // The monitor never reads a child: each child's channels are
   // socketpairs whose other end only the broker holds. The monitor's
   // sockets: the two listeners and its two channels to the broker.
-  const inodes = (pid) => fs.readdirSync(`/proc/${pid}/fd`).map((f) => {
+  // (Not fds 0-2: the test's stdio pipes are sockets under node.)
+  const inodes = (pid) => fs.readdirSync(`/proc/${pid}/fd`).filter((f) => Number(f) > 2).map((f) => {
     try { return fs.readlinkSync(`/proc/${pid}/fd/${f}`); } catch { return ''; }
   }).filter((l) => l.startsWith('socket:'));
   assert.ok(inodes(r.supervisor).length <= 4, `monitor sockets: ${inodes(r.supervisor)}`);

@@ -1211,6 +1211,17 @@ heap_marker(const char *a)
 	return (0);
 }
 
+/* --log-callback: every line the driver's log function gets, with the
+ * pid it runs in (the driver process, or another). */
+static void
+log_cb(void *user, enum kp_log_level level, int verbosity, const char *role,
+    const char *msg)
+{
+	(void)user;
+	fprintf(stderr, "CB pid=%d level=%d v=%d role=%s: %s\n", (int)getpid(),
+	    (int)level, verbosity, role, msg);
+}
+
 static int
 apply(struct kp_options *o, int ch, const char *a)
 {
@@ -1289,6 +1300,7 @@ apply(struct kp_options *o, int ch, const char *a)
 	case 390: drv.quiet = 1; return (0);
 	case 391: drv.start_twice = 1; return (0);
 	case 392: return (heap_marker(a));
+	case 393: return (kp_log_callback(o, log_cb, NULL));
 	default: return (-1);
 	}
 }
@@ -1338,6 +1350,7 @@ parse(int argc, char **argv, struct kp_options *o)
 		{ "exit-on-stop", 0, 0, 382 },
 		{ "quiet", 0, 0, 390 }, { "start-twice", 0, 0, 391 },
 		{ "heap-marker", 1, 0, 392 },
+		{ "log-callback", 0, 0, 393 },
 		{ 0, 0, 0, 0 }
 	};
 	int	 ch;
