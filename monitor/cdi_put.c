@@ -17,6 +17,7 @@
  *
  * Runs in: the monitor.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -66,7 +67,49 @@ cdi_put_open(struct mon *mon, char *err, size_t errsize)
 		    cdi_dir(mon));
 	}
 	mon->cdi_fd = fd;
+	mon->cdi_counted = 0;
 	return (0);
+}
+
+/*
+ * This driver's specs in the directory, counted once (then tracked): the
+ * broker's quota is the broker's, and a compromised broker keeps none;
+ * the same limit held here bounds what it can make root write.
+ */
+static void
+count(struct mon *mon)
+{
+	struct dirent	*de;
+	struct stat	 st;
+	DIR		*d;
+	int		 fd;
+
+	mon->cdi_files = mon->cdi_bytes = 0;
+	mon->cdi_counted = 1;
+	if ((fd = fd_dir_dup(mon->cdi_fd)) == -1)
+		return;
+	if ((d = fdopendir(fd)) == NULL) {
+		close(fd);
+		return;
+	}
+	while ((de = readdir(d)) != NULL)
+		if (name_is_cdi_spec(mon->cfg->driver_name, de->d_name,
+		    strlen(de->d_name)) && fstatat(mon->cdi_fd, de->d_name,
+		    &st, AT_SYMLINK_NOFOLLOW) == 0) {
+			mon->cdi_files++;
+			mon->cdi_bytes += (size_t)st.st_size;
+		}
+	closedir(d);
+}
+
+/* The size of spec name now, or -1 when there is none. */
+static off_t
+size_of(struct mon *mon, const char *name)
+{
+	struct stat	 st;
+
+	return (fstatat(mon->cdi_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 ?
+	    st.st_size : -1);
 }
 
 /* Copy the sealed memfd src of size len to a new file, renamed to name. */
@@ -75,7 +118,7 @@ put(struct mon *mon, const char *name, int src, char *err, size_t errsize)
 {
 	char		 tmp[NAME_MAX_CDI_SPEC + 16], buf[16384];
 	struct stat	 st;
-	off_t		 off = 0;
+	off_t		 off = 0, old;
 	ssize_t		 n;
 	int		 fd, seals, e;
 
@@ -89,6 +132,17 @@ put(struct mon *mon, const char *name, int src, char *err, size_t errsize)
 	}
 	if (cdi_put_open(mon, err, errsize) != 0)
 		return (EIO);
+	if (!mon->cdi_counted)
+		count(mon);
+	old = size_of(mon, name);
+	if ((old == -1 && mon->cdi_files >= MON_CDI_FILES) ||
+	    mon->cdi_bytes - (old > 0 ? (size_t)old : 0) +
+	    (size_t)st.st_size > MON_CDI_BYTES) {
+		snprintf(err, errsize, "CDI spec %s: over the monitor's limit "
+		    "of %u specs or %u bytes", name, MON_CDI_FILES,
+		    MON_CDI_BYTES);
+		return (ENOSPC);
+	}
 	if ((fd = fd_tmp_create(mon->cdi_fd, name, tmp, sizeof(tmp))) == -1) {
 		e = errno;
 		snprintf(err, errsize, "CDI spec %s: create a temporary file: "
@@ -111,8 +165,11 @@ put(struct mon *mon, const char *name, int src, char *err, size_t errsize)
 		(void)unlinkat(mon->cdi_fd, tmp, 0);
 		snprintf(err, errsize, "CDI spec %s: write: %s", name,
 		    strerror(e));
+		return (e);
 	}
-	return (e);
+	mon->cdi_files += old == -1;
+	mon->cdi_bytes += (size_t)st.st_size - (old > 0 ? (size_t)old : 0);
+	return (0);
 }
 
 static int
@@ -145,9 +202,12 @@ cdi_put_serve(struct mon *mon)
 			if (r > 0)
 				for (i = 0; i < n; i++)
 					close(fds[i]);
+			/* A broken rule ends the plugin, as on the
+			 * control channel; an end is the broker's. */
 			if (r != KP_EPIPE && r != KP_EIO)
-				log_errorx("broker: files channel: %s", r < 0 ?
-				    err : "a frame of another type");
+				mon_violation(mon, r < 0 ? err : "a frame of "
+				    "another type, or a PUT without its fd, on "
+				    "the files channel");
 			close(mon->files);	/* no more file requests */
 			mon->files = -1;
 			return;
@@ -167,10 +227,17 @@ cdi_put_serve(struct mon *mon)
 			res.arg = put(mon, m.text, fds[0], err, sizeof(err));
 		else if (cdi_put_open(mon, err, sizeof(err)) != 0)
 			res.arg = EIO;
-		else if (unlinkat(mon->cdi_fd, m.text, 0) == -1) {
-			res.arg = errno;
-			snprintf(err, sizeof(err), "CDI spec %s: remove: %s",
-			    m.text, strerror(errno));
+		else {
+			off_t	 old = size_of(mon, m.text);
+
+			if (unlinkat(mon->cdi_fd, m.text, 0) == -1) {
+				res.arg = errno;
+				snprintf(err, sizeof(err), "CDI spec %s: remove: "
+				    "%s", m.text, strerror(errno));
+			} else if (mon->cdi_counted && old >= 0) {
+				mon->cdi_files--;
+				mon->cdi_bytes -= (size_t)old;
+			}
 		}
 		for (i = 0; i < n; i++)
 			close(fds[i]);

@@ -111,7 +111,7 @@ mon_stop(struct mon *mon, int code)
 }
 
 /* The broker broke a rule: it is compromised or broken; end it all. */
-static void
+void
 mon_violation(struct mon *mon, const char *why)
 {
 	char	 msg[KP_ERROR_SIZE];
@@ -285,7 +285,14 @@ mon_dispatch(struct mon *mon)
 			}
 			break;
 		case MON_DONE:
-			mon->exit_code = m.arg;
+			/* Only the end of a stop (MON_STOPPING first); a stop
+			 * the monitor did not ask for never ends with 0. */
+			if (!mon->stopping) {
+				mon_violation(mon, "DONE without a stop");
+				break;
+			}
+			mon->exit_code = m.arg != 0 ? m.arg :
+			    mon->exit_code;
 			mon->done = 1;
 			break;
 		default:
@@ -433,8 +440,9 @@ mon_timers(struct mon *mon)
 		repair_check_sockets(mon);
 	}
 	if (mon->stopping && ts_ms_until(&mon->stop_deadline) <= 0) {
-		log_warnx("the plugin did not stop in time: SIGKILL to every "
-		    "process");
+		/* A broker that never finished its stop: not a clean end. */
+		mon_violation(mon, "the stop did not finish in time; SIGKILL "
+		    "to every process");
 		if (mon->broker_pid > 0)
 			(void)kill(mon->broker_pid, SIGKILL);
 		for (i = 0; i < ROLE_COUNT; i++)

@@ -35,6 +35,9 @@
 #define MON_CDI_MAX		(256u * 1024)	/* one spec, as the broker's
 						 * limit (KP_IPC_MAX_CDI_CONTENT)
 						 * with room for metadata */
+#define MON_CDI_FILES		4096	/* this driver's specs, and */
+#define MON_CDI_BYTES		(16u * 1024 * 1024)	/* their bytes: the
+					 * broker's quota, held here too */
 
 /* A listening socket the monitor owns. */
 struct sup_socket {
@@ -77,6 +80,9 @@ struct mon {
 	int			 lock_fd;	/* for the nodeserver being
 						 * forked; -1 (lockfile.c) */
 	int			 cdi_fd;	/* the CDI directory; -1 */
+	int			 cdi_counted;	/* cdi_files, cdi_bytes known */
+	size_t			 cdi_files;	/* this driver's specs there */
+	size_t			 cdi_bytes;
 	int			 state_fd;	/* the next nodeserver's state */
 	uint64_t		 state_gen;
 	char			 pub_hide[KP_IPC_MAX_HIDE][KP_IPC_PATH_MAX];
@@ -101,6 +107,7 @@ int	monitor_main(const struct kp_options *, const struct kp_hooks *,
 void	mon_tell(struct mon *, enum mon_type, int, int, int, const char *,
 	    ...) KP_PRINTF(6, 7);
 void	mon_stop(struct mon *, int);
+void	mon_violation(struct mon *, const char *);
 void	mon_dispatch(struct mon *);
 int	fd_close_except(const int *, size_t);
 
@@ -125,7 +132,6 @@ void	cdi_put_serve(struct mon *);
 int	cdi_put_md_owner(struct mon *, uid_t, gid_t, char *, size_t);
 
 /* sockets.c */
-int	sock_check_path(const char *, const char *, char *, size_t);
 int	sock_listen(struct sup_socket *, const char *, unsigned int,
 	    char *, size_t);
 void	sock_remove(struct sup_socket *);

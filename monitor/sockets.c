@@ -28,38 +28,6 @@
 #include "monitor/monitor.h"
 
 /*
- * A stale socket at path may be replaced; any other file type is an error
- * naming the path, and the file is left alone. opt names the option.
- */
-int
-sock_check_path(const char *opt, const char *path, char *err, size_t errsize)
-{
-	struct stat	 st;
-
-	if (strlen(path) > KP_SUN_PATH_MAX) {
-		snprintf(err, errsize, "%s: \"%s\" is longer than %d bytes "
-		    "(sun_path)", opt, path, KP_SUN_PATH_MAX);
-		return (KP_ENAMETOOLONG);
-	}
-	if (lstat(path, &st) == -1) {
-		if (errno == ENOENT)
-			return (0);
-		snprintf(err, errsize, "%s: %s: %s", opt, path,
-		    strerror(errno));
-		return (errno == EACCES ? KP_EACCES : KP_EIO);
-	}
-	if (!S_ISSOCK(st.st_mode)) {
-		snprintf(err, errsize, "%s: %s exists and is not a socket "
-		    "(%s); refusing to replace it", opt, path,
-		    S_ISDIR(st.st_mode) ? "a directory" :
-		    S_ISLNK(st.st_mode) ? "a symbolic link" :
-		    S_ISREG(st.st_mode) ? "a regular file" : "another type");
-		return (KP_EEXIST);
-	}
-	return (0);
-}
-
-/*
  * Open path's directory one component at a time (from "/", or from the
  * working directory for a relative path), never following a symbolic
  * link; *base gets the last component. Returns the O_PATH fd, or a

@@ -228,10 +228,14 @@ child_state(int fd, size_t *len)
 	size_t		 off = 0;
 
 	*len = 0;
-	if (fd < 0 || fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) ||
-	    st.st_size <= 0 || (size_t)st.st_size > KP_IPC_MAX_FRAME ||
-	    (buf = malloc((size_t)st.st_size)) == NULL)
+	if (fd < 0)
 		return (NULL);
+	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) ||
+	    st.st_size <= 0 || (size_t)st.st_size > KP_IPC_MAX_FRAME ||
+	    (buf = malloc((size_t)st.st_size)) == NULL) {
+		close(fd);	/* not kept in the hooks' process */
+		return (NULL);
+	}
 	while (off < (size_t)st.st_size &&
 	    (n = pread(fd, buf + off, (size_t)st.st_size - off,
 	    (off_t)off)) > 0)

@@ -714,6 +714,9 @@ sup_fail_early(struct sup *sup, int code, const char *msg)
 	(void)ipc_flush(&sup->driver);
 	files_close(sup);
 	status_free(sup);
+	/* The monitor takes DONE only at the end of a stop. */
+	sup_mon_tell(sup, MON_FATAL, 0, 0, 0, msg);
+	sup_mon_tell(sup, MON_STOPPING, 0, 0, 0, NULL);
 	sup_mon_tell(sup, MON_DONE, 0, 0, 1, NULL);
 	return (1);
 }

@@ -944,8 +944,9 @@ test_put_refused(void)
 	CHECK_EQ(nfd(), base);
 }
 
-/* Frames the files channel does not take: the monitor stops reading it
- * (no further file request), the fds they carried closed. */
+/* Frames the files channel does not take: a broken rule, which ends the
+ * plugin as on the control channel; the monitor stops reading it (no
+ * further file request), the fds they carried closed. */
 static void
 files_closed(const struct mon_msg *m, size_t len, size_t nfds, int line)
 {
@@ -962,7 +963,8 @@ files_closed(const struct mon_msg *m, size_t len, size_t nfds, int line)
 		fprintf(stderr, "files_closed from line %d\n", line);
 	CHECK_EQ(mon.files, -1);
 	CHECK_EQ(recv(files, buf, sizeof(buf), MSG_DONTWAIT), 0);
-	CHECK_EQ(mon.done, 0);
+	CHECK_EQ(mon.done, 1);
+	CHECK_EQ(mon.exit_code, 1);
 	mon_close(&mon, ctl, files);
 	CHECK_EQ(nfd(), base);
 	only_cdi(0, line);
@@ -1110,6 +1112,25 @@ test_files_never_block(void)
 	CHECK_EQ(nfd(), base);
 }
 
+/* DONE before a stop: a stop the monitor did not see begin never ends
+ * with 0 (a compromised broker ending the plugin "cleanly"). */
+static void
+test_done_without_stop(void)
+{
+	struct mon	 mon;
+	struct mon_msg	 m;
+	int		 ctl, files, base = nfd();
+
+	mon_open(&mon, &ctl, &files);
+	mon_init(&m, MON_DONE);
+	send_raw(ctl, &m, sizeof(m), NULL, 0);
+	mon_dispatch(&mon);
+	CHECK_EQ(mon.done, 1);
+	CHECK_EQ(mon.exit_code, 1);
+	mon_close(&mon, ctl, files);
+	CHECK_EQ(nfd(), base);
+}
+
 int
 main(void)
 {
@@ -1140,6 +1161,7 @@ main(void)
 	test_ctl_good();
 	test_put_refused();
 	test_files_malformed();
+	test_done_without_stop();
 	test_put_good();
 	test_files_never_block();
 
