@@ -32,7 +32,7 @@ function libraries(pid) {
 const CURL_CHAIN = /^lib(curl|gnutls|p11-kit|rtmp|ldap|lber|sasl2|gssapi_krb5|krb5|k5crypto|ssh2|nghttp2|psl|hogweed|nettle|gmp|tasn1|unistring|idn2)[.-]/;
 const MHD = /^libmicrohttpd\./;
 
-test('libcurl and libmicrohttpd are mapped by the publisher and the observer only', async (t) => {
+test('libcurl and libmicrohttpd are mapped by the publisher and the observer only (not the monitor, the broker or another child)', async (t) => {
   const port = await freePort();
   const { emu, drv } = await withApi(t, makeRoot(DRIVER), ['--http-endpoint', `127.0.0.1:${port}`]);
   const l = await drv.command('publish 2 1 a', 'publish ');
@@ -43,7 +43,7 @@ test('libcurl and libmicrohttpd are mapped by the publisher and the observer onl
   const r = await fetch(`http://127.0.0.1:${port}/healthz`, { signal: AbortSignal.timeout(5000) });
   assert.equal(r.status, 200);
   const pids = { driver: drv.proc.pid, ...roles(drv.proc.pid) };
-  for (const role of ['supervisor', 'registrar', 'nodeserver', 'publisher', 'observer']) {
+  for (const role of ['supervisor', 'broker', 'registrar', 'nodeserver', 'publisher', 'observer']) {
     assert.ok(pids[role], `no ${role} process: ${JSON.stringify(pids)}`);
   }
   for (const [role, pid] of Object.entries(pids)) {

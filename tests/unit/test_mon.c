@@ -1112,6 +1112,37 @@ test_files_never_block(void)
 	CHECK_EQ(nfd(), base);
 }
 
+/* The monitor's own quota (MON_CDI_FILES, MON_CDI_BYTES): a compromised
+ * broker keeps none, so root writes no spec past it; a replacement of a
+ * spec already there still works, and a removal makes room again. */
+static void
+test_files_quota(void)
+{
+	struct mon	 mon;
+	char		 why[KP_ERROR_SIZE];
+	int		 ctl, files, base = nfd();
+
+	mon_open(&mon, &ctl, &files);
+	CHECK_EQ(put(&mon, files, DRV "_a.json", spec_fd(), why), 0);
+	CHECK_EQ(mon.cdi_counted, 1);
+	CHECK_EQ(mon.cdi_files, 1);
+	CHECK_EQ(mon.cdi_bytes, sizeof(SPEC) - 1);
+	mon.cdi_files = MON_CDI_FILES;	/* as if full */
+	CHECK_EQ(put(&mon, files, DRV "_b.json", spec_fd(), why), ENOSPC);
+	CHECK_CONTAINS(why, "limit");
+	CHECK_EQ(put(&mon, files, DRV "_a.json", spec_fd(), why), 0);
+	CHECK_EQ(request(&mon, files, MON_REMOVE, DRV "_a.json"), 0);
+	CHECK_EQ(mon.cdi_files, MON_CDI_FILES - 1);
+	CHECK_EQ(put(&mon, files, DRV "_b.json", spec_fd(), why), 0);
+	mon.cdi_bytes = MON_CDI_BYTES;	/* bytes full */
+	CHECK_EQ(put(&mon, files, DRV "_c.json", spec_fd(), why), ENOSPC);
+	CHECK_EQ(mon.done, 0);
+	CHECK_EQ(request(&mon, files, MON_REMOVE, DRV "_b.json"), 0);
+	mon_close(&mon, ctl, files);
+	only_cdi(0, __LINE__);
+	CHECK_EQ(nfd(), base);
+}
+
 /* DONE before a stop: a stop the monitor did not see begin never ends
  * with 0 (a compromised broker ending the plugin "cleanly"). */
 static void
@@ -1162,6 +1193,7 @@ main(void)
 	test_put_refused();
 	test_files_malformed();
 	test_done_without_stop();
+	test_files_quota();
 	test_put_good();
 	test_files_never_block();
 
