@@ -639,8 +639,6 @@ sup_poll(struct sup *sup)
 	}
 	if (pfd[PFD_SIGNAL].revents & POLLIN)
 		sup_read_signals(sup);
-	if (pfd[PFD_MON].revents & (POLLIN | POLLHUP | POLLERR))
-		sup_mon_read(sup);
 	if (pfd[PFD_CDIWATCH].revents & POLLIN)
 		cdi_watch_read(sup);
 	if (pfd[PFD_STDERR].revents & (POLLOUT | POLLERR | POLLHUP))
@@ -660,6 +658,11 @@ sup_poll(struct sup *sup)
 	}
 	if (pfd[PFD_EVENTS].revents & (POLLOUT | POLLHUP | POLLERR))
 		chan_events_flush(sup);
+	/* After the children's slots: an EXITED closes a child's channels,
+	 * whose events of this round must not be read on a closed fd (and
+	 * what the child sent before it died is read first). */
+	if (pfd[PFD_MON].revents & (POLLIN | POLLHUP | POLLERR))
+		sup_mon_read(sup);
 	if (pfd[PFD_DRIVER].revents & (POLLIN | POLLHUP | POLLERR))
 		sup_dispatch_driver(sup);
 }
