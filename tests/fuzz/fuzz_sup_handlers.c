@@ -64,7 +64,6 @@ int	__wrap_kill(pid_t, int);
 pid_t	__wrap_fork(void);
 
 static struct kp_options	*o;
-static struct kp_hooks		 hooks;
 static char			 top[64];
 static char			 cdi[64], meta[128];
 static pid_t			 next_pid = FAKE_PID + 16;
