@@ -155,6 +155,22 @@ test('unrepairable: the plugin directory removed: non-zero exit, reason in the t
   assert.ok(!fs.existsSync(root.regSock), 'registration socket removed');
 });
 
+test('the broker killed: the plugin ends (not restarted: it held the driver\'s desired state), non-zero, the reason in the termination log, no socket file and no child left', async (t) => {
+  const { root, drv, termlog } = await setup(t);
+  const r = roles(drv.proc.pid);
+  assert.ok(r.broker && r.nodeserver && r.registrar, JSON.stringify(r));
+  process.kill(r.broker, 'SIGKILL');
+  const l = await drv.line(['plugin-stopped'], 15000);
+  assert.match(l, /^plugin-stopped KP_ECHILD the broker ended \(wait status 0x9\) before the plugin stopped/);
+  assert.equal((await drv.exited).code, 3);
+  assert.match(fs.readFileSync(termlog, 'utf8'), /^the broker ended \(wait status 0x9\) before the plugin stopped\n$/);
+  assert.ok(!fs.existsSync(root.regSock), 'registration socket removed');
+  assert.ok(!fs.existsSync(root.draSock), 'DRA socket removed');
+  for (const role of ['supervisor', 'nodeserver', 'registrar']) {
+    await until(() => !fs.existsSync(`/proc/${r[role]}`) || /^State:\s+Z/m.test(fs.readFileSync(`/proc/${r[role]}/status`, 'utf8')), 10000);
+  }
+});
+
 test('unrepairable: a directory in place of the registration socket: non-zero exit, the directory is left alone', async (t) => {
   const { root, drv, termlog } = await setup(t);
   await until(() => {
