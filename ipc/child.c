@@ -1,6 +1,7 @@
 /*
  * child.c - the one thing every role does the same way before it serves:
- * tell the supervisor that it could not start. Runs in the children.
+ * tell the supervisor that it could not start (runs in the children); and
+ * which roles a plugin runs (the monitor and the broker both ask).
  */
 #include <poll.h>
 #include <stdarg.h>
@@ -47,4 +48,26 @@ child_supervisor_gone(int ctl)
 	if (poll(&p, 1, 0) == -1)
 		return (0);	/* unknown: the signal still comes */
 	return ((p.revents & (POLLHUP | POLLRDHUP | POLLNVAL)) != 0);
+}
+
+/*
+ * Whether role runs at all: the publisher only with Kubernetes access;
+ * the nodeserver and the registrar unless switched off (kp_dra_service,
+ * kp_registration_service); the observer only with an HTTP endpoint.
+ */
+int
+child_role_configured(const struct kp_options *cfg, enum kp_role role)
+{
+	switch (role) {
+	case ROLE_NODESERVER:
+		return (!cfg->dra_off);
+	case ROLE_REGISTRAR:
+		return (!cfg->registration_off);
+	case ROLE_PUBLISHER:
+		return (cfg->kube_mode != KP_KUBE_NONE);
+	case ROLE_OBSERVER:
+		return (cfg->http_len != 0);
+	default:
+		return (0);
+	}
 }

@@ -78,12 +78,13 @@ int	observer_main(struct child_env *);
 #define BROKER_FD_COUNT		8
 
 /* supervisor/supervisor.c: the broker's loop (exec'd: role_exec.c) */
-int	broker_main(const struct kp_options *, int, int, int, int, int);
+int	broker_main(const struct kp_options *, int, int, int, int);
 
 /* child.c */
 int	child_start_fail(struct child_env *, int, const char *, ...)
 	    KP_PRINTF(3, 4);
 int	child_supervisor_gone(int);
+int	child_role_configured(const struct kp_options *, enum kp_role);
 
 /* child_opts.c */
 int	child_opts_flatten(const struct kp_options *, uint8_t **, size_t *,

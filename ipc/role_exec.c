@@ -211,7 +211,7 @@ role_exec_broker(void)
 		role_exec_die("broker: %s (%s)", err, kp_strerror(r));
 	log_init(cfg->log_verbosity, NULL, NULL);
 	_exit(broker_main(cfg, BROKER_FD_DRIVER, BROKER_FD_EVENTS,
-	    BROKER_FD_CTL, BROKER_FD_FILES, cfg->http_len != 0));
+	    BROKER_FD_CTL, BROKER_FD_FILES));
 }
 
 /*

@@ -33,6 +33,7 @@
 
 #include "base/clock.h"
 #include "base/log.h"
+#include "base/sigfd.h"
 #include "monitor/monitor.h"
 #include "policy/policy.h"
 
@@ -52,21 +53,8 @@ static int
 mon_signals(void)
 {
 	static const int	 sigs[] = { SIGCHLD, SIGTERM, SIGINT, SIGHUP };
-	struct sigaction	 sa;
-	sigset_t		 set;
-	size_t			 i;
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = SIG_IGN;
-	sigaction(SIGPIPE, &sa, NULL);
-	sa.sa_handler = SIG_DFL;
-	sigemptyset(&set);
-	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
-		sigaction(sigs[i], &sa, NULL);
-		sigaddset(&set, sigs[i]);
-	}
-	sigprocmask(SIG_BLOCK, &set, NULL);
-	return (signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC));
+	return (sigfd_open(sigs, sizeof(sigs) / sizeof(sigs[0])));
 }
 
 /* A frame to the broker; a broker that is gone or full is not waited
@@ -125,23 +113,6 @@ mon_violation(struct mon *mon, const char *why)
 	mon->done = 1;
 }
 
-static int
-role_enabled(const struct mon *mon, int role)
-{
-	switch (role) {
-	case ROLE_NODESERVER:
-		return (!mon->cfg->dra_off);
-	case ROLE_REGISTRAR:
-		return (!mon->cfg->registration_off);
-	case ROLE_PUBLISHER:
-		return (mon->cfg->kube_mode != KP_KUBE_NONE);
-	case ROLE_OBSERVER:
-		return (mon->http_fd != -1);
-	default:
-		return (0);
-	}
-}
-
 /* *nfds is 0 once the state fd is taken; the caller closes the rest,
  * so a refused start (a rule, MON_SPAWN_MIN_MS) leaks no fd. */
 static void
@@ -152,7 +123,8 @@ mon_spawn(struct mon *mon, const struct mon_msg *m, int *fds, size_t *nfds)
 	int			 ch[3], r, i;
 
 	if (m->role < 0 || m->role >= ROLE_COUNT ||
-	    !role_enabled(mon, m->role) || (*nfds > 0 &&
+	    !child_role_configured(mon->cfg, m->role) ||
+	    (m->role == ROLE_OBSERVER && mon->http_fd == -1) || (*nfds > 0 &&
 	    m->role != ROLE_NODESERVER)) {
 		mon_violation(mon, "SPAWN of a role not configured");
 		return;

@@ -36,33 +36,17 @@ child_gate(void *user, int mcase, size_t len, char *err, size_t errsize)
 void
 child_table_init(struct sup *sup)
 {
-	static const struct {
-		enum kp_role	 role;
-		int		(*main)(struct child_env *);
-	} roles[ROLE_COUNT] = {
-		{ ROLE_NODESERVER, nodeserver_main },
-		{ ROLE_REGISTRAR, registrar_main },
-		{ ROLE_PUBLISHER, publisher_main },
-		{ ROLE_OBSERVER, observer_main },
-	};
 	struct child	*c;
 	int		 i;
 
+	/* children[i] is role i (enum kp_role); the monitor has the
+	 * roles' main functions, the broker only their names. */
 	for (i = 0; i < ROLE_COUNT; i++) {
 		c = &sup->children[i];
 		memset(c, 0, sizeof(*c));
-		c->role = roles[i].role;
-		c->name = ipc_role_name(roles[i].role);
-		c->main = roles[i].main;
-		/* The publisher exists only with Kubernetes access; the
-		 * nodeserver and the registrar unless switched off
-		 * (kp_dra_service, kp_registration_service); the observer
-		 * only with an HTTP endpoint. */
-		c->enabled = c->role == ROLE_PUBLISHER ?
-		    sup->cfg->kube_mode != KP_KUBE_NONE :
-		    c->role == ROLE_NODESERVER ? !sup->cfg->dra_off :
-		    c->role == ROLE_OBSERVER ? sup->http_on :
-		    !sup->cfg->registration_off;
+		c->role = (enum kp_role)i;
+		c->name = ipc_role_name(c->role);
+		c->enabled = child_role_configured(sup->cfg, c->role);
 		c->pid = -1;
 		c->logfd = -1;
 		c->errfd = -1;

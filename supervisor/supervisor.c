@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "base/sigfd.h"
 #include "policy/policy.h"
 #include "supervisor/supervisor.h"
 
@@ -45,30 +46,13 @@
 static void	sup_start_next(struct sup *);
 static void	sup_start_publisher(struct sup *);
 
-/*
- * Signals arrive on a signalfd in its own poll slot: nothing runs in
- * signal context, and a pending SIGCHLD is seen even while other fds keep
- * poll() busy (ppoll() would not deliver it then).
- */
+/* SIGTERM from the monitor (or a stop): on a signalfd (base/sigfd.c). */
 static int
 sup_signals(void)
 {
 	static const int	 sigs[] = { SIGTERM, SIGINT, SIGHUP };
-	struct sigaction	 sa;
-	sigset_t		 set;
-	size_t			 i;
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = SIG_IGN;
-	sigaction(SIGPIPE, &sa, NULL);
-	sa.sa_handler = SIG_DFL;
-	sigemptyset(&set);
-	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
-		sigaction(sigs[i], &sa, NULL);
-		sigaddset(&set, sigs[i]);
-	}
-	sigprocmask(SIG_BLOCK, &set, NULL);
-	return (signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC));
+	return (sigfd_open(sigs, sizeof(sigs) / sizeof(sigs[0])));
 }
 
 static void
@@ -726,7 +710,7 @@ sup_fail_early(struct sup *sup, int code, const char *msg)
 
 int
 broker_main(const struct kp_options *cfg, int driver_fd, int events_fd,
-    int mon_fd, int files_fd, int http_on)
+    int mon_fd, int files_fd)
 {
 	struct sup	 sup;
 	char		 err[KP_ERROR_SIZE];
@@ -738,7 +722,6 @@ broker_main(const struct kp_options *cfg, int driver_fd, int events_fd,
 	ipc_chan_init(&sup.events, events_fd, KP_IPC_SMALL_FRAME);
 	sup.mon = mon_fd;
 	sup.mon_files = files_fd;
-	sup.http_on = http_on;
 	sup.cdi_owner = geteuid();	/* the monitor's, who writes them */
 	sup.meta_fd = sup.cdi_fd = sup.cdi_wfd = -1;
 	child_mon_init(mon_fd);

@@ -76,7 +76,6 @@ struct sup_cdi_wait {
 struct child {
 	enum kp_role		 role;
 	const char		*name;
-	int			(*main)(struct child_env *);
 	int			 enabled;
 	pid_t			 pid;
 	enum child_state	 state;
@@ -225,7 +224,6 @@ struct sup {
 	int			 mon_files;	/* its files channel; -1:
 						 * none (tests): files.c writes
 						 * the CDI directory itself */
-	int			 http_on;	/* an observer is configured */
 	uid_t			 cdi_owner;	/* who owns the specs written
 						 * (the monitor: root) */
 	struct sup_status	*st;		/* status.c */
@@ -430,7 +428,7 @@ void	events_child_exit(struct sup *, struct child *, int);
 int	sup_reply_driver(struct sup *, int, const char *);
 void	sup_begin_stop(struct sup *);
 void	sup_queue(struct sup *, struct child *, const Kpipc__Msg *);
-int	broker_main(const struct kp_options *, int, int, int, int, int);
+int	broker_main(const struct kp_options *, int, int, int, int);
 void	sup_fail_start(struct sup *, int, const char *);
 void	sup_child_violation(struct sup *, struct child *, const char *);
 void	sup_dispatch_child(struct sup *, struct child *);

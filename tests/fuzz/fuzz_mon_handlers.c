@@ -232,6 +232,8 @@ mon_new(struct mon *mon, uint8_t cfg, int *ctl, int *files)
 	mon->plugin_sock.fd = opts.dra_off ? -1 : listener();
 	mon->reg_sock.fd = cfg & 0x20 ? listener() : -1;
 	mon->http_fd = cfg & 0x08 ? listener() : -1;
+	/* kp_start() binds the observer's port exactly when one is set. */
+	opts.http_len = mon->http_fd != -1 ? sizeof(struct sockaddr_storage) : 0;
 	mon->sock_ok[0] = mon->sock_ok[1] = 1;
 	spawn_table_init(mon);
 	memset(last, 0, sizeof(last));
