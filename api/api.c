@@ -61,6 +61,9 @@ sock_check_path(const char *opt, const char *path, char *err, size_t errsize)
 	return (0);
 }
 
+/* Plugins this process started (forked a monitor for). */
+static int	started;
+
 static int	plugin_fail(struct kp_plugin *, int, const char *, ...)
 		    KP_PRINTF(3, 4);
 
@@ -98,12 +101,13 @@ sup_threads(void)
 	return (n);
 }
 
-/* Everything kp_start() can check before it forks. */
+/* What kp_start() derives from the options and checks of them alone:
+ * the same in the driver and in an exec'd nodeserver (role_exec_main.c)
+ * whose main() runs again. */
 static int
-start_checks(struct kp_options *opts, const struct kp_hooks *hooks)
+start_resolve(struct kp_options *opts, const struct kp_hooks *hooks)
 {
-	char	 err[KP_ERROR_SIZE];
-	int	 r, n;
+	int	 r;
 
 	if ((r = opt_dirs_resolve(opts)) != 0 || (r = opt_check(opts)) != 0 ||
 	    (r = opt_metadata_resolve(opts)) != 0)
@@ -119,6 +123,30 @@ start_checks(struct kp_options *opts, const struct kp_hooks *hooks)
 	    hooks->unprepare == NULL)
 		return (opt_fail(opts, KP_EINVAL, "kp_start: hooks: prepare "
 		    "and unprepare are required"));
+	return (0);
+}
+
+/* The options as the monitor holds them (start_supervisor), and as an
+ * exec'd child compares its own with them. */
+static void
+start_view(struct kp_options *cfg)
+{
+	cfg->plugin_listener = cfg->registrar_listener = -1;
+	/* The broker is exec'd: it learns only that there are functions,
+	 * and sends their calls here (api/events.c). */
+	cfg->log_forward = cfg->log_fn != NULL;
+	cfg->error_forward = cfg->error_fn != NULL;
+}
+
+/* Everything kp_start() can check before it forks. */
+static int
+start_checks(struct kp_options *opts, const struct kp_hooks *hooks)
+{
+	char	 err[KP_ERROR_SIZE];
+	int	 r, n;
+
+	if ((r = start_resolve(opts, hooks)) != 0)
+		return (r);
 	/* The event threads of plugins started before are the library's
 	 * own: they hold no lock across the fork (events.c). */
 	if ((n = sup_threads()) >= 0 && (n -= events_threads()) > 1)
@@ -207,11 +235,7 @@ start_supervisor(struct kp_options *cfg, const struct kp_hooks *hooks,
 	 * channels survive. */
 	if (fd_close_except(keep, 10) == -1)
 		_exit(1);
-	cfg->plugin_listener = cfg->registrar_listener = -1;
-	/* The broker is exec'd: it learns only that there are functions,
-	 * and sends their calls here (api/events.c). */
-	cfg->log_forward = cfg->log_fn != NULL;
-	cfg->error_forward = cfg->error_fn != NULL;
+	start_view(cfg);
 	fatal_page_set(fatal);
 	_exit(monitor_main(cfg, hooks, fd, evfd, ps, rs, hfd));
 }
@@ -299,8 +323,29 @@ kp_start(struct kp_options *opts, const struct kp_hooks *hooks,
 	if (out == NULL)
 		return (opt_fail(opts, KP_EINVAL, "kp_start: out is NULL"));
 	*out = NULL;
+	/* An exec'd nodeserver or registrar: this main() ran again to
+	 * name the driver's functions; the first start its options pass
+	 * becomes the role and never returns. */
+	if (role_exec_pending() != ROLE_COUNT) {
+		if ((r = start_resolve(opts, hooks)) != 0) {
+			role_exec_main_failed(r, opts->errbuf);
+			return (r);
+		}
+		start_view(opts);
+		opts->exec_hooks = 1;
+		role_exec_main(opts, hooks);
+	}
 	if ((r = start_checks(opts, hooks)) != 0)
 		return (r);
+	/* Only a process's first plugin can be found again by running
+	 * main() (kp_sandbox_exec); later ones fork those two roles. */
+	opts->exec_hooks = !opts->fork_hooks && started == 0 &&
+	    role_exec_argv() != NULL;
+	if (!opts->fork_hooks && !opts->exec_hooks)
+		log_info(1, "kp_start: %s: the nodeserver and the registrar "
+		    "are forked, not exec'd (%s)", opts->driver_name,
+		    started > 0 ? "not the process's first plugin" :
+		    "the driver's argv is unknown");
 	log_init(opts->log_verbosity, opts->log_fn, opts->log_user);
 	if ((p = calloc(1, sizeof(*p))) == NULL)
 		return (opt_fail(opts, KP_ENOMEM, "kp_start: out of memory"));
@@ -355,6 +400,8 @@ kp_start(struct kp_options *opts, const struct kp_hooks *hooks,
 		free(p);
 		return (r);
 	}
+	if (pid > 0)
+		started++;
 	if (pid == 0) {
 		close(sv[0]);
 		close(ev[0]);

@@ -129,7 +129,6 @@ int	rolling_plugin_socket_file(const char *dir, const char *pod_uid,
 int	opt_metadata_resolve(struct kp_options *);
 
 /* advertise.c */
-void	opt_advertise(struct kp_options *);
 
 /* events.c */
 int	events_threads(void);

@@ -60,6 +60,18 @@ kp_sandbox_mode(struct kp_options *opts, enum kp_sandbox_mode mode)
 }
 
 int
+kp_sandbox_exec(struct kp_options *opts, int on)
+{
+	if (!opt_valid_handle(opts))
+		return (KP_EINVAL);
+	if (on != 0 && on != 1)
+		return (opt_fail(opts, KP_EINVAL, "kp_sandbox_exec: on is %d, "
+		    "expected 1 (exec, the default) or 0 (fork)", on));
+	opts->fork_hooks = !on;
+	return (0);
+}
+
+int
 kp_sandbox_capability(struct kp_options *opts, const char *name)
 {
 	char	 b[80];

@@ -160,6 +160,11 @@ struct kp_options {
 	 * and errors go to the driver process, which calls it. */
 	int			 log_forward;
 	int			 error_forward;
+	/* kp_sandbox_exec(opts, 0): the nodeserver and the registrar are
+	 * forked, not exec'd; exec_hooks is kp_start()'s verdict (1: exec
+	 * them, main() runs again; role_exec.c). */
+	int			 fork_hooks;
+	int			 exec_hooks;
 	struct interceptor	 unary[KP_MAX_INTERCEPTORS];
 	size_t			 n_unary;
 	struct interceptor	 stream[KP_MAX_INTERCEPTORS];
@@ -230,5 +235,8 @@ struct kp_options {
 
 	char			 errbuf[KP_ERROR_SIZE];
 };
+
+/* advertise.c */
+void	opt_advertise(struct kp_options *);
 
 #endif /* KP_CONFIG_H */

@@ -7,5 +7,6 @@
 #include <stddef.h>
 
 int	sigfd_open(const int *, size_t);
+void	sig_reset_all(void);
 
 #endif /* KP_BASE_SIGFD_H */

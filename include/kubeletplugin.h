@@ -1390,6 +1390,31 @@ KP_EXTERN int kp_sandbox_mode(struct kp_options *opts,
     enum kp_sandbox_mode mode);
 
 /*
+ * kp_sandbox_exec - how the nodeserver (the driver's hooks) and a
+ * registrar with interceptors are started. on 1 (the default): by fork +
+ * exec of the driver's own binary (/proc/self/exe) with the driver's
+ * argv, so that each generation gets a fresh address space (a
+ * crash-restart loop learns nothing of the monitor's layout or of an
+ * earlier child's) and none of the driver process's heap after
+ * kp_start(). The driver's main() then runs again in that process, and
+ * its first kp_start() whose options pass becomes the role, without
+ * returning: main() must reach kp_start() with the same options on every
+ * run, single-threaded, doing nothing before it that must happen once per
+ * node; a kp_start() whose options differ from the plugin's fails that
+ * child's start with a message naming the option (docs/driver-guide.md,
+ * "main() runs more than once"). Only a process's first plugin is
+ * started so; a second kp_start() in one process (two plugins, or a
+ * restart after kp_stop()) forks them. on 0: always fork them from the
+ * monitor, for a main() that cannot run twice (weaker: every generation
+ * shares the monitor's layout and the driver's memory as it was at
+ * kp_start()). The publisher, the observer, the broker and a registrar
+ * without interceptors run no driver code and are always exec'd.
+ * Errors: KP_EINVAL (NULL handle, on not 0 or 1).
+ * Beyond upstream (OpenSSH's re-exec of sshd-session).
+ */
+KP_EXTERN int kp_sandbox_exec(struct kp_options *opts, int on);
+
+/*
  * kp_sandbox_capability - let the nodeserver (the driver's hooks) keep a
  * capability; the registrar and the publisher keep none. name: a libcap-ng
  * name with or without the "CAP_" prefix, any case ("CAP_SYS_ADMIN",

@@ -52,21 +52,34 @@ int	observer_main(struct child_env *);
 
 /*
  * Children started by fork + exec of the driver's own binary
- * (/proc/self/exe; supervisor/child_exec.c), so that each has a fresh
- * address space: the library's constructor (role_exec.c) sees
- * CHILD_EXEC_ENV=<role>:<CHILD_EXEC_VERSION>, removes it from the
- * environment and runs the role before the driver's main(). The child
- * finds its channels at fixed fds; CHILD_FD_OPTS is a pipe holding the
- * flat copy of the options (child_opts.c), CHILD_FD_LISTEN the observer's
- * listener.
+ * (/proc/self/exe; monitor/child_exec.c), so that each has a fresh
+ * address space. The library's constructor (role_exec.c) sees
+ * CHILD_EXEC_ENV and removes it from the environment. Two kinds:
+ *  - "<role>:<CHILD_EXEC_VERSION>": a role that runs no driver code (the
+ *    publisher, the observer, a registrar without interceptors, the
+ *    broker) runs from the constructor, before the driver's main();
+ *  - "<role>:<CHILD_EXEC_VERSION>:main": the nodeserver (hooks) and a
+ *    registrar with interceptors need the driver's functions, which only
+ *    its main() can name: main() runs again with the driver's argv, and
+ *    the first kp_start() it reaches becomes the role
+ *    (role_exec_main.c) once its options match the monitor's copy.
+ * The child finds its channels at fixed fds; CHILD_FD_OPTS is a pipe
+ * holding the flat copy of the options (child_opts.c), CHILD_FD_LISTEN
+ * the role's listener; the nodeserver's lock file, the driver's state
+ * (a sealed memfd, when set) and a pipe with the state's generation and
+ * the paths to hide (struct child_ns_extra) follow.
  */
 #define CHILD_EXEC_ENV		"KP_ROLE_EXEC"
 #define CHILD_EXEC_VERSION	1
+#define CHILD_EXEC_MAIN		"main"
 #define CHILD_FD_CTL		3
 #define CHILD_FD_LOG		4
 #define CHILD_FD_OPTS		5
 #define CHILD_FD_LISTEN		6
-#define CHILD_FD_COUNT		7	/* 0-2 are stdio */
+#define CHILD_FD_LOCK		7
+#define CHILD_FD_STATE		8
+#define CHILD_FD_EXTRA		9
+#define CHILD_FD_COUNT		10	/* 0-2 are stdio */
 /* The broker, exec'd too (monitor/broker.c): its two channels to the
  * monitor, the options, the driver process's request and event
  * channels. */
@@ -76,6 +89,16 @@ int	observer_main(struct child_env *);
 #define BROKER_FD_DRIVER	6
 #define BROKER_FD_EVENTS	7
 #define BROKER_FD_COUNT		8
+#define EXEC_FD_MAX		CHILD_FD_COUNT	/* the larger of the two */
+
+/* What an exec'd nodeserver reads from CHILD_FD_EXTRA, then n_hide
+ * paths of KP_IPC_PATH_MAX bytes each, NUL-terminated. */
+#define CHILD_NS_EXTRA_MAGIC	0x6b706e78u	/* "kpnx" */
+struct child_ns_extra {
+	uint32_t	 magic;
+	uint32_t	 n_hide;		/* <= KP_IPC_MAX_HIDE */
+	uint64_t	 state_gen;		/* 0: no state */
+};
 
 /* supervisor/supervisor.c: the broker's loop (exec'd: role_exec.c) */
 int	broker_main(const struct kp_options *, int, int, int, int);
@@ -93,6 +116,24 @@ int	child_opts_load(const uint8_t *, size_t, struct kp_options **,
 	    char *, size_t);
 
 /* role_exec.c */
-int	role_exec_marker(enum kp_role, char *, size_t);
+int	role_exec_marker(enum kp_role, const struct kp_options *, char *,
+	    size_t);
+char *const *role_exec_argv(void);
+void	role_exec_die(const char *, ...)
+	    __attribute__((noreturn, format(printf, 1, 2)));
+int	role_exec_fd_check(int, mode_t, const char *, char *, size_t);
+int	role_exec_opts_read(int, uint8_t **, size_t *, char *, size_t);
+
+/* role_exec_main.c: the exec'd nodeserver or registrar whose main()
+ * runs again (ROLE_COUNT when this process is none) */
+enum kp_role role_exec_pending(void);
+void	role_exec_main_begin(enum kp_role);
+void	role_exec_main(struct kp_options *, const struct kp_hooks *)
+	    __attribute__((noreturn));
+void	role_exec_main_failed(int, const char *);
+
+/* child_opts.c */
+int	child_opts_diff(const uint8_t *, size_t, const uint8_t *, size_t,
+	    char *, size_t);
 
 #endif /* KP_CHILD_H */

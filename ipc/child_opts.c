@@ -227,6 +227,81 @@ child_opts_load(const uint8_t *buf, size_t len, struct kp_options **out,
 	for (i = 0; i < CHILD_OPTS_NSTR; i++)
 		*opt_str(o, i) = h.str_off[i] == 0 ? NULL :
 		    area + h.str_off[i] - 1;
+	opt_advertise(o);	/* derived: pointers to constant names */
 	*out = o;
 	return (0);
+}
+
+/* Fields by their place, to name where two copies differ. */
+#define F(x)	{ offsetof(struct kp_options, x), #x }
+static const struct {
+	size_t		 off;
+	const char	*name;
+} child_opts_fields[] = {
+	F(magic), F(reconcile_pool), F(kube_mode), F(kube_qps),
+	F(kube_burst), F(kube_timeout_ms), F(plugin_listener),
+	F(registrar_listener), F(socket_mode), F(peer_uids),
+	F(n_peer_uids), F(peer_uids_set), F(v1alpha4), F(v1beta1), F(v1),
+	F(grpc_verbosity), F(log_verbosity), F(log_forward),
+	F(error_forward), F(fork_hooks), F(exec_hooks), F(serialize), F(workers), F(max_conns),
+	F(handshake_ms), F(shutdown_grace_ms), F(termlog_off), F(termlog),
+	F(policy), F(health_off), F(health_v1_off), F(health_v1alpha1_off),
+	F(kubelet_root), F(registrar_dir), F(registrar_file), F(plugin_dir),
+	F(plugin_file), F(plugin_path_derived), F(registrar_path_derived),
+	F(metadata), F(metadata_versions), F(n_metadata_versions),
+	F(metadata_dir), F(http_addr), F(http_len), F(http_endpoint),
+	F(rolling_uid), F(flock_dir), F(registration_off), F(dra_off),
+	F(lock_path), F(journal_dir),
+};
+#undef F
+
+/*
+ * Whether two flat copies (a: the plugin's, b: another run's) hold the
+ * same options: 0, or KP_EINVAL with the first difference named in err
+ * ("driver_name: \"a\" in the plugin, \"b\" here"); KP_EPROTO or
+ * KP_ENOMEM when either does not load. Callbacks, interceptors and
+ * other pointers are not compared (a copy holds none).
+ */
+int
+child_opts_diff(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen,
+    char *err, size_t errsize)
+{
+	struct kp_options	*oa = NULL, *ob = NULL;
+	const char		*sa, *sb, *name = "the start";
+	size_t			 i, at;
+	int			 r;
+
+	if ((r = child_opts_load(a, alen, &oa, err, errsize)) != 0 ||
+	    (r = child_opts_load(b, blen, &ob, err, errsize)) != 0)
+		goto out;
+	for (i = 0; i < CHILD_OPTS_NSTR; i++) {
+		sa = *opt_str(oa, i);
+		sb = *opt_str(ob, i);
+		if (sa == sb || (sa != NULL && sb != NULL &&
+		    strcmp(sa, sb) == 0))
+			continue;
+		snprintf(err, errsize, "%s: \"%.80s\" in the plugin, "
+		    "\"%.80s\" here", child_opts_strs[i].name,
+		    sa ? sa : "(unset)", sb ? sb : "(unset)");
+		r = KP_EINVAL;
+		goto out;
+	}
+	opts_strip(oa);
+	opts_strip(ob);
+	for (at = 0; at < sizeof(*oa); at++)
+		if (((uint8_t *)oa)[at] != ((uint8_t *)ob)[at])
+			break;
+	if (at < sizeof(*oa)) {
+		for (i = 0; i < sizeof(child_opts_fields) /
+		    sizeof(child_opts_fields[0]); i++)
+			if (child_opts_fields[i].off <= at)
+				name = child_opts_fields[i].name;
+		snprintf(err, errsize, "%s differs (byte %zu of the options)",
+		    name, at);
+		r = KP_EINVAL;
+	}
+out:
+	free(oa);
+	free(ob);
+	return (r);
 }

@@ -7,10 +7,12 @@
  * of earlier children's) and nothing of the driver's heap. The library's
  * constructor (ipc/role_exec.c) takes over before the driver's main().
  *
- * Only the roles that run no driver code are started so (the publisher
- * and the observer): the nodeserver and the registrar run the driver's
- * hooks and interceptors, pointers into its main()'s set-up, and are
- * forked (children.c child_run).
+ * The roles that run no driver code (the publisher, the observer, a
+ * registrar without interceptors) run from the constructor; the
+ * nodeserver and a registrar with interceptors get the driver's argv, and
+ * the driver's main() runs again up to its kp_start() (role_exec_main.c),
+ * unless kp_sandbox_exec(opts, 0) or a second plugin in one process
+ * made them forked (children.c child_run).
  *
  * Runs in: a child of the monitor between fork and exec.
  */
@@ -35,10 +37,10 @@
 static int
 exec_fds(const int *from, size_t n)
 {
-	int	 tmp[BROKER_FD_COUNT], keep[BROKER_FD_COUNT];
+	int	 tmp[EXEC_FD_MAX], keep[EXEC_FD_MAX];
 	size_t	 i;
 
-	if (n > BROKER_FD_COUNT)
+	if (n > EXEC_FD_MAX)
 		return (-1);
 	for (i = 0; i < n; i++) {
 		keep[i] = tmp[i] = -1;
@@ -56,64 +58,94 @@ exec_fds(const int *from, size_t n)
 	return (fd_close_except(keep, n));
 }
 
-/*
- * The flat options in a pipe, written whole and its write end closed, so
- * the child reads to EOF; -1 with the reason in err. A pipe, not a
- * memfd: the syscalls are those the monitor and every seccomp
- * profile of the deploy kit already allow.
- */
+/* A pipe holding buf (len bytes, all of it: nobody reads before the
+ * exec), its write end closed; -1 with the reason in err. */
 static int
-exec_opts_fd(const struct kp_options *cfg, char *err, size_t errsize)
+exec_pipe(const void *buf, size_t len, const char *what, char *err,
+    size_t errsize)
 {
-	uint8_t	*buf;
-	size_t	 len, off = 0;
-	ssize_t	 n;
-	int	 p[2];
+	const uint8_t	*b = buf;
+	size_t		 off = 0;
+	ssize_t		 n;
+	int		 p[2];
 
-	if (child_opts_flatten(cfg, &buf, &len, err, errsize) != 0)
-		return (-1);
 	if (pipe2(p, O_CLOEXEC) == -1) {
-		snprintf(err, errsize, "options copy: pipe: %s",
-		    strerror(errno));
-		free(buf);
+		snprintf(err, errsize, "%s: pipe: %s", what, strerror(errno));
 		return (-1);
 	}
 	/*
-	 * Nobody reads before the exec: all of it must fit (64 KiB by
-	 * default; the copy is about 26 KiB). A user past
-	 * fs.pipe-user-pages-soft gets one-page pipes: the write end is
-	 * non-blocking so that fails here, naming why, instead of hanging
-	 * the child until the start times out.
+	 * All of it must fit (64 KiB by default; the options copy is
+	 * about 26 KiB). A user past fs.pipe-user-pages-soft gets
+	 * one-page pipes: the write end is non-blocking so that fails
+	 * here, naming why, instead of hanging the child until the start
+	 * times out.
 	 */
 	if (fcntl(p[1], F_SETFL, O_NONBLOCK) == -1 ||
 	    (len > 65536 && fcntl(p[1], F_SETPIPE_SZ, (int)len) == -1)) {
-		snprintf(err, errsize, "options copy: %zu bytes: %s: %s", len,
+		snprintf(err, errsize, "%s: %zu bytes: %s: %s", what, len,
 		    len > 65536 ? "F_SETPIPE_SZ" : "O_NONBLOCK",
 		    strerror(errno));
 		goto fail;
 	}
 	while (off < len) {
-		if ((n = write(p[1], buf + off, len - off)) == -1 &&
+		if ((n = write(p[1], b + off, len - off)) == -1 &&
 		    errno == EINTR)
 			continue;
 		if (n <= 0) {
-			snprintf(err, errsize, "options copy: write after %zu of "
-			    "%zu bytes: %s", off, len, n == 0 ? "no progress" :
-			    errno == EAGAIN ? "the pipe is full (its size is "
-			    "limited: fs.pipe-user-pages-soft?)" :
-			    strerror(errno));
+			snprintf(err, errsize, "%s: write after %zu of %zu "
+			    "bytes: %s", what, off, len, n == 0 ?
+			    "no progress" : errno == EAGAIN ? "the pipe is "
+			    "full (its size is limited: "
+			    "fs.pipe-user-pages-soft?)" : strerror(errno));
 			goto fail;
 		}
 		off += (size_t)n;
 	}
-	free(buf);
 	close(p[1]);
 	return (p[0]);
 fail:
-	free(buf);
 	close(p[0]);
 	close(p[1]);
 	return (-1);
+}
+
+/* The flat options in a pipe (exec_pipe); -1 with the reason in err.
+ * A pipe, not a memfd: the syscalls are those the monitor and every
+ * seccomp profile of the deploy kit already allow. */
+static int
+exec_opts_fd(const struct kp_options *cfg, char *err, size_t errsize)
+{
+	uint8_t	*buf;
+	size_t	 len;
+	int	 fd;
+
+	if (child_opts_flatten(cfg, &buf, &len, err, errsize) != 0)
+		return (-1);
+	fd = exec_pipe(buf, len, "options copy", err, errsize);
+	free(buf);
+	return (fd);
+}
+
+/* The nodeserver's state generation and the paths it hides, which a
+ * forked one finds in the monitor's memory (spawn.c child_run). */
+static int
+exec_extra_fd(const struct mon *mon, char *err, size_t errsize)
+{
+	uint8_t			 buf[sizeof(struct child_ns_extra) +
+				    KP_IPC_MAX_HIDE * KP_IPC_PATH_MAX];
+	struct child_ns_extra	 x;
+	size_t			 n = mon->n_pub_hide;
+
+	if (n > KP_IPC_MAX_HIDE)
+		n = KP_IPC_MAX_HIDE;
+	memset(&x, 0, sizeof(x));
+	x.magic = CHILD_NS_EXTRA_MAGIC;
+	x.n_hide = (uint32_t)n;
+	x.state_gen = mon->state_fd != -1 ? mon->state_gen : 0;
+	memcpy(buf, &x, sizeof(x));
+	memcpy(buf + sizeof(x), mon->pub_hide, n * KP_IPC_PATH_MAX);
+	return (exec_pipe(buf, sizeof(x) + n * KP_IPC_PATH_MAX,
+	    "nodeserver extras", err, errsize));
 }
 
 /*
@@ -127,9 +159,10 @@ child_exec(struct mon *mon, struct mon_child *c, int ctl, int logfd, int errw)
 	struct child_env	 env;
 	char			 marker[32], name[16], err[KP_ERROR_SIZE];
 	char			*argv[2];
-	int			 from[CHILD_FD_COUNT], ofd;
+	char *const		*args = argv;
+	int			 from[CHILD_FD_COUNT], ofd, xfd = -1, i;
 
-	if (role_exec_marker(c->role, marker, sizeof(marker)) != 0)
+	if (role_exec_marker(c->role, mon->cfg, marker, sizeof(marker)) != 0)
 		return;
 	/* As child_run(); the signal mask (all blocked) is kept by exec,
 	 * each role takes its own (sigwait, signalfd). */
@@ -139,8 +172,12 @@ child_exec(struct mon *mon, struct mon_child *c, int ctl, int logfd, int errw)
 	log_set_sink(logfd);
 	memset(&env, 0, sizeof(env));
 	ipc_chan_init(&env.ctl, ctl, KP_IPC_CHILD_FRAME);
-	if ((ofd = exec_opts_fd(mon->cfg, err, sizeof(err))) == -1)
+	if ((ofd = exec_opts_fd(mon->cfg, err, sizeof(err))) == -1 ||
+	    (c->role == ROLE_NODESERVER &&
+	    (xfd = exec_extra_fd(mon, err, sizeof(err))) == -1))
 		_exit(child_start_fail(&env, KP_EIO, "%s", err));
+	for (i = 0; i < CHILD_FD_COUNT; i++)
+		from[i] = -1;
 	from[0] = 0;
 	from[1] = 1;
 	from[2] = 2;
@@ -148,6 +185,11 @@ child_exec(struct mon *mon, struct mon_child *c, int ctl, int logfd, int errw)
 	from[CHILD_FD_LOG] = logfd;
 	from[CHILD_FD_OPTS] = ofd;
 	from[CHILD_FD_LISTEN] = c->listen_fd != NULL ? *c->listen_fd : -1;
+	if (c->role == ROLE_NODESERVER) {
+		from[CHILD_FD_LOCK] = mon->lock_fd;
+		from[CHILD_FD_STATE] = mon->state_fd;
+		from[CHILD_FD_EXTRA] = xfd;
+	}
 	if (exec_fds(from, CHILD_FD_COUNT) == -1)
 		_exit(child_start_fail(&env, KP_EIO, "fds for exec: %s",
 		    strerror(errno)));
@@ -156,11 +198,15 @@ child_exec(struct mon *mon, struct mon_child *c, int ctl, int logfd, int errw)
 	if (setenv(CHILD_EXEC_ENV, marker, 1) == -1)
 		_exit(child_start_fail(&env, KP_ENOMEM, "setenv %s: %s",
 		    CHILD_EXEC_ENV, strerror(errno)));
-	/* argv[0] names the role in ps; nothing else is passed. */
+	/* A role run from the constructor: argv[0] names it in ps, nothing
+	 * else is passed. One whose main() runs again: the driver's argv,
+	 * which main() parses again. */
 	snprintf(name, sizeof(name), "kp-%s", c->name);
 	argv[0] = name;
 	argv[1] = NULL;
-	(void)execve(CHILD_EXEC_PATH, argv, environ);
+	if (strchr(marker, ':') != strrchr(marker, ':'))
+		args = role_exec_argv();
+	(void)execve(CHILD_EXEC_PATH, args, environ);
 	_exit(child_start_fail(&env, KP_EIO, "execve %s (the driver's "
 	    "binary, for a fresh address space): %s", CHILD_EXEC_PATH,
 	    strerror(errno)));
@@ -194,7 +240,8 @@ child_exec_broker(struct mon *mon, int ctl, int files, int driver,
 	from[BROKER_FD_DRIVER] = driver;
 	from[BROKER_FD_EVENTS] = events;
 	if (exec_fds(from, BROKER_FD_COUNT) == -1 ||
-	    role_exec_marker(ROLE_BROKER, marker, sizeof(marker)) != 0 ||
+	    role_exec_marker(ROLE_BROKER, mon->cfg, marker,
+	    sizeof(marker)) != 0 ||
 	    setenv(CHILD_EXEC_ENV, marker, 1) == -1) {
 		log_errorx("broker: fds or marker for exec: %s",
 		    strerror(errno));

@@ -24,6 +24,7 @@
 
 #include "base/clock.h"
 #include "base/log.h"
+#include "base/sigfd.h"
 #include "monitor/monitor.h"
 
 void
@@ -80,21 +81,6 @@ fd_close_except(const int *keep, size_t n)
 		lo = (unsigned)k[i] + 1;
 	}
 	return (close_range(lo, ~0U, 0));
-}
-
-static void
-child_reset_signals(void)
-{
-	struct sigaction	 sa;
-	sigset_t		 all;
-	int			 s;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = SIG_DFL;
-	for (s = 1; s < NSIG; s++)
-		(void)sigaction(s, &sa, NULL);
-	sigfillset(&all);
-	sigprocmask(SIG_SETMASK, &all, NULL);
 }
 
 /* ps and /proc/<pid>/comm show the role: "kp-nodeserver". */
@@ -203,7 +189,7 @@ child_stdio(int errw)
 int
 child_begin(int errw)
 {
-	child_reset_signals();
+	sig_reset_all();
 	/* Nothing of the driver's working directory, which may lie in a
 	 * directory hidden from the child: relative paths start at "/"
 	 * (policy/fs.c changes there again after the init hook). */
@@ -294,7 +280,7 @@ child_run(struct mon *mon, struct mon_child *c, int ctl, int logfd, int errw)
 	 * differ for an init, both moot here: it would reap orphans, but
 	 * no child creates processes (fork is a seccomp violation); and it
 	 * gets only signals it handles, which the roles do: every signal
-	 * is blocked from child_reset_signals() on, and a blocked signal
+	 * is blocked from sig_reset_all() on, and a blocked signal
 	 * is queued even for an init, where sigwait() (rpc/serve.c) or a
 	 * signalfd (publisher) takes SIGTERM.
 	 */
@@ -354,7 +340,7 @@ spawn_child(struct mon *mon, struct mon_child *c, int *fds, char *err,
 		goto fail;
 	}
 	if (pid == 0) {
-		/* The publisher and the observer: exec'd (child_exec.c). */
+		/* Exec'd unless the role is forked (child_exec.c). */
 		child_exec(mon, c, ctl[1], logp[1], errp[1]);
 		child_run(mon, c, ctl[1], logp[1], errp[1]);
 	}

@@ -1,10 +1,12 @@
 'use strict';
-// Fresh address spaces (issue 24): the broker, the publisher and the
-// observer are started by fork + exec of the driver's own binary, and the library's
-// constructor runs the role before the driver's main(). Each generation
-// gets a layout of its own (a crash-restart loop learns nothing of the
-// supervisor's or of an earlier child's) and none of the driver's heap;
-// the forked nodeserver is the control.
+// Fresh address spaces (issue 24): every child and the broker are
+// started by fork + exec of the driver's own binary. The library's
+// constructor runs the roles without driver code before the driver's
+// main(); the nodeserver (and a registrar with interceptors) runs main()
+// again up to its kp_start(). Each generation gets a layout of its own (a
+// crash-restart loop learns nothing of the monitor's or of an earlier
+// child's) and none of the driver's heap; a nodeserver forked with
+// kp_sandbox_exec(opts, 0) is the control.
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
@@ -29,7 +31,7 @@ function layout(pid) {
 
 const cmdline = (pid) => fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
 
-test('the publisher and the observer are exec\'d: the driver\'s binary, a fresh layout each generation, none of the driver\'s heap', async (t) => {
+test('every child is exec\'d: the driver\'s binary, a fresh layout each generation; the roles without driver code hold none of the driver\'s heap, the nodeserver ran main() again', async (t) => {
   if (fs.readFileSync('/proc/sys/kernel/randomize_va_space', 'utf8').trim() === '0') {
     t.skip('ASLR is off on this machine (kernel.randomize_va_space 0)');
     return;
@@ -37,48 +39,93 @@ test('the publisher and the observer are exec\'d: the driver\'s binary, a fresh 
   // The marker is in the driver's heap only: argv has it reversed.
   const marker = `kp-heap-${randomBytes(12).toString('hex')}`;
   const port = await freePort();
-  const { drv } = await withApi(t, makeRoot(DRIVER), ['--http-endpoint', `127.0.0.1:${port}`,
-    '--heap-marker', [...marker].reverse().join('')]);
+  const args = ['--http-endpoint', `127.0.0.1:${port}`, '--heap-marker', [...marker].reverse().join(''),
+    '--random-heap-marker'];
+  const { drv } = await withApi(t, makeRoot(DRIVER), args);
   const dpid = await drv.pid();
+  // What this run of main() made; a run in the nodeserver makes another.
+  const rnd = `kp-rnd-${drv.lines.find((l) => l.startsWith('heap-marker ')).split(' ')[1]}`;
   const r = roles(dpid);
   const binary = fs.realpathSync(TESTDRIVER);
   const sup = layout(r.supervisor);
   assert.equal(sup.exe, binary);
+  // The control: the monitor, forked from the driver, carries its heap.
+  assert.ok(memFind(r.supervisor, marker).length > 0, 'the marker is in the monitor (forked from the driver)');
+  assert.ok(memFind(r.supervisor, rnd).length > 0, 'the random marker is in the monitor');
 
-  // The controls: the supervisor and the forked nodeserver carry the
-  // driver's heap and the supervisor's layout.
-  assert.ok(memFind(r.supervisor, marker).length > 0, 'the marker is in the supervisor (forked from the driver)');
-  assert.ok(memFind(r.nodeserver, marker).length > 0, 'the marker is in the forked nodeserver');
-  assert.equal(layout(r.nodeserver).text, sup.text, 'the forked nodeserver shares the supervisor\'s layout');
-
-  for (const role of ['publisher', 'observer', 'broker']) {
+  for (const role of ['publisher', 'observer', 'broker', 'registrar', 'nodeserver']) {
     const pid = r[role];
     assert.ok(pid, `${role} running`);
     const l = layout(pid);
-    assert.deepEqual(memFind(pid, marker), [], `${role} holds the driver's heap`);
     assert.equal(l.exe, binary, `${role} runs the driver's binary`);
     assert.ok(l.text, `${role}: the binary is mapped`);
-    assert.notEqual(l.text, sup.text, `${role}: the binary at the supervisor's base ${sup.text}`);
-    assert.notEqual(l.stack, sup.stack, `${role}: the stack at the supervisor's ${sup.stack}`);
-    if (sup.heap) assert.notEqual(l.heap, sup.heap, `${role}: the heap at the supervisor's ${sup.heap}`);
-    assert.deepEqual(cmdline(pid), [`kp-${role}`], `${role}: argv is the role's name alone`);
+    assert.notEqual(l.text, sup.text, `${role}: the binary at the monitor's base ${sup.text}`);
+    assert.notEqual(l.stack, sup.stack, `${role}: the stack at the monitor's ${sup.stack}`);
+    if (sup.heap) assert.notEqual(l.heap, sup.heap, `${role}: the heap at the monitor's ${sup.heap}`);
+    assert.deepEqual(memFind(pid, rnd), [], `${role} holds the driver's heap (its random marker)`);
+    if (role === 'nodeserver') {
+      // main() ran again, with the driver's argv, up to kp_start().
+      assert.deepEqual(cmdline(pid), cmdline(dpid), 'the nodeserver got the driver\'s argv');
+    } else {
+      assert.deepEqual(memFind(pid, marker), [], `${role} holds the driver's heap`);
+      assert.deepEqual(cmdline(pid), [`kp-${role}`], `${role}: argv is the role's name alone`);
+    }
   }
+  await drv.stderrMatch(/nodeserver\] .*the driver's main\(\) ran again/);
 
-  // A new generation: a new layout again.
-  const old = layout(r.publisher);
-  process.kill(r.publisher, 'SIGKILL');
-  await drv.stderrMatch(/publisher ready, pid \d+ \(restarted\)/);
-  const pub2 = await until(() => {
-    const p = roles(dpid).publisher;
-    return p && p !== r.publisher ? p : null;
-  });
-  const l2 = layout(pub2);
-  assert.equal(l2.exe, binary);
-  assert.notEqual(l2.text, old.text, `the restarted publisher's binary at the previous one's base ${old.text}`);
-  assert.notEqual(l2.stack, old.stack, 'the restarted publisher\'s stack at the previous one\'s');
-  if (old.heap) assert.notEqual(l2.heap, old.heap, 'the restarted publisher\'s heap at the previous one\'s');
-  assert.notEqual(l2.text, sup.text);
-  assert.deepEqual(memFind(pub2, marker), []);
+  // New generations: a new layout again, the nodeserver's too.
+  for (const role of ['publisher', 'nodeserver']) {
+    const old = layout(r[role]);
+    process.kill(r[role], 'SIGKILL');
+    await drv.stderrMatch(new RegExp(`${role} ready, pid \\d+ \\(restarted\\)`));
+    const pid2 = await until(() => {
+      const p = roles(dpid)[role];
+      return p && p !== r[role] ? p : null;
+    });
+    const l2 = layout(pid2);
+    assert.equal(l2.exe, binary);
+    assert.notEqual(l2.text, old.text, `the restarted ${role}'s binary at the previous one's base ${old.text}`);
+    assert.notEqual(l2.stack, old.stack, `the restarted ${role}'s stack at the previous one's`);
+    if (old.heap) assert.notEqual(l2.heap, old.heap, `the restarted ${role}'s heap at the previous one's`);
+    assert.notEqual(l2.text, sup.text);
+    assert.deepEqual(memFind(pid2, rnd), []);
+  }
+});
+
+test('kp_sandbox_exec(opts, 0) forks the nodeserver (the monitor\'s layout and the driver\'s heap: the control); the registrar without interceptors is exec\'d all the same, with interceptors it runs main() again', async (t) => {
+  {
+    const { drv } = await withApi(t, makeRoot(DRIVER), ['--fork-hooks', '--random-heap-marker']);
+    const dpid = await drv.pid();
+    const rnd = `kp-rnd-${drv.lines.find((l) => l.startsWith('heap-marker ')).split(' ')[1]}`;
+    const r = roles(dpid);
+    assert.ok(memFind(r.nodeserver, rnd).length > 0, 'the forked nodeserver holds the driver\'s heap');
+    assert.equal(layout(r.nodeserver).text, layout(r.supervisor).text, 'the forked nodeserver shares the monitor\'s layout');
+    assert.deepEqual(memFind(r.registrar, rnd), []);
+    assert.deepEqual(cmdline(r.registrar), ['kp-registrar']);
+    await drv.stop();
+  }
+  const { drv } = await withApi(t, makeRoot(DRIVER), ['--interceptors']);
+  const dpid = await drv.pid();
+  const r = roles(dpid);
+  assert.deepEqual(cmdline(r.registrar), cmdline(dpid), 'the registrar with interceptors got the driver\'s argv');
+  assert.notEqual(layout(r.registrar).text, layout(r.supervisor).text);
+});
+
+test('a main() that reaches kp_start() with other options in the exec\'d nodeserver, or none, fails that start naming why; the plugin serves again once main() agrees', async (t) => {
+  const root = makeRoot(DRIVER);
+  const f = `${root.dir}/driver-name`;
+  fs.writeFileSync(f, `${DRIVER}\n`);
+  const { drv } = await withApi(t, root, ['--driver-name-file', f]);
+  const dpid = await drv.pid();
+  // The driver's config changes under it; the next nodeserver reads it.
+  fs.writeFileSync(f, 'other.example.com\n');
+  process.kill(roles(dpid).nodeserver, 'SIGKILL');
+  await drv.stderrMatch(/the driver's main\(\), run again in the exec'd nodeserver, reached kp_start\(\) with other options than the plugin's: driver_name: "test\.example\.com" in the plugin, "other\.example\.com" here/, 15000);
+  fs.writeFileSync(f, 'Not A Name!\n');
+  await drv.stderrMatch(/the driver's main\(\), run again in the exec'd nodeserver, ended before it reached kp_start\(\)/, 15000);
+  fs.writeFileSync(f, `${DRIVER}\n`);
+  await drv.stderrMatch(/nodeserver ready, pid \d+ \(restarted\)/, 20000);
+  assert.ok(roles(dpid).nodeserver, 'a nodeserver serves again');
 });
 
 test('the broker is exec\'d too; with a driver log function, the broker\'s and the children\'s lines reach it in the driver process, never in another', async (t) => {
@@ -100,6 +147,9 @@ test('a driver started with the role marker in its environment fails at once, na
   const cases = [
     ['publisher:1', /fd 3 \(control channel\)/],
     ['nodeserver:1', /"nodeserver" is not a role started by exec/],
+    ['nodeserver:1:main', /fd 3 \(control channel\)/],
+    ['publisher:1:main', /"publisher" is not a role whose main\(\) runs again/],
+    ['nodeserver:1:other', /"other" after the version, expected "main"/],
     ['publisher:999', /version 999, this library speaks 1/],
     ['publisher', /expected <role>:<version>/],
   ];

@@ -27,7 +27,10 @@
  * configs ("CONFIGS ...").
  * With --start-twice a second kp_start() with the same options follows the
  * first, before "ready": it prints "second <KP_NAME> <message>".
- * With --heap-marker <text> the text reversed sits in the heap.
+ * With --heap-marker <text> the text reversed sits in the heap;
+ * --random-heap-marker one made by each run of main() ("heap-marker
+ * <hex>"). --fork-hooks: kp_sandbox_exec(0). --driver-name-file <f>: the
+ * driver name read from f by each run of main().
  * With --exit-on-stop a thread waits in kp_plugin_wait() and prints
  * "plugin-stopped <KP_NAME> <reason>" when the plugin stops on its own.
  * End of input stops as "stop" does. Claim "hang-forever..." makes the
@@ -43,6 +46,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <signal.h>
@@ -1211,6 +1215,52 @@ heap_marker(const char *a)
 	return (0);
 }
 
+/*
+ * --random-heap-marker: "kp-rnd-" and 16 random hex digits, made by this
+ * run of main() and put in its heap, and printed ("heap-marker <hex>"):
+ * a nodeserver whose main() ran again holds another one, a forked one
+ * (--fork-hooks) holds the driver's.
+ */
+static int
+random_heap_marker(void)
+{
+	unsigned char	 r[8];
+	char		*m;
+	size_t		 i;
+
+	if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r) ||
+	    (m = malloc(7 + 2 * sizeof(r) + 1)) == NULL)
+		return (-1);
+	memcpy(m, "kp-rnd-", 7);
+	for (i = 0; i < sizeof(r); i++)
+		snprintf(m + 7 + 2 * i, 3, "%02x", r[i]);
+	heap_mark = m;
+	printf("heap-marker %s\n", m + 7);
+	fflush(stdout);
+	return (0);
+}
+
+/*
+ * --driver-name-file <f>: the driver name read from f at each run of
+ * main() (as a driver reading its config file): an exec'd nodeserver's
+ * main() sees what f holds then. Empty: no driver name set.
+ */
+static int
+driver_name_file(struct kp_options *o, const char *f)
+{
+	char	 b[256] = "";
+	FILE	*fp;
+
+	if ((fp = fopen(f, "r")) == NULL)
+		return (-1);
+	if (fgets(b, sizeof(b), fp) == NULL)
+		b[0] = '\0';
+	fclose(fp);
+	b[strcspn(b, "\n")] = '\0';
+	snprintf(drv.name, sizeof(drv.name), "%s", b);
+	return (kp_driver_name(o, b));
+}
+
 /* --log-callback: every line the driver's log function gets, with the
  * pid it runs in (the driver process, or another). */
 static void
@@ -1301,6 +1351,9 @@ apply(struct kp_options *o, int ch, const char *a)
 	case 391: drv.start_twice = 1; return (0);
 	case 392: return (heap_marker(a));
 	case 393: return (kp_log_callback(o, log_cb, NULL));
+	case 394: return (random_heap_marker());
+	case 395: return (kp_sandbox_exec(o, 0));
+	case 396: return (driver_name_file(o, a));
 	default: return (-1);
 	}
 }
@@ -1351,6 +1404,9 @@ parse(int argc, char **argv, struct kp_options *o)
 		{ "quiet", 0, 0, 390 }, { "start-twice", 0, 0, 391 },
 		{ "heap-marker", 1, 0, 392 },
 		{ "log-callback", 0, 0, 393 },
+		{ "random-heap-marker", 0, 0, 394 },
+		{ "fork-hooks", 0, 0, 395 },
+		{ "driver-name-file", 1, 0, 396 },
 		{ 0, 0, 0, 0 }
 	};
 	int	 ch;

@@ -1,10 +1,11 @@
 /*
- * advertise.c - the supported_versions of GetInfo, computed once in the
- * driver process from the options, so the registrar needs to know nothing
- * of the DRA services it advertises (they are the nodeserver's).
- * Runs in the driver process, inside kp_start().
+ * advertise.c - the supported_versions of GetInfo, computed from the
+ * options, so the registrar needs to know nothing of the DRA services it
+ * advertises (they are the nodeserver's).
+ * Runs in the driver process, inside kp_start(), and in an exec'd child
+ * as it rebuilds the options (ipc/child_opts.c: a copy holds no pointer).
  */
-#include "api/api.h"
+#include "base/config.h"
 
 /*
  * Kubelets 1.34+ take the first entry they know, so the newest API comes
