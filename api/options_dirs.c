@@ -19,6 +19,7 @@
 #include "base/log.h"
 #include "api/api.h"
 #include "base/fdio.h"
+#include "ipc/child.h"
 
 #define DEFAULT_ROOT	"/var/lib/kubelet"
 
@@ -220,6 +221,11 @@ ensure_dir(struct kp_options *o, const char *what, const char *dir,
 {
 	struct stat	 st;
 
+	/* In an exec'd nodeserver (role_exec_main.c) the monitor owns the
+	 * directories: a kubelet directory gone for a moment must not fail
+	 * a restart, and it creates nothing. */
+	if (role_exec_pending() != ROLE_COUNT)
+		return (0);
 	if (stat(dir, &st) == -1) {
 		if (errno == ENOENT && create && mkdir(dir, 0750) == 0) {
 			log_info(1, "created %s (%s)", dir, what);

@@ -48,6 +48,7 @@ static struct {
 } fds[CHILD_FD_COUNT];
 
 static const char *const fd_what[CHILD_FD_COUNT] = {
+	[STDERR_FILENO] = "stderr, the log relay",
 	[CHILD_FD_CTL] = "control channel", [CHILD_FD_LOG] = "log channel",
 	[CHILD_FD_OPTS] = "options copy", [CHILD_FD_LISTEN] = "listener",
 	[CHILD_FD_LOCK] = "lock file", [CHILD_FD_STATE] = "driver state",
@@ -106,13 +107,23 @@ role_exec_main_begin(enum kp_role role)
 		role_exec_die("%s", err);
 	if (child_supervisor_gone(CHILD_FD_CTL))
 		_exit(KP_EXIT_IPC);
-	for (fd = CHILD_FD_CTL; fd < CHILD_FD_COUNT; fd++)
-		if (fstat(fd, &st) == 0) {
-			fds[fd].open = 1;
-			fds[fd].dev = st.st_dev;
-			fds[fd].ino = st.st_ino;
-			(void)fcntl(fd, F_SETFD, FD_CLOEXEC);
+	for (fd = 0; fd < CHILD_FD_COUNT; fd++) {
+		if (fstat(fd, &st) == -1)
+			continue;
+		/* The lock file and the state are files: anything else
+		 * (the broker picks the state's fd) is not main()'s to
+		 * hold, nor the role's. */
+		if ((fd == CHILD_FD_LOCK || fd == CHILD_FD_STATE) &&
+		    !S_ISREG(st.st_mode)) {
+			(void)close(fd);
+			continue;
 		}
+		fds[fd].open = 1;
+		fds[fd].dev = st.st_dev;
+		fds[fd].ino = st.st_ino;
+		if (fd > STDERR_FILENO)
+			(void)fcntl(fd, F_SETFD, FD_CLOEXEC);
+	}
 	log_procinit(ipc_role_name(role));
 	log_set_sink(CHILD_FD_LOG);
 	ipc_chan_init(&early.ctl, CHILD_FD_CTL, KP_IPC_CHILD_FRAME);
@@ -149,14 +160,23 @@ fail(int code, const char *fmt, ...)
 }
 
 /* The fds of the constructor, unchanged; everything else main() opened
- * closed. */
+ * closed. stdin and stdout are /dev/null again whatever main() made
+ * them; stderr, the log relay's pipe, must be the one handed over: a
+ * file main() put there would take the hooks' raw bytes past the
+ * relay's sanitiser and rate limit. */
 static void
 fds_settle(void)
 {
 	struct stat	 st;
-	int		 fd;
+	int		 fd, null;
 
-	for (fd = CHILD_FD_CTL; fd < CHILD_FD_COUNT; fd++) {
+	if ((null = open("/dev/null", O_RDWR | O_CLOEXEC)) == -1 ||
+	    dup2(null, STDIN_FILENO) == -1 || dup2(null, STDOUT_FILENO) == -1)
+		fail(KP_EIO, "stdin and stdout to /dev/null: %s",
+		    strerror(errno));
+	if (null > STDERR_FILENO)
+		(void)close(null);
+	for (fd = STDERR_FILENO; fd < CHILD_FD_COUNT; fd++) {
 		if (!fds[fd].open) {
 			(void)close(fd);	/* main()'s, if any */
 			continue;
@@ -164,10 +184,9 @@ fds_settle(void)
 		if (fstat(fd, &st) == -1 || st.st_dev != fds[fd].dev ||
 		    st.st_ino != fds[fd].ino)
 			fail(KP_ECHILD, "the driver's main() closed or "
-			    "replaced fd %d (the %s) before kp_start(): an "
-			    "exec'd child's fds %d-%d are the library's",
-			    fd, fd_what[fd], CHILD_FD_CTL,
-			    CHILD_FD_COUNT - 1);
+			    "replaced fd %d (%s) before kp_start(): in an "
+			    "exec'd child fds 2-%d are the library's", fd,
+			    fd_what[fd], CHILD_FD_COUNT - 1);
 	}
 	(void)close_range(CHILD_FD_COUNT, ~0U, 0);
 }
@@ -226,8 +245,12 @@ ns_extra(struct child_env *env)
 		if (memchr(env->hide[off], '\0', KP_IPC_PATH_MAX) == NULL)
 			fail(KP_EPROTO, "nodeserver extras: path %zu "
 			    "unterminated", off);
-	if (!fds[CHILD_FD_STATE].open || x.state_gen == 0)
+	if (!fds[CHILD_FD_STATE].open)
 		return;
+	if (x.state_gen == 0) {
+		close(CHILD_FD_STATE);
+		return;
+	}
 	if (fstat(CHILD_FD_STATE, &st) == -1 || !S_ISREG(st.st_mode) ||
 	    st.st_size <= 0 || (size_t)st.st_size > KP_IPC_MAX_FRAME ||
 	    (state = malloc((size_t)st.st_size)) == NULL) {

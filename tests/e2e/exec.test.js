@@ -13,7 +13,7 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const { spawnSync } = require('node:child_process');
 const { randomBytes } = require('node:crypto');
-const { makeRoot, roles, until, memFind, freePort, withApi, TESTDRIVER } = require('./lib/plugin');
+const { makeRoot, roles, until, memFind, freePort, withApi, TestDriver, TESTDRIVER } = require('./lib/plugin');
 
 const DRIVER = 'test.example.com';
 
@@ -141,6 +141,23 @@ test('the broker is exec\'d too; with a driver log function, the broker\'s and t
   assert.deepEqual([...pids], [dpid], 'the log function ran in the driver process alone');
   // The sandboxed processes' lines do not also go to stderr as klog lines.
   assert.doesNotMatch(drv.stderr, /^I\d{4} [\d:.]+ +\d+ (broker|publisher|nodeserver)\] /m);
+});
+
+test('a main() that puts a file on stderr before kp_start() fails the exec\'d nodeserver\'s start, naming fd 2: the hooks\' bytes never bypass the log relay', async (t) => {
+  const root = makeRoot(DRIVER);
+  t.after(() => root.cleanup());
+  const f = `${root.dir}/driver.log`;
+  const drv = new TestDriver(root, ['--stderr-to', f]);
+  t.after(() => drv.kill());
+  const l = await drv.line(['ready', 'error']);
+  assert.match(l, /^error KP_ECHILD .*replaced fd 2 \(stderr, the log relay\) before kp_start\(\)/);
+  // The control: with the nodeserver forked, the same main() starts.
+  const root2 = makeRoot(DRIVER);
+  t.after(() => root2.cleanup());
+  const drv2 = new TestDriver(root2, ['--stderr-to', `${root2.dir}/driver.log`, '--fork-hooks']);
+  t.after(() => drv2.kill());
+  assert.match(await drv2.line(['ready', 'error']), /^ready /);
+  await drv2.stop();
 });
 
 test('a driver started with the role marker in its environment fails at once, naming it', () => {

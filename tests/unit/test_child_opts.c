@@ -58,6 +58,68 @@ load(const uint8_t *b, size_t len, char *err, size_t errsize)
 	return (r);
 }
 
+/* The options a run of a driver's main() builds; name and verbosity
+ * vary, the functions and their user pointer are per run. */
+static struct kp_options *
+run(const char *name, int v, int *user)
+{
+	struct kp_options	*o;
+
+	CHECK_EQ(kp_options_new(&o), 0);
+	CHECK_EQ(kp_driver_name(o, name), 0);
+	CHECK_EQ(kp_node_name(o, "node-1"), 0);
+	CHECK_EQ(kp_log_verbosity(o, v), 0);
+	CHECK_EQ(kp_log_callback(o, log_cb, user), 0);
+	CHECK_EQ(kp_grpc_interceptor(o, icpt, user), 0);
+	return (o);
+}
+
+/*
+ * child_opts_diff(): what an exec'd nodeserver checks its main()'s
+ * options with (role_exec_main.c). Equal options are equal whatever
+ * their functions' user pointers; the first difference is named; a
+ * damaged copy is an error, not a match.
+ */
+static void
+diff_checks(void)
+{
+	struct kp_options	*a, *b;
+	uint8_t			*fa, *fb;
+	size_t			 la, lb;
+	char			 err[KP_ERROR_SIZE];
+	int			 u1 = 1, u2 = 2;
+
+	a = run("gpu.example.com", 4, &u1);
+	CHECK_EQ(child_opts_flatten(a, &fa, &la, err, sizeof(err)), 0);
+	b = run("gpu.example.com", 4, &u2);
+	CHECK_EQ(child_opts_flatten(b, &fb, &lb, err, sizeof(err)), 0);
+	CHECK_EQ(child_opts_diff(fa, la, fb, lb, err, sizeof(err)), 0);
+	free(fb);
+	kp_options_free(b);
+
+	b = run("other.example.com", 4, &u1);
+	CHECK_EQ(child_opts_flatten(b, &fb, &lb, err, sizeof(err)), 0);
+	CHECK_EQ(child_opts_diff(fa, la, fb, lb, err, sizeof(err)),
+	    KP_EINVAL);
+	CHECK_CONTAINS(err, "driver_name: \"gpu.example.com\" in the "
+	    "plugin, \"other.example.com\" here");
+	free(fb);
+	kp_options_free(b);
+
+	b = run("gpu.example.com", 5, &u1);
+	CHECK_EQ(child_opts_flatten(b, &fb, &lb, err, sizeof(err)), 0);
+	CHECK_EQ(child_opts_diff(fa, la, fb, lb, err, sizeof(err)),
+	    KP_EINVAL);
+	CHECK_CONTAINS(err, "log_verbosity differs");
+	/* A cut copy is not a match. */
+	CHECK_EQ(child_opts_diff(fa, la, fb, lb - 1, err, sizeof(err)),
+	    KP_EPROTO);
+	free(fb);
+	kp_options_free(b);
+	free(fa);
+	kp_options_free(a);
+}
+
 int
 main(void)
 {
@@ -117,8 +179,11 @@ main(void)
 		CHECK(c->error_fn == NULL && c->error_user == NULL);
 		CHECK_EQ(c->n_unary, 0);
 		CHECK(c->unary[0].fn == NULL && c->unary[0].user == NULL);
-		CHECK_EQ(c->n_advertised, 0);
-		CHECK(c->advertised[0] == NULL);
+		/* Derived again from the options (a registrar run from the
+		 * constructor advertises them): the defaults, v1 first. */
+		CHECK(c->n_advertised >= 2);
+		CHECK(c->advertised[0] != NULL &&
+		    strcmp(c->advertised[0], "v1.DRAPlugin") == 0);
 		free(c);
 	}
 
@@ -160,5 +225,6 @@ main(void)
 	}
 	free(b);
 	kp_options_free(o);
+	diff_checks();
 	return (test_done("test_child_opts"));
 }

@@ -69,7 +69,9 @@
  * the registrar as a driver's does: the first GetInfo of any registrar
  * (a flag on a page shared by every process of this plugin; the
  * registrar's empty root has no file to remember it in) runs spec there,
- * outcome on stderr as "attack-registrar: ...".
+ * outcome on stderr as "attack-registrar: ...". The page is inherited by
+ * fork only: with --fork-hooks (kp_sandbox_exec(0)) the registrar is
+ * forked and the spec runs once; exec'd, every registrar runs it.
  *
  * Options: those lib/plugin.js's TestDriver passes and a few kp_*
  * setters (--cdi-device-prefix, --cdi-mount-prefix, --cdi-hook: the
@@ -1060,6 +1062,7 @@ main(int argc, char **argv)
 		{ "kubeconfig", 1, 0, 'c' }, { "node-name", 1, 0, 'n' },
 		{ "http-endpoint", 1, 0, 338 },
 		{ "registrar-attack", 1, 0, 339 },
+		{ "fork-hooks", 0, 0, 340 },
 		{ 0, 0, 0, 0 }
 	};
 	struct kp_options	*o;
@@ -1101,6 +1104,7 @@ main(int argc, char **argv)
 		case 337: r = kp_error_callback(o, error_cb, NULL); break;
 		case 338: r = kp_http_endpoint(o, optarg); break;
 		case 339: r = registrar_attack(o, optarg); break;
+		case 340: r = kp_sandbox_exec(o, 0); break;
 		case 'c': r = kp_kube_client_kubeconfig(o, optarg, NULL); break;
 		case 'n': r = kp_node_name(o, optarg); break;
 		default: r = -1;

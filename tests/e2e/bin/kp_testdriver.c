@@ -30,7 +30,8 @@
  * With --heap-marker <text> the text reversed sits in the heap;
  * --random-heap-marker one made by each run of main() ("heap-marker
  * <hex>"). --fork-hooks: kp_sandbox_exec(0). --driver-name-file <f>: the
- * driver name read from f by each run of main().
+ * driver name read from f by each run of main(). --stderr-to <f>: stderr
+ * sent to f before kp_start().
  * With --exit-on-stop a thread waits in kp_plugin_wait() and prints
  * "plugin-stopped <KP_NAME> <reason>" when the plugin stops on its own.
  * End of input stops as "stop" does. Claim "hang-forever..." makes the
@@ -1354,6 +1355,14 @@ apply(struct kp_options *o, int ch, const char *a)
 	case 394: return (random_heap_marker());
 	case 395: return (kp_sandbox_exec(o, 0));
 	case 396: return (driver_name_file(o, a));
+	case 397: {
+		/* --stderr-to <f>: main() sends its stderr to a file, as a
+		 * daemon might, before kp_start(). */
+		int fd = open(a, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
+		    0600);
+
+		return (fd == -1 || dup2(fd, 2) == -1 ? -1 : close(fd));
+	}
 	default: return (-1);
 	}
 }
@@ -1407,6 +1416,7 @@ parse(int argc, char **argv, struct kp_options *o)
 		{ "random-heap-marker", 0, 0, 394 },
 		{ "fork-hooks", 0, 0, 395 },
 		{ "driver-name-file", 1, 0, 396 },
+		{ "stderr-to", 1, 0, 397 },
 		{ 0, 0, 0, 0 }
 	};
 	int	 ch;
