@@ -132,6 +132,11 @@ void	role_exec_main(struct kp_options *, const struct kp_hooks *)
 	    __attribute__((noreturn));
 void	role_exec_main_failed(int, const char *);
 
+/* policy/denied.c: code that is not ours (the init hook, main() run
+ * again) under the monitor's filter, a denied call EPERM and named */
+void	policy_denied_begin(const char *, int, int);
+void	policy_denied_end(const char *, int, char *, size_t);
+
 /* child_opts.c */
 int	child_opts_diff(const uint8_t *, size_t, const uint8_t *, size_t,
 	    char *, size_t);

@@ -34,7 +34,6 @@
 #include "base/log.h"
 #include "base/sigfd.h"
 #include "ipc/child.h"
-#include "policy/policy.h"
 
 #define MAIN_AGAIN	"the driver's main(), run again"
 
@@ -61,7 +60,7 @@ role_exec_pending(void)
 	return (pending);
 }
 
-/* main() returned or called exit() without reaching the role. */
+/* main() returned, or ended the process, before it reached the role. */
 static void
 role_exec_atexit(void)
 {

@@ -145,8 +145,6 @@ int	policy_apply(enum kp_role, const struct child_env *, char *,
  * init hook under it */
 int	policy_supervisor(const struct kp_options *, char *, size_t);
 void	policy_init_begin(const struct child_env *);
-void	policy_denied_begin(const char *, int, int);
-void	policy_denied_end(const char *, int, char *, size_t);
 void	policy_init_end(const struct child_env *, int, char *, size_t);
 
 /* broker.c: the broker's sandbox */
