@@ -8,14 +8,16 @@
  * The thread is the only one the library starts in the driver process.
  * kp_start() of another plugin in the same process does not count it as
  * a driver thread, and forks under fork_lock's write side while this
- * thread holds the read side whenever it runs anything (the driver's
- * function, the logger): the supervisor it forks can then never inherit
- * a lock this thread held.
+ * thread holds the read side whenever it runs anything but a wait (the
+ * decoding, the driver's function, the logger): the monitor it forks can
+ * then never inherit a lock this thread held.
  *
  * Runs in: the driver process.
  */
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -29,6 +31,8 @@
 
 static pthread_rwlock_t	 fork_lock = PTHREAD_RWLOCK_INITIALIZER;
 static atomic_int	 n_threads;
+/* Posted by a new thread once in events_main() (events_start waits). */
+static sem_t		 started;
 
 int
 events_threads(void)
@@ -86,6 +90,18 @@ relay_log(const Kpipc__Log *l)
 	log_emit(role, 0, l->level, l->verbosity, l->text);
 }
 
+/* Until fd has bytes or is closed: 0; -1 when it cannot be polled. */
+static int
+wait_readable(int fd)
+{
+	struct pollfd	 pfd = { .fd = fd, .events = POLLIN };
+
+	while (poll(&pfd, 1, -1) == -1)
+		if (errno != EINTR)
+			return (-1);
+	return (0);
+}
+
 static void *
 events_main(void *arg)
 {
@@ -93,24 +109,41 @@ events_main(void *arg)
 	struct ipc_chan		 c;
 	Kpipc__Msg		*m;
 	char			 err[KP_ERROR_SIZE];
+	int			 r;
 
+	/* Past the thread's own start-up (a sanitizer's allocations):
+	 * from here on a fork can only find it outside fork_lock in a
+	 * wait. */
+	(void)sem_post(&started);
 	ipc_chan_init(&c, p->ev_fd, KP_IPC_SMALL_FRAME);
-	/* Ends when the supervisor closes its end or kp_stop() shuts
-	 * ours down. */
-	while (ipc_recv(&c, &m, -1, err, sizeof(err)) == 0) {
-		if (m->m_case == KPIPC__MSG__M_EVENT) {
-			pthread_rwlock_rdlock(&fork_lock);
-			dispatch(p, m->event);
-			pthread_rwlock_unlock(&fork_lock);
-		} else if (m->m_case == KPIPC__MSG__M_LOG) {
-			pthread_rwlock_rdlock(&fork_lock);
-			relay_log(m->log);
-			pthread_rwlock_unlock(&fork_lock);
+	/*
+	 * Ends when the supervisor closes its end or kp_stop() shuts ours
+	 * down. Everything but the wait for the next bytes runs under the
+	 * read side of fork_lock, the decoding's and freeing's allocations
+	 * too: an allocator whose locks fork does not take (ASan's, before
+	 * LLVM 17) would leave the next plugin's monitor waiting forever
+	 * on one this thread held (seen: seccomp_load's realloc).
+	 */
+	for (;;) {
+		if (c.rlen == 0 && wait_readable(c.fd) != 0)
+			break;
+		pthread_rwlock_rdlock(&fork_lock);
+		r = ipc_recv(&c, &m, -1, err, sizeof(err));
+		if (r == 0) {
+			if (m->m_case == KPIPC__MSG__M_EVENT)
+				dispatch(p, m->event);
+			else if (m->m_case == KPIPC__MSG__M_LOG)
+				relay_log(m->log);
+			ipc_free(m);
 		}
-		ipc_free(m);
+		pthread_rwlock_unlock(&fork_lock);
+		if (r != 0)
+			break;
 	}
 	c.fd = -1;	/* closed by events_stop() */
+	pthread_rwlock_rdlock(&fork_lock);
 	ipc_chan_close(&c);
+	pthread_rwlock_unlock(&fork_lock);
 	return (NULL);
 }
 
@@ -134,15 +167,22 @@ events_start(struct kp_plugin *p, int fd, const struct kp_options *o)
 		return (KP_EIO);
 	}
 	sigfillset(&all);
+	(void)sem_init(&started, 0, 0);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	r = pthread_create(&p->ev_thread, NULL, events_main, p);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (r != 0) {
+		(void)sem_destroy(&started);
 		close(p->status_fd);
 		close(fd);
 		p->status_fd = p->ev_fd = -1;
 		return (KP_ENOMEM);
 	}
+	/* Until it runs: the next kp_start() may fork at once (a thread
+	 * still starting may hold an allocator's lock then). */
+	while (sem_wait(&started) == -1 && errno == EINTR)
+		;
+	(void)sem_destroy(&started);
 	atomic_fetch_add(&n_threads, 1);
 	p->ev_started = 1;
 	return (0);

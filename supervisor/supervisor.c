@@ -526,6 +526,11 @@ sup_timeout(struct sup *sup)
 		t = ts_ms_until(&sup->start_deadline);
 	else if (sup->phase == PHASE_STOPPING)
 		t = ts_ms_until(&sup->stop_deadline);
+	/* A deadline past is acted on once (sup_timers); what follows
+	 * waits for the monitor, which may never answer (hung): a
+	 * second's poll, not a spin at 0. */
+	if (t <= 0)
+		t = 1000;
 	for (i = 0; i < ROLE_COUNT && sup->phase == PHASE_RUNNING; i++) {
 		if (!sup->children[i].enabled || sup->children[i].pid > 0 ||
 		    sup->children[i].spawning)
