@@ -171,6 +171,30 @@ test('the broker killed: the plugin ends (not restarted: it held the driver\'s d
   }
 });
 
+// CPU time (user + system, all threads) of pid in ms, from /proc.
+function cpuMs(pid) {
+  const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(f[11]) + Number(f[12])) * 10;	// fields 14, 15; USER_HZ 100
+}
+
+test('a monitor that never answers (stopped): the broker\'s stop deadline passes and it waits idle, not spinning', async (t) => {
+  const { drv } = await setup(t, { args: ['--shutdown-grace-ms', '500'] });
+  const r = roles(drv.proc.pid);
+  assert.ok(r.supervisor && r.broker, JSON.stringify(r));
+  t.after(() => { try { process.kill(r.supervisor, 'SIGKILL'); } catch { /* gone */ } });
+  process.kill(r.supervisor, 'SIGSTOP');
+  // kp_stop: the broker begins its stop; its deadline is the 0.5 s grace
+  // plus twice the 5 s a child gets (supervisor/drain.c).
+  drv.proc.stdin.write('stop\n');
+  await sleep(12000);	// past the deadline, the broker waits for the monitor
+  const c0 = cpuMs(r.broker);
+  await sleep(2000);
+  const used = cpuMs(r.broker) - c0;
+  t.diagnostic(`the broker: ${used} ms of CPU in 2 s`);
+  assert.ok(used <= 200, `the broker used ${used} ms of CPU in 2 s waiting for a stopped monitor (spinning)`);
+  process.kill(r.supervisor, 'SIGKILL');
+});
+
 test('unrepairable: a directory in place of the registration socket: non-zero exit, the directory is left alone', async (t) => {
   const { root, drv, termlog } = await setup(t);
   await until(() => {
