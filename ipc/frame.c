@@ -107,7 +107,8 @@ ipc_flush(struct ipc_chan *c)
 /*
  * Read what is available. An fd passed along (no message type allows one)
  * is closed and reported as a violation. Returns bytes read, KP_EPIPE at
- * end of file, KP_EPROTO for an fd, KP_EIO on errors; 0 if it would block.
+ * end of file or when the peer is gone (reset), KP_EPROTO for an fd,
+ * KP_EIO on errors; 0 if it would block.
  */
 int
 ipc_read(struct ipc_chan *c)
@@ -145,8 +146,11 @@ ipc_read(struct ipc_chan *c)
 			fdseen = 1;
 		}
 	}
+	/* ECONNRESET: the peer closed (died) with our bytes unread, gone
+	 * as at EOF; its wait status says why. */
 	if (n == -1)
-		return (errno == EAGAIN ? 0 : KP_EIO);
+		return (errno == EAGAIN ? 0 : errno == ECONNRESET ? KP_EPIPE :
+		    KP_EIO);
 	if (fdseen || (mh.msg_flags & MSG_CTRUNC))
 		return (KP_EPROTO);
 	if (n == 0)

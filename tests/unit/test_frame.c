@@ -148,10 +148,37 @@ test_allowed(void)
 		CHECK(ipc_unpack(f, len, err, sizeof(err)) == NULL);
 }
 
+/*
+ * A peer that is gone reads as KP_EPIPE whether it left nothing unread
+ * (EOF) or died with our bytes unread (ECONNRESET on a Unix stream
+ * socket): a child SIGKILLed mid-call is a crash, reported by its wait
+ * status, not a protocol violation (issue 25).
+ */
+static void
+test_peer_gone(void)
+{
+	struct ipc_chan	 c;
+	int		 sv[2];
+
+	CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0);
+	close(sv[1]);
+	ipc_chan_init(&c, sv[0], KP_IPC_CHILD_FRAME);
+	CHECK_EQ(ipc_read(&c), KP_EPIPE);
+	ipc_chan_close(&c);
+
+	CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0);
+	CHECK(write(sv[0], "unread", 6) == 6);	/* the peer never reads */
+	close(sv[1]);
+	ipc_chan_init(&c, sv[0], KP_IPC_CHILD_FRAME);
+	CHECK_EQ(ipc_read(&c), KP_EPIPE);
+	ipc_chan_close(&c);
+}
+
 int
 main(void)
 {
 	test_refused();
 	test_allowed();
+	test_peer_gone();
 	return (test_done("test_frame"));
 }
