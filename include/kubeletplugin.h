@@ -1788,9 +1788,9 @@ struct kp_metadata_device {
 	const char			*hardware_address;
 };
 
-#define KP_METADATA_DEVICE_INIT \
-	{ sizeof(struct kp_metadata_device), NULL, NULL, NULL, 0, NULL, NULL, \
-	    0, NULL }
+/* Designated, as every _INIT: struct kp_metadata_device d =
+ * { KP_METADATA_DEVICE_INIT, .pool = "p", .device = "d" }; */
+#define KP_METADATA_DEVICE_INIT	KP_STRUCT_INIT(struct kp_metadata_device)
 
 /*
  * kp_update_request_metadata - rewrite the device metadata file of
@@ -2228,9 +2228,10 @@ struct kp_device_health {
 	const char		*message;
 };
 
-#define KP_DEVICE_HEALTH_INIT \
-	{ sizeof(struct kp_device_health), NULL, NULL, KP_HEALTH_UNKNOWN, 0, \
-	    0, NULL }
+/* Designated, as every _INIT: struct kp_device_health h =
+ * { KP_DEVICE_HEALTH_INIT, .pool = "p", .device = "d" }; (status 0 is
+ * KP_HEALTH_UNKNOWN) */
+#define KP_DEVICE_HEALTH_INIT	KP_STRUCT_INIT(struct kp_device_health)
 
 /*
  * kp_health_service - serve and advertise resource health. Default 1 (as

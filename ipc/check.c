@@ -378,7 +378,7 @@ static int
 check_health_report(const Kpipc__HealthReport *r, char *err,
     size_t errsize)
 {
-	struct kp_device_health	 d = KP_DEVICE_HEALTH_INIT;
+	struct kp_device_health	 d = { KP_DEVICE_HEALTH_INIT };
 	const Kpipc__DeviceHealth *x;
 	char			 why[KP_ERROR_SIZE];
 	size_t			 i;

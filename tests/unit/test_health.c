@@ -74,7 +74,7 @@ check_one(const struct kp_device_health *d, char *err)
 static void
 test_rules(void)
 {
-	struct kp_device_health	 d = KP_DEVICE_HEALTH_INIT, bad;
+	struct kp_device_health	 d = { KP_DEVICE_HEALTH_INIT }, bad;
 	char			 err[KP_ERROR_SIZE], msg[KP_HEALTH_MESSAGE_MAX + 2];
 
 	d.pool = "node-1/pool.a";
@@ -137,8 +137,8 @@ test_table(void)
 {
 	struct health_table	 t;
 	struct later_health	 l[3];
-	struct kp_device_health	 d[2] = { KP_DEVICE_HEALTH_INIT,
-	    KP_DEVICE_HEALTH_INIT };
+	struct kp_device_health	 d[2] = { { KP_DEVICE_HEALTH_INIT },
+	    { KP_DEVICE_HEALTH_INIT } };
 	char			 err[KP_ERROR_SIZE];
 	size_t			 i;
 
@@ -219,7 +219,7 @@ test_frame(void)
 static void
 test_hook_outside(void)
 {
-	struct kp_device_health	 d = KP_DEVICE_HEALTH_INIT;
+	struct kp_device_health	 d = { KP_DEVICE_HEALTH_INIT };
 	char			 err[KP_ERROR_SIZE];
 
 	d.pool = "p";

@@ -661,7 +661,7 @@ test_update(void)
 	struct kp_attribute	 a[] = { KP_ATTR_INT("b", 1),
 				    KP_ATTR_STRING("a", "x<y") };
 	struct md_buf		 b = { NULL, 0, 0, 0 };
-	struct kp_metadata_device md = KP_METADATA_DEVICE_INIT;
+	struct kp_metadata_device md = { KP_METADATA_DEVICE_INIT };
 	char			 err[KP_ERROR_SIZE];
 
 	/* the driver side renders with the nodeserver's encoder: sorted */

@@ -1072,7 +1072,7 @@ plain:
 			continue;
 		}
 		if (drv.hook_health) {
-			struct kp_device_health hd = KP_DEVICE_HEALTH_INIT;
+			struct kp_device_health hd = { KP_DEVICE_HEALTH_INIT };
 			char	 herr[KP_ERROR_SIZE];
 
 			hd.pool = "hook-pool";
@@ -1548,7 +1548,7 @@ publish_split(struct kp_plugin *p, const char *args)
 static int
 health(struct kp_plugin *p, const char *args)
 {
-	struct kp_device_health	 d = KP_DEVICE_HEALTH_INIT;
+	struct kp_device_health	 d = { KP_DEVICE_HEALTH_INIT };
 	char			 pool[300], dev[100], msg[2100];
 	int			 st = 0, timeout = 0, n;
 
@@ -1580,7 +1580,7 @@ md_update(struct kp_plugin *p, const char *args)
 		KP_ATTR_STRING("ifName", "net1"),
 		KP_ATTR_INT("vlan", 42),
 	};
-	struct kp_metadata_device	 d = KP_METADATA_DEVICE_INIT;
+	struct kp_metadata_device	 d = { KP_METADATA_DEVICE_INIT };
 	char				 ns[80], name[300], uid[140], req[140];
 	char				 dev[80], extra[16] = "";
 
