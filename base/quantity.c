@@ -343,14 +343,25 @@ qty_sum_cmp(const char *a, const char *b, const char *c, int *out)
 int
 qty_value(const char *q, int64_t *out)
 {
+	return (qty_value_scaled(q, 0, out));
+}
+
+/*
+ * qty_value_scaled - the quantity times 10^scale (0..9) as an integer,
+ * rounded up away from zero: scale 3 is Quantity.MilliValue(). Errors as
+ * qty_value().
+ */
+int
+qty_value_scaled(const char *q, int scale, int64_t *out)
+{
 	struct qty_dec	 d;
 	uint64_t	 v = 0;
 	int		 i, n, whole, frac = 0;
 
-	if (qty_split(q, &d) != 0)
+	if (scale < 0 || scale > 9 || qty_split(q, &d) != 0)
 		return (KP_EINVAL);
 	n = (int)strlen(d.digits);
-	whole = n + d.exp;		/* digits before the point */
+	whole = n + d.exp + scale;	/* digits before the point */
 	if (whole > 19)
 		return (KP_ENOTSUP);
 	for (i = 0; i < whole; i++) {

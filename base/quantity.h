@@ -18,5 +18,6 @@ int	qty_equal(const char *, const char *);
 int	qty_cmp(const char *, const char *, int *);
 int	qty_sum_cmp(const char *, const char *, const char *, int *);
 int	qty_value(const char *, int64_t *);
+int	qty_value_scaled(const char *, int, int64_t *);
 
 #endif /* KP_QUANTITY_H */

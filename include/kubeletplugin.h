@@ -733,6 +733,247 @@ struct kp_claim {
 	size_t n_configs;
 };
 
+/* ------------------------------------------------------------------------
+ * Everything about a claim: kp_claim_info() (beyond struct kp_claim, which
+ * stays as it is for drivers compiled against the first release). What
+ * Go's PrepareResourceClaims hook finds in its *resourceapi.ResourceClaim:
+ * each allocation result of this driver with every field, the configs,
+ * labels, annotations, reservedFor, the allocation's node selector and the
+ * claim itself as the API server returned it.
+ *
+ * How this data grows without breaking compiled drivers (the other
+ * direction of "How this data grows" below): these structs are the
+ * library's. Each starts with size_t struct_size, set by the library to
+ * its own sizeof, and each is reached through a pointer (lists are arrays
+ * of pointers), never by stride: a later release appends fields at the
+ * end and every field a compiled driver knows stays where it was. A
+ * driver compiled against a newer header than the library it runs with
+ * tests a field before reading it: KP_HAS(p, field) is 1 when the
+ * library's struct has it. Everything is borrowed, read-only, until the
+ * hook returns (results, configs, strings, JSON).
+ *
+ * Absent or empty: fields the API server has no place for in the version
+ * the claim was fetched in (a 1.32 server serves v1beta1 without
+ * tolerations; shareID, consumedCapacity and binding conditions arrive
+ * with 1.34 and resource.k8s.io/v1) are reported in
+ * kp_claim_info.absent (KP_CLAIM_ABSENT_* bits), so a driver can tell
+ * "the allocation has none" from "this API server cannot say". A field
+ * that is set never has its bit set.
+ */
+#define KP_HAS(p, field)						\
+	((p) != NULL && (size_t)((const char *)&(p)->field -		\
+	    (const char *)(p)) + sizeof((p)->field) <= (p)->struct_size)
+
+/* One resourceapi.DeviceToleration of an allocation result (1.33+). */
+struct kp_toleration {
+	size_t struct_size;
+	const char *key;	/* "" : every taint key (operator Exists) */
+	const char *operator_;	/* "Equal" or "Exists" */
+	const char *value;	/* "" when none */
+	const char *effect;	/* "NoSchedule", "NoExecute", "": every
+				 * effect */
+	int has_toleration_seconds;	/* 0: tolerate for ever */
+	int64_t toleration_seconds;	/* NoExecute only */
+};
+
+/*
+ * One entry of an allocation result's consumedCapacity (1.34+, KEP-5075:
+ * the share of a device's capacity this claim consumes).
+ *   name: the capacity's name as the scheduler stored it, qualified
+ *     ("dra.example.com/memory") or not ("memory"); 1.38 drivers publish
+ *     short names: compare with kp_claim_capacity() which accepts both.
+ *   quantity: the quantity's text as the API server wrote it (its
+ *     canonical form: "1Gi", "500m").
+ *   value: Quantity.Value() (rounded up to an integer), milli_value:
+ *     Quantity.MilliValue() (rounded up); beyond int64 both are INT64_MAX
+ *     (INT64_MIN when negative) and overflow is 1.
+ */
+struct kp_capacity_quantity {
+	size_t struct_size;
+	const char *name;
+	const char *quantity;
+	int64_t value;
+	int64_t milli_value;
+	int overflow;
+};
+
+/*
+ * One allocation result of this driver: an element of the claim's
+ * status.allocation.devices.results whose driver is this driver
+ * (resourceapi.DeviceRequestAllocationResult), in the claim's order.
+ *   request: "req", or "req/sub" for a subrequest of a firstAvailable
+ *     list; base_request "req" and subrequest "sub" (NULL when none)
+ *     are the same, split.
+ *   driver, pool, device: the device (driver is this driver).
+ *   admin_access: 1 for an admin-access allocation (1.32+).
+ *   share_id: the share of a device that allows multiple allocations
+ *     (1.34+, KEP-5075), NULL when none; return it in
+ *     kp_prepared_device.share_id.
+ *   consumed_capacity: 1.34+, see struct kp_capacity_quantity.
+ *   tolerations: copies of the request's tolerations at allocation time
+ *     (1.33+).
+ *   binding_conditions, binding_failure_conditions: condition types of
+ *     the device the scheduler waits for (1.34+, KEP-5007).
+ *   index: this result's index in status.allocation.devices.results
+ *     (every driver's), for reading the claim's JSON.
+ */
+struct kp_claim_result {
+	size_t struct_size;
+	const char *request;
+	const char *base_request;
+	const char *subrequest;
+	const char *driver;
+	const char *pool;
+	const char *device;
+	int admin_access;
+	const char *share_id;
+	const struct kp_capacity_quantity *const *consumed_capacity;
+	size_t n_consumed_capacity;
+	const struct kp_toleration *const *tolerations;
+	size_t n_tolerations;
+	const char *const *binding_conditions;
+	size_t n_binding_conditions;
+	const char *const *binding_failure_conditions;
+	size_t n_binding_failure_conditions;
+	size_t index;
+};
+
+/*
+ * One opaque configuration for this driver (as struct kp_config above,
+ * growable): status.allocation.devices.config entries whose
+ * opaque.driver is this driver, in the claim's order.
+ *   source: "FromClass" or "FromClaim".
+ *   requests: the requests it applies to; none: every request.
+ *   parameters: opaque.parameters as compact JSON ("null" when absent);
+ *   parameters_json the same parsed (a jansson json_t: read it with
+ *   kp_claim_config_parameters() below).
+ */
+struct kp_claim_config {
+	size_t struct_size;
+	const char *source;
+	const char *const *requests;
+	size_t n_requests;
+	const char *driver;
+	const char *parameters;
+	const void *parameters_json;
+};
+
+/* A label or annotation of the claim (metadata.labels, .annotations),
+ * in the order the API server wrote them (sorted by key). */
+struct kp_key_value {
+	size_t struct_size;
+	const char *key;
+	const char *value;
+};
+
+/* One status.reservedFor entry (resourceapi.ResourceClaimConsumerReference):
+ * who consumes the claim, a pod usually (api_group "", resource "pods"). */
+struct kp_consumer_ref {
+	size_t struct_size;
+	const char *api_group;
+	const char *resource;
+	const char *name;
+	const char *uid;
+};
+
+/* kp_claim_info.absent bits. */
+#define KP_CLAIM_ABSENT_TOLERATIONS		(1u << 0)  /* before 1.33 */
+#define KP_CLAIM_ABSENT_BINDING_CONDITIONS	(1u << 1)  /* before 1.34 */
+#define KP_CLAIM_ABSENT_SHARE_ID		(1u << 2)  /* before 1.34 */
+#define KP_CLAIM_ABSENT_CONSUMED_CAPACITY	(1u << 3)  /* before 1.34 */
+/* Nothing was fetched (an unprepare, or no Kubernetes access): every
+ * field of the allocation, labels, annotations, reservedFor, JSON. */
+#define KP_CLAIM_ABSENT_ALLOCATION		(1u << 4)
+
+/*
+ * Everything about one claim of a hook call.
+ *   namespace_, name, uid: as in struct kp_claim.
+ *   api_version: the version the publisher fetched the claim in
+ *     ("resource.k8s.io/v1"; "resource.k8s.io/v1beta2" from a 1.33,
+ *     "resource.k8s.io/v1beta1" from a 1.32 API server); NULL when
+ *     nothing was fetched (absent has KP_CLAIM_ABSENT_ALLOCATION).
+ *   absent: KP_CLAIM_ABSENT_* bits, see "Absent or empty" above.
+ *   results: this driver's allocation results; configs: its opaque
+ *     configurations.
+ *   labels, annotations: the claim's metadata.
+ *   reserved_for: status.reservedFor: the consumers (pods) the claim is
+ *     reserved for.
+ *   node_selector: status.allocation.nodeSelector as compact JSON, NULL
+ *     when none; node_selector_json the same parsed (json_t).
+ *   json, json_len: the claim as the API server returned it, compact
+ *     JSON (metadata, spec and status, every field the library does not
+ *     model included); json_obj the same parsed (json_t, read it with
+ *     kp_claim_json() below). NULL when nothing was fetched.
+ */
+struct kp_claim_info {
+	size_t struct_size;
+	const char *namespace_;
+	const char *name;
+	const char *uid;
+	const char *api_version;
+	unsigned int absent;
+	const struct kp_claim_result *const *results;
+	size_t n_results;
+	const struct kp_claim_config *const *configs;
+	size_t n_configs;
+	const struct kp_key_value *const *labels;
+	size_t n_labels;
+	const struct kp_key_value *const *annotations;
+	size_t n_annotations;
+	const struct kp_consumer_ref *const *reserved_for;
+	size_t n_reserved_for;
+	const char *node_selector;
+	const void *node_selector_json;
+	const char *json;
+	size_t json_len;
+	const void *json_obj;
+};
+
+/*
+ * kp_claim_info - everything about claim, one element of the claims array
+ * a prepare or unprepare hook got, while that hook runs (from any
+ * thread). The first call for a claim parses its JSON (once; the same
+ * pointer comes back after), so a driver that never asks pays nothing.
+ * Lifetime: until the hook call that got claim returns; never free or
+ * modify it. For an unprepare, or without Kubernetes access, only
+ * namespace_, name and uid are set (absent has
+ * KP_CLAIM_ABSENT_ALLOCATION). Returns NULL when claim is not one of a
+ * running hook call's claims (a copy of the struct, a claim kept after
+ * the hook returned), out of memory, or when the claim's JSON does not
+ * parse (a publisher that broke the protocol; logged). Mirrors the
+ * *resourceapi.ResourceClaim of Go's PrepareResourceClaims
+ * (kubeletplugin/draplugin.go).
+ */
+KP_EXTERN const struct kp_claim_info *kp_claim_info(
+    const struct kp_claim *claim);
+
+/*
+ * kp_claim_capacity - the consumedCapacity entry of result r named name,
+ * matched as upstream's LookupByQualifiedName (1.38): name may be short
+ * ("memory") or qualified with the driver's domain
+ * ("dra.example.com/memory"), and an entry stored in either form matches;
+ * a qualified entry wins over a short one. NULL when none. Borrowed as r.
+ */
+KP_EXTERN const struct kp_capacity_quantity *kp_claim_capacity(
+    const struct kp_claim_result *r, const char *name);
+
+#ifdef JANSSON_H
+/* The claim as a jansson object (NULL when nothing was fetched). Borrowed
+ * for the hook call: never decref, modify or keep it. */
+static inline const json_t *
+kp_claim_json(const struct kp_claim_info *i)
+{
+	return ((const json_t *)i->json_obj);
+}
+
+/* A config's parsed opaque parameters (NULL when none); as above. */
+static inline const json_t *
+kp_claim_config_parameters(const struct kp_claim_config *c)
+{
+	return ((const json_t *)c->parameters_json);
+}
+#endif
+
 /*
  * A device prepared for a claim, as returned to kubelet. struct_size:
  * sizeof(struct kp_prepared_device) as the caller compiled it (start from
@@ -861,7 +1102,9 @@ struct kp_hooks {
  * Driver resources for kp_publish_resources(): plain C data, borrowed for
  * the duration of the call (deep-copied before it returns).
  *
- * How this data grows without breaking compiled drivers: every struct
+ * How this data grows without breaking compiled drivers (data the driver
+ * passes in; what the library hands to hooks grows the other way, see
+ * kp_claim_info() above): every struct
  * below starts with size_t struct_size, set by its KP_*_INIT macro to
  * sizeof the struct as the driver was compiled. Write them with
  * designated initialisers:

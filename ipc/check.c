@@ -155,6 +155,16 @@ check_claim_reply(const Kpipc__ClaimReply *r, char *err, size_t errsize)
 		return (ipc_fail(err, errsize, "claim_reply."
 		    "pod_claim_name \"%.64s\": not a DNS label",
 		    r->pod_claim_name));
+	if (strlen(r->claim_json) > KP_IPC_MAX_CLAIM_JSON)
+		return (ipc_fail(err, errsize, "claim_reply.claim_json: longer "
+		    "than %u bytes", KP_IPC_MAX_CLAIM_JSON));
+	if (r->api_version[0] != '\0' &&
+	    strcmp(r->api_version, "resource.k8s.io/v1") != 0 &&
+	    strcmp(r->api_version, "resource.k8s.io/v1beta2") != 0 &&
+	    strcmp(r->api_version, "resource.k8s.io/v1beta1") != 0)
+		return (ipc_fail(err, errsize, "claim_reply.api_version "
+		    "\"%.64s\": not a resource.k8s.io version the publisher "
+		    "speaks", r->api_version));
 	return (0);
 }
 

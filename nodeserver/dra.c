@@ -177,9 +177,14 @@ run_hook(struct dra_ctx *ctx, const struct op *op,
 		dra_lock_waited(&t0);
 	if (is_cancelled(r))
 		skipped = 1;
-	else
+	else {
+		struct ci_call	call;
+
+		ci_call_begin(&call, claims, r->n_hook, al, r->driver);
 		rc = dra_hook_call(ctx->hooks, op->prepare, claims, r, errbuf,
 		    sizeof(errbuf));
+		ci_call_end(&call);
+	}
 	/*
 	 * Device metadata on what the hook built (metadata.c): the files
 	 * and the CDI IDs that mount them, or their removal, before the

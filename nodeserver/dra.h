@@ -66,6 +66,11 @@ struct dra_claim_alloc {
 	struct kp_config		*configs;
 	size_t				 n_configs;
 	void				*config_root;
+	/* For kp_claim_info() (claim_info.c): the claim as compact JSON
+	 * (NULL: none) and the version it was fetched in (static). */
+	char				*claim_json;
+	size_t				 claim_json_len;
+	const char			*api_version;
 };
 
 /*
@@ -230,6 +235,25 @@ const struct dra_version_info *dra_version(enum dra_version);
 /* flock.c */
 int	dra_flock_take(int, char *, size_t);
 void	dra_flock_release(int);
+
+struct json_t;
+/* claim_info.c: the hook calls kp_claim_info() can find a claim in. */
+struct ci_call {
+	struct ci_call			*next;
+	const struct kp_claim		*claims;
+	size_t				 n;
+	const struct dra_claim_alloc	*al;	/* NULL: nothing fetched */
+	const char			*driver;
+	struct kp_claim_info		**infos;	/* built on first use */
+	struct json_t			**roots;
+	struct dra_arena_chunk		*arena;
+};
+void	ci_call_begin(struct ci_call *, const struct kp_claim *, size_t,
+	    const struct dra_claim_alloc *, const char *);
+void	ci_call_end(struct ci_call *);
+int	ci_parse(struct dra_arena_chunk **, const char *, size_t,
+	    const char *, const char *, const struct kp_claim *, struct json_t **,
+	    struct kp_claim_info **);
 
 /* dra_arena.c */
 struct dra_arena_chunk;

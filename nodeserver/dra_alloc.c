@@ -158,6 +158,7 @@ dra_claim_alloc_free(struct dra_claim_alloc *a)
 	free(a->results);
 	free(a->config_json);
 	free(a->pod_claim_name);
+	free(a->claim_json);
 	configs_free(a);
 	memset(a, 0, sizeof(*a));
 }

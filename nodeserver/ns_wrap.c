@@ -36,6 +36,20 @@
  * only in the nodeserver process (NULL in every other). */
 static struct ns_wrap	*ns_self;
 
+/* The static name of a version ipc_check() let through. */
+static const char *
+ns_api_version(const char *v)
+{
+	static const char *const known[] = { "resource.k8s.io/v1",
+	    "resource.k8s.io/v1beta2", "resource.k8s.io/v1beta1" };
+	size_t	i;
+
+	for (i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+		if (strcmp(v, known[i]) == 0)
+			return (known[i]);
+	return (known[0]);	/* "" from an older publisher: v1 */
+}
+
 static int
 ns_fill(const Kpipc__ClaimReply *r, struct dra_claim_alloc *out,
     const char *driver, char *err, size_t errsize)
@@ -66,6 +80,12 @@ ns_fill(const Kpipc__ClaimReply *r, struct dra_claim_alloc *out,
 	if (r->pod_claim_name[0] != '\0' &&
 	    (out->pod_claim_name = strdup(r->pod_claim_name)) == NULL)
 		goto nomem;
+	if (r->claim_json[0] != '\0') {
+		out->claim_json_len = strlen(r->claim_json);
+		if ((out->claim_json = strdup(r->claim_json)) == NULL)
+			goto nomem;
+		out->api_version = ns_api_version(r->api_version);
+	}
 	return (0);
 nomem:
 	snprintf(err, errsize, "out of memory");

@@ -167,6 +167,25 @@ fail:
 	return (NULL);
 }
 
+/* r->claim_json: o as compact JSON. KP_ENOMEM, or KP_ENOSPC over
+ * KP_IPC_MAX_CLAIM_JSON (the supervisor would refuse the frame). */
+static int
+claim_dump(const json_t *o, Kpipc__ClaimReply *r)
+{
+	char	*s;
+
+	if ((s = json_dumps(o, JSON_COMPACT)) == NULL)
+		return (KP_ENOMEM);
+	if (strlen(s) > KP_IPC_MAX_CLAIM_JSON) {
+		free(s);
+		return (KP_ENOSPC);
+	}
+	if (r->claim_json != protobuf_c_empty_string)
+		free(r->claim_json);
+	r->claim_json = s;
+	return (0);
+}
+
 /*
  * The pure part of claims_get(): a 200 body -> reply (results of this
  * driver, config_json). Returns the result code it also stores.
@@ -249,7 +268,25 @@ claims_parse(const char *body, const char *driver, const Kpipc__ClaimGet *g,
 			r->config_json = c;
 		}
 	}
+	/* The whole claim, for the hook's kp_claim_info(): compact, as
+	 * jansson checked it (valid UTF-8, no NUL, no key twice). */
+	if (rc == 0)
+		rc = claim_dump(o, r);
 	json_decref(o);
+	if (rc == KP_ENOSPC) {
+		claims_reply_free(r);
+		return (set_result(r, KP_EKUBE, g, ": larger than 1 MiB as "
+		    "compact JSON"));
+	}
+	/* The whole answer must fit a frame from a child (the supervisor
+	 * would take a larger one for an attack): results, configuration
+	 * and the claim are each bounded, not their sum. */
+	if (rc == 0 && kpipc__claim_reply__get_packed_size(r) >
+	    KP_IPC_CHILD_FRAME - 2048) {
+		claims_reply_free(r);
+		return (set_result(r, KP_EKUBE, g, ": allocation, "
+		    "configuration and claim together larger than 1 MiB"));
+	}
 	if (rc != 0)
 		return (set_result(r, rc, g, ": out of memory"));
 	return (set_result(r, 0, g, ""));
@@ -318,8 +355,9 @@ claims_get(struct http_client *http, enum kube_version v, const char *driver,
 	/* Well within kubelet's 45 s: the nodeserver still answers. */
 	rc = http_request_within(http, "GET", path, NULL, HTTP_MAX_OBJECT,
 	    budget_s, &resp);
-	if (resp.status == 200)
-		rc = claims_parse(resp.body, driver, g, r);
+	if (resp.status == 200 &&
+	    (rc = claims_parse(resp.body, driver, g, r)) == 0)
+		r->api_version = (char *)conv_api_version(v);	/* static */
 	else if (resp.status == 404)
 		rc = set_result(r, KP_ENOENT, g, " not found");
 	else {
@@ -366,4 +404,8 @@ claims_reply_free(Kpipc__ClaimReply *r)
 	if (r->pod_claim_name != protobuf_c_empty_string)
 		free(r->pod_claim_name);
 	r->pod_claim_name = (char *)protobuf_c_empty_string;
+	if (r->claim_json != protobuf_c_empty_string)
+		free(r->claim_json);
+	r->claim_json = (char *)protobuf_c_empty_string;
+	r->api_version = (char *)protobuf_c_empty_string;	/* static */
 }

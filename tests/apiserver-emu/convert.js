@@ -326,7 +326,23 @@ function bookmarkSlice(version, rv, minor, annotations) {
 // Internal claims are v1-shaped. v1beta1 differs only in spec requests
 // (`exactly` inlined); status.allocation is the same in all three versions.
 
-function encodeClaim(version, c, { bare = false } = {}) {
+// Allocation result fields by the minor that added them: an older API
+// server has no place to store them (it drops them, as unknown fields).
+const RESULT_FIELD_MINOR = {
+  tolerations: 33, bindingConditions: 34, bindingFailureConditions: 34, shareID: 34, consumedCapacity: 34,
+};
+
+function encodeAllocation(a, minor) {
+  if (!a || !a.devices || !Array.isArray(a.devices.results) || minor === undefined) return a;
+  const results = a.devices.results.map((r) => {
+    const out = { ...r };
+    for (const [k, m] of Object.entries(RESULT_FIELD_MINOR)) if (minor < m) delete out[k];
+    return out;
+  });
+  return { ...a, devices: { ...a.devices, results } };
+}
+
+function encodeClaim(version, c, { bare = false, minor } = {}) {
   const out = {};
   if (!bare) { out.kind = 'ResourceClaim'; out.apiVersion = `resource.k8s.io/${version}`; }
   out.metadata = encodeMeta(c.metadata);
@@ -341,7 +357,7 @@ function encodeClaim(version, c, { bare = false } = {}) {
   out.spec = { devices };
   const st = c.status || {};
   const status = {};
-  if (st.allocation) status.allocation = st.allocation;
+  if (st.allocation) status.allocation = encodeAllocation(st.allocation, minor);
   if (st.reservedFor && st.reservedFor.length) status.reservedFor = st.reservedFor;
   if (st.devices && st.devices.length) status.devices = st.devices;
   out.status = status;

@@ -807,7 +807,7 @@ function watchSlices(ctx, version, onlyName) {
 // its resourceVersion name the text.
 const claimTexts = new WeakMap();
 
-function claimText(version, c) {
+function claimText(version, c, minor) {
   const rv = c.metadata.resourceVersion;
   let e = claimTexts.get(c);
   if (!e || e.rv !== rv) {
@@ -816,7 +816,7 @@ function claimText(version, c) {
   }
   let text = e.byVersion.get(version);
   if (text === undefined) {
-    text = JSON.stringify(C.encodeClaim(version, c)) + '\n';
+    text = JSON.stringify(C.encodeClaim(version, c, { minor })) + '\n';
     e.byVersion.set(version, text);
   }
   return text;
@@ -825,7 +825,7 @@ function claimText(version, c) {
 function getClaim(ctx, version, ns, name) {
   const c = ctx.emu.store.claims.get(`${ns}/${name}`);
   if (!c) throw new HttpError(E.notFound('resourceclaims', name));
-  send(ctx, 200, claimText(version, c));
+  send(ctx, 200, claimText(version, c, ctx.emu.minor));
 }
 
 function listClaims(ctx, version, ns) {
@@ -835,7 +835,7 @@ function listClaims(ctx, version, ns) {
     .sort((a, b) => (`${a.metadata.namespace}/${a.metadata.name}` < `${b.metadata.namespace}/${b.metadata.name}` ? -1 : 1));
   send(ctx, 200, {
     kind: 'ResourceClaimList', apiVersion: `${GROUP}/${version}`, metadata: { resourceVersion: String(ctx.emu.store.rv) },
-    items: items.map((c) => C.encodeClaim(version, c, { bare: true })),
+    items: items.map((c) => C.encodeClaim(version, c, { bare: true, minor: ctx.emu.minor })),
   });
 }
 

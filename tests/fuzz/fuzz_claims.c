@@ -11,7 +11,10 @@
  *  - the reply, framed as the publisher sends it, passes the supervisor's
  *    ipc_check() for every input (a violation there would get the
  *    publisher killed);
- *  - a Status message is never NULL and never empty.
+ *  - a Status message is never NULL and never empty;
+ *  - the nodeserver's kp_claim_info() builder (nodeserver/claim_info.c
+ *    ci_parse) reads every claim_json a successful reply carries, and
+ *    reads it the same for each API version, with every string set.
  * Run: ./tests/fuzz/fuzz_claims -max_total_time=60 corpus/
  */
 #include <stdint.h>
@@ -19,9 +22,78 @@
 #include <string.h>
 
 #include "ipc/ipc.h"
+#include "nodeserver/dra.h"
 #include "publisher/slices.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *, size_t);
+
+static void
+check_result(const struct kp_claim_result *x)
+{
+	size_t	i;
+
+	if (x->struct_size != sizeof(*x) || x->request == NULL ||
+	    x->base_request == NULL || x->pool == NULL ||
+	    x->device == NULL || strcmp(x->driver, "gpu.example.com") != 0)
+		__builtin_trap();
+	for (i = 0; i < x->n_tolerations; i++)
+		if (x->tolerations[i]->key == NULL ||
+		    x->tolerations[i]->operator_ == NULL)
+			__builtin_trap();
+	for (i = 0; i < x->n_consumed_capacity; i++)
+		if (x->consumed_capacity[i]->quantity == NULL ||
+		    (x->consumed_capacity[i]->overflow &&
+		    x->consumed_capacity[i]->value != INT64_MAX &&
+		    x->consumed_capacity[i]->value != INT64_MIN &&
+		    x->consumed_capacity[i]->milli_value != INT64_MAX &&
+		    x->consumed_capacity[i]->milli_value != INT64_MIN))
+			__builtin_trap();
+	for (i = 0; i < x->n_binding_conditions; i++)
+		if (x->binding_conditions[i] == NULL)
+			__builtin_trap();
+	(void)kp_claim_capacity(x, "memory");
+}
+
+static void
+check_info(const Kpipc__ClaimReply *r, const Kpipc__ClaimGet *g)
+{
+	static const char *const vs[] = { "resource.k8s.io/v1",
+	    "resource.k8s.io/v1beta1" };
+	struct kp_claim		 c = { g->namespace_, g->name, g->uid, NULL, 0,
+				    NULL, NULL, 0 };
+	struct dra_arena_chunk	*ar;
+	struct kp_claim_info	*ci;
+	json_t			*root;
+	size_t			 v, i;
+
+	for (v = 0; v < 2; v++) {
+		ar = NULL;
+		if (ci_parse(&ar, r->claim_json, strlen(r->claim_json), vs[v],
+		    "gpu.example.com", &c, &root, &ci) != 0 || ci == NULL ||
+		    ci->json_len != strlen(r->claim_json))
+			__builtin_trap();
+		/* The builder's results are the publisher's, in order. */
+		if (ci->n_results != r->n_results)
+			__builtin_trap();
+		for (i = 0; i < ci->n_results; i++) {
+			check_result(ci->results[i]);
+			if (strcmp(ci->results[i]->device,
+			    r->results[i]->device) != 0)
+				__builtin_trap();
+		}
+		for (i = 0; i < ci->n_labels; i++)
+			if (ci->labels[i]->value == NULL)
+				__builtin_trap();
+		for (i = 0; i < ci->n_reserved_for; i++)
+			if (ci->reserved_for[i]->uid == NULL)
+				__builtin_trap();
+		for (i = 0; i < ci->n_configs; i++)
+			if (ci->configs[i]->parameters == NULL)
+				__builtin_trap();
+		json_decref(root);
+		dra_arena_free(ar);
+	}
+}
 
 static void
 check_reply(int rc, const Kpipc__ClaimGet *g, const Kpipc__ClaimReply *r)
@@ -48,6 +120,8 @@ check_reply(int rc, const Kpipc__ClaimGet *g, const Kpipc__ClaimReply *r)
 			    r->results[i]->device == NULL)
 				__builtin_trap();
 	}
+	if (rc == 0)
+		check_info(r, g);
 	m.m_case = KPIPC__MSG__M_CLAIM_REPLY;
 	m.claim_reply = (Kpipc__ClaimReply *)r;
 	/* The supervisor accepts every reply: one it refused would get

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "publisher/publisher.h"
 #include "test.h"
 #include "ipc/ipc.h"
@@ -59,8 +61,19 @@ main(void)
 	CHECK_STREQ(r.config_json, "[{\"source\":\"FromClass\","
 	    "\"parameters\":{\"a\":1}},{\"source\":\"FromClaim\","
 	    "\"requests\":[\"gpu\"],\"parameters\":{\"c\":[3]}}]");
+	/* The whole claim for kp_claim_info(), compact, same content. */
+	{
+		json_t	*a = json_loads(claim, 0, NULL);
+		json_t	*b = json_loads(r.claim_json, 0, NULL);
+
+		CHECK(a != NULL && json_equal(a, b));
+		CHECK(strchr(r.claim_json, '\n') == NULL);
+		json_decref(a);
+		json_decref(b);
+	}
 	claims_reply_free(&r);
 	CHECK(r.result == NULL && r.n_results == 0);
+	CHECK(r.claim_json == protobuf_c_empty_string);
 
 	/* Another driver's view; no config for it: an empty array. */
 	CHECK_EQ(claims_parse(claim, "other.example.com", &g, &r), 0);
@@ -243,6 +256,44 @@ main(void)
 		    KPIPC__MSG__M_CLAIM_GET, 64, err, sizeof(err)), KP_EPROTO);
 		CHECK_EQ(ipc_rule_gate(ROLE_PUBLISHER, CS_READY,
 		    KPIPC__MSG__M_CLAIM_GET, 64, err, sizeof(err)), KP_EPROTO);
+	}
+	/* Too large to pass on: the claim alone (1100 KiB), or with its
+	 * copy of this driver's configuration (511 KiB twice, plus a
+	 * 20 KiB annotation), beyond a child's frame: an API error, never
+	 * a frame the supervisor would take for an attack. */
+	{
+		static const size_t par[2] = { 1100 * 1024, 511 * 1024 };
+		static const char *const drv[2] = { "other.example.com",
+		    "gpu.example.com" };
+		char	*body = malloc(1200 * 1024), err[KP_ERROR_SIZE];
+		Kpipc__Msg m = KPIPC__MSG__INIT;
+		size_t	 k;
+		int	 off;
+
+		for (k = 0; body != NULL && k < 2; k++) {
+			off = snprintf(body, 512, "{\"metadata\":{\"uid\":"
+			    "\"u-1\",\"annotations\":{\"a\":\"");
+			memset(body + off, 'y', 20 * 1024);
+			off += 20 * 1024;
+			off += snprintf(body + off, 512, "\"}},\"status\":{"
+			    "\"allocation\":{\"devices\":{\"config\":[{"
+			    "\"opaque\":{\"driver\":\"%s\",\"parameters\":"
+			    "\"", drv[k]);
+			memset(body + off, 'x', par[k]);
+			snprintf(body + off + par[k], 64, "\"}}]}}}}");
+			get(&g, "u-1");
+			CHECK_EQ(claims_parse(body, "gpu.example.com", &g, &r),
+			    KP_EKUBE);
+			CHECK_CONTAINS(r.result->message, k == 0 ?
+			    "larger than 1 MiB as compact JSON" :
+			    "together larger than 1 MiB");
+			CHECK(r.claim_json[0] == '\0' && r.n_results == 0);
+			m.m_case = KPIPC__MSG__M_CLAIM_REPLY;
+			m.claim_reply = &r;
+			CHECK_EQ(ipc_check(&m, err, sizeof(err)), 0);
+			claims_reply_free(&r);
+		}
+		free(body);
 	}
 	return (test_done("test_claims"));
 }

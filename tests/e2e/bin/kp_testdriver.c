@@ -246,6 +246,185 @@ log_allocation(const struct kp_claim *c)
 	fprintf(stderr, "\n");
 }
 
+/* kp_claim_info() as JSON, for tests/e2e/claiminfo.test.js to compare
+ * with the claim the emulator serves. */
+static json_t *
+strs_json(const char *const *v, size_t n)
+{
+	json_t	*a = json_array();
+	size_t	 i;
+
+	for (i = 0; i < n; i++)
+		json_array_append_new(a, json_string(v[i]));
+	return (a);
+}
+
+static json_t *
+pairs_json(const struct kp_key_value *const *v, size_t n)
+{
+	json_t	*o = json_object();
+	size_t	 i;
+
+	for (i = 0; i < n; i++)
+		json_object_set_new(o, v[i]->key, json_string(v[i]->value));
+	return (o);
+}
+
+static json_t *
+result_json(const struct kp_claim_result *r)
+{
+	json_t	*o, *a, *x;
+	size_t	 i;
+
+	o = json_pack("{s:I,s:s,s:s,s:s?,s:s,s:s,s:s,s:b,s:s?,s:I}",
+	    "struct_size", (json_int_t)r->struct_size,
+	    "request", r->request, "base_request", r->base_request,
+	    "subrequest", r->subrequest, "driver", r->driver,
+	    "pool", r->pool, "device", r->device,
+	    "admin_access", r->admin_access, "share_id", r->share_id,
+	    "index", (json_int_t)r->index);
+	a = json_array();
+	for (i = 0; i < r->n_consumed_capacity; i++) {
+		const struct kp_capacity_quantity *c = r->consumed_capacity[i];
+
+		json_array_append_new(a, json_pack("{s:s,s:s,s:I,s:I,s:b}",
+		    "name", c->name, "quantity", c->quantity,
+		    "value", (json_int_t)c->value,
+		    "milli_value", (json_int_t)c->milli_value,
+		    "overflow", c->overflow));
+	}
+	json_object_set_new(o, "consumed_capacity", a);
+	a = json_array();
+	for (i = 0; i < r->n_tolerations; i++) {
+		const struct kp_toleration *t = r->tolerations[i];
+
+		x = json_pack("{s:s,s:s,s:s,s:s}", "key", t->key,
+		    "operator", t->operator_, "value", t->value,
+		    "effect", t->effect);
+		if (t->has_toleration_seconds)
+			json_object_set_new(x, "toleration_seconds",
+			    json_integer(t->toleration_seconds));
+		json_array_append_new(a, x);
+	}
+	json_object_set_new(o, "tolerations", a);
+	json_object_set_new(o, "binding_conditions",
+	    strs_json(r->binding_conditions, r->n_binding_conditions));
+	json_object_set_new(o, "binding_failure_conditions",
+	    strs_json(r->binding_failure_conditions,
+	    r->n_binding_failure_conditions));
+	/* The 1.38 look-up: short or qualified, either stored form. */
+	x = json_object();
+	{
+		const struct kp_capacity_quantity *m =
+		    kp_claim_capacity(r, "memory");
+		char	 q[300];
+
+		snprintf(q, sizeof(q), "%s/memory", r->driver);
+		json_object_set_new(x, "memory", m ? json_string(m->quantity) :
+		    json_null());
+		m = kp_claim_capacity(r, q);
+		json_object_set_new(x, "qualified", m ?
+		    json_string(m->quantity) : json_null());
+	}
+	json_object_set_new(o, "capacity_lookup", x);
+	return (o);
+}
+
+static void
+claim_info_dump(const struct kp_claim *c)
+{
+	const struct kp_claim_info	*ci = kp_claim_info(c);
+	struct kp_claim			 copy = *c;
+	json_t				*o, *a, *full;
+	char				*s;
+	size_t				 i, len, off;
+
+	if (ci == NULL) {
+		fprintf(stderr, "CLAIMINFO-NULL %s\n", c->name);
+		return;
+	}
+	o = json_pack("{s:I,s:s,s:s,s:s,s:s?,s:I,s:s?}",
+	    "struct_size", (json_int_t)ci->struct_size,
+	    "namespace", ci->namespace_, "name", ci->name, "uid", ci->uid,
+	    "api_version", ci->api_version, "absent", (json_int_t)ci->absent,
+	    "node_selector", ci->node_selector);
+	a = json_array();
+	for (i = 0; i < ci->n_results; i++)
+		json_array_append_new(a, result_json(ci->results[i]));
+	json_object_set_new(o, "results", a);
+	a = json_array();
+	for (i = 0; i < ci->n_configs; i++) {
+		const struct kp_claim_config *cf = ci->configs[i];
+
+		json_array_append_new(a, json_pack("{s:s,s:o,s:s,s:s,s:O?}",
+		    "source", cf->source, "requests", strs_json(cf->requests,
+		    cf->n_requests), "driver", cf->driver,
+		    "parameters", cf->parameters, "parameters_json",
+		    kp_claim_config_parameters(cf)));
+	}
+	json_object_set_new(o, "configs", a);
+	json_object_set_new(o, "labels", pairs_json(ci->labels,
+	    ci->n_labels));
+	json_object_set_new(o, "annotations", pairs_json(ci->annotations,
+	    ci->n_annotations));
+	a = json_array();
+	for (i = 0; i < ci->n_reserved_for; i++)
+		json_array_append_new(a, json_pack("{s:s,s:s,s:s,s:s}",
+		    "api_group", ci->reserved_for[i]->api_group,
+		    "resource", ci->reserved_for[i]->resource,
+		    "name", ci->reserved_for[i]->name,
+		    "uid", ci->reserved_for[i]->uid));
+	json_object_set_new(o, "reserved_for", a);
+	/* The JSON text and the parsed object are the same claim. */
+	full = ci->json != NULL ? json_loadb(ci->json, ci->json_len, 0,
+	    NULL) : NULL;
+	json_object_set_new(o, "json_matches", json_boolean(ci->json == NULL ?
+	    kp_claim_json(ci) == NULL : json_equal(full, kp_claim_json(ci))));
+	json_object_set_new(o, "json", full != NULL ? full : json_null());
+	/* Same pointer the second time; none for a copy of the claim. */
+	json_object_set_new(o, "same_again", json_boolean(kp_claim_info(c) ==
+	    ci));
+	json_object_set_new(o, "copy_null", json_boolean(kp_claim_info(&copy)
+	    == NULL));
+	json_object_set_new(o, "has_json_obj", json_boolean(KP_HAS(ci,
+	    json_obj)));
+	s = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_SORT_KEYS);
+	json_decref(o);
+	if (s == NULL)
+		return;
+	/* The relay cuts lines at 512 bytes: chunks of 300. */
+	len = strlen(s);
+	for (off = 0, i = 0; off < len; off += 300, i++)
+		fprintf(stderr, "CLAIMINFO %s %zu%s %.300s\n", c->name, i,
+		    off + 300 >= len ? "$" : "", s + off);
+	free(s);
+}
+
+/* "info-*" claims: a device per allocation result, its shareID passed
+ * back (a shared-device driver), after the claim info dump. */
+static int
+info_devices(struct kp_prepare_results *res, size_t i,
+    const struct kp_claim *c)
+{
+	const struct kp_claim_info	*ci = kp_claim_info(c);
+	struct kp_prepared_device	 dev = { KP_PREPARED_DEVICE_INIT };
+	const char			*reqs[1];
+	size_t				 k;
+
+	claim_info_dump(c);
+	for (k = 0; ci != NULL && k < ci->n_results; k++) {
+		reqs[0] = ci->results[k]->base_request;
+		dev.request_names = reqs;
+		dev.n_request_names = 1;
+		dev.pool_name = ci->results[k]->pool;
+		dev.device_name = ci->results[k]->device;
+		dev.share_id = ci->results[k]->share_id;
+		if (kp_prepare_add_device(res, i, &dev) != 0)
+			return (-1);
+	}
+	return (0);
+}
+
 /* The state the hooks have, logged as "<tag> gen=<g> len=<n> <text>"
  * (the first 64 bytes). */
 static void
@@ -1085,6 +1264,11 @@ plain:
 				fprintf(stderr, "hook health: %s\n", herr);
 		}
 		log_allocation(&c[i]);
+		if (strncmp(c[i].name, "info-", 5) == 0) {
+			if (info_devices(res, i, &c[i]) != 0)
+				return (-1);
+			continue;
+		}
 		/* "multi-*": three devices, requests req-0 (a, b) and req-1
 		 * (b, c), so per-request results can be checked. "badreq-*":
 		 * a request name that is no DNS label. */
@@ -1120,9 +1304,18 @@ unprepare(void *user, const struct kp_claim *c, size_t n,
 	hook_enter();
 	for (waited = 0; waited < drv.slow_ms; waited += 10)
 		usleep(10000);
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		if (drv.fail_claim && strcmp(c[i].name, drv.fail_claim) == 0)
 			kp_unprepare_claim_error(res, i, "test claim failure");
+		if (strncmp(c[i].name, "info-", 5) == 0) {
+			const struct kp_claim_info *ci = kp_claim_info(&c[i]);
+
+			fprintf(stderr, "UNPREPINFO %s %s absent=%u json=%s "
+			    "results=%zu\n", c[i].name, ci ? ci->uid : "-",
+			    ci ? ci->absent : 0, ci && ci->json ? "yes" : "no",
+			    ci ? ci->n_results : 0);
+		}
+	}
 	hook_leave();
 	if (drv.hook_fail) {
 		snprintf(errbuf, errsize, "test hook failure");

@@ -273,11 +273,12 @@ function attackProbes(sim, driver, dir, timeoutMs = 10000) {
   };
 }
 
-// A test driver (args) with API access: a fresh API-server emulator, a
-// kubeconfig for it (token file, CA file) in root; all stopped after t.
-async function withApi(t, root, args = [], opts = {}) {
+// A test driver (args) with API access: a fresh API-server emulator
+// (emuOpts: versions, kubeVersion, ...), a kubeconfig for it (token file,
+// CA file) in root; all stopped after t.
+async function withApi(t, root, args = [], opts = {}, emuOpts = {}) {
   const { startEmulator, kubeconfig } = require('../../apiserver-emu');
-  const emu = await startEmulator({ versions: ['v1'], nodes: ['node-1'], tokenFile: path.join(root.dir, 'token') });
+  const emu = await startEmulator({ versions: ['v1'], nodes: ['node-1'], tokenFile: path.join(root.dir, 'token'), ...emuOpts });
   fs.copyFileSync(emu.caFile, path.join(root.dir, 'ca.crt'));
   const kc = path.join(root.dir, 'kubeconfig');
   fs.writeFileSync(kc, kubeconfig({ server: emu.url }));
