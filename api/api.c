@@ -294,6 +294,45 @@ start_wait(struct kp_plugin *p, struct kp_options *opts)
 	return (r);
 }
 
+static int	request(struct kp_plugin *, const Kpipc__Msg *, Kpipc__Msg **,
+		    int);
+
+/*
+ * kp_state_initial(): the first state, sent while the supervisor starts
+ * its children; it holds the nodeserver back until it has it, so the
+ * first nodeserver (its init hook, the journal's repair) starts with
+ * the state. A failed start answers in its place: that is the error.
+ */
+static int
+start_state(struct kp_plugin *p, struct kp_options *opts)
+{
+	Kpipc__Msg	 m = KPIPC__MSG__INIT, *reply = NULL;
+	Kpipc__StateSet	 st = KPIPC__STATE_SET__INIT;
+	int		 r;
+
+	if (opts->initial_state == NULL)
+		return (0);
+	st.generation = 1;
+	st.data.data = opts->initial_state->data;
+	st.data.len = opts->initial_state->len;
+	m.m_case = KPIPC__MSG__M_STATE_SET;
+	m.state_set = &st;
+	p->state_gen = 1;
+	if ((r = request(p, &m, &reply, KP_START_TIMEOUT_MS + 5000)) != 0)
+		return (opt_fail(opts, r == KP_ETIMEDOUT ? r : KP_ECHILD,
+		    "kp_start: no answer from the supervisor: %s",
+		    kp_strerror(r)));
+	if (reply->m_case != KPIPC__MSG__M_RESULT) {
+		ipc_free(reply);
+		return (opt_fail(opts, KP_EPROTO, "kp_start: unexpected "
+		    "frame from the supervisor"));
+	}
+	if ((r = reply->result->code) != 0)
+		opt_fail(opts, r, "%s", reply->result->message);
+	ipc_free(reply);
+	return (r);
+}
+
 static void
 reap_supervisor(struct kp_plugin *p, int timeout_ms)
 {
@@ -432,7 +471,8 @@ kp_start(struct kp_options *opts, const struct kp_hooks *hooks,
 	pthread_mutex_init(&p->state_lock, NULL);
 	p->ev_fd = p->status_fd = -1;
 	ipc_chan_init(&p->chan, sv[0], KP_IPC_CHILD_FRAME);
-	if ((r = start_wait(p, opts)) == 0 && (r = events_start(p, ev[0],
+	if ((r = start_state(p, opts)) == 0 &&
+	    (r = start_wait(p, opts)) == 0 && (r = events_start(p, ev[0],
 	    opts)) != 0) {
 		ev[0] = -1;	/* closed by events_start() */
 		r = opt_fail(opts, r, "kp_start: cannot start the event "

@@ -252,6 +252,7 @@ forget_resources(struct kp_options *opts)
 	opts->kubelet_plugin_socket_path = NULL;
 	opts->plugin_socket_path = opts->registrar_socket_path = NULL;
 	opts->plugin_listener = opts->registrar_listener = -1;
+	opts->initial_state = NULL;
 }
 
 void
@@ -269,6 +270,7 @@ opt_clear(struct kp_options *opts)
 		close(opts->plugin_listener);
 	if (opts->registrar_listener >= 0)
 		close(opts->registrar_listener);
+	free(opts->initial_state);
 	forget_resources(opts);
 }
 
@@ -296,6 +298,17 @@ dup_string(char **dst, const char *src)
 {
 	if (src != NULL && (*dst = strdup(src)) == NULL)
 		return (KP_ENOMEM);
+	return (0);
+}
+
+static int
+opt_state_copy(struct kp_state_blob **dst, const struct kp_state_blob *src)
+{
+	if (src == NULL)
+		return (0);
+	if ((*dst = malloc(sizeof(**dst) + src->len)) == NULL)
+		return (KP_ENOMEM);
+	memcpy(*dst, src, sizeof(**dst) + src->len);
 	return (0);
 }
 
@@ -340,7 +353,9 @@ opt_copy(struct kp_options *dst, const struct kp_options *src)
 	    src->registrar_socket_path)) != 0 ||
 	    (rc = dup_fd(&dst->plugin_listener, src->plugin_listener)) != 0 ||
 	    (rc = dup_fd(&dst->registrar_listener,
-	    src->registrar_listener)) != 0) {
+	    src->registrar_listener)) != 0 ||
+	    (rc = opt_state_copy(&dst->initial_state,
+	    src->initial_state)) != 0) {
 		opt_clear(dst);
 		return (opt_fail(dst, rc, "copying the options: %s",
 		    kp_strerror(rc)));

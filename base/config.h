@@ -126,6 +126,12 @@ enum kp_kube_mode {
 	KP_KUBE_KUBECONFIG = 2
 };
 
+/* A state's bytes (kp_state_initial()). */
+struct kp_state_blob {
+	size_t		 len;
+	unsigned char	 data[];
+};
+
 struct kp_options {
 	uint32_t		 magic;
 	char			*driver_name;
@@ -216,6 +222,12 @@ struct kp_options {
 	 * function, the driver process's error function. */
 	kp_state_fn		 state_fn;
 	void			*state_user;
+	/* kp_state_initial(): the state the first nodeserver starts with
+	 * (a copy; NULL: none) and whether one is set: the flag crosses
+	 * into the children's copy of the options, the bytes go to the
+	 * supervisor as the first state (api/api.c). */
+	struct kp_state_blob	*initial_state;
+	int			 initial_state_set;
 	kp_error_fn		 error_fn;
 	void			*error_user;
 	/* Rolling updates and service selection (api/options_rolling.c,

@@ -2589,6 +2589,23 @@ KP_EXTERN int kp_state_set(struct kp_plugin *plugin, const void *data,
     size_t len);
 
 /*
+ * kp_state_initial - the state the first nodeserver starts with, set
+ * before kp_start(): kp_start() hands it to the supervisor as generation
+ * 1 before the nodeserver exists, so the init hook, the journal's start
+ * repair (kp_journal_hooks()) and the first call all see it through
+ * kp_hook_state_get(); kp_state_set() after kp_start() goes on from
+ * generation 2. data: len bytes, copied (at most KP_STATE_MAX); an empty
+ * state is a non-NULL data with len 0; NULL clears it (no initial
+ * state: kp_hook_state_get() says KP_ENOENT until kp_state_set()). A
+ * driver whose main() runs again in the nodeserver (kp_sandbox_exec)
+ * must set one there too (the bytes may differ: only the supervisor's
+ * copy counts). Errors: KP_EINVAL (invalid handle, data NULL with len >
+ * 0, len above KP_STATE_MAX), KP_ENOMEM. Beyond upstream.
+ */
+KP_EXTERN int kp_state_initial(struct kp_options *opts, const void *data,
+    size_t len);
+
+/*
  * A state-change function (kp_state_callback()): called in the
  * nodeserver, on the thread that reads the supervisor's frames, once per
  * kp_state_set() in generation order (the state a restarted nodeserver

@@ -95,6 +95,7 @@ opts_strip(struct kp_options *o)
 	o->n_advertised = 0;
 	o->state_fn = NULL;
 	o->state_user = NULL;
+	o->initial_state = NULL;	/* the flag stays */
 	o->error_fn = NULL;
 	o->error_user = NULL;
 	memset(&o->journal_hooks, 0, sizeof(o->journal_hooks));
@@ -251,7 +252,7 @@ static const struct {
 	F(metadata), F(metadata_versions), F(n_metadata_versions),
 	F(metadata_dir), F(http_addr), F(http_len), F(http_endpoint),
 	F(rolling_uid), F(flock_dir), F(registration_off), F(dra_off),
-	F(lock_path), F(journal_dir),
+	F(lock_path), F(journal_dir), F(initial_state_set),
 };
 #undef F
 

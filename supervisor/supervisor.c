@@ -159,6 +159,11 @@ sup_start_next(struct sup *sup)
 			sup_start_next(sup);
 			break;
 		}
+		/* kp_state_initial(): not before its state is here. */
+		if (sup->cfg->initial_state_set && sup->state == NULL) {
+			sup->await_state = 1;
+			break;
+		}
 		sup_spawn_start(sup, &sup->children[ROLE_NODESERVER]);
 		break;
 	case PHASE_START_NODESERVER:
@@ -471,7 +476,11 @@ sup_dispatch_driver(struct sup *sup)
 		return;
 	}
 	while ((r = ipc_next(&sup->driver, &m, err, sizeof(err))) > 0) {
-		if (sup->phase != PHASE_RUNNING || ipc_rule_check(ROLE_DRIVER,
+		/* While starting, only kp_state_initial()'s state. */
+		if ((sup->phase != PHASE_RUNNING && !(sup->phase <
+		    PHASE_RUNNING && m->m_case == KPIPC__MSG__M_STATE_SET &&
+		    sup->cfg->initial_state_set && sup->state == NULL)) ||
+		    ipc_rule_check(ROLE_DRIVER,
 		    CS_READY, m->m_case, err, sizeof(err)) != 0) {
 			ipc_free(m);
 			continue;
@@ -498,6 +507,11 @@ sup_dispatch_driver(struct sup *sup)
 		case KPIPC__MSG__M_STATE_SET:
 			chan_state_set(sup, m);
 			m = NULL;	/* kept, or freed after the reply */
+			if (sup->await_state && sup->state != NULL) {
+				sup->await_state = 0;
+				sup_spawn_start(sup,
+				    &sup->children[ROLE_NODESERVER]);
+			}
 			break;
 		case KPIPC__MSG__M_REG_ERROR:
 			relay_reg_error(sup, m->reg_error);

@@ -252,6 +252,9 @@ struct sup {
 	unsigned long long	 health_stale;	/* warnings so far */
 	/* Channels to the driver process and the hooks (channels.c). */
 	Kpipc__Msg		*state;		/* last StateSet; NULL */
+	int			 await_state;	/* the first nodeserver
+						 * waits for the initial
+						 * state (kp_state_initial) */
 	int			 state_pending;	/* not yet queued to the
 						 * nodeserver */
 	struct ipc_chan		 events;	/* Event frames, one way */

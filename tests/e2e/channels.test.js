@@ -113,6 +113,20 @@ test('state from main() reaches the hooks in order; the size limit is refused na
   assert.equal(st.fdsAfter, st.fdsBefore, 'no fd left behind (event socket, status fd)');
 });
 
+test('kp_state_initial(): the first nodeserver starts with the state set before kp_start(); kp_state_set() goes on from generation 2', async (t) => {
+  const { drv, kubelet } = await setup(t, { args: ['--channels', '--initial-state', 'devices-at-boot'] });
+  // The init hook of the first nodeserver already has it.
+  await until(() => childLines(drv.stderr).some((l) => l.startsWith('INITSTATE')));
+  assert.deepEqual(childLines(drv.stderr).filter((l) => l.startsWith('INITSTATE')), ['INITSTATE gen=1 len=15 devices-at-boot']);
+  assert.equal(await hookState(drv, kubelet, 'first'), 'HOOKSTATE first gen=1 len=15 devices-at-boot');
+  // Not announced to the state function: it is the start state.
+  assert.equal(childLines(drv.stderr).filter((l) => l.startsWith('STATECB')).length, 0);
+  assert.match(await state(drv, 'later'), /^state KP_OK/);
+  await until(() => childLines(drv.stderr).some((l) => l === 'STATECB gen=2 len=5 later'));
+  assert.equal(await hookState(drv, kubelet, 'second'), 'HOOKSTATE second gen=2 len=5 later');
+  assert.equal((await drv.stop()).code, 0);
+});
+
 for (const kind of ['state', 'event']) {
   test(`HOSTILE: a nodeserver that sends ${kind === 'state' ? 'state' : 'an event'} upward is killed; the state stays the driver's`, async (t) => {
     const { drv, kubelet } = await setup(t);

@@ -116,6 +116,25 @@ diff_checks(void)
 	    KP_EPROTO);
 	free(fb);
 	kp_options_free(b);
+
+	/* An initial state: its bytes never cross (a re-run of main() may
+	 * find other devices), whether one is set does. */
+	b = run("gpu.example.com", 4, &u1);
+	CHECK_EQ(kp_state_initial(a, "one", 3), 0);
+	CHECK_EQ(kp_state_initial(b, "other", 5), 0);
+	free(fa);
+	CHECK_EQ(child_opts_flatten(a, &fa, &la, err, sizeof(err)), 0);
+	CHECK_EQ(child_opts_flatten(b, &fb, &lb, err, sizeof(err)), 0);
+	CHECK_EQ(child_opts_diff(fa, la, fb, lb, err, sizeof(err)), 0);
+	CHECK(memmem(fa, la, "one", 3) == NULL);
+	free(fb);
+	CHECK_EQ(kp_state_initial(b, NULL, 0), 0);
+	CHECK_EQ(child_opts_flatten(b, &fb, &lb, err, sizeof(err)), 0);
+	CHECK_EQ(child_opts_diff(fa, la, fb, lb, err, sizeof(err)),
+	    KP_EINVAL);
+	CHECK_CONTAINS(err, "initial_state_set differs");
+	free(fb);
+	kp_options_free(b);
 	free(fa);
 	kp_options_free(a);
 }

@@ -846,9 +846,30 @@ test_copy(void)
 	close(lsn);
 	FAILS(o, kp_worker_threads(o, 0), KP_EINVAL, "kp_worker_threads",
 	    "between");
+	/* kp_state_initial(): copied, bounded, NULL clears. */
+	FAILS(o, kp_state_initial(o, NULL, 5), KP_EINVAL, "kp_state_initial",
+	    "NULL with len 5");
+	{
+		char	*big = calloc(1, KP_STATE_MAX + 1);
+
+		FAILS(o, kp_state_initial(o, big, KP_STATE_MAX + 1), KP_EINVAL,
+		    "kp_state_initial", "exceed KP_STATE_MAX");
+		OK(kp_state_initial(o, big, KP_STATE_MAX));
+		CHECK_EQ(o->initial_state->len, KP_STATE_MAX);
+		free(big);
+	}
+	OK(kp_state_initial(o, NULL, 0));
+	CHECK(o->initial_state == NULL && o->initial_state_set == 0);
+	OK(kp_state_initial(o, "", 0));
+	CHECK(o->initial_state != NULL && o->initial_state->len == 0 &&
+	    o->initial_state_set == 1);
+	OK(kp_state_initial(o, "boot", 4));
 
 	memset(&c, 0xa5, sizeof(c));
 	OK(opt_copy(&c, o));
+	CHECK(c.initial_state != NULL && c.initial_state != o->initial_state &&
+	    c.initial_state->len == 4 &&
+	    memcmp(c.initial_state->data, "boot", 4) == 0);
 	CHECK(opt_valid_handle(&c));
 	CHECK_STREQ(kp_options_last_error(&c), "");
 	CHECK_STREQ(c.driver_name, "gpu.example.com");

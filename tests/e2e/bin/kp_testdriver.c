@@ -31,7 +31,7 @@
  * --random-heap-marker one made by each run of main() ("heap-marker
  * <hex>"). --fork-hooks: kp_sandbox_exec(0). --driver-name-file <f>: the
  * driver name read from f by each run of main(). --stderr-to <f>: stderr
- * sent to f before kp_start().
+ * sent to f before kp_start(). --initial-state <text>: kp_state_initial().
  * With --exit-on-stop a thread waits in kp_plugin_wait() and prints
  * "plugin-stopped <KP_NAME> <reason>" when the plugin stops on its own.
  * End of input stops as "stop" does. Claim "hang-forever..." makes the
@@ -1547,6 +1547,7 @@ apply(struct kp_options *o, int ch, const char *a)
 	case 393: return (kp_log_callback(o, log_cb, NULL));
 	case 394: return (random_heap_marker());
 	case 395: return (kp_sandbox_exec(o, 0));
+	case 398: return (kp_state_initial(o, a, strlen(a)));
 	case 396: return (driver_name_file(o, a));
 	case 397: {
 		/* --stderr-to <f>: main() sends its stderr to a file, as a
@@ -1610,6 +1611,7 @@ parse(int argc, char **argv, struct kp_options *o)
 		{ "fork-hooks", 0, 0, 395 },
 		{ "driver-name-file", 1, 0, 396 },
 		{ "stderr-to", 1, 0, 397 },
+		{ "initial-state", 1, 0, 398 },
 		{ 0, 0, 0, 0 }
 	};
 	int	 ch;
