@@ -28,13 +28,13 @@
 int LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 
 static void
-check_result(const struct kp_claim_result *x)
+check_result(const struct kp_claim_result *x, const char *driver)
 {
 	size_t	i;
 
 	if (x->struct_size != sizeof(*x) || x->request == NULL ||
 	    x->base_request == NULL || x->pool == NULL ||
-	    x->device == NULL || strcmp(x->driver, "gpu.example.com") != 0)
+	    x->device == NULL || strcmp(x->driver, driver) != 0)
 		__builtin_trap();
 	for (i = 0; i < x->n_tolerations; i++)
 		if (x->tolerations[i]->key == NULL ||
@@ -55,7 +55,8 @@ check_result(const struct kp_claim_result *x)
 }
 
 static void
-check_info(const Kpipc__ClaimReply *r, const Kpipc__ClaimGet *g)
+check_info(const Kpipc__ClaimReply *r, const Kpipc__ClaimGet *g,
+    const char *driver)
 {
 	static const char *const vs[] = { "resource.k8s.io/v1",
 	    "resource.k8s.io/v1beta1" };
@@ -69,14 +70,14 @@ check_info(const Kpipc__ClaimReply *r, const Kpipc__ClaimGet *g)
 	for (v = 0; v < 2; v++) {
 		ar = NULL;
 		if (ci_parse(&ar, r->claim_json, strlen(r->claim_json), vs[v],
-		    "gpu.example.com", &c, &root, &ci) != 0 || ci == NULL ||
+		    driver, &c, &root, &ci) != 0 || ci == NULL ||
 		    ci->json_len != strlen(r->claim_json))
 			__builtin_trap();
 		/* The builder's results are the publisher's, in order. */
 		if (ci->n_results != r->n_results)
 			__builtin_trap();
 		for (i = 0; i < ci->n_results; i++) {
-			check_result(ci->results[i]);
+			check_result(ci->results[i], driver);
 			if (strcmp(ci->results[i]->device,
 			    r->results[i]->device) != 0)
 				__builtin_trap();
@@ -96,7 +97,8 @@ check_info(const Kpipc__ClaimReply *r, const Kpipc__ClaimGet *g)
 }
 
 static void
-check_reply(int rc, const Kpipc__ClaimGet *g, const Kpipc__ClaimReply *r)
+check_reply(int rc, const Kpipc__ClaimGet *g, const Kpipc__ClaimReply *r,
+    const char *driver)
 {
 	Kpipc__Msg	 m = KPIPC__MSG__INIT;
 	json_t		*j;
@@ -121,7 +123,7 @@ check_reply(int rc, const Kpipc__ClaimGet *g, const Kpipc__ClaimReply *r)
 				__builtin_trap();
 	}
 	if (rc == 0)
-		check_info(r, g);
+		check_info(r, g, driver);
 	m.m_case = KPIPC__MSG__M_CLAIM_REPLY;
 	m.claim_reply = (Kpipc__ClaimReply *)r;
 	/* The supervisor accepts every reply: one it refused would get
@@ -142,7 +144,7 @@ parse(const char *body, const char *driver, const char *uid)
 	g.name = "gpu-claim";
 	g.uid = (char *)uid;
 	rc = claims_parse(body, driver, &g, &r);
-	check_reply(rc, &g, &r);
+	check_reply(rc, &g, &r, driver);
 	claims_reply_free(&r);
 	if (r.result != NULL || r.n_results != 0 ||
 	    r.config_json != protobuf_c_empty_string)
