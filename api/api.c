@@ -73,7 +73,7 @@ plugin_fail(struct kp_plugin *p, int code, const char *fmt, ...)
 	va_list	 ap;
 
 	va_start(ap, fmt);
-	vsnprintf(p->errbuf, sizeof(p->errbuf), fmt, ap);
+	(void)msg_vfmt(p->errbuf, sizeof(p->errbuf), fmt, ap);
 	va_end(ap);
 	return (code);
 }
@@ -658,7 +658,7 @@ api_fail(struct kp_plugin *p, int code, const char *fmt, ...)
 	va_list	 ap;
 
 	va_start(ap, fmt);
-	vsnprintf(p->errbuf, sizeof(p->errbuf), fmt, ap);
+	(void)msg_vfmt(p->errbuf, sizeof(p->errbuf), fmt, ap);
 	va_end(ap);
 	return (code);
 }

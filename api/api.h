@@ -14,6 +14,7 @@
 #include "kubeletplugin.h"
 #include "base/config.h"
 #include "base/health.h"
+#include "base/msg.h"
 #include "base/names.h"
 #include "ipc/ipc.h"
 

@@ -91,7 +91,7 @@ opt_fail(struct kp_options *opts, int code, const char *fmt, ...)
 	va_list	ap;
 
 	va_start(ap, fmt);
-	vsnprintf(opts->errbuf, sizeof(opts->errbuf), fmt, ap);
+	(void)msg_vfmt(opts->errbuf, sizeof(opts->errbuf), fmt, ap);
 	va_end(ap);
 	return (code);
 }

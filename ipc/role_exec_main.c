@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "base/msg.h"
 #include "base/sigfd.h"
 #include "ipc/child.h"
 
@@ -152,7 +153,7 @@ fail(int code, const char *fmt, ...)
 	va_list	 ap;
 
 	va_start(ap, fmt);
-	vsnprintf(text, sizeof(text), fmt, ap);
+	(void)msg_vfmt(text, sizeof(text), fmt, ap);
 	va_end(ap);
 	pending = ROLE_COUNT;
 	_exit(child_start_fail(&early, code, "%s", text));
@@ -211,10 +212,10 @@ opts_match(const struct kp_options *own)
 	free(theirs);
 	free(ours);
 	if (r != 0)
-		fail(r, MAIN_AGAIN " in the exec'd %s, reached kp_start() with other options than the "
-		    "plugin's: %s. main() must reach the same kp_start() "
-		    "with the same options on every run (docs/driver-guide.md, "
-		    "\"main() runs more than once\")", log_role(), err);
+		fail(r, MAIN_AGAIN " in the exec'd %s, reached kp_start() "
+		    "with other options than the plugin's: %s (docs/"
+		    "driver-guide.md, \"main() runs more than once\")",
+		    log_role(), err);
 }
 
 /* The nodeserver's state generation, hidden paths and state. */

@@ -25,6 +25,7 @@
 #include "base/names.h"
 #include "ipc/ipc.h"
 #include "base/log.h"
+#include "base/msg.h"
 #include "nodeserver/dra.h"
 #include "nodeserver/ns_wrap.h"
 
@@ -58,7 +59,7 @@ ns_fill(const Kpipc__ClaimReply *r, struct dra_claim_alloc *out,
 	int	 rc;
 
 	if (r->result->code != 0) {
-		snprintf(err, errsize, "%s", r->result->message);
+		(void)msg_fit(err, errsize, r->result->message);
 		return (r->result->code);
 	}
 	for (i = 0; i < r->n_results; i++)
@@ -602,6 +603,17 @@ ns_cdi_check(const char *fn, const char *name, char *err, size_t errsize)
 	return (0);
 }
 
+/* A message into err, cut where a word or path ends (base/msg.c). */
+static void KP_PRINTF(3, 4)
+ns_msg(char *err, size_t errsize, const char *fmt, ...)
+{
+	va_list	 ap;
+
+	va_start(ap, fmt);
+	(void)msg_vfmt(err, errsize, fmt, ap);
+	va_end(ap);
+}
+
 /* The answer's code, its message into err. */
 static int
 ns_cdi_result(const char *fn, int r, Kpipc__Msg *reply, char *err,
@@ -614,7 +626,7 @@ ns_cdi_result(const char *fn, int r, Kpipc__Msg *reply, char *err,
 		return (r);
 	}
 	if ((r = reply->cdi_reply->result->code) != 0)
-		snprintf(err, errsize, "%s: %s", fn,
+		ns_msg(err, errsize, "%s: %s", fn,
 		    reply->cdi_reply->result->message);
 	return (r);
 }
@@ -769,7 +781,7 @@ ns_md_result(int r, Kpipc__Msg *reply, char *err, size_t errsize)
 		return (r);
 	}
 	if ((r = reply->cdi_reply->result->code) != 0)
-		snprintf(err, errsize, "%s", reply->cdi_reply->result->message);
+		(void)msg_fit(err, errsize, reply->cdi_reply->result->message);
 	return (r);
 }
 

@@ -355,10 +355,10 @@ claims_get(struct http_client *http, enum kube_version v, const char *driver,
 	/* Well within kubelet's 45 s: the nodeserver still answers. */
 	rc = http_request_within(http, "GET", path, NULL, HTTP_MAX_OBJECT,
 	    budget_s, &resp);
-	if (resp.status == 200 &&
-	    (rc = claims_parse(resp.body, driver, g, r)) == 0)
-		r->api_version = (char *)conv_api_version(v);	/* static */
-	else if (resp.status == 404)
+	if (resp.status == 200) {
+		if ((rc = claims_parse(resp.body, driver, g, r)) == 0)
+			r->api_version = (char *)conv_api_version(v);
+	} else if (resp.status == 404)
 		rc = set_result(r, KP_ENOENT, g, " not found");
 	else {
 		if (resp.status == 0)
