@@ -1066,44 +1066,40 @@ validate_publish(const Kpipc__Publish *pub, char *err, size_t errsize)
 }
 
 /*
- * validate_reconcile - the rules of ReconcilePoolWithName (pool NULL or
- * "": none). Upstream's Update() reports another pool set through the
- * ErrorHandler and drops the update; here the call fails at once, with
- * upstream's message. No slice gets spec.nodeName then, so each needs a
- * node selection of its own: the pool's nodeSelector or allNodes, or
- * per-device selection (the server requires exactly one). Returns 0 or
- * KP_EINVAL.
+ * validate_reconcile - the node selection ReconcilePoolWithName needs
+ * (pool NULL or "": none). No slice gets spec.nodeName then, so each
+ * slice of the pool of that name needs a node selection of its own: the
+ * pool's nodeSelector or allNodes, or per-device selection (the server
+ * requires exactly one). Other pools are left out of the call, not
+ * refused (1.38; publish_rules.c). Returns 0 or KP_EINVAL.
  */
 int
 validate_reconcile(const Kpipc__Publish *pub, const char *pool, char *err,
     size_t errsize)
 {
-	const Kpipc__Pool	*p;
-	size_t			 i;
+	const Kpipc__Pool	*p = NULL;
+	size_t			 i, k;
 
-	if (pool == NULL || pool[0] == '\0' || pub->n_pools == 0)
+	if (pool == NULL || pool[0] == '\0')
 		return (0);
-	if (pub->n_pools > 1 || strcmp(pub->pools[0]->name, pool) != 0) {
-		snprintf(err, errsize, "ReconcilePoolWithName=\"%s\", but "
-		    "found %zu pools; expected exactly one pool with this name",
-		    pool, pub->n_pools);
-		return (KP_EINVAL);
-	}
-	p = pub->pools[0];
-	if (p->node_selector != NULL || p->all_nodes)
+	for (k = 0; k < pub->n_pools && p == NULL; k++)
+		if (strcmp(pub->pools[k]->name, pool) == 0)
+			p = pub->pools[k];
+	if (p == NULL || p->node_selector != NULL || p->all_nodes)
 		return (0);
+	k--;
 	for (i = 0; i < p->n_slices; i++)
 		if (!p->slices[i]->per_device_node_selection) {
-			snprintf(err, errsize, "pools[0].slices[%zu]: with "
+			snprintf(err, errsize, "pools[%zu].slices[%zu]: with "
 			    "ReconcilePoolWithName no slice has a nodeName: "
 			    "set the pool's nodeSelector or allNodes, or "
-			    "perDeviceNodeSelection", i);
+			    "perDeviceNodeSelection", k, i);
 			return (KP_EINVAL);
 		}
 	if (p->n_slices == 0) {
-		snprintf(err, errsize, "pools[0]: with ReconcilePoolWithName "
+		snprintf(err, errsize, "pools[%zu]: with ReconcilePoolWithName "
 		    "no slice has a nodeName: set the pool's nodeSelector or "
-		    "allNodes");
+		    "allNodes", k);
 		return (KP_EINVAL);
 	}
 	return (0);
