@@ -8,7 +8,7 @@
  * (so the same code serves every header version a driver was built with).
  *
  * Read from kubernetes pkg/apis/resource/validation (ValidateResourceSlice,
- * 1.37 limits: see the MAX_* below), the resourceslice controller's
+ * 1.37 limits: see the MAX_* below; the 1.38 name rule), the resourceslice controller's
  * validateDriverResources (1.35), pkg/apis/core/validation
  * (ValidateNodeSelector*),
  * apimachinery util/validation (names, label values) and api/resource
@@ -23,8 +23,14 @@
  *    the capacities: each becomes a key of a JSON object, where a duplicate
  *    would silently merge. One name in both maps is two keys of two maps;
  *    the server accepts that, and so do we.
- *  - A key with two or more '/' is not checked by the server (a TODO in
- *    validateQualifiedName); we accept it too, for compatibility.
+ *  - A key with two or more '/' ("a/b/c", "/a/b", "a//b") was not checked
+ *    by the server before 1.38 (a TODO in validateQualifiedName); 1.38
+ *    refuses it (PR #141644: only while spec.devices changes, so older
+ *    slices stay updatable) and so do we, always.
+ *  - A node selector is one term by construction (struct
+ *    kp_node_selector, Kpipc__NodeSelector), so the 1.38 rule that a
+ *    per-device nodeSelector has exactly one term (PR #141213), as the
+ *    slice's always had, holds for every slice made here.
  *  - The domain of a key is lower-cased the way Go's strings.ToLower does
  *    before the DNS check: ASCII, plus the two non-ASCII letters whose
  *    lower case is ASCII (U+0130 'I' with dot -> 'i', U+212A KELVIN -> 'k').
