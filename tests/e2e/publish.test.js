@@ -18,10 +18,10 @@ const NODE = 'node-1';
 const SELECTOR = `spec.driver=${DRIVER},spec.nodeName=${NODE}`;
 
 // An emulator, a kubeconfig for it, a running plugin and a kubelet sim.
-async function setup(t, { versions = ['v1', 'v1beta1'], args = [], sim = true } = {}) {
+async function setup(t, { versions = ['v1', 'v1beta1'], kubeVersion, args = [], sim = true } = {}) {
   const root = makeRoot(DRIVER);
   const tokenFile = path.join(root.dir, 'token');
-  const emu = await startEmulator({ versions, nodes: [NODE], tokenFile });
+  const emu = await startEmulator({ versions, kubeVersion, nodes: [NODE], tokenFile });
   fs.copyFileSync(emu.caFile, path.join(root.dir, 'ca.crt'));
   const kc = path.join(root.dir, 'kubeconfig');
   fs.writeFileSync(kc, kubeconfig({ server: emu.url }));
@@ -264,6 +264,37 @@ test('a v1beta1-only (1.32-like) server gets v1beta1 JSON', async (t) => {
   assert.match(posts[0].path, /\/apis\/resource\.k8s\.io\/v1beta1\/resourceslices/);
   const body = typeof posts[0].body === 'string' ? JSON.parse(posts[0].body) : posts[0].body;
   assert.ok(body.spec.devices[0].basic, 'v1beta1 devices are nested under basic');
+});
+
+test('a 1.38 server (v1 and v1beta2, v1beta1 no longer served): slices and claim look-ups in v1', async (t) => {
+  const { emu, drv, kubelet } = await setup(t, { versions: ['v1', 'v1beta2', 'v1beta1'], kubeVersion: '1.38.0' });
+  assert.deepEqual(emu.versions, ['v1', 'v1beta2']);
+  await publish(drv, 3);
+  const s = await until(() => {
+    const x = slicesOf(emu);
+    return x.length === 1 ? x : null;
+  }, 15000, 100);
+  assert.equal(s[0].spec.devices.length, 3);
+  const c = { namespace: 'default', name: 'c138', uid: randomUUID() };
+  emu.addClaim({ ...c, allocation: { results: [{ request: 'gpu', driver: DRIVER, pool: NODE, device: 'dev-1' }] } });
+  const res = await kubelet.nodePrepareResources(DRIVER, [c]);
+  assert.equal(res.claims[c.uid].devices.length, 1);
+  await until(() => /ALLOC default\/c138 results=1 gpu:node-1\/dev-1/.test(drv.stderr));
+  const api = emu.requests().filter((r) => /^\/apis\/resource\.k8s\.io\/v/.test(r.path));
+  assert.ok(api.some((r) => /\/resourceclaims\/c138$/.test(r.path)));
+  for (const r of api) assert.match(r.path, /^\/apis\/resource\.k8s\.io\/v1\//, `${r.method} ${r.path}`);
+  await drv.stop();
+});
+
+test('a 1.38 server without v1 serves v1beta2 only: published in v1beta2', async (t) => {
+  const { emu, drv } = await setup(t, { versions: ['v1beta2', 'v1beta1'], kubeVersion: '1.38.0', sim: false });
+  assert.deepEqual(emu.versions, ['v1beta2']);
+  await publish(drv, 2);
+  await until(() => slicesOf(emu).length === 1, 15000, 100);
+  const posts = emu.writes({ method: 'POST', path: '/resourceslices' });
+  assert.equal(posts.length, 1);
+  assert.match(posts[0].path, /^\/apis\/resource\.k8s\.io\/v1beta2\/resourceslices/);
+  await drv.stop();
 });
 
 test('the publisher restarts and keeps publishing', async (t) => {
