@@ -465,11 +465,14 @@ kp_start(struct kp_options *opts, const struct kp_hooks *hooks,
 	p->has_node = opts->node_name != NULL;
 	memcpy(p->reconcile_pool, opts->reconcile_pool,
 	    sizeof(p->reconcile_pool));
+	snprintf(p->driver, sizeof(p->driver), "%s", opts->driver_name);
+	p->qnames = !opts->qnames_off;
 	p->grace_ms = opts->shutdown_grace_ms;
 	pthread_mutex_init(&p->lock, NULL);
+	pthread_mutex_init(&p->pub_lock, NULL);
 	pthread_mutex_init(&p->health_lock, NULL);
 	pthread_mutex_init(&p->state_lock, NULL);
-	p->ev_fd = p->status_fd = -1;
+	p->ev_fd = p->status_fd = p->note_fd = -1;
 	ipc_chan_init(&p->chan, sv[0], KP_IPC_CHILD_FRAME);
 	if ((r = start_state(p, opts)) == 0 &&
 	    (r = start_wait(p, opts)) == 0 && (r = events_start(p, ev[0],
@@ -484,6 +487,7 @@ kp_start(struct kp_options *opts, const struct kp_hooks *hooks,
 		ipc_chan_close(&p->chan);
 		reap_supervisor(p, 15000);
 		live_release(p);
+		pthread_mutex_destroy(&p->pub_lock);
 		pthread_mutex_destroy(&p->state_lock);
 		pthread_mutex_destroy(&p->health_lock);
 		pthread_mutex_destroy(&p->lock);
@@ -511,7 +515,15 @@ request(struct kp_plugin *p, const Kpipc__Msg *req, Kpipc__Msg **reply,
 	int	 r;
 
 	*reply = NULL;
+	/* Once kp_stop() began, only its own request goes out; the others
+	 * (an error function's kp_publish_resources()) fail at once. */
+	if (atomic_load(&p->stopping) && req->m_case != KPIPC__MSG__M_STOP)
+		return (KP_EPIPE);
 	pthread_mutex_lock(&p->lock);
+	if (p->chan.fd == -1) {
+		pthread_mutex_unlock(&p->lock);
+		return (KP_EPIPE);
+	}
 	r = ipc_send(&p->chan, req);
 	while (r == 0) {
 		r = ipc_recv(&p->chan, reply, timeout_ms, err, sizeof(err));
@@ -562,6 +574,7 @@ kp_stop(struct kp_plugin *p)
 	if (events_on_thread(p))
 		return (plugin_fail(p, KP_EBUSY, "kp_stop: called from the "
 		    "error callback, which kp_stop waits for"));
+	atomic_store(&p->stopping, 1);
 	m.m_case = KPIPC__MSG__M_STOP;
 	m.stop = &stop;
 	/* The drain, then SIGTERM to each child in turn (supervisor/
@@ -571,10 +584,15 @@ kp_stop(struct kp_plugin *p)
 	    reply->result->code != 0))
 		r = KP_EIO;
 	ipc_free(reply);
+	/* Under the lock: the error function may be in request(). */
+	pthread_mutex_lock(&p->lock);
 	ipc_chan_close(&p->chan);
+	pthread_mutex_unlock(&p->lock);
 	reap_supervisor(p, 5000);
 	live_release(p);
 	events_stop(p);
+	free(p->last_pub);
+	pthread_mutex_destroy(&p->pub_lock);
 	pthread_mutex_destroy(&p->state_lock);
 	pthread_mutex_destroy(&p->health_lock);
 	health_table_free(&p->health);
@@ -701,7 +719,8 @@ int
 kp_publish_resources(struct kp_plugin *p, const struct kp_resources *res)
 {
 	Kpipc__Msg	 m = KPIPC__MSG__INIT;
-	Kpipc__Publish	*pub = NULL;
+	Kpipc__Publish	*pub = NULL, *prev = NULL;
+	Kpipc__Publish	 shell = KPIPC__PUBLISH__INIT;
 	Kpipc__Msg	*reply = NULL;
 	char		 err[KP_ERROR_SIZE];
 	int		 r;
@@ -726,9 +745,25 @@ kp_publish_resources(struct kp_plugin *p, const struct kp_resources *res)
 		pack_free(pub);
 		return (plugin_fail(p, r, "kp_publish_resources: %s", err));
 	}
+	/* The rules that leave pools out, and the send, in one piece:
+	 * the state a pool left out keeps is the one sent last. */
+	pthread_mutex_lock(&p->pub_lock);
+	if ((r = publish_rules(p, pub, &shell, &prev, err,
+	    sizeof(err))) < 0) {
+		pthread_mutex_unlock(&p->pub_lock);
+		pack_free(pub);
+		return (plugin_fail(p, r, "kp_publish_resources: %s", err));
+	}
 	m.m_case = KPIPC__MSG__M_PUBLISH;
-	m.publish = pub;
+	m.publish = r == 1 ? &shell : pub;
 	r = request(p, &m, &reply, KP_REQUEST_TIMEOUT_MS);
+	if (r == 0 && reply->m_case == KPIPC__MSG__M_RESULT &&
+	    reply->result->code == 0)
+		publish_rules_sent(p, m.publish);
+	pthread_mutex_unlock(&p->pub_lock);
+	free(shell.pools);
+	if (prev != NULL)
+		kpipc__publish__free_unpacked(prev, NULL);
 	pack_free(pub);
 	return (result_of(p, "kp_publish_resources", r, reply));
 }

@@ -9,6 +9,7 @@
 #define KP_API_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "kubeletplugin.h"
@@ -29,7 +30,17 @@ struct kp_plugin {
 	int		 has_kube;
 	int		 has_node;
 	char		 reconcile_pool[NAME_MAX_SUBDOMAIN + 1];	/* "": off */
+	char		 driver[NAME_MAX_SUBDOMAIN + 1];
+	int		 qnames;	/* kp_validate_qualified_names */
 	unsigned	 owed;	/* answers to timed-out requests */
+	/* kp_stop() began: requests fail at once (its chan is closed
+	 * under lock). */
+	atomic_int	 stopping;
+	/* The pools last sent (publish_rules.c), packed: a pool the rules
+	 * leave out keeps this state. */
+	pthread_mutex_t	 pub_lock;	/* taken before lock */
+	uint8_t		*last_pub;
+	size_t		 last_pub_len;
 	int		 grace_ms;	/* kp_shutdown_grace */
 	char		*fatal;		/* shared with the supervisor: its
 					 * fatal reason (supervisor/fatal.c) */
@@ -47,6 +58,17 @@ struct kp_plugin {
 	int		 ev_started;
 	kp_error_fn	 error_fn;
 	void		*error_user;
+	/* Errors of the driver process for error_fn (events.c), queued
+	 * for the event thread: a call never runs the function itself. */
+	pthread_mutex_t	 note_lock;
+	struct api_note	*notes, **notes_tail;
+	int		 note_fd;	/* eventfd: notes queued; -1: none */
+};
+
+struct api_note {
+	struct api_note	*next;
+	int		 code;
+	char		 text[KP_ERROR_SIZE];
 };
 
 /* How each option names itself in messages: setter (Go option). */
@@ -137,6 +159,13 @@ void	events_fork_lock(int);
 int	events_start(struct kp_plugin *, int, const struct kp_options *);
 int	events_on_thread(const struct kp_plugin *);
 void	events_stop(struct kp_plugin *);
+void	events_note(struct kp_plugin *, int, const char *, ...)
+	    KP_PRINTF(3, 4);
+
+/* publish_rules.c: the 1.38 controller's rules that leave pools out. */
+int	publish_rules(struct kp_plugin *, const Kpipc__Publish *,
+	    Kpipc__Publish *, Kpipc__Publish **, char *, size_t);
+void	publish_rules_sent(struct kp_plugin *, const Kpipc__Publish *);
 
 /* live.c: the socket paths this process's plugins serve */
 #define LIVE_MAX	2

@@ -5,6 +5,12 @@
  * their own (requests keep theirs); a library thread reads them, calls
  * the driver's error function and makes the status eventfd readable.
  *
+ * The driver process's own errors for the function (pools that
+ * kp_publish_resources() leaves out) are queued here (events_note) and
+ * called by the same thread, never by the call that found them: the
+ * function may call kp_publish_resources() again (upstream 1.38's
+ * HandleError may call PublishResources).
+ *
  * The thread is the only one the library starts in the driver process.
  * kp_start() of another plugin in the same process does not count it as
  * a driver thread, and forks under fork_lock's write side while this
@@ -19,8 +25,11 @@
 #include <pthread.h>
 #include <semaphore.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -90,16 +99,85 @@ relay_log(const Kpipc__Log *l)
 	log_emit(role, 0, l->level, l->verbosity, l->text);
 }
 
-/* Until fd has bytes or is closed: 0; -1 when it cannot be polled. */
+/*
+ * Until fd has bytes or is closed (1), or notes are queued on nfd (2, or
+ * 3 for both); -1 when it cannot be polled.
+ */
 static int
-wait_readable(int fd)
+wait_readable(int fd, int nfd)
 {
-	struct pollfd	 pfd = { .fd = fd, .events = POLLIN };
+	struct pollfd	 pfd[2] = { { .fd = fd, .events = POLLIN },
+			    { .fd = nfd, .events = POLLIN } };
 
-	while (poll(&pfd, 1, -1) == -1)
+	while (poll(pfd, 2, -1) == -1)
 		if (errno != EINTR)
 			return (-1);
-	return (0);
+	if (pfd[0].revents & POLLNVAL)
+		return (-1);
+	return ((pfd[0].revents != 0) | (pfd[1].revents & POLLIN ? 2 : 0));
+}
+
+/*
+ * Queue an error of the driver process for the error function: the event
+ * thread calls it. Without a function (or a thread), logged once here, as
+ * the default of kp_error_callback() says.
+ */
+void
+events_note(struct kp_plugin *p, int code, const char *fmt, ...)
+{
+	struct api_note	*n;
+	uint64_t	 one = 1;
+	va_list		 ap;
+
+	if ((n = calloc(1, sizeof(*n))) == NULL)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(n->text, sizeof(n->text), fmt, ap);
+	va_end(ap);
+	n->code = code;
+	if (p->error_fn == NULL || p->note_fd == -1) {
+		log_warnx("%s", n->text);
+		free(n);
+		return;
+	}
+	pthread_mutex_lock(&p->note_lock);
+	*p->notes_tail = n;
+	p->notes_tail = &n->next;
+	pthread_mutex_unlock(&p->note_lock);
+	(void)write(p->note_fd, &one, sizeof(one));
+}
+
+/* Every queued note to the error function, in order; the function runs
+ * without note_lock (it may queue more). */
+static void
+notes_run(struct kp_plugin *p)
+{
+	struct api_note	*n;
+	uint64_t	 v;
+
+	(void)read(p->note_fd, &v, sizeof(v));
+	for (;;) {
+		pthread_mutex_lock(&p->note_lock);
+		if ((n = p->notes) != NULL && (p->notes = n->next) == NULL)
+			p->notes_tail = &p->notes;
+		pthread_mutex_unlock(&p->note_lock);
+		if (n == NULL)
+			break;
+		p->error_fn(p->error_user, n->code, n->text, 1);
+		free(n);
+	}
+}
+
+static void
+notes_free(struct kp_plugin *p)
+{
+	struct api_note	*n;
+
+	while ((n = p->notes) != NULL) {
+		p->notes = n->next;
+		free(n);
+	}
+	p->notes_tail = &p->notes;
 }
 
 static void *
@@ -125,8 +203,17 @@ events_main(void *arg)
 	 * on one this thread held (seen: seccomp_load's realloc).
 	 */
 	for (;;) {
-		if (c.rlen == 0 && wait_readable(c.fd) != 0)
-			break;
+		if (c.rlen == 0) {
+			if ((r = wait_readable(c.fd, p->note_fd)) < 0)
+				break;
+			if (r & 2) {
+				pthread_rwlock_rdlock(&fork_lock);
+				notes_run(p);
+				pthread_rwlock_unlock(&fork_lock);
+			}
+			if (!(r & 1))
+				continue;
+		}
 		pthread_rwlock_rdlock(&fork_lock);
 		r = ipc_recv(&c, &m, -1, err, sizeof(err));
 		if (r == 0) {
@@ -161,11 +248,18 @@ events_start(struct kp_plugin *p, int fd, const struct kp_options *o)
 	p->ev_fd = fd;
 	p->error_fn = o->error_fn;
 	p->error_user = o->error_user;
-	if ((p->status_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) == -1) {
+	p->notes = NULL;
+	p->notes_tail = &p->notes;
+	p->note_fd = -1;
+	if ((p->status_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) == -1 ||
+	    (p->note_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) == -1) {
+		if (p->status_fd != -1)
+			close(p->status_fd);
 		close(fd);
-		p->ev_fd = -1;
+		p->ev_fd = p->status_fd = -1;
 		return (KP_EIO);
 	}
+	pthread_mutex_init(&p->note_lock, NULL);
 	sigfillset(&all);
 	(void)sem_init(&started, 0, 0);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -174,8 +268,10 @@ events_start(struct kp_plugin *p, int fd, const struct kp_options *o)
 	if (r != 0) {
 		(void)sem_destroy(&started);
 		close(p->status_fd);
+		close(p->note_fd);
 		close(fd);
-		p->status_fd = p->ev_fd = -1;
+		pthread_mutex_destroy(&p->note_lock);
+		p->status_fd = p->ev_fd = p->note_fd = -1;
 		return (KP_ENOMEM);
 	}
 	/* Until it runs: the next kp_start() may fork at once (a thread
@@ -209,7 +305,12 @@ events_stop(struct kp_plugin *p)
 		close(p->ev_fd);
 	if (p->status_fd != -1)
 		close(p->status_fd);
-	p->ev_fd = p->status_fd = -1;
+	if (p->note_fd != -1) {
+		close(p->note_fd);
+		notes_free(p);
+		pthread_mutex_destroy(&p->note_lock);
+	}
+	p->ev_fd = p->status_fd = p->note_fd = -1;
 }
 
 int

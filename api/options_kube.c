@@ -143,6 +143,15 @@ kp_reconcile_pool_with_name(struct kp_options *opts, const char *pool)
 }
 
 int
+kp_validate_qualified_names(struct kp_options *opts, int on)
+{
+	if (!opt_valid_handle(opts))
+		return (KP_EINVAL);
+	opts->qnames_off = on == 0;
+	return (0);
+}
+
+int
 kp_kube_api_timeout(struct kp_options *opts, int timeout_ms)
 {
 	if (!opt_valid_handle(opts))

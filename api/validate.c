@@ -8,7 +8,7 @@
  * (so the same code serves every header version a driver was built with).
  *
  * Read from kubernetes pkg/apis/resource/validation (ValidateResourceSlice,
- * 1.37 limits: see the MAX_* below), the resourceslice controller's
+ * 1.37 limits: see the MAX_* below; the 1.38 name rule), the resourceslice controller's
  * validateDriverResources (1.35), pkg/apis/core/validation
  * (ValidateNodeSelector*),
  * apimachinery util/validation (names, label values) and api/resource
@@ -23,8 +23,14 @@
  *    the capacities: each becomes a key of a JSON object, where a duplicate
  *    would silently merge. One name in both maps is two keys of two maps;
  *    the server accepts that, and so do we.
- *  - A key with two or more '/' is not checked by the server (a TODO in
- *    validateQualifiedName); we accept it too, for compatibility.
+ *  - A key with two or more '/' ("a/b/c", "/a/b", "a//b") was not checked
+ *    by the server before 1.38 (a TODO in validateQualifiedName); 1.38
+ *    refuses it (PR #141644: only while spec.devices changes, so older
+ *    slices stay updatable) and so do we, always.
+ *  - A node selector is one term by construction (struct
+ *    kp_node_selector, Kpipc__NodeSelector), so the 1.38 rule that a
+ *    per-device nodeSelector has exactly one term (PR #141213), as the
+ *    slice's always had, holds for every slice made here.
  *  - The domain of a key is lower-cased the way Go's strings.ToLower does
  *    before the DNS check: ASCII, plus the two non-ASCII letters whose
  *    lower case is ASCII (U+0130 'I' with dot -> 'i', U+212A KELVIN -> 'k').
@@ -1066,44 +1072,40 @@ validate_publish(const Kpipc__Publish *pub, char *err, size_t errsize)
 }
 
 /*
- * validate_reconcile - the rules of ReconcilePoolWithName (pool NULL or
- * "": none). Upstream's Update() reports another pool set through the
- * ErrorHandler and drops the update; here the call fails at once, with
- * upstream's message. No slice gets spec.nodeName then, so each needs a
- * node selection of its own: the pool's nodeSelector or allNodes, or
- * per-device selection (the server requires exactly one). Returns 0 or
- * KP_EINVAL.
+ * validate_reconcile - the node selection ReconcilePoolWithName needs
+ * (pool NULL or "": none). No slice gets spec.nodeName then, so each
+ * slice of the pool of that name needs a node selection of its own: the
+ * pool's nodeSelector or allNodes, or per-device selection (the server
+ * requires exactly one). Other pools are left out of the call, not
+ * refused (1.38; publish_rules.c). Returns 0 or KP_EINVAL.
  */
 int
 validate_reconcile(const Kpipc__Publish *pub, const char *pool, char *err,
     size_t errsize)
 {
-	const Kpipc__Pool	*p;
-	size_t			 i;
+	const Kpipc__Pool	*p = NULL;
+	size_t			 i, k;
 
-	if (pool == NULL || pool[0] == '\0' || pub->n_pools == 0)
+	if (pool == NULL || pool[0] == '\0')
 		return (0);
-	if (pub->n_pools > 1 || strcmp(pub->pools[0]->name, pool) != 0) {
-		snprintf(err, errsize, "ReconcilePoolWithName=\"%s\", but "
-		    "found %zu pools; expected exactly one pool with this name",
-		    pool, pub->n_pools);
-		return (KP_EINVAL);
-	}
-	p = pub->pools[0];
-	if (p->node_selector != NULL || p->all_nodes)
+	for (k = 0; k < pub->n_pools && p == NULL; k++)
+		if (strcmp(pub->pools[k]->name, pool) == 0)
+			p = pub->pools[k];
+	if (p == NULL || p->node_selector != NULL || p->all_nodes)
 		return (0);
+	k--;
 	for (i = 0; i < p->n_slices; i++)
 		if (!p->slices[i]->per_device_node_selection) {
-			snprintf(err, errsize, "pools[0].slices[%zu]: with "
+			snprintf(err, errsize, "pools[%zu].slices[%zu]: with "
 			    "ReconcilePoolWithName no slice has a nodeName: "
 			    "set the pool's nodeSelector or allNodes, or "
-			    "perDeviceNodeSelection", i);
+			    "perDeviceNodeSelection", k, i);
 			return (KP_EINVAL);
 		}
 	if (p->n_slices == 0) {
-		snprintf(err, errsize, "pools[0]: with ReconcilePoolWithName "
+		snprintf(err, errsize, "pools[%zu]: with ReconcilePoolWithName "
 		    "no slice has a nodeName: set the pool's nodeSelector or "
-		    "allNodes");
+		    "allNodes", k);
 		return (KP_EINVAL);
 	}
 	return (0);

@@ -1,13 +1,12 @@
 /*
  * validate_names.c - the apimachinery rules for names (util/validation):
  * DNS labels and subdomains, C identifiers, qualified names (attribute and
- * capacity keys, label keys) and label values, and strict UTF-8. Each
+ * capacity keys, label keys) and label values. Each
  * *_why() returns NULL for a valid name, else the broken rule as text.
  */
 #include <stddef.h>
 #include <string.h>
 
-#include "base/utf8.h"
 #include "api/api.h"
 
 #define MAX_CID		32		/* DeviceMaxIDLength */
@@ -106,9 +105,11 @@ val_key_why(const char *s)
 		return ("a name is required");
 	if (slash == NULL)
 		return (cid_why(s, strlen(s)));
-	if (strchr(slash + 1, '/') != NULL)	/* unchecked upstream */
-		return (utf8_valid(s) ? NULL :
-		    "must be UTF-8");
+	/* Unchecked before 1.38 (kubernetes PR #141644): "a/b/c",
+	 * "/a/b", "a//b". */
+	if (strchr(slash + 1, '/') != NULL)
+		return ("must have at most one '/' (domain/identifier, "
+		    "1.38)");
 	if (slash == s)
 		return ("the domain must not be empty");
 	if ((why = domain_why(s, slash - s)) != NULL)

@@ -138,6 +138,7 @@ struct kp_options {
 	char			*node_name;
 	char			*node_uid;
 	char			 reconcile_pool[NAME_MAX_SUBDOMAIN + 1];
+	int			 qnames_off;	/* kp_validate_qualified_names */
 
 	enum kp_kube_mode	 kube_mode;
 	char			*kubeconfig;	/* absolute path */

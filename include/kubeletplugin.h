@@ -249,19 +249,48 @@ KP_EXTERN int kp_kube_api_qps(struct kp_options *opts, double qps, int burst);
  * slices that stay visible cluster-wide through the pool's node_selector
  * or all_nodes, or per-device node selection. Costly for the cluster:
  * every node running the driver receives all its node-less slices. The
- * slices keep the Node as controller owner. kp_publish_resources() then
- * accepts no pools or exactly this one (otherwise KP_EINVAL with
- * upstream's message "ReconcilePoolWithName=..., but found N pools;
- * expected exactly one pool with this name"; upstream drops such an update
- * and reports it to its ErrorHandler), and each slice needs a node
- * selection of its own. The ValidatingAdmissionPolicy in deploy/ denies
- * node-less slices: relax it to use this option.
+ * slices keep the Node as controller owner. kp_publish_resources() with
+ * other pools than this one (as 1.38): this pool, when given, replaces the
+ * desired state (none given: nothing is published, the pool's slices are
+ * deleted); each other pool is reported once to the kp_error_callback()
+ * function (KP_EINVAL, recoverable 1, "pools[1] \"other\": not
+ * published: ReconcilePoolWithName=\"pool\" publishes only that pool")
+ * and is not published; the call itself returns 0 (1.36 and 1.37
+ * rejected the whole update; this library failed the call). Each
+ * slice needs a node selection of its own (else KP_EINVAL). The
+ * ValidatingAdmissionPolicy in deploy/ denies node-less slices: relax it
+ * to use this option.
  * Rule: '/'-separated DNS subdomains, at most 253 characters (a pool name).
  * Errors: KP_EINVAL. Mirrors kubeletplugin.ReconcilePoolWithName and
- * resourceslice.Options.ReconcilePoolWithName, Kubernetes 1.36.
+ * resourceslice.Options.ReconcilePoolWithName, Kubernetes 1.36, with the
+ * 1.38 handling of other pools (kubernetes PR #141108).
  */
 KP_EXTERN int kp_reconcile_pool_with_name(struct kp_options *opts,
     const char *pool);
+
+/*
+ * kp_validate_qualified_names - whether kp_publish_resources() refuses
+ * attribute and capacity names qualified with the driver's own domain
+ * (on: 1, the default; off: 0; any other value is on). With driver
+ * "gpu.example.com", "gpu.example.com/model" names the same attribute as
+ * the short "model" in CEL, and a driver that publishes both forms makes
+ * the scheduler pick either: use the short name. A pool with such a name
+ * is not published (its slices stay as they were last published, or are
+ * not created); the error is reported once per call to the
+ * kp_error_callback() function (KP_EINVAL, recoverable 1: the other pools
+ * are published, a corrected call publishes it; logged once as a warning
+ * without a function), naming the field path and the rule, e.g.
+ * "pools[0] \"gpu\": slices[0].devices[1].attributes
+ * [\"gpu.example.com/model\"]: qualified with the driver's own domain:
+ * use the short name \"model\" (ValidateQualifiedNames)". It is not
+ * retried, and kp_publish_resources() still returns 0. Names of other
+ * domains ("resource.kubernetes.io/pcieRoot") are not concerned.
+ * Errors: KP_EINVAL (invalid handle). Mirrors
+ * kubeletplugin.ValidateQualifiedNames and
+ * resourceslice.Options.ValidateQualifiedNames, Kubernetes 1.38 (PR
+ * #142218).
+ */
+KP_EXTERN int kp_validate_qualified_names(struct kp_options *opts, int on);
 
 /*
  * kp_kube_api_timeout - the time limit of one request of the publisher's
@@ -1518,12 +1547,17 @@ KP_EXTERN int kp_set_notify_registration_status_error(
 /*
  * kp_publish_resources - publish the driver's devices as ResourceSlices.
  * Checks every struct_size (see "How this data grows" above) and validates
- * res synchronously against the API server's 1.37 rules and the 1.35
+ * res synchronously against the API server's 1.38 rules and the 1.35
  * controller's pool rules (the message names the field path, e.g.
  * "pools[0].slices[1].devices[3].consumesCounters[0].counterSet: ..."),
  * deep-copies it and hands it to the publisher; returns without waiting
  * for the API server (see kp_publish_status()). A later call replaces the
  * earlier resources; pools that disappear get their slices deleted.
+ * Pools the 1.38 controller rules leave out (kp_validate_qualified_names(),
+ * kp_reconcile_pool_with_name()) are reported to the kp_error_callback()
+ * function, once per call, and the others are published (returns 0).
+ * May be called from the error function (also while kp_stop() runs:
+ * KP_EPIPE at once then).
  * Asynchronous conditions reported in kp_publish_status().last_error
  * (beyond upstream, which logs): a field the served API version lacks
  * (the pool is not written), fields the server dropped because a feature
@@ -2651,8 +2685,14 @@ KP_EXTERN int kp_hook_state_get(void *buf, size_t size, size_t *len,
  * health reports, KP_ETIMEDOUT; a child killed for a protocol violation
  * and restarted, KP_EPROTO), 0 when the plugin cannot do its job until
  * something changes (a child crash-looping or a restarted child that
- * cannot start: KP_ECHILD). Called in the driver process, on a thread of
- * the library, one call at a time and in the order the errors happened.
+ * cannot start: KP_ECHILD). Pools kp_publish_resources() does not
+ * publish (kp_validate_qualified_names(), kp_reconcile_pool_with_name())
+ * come as KP_EINVAL, recoverable 1, once per call. Called in the driver
+ * process, on a thread of the library, one call at a time and in the
+ * order the errors happened. It may call kp_publish_resources() and the
+ * other calls on the plugin (as upstream 1.38's HandleError may call
+ * PublishResources), also while kp_stop() runs in another thread: once
+ * kp_stop() began they fail at once with KP_EPIPE instead of waiting.
  * It must not call kp_stop() (that waits for this thread: KP_EBUSY).
  */
 typedef void (*kp_error_fn)(void *user, int code, const char *message,

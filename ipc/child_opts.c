@@ -239,7 +239,7 @@ static const struct {
 	size_t		 off;
 	const char	*name;
 } child_opts_fields[] = {
-	F(magic), F(reconcile_pool), F(kube_mode), F(kube_qps),
+	F(magic), F(reconcile_pool), F(qnames_off), F(kube_mode), F(kube_qps),
 	F(kube_burst), F(kube_timeout_ms), F(plugin_listener),
 	F(registrar_listener), F(socket_mode), F(peer_uids),
 	F(n_peer_uids), F(peer_uids_set), F(v1alpha4), F(v1beta1), F(v1),

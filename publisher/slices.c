@@ -391,8 +391,9 @@ slice_ctl_update(struct slice_ctl *ctl, const Kpipc__Publish *m)
 
 	if (ctl == NULL || m == NULL)
 		return (KP_EINVAL);
-	/* The driver process refuses this already; upstream's Update()
-	 * reports it and keeps the old state, and so does this. */
+	/* The driver process leaves other pools out already (1.38:
+	 * api/publish_rules.c); a frame with them anyway keeps the old
+	 * state. */
 	if (ctl->reconcile_pool != NULL && m->n_pools > 0 &&
 	    (m->n_pools > 1 || strcmp(m->pools[0]->name,
 	    ctl->reconcile_pool) != 0)) {

@@ -178,11 +178,11 @@ async function main() {
     const s0 = slices[0];
     out(`\n  devices of ${s0.metadata.name} (pool ${s0.spec.pool.name}, generation ${s0.spec.pool.generation}, ` +
       `${s0.spec.pool.resourceSliceCount} slice(s) in the pool):`);
-    const a = (d, k) => { const v = (d.attributes || {})[`${DRIVER}/${k}`]; return v ? String(v.string ?? v.int ?? v.bool ?? v.version) : '-'; };
+    const a = (d, k) => { const v = (d.attributes || {})[k]; return v ? String(v.string ?? v.int ?? v.bool ?? v.version) : '-'; };
     out(indent(table([['DEVICE', 'PCI ADDRESS', 'VENDOR:DEVICE', 'CLASS', 'KERNEL DRIVER', 'NUMA', 'BAR MEMORY'],
       ...s0.spec.devices.map((d) => [d.name, a(d, 'pciAddress'), `${a(d, 'vendor')}:${a(d, 'device')}`,
         `${a(d, 'class')} (${className(a(d, 'class'))})`, a(d, 'driver'), a(d, 'numaNode'),
-        ((d.capacity || {})[`${DRIVER}/barMemory`] || {}).value || '-'])])));
+        ((d.capacity || {}).barMemory || {}).value || '-'])])));
     const attrs = Object.keys(s0.spec.devices[0].attributes || {});
     out(`  attributes: ${attrs.join(', ')}`);
 

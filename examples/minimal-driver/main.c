@@ -39,7 +39,7 @@ int
 main(int argc, char **argv)
 {
 	struct kp_hooks hooks = { .prepare = prepare, .unprepare = unprepare };
-	static const struct kp_attribute attr = KP_ATTR_STRING(DRIVER "/model", "demo");
+	static const struct kp_attribute attr = KP_ATTR_STRING("model", "demo");
 	static const struct kp_device dev = { KP_DEVICE_INIT, .name = "dev-0",
 	    .attributes = &attr, .n_attributes = 1 };	/* grows: ABI-safe */
 	struct kp_slice slice = { KP_SLICE_INIT, .devices = &dev, .n_devices = 1 };

@@ -38,23 +38,27 @@ struct dev_entry {
 	char			 count[24];
 };
 
+/*
+ * Attributes and capacities of the driver's own domain go by their short
+ * names ("pciAddress", not "<driver>/pciAddress"): the same in CEL, and
+ * what kp_validate_qualified_names() requires (Kubernetes 1.38).
+ */
 static void
-add_string(struct dev_entry *e, size_t *n, const char *driver,
-    const char *id, const char *value)
+add_string(struct dev_entry *e, size_t *n, const char *id,
+    const char *value)
 {
 	if (value[0] == '\0')
 		return;		/* sysfs had nothing: no attribute */
-	snprintf(e->names[*n], NAME_SIZE, "%s/%s", driver, id);
+	snprintf(e->names[*n], NAME_SIZE, "%s", id);
 	e->attrs[*n] = (struct kp_attribute)KP_ATTR_STRING(e->names[*n],
 	    value);
 	(*n)++;
 }
 
 static void
-add_int(struct dev_entry *e, size_t *n, const char *driver, const char *id,
-    int64_t value)
+add_int(struct dev_entry *e, size_t *n, const char *id, int64_t value)
 {
-	snprintf(e->names[*n], NAME_SIZE, "%s/%s", driver, id);
+	snprintf(e->names[*n], NAME_SIZE, "%s", id);
 	e->attrs[*n] = (struct kp_attribute)KP_ATTR_INT(e->names[*n], value);
 	(*n)++;
 }
@@ -76,24 +80,24 @@ quantity(uint64_t bytes, char *out, size_t size)
 }
 
 static void
-fill_device(const struct pci_config *cfg, const struct pci_dev *d,
+fill_device(const struct pci_dev *d,
     struct dev_entry *e, struct kp_device *out)
 {
 	size_t	 n = 0;
 
 	memset(e, 0, sizeof(*e));
-	add_string(e, &n, cfg->driver, "pciAddress", d->addr);
-	add_string(e, &n, cfg->driver, "vendor", d->vendor);
-	add_string(e, &n, cfg->driver, "device", d->device);
-	add_string(e, &n, cfg->driver, "subsystemVendor", d->subsys_vendor);
-	add_string(e, &n, cfg->driver, "subsystemDevice", d->subsys_device);
-	add_string(e, &n, cfg->driver, "class", d->class);
-	add_string(e, &n, cfg->driver, "driver", d->driver);
+	add_string(e, &n, "pciAddress", d->addr);
+	add_string(e, &n, "vendor", d->vendor);
+	add_string(e, &n, "device", d->device);
+	add_string(e, &n, "subsystemVendor", d->subsys_vendor);
+	add_string(e, &n, "subsystemDevice", d->subsys_device);
+	add_string(e, &n, "class", d->class);
+	add_string(e, &n, "driver", d->driver);
 	if (d->numa_node >= 0)
-		add_int(e, &n, cfg->driver, "numaNode", d->numa_node);
+		add_int(e, &n, "numaNode", d->numa_node);
 	if (d->iommu_group >= 0)
-		add_int(e, &n, cfg->driver, "iommuGroup", d->iommu_group);
-	add_string(e, &n, cfg->driver, "physfn", d->physfn);
+		add_int(e, &n, "iommuGroup", d->iommu_group);
+	add_string(e, &n, "physfn", d->physfn);
 	if (d->pcie_root[0] != '\0') {
 		e->attrs[n++] = (struct kp_attribute)KP_ATTR_STRING(
 		    "resource.kubernetes.io/pcieRoot", d->pcie_root);
@@ -101,8 +105,7 @@ fill_device(const struct pci_config *cfg, const struct pci_dev *d,
 	*out = (struct kp_device){ KP_DEVICE_INIT, .name = d->name,
 	    .attributes = e->attrs, .n_attributes = n };
 	if (d->bar_bytes > 0) {
-		snprintf(e->cap_name, sizeof(e->cap_name), "%s/barMemory",
-		    cfg->driver);
+		snprintf(e->cap_name, sizeof(e->cap_name), "barMemory");
 		quantity(d->bar_bytes, e->quantity, sizeof(e->quantity));
 		e->cap = (struct kp_capacity)KP_CAPACITY(e->cap_name,
 		    e->quantity);
@@ -175,7 +178,7 @@ pci_publish(struct kp_plugin *plugin, const struct pci_config *cfg,
 		goto out;
 	}
 	for (i = 0; i < devs->n; i++) {
-		fill_device(cfg, &devs->devs[i], &entries[i], &kdevs[i]);
+		fill_device(&devs->devs[i], &entries[i], &kdevs[i]);
 		if ((pf[i] = physfn(devs, &devs->devs[i])) >= 0)
 			vfs[pf[i]]++;
 	}

@@ -18,7 +18,7 @@ const { makePki, issueClientCert } = require('./certs.js');
 const { Store, clone, uid, now, generateName } = require('./store.js');
 const { Faults, checkRate } = require('./faults.js');
 const G = require('./gates.js');
-const { createHandler, removeSlice } = require('./server.js');
+const { createHandler, removeSlice, LIFECYCLE } = require('./server.js');
 const C = require('./convert.js');
 const S = require('./selectors.js');
 const Q = require('./quantity.js');
@@ -28,6 +28,15 @@ function defaultKubeVersion(versions) {
   if (versions.includes('v1')) return '1.34.0';
   if (versions.includes('v1beta2')) return '1.33.0';
   return '1.32.0';
+}
+
+// A beta version is not served from its removal release on (v1beta1 from
+// 1.38: "unavailable in v1.38+"; v1beta2 from 1.39).
+function servedVersions(asked, kubeVersion) {
+  const minor = Number(kubeVersion.split('.')[1]);
+  const versions = asked.filter((v) => !LIFECYCLE[v] || minor < LIFECYCLE[v][2]);
+  if (versions.length === 0) throw new Error(`none of ${asked.join(', ')} is served by ${kubeVersion}`);
+  return versions;
 }
 
 function newToken() { return crypto.randomBytes(24).toString('base64url'); }
@@ -54,9 +63,10 @@ function newToken() { return crypto.randomBytes(24).toString('base64url'); }
 //   unservedNotFound   'text' (default, as Go's http.NotFound) or 'status'
 //   preconditionMessage 'early' (default, rest.BeforeDelete wording) or 'storage'
 async function startEmulator(opts = {}) {
-  const versions = opts.versions || ['v1', 'v1beta2', 'v1beta1'];
-  for (const v of versions) if (!C.VERSIONS.includes(v)) throw new Error(`unknown version ${v}`);
-  const kubeVersion = opts.kubeVersion || defaultKubeVersion(versions);
+  const asked = opts.versions || ['v1', 'v1beta2', 'v1beta1'];
+  for (const v of asked) if (!C.VERSIONS.includes(v)) throw new Error(`unknown version ${v}`);
+  const kubeVersion = opts.kubeVersion || defaultKubeVersion(asked);
+  const versions = servedVersions(asked, kubeVersion);
   G.checkGates(opts.featureGates);
   const emu = {
     opts: {
@@ -146,10 +156,17 @@ async function startEmulator(opts = {}) {
     },
     // restart closes every connection and listens again on the same port with
     // the same CA and tokens; freshStore starts from an empty store (like an
-    // etcd wipe: RVs restart at initialResourceVersion).
-    async restart({ freshStore = false, downMs = 0 } = {}) {
+    // etcd wipe: RVs restart at initialResourceVersion); kubeVersion: back
+    // as that release (an upgrade: the stored objects kept, the versions
+    // served and the validation that release's).
+    async restart({ freshStore = false, downMs = 0, kubeVersion: kv } = {}) {
       await close();
       if (freshStore) emu.store = new Store({ historySize: emu.opts.historySize, initialRV: emu.opts.initialResourceVersion });
+      if (kv) {
+        emu.opts.versions = api.versions = servedVersions(asked, kv);
+        emu.opts.kubeVersion = api.kubeVersion = kv;
+        emu.minor = Number(kv.split('.')[1]);
+      }
       if (downMs) await new Promise((r) => setTimeout(r, downMs));
       await listen();
     },

@@ -6,6 +6,7 @@
 //
 // ctx: { minor, version, old (internal object on update) }
 
+const { isDeepStrictEqual } = require('node:util');
 const E = require('./errors.js');
 const Q = require('./quantity.js');
 
@@ -153,10 +154,12 @@ function validateCIdentifier(id, path, legacy) {
   return errs;
 }
 
-function validateQualifiedName(name, path, legacy) {
+// strict: the 1.38 rule (PR #141644) that a name has at most one '/'.
+function validateQualifiedName(name, path, legacy, strict) {
   if (legacy && name === '') return [E.required(path, 'name required')];
   const parts = name.split('/');
   const errs = [];
+  if (strict && parts.length > 2) return [E.invalid(path, name, 'a qualified name must not contain more than one \'/\'')];
   if (parts.length === 1) errs.push(...validateCIdentifier(parts[0], path, legacy));
   else if (parts.length === 2) {
     if (parts[0] === '') errs.push(legacy ? E.required(path, 'the domain must not be empty') : E.invalid(path, '', 'the domain must not be empty'));
@@ -164,7 +167,7 @@ function validateQualifiedName(name, path, legacy) {
     if (parts[1] === '') errs.push(legacy ? E.required(path, 'the name must not be empty') : E.invalid(path, '', 'the name must not be empty'));
     else errs.push(...validateCIdentifier(parts[1], path, legacy));
   }
-  // Upstream quirk: three or more parts are not validated at all.
+  // Upstream quirk before 1.38: three or more parts are not validated.
   return errs;
 }
 
@@ -324,11 +327,11 @@ function validateDevice(d, path, ctx, spec) {
   if (!legacy) errs.push(...countErr);
   for (const [k, a] of Object.entries(attrs)) {
     const p = `${base}.attributes[${truncateKey(k)}]`;
-    errs.push(...validateQualifiedName(k, p, legacy), ...validateAttribute(a, p, ctx.minor));
+    errs.push(...validateQualifiedName(k, p, legacy, ctx.strictNames), ...validateAttribute(a, p, ctx.minor));
   }
   for (const [k, c] of Object.entries(caps)) {
     const p = `${base}.capacity[${truncateKey(k)}]`;
-    errs.push(...validateQualifiedName(k, p, legacy));
+    errs.push(...validateQualifiedName(k, p, legacy, ctx.strictNames));
     if (c.requestPolicy !== undefined && !d.allowMultipleAllocations) errs.push(E.forbiddenField(`${p}.requestPolicy`, 'allowMultipleAllocations must be true'));
     else if (c.requestPolicy) errs.push(...validateRequestPolicy(c.value, c.requestPolicy, `${p}.requestPolicy`));
   }
@@ -353,7 +356,9 @@ function validateDevice(d, path, ctx, spec) {
     if (d.nodeName !== undefined) {
       if (d.nodeName) { set.push('`nodeName`'); errs.push(...isDNS1123Subdomain(d.nodeName).map((m) => E.invalid(`${base}.nodeName`, d.nodeName, m))); } else errs.push(E.invalid(`${base}.nodeName`, '', 'must not be empty'));
     }
-    if (d.nodeSelector !== undefined) { set.push('`nodeSelector`'); errs.push(...validateNodeSelector(d.nodeSelector, `${base}.nodeSelector`).filter((e) => !e.field.endsWith('nodeSelectorTerms'))); }
+    // Any number of terms before 1.38; exactly one from 1.38 (PR
+    // #141213), as the slice-level selector.
+    if (d.nodeSelector !== undefined) { set.push('`nodeSelector`'); errs.push(...validateNodeSelector(d.nodeSelector, `${base}.nodeSelector`).filter((e) => ctx.minor >= 38 || !e.field.endsWith('nodeSelectorTerms'))); }
     if (d.allNodes !== undefined) { if (d.allNodes) set.push('`allNodes`'); else errs.push(E.invalid(`${base}.allNodes`, false, 'must be either unset or set to true')); }
     const msg = 'exactly one of `nodeName`, `nodeSelector`, or `allNodes` is required when `perDeviceNodeSelection` is set to true in the ResourceSlice spec';
     if (set.length === 0) errs.push(E.required(path, msg));
@@ -369,6 +374,9 @@ function validateDevice(d, path, ctx, spec) {
 function validateSlice(o, ctx) {
   const { minor } = ctx;
   const old = ctx.old;
+  // 1.38's name rule ratchets: an update that leaves spec.devices as it
+  // is stays valid with the names it has.
+  ctx = { ...ctx, strictNames: minor >= 38 && !(old && isDeepStrictEqual(o.spec.devices, old.spec.devices)) };
   const errs = [];
   errs.push(...(old ? validateMetaUpdate(o.metadata, old.metadata) : []));
   errs.push(...validateObjectMeta(o.metadata, { generatedFrom: ctx.generatedFrom }));

@@ -313,6 +313,56 @@ test('validation: 422 Invalid with causes naming field paths per version', async
   assert.deepEqual(cs.map((x) => x.reason), ['FieldValueTooLong']);
 });
 
+test('1.38: names with more than one \'/\' and per-device selectors with more than one term are refused; older slices stay updatable; v1beta1 is not served', async () => {
+  const e = await startEmulator({ kubeVersion: '1.37.0', nodes: ['node-1'] });
+  try {
+    const post = (body) => request(e, 'POST', `${G}/v1/resourceslices`, { body });
+    const names = ['a/b/c', '/a/b', 'a//b'];
+    const withNames = (n) => slice({ spec: { devices: [{ name: 'gpu-0', attributes: Object.fromEntries(n.map((k) => [k, { bool: true }])), capacity: { 'x/y/z': { value: '1' } } }] } });
+    const term = { matchExpressions: [{ key: 'rack', operator: 'In', values: ['r1'] }] };
+    const perDevice = (terms) => slice({ spec: { nodeName: undefined, perDeviceNodeSelection: true, devices: [{ name: 'gpu-0', nodeSelector: { nodeSelectorTerms: terms } }] } });
+    // 1.37 takes both, and serves v1beta1.
+    let r = await post(withNames(names));
+    assert.equal(r.code, 201, r.text);
+    const old = r.json;
+    r = await post(perDevice([term, term]));
+    assert.equal(r.code, 201, r.text);
+    assert.ok((await request(e, 'GET', G)).json.versions.some((v) => v.version === 'v1beta1'));
+
+    await e.restart({ kubeVersion: '1.38.0' });
+    assert.deepEqual(e.versions, ['v1', 'v1beta2']);
+    r = await request(e, 'GET', G);
+    assert.deepEqual(r.json.versions.map((v) => v.version), ['v1', 'v1beta2']);
+    r = await request(e, 'GET', `${G}/v1beta1/resourceslices`);
+    assert.equal(r.code, 404);
+    assert.equal(r.text, '404 page not found\n');
+    assert.equal((await request(e, 'GET', '/version')).json.minor, '38');
+    r = await post(withNames(names));
+    assert.equal(r.code, 422, r.text);
+    assert.deepEqual(r.json.details.causes.map((c) => [c.field, c.message]), [
+      ...names.map((n) => [`spec.devices[0].attributes[${n}]`, `Invalid value: "${n}": a qualified name must not contain more than one '/'`]),
+      ['spec.devices[0].capacity[x/y/z]', 'Invalid value: "x/y/z": a qualified name must not contain more than one \'/\''],
+    ]);
+    r = await post(perDevice([term, term]));
+    assert.equal(r.code, 422, r.text);
+    assert.deepEqual(r.json.details.causes.map((c) => c.field), ['spec.devices[0].nodeSelector.nodeSelectorTerms']);
+    assert.match(r.json.details.causes[0].message, /must have exactly one node selector term/);
+    r = await post(perDevice([term]));
+    assert.equal(r.code, 201, r.text);
+    // The slice stored under 1.37 stays updatable while spec.devices is
+    // as it was; a change to its devices meets the rule.
+    const upd = { ...old, spec: { ...old.spec, pool: { ...old.spec.pool, generation: 2 } } };
+    r = await request(e, 'PUT', `${G}/v1/resourceslices/${old.metadata.name}`, { body: upd });
+    assert.equal(r.code, 200, r.text);
+    const dev = { ...r.json.spec.devices[0], attributes: { ...r.json.spec.devices[0].attributes, extra: { int: 1 } } };
+    r = await request(e, 'PUT', `${G}/v1/resourceslices/${old.metadata.name}`, { body: { ...r.json, spec: { ...r.json.spec, devices: [dev] } } });
+    assert.equal(r.code, 422, r.text);
+    assert.ok(r.json.details.causes.some((c) => c.field === 'spec.devices[0].attributes[a/b/c]'), r.text);
+  } finally {
+    await e.stop();
+  }
+});
+
 test('validation: requestPolicy ranges and values against default and capacity (1.37)', async () => {
   const post = (policy) => request(emu34, 'POST', `${G}/v1/resourceslices`, {
     body: slice({ spec: { devices: [{ name: 'nic-0', allowMultipleAllocations: true, capacity: { bw: { value: '100G', requestPolicy: policy } } }] } }),

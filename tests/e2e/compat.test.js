@@ -1,13 +1,13 @@
 'use strict';
 // The compatibility matrix (issue 11): every kubelet version the simulator
-// imitates (1.31-1.37) against the plugin (kp_testdriver) in the default
+// imitates (1.31-1.38) against the plugin (kp_testdriver) in the default
 // configuration and with v1alpha4 enabled. Each run records what the
 // kubelet picked and what worked, asserts it against EXPECT, and renders
 // docs/compatibility.md from the observations. With KP_WRITE_COMPAT=1 the
 // file is written; otherwise the committed file must equal what this run
 // observed, so the page cannot go stale.
 //
-// One plugin per configuration serves all seven kubelets, one after the
+// One plugin per configuration serves all eight kubelets, one after the
 // other (each simulated kubelet registers it afresh).
 
 const test = require('node:test');
@@ -39,6 +39,7 @@ const EXPECT = {
     '1.35': { api: 'v1', health: 'v1alpha1.DRAResourceHealth' },
     '1.36': { api: 'v1', health: 'v1alpha1.DRAResourceHealth' },
     '1.37': { api: 'v1', health: 'v1.DRAResourceHealth' },
+    '1.38': { api: 'v1', health: 'v1.DRAResourceHealth' },
   },
   v1alpha4: {
     '1.31': { api: 'v1alpha4', health: null },
@@ -48,6 +49,7 @@ const EXPECT = {
     '1.35': { api: 'v1', health: 'v1alpha1.DRAResourceHealth' },
     '1.36': { api: 'v1', health: 'v1alpha1.DRAResourceHealth' },
     '1.37': { api: 'v1', health: 'v1.DRAResourceHealth' },
+    '1.38': { api: 'v1', health: 'v1.DRAResourceHealth' },
   },
 };
 
@@ -214,11 +216,13 @@ function render() {
   lines.push('- 1.34-1.36 open the v1alpha1 health stream for every plugin, whatever it');
   lines.push('  advertises, and retry every 5 s after it ends; the plugin keeps the stream');
   lines.push('  open (also with health off), so a 1.36 kubelet logs no error for it');
-  lines.push('  (`tests/e2e/health.test.js`). 1.37 opens only an advertised health service and');
-  lines.push('  prefers `v1.DRAResourceHealth`.');
-  lines.push('- 1.37 refuses an endpoint outside its root directory: keep the plugin data');
-  lines.push('  directory under the kubelet root (`kp_kubelet_root_dir()` refuses one outside');
-  lines.push('  it at set time).');
+  lines.push('  (`tests/e2e/health.test.js`). 1.37 and 1.38 open only an advertised health');
+  lines.push('  service and prefer `v1.DRAResourceHealth`.');
+  lines.push('- 1.38 behaves as 1.37 for the plugin (its gate DynamicResourceAllocation is');
+  lines.push('  gone: DRA is always on).');
+  lines.push('- 1.37 and later refuse an endpoint outside their root directory: keep the');
+  lines.push('  plugin data directory under the kubelet root (`kp_kubelet_root_dir()` refuses');
+  lines.push('  one outside it at set time).');
   lines.push('');
   return lines.join('\n');
 }

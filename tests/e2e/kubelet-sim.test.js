@@ -593,15 +593,15 @@ test('1.33 picks by the kubelet\'s order like 1.32, keeps instances per endpoint
   assert.equal(a.calls.length, 1, 'removing one endpoint keeps the other instance');
 });
 
-test('1.37 refuses an endpoint outside its root directory and a bad driver name; 1.36 does not', async (t) => {
-  for (const kubelet of ['1.37', '1.36']) {
+test('1.37 and 1.38 refuse an endpoint outside their root directory and a bad driver name; 1.36 does not', async (t) => {
+  for (const kubelet of ['1.38', '1.37', '1.36']) {
     const root = tempDir(t);
     const dir = path.join(root, 'plugins_registry');
     fs.mkdirSync(dir);
     const outside = tempDir(t, 'ksim-out-');
     const sim = startSim(t, { registryDir: dir, version: kubelet, healthStream: false });
     const plugin = await startFakePlugin(t, { regSocket: path.join(dir, 'a.sock'), draSocket: path.join(outside, 'dra.sock') });
-    if (kubelet === '1.37') {
+    if (kubelet !== '1.36') {
       const ev = await sim.waitFor('registrationFailed', () => true, 5000);
       assert.equal(ev.stage, 'validation');
       assert.match(ev.error, /endpoint ".*dra\.sock" is not inside the kubelet root directory/);
@@ -645,5 +645,5 @@ test('cli: --kubelet-version selects the version', async (t) => {
   assert.match(ok.stdout, /chosen API: +v1beta1 /);
   const bad = await runCli(['--registry', dir, '--kubelet-version', '1.30']);
   assert.equal(bad.code, 2);
-  assert.match(bad.stderr, /--kubelet-version must be one of 1.31, 1.32, 1.33, 1.34, 1.35, 1.36, 1.37/);
+  assert.match(bad.stderr, /--kubelet-version must be one of 1.31, 1.32, 1.33, 1.34, 1.35, 1.36, 1.37, 1.38/);
 });

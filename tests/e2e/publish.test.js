@@ -18,10 +18,10 @@ const NODE = 'node-1';
 const SELECTOR = `spec.driver=${DRIVER},spec.nodeName=${NODE}`;
 
 // An emulator, a kubeconfig for it, a running plugin and a kubelet sim.
-async function setup(t, { versions = ['v1', 'v1beta1'], args = [], sim = true } = {}) {
+async function setup(t, { versions = ['v1', 'v1beta1'], kubeVersion, args = [], sim = true } = {}) {
   const root = makeRoot(DRIVER);
   const tokenFile = path.join(root.dir, 'token');
-  const emu = await startEmulator({ versions, nodes: [NODE], tokenFile });
+  const emu = await startEmulator({ versions, kubeVersion, nodes: [NODE], tokenFile });
   fs.copyFileSync(emu.caFile, path.join(root.dir, 'ca.crt'));
   const kc = path.join(root.dir, 'kubeconfig');
   fs.writeFileSync(kc, kubeconfig({ server: emu.url }));
@@ -113,24 +113,111 @@ test('split_slices: 300 devices and 10 counter sets become slices of the allowed
   await drv.stop();
 });
 
-test('kp_reconcile_pool_with_name: one pool of node-less slices; another pool set fails at once', async (t) => {
-  const { emu, drv } = await setup(t, { sim: false, args: ['--reconcile-pool', 'pool-0'] });
+test('kp_reconcile_pool_with_name (1.38): that pool replaces the desired state, each other pool is reported and not published', async (t) => {
+  const { emu, drv } = await setup(t, { sim: false, args: ['--reconcile-pool', 'pool-1', '--channels'] });
   const noNode = `spec.driver=${DRIVER},spec.nodeName=`;
-  const l = await drv.command('publish 2 2', 'publish ');
-  assert.match(l, /^publish KP_EINVAL kp_publish_resources: ReconcilePoolWithName="pool-0", but found 2 pools; expected exactly one pool with this name/);
-  await publish(drv, 2, 1);
+  const l = await drv.command('publish 2 3', 'publish ');
+  assert.match(l, /^publish KP_OK/, l);
+  const errs = await until(() => {
+    const e = drv.lines.filter((x) => x.startsWith('errcb '));
+    return e.length === 2 ? e : null;
+  }, 10000, 50);
+  assert.deepEqual(errs, [0, 2].map((i) => `errcb KP_EINVAL rec=1 kp_publish_resources: pools[${i}] "pool-${i}": ` +
+    'not published: ReconcilePoolWithName="pool-1" publishes only that pool'));
   const s = await until(() => {
     const x = emu.getSlices({ fieldSelector: noNode });
     return x.length === 1 ? x : null;
   }, 15000, 100);
-  assert.equal(s[0].spec.pool.name, 'pool-0');
+  assert.equal(s[0].spec.pool.name, 'pool-1');
   assert.equal(s[0].spec.allNodes, true);
   assert.equal(s[0].spec.nodeName, undefined);
+  assert.equal(s[0].spec.devices.length, 2);
   assert.equal(s[0].metadata.ownerReferences[0].name, NODE);
   assert.equal(slicesOf(emu).length, 0, 'nothing node-local');
   const sels = new Set(emu.requests({ method: 'GET', path: '/resourceslices' }).map((e) => e.query.fieldSelector));
   assert.deepEqual([...sels], [noNode]);
+  // Only other pools: nothing desired, the pool's slice goes; reported.
+  await publish(drv, 2, 1);
+  await until(() => emu.getSlices({ fieldSelector: noNode }).length === 0, 15000, 100);
+  assert.equal(drv.lines.filter((x) => x.startsWith('errcb ')).length, 3);
   await drv.stop();
+});
+
+test('ValidateQualifiedNames (1.38): a pool with a name of the driver\'s own domain is reported once, not published, not retried', async (t) => {
+  const { emu, drv } = await setup(t, { sim: false, args: ['--channels'] });
+  const errcb = () => drv.lines.filter((x) => x.startsWith('errcb '));
+  const tagOf = (s) => s.spec.devices[0].attributes['example.com/tag'].string;
+  const pool = (name) => slicesOf(emu).filter((s) => s.spec.pool.name === name);
+  let l = await drv.command('publish 2 2 a 0 1', 'publish ');
+  assert.match(l, /^publish KP_OK/, l);
+  await until(() => errcb().length === 1, 10000, 50);
+  assert.equal(errcb()[0], 'errcb KP_EINVAL rec=1 kp_publish_resources: pools[1] "pool-1": ' +
+    `slices[0].devices[0].attributes["${DRIVER}/model"]: qualified with the driver's own domain: ` +
+    'use the short name "model" (ValidateQualifiedNames); the pool is not published');
+  await until(() => pool('pool-0').length === 1, 15000, 100);
+  // Not retried: no second report, no write for pool-1.
+  await sleep(1500);
+  assert.equal(errcb().length, 1);
+  assert.equal(pool('pool-1').length, 0);
+  assert.equal(emu.writes({ path: '/resourceslices' }).length, 1, 'one create (pool-0)');
+  // Corrected: published.
+  await publish(drv, 2, 2, 'a');
+  await until(() => pool('pool-1').length === 1, 15000, 100);
+  const rv = pool('pool-1')[0].metadata.resourceVersion;
+  // The name again, with another tag: pool-0 changes, pool-1 keeps what
+  // was published last (neither updated nor deleted).
+  l = await drv.command('publish 2 2 b 0 1', 'publish ');
+  assert.match(l, /^publish KP_OK/, l);
+  await until(() => errcb().length === 2, 10000, 50);
+  assert.match(errcb()[1], /pools\[1\] "pool-1": .*the pool is not published \(its slices stay as last published\)$/);
+  await until(() => tagOf(pool('pool-0')[0]) === 'b', 15000, 100);
+  await sleep(500);
+  assert.equal(pool('pool-1').length, 1);
+  assert.equal(tagOf(pool('pool-1')[0]), 'a');
+  assert.equal(pool('pool-1')[0].metadata.resourceVersion, rv);
+  assert.equal(emu.writes({ method: 'DELETE', path: '/resourceslices' }).length, 0);
+  await drv.stop();
+});
+
+test('kp_validate_qualified_names(opts, 0): such names are published as given', async (t) => {
+  const { emu, drv } = await setup(t, { sim: false, args: ['--channels', '--no-qualified-names-check'] });
+  const l = await drv.command('publish 1 1 a 0 0', 'publish ');
+  assert.match(l, /^publish KP_OK/, l);
+  const s = await until(() => {
+    const x = slicesOf(emu);
+    return x.length === 1 ? x : null;
+  }, 15000, 100);
+  assert.deepEqual(s[0].spec.devices[0].attributes[`${DRIVER}/model`], { string: 'x' });
+  assert.equal(drv.lines.filter((x) => x.startsWith('errcb ')).length, 0);
+  await drv.stop();
+});
+
+test('the error function may call kp_publish_resources, also while kp_stop runs (1.38)', async (t) => {
+  const { emu, drv } = await setup(t, { sim: false, args: ['--channels', '--error-republish', '20000'] });
+  const l = await drv.command('publish 1 2 a 0 1', 'publish ');
+  assert.match(l, /^publish KP_OK/, l);
+  await drv.line(['errcb KP_EINVAL']);
+  // The function's own calls go through: pool-0 as it publishes it (one
+  // attribute, "index"), pool-1 never.
+  const s = await until(() => {
+    const x = slicesOf(emu);
+    return x.length === 1 && !x[0].spec.devices[0].attributes['example.com/tag'] ? x : null;
+  }, 15000, 100);
+  assert.deepEqual(s[0].spec.devices[0].attributes, { index: { int: 0 } });
+  // kp_stop while the function still calls: they fail at once, it
+  // returns, kp_stop ends in time and leaves no fd behind.
+  const t0 = Date.now();
+  const st = await drv.stop();
+  const took = Date.now() - t0;
+  assert.equal(st.code, 0);
+  assert.equal(st.fdsAfter, st.fdsBefore, 'no fd left behind');
+  assert.ok(took < 10000, `kp_stop took ${took} ms`);
+  const r = drv.lines.find((x) => x.startsWith('errcb-republish '));
+  const m = /^errcb-republish (\S+) n=(\d+) ms=(\d+)$/.exec(r || '');
+  assert.ok(m, r);
+  assert.equal(m[1], 'KP_EPIPE');
+  assert.ok(Number(m[2]) >= 2, r);
+  assert.ok(Number(m[3]) < 20000, r);
 });
 
 test('a node name with no Node object: the error names the 404 and where the name came from', async (t) => {
@@ -177,6 +264,37 @@ test('a v1beta1-only (1.32-like) server gets v1beta1 JSON', async (t) => {
   assert.match(posts[0].path, /\/apis\/resource\.k8s\.io\/v1beta1\/resourceslices/);
   const body = typeof posts[0].body === 'string' ? JSON.parse(posts[0].body) : posts[0].body;
   assert.ok(body.spec.devices[0].basic, 'v1beta1 devices are nested under basic');
+});
+
+test('a 1.38 server (v1 and v1beta2, v1beta1 no longer served): slices and claim look-ups in v1', async (t) => {
+  const { emu, drv, kubelet } = await setup(t, { versions: ['v1', 'v1beta2', 'v1beta1'], kubeVersion: '1.38.0' });
+  assert.deepEqual(emu.versions, ['v1', 'v1beta2']);
+  await publish(drv, 3);
+  const s = await until(() => {
+    const x = slicesOf(emu);
+    return x.length === 1 ? x : null;
+  }, 15000, 100);
+  assert.equal(s[0].spec.devices.length, 3);
+  const c = { namespace: 'default', name: 'c138', uid: randomUUID() };
+  emu.addClaim({ ...c, allocation: { results: [{ request: 'gpu', driver: DRIVER, pool: NODE, device: 'dev-1' }] } });
+  const res = await kubelet.nodePrepareResources(DRIVER, [c]);
+  assert.equal(res.claims[c.uid].devices.length, 1);
+  await until(() => /ALLOC default\/c138 results=1 gpu:node-1\/dev-1/.test(drv.stderr));
+  const api = emu.requests().filter((r) => /^\/apis\/resource\.k8s\.io\/v/.test(r.path));
+  assert.ok(api.some((r) => /\/resourceclaims\/c138$/.test(r.path)));
+  for (const r of api) assert.match(r.path, /^\/apis\/resource\.k8s\.io\/v1\//, `${r.method} ${r.path}`);
+  await drv.stop();
+});
+
+test('a 1.38 server without v1 serves v1beta2 only: published in v1beta2', async (t) => {
+  const { emu, drv } = await setup(t, { versions: ['v1beta2', 'v1beta1'], kubeVersion: '1.38.0', sim: false });
+  assert.deepEqual(emu.versions, ['v1beta2']);
+  await publish(drv, 2);
+  await until(() => slicesOf(emu).length === 1, 15000, 100);
+  const posts = emu.writes({ method: 'POST', path: '/resourceslices' });
+  assert.equal(posts.length, 1);
+  assert.match(posts[0].path, /^\/apis\/resource\.k8s\.io\/v1beta2\/resourceslices/);
+  await drv.stop();
 });
 
 test('the publisher restarts and keeps publishing', async (t) => {

@@ -14,7 +14,7 @@ options:
   --registry DIR         plugins_registry directory to watch (required)
   --kubelet-version V    kubelet version to imitate: ${KUBELET_VERSIONS.join(', ')} (default 1.34);
                          --version V is the same
-  --root-dir DIR         kubelet --root-dir, for 1.37's endpoint check (default: the parent of --registry)
+  --root-dir DIR         kubelet --root-dir, for the 1.37+ endpoint check (default: the parent of --registry)
   --driver NAME          driver to wait for and call (default: the first to register)
   --prepare CLAIM...     NodePrepareResources for these claims (one call), CLAIM = ns/name/uid
   --unprepare CLAIM...   NodeUnprepareResources for these claims (one call, after prepare)

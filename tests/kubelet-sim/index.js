@@ -34,7 +34,7 @@ const DEFAULTS = {
   // from 1.36 (beta); undefined takes the version's default.
   healthStream: undefined,
   healthRetryMs: 5000, // wait.UntilWithContext period
-  // kubelet --root-dir, for 1.37's endpoint check; undefined: the parent
+  // kubelet --root-dir, for the 1.37+ endpoint check; undefined: the parent
   // of registryDir (<root>/plugins_registry).
   rootDir: undefined,
   rejectWith: null,

@@ -3,9 +3,9 @@
 // plugin (upstream-api.md §3.3). Error texts follow upstream so tests can
 // match them; Go's %q/%v formatting is imitated by goQuote/goList.
 
-const KUBELET_VERSIONS = ['1.31', '1.32', '1.33', '1.34', '1.35', '1.36', '1.37'];
+const KUBELET_VERSIONS = ['1.31', '1.32', '1.33', '1.34', '1.35', '1.36', '1.37', '1.38'];
 // Versions with the 1.34 plugin manager (registration, connections).
-const MODERN_VERSIONS = ['1.34', '1.35', '1.36', '1.37'];
+const MODERN_VERSIONS = ['1.34', '1.35', '1.36', '1.37', '1.38'];
 
 // What differs per kubelet version besides supported_versions
 // (upstream-2026.md §4.2-4.5, upstream-api.md §3). One table, so a test
@@ -21,12 +21,12 @@ const MODERN_VERSIONS = ['1.34', '1.35', '1.36', '1.37'];
 //                 with backoff (1.36 PR #133335); else only when the
 //                 socket is re-created
 //   healthGate    default of gate ResourceHealthStatus (alpha in
-//                 1.34/1.35, beta and on in 1.36; 1.37 negotiates)
+//                 1.34/1.35, beta and on in 1.36; 1.37+ negotiates)
 //   healthAll     the stream is opened for every plugin, whatever it
 //                 advertises, and re-opened 5 s after any end (1.34-1.36)
 //   checkEndpoint  driver name (CSI rules) and endpoint validated: non-empty,
 //                 absolute, < 108 bytes, lexically inside the kubelet root
-//                 directory (1.37, PR #140837)
+//                 directory (1.37+, PR #140837)
 const BEHAVIOUR = {
   '1.31': { perEndpoint: false, dialAtRegistration: false, preferConnected: false, retryRegistration: false,
     healthGate: false, healthAll: false, checkEndpoint: false },
@@ -41,6 +41,12 @@ const BEHAVIOUR = {
   '1.36': { perEndpoint: true, dialAtRegistration: true, preferConnected: true, retryRegistration: true,
     healthGate: true, healthAll: true, checkEndpoint: false },
   '1.37': { perEndpoint: true, dialAtRegistration: true, preferConnected: true, retryRegistration: true,
+    healthGate: true, healthAll: false, checkEndpoint: true },
+  // 1.38 (upstream-2026-12.md §1.2): the plugin API as 1.37 (v1.DRAPlugin,
+  // v1 health first); gate DynamicResourceAllocation removed (DRA always
+  // on, PR #141946); its fixes (health checkpoint panic #140904, status
+  // order #142340) change nothing a plugin sees.
+  '1.38': { perEndpoint: true, dialAtRegistration: true, preferConnected: true, retryRegistration: true,
     healthGate: true, healthAll: false, checkEndpoint: true },
 };
 
@@ -237,6 +243,7 @@ function validateSupportedVersions(kubeletVersion, { name, endpoint, versions, e
     case '1.36':
       return validate134(name, endpoint, versions);
     case '1.37':
+    case '1.38':
       return { ...validate134(name, endpoint, versions), healthService: pickHealthService(versions) };
     default: throw new Error(`unsupported kubelet version ${kubeletVersion} (use ${KUBELET_VERSIONS.join(', ')})`);
   }

@@ -539,6 +539,94 @@ test_v137(void)
 	pack_free(pub);
 }
 
+/*
+ * timeAdded is kept for every unchanged taint (1.38, kubernetes PR
+ * #141107): each device, each taint, in any order of the stored slice;
+ * a changed taint gets none, one the driver dated keeps its own.
+ */
+static const char taint_spec[] =
+    "{\"devices\": ["
+    "{\"name\": \"d0\", %s\"taints\": ["
+    "{\"key\": \"k1\", \"value\": \"v1\", \"effect\": \"NoSchedule\"},"
+    "{\"key\": \"k2\", \"value\": \"v2\", \"effect\": \"NoExecute\"},"
+    "{\"key\": \"k3\", \"effect\": \"NoSchedule\"},"
+    "{\"key\": \"k4\", \"value\": \"v4\", \"effect\": \"NoSchedule\","
+    " \"timeAdded\": \"2020-01-01T00:00:00Z\"}]%s},"
+    "{\"name\": \"d1\", %s\"taints\": ["
+    "{\"key\": \"k1\", \"value\": \"v1\", \"effect\": \"NoSchedule\"},"
+    "{\"key\": \"k5\", \"value\": \"new\", \"effect\": \"NoSchedule\"}]%s}"
+    "]}";
+
+static const char taint_stored[] =
+    "{\"devices\": ["
+    "{\"name\": \"d1\", %s\"taints\": ["
+    "{\"key\": \"k1\", \"value\": \"v1\", \"effect\": \"NoSchedule\","
+    " \"timeAdded\": \"2026-01-01T00:00:11Z\"},"
+    "{\"key\": \"k5\", \"value\": \"old\", \"effect\": \"NoSchedule\","
+    " \"timeAdded\": \"2026-01-01T00:00:15Z\"}]%s},"
+    "{\"name\": \"d0\", %s\"taints\": ["
+    "{\"key\": \"k3\", \"effect\": \"NoSchedule\","
+    " \"timeAdded\": \"2026-01-01T00:00:03Z\"},"
+    "{\"key\": \"k1\", \"value\": \"v1\", \"effect\": \"NoSchedule\","
+    " \"timeAdded\": \"2026-01-01T00:00:01Z\"},"
+    "{\"key\": \"k2\", \"value\": \"v2\", \"effect\": \"NoExecute\","
+    " \"timeAdded\": \"2026-01-01T00:00:02Z\"},"
+    "{\"key\": \"k4\", \"value\": \"v4\", \"effect\": \"NoSchedule\","
+    " \"timeAdded\": \"2026-01-01T00:00:09Z\"}]%s}"
+    "]}";
+
+static const char *
+taint_time(const json_t *spec, int beta1, size_t dev, size_t i)
+{
+	const json_t	*d = json_array_get(json_object_get(spec, "devices"),
+			    dev);
+
+	if (beta1)
+		d = json_object_get(d, "basic");
+	return (json_string_value(json_object_get(json_array_get(
+	    json_object_get(d, "taints"), i), "timeAdded")));
+}
+
+static void
+test_taint_times(void)
+{
+	static const enum kube_version	 vs[] = { KUBE_V1, KUBE_V1BETA2,
+					    KUBE_V1BETA1 };
+	char				 buf[2048];
+	json_t				*spec, *stored, *neutral;
+	const char			*o, *c;
+	size_t				 k;
+
+	for (k = 0; k < 3; k++) {
+		int beta1 = vs[k] == KUBE_V1BETA1;
+
+		o = beta1 ? "\"basic\": {" : "";
+		c = beta1 ? "}" : "";
+		snprintf(buf, sizeof(buf), taint_spec, o, c, o, c);
+		spec = json_loads(buf, 0, NULL);
+		snprintf(buf, sizeof(buf), taint_stored, o, c, o, c);
+		stored = json_loads(buf, 0, NULL);
+		CHECK(spec != NULL && stored != NULL);
+		neutral = conv_neutral_spec(vs[k], stored);
+		CHECK(neutral != NULL);
+		conv_adopt_taint_times(vs[k], spec, neutral);
+		CHECK_STREQ(taint_time(spec, beta1, 0, 0),
+		    "2026-01-01T00:00:01Z");
+		CHECK_STREQ(taint_time(spec, beta1, 0, 1),
+		    "2026-01-01T00:00:02Z");
+		CHECK_STREQ(taint_time(spec, beta1, 0, 2),
+		    "2026-01-01T00:00:03Z");
+		CHECK_STREQ(taint_time(spec, beta1, 0, 3),
+		    "2020-01-01T00:00:00Z");
+		CHECK_STREQ(taint_time(spec, beta1, 1, 0),
+		    "2026-01-01T00:00:11Z");
+		CHECK(taint_time(spec, beta1, 1, 1) == NULL);
+		json_decref(neutral);
+		json_decref(stored);
+		json_decref(spec);
+	}
+}
+
 int
 main(void)
 {
@@ -547,5 +635,6 @@ main(void)
 	test_shapes();
 	test_parse();
 	test_v137();
+	test_taint_times();
 	return (test_done("test_convert"));
 }

@@ -362,6 +362,23 @@ test_reconcile_pool(void)
 	kp_options_free(o);
 }
 
+/* ValidateQualifiedNames: on by default; 0 turns it off, anything else on. */
+static void
+test_qualified_names(void)
+{
+	struct kp_options	*o;
+
+	if (kp_options_new(&o) != 0)
+		return;
+	CHECK_EQ(o->qnames_off, 0);
+	OK(kp_validate_qualified_names(o, 0));
+	CHECK_EQ(o->qnames_off, 1);
+	OK(kp_validate_qualified_names(o, 2));
+	CHECK_EQ(o->qnames_off, 0);
+	CHECK_EQ(kp_validate_qualified_names(NULL, 1), KP_EINVAL);
+	kp_options_free(o);
+}
+
 static void
 test_kube_client(void)
 {
@@ -967,6 +984,7 @@ main(void)
 	test_node_name();
 	test_node_uid();
 	test_reconcile_pool();
+	test_qualified_names();
 	test_kube_client();
 	test_qps();
 	test_socket_paths();

@@ -32,6 +32,11 @@
  * <hex>"). --fork-hooks: kp_sandbox_exec(0). --driver-name-file <f>: the
  * driver name read from f by each run of main(). --stderr-to <f>: stderr
  * sent to f before kp_start(). --initial-state <text>: kp_state_initial().
+ * --error-republish MS (with --channels): after printing "errcb ...", the
+ * error function calls kp_publish_resources() (pool-0, one device) every
+ * 20 ms until a call fails or MS passed, then prints "errcb-republish
+ * <KP_NAME of the last call> n=<calls> ms=<elapsed>".
+ * --no-qualified-names-check: kp_validate_qualified_names(o, 0).
  * With --exit-on-stop a thread waits in kp_plugin_wait() and prints
  * "plugin-stopped <KP_NAME> <reason>" when the plugin stops on its own.
  * End of input stops as "stop" does. Claim "hang-forever..." makes the
@@ -80,11 +85,14 @@ struct tdrv {
 	int		 all_nodes;	/* publish: pools for all nodes */
 	int		 exit_on_stop;	/* kp_plugin_wait: exit with it */
 	int		 start_twice;	/* --start-twice */
+	int		 republish_ms;	/* --error-republish */
 	struct kp_options *opts;	/* kept for "restart" */
 	const struct kp_hooks *hooks;
 };
 
 static struct tdrv	 drv;
+/* The running plugin, for the error function (--error-republish). */
+static struct kp_plugin	*_Atomic cur_plugin;
 static atomic_int	 status_stop;	/* ends status_thread */
 static pthread_t	 status_th;
 static atomic_int	 in_hook;	/* hooks running right now */
@@ -454,11 +462,60 @@ state_cb(void *user, const void *data, size_t len, uint64_t gen)
 	    (const char *)data);
 }
 
+/* One valid pool-0 with one device: what --error-republish sends. */
+static int
+publish_fixed(struct kp_plugin *p)
+{
+	static const struct kp_attribute a = KP_ATTR_INT("index", 0);
+	struct kp_device	 d = { KP_DEVICE_INIT, .name = "dev-0",
+				    .attributes = &a, .n_attributes = 1 };
+	struct kp_slice		 s = { KP_SLICE_INIT, .devices = &d,
+				    .n_devices = 1 };
+	struct kp_pool		 pl = { KP_POOL_INIT, .name = "pool-0",
+				    .slices = &s, .n_slices = 1,
+				    .all_nodes = drv.all_nodes };
+	struct kp_resources	 res = { KP_RESOURCES_INIT, .pools = &pl,
+				    .n_pools = 1 };
+
+	return (kp_publish_resources(p, &res));
+}
+
+/*
+ * --error-republish MS: the error function calls kp_publish_resources()
+ * (upstream 1.38: HandleError may call PublishResources), every 20 ms
+ * until one fails or MS passed, so a kp_stop() may come meanwhile.
+ */
+static void
+error_republish(void)
+{
+	struct kp_plugin	*p = atomic_load(&cur_plugin);
+	struct timespec		 t0, t1;
+	long			 ms = 0;
+	int			 r = 0, n = 0;
+
+	if (p == NULL)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (r == 0 && ms < drv.republish_ms) {
+		r = publish_fixed(p);
+		n++;
+		if (r == 0)
+			usleep(20000);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		ms = (t1.tv_sec - t0.tv_sec) * 1000 +
+		    (t1.tv_nsec - t0.tv_nsec) / 1000000;
+	}
+	printf("errcb-republish %s n=%d ms=%ld\n", kp_err_name(r), n, ms);
+	fflush(stdout);
+}
+
 static void
 error_cb(void *user, int code, const char *msg, int recoverable)
 {
 	printf("errcb %s rec=%d %s\n", kp_err_name(code), recoverable, msg);
 	fflush(stdout);
+	if (drv.republish_ms > 0)
+		error_republish();
 }
 
 /* Waits on kp_status_fd(): read it, then ask (no change is missed). */
@@ -1541,6 +1598,10 @@ apply(struct kp_options *o, int ch, const char *a)
 	case 380: return (kp_shutdown_grace(o, (int)strtol(a, 0, 10)));
 	case 381: return (kp_termination_message_path(o, a[0] ? a : NULL));
 	case 382: drv.exit_on_stop = 1; return (0);
+	case 384: return (kp_validate_qualified_names(o, 0));
+	case 385:
+		drv.republish_ms = (int)strtol(a, 0, 10);
+		return (0);
 	case 390: drv.quiet = 1; return (0);
 	case 391: drv.start_twice = 1; return (0);
 	case 392: return (heap_marker(a));
@@ -1604,6 +1665,8 @@ parse(int argc, char **argv, struct kp_options *o)
 		{ "shutdown-grace-ms", 1, 0, 380 },
 		{ "termination-log", 1, 0, 381 },
 		{ "exit-on-stop", 0, 0, 382 },
+		{ "no-qualified-names-check", 0, 0, 384 },
+		{ "error-republish", 1, 0, 385 },
 		{ "quiet", 0, 0, 390 }, { "start-twice", 0, 0, 391 },
 		{ "heap-marker", 1, 0, 392 },
 		{ "log-callback", 0, 0, 393 },
@@ -1627,11 +1690,12 @@ parse(int argc, char **argv, struct kp_options *o)
 }
 
 /*
- * "publish <devices> [pools] [tag] [changed]": pools named pool-0.., each
- * with <devices> devices (at most 4096) in slices of at most 128,
+ * "publish <devices> [pools] [tag] [changed] [qual]": pools named pool-0..,
+ * each with <devices> devices (at most 4096) in slices of at most 128,
  * attributes from tag (so a republish with another tag changes every
  * device); the first <changed> devices of pool-0 get "<tag>-x" instead
- * (bench/run.js: a republish with one device changed).
+ * (bench/run.js: a republish with one device changed); device 0 of pool
+ * <qual> gets an attribute "<driver>/model" (ValidateQualifiedNames).
  */
 #define PUB_MAX_POOL	4096
 #define PUB_MAX_POOLS	8
@@ -1644,15 +1708,17 @@ publish(struct kp_plugin *p, const char *args)
 	static struct kp_capacity	 caps[PUB_MAX_POOLS * PUB_MAX_POOL][1];
 	static char			 names[PUB_MAX_POOLS * PUB_MAX_POOL][32];
 	static char			 pools[PUB_MAX_POOLS][16];
-	static char			 tag[64], xtag[72];
+	static char			 tag[64], xtag[72], own[80];
 	static struct kp_slice		 slices[PUB_MAX_POOLS][PUB_MAX_POOL /
 					    128];
 	struct kp_pool			 pl[PUB_MAX_POOLS];
 	struct kp_resources		 res;
 	int				 n = 0, np = 1, changed = 0, i, k, d = 0;
+	int				 qual = -1;
 
 	tag[0] = '\0';
-	sscanf(args, "%d %d %63s %d", &n, &np, tag, &changed);
+	sscanf(args, "%d %d %63s %d %d", &n, &np, tag, &changed, &qual);
+	snprintf(own, sizeof(own), "%s/model", drv.name);
 	if (n < 0 || n > PUB_MAX_POOL || np < 0 || np > PUB_MAX_POOLS)
 		return (-1);
 	snprintf(xtag, sizeof(xtag), "%s-x", tag[0] ? tag : "none");
@@ -1670,6 +1736,9 @@ publish(struct kp_plugin *p, const char *args)
 			    tag[0] ? tag : "none");
 			attrs[d][2] = (struct kp_attribute)KP_ATTR_VERSION(
 			    "example.com/version", "1.2.3");
+			if (k == qual && i == 0)
+				attrs[d][2] = (struct kp_attribute)
+				    KP_ATTR_STRING(own, "x");
 			caps[d][0] = (struct kp_capacity)KP_CAPACITY("memory",
 			    "1Gi");
 			devs[d] = (struct kp_device){ KP_DEVICE_INIT,
@@ -1957,9 +2026,11 @@ commands(struct kp_plugin *p, int fds_before)
 			    r ? kp_plugin_last_error(p) : "");
 		} else if (strncmp(line, "restart", 7) == 0 &&
 		    drv.opts != NULL) {
+			atomic_store(&cur_plugin, NULL);
 			(void)kp_stop(p);
 			p = NULL;
 			r = kp_start(drv.opts, drv.hooks, &p);
+			atomic_store(&cur_plugin, p);
 			printf("restart %s %s\n", kp_err_name(r),
 			    r ? kp_options_last_error(drv.opts) : "");
 			if (r != 0)
@@ -2022,6 +2093,7 @@ main(int argc, char **argv)
 		pthread_create(&status_th, NULL, status_thread, p);
 	if (drv.exit_on_stop)
 		pthread_create(&th, NULL, wait_thread, p);
+	atomic_store(&cur_plugin, p);
 	printf("ready %d\n", (int)getpid());
 	commands(p, fds);
 	if (drv.opts != NULL)
