@@ -813,9 +813,12 @@ struct kp_toleration {
  *     short names: compare with kp_claim_capacity() which accepts both.
  *   quantity: the quantity's text as the API server wrote it (its
  *     canonical form: "1Gi", "500m").
- *   value: Quantity.Value() (rounded up to an integer), milli_value:
- *     Quantity.MilliValue() (rounded up); beyond int64 both are INT64_MAX
- *     (INT64_MIN when negative) and overflow is 1.
+ *   value: Quantity.Value() (rounded up to an integer); beyond int64 it
+ *     is INT64_MAX (INT64_MIN when negative) and overflow is 1.
+ *   milli_value: Quantity.MilliValue() (rounded up), the same way with
+ *     milli_overflow ("10E" has a value, no milli value).
+ *   invalid: 1 when quantity is no Kubernetes quantity (an API server
+ *     never stores one): value and milli_value are 0.
  */
 struct kp_capacity_quantity {
 	size_t struct_size;
@@ -824,6 +827,8 @@ struct kp_capacity_quantity {
 	int64_t value;
 	int64_t milli_value;
 	int overflow;
+	int milli_overflow;
+	int invalid;
 };
 
 /*
@@ -931,7 +936,8 @@ struct kp_consumer_ref {
  *     when none; node_selector_json the same parsed (json_t).
  *   json, json_len: the claim as the API server returned it, compact
  *     JSON (metadata, spec and status, every field the library does not
- *     model included); json_obj the same parsed (json_t, read it with
+ *     model included; metadata.managedFields left out, as kubectl shows
+ *     a claim); json_obj the same parsed (json_t, read it with
  *     kp_claim_json() below). NULL when nothing was fetched.
  */
 struct kp_claim_info {
@@ -961,20 +967,25 @@ struct kp_claim_info {
 /*
  * kp_claim_info - everything about claim, one element of the claims array
  * a prepare or unprepare hook got, while that hook runs (from any
- * thread). The first call for a claim parses its JSON (once; the same
- * pointer comes back after), so a driver that never asks pays nothing.
- * Lifetime: until the hook call that got claim returns; never free or
- * modify it. For an unprepare, or without Kubernetes access, only
- * namespace_, name and uid are set (absent has
- * KP_CLAIM_ABSENT_ALLOCATION). Returns NULL when claim is not one of a
- * running hook call's claims (a copy of the struct, a claim kept after
- * the hook returned), out of memory, or when the claim's JSON does not
- * parse (a publisher that broke the protocol; logged). Mirrors the
+ * thread). The first call for a claim parses its JSON (once, outside
+ * any lock other calls wait on; the same pointer comes back after), so a
+ * driver that never asks pays nothing. Lifetime: until the hook call
+ * that got claim returns; never free or modify it. For an unprepare, or
+ * without Kubernetes access, only namespace_, name and uid are set
+ * (absent has KP_CLAIM_ABSENT_ALLOCATION). Returns NULL when claim is not
+ * one of a running hook call's claims (a copy of the struct; a claim
+ * kept after its hook returned is a dangling pointer: it may even find a
+ * later call's claim), out of memory, or when the claim's JSON cannot be
+ * used: it does not parse, names another claim (a publisher that broke
+ * the protocol) or holds more than KP_CLAIM_MAX_VALUES JSON values (a
+ * bound on what one claim may cost the nodeserver; no claim a pod uses
+ * comes near it). Each of those is logged once. Mirrors the
  * *resourceapi.ResourceClaim of Go's PrepareResourceClaims
  * (kubeletplugin/draplugin.go).
  */
 KP_EXTERN const struct kp_claim_info *kp_claim_info(
     const struct kp_claim *claim);
+#define KP_CLAIM_MAX_VALUES	16384	/* JSON values (and keys) in a claim */
 
 /*
  * kp_claim_capacity - the consumedCapacity entry of result r named name,

@@ -24,6 +24,7 @@
 #include "nodeserver/dra.h"
 
 static pthread_mutex_t	 ci_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t	 ci_cond = PTHREAD_COND_INITIALIZER;
 static struct ci_call	*ci_calls;	/* running hook calls, under ci_lock */
 
 /* n bytes from the arena, zeroed; NULL when out of memory. */
@@ -159,14 +160,20 @@ ci_tolerations(struct dra_arena_chunk **ar, const json_t *a,
 	return (0);
 }
 
-/* Quantity q scaled: value, or INT64_MAX/MIN (overflow set) beyond. */
+/* Quantity q scaled: value, or INT64_MAX/MIN (overflow set) beyond, or
+ * 0 (invalid set) for no quantity. */
 static int64_t
-ci_scaled(const char *q, int milli, int *overflow)
+ci_scaled(const char *q, int milli, int *overflow, int *invalid)
 {
 	int64_t	v;
+	int	r;
 
-	if (qty_value_scaled(q, milli ? 3 : 0, &v) == 0)
+	if ((r = qty_value_scaled(q, milli ? 3 : 0, &v)) == 0)
 		return (v);
+	if (r != KP_ENOTSUP) {
+		*invalid = 1;
+		return (0);
+	}
 	*overflow = 1;
 	return (q[0] == '-' ? INT64_MIN : INT64_MAX);
 }
@@ -192,8 +199,10 @@ ci_capacity(struct dra_arena_chunk **ar, const json_t *o, struct kp_claim_result
 		c->struct_size = sizeof(*c);
 		c->name = k;
 		c->quantity = json_string_value(x);
-		c->value = ci_scaled(c->quantity, 0, &c->overflow);
-		c->milli_value = ci_scaled(c->quantity, 1, &c->overflow);
+		c->value = ci_scaled(c->quantity, 0, &c->overflow,
+		    &c->invalid);
+		c->milli_value = ci_scaled(c->quantity, 1, &c->milli_overflow,
+		    &c->invalid);
 		v[m++] = c;
 	}
 	r->consumed_capacity = v;
@@ -365,11 +374,67 @@ ci_absent(const char *api_version)
 }
 
 /*
+ * The JSON values in text (every string, number, literal, array and
+ * object), counted without building them, up to max + 1: what a parse
+ * would cost is bounded before jansson allocates a node (a 1 MiB claim
+ * of "[0,0,...]" would cost some 60 MiB as a tree).
+ */
+static size_t
+ci_values(const char *s, size_t len, size_t max)
+{
+	size_t	 i, n = 0;
+	int	 in_str = 0, scalar = 0;
+
+	for (i = 0; i < len && n <= max; i++) {
+		char	 ch = s[i];
+
+		if (in_str) {
+			if (ch == '\\')
+				i++;
+			else if (ch == '"')
+				in_str = 0;
+			continue;
+		}
+		if (ch == '"') {
+			in_str = 1;
+			n++;
+			scalar = 0;
+		} else if (ch == '{' || ch == '[') {
+			n++;
+			scalar = 0;
+		} else if (ch == ',' || ch == ':' || ch == '}' || ch == ']' ||
+		    ch == ' ' || ch == '\n' || ch == '\t' || ch == '\r')
+			scalar = 0;
+		else if (!scalar) {	/* a number or a literal begins */
+			n++;
+			scalar = 1;
+		}
+	}
+	return (n);
+}
+
+/* The JSON is about claim c (an answer for another one is no answer). */
+static int
+ci_same_claim(const json_t *md, const struct kp_claim *c)
+{
+	const char	*uid = json_string_value(json_object_get(md, "uid"));
+	const char	*ns = json_string_value(json_object_get(md,
+			    "namespace"));
+	const char	*name = json_string_value(json_object_get(md, "name"));
+
+	return ((c->uid == NULL || c->uid[0] == '\0' ||
+	    (uid != NULL && strcmp(uid, c->uid) == 0)) &&
+	    (ns == NULL || strcmp(ns, c->namespace_) == 0) &&
+	    (name == NULL || strcmp(name, c->name) == 0));
+}
+
+/*
  * ci_parse - build *out for claim c from json (the publisher's claim_json,
  * len bytes; NULL: nothing fetched) fetched in api_version, for driver
  * driver. Everything lives in *ar and, borrowed, in *root (decref it when
- * the arena goes). Returns 0, KP_ENOMEM, or KP_EPROTO (json does not
- * parse or is not an object).
+ * the arena goes; NULL after a failure). Returns 0, KP_ENOMEM, KP_ENOSPC
+ * (more than KP_CLAIM_MAX_VALUES values) or KP_EPROTO (json does not
+ * parse, is not an object, or names another claim).
  */
 int
 ci_parse(struct dra_arena_chunk **ar, const char *json, size_t len,
@@ -395,9 +460,15 @@ ci_parse(struct dra_arena_chunk **ar, const char *json, size_t len,
 	}
 	ci->api_version = api_version;
 	ci->absent = ci_absent(api_version);
+	if (ci_values(json, len, KP_CLAIM_MAX_VALUES) > KP_CLAIM_MAX_VALUES)
+		return (KP_ENOSPC);
 	if ((*root = json_loadb(json, len, JSON_REJECT_DUPLICATES, NULL)) ==
-	    NULL || !json_is_object(*root))
+	    NULL || !json_is_object(*root) ||
+	    !ci_same_claim(json_object_get(*root, "metadata"), c)) {
+		json_decref(*root);	/* NULL-safe */
+		*root = NULL;
 		return (KP_EPROTO);
+	}
 	ci->json = json;
 	ci->json_len = len;
 	ci->json_obj = *root;
@@ -420,8 +491,11 @@ ci_parse(struct dra_arena_chunk **ar, const char *json, size_t len,
 	    (rc = ci_pairs(ar, json_object_get(md, "annotations"),
 	    &ci->annotations, &ci->n_annotations)) != 0 ||
 	    (rc = ci_reserved(ar, json_object_get(json_object_get(*root,
-	    "status"), "reservedFor"), ci)) != 0)
+	    "status"), "reservedFor"), ci)) != 0) {
+		json_decref(*root);
+		*root = NULL;
 		return (rc);
+	}
 	*out = ci;
 	return (0);
 }
@@ -442,7 +516,11 @@ ci_call_begin(struct ci_call *call, const struct kp_claim *claims, size_t n,
 	pthread_mutex_unlock(&ci_lock);
 }
 
-/* The hook returned: what kp_claim_info() gave out is freed. */
+/*
+ * The hook returned: no new look-up finds the call; one still building
+ * or waiting (a thread the hook left running) is waited for, then what
+ * kp_claim_info() gave out is freed.
+ */
 void
 ci_call_end(struct ci_call *call)
 {
@@ -455,42 +533,47 @@ ci_call_end(struct ci_call *call)
 			*pp = call->next;
 			break;
 		}
+	while (call->busy > 0)
+		pthread_cond_wait(&ci_cond, &ci_lock);
 	pthread_mutex_unlock(&ci_lock);
-	for (i = 0; call->roots != NULL && i < call->n; i++)
-		json_decref(call->roots[i]);	/* NULL-safe */
-	dra_arena_free(call->arena);
+	for (i = 0; call->slots != NULL && i < call->n; i++) {
+		json_decref(call->slots[i].root);	/* NULL-safe */
+		dra_arena_free(call->slots[i].arena);
+	}
+	free(call->slots);
 	memset(call, 0, sizeof(*call));
 }
 
-/* Claim i of call, built on first use; under ci_lock. */
-static const struct kp_claim_info *
-ci_get(struct ci_call *call, size_t i)
+/* Build slot i of call, outside ci_lock (the slot is BUILDING: ours). */
+static void
+ci_build(struct ci_call *call, size_t i, struct ci_slot *s)
 {
 	const struct dra_claim_alloc	*a;
-	json_t				*root;
+	const struct kp_claim		*c = &call->claims[i];
+	struct kp_claim_info		*ci = NULL;
+	struct dra_arena_chunk		*ar = NULL;
+	json_t				*root = NULL;
 	int				 rc;
 
-	if (call->infos == NULL &&
-	    ((call->infos = ci_ptrs(&call->arena, call->n)) == NULL ||
-	    (call->roots = ci_ptrs(&call->arena, call->n)) == NULL)) {
-		call->infos = NULL;
-		return (NULL);
-	}
-	if (call->infos[i] != NULL)
-		return (call->infos[i]);
 	a = call->al != NULL ? &call->al[i] : NULL;
-	rc = ci_parse(&call->arena, a != NULL ? a->claim_json : NULL,
-	    a != NULL ? a->claim_json_len : 0, a != NULL ? a->api_version :
-	    NULL, call->driver, &call->claims[i], &root, &call->infos[i]);
-	call->roots[i] = root;
-	if (rc != 0) {
-		call->infos[i] = NULL;
-		if (rc == KP_EPROTO)
-			log_errorx("claim %s/%s: the claim's JSON "
-			    "from the publisher does not parse",
-			    call->claims[i].namespace_, call->claims[i].name);
-	}
-	return (call->infos[i]);
+	rc = ci_parse(&ar, a != NULL ? a->claim_json : NULL, a != NULL ?
+	    a->claim_json_len : 0, a != NULL ? a->api_version : NULL,
+	    call->driver, c, &root, &ci);
+	if (rc == KP_EPROTO)
+		log_errorx("claim %s/%s: kp_claim_info: the claim's JSON from "
+		    "the publisher does not parse or names another claim",
+		    c->namespace_, c->name);
+	else if (rc == KP_ENOSPC)
+		log_warnx("claim %s/%s: kp_claim_info: more than %d JSON "
+		    "values in the claim: refused", c->namespace_, c->name,
+		    KP_CLAIM_MAX_VALUES);
+	pthread_mutex_lock(&ci_lock);
+	s->arena = ar;
+	s->root = root;
+	s->info = rc == 0 ? ci : NULL;
+	s->state = rc == 0 ? CI_DONE : CI_FAILED;
+	pthread_cond_broadcast(&ci_cond);
+	pthread_mutex_unlock(&ci_lock);
 }
 
 KP_EXTERN const struct kp_claim_info *
@@ -498,17 +581,38 @@ kp_claim_info(const struct kp_claim *claim)
 {
 	const struct kp_claim_info	*ci = NULL;
 	struct ci_call			*call;
+	struct ci_slot			*s;
 	uintptr_t			 p = (uintptr_t)claim, b;
+	size_t				 i = 0;
 
 	pthread_mutex_lock(&ci_lock);
 	for (call = ci_calls; call != NULL; call = call->next) {
 		b = (uintptr_t)call->claims;
 		if (p >= b && p < b + call->n * sizeof(*claim) &&
 		    (p - b) % sizeof(*claim) == 0) {
-			ci = ci_get(call, (p - b) / sizeof(*claim));
+			i = (p - b) / sizeof(*claim);
 			break;
 		}
 	}
+	if (call == NULL || (call->slots == NULL && (call->slots =
+	    calloc(call->n, sizeof(*call->slots))) == NULL)) {
+		pthread_mutex_unlock(&ci_lock);
+		return (NULL);
+	}
+	/* Counted while here: the call's end waits for us. */
+	call->busy++;
+	s = &call->slots[i];
+	while (s->state == CI_BUILDING)
+		pthread_cond_wait(&ci_cond, &ci_lock);
+	if (s->state == CI_EMPTY) {
+		s->state = CI_BUILDING;
+		pthread_mutex_unlock(&ci_lock);
+		ci_build(call, i, s);
+		pthread_mutex_lock(&ci_lock);
+	}
+	ci = s->info;
+	if (--call->busy == 0)
+		pthread_cond_broadcast(&ci_cond);
 	pthread_mutex_unlock(&ci_lock);
 	return (ci);
 }

@@ -238,15 +238,21 @@ void	dra_flock_release(int);
 
 struct json_t;
 /* claim_info.c: the hook calls kp_claim_info() can find a claim in. */
+enum ci_state { CI_EMPTY, CI_BUILDING, CI_DONE, CI_FAILED };
+struct ci_slot {			/* one claim's, built on first use */
+	enum ci_state			 state;
+	struct kp_claim_info		*info;	/* CI_DONE */
+	struct json_t			*root;
+	struct dra_arena_chunk		*arena;
+};
 struct ci_call {
 	struct ci_call			*next;
 	const struct kp_claim		*claims;
 	size_t				 n;
 	const struct dra_claim_alloc	*al;	/* NULL: nothing fetched */
 	const char			*driver;
-	struct kp_claim_info		**infos;	/* built on first use */
-	struct json_t			**roots;
-	struct dra_arena_chunk		*arena;
+	struct ci_slot			*slots;	/* n, on first use */
+	int				 busy;	/* threads in kp_claim_info */
 };
 void	ci_call_begin(struct ci_call *, const struct kp_claim *, size_t,
 	    const struct dra_claim_alloc *, const char *);

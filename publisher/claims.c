@@ -269,9 +269,14 @@ claims_parse(const char *body, const char *driver, const Kpipc__ClaimGet *g,
 		}
 	}
 	/* The whole claim, for the hook's kp_claim_info(): compact, as
-	 * jansson checked it (valid UTF-8, no NUL, no key twice). */
-	if (rc == 0)
+	 * jansson checked it (valid UTF-8, no NUL, no key twice), without
+	 * managedFields (the API server's bookkeeping, a second copy of
+	 * the claim's field names; kubectl hides it too). */
+	if (rc == 0) {
+		json_object_del(json_object_get(o, "metadata"),
+		    "managedFields");
 		rc = claim_dump(o, r);
+	}
 	json_decref(o);
 	if (rc == KP_ENOSPC) {
 		claims_reply_free(r);

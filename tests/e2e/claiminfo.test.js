@@ -49,6 +49,7 @@ function fullClaim(name) {
     metadata: {
       labels: { app: 'trainer', tier: 'gpu' },
       annotations: { 'resource.kubernetes.io/pod-claim-name': 'gpu', 'example.com/note': 'hello' },
+      managedFields: [{ manager: 'kube-scheduler', operation: 'Update', apiVersion: 'resource.k8s.io/v1', fieldsType: 'FieldsV1', fieldsV1: { 'f:status': { 'f:allocation': {} } } }],
     },
     allocation: {
       results: [
@@ -106,12 +107,14 @@ test('kp_claim_info: every field of a v1 claim from a 1.37 API server; shareID r
     consumed_capacity: undefined, struct_size: undefined,
   });
   const cap = Object.fromEntries(a.consumed_capacity.map((q) => [q.name, q]));
-  assert.deepEqual(cap.memory, { name: 'memory', quantity: '1Gi', value: 1073741824, milli_value: 1073741824000, overflow: false });
-  assert.deepEqual(cap[`${DRIVER}/memory`], { name: `${DRIVER}/memory`, quantity: '2Gi', value: 2147483648, milli_value: 2147483648000, overflow: false });
-  assert.deepEqual(cap.cores, { name: 'cores', quantity: '500m', value: 1, milli_value: 500, overflow: false });
+  assert.deepEqual(cap.memory, { name: 'memory', quantity: '1Gi', value: 1073741824, milli_value: 1073741824000, overflow: false, milli_overflow: false, invalid: false });
+  assert.deepEqual(cap[`${DRIVER}/memory`], { name: `${DRIVER}/memory`, quantity: '2Gi', value: 2147483648, milli_value: 2147483648000, overflow: false, milli_overflow: false, invalid: false });
+  assert.deepEqual(cap.cores, { name: 'cores', quantity: '500m', value: 1, milli_value: 500, overflow: false, milli_overflow: false, invalid: false });
   // 20E is beyond int64: INT64_MAX (2^63 - 1, read by JSON.parse as 2^63).
   assert.equal(cap.huge.value, 2 ** 63);
   assert.equal(cap.huge.overflow, true);
+  assert.equal(cap.huge.milli_overflow, true);
+  assert.equal(cap.huge.invalid, false);
   assert.deepEqual({ ...b, consumed_capacity: undefined, struct_size: undefined }, {
     request: 'multi/small', base_request: 'multi', subrequest: 'small', driver: DRIVER, pool: NODE, device: 'dev-2',
     admin_access: false, share_id: null, index: 2, tolerations: [], binding_conditions: [], binding_failure_conditions: [],
@@ -132,6 +135,9 @@ test('kp_claim_info: every field of a v1 claim from a 1.37 API server; shareID r
   assert.equal(info.json.apiVersion, 'resource.k8s.io/v1');
   assert.deepEqual(info.json.status.allocation.devices.results, c.allocation.results);
   assert.equal(info.json.metadata.resourceVersion, emu.getClaim('default', c.name).metadata.resourceVersion);
+  // Without managedFields, which the API server did serve.
+  assert.equal(emu.getClaim('default', c.name).metadata.managedFields.length, 1);
+  assert.equal(info.json.metadata.managedFields, undefined);
   // The shared-device driver's answer: each device with the result's shareID.
   const devs = res.claims[c.uid].devices;
   assert.equal(devs.length, 2);

@@ -44,9 +44,13 @@ check_result(const struct kp_claim_result *x, const char *driver)
 		if (x->consumed_capacity[i]->quantity == NULL ||
 		    (x->consumed_capacity[i]->overflow &&
 		    x->consumed_capacity[i]->value != INT64_MAX &&
-		    x->consumed_capacity[i]->value != INT64_MIN &&
+		    x->consumed_capacity[i]->value != INT64_MIN) ||
+		    (x->consumed_capacity[i]->milli_overflow &&
 		    x->consumed_capacity[i]->milli_value != INT64_MAX &&
-		    x->consumed_capacity[i]->milli_value != INT64_MIN))
+		    x->consumed_capacity[i]->milli_value != INT64_MIN) ||
+		    (x->consumed_capacity[i]->invalid &&
+		    (x->consumed_capacity[i]->value != 0 ||
+		    x->consumed_capacity[i]->overflow)))
 			__builtin_trap();
 	for (i = 0; i < x->n_binding_conditions; i++)
 		if (x->binding_conditions[i] == NULL)

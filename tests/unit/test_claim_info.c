@@ -44,6 +44,10 @@ static const char *full =
 
 static const struct kp_claim claim = { "ns", "c1", "u-1", NULL, 0, NULL,
     NULL, 0 };
+/* Looked up without a UID (kubelet always sends one; here the JSON
+ * need not carry it). */
+static const struct kp_claim anyuid = { "ns", "c1", "", NULL, 0, NULL,
+    NULL, 0 };
 
 /*
  * What a driver compiled against an older header sees: the same structs
@@ -134,7 +138,7 @@ test_full(void)
 	CHECK_EQ(r->n_binding_conditions, 2);
 	CHECK_STREQ(r->binding_conditions[1], "B");
 	CHECK_EQ(r->n_binding_failure_conditions, 1);
-	/* "num" (not a string) left out; "bad" kept, its value overflowed. */
+	/* "num" (not a string) left out; "bad" kept, marked invalid. */
 	CHECK_EQ(r->n_consumed_capacity, 4);
 	CHECK_STREQ(r->consumed_capacity[0]->name, "memory");
 	CHECK_EQ(r->consumed_capacity[0]->value, 1536LL << 20);
@@ -142,7 +146,9 @@ test_full(void)
 	CHECK_EQ(r->consumed_capacity[2]->value, 1);
 	CHECK_EQ(r->consumed_capacity[2]->milli_value, 250);
 	CHECK_EQ(r->consumed_capacity[2]->overflow, 0);
-	CHECK_EQ(r->consumed_capacity[3]->overflow, 1);
+	CHECK_EQ(r->consumed_capacity[3]->invalid, 1);
+	CHECK_EQ(r->consumed_capacity[3]->overflow, 0);
+	CHECK_EQ(r->consumed_capacity[3]->value, 0);
 	/* 1.38 look-up: qualified wins; short or qualified asked. */
 	CHECK_STREQ(kp_claim_capacity(r, "memory")->quantity, "2Gi");
 	CHECK_STREQ(kp_claim_capacity(r, DRV "/memory")->quantity, "2Gi");
@@ -212,7 +218,7 @@ test_hostile(void)
 	for (i = 0; i < sizeof(odd) / sizeof(odd[0]); i++) {
 		ar = NULL;
 		CHECK_EQ(ci_parse(&ar, odd[i], strlen(odd[i]),
-		    "resource.k8s.io/v1", DRV, &claim, &root, &ci), 0);
+		    "resource.k8s.io/v1", DRV, &anyuid, &root, &ci), 0);
 		CHECK(ci != NULL);
 		json_decref(root);
 		dra_arena_free(ar);
@@ -220,7 +226,7 @@ test_hostile(void)
 	/* The fourth: one result of ours, every wrong field empty. */
 	ar = NULL;
 	CHECK_EQ(ci_parse(&ar, odd[3], strlen(odd[3]), "resource.k8s.io/v1",
-	    DRV, &claim, &root, &ci), 0);
+	    DRV, &anyuid, &root, &ci), 0);
 	if (ci != NULL && ci->n_results == 1) {
 		CHECK_STREQ(ci->results[0]->request, "");
 		CHECK(ci->results[0]->share_id == NULL);
@@ -232,30 +238,30 @@ test_hostile(void)
 	json_decref(root);
 	dra_arena_free(ar);
 	ar = NULL;
-	CHECK_EQ(ci_parse(&ar, "[1]", 3, "resource.k8s.io/v1", DRV, &claim,
+	CHECK_EQ(ci_parse(&ar, "[1]", 3, "resource.k8s.io/v1", DRV, &anyuid,
 	    &root, &ci), KP_EPROTO);
 	json_decref(root);
 	dra_arena_free(ar);
 	ar = NULL;
 	CHECK_EQ(ci_parse(&ar, "{\"a\":1,\"a\":2}", 13, "resource.k8s.io/v1",
-	    DRV, &claim, &root, &ci), KP_EPROTO);
+	    DRV, &anyuid, &root, &ci), KP_EPROTO);
 	dra_arena_free(ar);
 	ar = NULL;
 	/* Nothing fetched: names only, everything absent. */
-	CHECK_EQ(ci_parse(&ar, NULL, 0, NULL, DRV, &claim, &root, &ci), 0);
+	CHECK_EQ(ci_parse(&ar, NULL, 0, NULL, DRV, &anyuid, &root, &ci), 0);
 	CHECK(ci != NULL && ci->json == NULL && ci->api_version == NULL &&
 	    (ci->absent & KP_CLAIM_ABSENT_ALLOCATION) != 0);
 	dra_arena_free(ar);
 	/* Older versions: what they cannot carry, unless it is there. */
 	ar = NULL;
 	CHECK_EQ(ci_parse(&ar, full, strlen(full), "resource.k8s.io/v1beta1",
-	    DRV, &claim, &root, &ci), 0);
+	    DRV, &anyuid, &root, &ci), 0);
 	CHECK_EQ(ci->absent, 0);	/* all set in full */
 	json_decref(root);
 	dra_arena_free(ar);
 	ar = NULL;
 	CHECK_EQ(ci_parse(&ar, "{}", 2, "resource.k8s.io/v1beta1", DRV,
-	    &claim, &root, &ci), 0);
+	    &anyuid, &root, &ci), 0);
 	CHECK_EQ(ci->absent, KP_CLAIM_ABSENT_TOLERATIONS |
 	    KP_CLAIM_ABSENT_BINDING_CONDITIONS | KP_CLAIM_ABSENT_SHARE_ID |
 	    KP_CLAIM_ABSENT_CONSUMED_CAPACITY);
@@ -263,11 +269,53 @@ test_hostile(void)
 	dra_arena_free(ar);
 	ar = NULL;
 	CHECK_EQ(ci_parse(&ar, "{}", 2, "resource.k8s.io/v1beta2", DRV,
-	    &claim, &root, &ci), 0);
+	    &anyuid, &root, &ci), 0);
 	CHECK_EQ(ci->absent, KP_CLAIM_ABSENT_BINDING_CONDITIONS |
 	    KP_CLAIM_ABSENT_SHARE_ID | KP_CLAIM_ABSENT_CONSUMED_CAPACITY);
 	json_decref(root);
 	dra_arena_free(ar);
+}
+
+/* What one claim may cost is bounded before it is parsed. */
+static void
+test_values(void)
+{
+	struct dra_arena_chunk	*ar = NULL;
+	struct kp_claim_info	*ci;
+	json_t			*root;
+	char			*j;
+	size_t			 i, n = 0, cap = 8 * KP_CLAIM_MAX_VALUES + 64;
+
+	if ((j = malloc(cap)) == NULL)
+		return;
+	/* The object, its key and its array: 3 values; then one per
+	 * element. */
+	n += (size_t)snprintf(j, cap, "{\"a\":[");
+	for (i = 0; i < KP_CLAIM_MAX_VALUES - 3; i++)
+		n += (size_t)snprintf(j + n, cap - n, "%s0", i ? "," : "");
+	snprintf(j + n, cap - n, "]}");
+	CHECK_EQ(ci_parse(&ar, j, strlen(j), "resource.k8s.io/v1", DRV,
+	    &anyuid, &root, &ci), 0);
+	json_decref(root);
+	dra_arena_free(ar);
+	ar = NULL;
+	/* One more: refused, nothing allocated by jansson. */
+	snprintf(j + n, cap - n, ",true]}");
+	CHECK_EQ(ci_parse(&ar, j, strlen(j), "resource.k8s.io/v1", DRV,
+	    &anyuid, &root, &ci), KP_ENOSPC);
+	CHECK(root == NULL);
+	dra_arena_free(ar);
+	ar = NULL;
+	/* Brackets, commas and quotes inside strings are no values. */
+	n = (size_t)snprintf(j, cap, "{\"s\":\"");
+	for (i = 0; i < KP_CLAIM_MAX_VALUES; i++)
+		n += (size_t)snprintf(j + n, cap - n, "[,\\\"");
+	snprintf(j + n, cap - n, "\"}");
+	CHECK_EQ(ci_parse(&ar, j, strlen(j), "resource.k8s.io/v1", DRV,
+	    &anyuid, &root, &ci), 0);
+	json_decref(root);
+	dra_arena_free(ar);
+	free(j);
 }
 
 /* kp_claim_info() finds claims of running calls only. */
@@ -281,7 +329,10 @@ test_registry(void)
 	const struct kp_claim_info *ci;
 
 	memset(al, 0, sizeof(al));
-	claims[1].uid = "u-2";
+	al[0].claim_json = (char *)full;
+	al[0].claim_json_len = strlen(full);
+	al[0].api_version = "resource.k8s.io/v1";
+	claims[0].uid = "u-9";	/* the JSON of another claim below */
 	al[1].claim_json = (char *)full;
 	al[1].claim_json_len = strlen(full);
 	al[1].api_version = "resource.k8s.io/v1";
@@ -292,10 +343,10 @@ test_registry(void)
 	ci_call_begin(&call, claims, 3, al, DRV);
 	ci = kp_claim_info(&claims[1]);
 	CHECK(ci != NULL && ci->n_results == 2);
-	CHECK(ci != NULL && strcmp(ci->uid, "u-2") == 0);
+	CHECK(ci != NULL && strcmp(ci->uid, "u-1") == 0);
 	CHECK(kp_claim_info(&claims[1]) == ci);
-	ci = kp_claim_info(&claims[0]);	/* no JSON: names only */
-	CHECK(ci != NULL && ci->json == NULL);
+	CHECK(kp_claim_info(&claims[0]) == NULL);	/* another claim's */
+	CHECK(kp_claim_info(&claims[0]) == NULL);	/* failed: cached */
 	CHECK(kp_claim_info(&claims[2]) == NULL);	/* does not parse */
 	CHECK(kp_claim_info(&copy) == NULL);
 	CHECK(kp_claim_info((const struct kp_claim *)(const void *)
@@ -328,6 +379,7 @@ main(void)
 	test_full();
 	test_hostile();
 	test_registry();
+	test_values();
 	test_scaled();
 	return (test_done("test_claim_info"));
 }

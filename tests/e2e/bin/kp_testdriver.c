@@ -295,11 +295,14 @@ result_json(const struct kp_claim_result *r)
 	for (i = 0; i < r->n_consumed_capacity; i++) {
 		const struct kp_capacity_quantity *c = r->consumed_capacity[i];
 
-		json_array_append_new(a, json_pack("{s:s,s:s,s:I,s:I,s:b}",
+		json_array_append_new(a, json_pack(
+		    "{s:s,s:s,s:I,s:I,s:b,s:b,s:b}",
 		    "name", c->name, "quantity", c->quantity,
 		    "value", (json_int_t)c->value,
 		    "milli_value", (json_int_t)c->milli_value,
-		    "overflow", c->overflow));
+		    "overflow", c->overflow,
+		    "milli_overflow", c->milli_overflow,
+		    "invalid", c->invalid));
 	}
 	json_object_set_new(o, "consumed_capacity", a);
 	a = json_array();
