@@ -70,7 +70,10 @@ shape(const char *head, const char *elem, const char *tail)
 		abort();
 	n = (size_t)snprintf(s, 256, "%s", head);
 	for (i = 0;; i++) {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
 		el = (size_t)snprintf(e, sizeof(e), elem, i);
+#pragma GCC diagnostic pop
 		if (n + el + 1 + strlen(tail) >= BOUND)
 			break;
 		if (i > 0)
@@ -278,11 +281,106 @@ test_lock_stall(void)
 	free(s);
 }
 
+/*
+ * consumedCapacity edges: one overflow flag for two values. "1E" is
+ * 10^18: Value() fits, MilliValue() does not; the header says "beyond
+ * int64 both are INT64_MAX and overflow is 1", so a driver that checks
+ * overflow throws away a good value. A quantity that does not parse
+ * ("1.2.3", "-junk") is reported as an overflow, INT64_MAX / INT64_MIN.
+ */
+static void
+test_capacity_edges(void)
+{
+	static const char j[] = "{\"metadata\":{},\"status\":{\"allocation\""
+	    ":{\"devices\":{\"results\":[{\"request\":\"r\",\"driver\":\""
+	    DRV "\",\"pool\":\"p\",\"device\":\"d\",\"consumedCapacity\":"
+	    "{\"e\":\"1E\",\"bad\":\"1.2.3\",\"neg\":\"-junk\"}}]}}}}";
+	struct kp_claim			 c[1] = { claim };
+	struct dra_claim_alloc		 al[1];
+	struct ci_call			 call;
+	const struct kp_claim_info	*ci;
+	const struct kp_capacity_quantity *q;
+
+	memset(al, 0, sizeof(al));
+	al[0].claim_json = (char *)j;
+	al[0].claim_json_len = strlen(j);
+	al[0].api_version = "resource.k8s.io/v1";
+	ci_call_begin(&call, c, 1, al, DRV);
+	ci = kp_claim_info(&c[0]);
+	CHECK(ci != NULL && ci->n_results == 1);
+	if (ci != NULL && ci->n_results == 1) {
+		q = kp_claim_capacity(ci->results[0], "e");
+		CHECK(q != NULL);
+		if (q != NULL) {
+			printf("1E: value %lld milli %lld overflow %d\n",
+			    (long long)q->value, (long long)q->milli_value,
+			    q->overflow);
+			CHECK_EQ(q->value, 1000000000000000000LL);
+			/* "both are INT64_MAX" when overflow is 1: */
+			CHECK(!q->overflow || q->value == INT64_MAX);
+		}
+		q = kp_claim_capacity(ci->results[0], "neg");
+		if (q != NULL)
+			printf("-junk: value %lld overflow %d (not a quantity "
+			    "reported as an overflow)\n", (long long)q->value,
+			    q->overflow);
+	}
+	ci_call_end(&call);
+}
+
+/*
+ * "Returns NULL when claim is ... a claim kept after the hook returned":
+ * only as long as no later call's claims array sits at the same address.
+ * A kept pointer then finds another call's claim (another claim's info).
+ */
+static void
+test_stale_alias(void)
+{
+	static const char j1[] = "{\"metadata\":{\"labels\":{\"who\":\"first\"}}}";
+	static const char j2[] = "{\"metadata\":{\"labels\":{\"who\":\"second\"}}}";
+	struct kp_claim			*arr = malloc(sizeof(*arr));
+	const struct kp_claim		*kept;
+	uintptr_t			 kept_addr;
+	struct dra_claim_alloc		 al[1];
+	struct ci_call			 call;
+	const struct kp_claim_info	*ci;
+
+	memset(al, 0, sizeof(al));
+	arr[0] = claim;
+	al[0].claim_json = (char *)j1;
+	al[0].claim_json_len = strlen(j1);
+	al[0].api_version = "resource.k8s.io/v1";
+	ci_call_begin(&call, arr, 1, al, DRV);
+	kept = &arr[0];
+	kept_addr = (uintptr_t)kept;
+	CHECK(kp_claim_info(kept) != NULL);
+	ci_call_end(&call);
+	free(arr);
+	/* The next call's array, very likely at the same address. */
+	arr = malloc(sizeof(*arr));
+	arr[0] = claim;
+	arr[0].name = "other";
+	al[0].claim_json = (char *)j2;
+	al[0].claim_json_len = strlen(j2);
+	ci_call_begin(&call, arr, 1, al, DRV);
+	if ((uintptr_t)arr == kept_addr) {
+		ci = kp_claim_info(kept);
+		printf("kept claim pointer after its call: %s\n", ci == NULL ?
+		    "NULL" : ci->labels[0]->value);
+		/* documented as NULL; it is the new call's claim */
+		CHECK(ci == NULL);
+	}
+	ci_call_end(&call);
+	free(arr);
+}
+
 int
 main(void)
 {
 	test_amplification();
 	test_reparse_leak();
 	test_lock_stall();
+	test_capacity_edges();
+	test_stale_alias();
 	return (test_done("test_redteam_issue25"));
 }
