@@ -364,7 +364,7 @@ test_stale_alias(void)
 	al[0].claim_json_len = strlen(j2);
 	ci_call_begin(&call, arr, 1, al, DRV);
 	if ((uintptr_t)arr == kept_addr) {
-		ci = kp_claim_info(kept);
+		ci = kp_claim_info((const struct kp_claim *)kept_addr);
 		printf("kept claim pointer after its call: %s\n", ci == NULL ?
 		    "NULL" : ci->labels[0]->value);
 		/* documented as NULL; it is the new call's claim */
