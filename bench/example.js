@@ -78,13 +78,18 @@ async function environment(dir, { warmGets = WARM_GETS, apiWorkers = 0, stateTmp
     addr: `0000:00:${i.toString(16).padStart(2, '0')}.0`, numa: i % 2, driver: i % 2 ? 'vfio-pci' : 'e1000e', iommu: i, bars: [[0x1000000 * (i + 1), 4096]],
   }));
   const sys = fakeSysfs(dir, devices);
-  const emu = await startEmulator({ versions: ['v1', 'v1beta1'], nodes: [NODE], tokenFile: path.join(dir, 'token') });
-  fs.copyFileSync(emu.caFile, path.join(dir, 'ca.crt'));
+  // The credentials apart from the DRA socket's directory, which the
+  // nodeserver keeps (the plugin refuses a kubeconfig there).
+  const kdir = `${dir}-kube`;
+  fs.mkdirSync(kdir, { recursive: true });
+  fs.chmodSync(kdir, 0o755);
+  const emu = await startEmulator({ versions: ['v1', 'v1beta1'], nodes: [NODE], tokenFile: path.join(kdir, 'token') });
+  fs.copyFileSync(emu.caFile, path.join(kdir, 'ca.crt'));
   // apiWorkers: the claim GETs answered by worker processes in front of
   // the emulator (bench/emu-claims.js), not by its one thread.
   const front = apiWorkers > 0 ? await require('./emu-claims').claimFront(emu, apiWorkers) : null;
   const url = front ? front.url : emu.url;
-  const kc = path.join(dir, 'kubeconfig');
+  const kc = path.join(kdir, 'kubeconfig');
   fs.writeFileSync(kc, kubeconfig({ server: url }));
   // A node's CDI directory (/var/run/cdi) is a tmpfs: /dev/shm where
   // there is one (creating files on a busy ext4 /tmp costs 0.5 ms each).
@@ -102,7 +107,7 @@ async function environment(dir, { warmGets = WARM_GETS, apiWorkers = 0, stateTmp
     emu.addClaim({ ...c, allocation: { results: [{ request: 'pci', driver: DRIVER, pool: NODE, device: devName(seq++) }] } });
     return c;
   });
-  if (warmGets) await warmEmulator(emu, url, path.join(dir, 'ca.crt'), warmGets);
+  if (warmGets) await warmEmulator(emu, url, path.join(kdir, 'ca.crt'), warmGets);
   return { sys, emu, front, kc, cdi, state, claims };
 }
 

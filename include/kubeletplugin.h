@@ -726,7 +726,9 @@ struct kp_config {
  * usable without jansson (parameters holds the same data as text), and a
  * driver that does use jansson shares the library's copy (one libjansson
  * per process: the plugin links it anyway), so hooks read the config
- * without parsing JSON by hand. Borrowed for the hook call.
+ * without parsing JSON by hand. Borrowed for the hook call. A driver
+ * that calls json_*() itself links jansson itself too (-ljansson, or
+ * pkg-config jansson): with the shared library it is not re-exported.
  */
 #ifdef JANSSON_H
 static inline const json_t *
@@ -1029,7 +1031,11 @@ kp_claim_config_parameters(const struct kp_claim_config *c)
  *     with a letter or digit; name a letter or digit, then letters,
  *     digits, '_', '-', '.' or ':', ending with a letter or digit (the
  *     rule of container-device-interface pkg/parser); at most 512 bytes.
- *   share_id: NULL: absent (v1 only, 1.35+).
+ *   share_id: the share this device serves, NULL when none: return
+ *     kp_claim_result.share_id (the claim carries it from Kubernetes
+ *     1.34). kubelet gets it over the v1 DRA service of kubelet 1.35+;
+ *     a kubelet that speaks v1beta1 (1.32-1.33, or 1.34 choosing it) has
+ *     no field for it and the answer goes without it.
  */
 struct kp_prepared_device {
 	size_t struct_size;		/* KP_PREPARED_DEVICE_INIT */
@@ -1211,7 +1217,12 @@ enum kp_attribute_type {
 /* A device attribute (DeviceAttribute): exactly one typed value. */
 struct kp_attribute {
 	size_t struct_size;		/* KP_ATTRIBUTE_INIT */
-	const char *name;	/* qualified name: [domain/]identifier */
+	const char *name;	/* [domain/]identifier: the short
+				 * identifier for this driver's own
+				 * ("model"; its own domain is refused,
+				 * kp_validate_qualified_names()), a
+				 * domain only for another's
+				 * ("resource.kubernetes.io/pcieRoot") */
 	enum kp_attribute_type type;
 	int64_t int_value;		/* INT */
 	int bool_value;			/* BOOL: 0 or 1 */
@@ -1261,7 +1272,8 @@ struct kp_request_policy {
 
 struct kp_capacity {
 	size_t struct_size;		/* KP_CAPACITY_INIT */
-	const char *name;	/* qualified name */
+	const char *name;	/* as kp_attribute.name: "memory",
+				 * not "<driver>/memory" */
 	const char *quantity;	/* Kubernetes quantity, e.g. "80Gi" */
 	const struct kp_request_policy *request_policy;	/* NULL: none */
 };

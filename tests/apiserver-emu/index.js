@@ -199,7 +199,11 @@ async function startEmulator(opts = {}) {
     getNode(name) { return clone(emu.store.nodes.get(name)); },
     // addClaim stores a v1-shaped ResourceClaim. Shorthand fields:
     //   { namespace, name, uid?, requests?: [name | request], allocation?:
-    //     { results: [{request, driver, pool, device, adminAccess?}],
+    //     { results: [{request, driver, pool, device, adminAccess?, shareID?,
+    //                  consumedCapacity?, tolerations?, bindingConditions?,
+    //                  bindingFailureConditions?}] (stored as given, not
+    //                  checked against the published devices; a kube
+    //                  version older than a field drops it when served),
     //       config?: [{source, requests, opaque: {driver, parameters}}],
     //       nodeSelector? }, reservedFor? }
     // Omit allocation for an unallocated claim.
