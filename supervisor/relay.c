@@ -312,9 +312,11 @@ relay_publish_status(struct sup *sup, const Kpipc__PublishStatus *ps)
 	struct child			*pub = &sup->children[ROLE_PUBLISHER];
 	size_t				 i;
 
+	/* The publisher logged it as a warning where it happened; here it
+	 * is a change of status only (once, not twice a line). */
 	if (strcmp(ps->last_error, sup->pub_error) != 0 &&
 	    ps->last_error[0] != '\0')
-		charge_log(pub, KP_LOG_WARNING, 0, "publisher: %s",
+		charge_log(pub, KP_LOG_INFO, 2, "publisher: status: %s",
 		    ps->last_error);
 	/* ResourceSlice errors (dropped fields included) are recoverable,
 	 * as upstream's ErrRecoverable: the controller retries. Each one

@@ -210,6 +210,7 @@ test('without an error callback, each error is logged once where it happens (ups
   await until(async () => /dropped/.test(await drv.command('publish-status', 'pstatus')));
   assert.equal(drv.stderr.match(/publisher\] resourceslices: .*some fields were dropped/g).length, 1, 'once');
   assert.doesNotMatch(drv.stderr, / driver\] .*dropped/, 'not again in the driver process');
+  assert.doesNotMatch(drv.stderr, /^W\d{4} [\d:.]+ +\d+ broker\] .*dropped/m, 'nor warned again by the broker, which relays it');
 });
 
 test('a crash-looping nodeserver reaches kp_error_callback as not recoverable', async (t) => {
