@@ -5,6 +5,7 @@
  *   status   prints "status <state> <kubelet error>"
  *   publish  calls kp_publish_resources with one device, prints the result
  *   publish-split <devices> <sets>  one flat slice with split_slices
+ *   publish-loop <count> <publish args>  publish count times in a row
  *   health <pool> <device> <status 0-2> [timeout_s [message]]
  *            calls kp_health_report with one device, prints
  *            "health <KP_NAME> <message>"
@@ -2032,6 +2033,17 @@ commands(struct kp_plugin *p, int fds_before)
 		} else if (strncmp(line, "publish-split", 13) == 0) {
 			r = publish_split(p, line + 13);
 			printf("publish %s %s\n", kp_err_name(r),
+			    r ? kp_plugin_last_error(p) : "");
+		} else if (strncmp(line, "publish-loop", 12) == 0) {
+			/* "publish-loop <count> <publish args>": publish
+			 * count times in a row (red team: a driver that
+			 * publishes in a loop), the last result printed. */
+			char	*rest = NULL;
+			long	 cnt = strtol(line + 12, &rest, 10), i;
+
+			for (r = 0, i = 0; i < cnt && r == 0; i++)
+				r = publish(p, rest);
+			printf("publish %s n=%ld %s\n", kp_err_name(r), i,
 			    r ? kp_plugin_last_error(p) : "");
 		} else if (strncmp(line, "publish", 7) == 0) {
 			r = publish(p, line + 7);

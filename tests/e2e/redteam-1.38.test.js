@@ -1,0 +1,84 @@
+'use strict';
+// Red team of the 1.38 publishing rules (84480d0), kp_state_initial()
+// (78364cc) and the error texts cut by base/msg.c (e8de162).
+//
+//   KP_BUILD=build node --test --test-concurrency=1 tests/e2e/redteam-1.38.test.js
+//
+// Each test asserts what SHOULD hold; a failing test is a finding (see the
+// comment above it).
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const { makeRoot, withApi, until, sleep } = require('./lib/plugin');
+
+const DRIVER = 'test.example.com';
+const NODE = 'node-1';
+const SELECTOR = `spec.driver=${DRIVER},spec.nodeName=${NODE}`;
+const slicesOf = (emu) => emu.getSlices({ fieldSelector: SELECTOR });
+
+async function setup(t, args, emuOpts = {}) {
+  return withApi(t, makeRoot(DRIVER), args, {}, { versions: ['v1'], nodes: [NODE], ...emuOpts });
+}
+
+// stop() that does not wait forever: { hung: true } after ms.
+async function stopWithin(drv, ms) {
+  drv.lines = drv.lines.filter((l) => !l.startsWith('stopped'));
+  drv.proc.stdin.write('stop\n');
+  let l;
+  try { l = await drv.line(['stopped'], ms); } catch { return { hung: true }; }
+  const m = /^stopped (-?\d+) fds (\d+) (\d+)$/.exec(l);
+  return { hung: false, code: Number(m[1]), fdsBefore: Number(m[2]), fdsAfter: Number(m[3]) };
+}
+
+// FINDING 1 (kp_stop hangs for good). The error function republishes the
+// driver's resources (the README's pattern: "may call kp_publish_resources,
+// also during kp_stop"). When that call itself leaves a pool out (here:
+// ReconcilePoolWithName=pool-1 and the function publishes pool-0), each
+// call queues one more note (publish_rules() runs BEFORE request() checks
+// `stopping`), so notes_run() never empties the queue: the event thread
+// calls the function forever, and kp_stop()'s events_stop() joins it
+// forever. The function sees KP_EPIPE each time and returns, as documented.
+test('REDTEAM: kp_stop ends while the error function republishes a pool the rules leave out', async (t) => {
+  const { drv } = await setup(t, ['--channels', '--reconcile-pool', 'pool-1', '--error-republish', '1']);
+  const l = await drv.command('publish 1 2', 'publish ');
+  assert.match(l, /^publish KP_OK/, l);
+  await drv.line(['errcb-republish ']);
+  await sleep(300);
+  const cbs = drv.lines.filter((x) => x.startsWith('errcb-republish ')).length;
+  const st = await stopWithin(drv, 20000);
+  const after = drv.lines.filter((x) => x.startsWith('errcb-republish ')).length;
+  assert.equal(st.hung, false, `kp_stop still running after 20 s; error function called ${after} times ` +
+    `(${after - cbs} after "stop"), last: ${drv.lines.filter((x) => x.startsWith('errcb-republish ')).pop()}`);
+  assert.equal(st.code, 0);
+});
+
+const rssKb = (pid) => Number(/^VmRSS:\s+(\d+) kB/m.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))[1]);
+
+// FINDING 2 (the note queue has no bound). events_note() appends one
+// calloc'd note (~290 bytes) per pool left out per call, and nothing
+// bounds or coalesces the queue: a driver that publishes faster than its
+// error function returns (here: a function that takes 2 s, as one that
+// talks to the API server or waits on a lock might; the driver publishes
+// the same resources in a loop) grows the driver's heap without limit,
+// and every stale report is delivered later, long after the pool was
+// corrected. Upstream's controller keys its queue by pool (a workqueue
+// coalesces), so the same pool is reported at most once per sync.
+test('REDTEAM: the error reports queued for the error function are bounded', async (t) => {
+  const { drv } = await setup(t, ['--channels', '--error-republish', '2000']);
+  let l = await drv.command('publish 1 2 a 0 1', 'publish ');
+  assert.match(l, /^publish KP_OK/, l);
+  await drv.line(['errcb KP_EINVAL']);
+  const pid = Number((await drv.line(['ready'])).split(' ')[1]);
+  const before = rssKb(pid);
+  const t0 = Date.now();
+  drv.lines = drv.lines.filter((x) => !x.startsWith('publish '));
+  drv.proc.stdin.write('publish-loop 30000 1 2 a 0 1\n');
+  l = await drv.line(['publish '], 180000);
+  const took = Date.now() - t0;
+  assert.match(l, /^publish KP_OK n=30000/, l);
+  const grew = rssKb(pid) - before;
+  const seen = drv.lines.filter((x) => x.startsWith('errcb ')).length;
+  console.log(`30000 publishes in ${took} ms; driver VmRSS +${grew} kB; error function called ${seen} times so far`);
+  assert.ok(grew < 2048, `driver VmRSS grew ${grew} kB for 30000 reports of one pool (${seen} delivered)`);
+});
