@@ -82,3 +82,31 @@ test('REDTEAM: the error reports queued for the error function are bounded', asy
   console.log(`30000 publishes in ${took} ms; driver VmRSS +${grew} kB; error function called ${seen} times so far`);
   assert.ok(grew < 2048, `driver VmRSS grew ${grew} kB for 30000 reports of one pool (${seen} delivered)`);
 });
+
+// FINDING 3 (a pool left out loses its slices after a restart). The state
+// a pool left out keeps is the plugin's in-memory last_pub: after kp_stop()
+// + kp_start() (or a driver restart, a rolling update) there is none, the
+// pool is dropped from the desired state, and the publisher DELETES the
+// slices it finds for it. The header promises "its slices stay as they
+// were last published", and upstream's controller returns from the pool's
+// sync before any write (the check is on the desired pool, not on what
+// this process sent before).
+test('REDTEAM: a pool left out by ValidateQualifiedNames keeps its slices across kp_stop + kp_start', async (t) => {
+  // No --channels: its status thread makes the restart's kp_start refuse;
+  // without an error function the report is a warning in the log.
+  const { emu, drv } = await setup(t, ['--start-twice']);
+  const pool = (name) => slicesOf(emu).filter((s) => s.spec.pool.name === name);
+  let l = await drv.command('publish 1 2 a', 'publish ');
+  assert.match(l, /^publish KP_OK/, l);
+  await until(() => pool('pool-0').length === 1 && pool('pool-1').length === 1, 15000, 100);
+  l = await drv.command('restart', 'restart ');
+  assert.match(l, /^restart KP_OK/, l);
+  l = await drv.command('publish 1 2 b 0 1', 'publish ');
+  assert.match(l, /^publish KP_OK/, l);
+  await drv.stderrMatch(/pools\[1\] "pool-1": .*ValidateQualifiedNames/);
+  await until(() => pool('pool-0').length === 1 && pool('pool-0')[0].spec.devices[0].attributes['example.com/tag'].string === 'b', 15000, 100);
+  await sleep(1500);
+  const dels = emu.writes({ method: 'DELETE', path: '/resourceslices' }).length;
+  assert.equal(pool('pool-1').length, 1, `pool-1's slice is gone (${dels} DELETE); the log said: ` +
+    /^.*pools\[1\] "pool-1".*$/m.exec(drv.stderr)[0]);
+});
