@@ -110,3 +110,57 @@ test('REDTEAM: a pool left out by ValidateQualifiedNames keeps its slices across
   assert.equal(pool('pool-1').length, 1, `pool-1's slice is gone (${dels} DELETE); the log said: ` +
     /^.*pools\[1\] "pool-1".*$/m.exec(drv.stderr)[0]);
 });
+
+// kp_state_initial() (78364cc): what held is asserted here too.
+const { TestDriver, childLines, roles } = require('./lib/plugin');
+const path = require('node:path');
+
+async function plain(t, args) {
+  const root = makeRoot(DRIVER);
+  const drv = new TestDriver(root, args);
+  t.after(async () => { drv.kill(); await drv.exited; root.cleanup(); });
+  return { root, drv };
+}
+const initLines = (drv) => childLines(drv.stderr).filter((l) => l.startsWith('INITSTATE'));
+
+for (const mode of ['exec', 'fork']) {
+  test(`kp_state_initial at KP_STATE_MAX reaches the first nodeserver (${mode})`, async (t) => {
+    const { drv } = await plain(t, ['--channels', '--initial-state-big', '262144', ...(mode === 'fork' ? ['--fork-hooks'] : [])]);
+    await drv.ready();
+    await until(() => initLines(drv).length === 1, 15000);
+    assert.match(initLines(drv)[0], /^INITSTATE gen=1 len=262144 x+$/);
+    assert.equal((await drv.stop()).code, 0);
+  });
+}
+
+test('kp_state_initial: a start that fails still names its cause (publisher kubeconfig)', async (t) => {
+  const { drv } = await plain(t, ['--channels', '--initial-state', 'boot', '--kubeconfig', '/nonexistent/kc', '--node-name', NODE]);
+  const l = await drv.line(['ready', 'error'], 30000);
+  assert.match(l, /^error KP_\S+ .*kubeconfig/, l);
+});
+
+test('kp_state_initial, exec\'d nodeserver: a later main() run with other bytes, then with none', async (t) => {
+  const dir = fs.mkdtempSync('/tmp/kp-rt38-');
+  fs.chmodSync(dir, 0o755);
+  const f = path.join(dir, 'state');
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  fs.writeFileSync(f, 'first');
+  fs.chmodSync(f, 0o644);
+  const { drv } = await plain(t, ['--channels', '--initial-state-file', f]);
+  await drv.ready();
+  await until(() => initLines(drv).length === 1, 15000);
+  assert.equal(initLines(drv)[0], 'INITSTATE gen=1 len=5 first');
+  // Other bytes in the next run of main(): the supervisor's copy counts.
+  fs.writeFileSync(f, 'other');
+  let ns = roles(drv.proc.pid).nodeserver;
+  process.kill(ns, 'SIGKILL');
+  await until(() => initLines(drv).length === 2, 20000, 100);
+  assert.equal(initLines(drv)[1], 'INITSTATE gen=1 len=5 first');
+  // No initial state in the next run: the options differ, named.
+  fs.rmSync(f);
+  ns = roles(drv.proc.pid).nodeserver;
+  process.kill(ns, 'SIGKILL');
+  await drv.stderrMatch(/initial_state_set/, 20000);
+  console.log(drv.stderr.split('\n').filter((l) => /initial_state_set/.test(l)).slice(0, 3).join('\n'));
+  console.log(drv.lines.filter((l) => l.startsWith('errcb')).slice(0, 3).join('\n'));
+});
