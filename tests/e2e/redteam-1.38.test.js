@@ -164,3 +164,10 @@ test('kp_state_initial, exec\'d nodeserver: a later main() run with other bytes,
   console.log(drv.stderr.split('\n').filter((l) => /initial_state_set/.test(l)).slice(0, 3).join('\n'));
   console.log(drv.lines.filter((l) => l.startsWith('errcb')).slice(0, 3).join('\n'));
 });
+
+test('kp_state_initial: the nodeserver\'s init hook failing after the state is in: kp_start names it', async (t) => {
+  const { drv } = await plain(t, ['--channels', '--initial-state', 'boot', '--init-fail']);
+  const l = await drv.line(['ready', 'error'], 30000);
+  assert.match(l, /^error KP_\S+ .*test init failure/, l);
+  assert.deepEqual(initLines(drv), ['INITSTATE gen=1 len=4 boot']);
+});
