@@ -5,7 +5,9 @@
 //   KP_BUILD=build node --test --test-concurrency=1 tests/e2e/redteam-1.38.test.js
 //
 // Each test asserts what SHOULD hold; a failing test is a finding (see the
-// comment above it).
+// comment above it). On 87ccb5c: 1-3 fail (findings), 4-8 pass (held).
+// Unit side: tests/unit/test_redteam_138.c (msg.c), test_redteam_138_rules.c
+// (publish_rules.c, the note queue).
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
