@@ -5,6 +5,7 @@
  *   status   prints "status <state> <kubelet error>"
  *   publish  calls kp_publish_resources with one device, prints the result
  *   publish-split <devices> <sets>  one flat slice with split_slices
+ *   publish-loop <count> <publish args>  publish count times in a row
  *   health <pool> <device> <status 0-2> [timeout_s [message]]
  *            calls kp_health_report with one device, prints
  *            "health <KP_NAME> <message>"
@@ -32,6 +33,8 @@
  * <hex>"). --fork-hooks: kp_sandbox_exec(0). --driver-name-file <f>: the
  * driver name read from f by each run of main(). --stderr-to <f>: stderr
  * sent to f before kp_start(). --initial-state <text>: kp_state_initial().
+ * --initial-state-big <n>: n bytes of 'x'; --initial-state-file <f>: read
+ * from f by each run of main(), none when f does not exist.
  * --error-republish MS (with --channels): after printing "errcb ...", the
  * error function calls kp_publish_resources() (pool-0, one device) every
  * 20 ms until a call fails or MS passed, then prints "errcb-republish
@@ -1640,6 +1643,32 @@ apply(struct kp_options *o, int ch, const char *a)
 	case 394: return (random_heap_marker());
 	case 395: return (kp_sandbox_exec(o, 0));
 	case 398: return (kp_state_initial(o, a, strlen(a)));
+	case 399: {
+		/* --initial-state-big N: N bytes of 'x' (red team). */
+		size_t	 n = (size_t)strtoul(a, NULL, 10);
+		char	*b = malloc(n + 1);
+		int	 rr;
+
+		if (b == NULL)
+			return (-1);
+		memset(b, 'x', n);
+		rr = kp_state_initial(o, b, n);
+		free(b);
+		return (rr);
+	}
+	case 400: {
+		/* --initial-state-file F: the state read from F by each
+		 * run of main(); none when F does not exist (red team). */
+		char	 b[256];
+		size_t	 n;
+		FILE	*fp;
+
+		if ((fp = fopen(a, "r")) == NULL)
+			return (0);
+		n = fread(b, 1, sizeof(b), fp);
+		fclose(fp);
+		return (kp_state_initial(o, b, n));
+	}
 	case 396: return (driver_name_file(o, a));
 	case 397: {
 		/* --stderr-to <f>: main() sends its stderr to a file, as a
@@ -1706,6 +1735,8 @@ parse(int argc, char **argv, struct kp_options *o)
 		{ "driver-name-file", 1, 0, 396 },
 		{ "stderr-to", 1, 0, 397 },
 		{ "initial-state", 1, 0, 398 },
+		{ "initial-state-big", 1, 0, 399 },
+		{ "initial-state-file", 1, 0, 400 },
 		{ 0, 0, 0, 0 }
 	};
 	int	 ch;
@@ -2032,6 +2063,17 @@ commands(struct kp_plugin *p, int fds_before)
 		} else if (strncmp(line, "publish-split", 13) == 0) {
 			r = publish_split(p, line + 13);
 			printf("publish %s %s\n", kp_err_name(r),
+			    r ? kp_plugin_last_error(p) : "");
+		} else if (strncmp(line, "publish-loop", 12) == 0) {
+			/* "publish-loop <count> <publish args>": publish
+			 * count times in a row (red team: a driver that
+			 * publishes in a loop), the last result printed. */
+			char	*rest = NULL;
+			long	 cnt = strtol(line + 12, &rest, 10), i;
+
+			for (r = 0, i = 0; i < cnt && r == 0; i++)
+				r = publish(p, rest);
+			printf("publish %s n=%ld %s\n", kp_err_name(r), i,
 			    r ? kp_plugin_last_error(p) : "");
 		} else if (strncmp(line, "publish", 7) == 0) {
 			r = publish(p, line + 7);
