@@ -727,6 +727,11 @@ kp_publish_resources(struct kp_plugin *p, const struct kp_resources *res)
 
 	if (!plugin_valid(p))
 		return (KP_EINVAL);
+	/* Before the rules: a call from the error function while kp_stop()
+	 * runs must not queue another report for it. */
+	if (atomic_load(&p->stopping))
+		return (plugin_fail(p, KP_EPIPE, "kp_publish_resources: the "
+		    "plugin is stopping"));
 	if (!p->has_kube)
 		return (plugin_fail(p, KP_ENOCLIENT, "kp_publish_resources: "
 		    "no KubeClient found to publish resources (set "
@@ -762,6 +767,7 @@ kp_publish_resources(struct kp_plugin *p, const struct kp_resources *res)
 		publish_rules_sent(p, m.publish);
 	pthread_mutex_unlock(&p->pub_lock);
 	free(shell.pools);
+	free(shell.keep_pools);
 	if (prev != NULL)
 		kpipc__publish__free_unpacked(prev, NULL);
 	pack_free(pub);

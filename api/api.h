@@ -62,9 +62,14 @@ struct kp_plugin {
 	 * for the event thread: a call never runs the function itself. */
 	pthread_mutex_t	 note_lock;
 	struct api_note	*notes, **notes_tail;
+	size_t		 n_notes;	/* queued, at most API_NOTES_MAX */
+	unsigned long long notes_dropped;	/* over it, since the last */
 	int		 note_fd;	/* eventfd: notes queued; -1: none */
 };
 
+/* Error reports waiting for the error function: a driver that publishes
+ * faster than its function returns gets a count, not a growing queue. */
+#define API_NOTES_MAX	64
 struct api_note {
 	struct api_note	*next;
 	int		 code;

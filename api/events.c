@@ -129,10 +129,14 @@ events_note(struct kp_plugin *p, int code, const char *fmt, ...)
 	uint64_t	 one = 1;
 	va_list		 ap;
 
+	/* A stopping plugin reports nothing more: the error function may
+	 * be what keeps publishing, and kp_stop() waits for its thread. */
+	if (atomic_load(&p->stopping))
+		return;
 	if ((n = calloc(1, sizeof(*n))) == NULL)
 		return;
 	va_start(ap, fmt);
-	vsnprintf(n->text, sizeof(n->text), fmt, ap);
+	(void)msg_vfmt(n->text, sizeof(n->text), fmt, ap);
 	va_end(ap);
 	n->code = code;
 	if (p->error_fn == NULL || p->note_fd == -1) {
@@ -141,8 +145,15 @@ events_note(struct kp_plugin *p, int code, const char *fmt, ...)
 		return;
 	}
 	pthread_mutex_lock(&p->note_lock);
+	if (p->n_notes >= API_NOTES_MAX) {
+		p->notes_dropped++;
+		pthread_mutex_unlock(&p->note_lock);
+		free(n);
+		return;
+	}
 	*p->notes_tail = n;
 	p->notes_tail = &n->next;
+	p->n_notes++;
 	pthread_mutex_unlock(&p->note_lock);
 	(void)write(p->note_fd, &one, sizeof(one));
 }
@@ -152,17 +163,35 @@ events_note(struct kp_plugin *p, int code, const char *fmt, ...)
 static void
 notes_run(struct kp_plugin *p)
 {
-	struct api_note	*n;
-	uint64_t	 v;
+	struct api_note		*n;
+	uint64_t		 v;
+	char			 text[KP_ERROR_SIZE];
+	unsigned long long	 dropped;
 
 	(void)read(p->note_fd, &v, sizeof(v));
-	for (;;) {
+	while (!atomic_load(&p->stopping)) {
 		pthread_mutex_lock(&p->note_lock);
-		if ((n = p->notes) != NULL && (p->notes = n->next) == NULL)
-			p->notes_tail = &p->notes;
-		pthread_mutex_unlock(&p->note_lock);
+		if ((n = p->notes) != NULL) {
+			if ((p->notes = n->next) == NULL)
+				p->notes_tail = &p->notes;
+			p->n_notes--;
+		}
+		dropped = n == NULL ? p->notes_dropped : 0;
 		if (n == NULL)
+			p->notes_dropped = 0;
+		pthread_mutex_unlock(&p->note_lock);
+		if (n == NULL) {
+			/* The queue drained: what did not fit, counted. */
+			if (dropped > 0) {
+				snprintf(text, sizeof(text), "kp_publish_"
+				    "resources: %llu more reports of pools "
+				    "left out dropped (more than %d waited "
+				    "for the error function)", dropped,
+				    API_NOTES_MAX);
+				p->error_fn(p->error_user, KP_EINVAL, text, 1);
+			}
 			break;
+		}
 		p->error_fn(p->error_user, n->code, n->text, 1);
 		free(n);
 	}
@@ -178,6 +207,7 @@ notes_free(struct kp_plugin *p)
 		free(n);
 	}
 	p->notes_tail = &p->notes;
+	p->n_notes = 0;
 }
 
 static void *

@@ -94,7 +94,11 @@ publish_rules(struct kp_plugin *p, const Kpipc__Publish *pub,
 	*prev = NULL;
 	kpipc__publish__init(shell);
 	if ((shell->pools = calloc(pub->n_pools + 1,
-	    sizeof(*shell->pools))) == NULL) {
+	    sizeof(*shell->pools))) == NULL ||
+	    (shell->keep_pools = calloc(pub->n_pools + 1,
+	    sizeof(*shell->keep_pools))) == NULL) {
+		free(shell->pools);
+		shell->pools = NULL;
 		snprintf(err, errsize, "out of memory");
 		return (KP_ENOMEM);
 	}
@@ -105,17 +109,22 @@ publish_rules(struct kp_plugin *p, const Kpipc__Publish *pub,
 		if (p->reconcile_pool[0] != '\0' &&
 		    strcmp(pl->name, p->reconcile_pool) != 0) {
 			events_note(p, KP_EINVAL, "kp_publish_resources: "
-			    "pools[%zu] \"%s\": not published: "
-			    "ReconcilePoolWithName=\"%s\" publishes only that "
-			    "pool", i, pl->name, p->reconcile_pool);
+			    "pools[%zu] \"%.64s\": not published: "
+			    "ReconcilePoolWithName=\"%.64s\" publishes only "
+			    "that pool", i, pl->name, p->reconcile_pool);
 			keep = NULL;
 		} else if (p->qnames && qualified_name(p->driver, pl, why,
 		    sizeof(why))) {
 			keep = last_pool(p, prev, pl->name);
+			/* No last state here (a restart): the publisher
+			 * leaves the stored slices as they are. */
+			if (keep == NULL)
+				shell->keep_pools[shell->n_keep_pools++] =
+				    pl->name;
 			events_note(p, KP_EINVAL, "kp_publish_resources: "
-			    "pools[%zu] \"%s\": %s; the pool is not published%s",
-			    i, pl->name, why, keep != NULL ? " (its slices "
-			    "stay as last published)" : "");
+			    "pools[%zu] \"%.64s\": %s; the pool is not "
+			    "published (its slices stay as they are)", i,
+			    pl->name, why);
 		}
 		if (keep != pub->pools[i])
 			left = 1;
@@ -124,7 +133,10 @@ publish_rules(struct kp_plugin *p, const Kpipc__Publish *pub,
 	}
 	if (!left) {
 		free(shell->pools);
+		free(shell->keep_pools);
 		shell->pools = NULL;
+		shell->keep_pools = NULL;
+		shell->n_keep_pools = 0;
 		return (0);
 	}
 	shell->n_pools = n;

@@ -4,7 +4,7 @@
  * error) and some name paths, IDs and the API server's own words: a plain
  * snprintf() cut them anywhere, "/var/run/cdi/gpu.exa" reads as a path
  * that exists. Here a text that does not fit is cut at the last space or
- * path separator (unless that loses more than a quarter of the room),
+ * path separator in the second half of the room (else at the limit),
  * ends with "...", and is logged in
  * full (once, where it was made), so a person finds the whole reason.
  *
@@ -19,8 +19,8 @@
 /*
  * src into dst (size bytes, at least 8). Returns 0 when it fits, 1 when
  * it was cut: at a UTF-8 character boundary, then back to the last ' ',
- * '/', ',' or ':' in the last three quarters of what is kept, with "..."
- * added.
+ * '/', ',' or ':' in the second half of what is kept, with "..." added
+ * (at most half the room is given up for a boundary).
  */
 int
 msg_fit(char *dst, size_t size, const char *src)
@@ -40,7 +40,7 @@ msg_fit(char *dst, size_t size, const char *src)
 	keep = size - 4;		/* "..." and the NUL */
 	while (keep > 0 && ((unsigned char)src[keep] & 0xc0) == 0x80)
 		keep--;			/* not inside a character */
-	for (b = keep; b > keep / 4; b--)
+	for (b = keep; b >= keep / 2 && b > 0; b--)
 		if (strchr(" /,:", src[b - 1]) != NULL) {
 			keep = b;
 			break;

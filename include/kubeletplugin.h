@@ -275,8 +275,9 @@ KP_EXTERN int kp_reconcile_pool_with_name(struct kp_options *opts,
  * "gpu.example.com", "gpu.example.com/model" names the same attribute as
  * the short "model" in CEL, and a driver that publishes both forms makes
  * the scheduler pick either: use the short name. A pool with such a name
- * is not published (its slices stay as they were last published, or are
- * not created); the error is reported once per call to the
+ * is not published (its slices stay as they are in the API server, also
+ * across a restart of the driver; none are created); the error is
+ * reported once per call to the
  * kp_error_callback() function (KP_EINVAL, recoverable 1: the other pools
  * are published, a corrected call publishes it; logged once as a warning
  * without a function), naming the field path and the rule, e.g.

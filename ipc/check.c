@@ -664,8 +664,12 @@ ipc_check_resources(const Kpipc__Publish *p, char *err, size_t errsize)
 	const Kpipc__Slice	*s;
 	size_t			 i, j, k;
 
-	if (p->n_pools > 4096)
+	if (p->n_pools > 4096 || p->n_keep_pools > 4096)
 		return (ipc_fail(err, errsize, "publish.pools: more than 4096"));
+	for (i = 0; i < p->n_keep_pools; i++)
+		if (strlen(p->keep_pools[i]) > 253)
+			return (ipc_fail(err, errsize, "publish.keep_pools[%zu]: "
+			    "longer than 253", i));
 	for (i = 0; i < p->n_pools; i++) {
 		if (strlen(p->pools[i]->name) > 253)
 			return (ipc_fail(err, errsize, "publish.pools[%zu].name: "

@@ -544,6 +544,19 @@ slice_ctl_stop(struct slice_ctl *ctl)
 	ctl_free(ctl);
 }
 
+/* Pool name is to be left as stored (Publish.keep_pools); lock held. */
+static int
+kept_pool(const struct slice_ctl *ctl, const char *name)
+{
+	size_t	 i;
+
+	for (i = 0; ctl->desired != NULL && i < ctl->desired->n_keep_pools;
+	    i++)
+		if (strcmp(ctl->desired->keep_pools[i], name) == 0)
+			return (1);
+	return (0);
+}
+
 /* A deep copy of one desired pool (NULL: not desired or no memory). */
 static Kpipc__Pool *
 desired_pool(struct slice_ctl *ctl, const char *name, int *nomem)
@@ -641,7 +654,7 @@ sync_main(void *arg)
 	Kpipc__Pool		*dp;
 	char			*name;
 	long			 retry_ms, ms;
-	int			 have_wait, nomem, rc, cleared;
+	int			 have_wait, nomem, rc, cleared, kept;
 
 	pthread_mutex_lock(&ctl->lock);
 	while (!ctl->stop) {
@@ -664,10 +677,12 @@ sync_main(void *arg)
 			continue;
 		}
 		dp = desired_pool(ctl, name, &nomem);
+		kept = dp == NULL && !nomem && kept_pool(ctl, name);
 		pthread_mutex_unlock(&ctl->lock);
 
 		retry_ms = -1;
-		rc = nomem ? KP_ENOMEM : sl_sync_pool(ctl, name, dp,
+		/* A kept pool: its slices stay as they are, no write. */
+		rc = kept ? 0 : nomem ? KP_ENOMEM : sl_sync_pool(ctl, name, dp,
 		    &retry_ms);
 		if (dp != NULL)
 			kpipc__pool__free_unpacked(dp, NULL);

@@ -153,7 +153,7 @@ test('ValidateQualifiedNames (1.38): a pool with a name of the driver\'s own dom
   await until(() => errcb().length === 1, 10000, 50);
   assert.equal(errcb()[0], 'errcb KP_EINVAL rec=1 kp_publish_resources: pools[1] "pool-1": ' +
     `slices[0].devices[0].attributes["${DRIVER}/model"]: qualified with the driver's own domain: ` +
-    'use the short name "model" (ValidateQualifiedNames); the pool is not published');
+    'use the short name "model" (ValidateQualifiedNames); the pool is not published (its slices stay as they are)');
   await until(() => pool('pool-0').length === 1, 15000, 100);
   // Not retried: no second report, no write for pool-1.
   await sleep(1500);
@@ -169,7 +169,7 @@ test('ValidateQualifiedNames (1.38): a pool with a name of the driver\'s own dom
   l = await drv.command('publish 2 2 b 0 1', 'publish ');
   assert.match(l, /^publish KP_OK/, l);
   await until(() => errcb().length === 2, 10000, 50);
-  assert.match(errcb()[1], /pools\[1\] "pool-1": .*the pool is not published \(its slices stay as last published\)$/);
+  assert.match(errcb()[1], /pools\[1\] "pool-1": .*the pool is not published \(its slices stay as they are\)$/);
   await until(() => tagOf(pool('pool-0')[0]) === 'b', 15000, 100);
   await sleep(500);
   assert.equal(pool('pool-1').length, 1);

@@ -164,8 +164,9 @@ huge(void)
 	free(big);
 }
 
-/* The file comment's promise: a cut loses at most a quarter of the
- * room to reach a separator. */
+/* The file comment's promise: a cut gives up at most half the room to
+ * reach a separator (the red team found a comment promising a quarter
+ * while the code gave up three quarters). */
 static void
 quarter(void)
 {
@@ -177,7 +178,7 @@ quarter(void)
 	CHECK_EQ(msg_fit(b, sizeof(b), src), 1);
 	fprintf(stderr, "separator at 70 of a 256-byte buffer: kept %zu "
 	    "bytes\n", strlen(b) - 3);
-	CHECK(strlen(b) - 3 >= (sizeof(b) - 4) * 3 / 4);
+	CHECK(strlen(b) - 3 >= (sizeof(b) - 4) / 2);
 }
 
 int
