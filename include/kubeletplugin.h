@@ -2717,7 +2717,12 @@ KP_EXTERN int kp_hook_state_get(void *buf, size_t size, size_t *len,
  * other calls on the plugin (as upstream 1.38's HandleError may call
  * PublishResources), also while kp_stop() runs in another thread: once
  * kp_stop() began they fail at once with KP_EPIPE instead of waiting.
- * It must not call kp_stop() (that waits for this thread: KP_EBUSY).
+ * It must not call kp_stop() (that waits for this thread: KP_EBUSY) nor
+ * kp_start() (a new plugin's fork waits for this thread). At most 64
+ * reports of left-out pools wait for it; more are counted and reported
+ * as one when it catches up. Other threads of the driver must not call
+ * the plugin's functions once kp_stop() has returned (the handle is
+ * freed), and should not while it runs.
  */
 typedef void (*kp_error_fn)(void *user, int code, const char *message,
     int recoverable);
