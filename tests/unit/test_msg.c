@@ -9,7 +9,7 @@
 #include "base/msg.h"
 #include "test.h"
 
-static int
+static int KP_PRINTF(3, 4)
 fmt(char *dst, size_t size, const char *f, ...)
 {
 	va_list	 ap;

@@ -123,7 +123,7 @@ sweep(void)
 	CHECK_EQ(bad & 127, 0);
 }
 
-static int
+static int KP_PRINTF(3, 4)
 fmt(char *dst, size_t size, const char *f, ...)
 {
 	va_list	 ap;

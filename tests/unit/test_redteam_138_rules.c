@@ -146,8 +146,10 @@ call(struct kp_plugin *p, Kpipc__Publish *pub, char *t0, char *t1)
 	x = tag_of(sent, "pool-1");
 	snprintf(t1, 16, "%s", x ? x : "-");
 	publish_rules_sent(p, sent);
-	if (r == 1)
+	if (r == 1) {
 		free(shell.pools);
+		free(shell.keep_pools);
+	}
 	if (prev != NULL)
 		kpipc__publish__free_unpacked(prev, NULL);
 	pack_free(pub);

@@ -339,7 +339,9 @@ test_capacity_edges(void)
  * A kept pointer then finds another call's claim (another claim's info).
  */
 #pragma GCC diagnostic push
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wuse-after-free"
+#endif
 static void
 test_stale_alias(void)
 {
