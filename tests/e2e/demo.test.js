@@ -108,21 +108,22 @@ test('the README\'s minimal driver is examples/minimal-driver/main.c, and it wor
   assert.equal(await exited, 0, stderr);
 });
 
-// The README's next step, "CDI specs and the journal": its fragment goes
-// into the minimal driver as the README says (its includes and prototype
+// The README's next step, docs/getting-started.md "CDI specs and the
+// journal": its fragment goes into the minimal driver as that page says
+// (its includes and prototype
 // at the top, its functions for the minimal prepare, its main() lines
 // before kp_start()), with the local try's two directories, and is built
 // against the library like a driver of one's own: it must compile with
 // -Wall -Werror, write the claim's spec and journal there, and rewrite a
 // deleted spec through respec().
-test('the README\'s CDI and journal fragment builds into the minimal driver and works with the local-try directories', { timeout: 90000 }, async (t) => {
+test('the CDI and journal fragment of docs/getting-started.md builds into the minimal driver and works with the local-try directories', { timeout: 90000 }, async (t) => {
   const fs = require('node:fs');
   const { randomUUID } = require('node:crypto');
   const { spawn } = require('node:child_process');
   const { KubeletSim } = require('../kubelet-sim');
   const { startEmulator, kubeconfig } = require('../apiserver-emu');
   const { makeRoot, until } = require('./lib/plugin');
-  const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+  const readme = fs.readFileSync(path.join(ROOT, 'docs', 'getting-started.md'), 'utf8');
   const m = /```c\n(\/\* beyond the minimal driver's includes[\s\S]*?)```/.exec(readme);
   assert.ok(m, 'the CDI and journal fragment');
   const frag = m[1];
@@ -138,7 +139,7 @@ test('the README\'s CDI and journal fragment builds into the minimal driver and 
   const p1 = src.indexOf('\n}\n', p0) + 3;
   assert.ok(p0 > 0 && p1 > p0, 'the minimal prepare');
   src = src.slice(0, p0) + frag.slice(iFns) + src.slice(p1);
-  // The local try the README describes after the fragment.
+  // The local try the page describes after the fragment.
   assert.match(readme, /`kp_journal_dir\(o, argv\[4\]\)` and `kp_cdi_directory\(o,\s+argv\[5\]\)`/);
   const inMain = frag.slice(iMain, iFns).replace('kp_journal_dir(o, "/var/lib/" DRIVER);',
     'kp_journal_dir(o, argv[4]);\nkp_cdi_directory(o, argv[5]);');
@@ -156,7 +157,7 @@ test('the README\'s CDI and journal fragment builds into the minimal driver and 
   const san = /^KP_SANITIZE:BOOL=ON$/m.test(cache) ? ['-fsanitize=address,undefined'] : [];
   const r = spawnSync(cc, ['-std=gnu11', '-Wall', '-Werror', ...san, '-I', path.join(ROOT, 'include'), c, '-o', bin,
     '-L', BUILD, '-lkubeletplugin', `-Wl,-rpath,${BUILD}`], { encoding: 'utf8' });
-  assert.equal(r.status, 0, `the README fragment does not build:\n${r.stderr}`);
+  assert.equal(r.status, 0, `the getting-started fragment does not build:\n${r.stderr}`);
 
   const DRIVER = 'minimal.example.com';
   const state = path.join(root.dir, 'state');
