@@ -12,13 +12,10 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { spawn, spawnSync, execFileSync } = require('node:child_process');
+const { spawnSync, execFileSync } = require('node:child_process');
 const { randomUUID } = require('node:crypto');
-const { ROOT, BUILD, makeRoot, until } = require('./lib/plugin');
-const { KubeletSim } = require('../kubelet-sim');
-const { startEmulator, kubeconfig } = require('../apiserver-emu');
-
-const DRIVER = 'minimal.example.com';
+const { ROOT, BUILD, until } = require('./lib/plugin');
+const { minimalPeers, cdiIds } = require('./lib/minimal');
 
 // A directory every uid may enter: the plugin's processes exec the
 // driver's binary again under uids of their own and load its libraries.
@@ -62,25 +59,14 @@ function needed(bin) {
 
 // The minimal driver as a plugin: registration, its slice, one prepare.
 async function runsAsPlugin(t, bin) {
-  const root = makeRoot(DRIVER);
-  const emu = await startEmulator({ versions: ['v1'], nodes: ['node-1'], tokenFile: path.join(root.dir, 'token') });
-  fs.copyFileSync(emu.caFile, path.join(root.dir, 'ca.crt'));
-  const kc = path.join(root.dir, 'kubeconfig');
-  fs.writeFileSync(kc, kubeconfig({ server: emu.url }));
-  const drv = spawn(bin, ['node-1', kc, root.dir], { stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  drv.stderr.on('data', (d) => { stderr += d; });
-  const exited = new Promise((resolve) => drv.on('exit', (code) => resolve(code)));
-  const sim = new KubeletSim({ registryDir: root.registry }).start();
-  t.after(async () => { drv.kill('SIGKILL'); await sim.stop(); await emu.stop(); root.cleanup(); });
+  const { DRIVER, emu, sim, start, claim } = await minimalPeers(t);
+  const drv = start(bin);
   await sim.waitForDriver(DRIVER, 15000);
   await until(() => emu.getSlices({ fieldSelector: `spec.driver=${DRIVER}` }).length === 1, 15000, 100);
-  const c = { namespace: 'default', name: 'c', uid: randomUUID() };
-  emu.addClaim({ ...c, allocation: { results: [{ request: 'r', driver: DRIVER, pool: 'node-1', device: 'dev-0' }] } });
-  const dev = (await sim.nodePrepareResources(DRIVER, [c])).claims[c.uid].devices[0];
-  assert.deepEqual(dev.cdi_device_ids || dev.cdiDeviceIds, [`${DRIVER}/dev=dev-0`], stderr);
-  drv.kill('SIGTERM');
-  assert.equal(await exited, 0, stderr);
+  const c = claim(randomUUID());
+  assert.deepEqual(cdiIds(await sim.nodePrepareResources(DRIVER, [c]), c.uid), [`${DRIVER}/dev=dev-0`], drv.stderr());
+  drv.proc.kill('SIGTERM');
+  assert.equal((await drv.exited).code, 0, drv.stderr());
 }
 
 test('installed: pkg-config --cflags kubeletplugin is the include directory alone (no -DNOMINMAX), and the README\'s shared and static lines build a driver that runs', { timeout: 180000 }, async (t) => {
