@@ -2557,7 +2557,7 @@ KP_EXTERN int kp_health_v1(struct kp_options *opts, int enable);
 KP_EXTERN int kp_health_v1alpha1(struct kp_options *opts, int enable);
 
 /* ------------------------------------------------------------------------
- * The observer (README "Health and metrics"): an optional fifth process,
+ * The observer (docs/health-and-metrics.md): an optional fifth process,
  * sandboxed like the registrar, that serves HTTP on the endpoint below:
  * GET /healthz and /readyz answer 200 "ok" or 503 with a one-line reason,
  * /metrics the Prometheus text format. It never talks to kubelet, the API
