@@ -404,6 +404,21 @@ test('the probes: HTTP on the observer\'s port in the example overlay; the exec 
   await validateAll(edocs);
 });
 
+test('the apparmor component: the Localhost profile deploy/apparmor/kubeletplugin instead of Unconfined', needKustomize, async (t) => {
+  const base = one(render(path.join(DEPLOY, 'examples', 'pci-driver')), 'DaemonSet');
+  assert.deepEqual(base.spec.template.spec.containers[0].securityContext.appArmorProfile, { type: 'Unconfined' },
+    'the base stays Unconfined: a Localhost profile fails pods on nodes without AppArmor or the profile');
+  const dir = renamedOverlay({ components: ['deviceclass-v1', 'apparmor'] });
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const docs = render(dir);
+  const c = one(docs, 'DaemonSet').spec.template.spec.containers[0];
+  assert.deepEqual(c.securityContext.appArmorProfile, { type: 'Localhost', localhostProfile: 'kubeletplugin' });
+  const profile = fs.readFileSync(path.join(DEPLOY, 'apparmor', 'kubeletplugin'), 'utf8');
+  assert.match(profile, new RegExp(`^profile ${c.securityContext.appArmorProfile.localhostProfile} `, 'm'),
+    'the profile the component names is the one deploy/apparmor defines');
+  await validateAll(docs);
+});
+
 test('every DeviceClass component renders and validates', needKustomize, async (t) => {
   for (const v of ['v1', 'v1beta2', 'v1beta1']) {
     const dir = renamedOverlay();
