@@ -419,6 +419,41 @@ test('the apparmor component: the Localhost profile deploy/apparmor/kubeletplugi
   await validateAll(docs);
 });
 
+// The pod shape of components/device-driver, for container.test.js too.
+function deviceDriverDaemonSet(t, extra = []) {
+  const dir = renamedOverlay({ ns: 'acme-loop', name: 'loop-driver', driver: 'loop.acme.example', kubeletDir: '/var/lib/kubelet',
+    components: ['deviceclass-v1', ...extra, 'device-driver'] });
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const docs = render(dir);
+  return { docs, ds: one(docs, 'DaemonSet') };
+}
+
+test('the device-driver component: privileged, the devices as hostPath volumes, no claim of a profile the runtime does not apply', needKustomize, async (t) => {
+  const { docs, ds } = deviceDriverDaemonSet(t);
+  const pod = ds.spec.template.spec;
+  const c = pod.containers[0];
+  const sc = c.securityContext;
+  assert.equal(sc.privileged, true);
+  assert.equal(sc.capabilities, undefined, 'a privileged container has every capability: no list that says otherwise');
+  assert.equal(sc.seccompProfile, undefined, 'the runtime applies no seccomp profile to a privileged container');
+  assert.equal(sc.readOnlyRootFilesystem, true);
+  assert.deepEqual(sc.appArmorProfile, { type: 'Unconfined' });
+  assert.match(ds.spec.template.metadata.annotations['kubeletplugin/pod-sandbox'], /^privileged .*docs\/security\.md/);
+  const devs = pod.volumes.filter((v) => v.hostPath && /Device$/.test(v.hostPath.type || ''));
+  assert.deepEqual(devs.map((v) => [v.hostPath.path, v.hostPath.type]), [['/dev/loop-control', 'CharDevice']]);
+  for (const v of devs) {
+    assert.equal(c.volumeMounts.find((m) => m.name === v.name).mountPath, v.hostPath.path, 'mounted at its host path');
+  }
+  // Everything else of the base is still there, under the driver's names.
+  assert.equal(ds.metadata.name, 'loop-driver');
+  assert.ok(pod.volumes.some((v) => v.name === 'plugin-dir' && v.hostPath.path === '/var/lib/kubelet/plugins/loop.acme.example'));
+  await validateAll(docs);
+  // With components/apparmor first, the profile binds the privileged pod.
+  const aa = deviceDriverDaemonSet(t, ['apparmor']).ds.spec.template.spec.containers[0].securityContext;
+  assert.deepEqual(aa.appArmorProfile, { type: 'Localhost', localhostProfile: 'kubeletplugin' });
+  assert.equal(aa.privileged, true);
+});
+
 test('every DeviceClass component renders and validates', needKustomize, async (t) => {
   for (const v of ['v1', 'v1beta2', 'v1beta1']) {
     const dir = renamedOverlay();
