@@ -19,6 +19,11 @@
 // `seccomp`: without it libseccomp loads the children's filters through
 // prctl(PR_SET_SECCOMP) and the plugin runs confined as usual.)
 //
+// Where the kernel has AppArmor, the same container once more under
+// deploy/apparmor/kubeletplugin (components/apparmor: the profile loaded
+// with apparmor_parser, podman --security-opt apparmor=kubeletplugin);
+// where it has none, that test skips and says so.
+//
 // Skips, with the reason, when not root, without podman, or when no OCI
 // runtime can start a container here (crun 1.8 refuses hybrid cgroup
 // hierarchies: "cgroups in hybrid mode not supported"; runc is tried
@@ -99,9 +104,22 @@ if (P.fail) throw new Error(P.fail);
 const opts = P.skip ? { skip: P.skip } : {};
 if (P.skip) process.stderr.write(`container.test.js: skipped: ${P.skip}\n`);
 
+// AppArmor in this kernel: the profile loaded, the podman options.
+function apparmor() {
+  if (P.skip) return { skip: P.skip };
+  let on = '';
+  try { on = fs.readFileSync('/sys/module/apparmor/parameters/enabled', 'utf8').trim(); } catch { /* none */ }
+  if (on !== 'Y') return { skip: 'this kernel has no AppArmor (/sys/module/apparmor absent or disabled): deploy/apparmor/kubeletplugin cannot be loaded here (apparmor.test.js compiles it and checks its mount rules)' };
+  const r = spawnSync('apparmor_parser', ['-r', '-W', path.join(ROOT, 'deploy', 'apparmor', 'kubeletplugin')], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`apparmor_parser -r deploy/apparmor/kubeletplugin: ${r.stderr || r.error}`);
+  return { opts: ['--security-opt', 'apparmor=kubeletplugin'] };
+}
+const AA = apparmor();
+if (AA.skip && !P.skip) process.stderr.write(`container.test.js: AppArmor: ${AA.skip}\n`);
+
 // A kubelet-like host: root dir, CDI dir, service-account dir; the
 // emulator; the container's podman arguments as the DaemonSet has them.
-async function setup(t, profile, { nnp = true } = {}) {
+async function setup(t, profile, { nnp = true, extra = [] } = {}) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kp-ctr-'));
   const kubeletDir = path.join(dir, 'kubelet');
   const registry = path.join(kubeletDir, 'plugins_registry');
@@ -129,7 +147,7 @@ async function setup(t, profile, { nnp = true } = {}) {
   const run = ['--runtime', P.runtime, 'run', '-d', '--name', name, ...ulimits(),
     '--network', 'host', '--read-only', '--read-only-tmpfs=false', '--tmpfs', '/tmp:rw,size=1m',
     '--cap-drop', 'ALL', ...sc.capabilities.add.flatMap((cap) => ['--cap-add', cap]),
-    '--security-opt', `seccomp=${profile}`, ...(nnp ? ['--security-opt', 'no-new-privileges'] : []),
+    '--security-opt', `seccomp=${profile}`, ...(nnp ? ['--security-opt', 'no-new-privileges'] : []), ...extra,
     '-v', `${registry}:${registry}`, '-v', `${pluginDir}:${pluginDir}`, '-v', `${cdiDir}:${cdiDir}`,
     '-v', `${sa}:${SA_DIR}:ro`, '-v', `${stateDir}:/var/lib/${DRIVER}`,
     '-e', 'KUBERNETES_SERVICE_HOST=127.0.0.1', '-e', `KUBERNETES_SERVICE_PORT=${emu.port}`,
@@ -267,4 +285,20 @@ test('without no-new-privileges, as a pod runs: the profile starts it, the libra
   assert.notEqual(r.status, 0, 'the runtime cannot start the container');
   assert.match(r.stderr, /operation not permitted/i);
   t.diagnostic(`--no-runtime: ${r.stderr.trim().split('\n').pop()}`);
+});
+
+test('under deploy/apparmor/kubeletplugin (components/apparmor) the plugin starts, registers and confines itself', AA.skip ? { skip: AA.skip } : {}, async (t) => {
+  const h = await setup(t, PROFILE, { nnp: false, extra: AA.opts });
+  const r = podman(h.run);
+  assert.equal(r.status, 0, `podman run: ${r.stderr}`);
+  await until('pci-driver serving', () => {
+    if (/pci-driver: serving/.test(logs(h))) return true;
+    if (!state(h).startsWith('running')) throw new Error(`container ${state(h)}:\n${logs(h)}`);
+    return false;
+  });
+  const pid = podman(['inspect', '--format', '{{.State.Pid}}', h.name]).stdout.trim();
+  assert.match(fs.readFileSync(`/proc/${pid}/attr/current`, 'utf8'), /^kubeletplugin \(enforce\)/);
+  h.kubelet = new KubeletSim({ registryDir: h.registry }).start();
+  await h.kubelet.waitForDriver(DRIVER, 15000);
+  assert.doesNotMatch(logs(h), /sandbox: .*(Permission denied|Operation not permitted)/, 'no mount of the sandbox refused');
 });
