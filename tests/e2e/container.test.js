@@ -39,6 +39,7 @@ const { randomUUID } = require('node:crypto');
 const { ROOT, BUILD } = require('./lib/plugin');
 const { KubeletSim } = require(path.join(ROOT, 'tests', 'kubelet-sim'));
 const { startEmulator } = require(path.join(ROOT, 'tests', 'apiserver-emu'));
+const { podman, ulimits, loadAppArmor } = require('./lib/container');
 
 const IMAGE = process.env.KP_IMAGE || 'localhost/kubeletplugin/pci-driver:0.1.0';
 const PROFILE = path.join(ROOT, 'deploy', 'seccomp', 'kubeletplugin.json');
@@ -58,28 +59,12 @@ async function until(what, fn, ms = 20000) {
   }
 }
 
-const podman = (args, opts = {}) => spawnSync('podman', args, { encoding: 'utf8', timeout: 120000, ...opts });
-
 // The plugin container of the base DaemonSet (python3-yaml: node has no
 // YAML parser).
 function baseContainer() {
   const out = execFileSync('/usr/bin/python3', ['-c',
     'import json, sys, yaml\nprint(json.dumps(yaml.safe_load(open(sys.argv[1]))))', DAEMONSET]);
   return JSON.parse(out.toString()).spec.template.spec.containers.find((c) => c.name === 'plugin');
-}
-
-// podman's limits it cannot raise without CAP_SYS_RESOURCE (this machine's
-// sandbox lacks it): the caller's own, which any process may keep.
-function ulimits() {
-  const lim = (what) => {
-    const l = fs.readFileSync('/proc/self/limits', 'utf8').split('\n').find((x) => x.startsWith(what));
-    return l.slice(what.length).trim().split(/\s+/).slice(0, 2).map((v) => (v === 'unlimited' ? Infinity : Number(v)));
-  };
-  const [ns, nh] = lim('Max open files');
-  // podman asks the runtime to set nproc, and an unchanged value fails
-  // here too (EPERM): a lower one, which needs no privilege.
-  const [us, uh] = lim('Max processes').map((v) => Math.min(v, 4096));
-  return ['--ulimit', `nofile=${ns}:${nh}`, '--ulimit', `nproc=${us}:${uh}`];
 }
 
 // The image, built afresh from this build (about 2 s: a stale image would
@@ -105,16 +90,7 @@ const opts = P.skip ? { skip: P.skip } : {};
 if (P.skip) process.stderr.write(`container.test.js: skipped: ${P.skip}\n`);
 
 // AppArmor in this kernel: the profile loaded, the podman options.
-function apparmor() {
-  if (P.skip) return { skip: P.skip };
-  let on = '';
-  try { on = fs.readFileSync('/sys/module/apparmor/parameters/enabled', 'utf8').trim(); } catch { /* none */ }
-  if (on !== 'Y') return { skip: 'this kernel has no AppArmor (/sys/module/apparmor absent or disabled): deploy/apparmor/kubeletplugin cannot be loaded here (apparmor.test.js compiles it and checks its mount rules)' };
-  const r = spawnSync('apparmor_parser', ['-r', '-W', path.join(ROOT, 'deploy', 'apparmor', 'kubeletplugin')], { encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`apparmor_parser -r deploy/apparmor/kubeletplugin: ${r.stderr || r.error}`);
-  return { opts: ['--security-opt', 'apparmor=kubeletplugin'] };
-}
-const AA = apparmor();
+const AA = P.skip ? { skip: P.skip } : loadAppArmor();
 if (AA.skip && !P.skip) process.stderr.write(`container.test.js: AppArmor: ${AA.skip}\n`);
 
 // A kubelet-like host: root dir, CDI dir, service-account dir; the

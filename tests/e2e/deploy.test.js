@@ -529,3 +529,19 @@ test('the images: a scratch Containerfile and a Debian multi-stage Dockerfile of
   assert.match(df, /COPY --from=build \S*\/examples\/pci-driver /);
   assert.doesNotMatch(df, /libkubeletplugin\.so/, 'the example links libkubeletplugin statically');
 });
+
+test('tools/image.sh takes any driver and its name, and refuses a name that is no file name', () => {
+  const sh = path.join(ROOT, 'tools', 'image.sh');
+  for (const [args, re] of [
+    [['--driver', path.join(BUILD, 'examples', 'minimal-driver'), '--name', 'a/b'], /--name a\/b: letters, digits/],
+    [['--name', '.hidden'], /--name \.hidden: .*not starting with '\.'/],
+    [['--bogus'], /unknown option --bogus/],
+    [['--driver'], /tools\/image\.sh \[--build DIR\] \[--driver PATH\] \[--name NAME\]/],
+  ]) {
+    const r = spawnSync(sh, args, { encoding: 'utf8' });
+    assert.equal(r.status, 64, `${args.join(' ')}: ${r.stderr}`);
+    assert.match(r.stderr, re);
+  }
+  // Building one needs podman: device-pod.test.js builds the red-team
+  // driver's image and checks its entrypoint.
+});

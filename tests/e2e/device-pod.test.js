@@ -37,33 +37,18 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { randomUUID, randomBytes } = require('node:crypto');
-const { ROOT, BUILD, REDTEAM, makeRoot, TestDriver, roles, until, sleep, procStatus } = require('./lib/plugin');
-const { KubeletSim, proto, callRaw } = require(path.join(ROOT, 'tests', 'kubelet-sim'));
+const { ROOT, BUILD, REDTEAM, makeRoot, TestDriver, roles, until, procStatus } = require('./lib/plugin');
+const { KubeletSim } = require(path.join(ROOT, 'tests', 'kubelet-sim'));
 const { startEmulator } = require(path.join(ROOT, 'tests', 'apiserver-emu'));
+const { podman, ulimits, loadAppArmor } = require('./lib/container');
+const { sendProbe, preparesAgain } = require('./lib/redteam');
 
 const DEPLOY = path.join(ROOT, 'deploy');
 const IMAGE = 'localhost/kubeletplugin/kp_redteam:test';
 const DRIVER = 'test.example.com';
 const NODE = 'node-1';
 const SA_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
-const PREPARE = `${proto.APIS.v1.prefix}NodePrepareResources`;
-const REQ = proto.typeName('v1', 'NodePrepareResourcesRequest');
-const RESP = proto.typeName('v1', 'NodePrepareResourcesResponse');
 const KILLS_PER_RUN = 4;	// the restart backoff doubles per kill: recycle
-
-const podman = (args, opts = {}) => spawnSync('podman', args, { encoding: 'utf8', timeout: 120000, ...opts });
-
-// podman's limits it cannot raise without CAP_SYS_RESOURCE: the caller's
-// own (container.test.js).
-function ulimits() {
-  const lim = (what) => {
-    const l = fs.readFileSync('/proc/self/limits', 'utf8').split('\n').find((x) => x.startsWith(what));
-    return l.slice(what.length).trim().split(/\s+/).slice(0, 2).map((v) => (v === 'unlimited' ? Infinity : Number(v)));
-  };
-  const [ns, nh] = lim('Max open files');
-  const [us, uh] = lim('Max processes').map((v) => Math.min(v, 4096));
-  return ['--ulimit', `nofile=${ns}:${nh}`, '--ulimit', `nproc=${us}:${uh}`];
-}
 
 function kustomize() {
   for (const c of [process.env.KP_KUBECTL, path.join(ROOT, '.cache', 'kubectl', 'kubectl'), 'kubectl'].filter(Boolean)) {
@@ -71,16 +56,6 @@ function kustomize() {
     if (r.status === 0) return c;
   }
   return null;
-}
-
-// AppArmor in this kernel, and the profile loaded: the podman option.
-function apparmor() {
-  let on = '';
-  try { on = fs.readFileSync('/sys/module/apparmor/parameters/enabled', 'utf8').trim(); } catch { /* none */ }
-  if (on !== 'Y') return { why: 'this kernel has no AppArmor (/sys/module/apparmor absent or disabled): the pod runs as with the base\'s Unconfined' };
-  const r = spawnSync('apparmor_parser', ['-r', '-W', path.join(DEPLOY, 'apparmor', 'kubeletplugin')], { encoding: 'utf8' });
-  if (r.status !== 0) return { fail: `apparmor_parser -r deploy/apparmor/kubeletplugin: ${r.stderr || r.error}` };
-  return { opts: ['--security-opt', 'apparmor=kubeletplugin'] };
 }
 
 function probe() {
@@ -144,7 +119,6 @@ class Pod {
     this.t = t;
     this.kills = 0;
     this.seq = 0;
-    this.results = [];
   }
 
   async init() {
@@ -239,43 +213,13 @@ class Pod {
   }
 
   async probe(name) {
-    const c = this.claim(name);
-    const from = this.drv.stderr.length;
-    const res = await callRaw(this.root.draSock, PREPARE, proto.encode(REQ, { claims: [c] }), 10000);
-    const out = { name, probe: name.split('-')[0] };
-    if (res.code === 0) {
-      const err = (proto.decode(RESP, res.buffer).claims[c.uid] || {}).error || '';
-      const m = /PROBE (\w+): (DENIED|SUCCEEDED|ERROR): ([^]*)$/.exec(err);
-      const sd = /sandbox denied (\S+)/.exec(err);
-      if (m) Object.assign(out, { verdict: m[2].toLowerCase(), text: m[3] });
-      else if (sd) Object.assign(out, { verdict: 'denied', text: err });
-      else Object.assign(out, { verdict: 'error', text: err || 'prepared normally' });
-    } else {
-      const log = () => this.drv.stderr.slice(from);
-      const dead = /nodeserver\] nodeserver killed by seccomp: \S+|broker\] nodeserver (killed by|exited)/;
-      await until(() => dead.test(log()), 5000).catch(() => {});
-      const k = /nodeserver\] nodeserver killed by seccomp: (\S+)/.exec(log()) ||
-        /broker\] nodeserver killed by seccomp \((SIGSYS)\)/.exec(log());
-      if (k) Object.assign(out, { verdict: 'killed', text: `nodeserver killed by seccomp (${k[1]})` });
-      else Object.assign(out, { verdict: 'error', text: `the call failed: code ${res.code} ${res.details}` });
-      this.kills++;
-    }
-    this.results.push(out);
+    const out = await sendProbe(this.drv, this.root.draSock, this.claim(name));
+    if (out.broke) this.kills++;
     return out;
   }
 
   async serves(after) {
-    const c = this.claim(`normal-${++this.seq}`);
-    let last = null;
-    const ok = await until(async () => {
-      try {
-        const r = await this.sim.nodePrepareResources(DRIVER, [c], { timeoutMs: 3000 });
-        return r.claims[c.uid].devices[0].device_name === c.name;
-      } catch (err) {
-        last = err;
-        return false;
-      }
-    }, 20000, 200).catch(() => false);
+    const { ok, last } = await preparesAgain(this.sim, DRIVER, this.claim(`normal-${++this.seq}`), 20000);
     assert.ok(ok, `after ${after}: a normal NodePrepareResources did not succeed within 20 s (${last && last.message})`);
     if (this.kills >= KILLS_PER_RUN) await this.recycle();
   }
@@ -297,9 +241,8 @@ test('a device driver\'s privileged pod: the hooks\' sandbox holds against the r
   const img = podman(['image', 'inspect', '--format', '{{json .Config.Entrypoint}}', IMAGE]);
   assert.deepEqual(JSON.parse(img.stdout), ['/usr/local/bin/kp_redteam'], 'image.sh made the red-team driver the entrypoint');
   const pod = new Pod(t);
-  const aa = apparmor();
-  if (aa.fail) assert.fail(aa.fail);
-  if (aa.why) t.diagnostic(`AppArmor: ${aa.why}`);
+  const aa = loadAppArmor();
+  if (aa.skip) t.diagnostic(`AppArmor: ${aa.skip}`);
   else {
     pod.aa = aa.opts;
     t.diagnostic('AppArmor: the pod runs under deploy/apparmor/kubeletplugin');
