@@ -154,9 +154,9 @@ kp_policy_main_ioctl(struct kp_options *opts, unsigned long request)
 	/* The kernel's ioctl takes cmd as an unsigned int: a wider value
 	 * would name another command than the one the driver meant. */
 	if (request == 0 || request > 0xffffffffUL)
-		return (opt_fail(opts, KP_EINVAL, "%s: request %#lx is %s",
-		    O_PO_MAINIOC, request, request == 0 ? "0 (no command)" :
-		    "wider than 32 bits (the kernel reads an ioctl command "
+		return (opt_fail(opts, KP_EINVAL, "%s: request %#lx %s",
+		    O_PO_MAINIOC, request, request == 0 ? "names no command" :
+		    "is wider than 32 bits (the kernel reads an ioctl command "
 		    "as an unsigned int)"));
 	for (i = 0; i < po->n_main_ioctls; i++)
 		if (po->main_ioctls[i] == (uint32_t)request)

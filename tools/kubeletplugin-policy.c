@@ -150,9 +150,10 @@ load_profile(struct kp_options *o, const char *from)
 	if (profile != NULL && (!json_is_object(profile) ||
 	    !json_is_string(json_object_get(profile, "defaultAction")) ||
 	    !json_is_array(json_object_get(profile, "syscalls")))) {
-		fprintf(stderr, "kubeletplugin-policy: %s is no OCI seccomp "
-		    "profile (defaultAction and a syscalls array)\n",
-		    from != NULL ? from : "the exported profile");
+		fprintf(stderr, "kubeletplugin-policy: %s%s: not an OCI "
+		    "seccomp profile (no defaultAction or syscalls array)\n",
+		    from != NULL ? "--from " : "the exported profile",
+		    from != NULL ? from : "");
 		json_decref(profile);
 		profile = NULL;
 	}

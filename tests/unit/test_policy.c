@@ -111,8 +111,8 @@ main_needs(void)
 	    "system call");
 	CHECK(kp_policy_main_syscall(o, NULL) == KP_EINVAL);
 	CHECK(kp_policy_main_ioctl(o, 0) == KP_EINVAL);
-	CHECK_CONTAINS(kp_options_last_error(o), "request 0 is 0 "
-	    "(no command)");
+	CHECK_CONTAINS(kp_options_last_error(o), "request 0 names no "
+	    "command");
 	CHECK(kp_policy_main_ioctl(o, 0x100004C82UL) == KP_EINVAL);
 	CHECK_CONTAINS(kp_options_last_error(o), "0x100004c82 is wider than "
 	    "32 bits");
