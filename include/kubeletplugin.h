@@ -1738,6 +1738,8 @@ KP_EXTERN int kp_sandbox_capability(struct kp_options *opts,
  * threads, kill and tgkill to the own process, ioctl, prctl, fcntl
  * without F_SETOWN and F_SETSIG) allows it with any argument. The name is
  * allowed in the supervisor's filter too, which the init hook runs under.
+ * What only the driver process's own main() needs goes to
+ * kp_policy_main_syscall() instead (the pod's profile only).
  * Each call adds one, at most 64.
  * Errors: KP_EINVAL (NULL handle; the name is unknown: the message names
  * it), KP_ENOMEM (more than 64). Beyond upstream.
