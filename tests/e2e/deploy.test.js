@@ -517,6 +517,103 @@ test('the SeccompProfile object is what kubeletplugin-policy -f spo exports, the
   assert.equal(r.status, 2);
 });
 
+// The profile binds the driver's own main() as well as the library's
+// processes: -m and -I add what main() needs (the pod profile only:
+// test_pod_profile.c loads it and shows the nodeserver's and the
+// supervisor's filters still refuse such an ioctl), -s what the hooks
+// need. LOOP_CTL_GET_FREE is 0x4C82 (19586).
+const ioctlRules = (p) => p.syscalls.filter((r) => r.names.includes('ioctl'));
+const plainAllows = (p) => new Set(p.syscalls.filter((r) => r.action === 'SCMP_ACT_ALLOW' && !r.args).flatMap((r) => r.names));
+const cmdRule = (cmd) => ({ names: ['ioctl'], action: 'SCMP_ACT_ALLOW',
+  args: [{ index: 1, value: 4294967295, valueTwo: cmd, op: 'SCMP_CMP_MASKED_EQ' }] });
+
+test('kubeletplugin-policy -m and -I: main()\'s syscalls and ioctl commands in the pod profile, as plain allows and ioctl command rules; -s the hooks\'; both formats carry them', () => {
+  const def = JSON.parse(execFileSync(POLICY).toString());
+  const p = JSON.parse(execFileSync(POLICY, ['-m', 'mknodat', '--main-syscall', 'getcpu', '-I', '0x4C82',
+    '--main-ioctl', '19587', '-s', 'ioprio_get']).toString());
+  for (const s of ['mknodat', 'getcpu', 'ioprio_get']) {
+    assert.ok(plainAllows(p).has(s), `${s} allowed`);
+    assert.ok(!plainAllows(def).has(s), `${s} not in the default profile`);
+  }
+  // ioctl stays an argument rule: the library's four commands, then
+  // main()'s, in the order given.
+  assert.ok(!plainAllows(p).has('ioctl'));
+  assert.deepEqual(ioctlRules(p).slice(0, 4), ioctlRules(def));
+  assert.deepEqual(ioctlRules(p).slice(4), [cmdRule(19586), cmdRule(19587)]);
+  assert.equal(p.syscalls.length, def.syscalls.length + 2);
+  // One of the library's own commands (FIONREAD) is not repeated.
+  assert.deepEqual(ioctlRules(JSON.parse(execFileSync(POLICY, ['-I', '0x541B']).toString())), ioctlRules(def));
+  // main() allowed every ioctl: a plain allow, no command rules left.
+  const any = JSON.parse(execFileSync(POLICY, ['-m', 'ioctl', '-I', '0x4C82']).toString());
+  assert.ok(plainAllows(any).has('ioctl'));
+  assert.deepEqual(ioctlRules(any).filter((r) => r.args), []);
+  // The SeccompProfile object carries the same rules.
+  const [sp] = parseYaml(execFileSync(POLICY, ['-f', 'spo', '-m', 'mknodat', '-I', '0x4C82']));
+  assert.ok(sp.spec.syscalls.find((r) => r.action === 'SCMP_ACT_ALLOW' && !r.args).names.includes('mknodat'));
+  assert.deepEqual(ioctlRules(sp.spec).at(-1), cmdRule(19586));
+});
+
+test('kubeletplugin-policy refuses a bad -m, -I or -s with the flag, the value and the rule; nothing on stdout', () => {
+  for (const [args, msg] of [
+    [['-m', 'no_such_call'], /^kubeletplugin-policy: -m \(--main-syscall\): "no_such_call" is not a system call on this architecture\n$/],
+    [['--main-syscall', 'fork2'], /-m \(--main-syscall\): "fork2" is not a system call/],
+    [['-s', 'bogus'], /^kubeletplugin-policy: -s \(--syscall\): "bogus" is not a system call on this architecture\n$/],
+    [['-I', 'LOOP_CTL_GET_FREE'], /^kubeletplugin-policy: -I \(--main-ioctl\): "LOOP_CTL_GET_FREE" is not a number \(an ioctl command, e\.g\. 0x4C82\)\n$/],
+    [['-I', '-1'], /-I \(--main-ioctl\): "-1" is not a number/],
+    [['-I', '0x100004C82'], /-I \(--main-ioctl\): request 0x100004c82 is wider than 32 bits/],
+    [['-I', '0'], /-I \(--main-ioctl\): request 0 names no command/],
+    [['-m', 'getcpu', '--from', '-'], /--from takes the driver's declarations from the file: declare -m, -I and -s in the driver/],
+  ]) {
+    const r = spawnSync(POLICY, args, { encoding: 'utf8', input: '' });
+    assert.equal(r.status, 2, args.join(' '));
+    assert.match(r.stderr, msg);
+    assert.equal(r.stdout, '');
+  }
+  const r = spawnSync(POLICY, ['--from', '-'], { encoding: 'utf8', input: '{"syscalls": []}' });
+  assert.equal(r.status, 1);
+  assert.match(r.stderr, /--from -: not an OCI seccomp profile/);
+});
+
+test('kubeletplugin-policy --help: the pod profile binds main() and the monitor, the children\'s filters the hooks; main()\'s flags apart from the hooks\'', () => {
+  const r = spawnSync(POLICY, ['--help'], { encoding: 'utf8' });
+  assert.equal(r.status, 0);
+  const h = r.stdout.replace(/\s+/g, ' ');
+  assert.match(h, /binds the driver's own main\(\) \(before and after kp_start\(\)\) and the library's monitor; the children's own filters bind the hooks/);
+  assert.match(h, /What the driver's main\(\) needs \(the pod profile only\): -m, --main-syscall NAME a syscall main\(\) makes \(kp_policy_main_syscall\) -I, --main-ioctl REQ an ioctl command main\(\) issues/);
+  assert.match(h, /What the driver's hooks need \(the nodeserver's filter and the pod profile\): -s, --syscall NAME a syscall the hooks make \(kp_sandbox_syscall\)/);
+  assert.match(h, /--from FILE the profile a driver printed from its own options/);
+});
+
+// The example prints its pod profile from its own binary: the library's
+// export for the options its flags build (no main() extras: it reads
+// sysfs only); through --from the tool adds the runtime's syscalls and
+// converts, giving exactly the committed files.
+test('pci-driver --print-seccomp-profile: its own options\' profile, which the tool turns into the committed files; nothing started', () => {
+  const EXAMPLE = path.join(BUILD, 'examples', 'pci-driver');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kp-profile-'));
+  try {
+    const state = path.join(dir, 'state', 'x');
+    const printed = execFileSync(EXAMPLE, ['--print-seccomp-profile', '--kubelet-dir', path.join(dir, 'kubelet'),
+      '--state-dir', state, '--cdi-dir', path.join(dir, 'cdi')], { encoding: 'utf8' });
+    assert.deepEqual(fs.readdirSync(dir), [], 'no directory created, nothing started');
+    assert.deepEqual(JSON.parse(printed), JSON.parse(execFileSync(POLICY, ['--no-runtime']).toString()));
+    assert.equal(execFileSync(POLICY, ['--from', '-'], { input: printed }).toString(),
+      fs.readFileSync(path.join(DEPLOY, 'seccomp', 'kubeletplugin.json'), 'utf8'));
+    assert.equal(execFileSync(POLICY, ['--from', '-', '-f', 'spo'], { input: printed }).toString(),
+      fs.readFileSync(path.join(DEPLOY, 'components', 'seccomp-spo', 'seccompprofile.yaml'), 'utf8'));
+    const file = path.join(dir, 'p.json');
+    fs.writeFileSync(file, printed);
+    assert.equal(execFileSync(POLICY, ['--from', file, '--no-runtime']).toString(), execFileSync(POLICY, ['--no-runtime']).toString());
+    // A bad flag still fails as in a run (the options are the run's).
+    const r = spawnSync(EXAMPLE, ['--print-seccomp-profile', '--max-connections', '0'], { encoding: 'utf8' });
+    assert.equal(r.status, 2);
+    assert.equal(r.stdout, '');
+    assert.match(spawnSync(EXAMPLE, ['--help'], { encoding: 'utf8' }).stdout, /--print-seccomp-profile {3}print the pod's seccomp profile/);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('the images: a scratch Containerfile and a Debian multi-stage Dockerfile of the example', () => {
   const cf = fs.readFileSync(path.join(DEPLOY, 'image', 'Containerfile'), 'utf8');
   assert.deepEqual(cf.split('\n').filter((l) => /^FROM /.test(l)), ['FROM scratch']);
