@@ -62,6 +62,7 @@ struct pol_rule {
 const struct pol_rule *pol_table(enum kp_role, size_t *);
 const struct pol_rule *pol_table_base(size_t *);
 const struct pol_rule *pol_table_sanitizer(size_t *);
+const struct pol_rule *pol_table_sanitizer_driver(size_t *);
 const char *pol_role_label(enum kp_role);
 
 /* seccomp.c */

@@ -6,7 +6,9 @@
 // container runtime does not apply. The driver is a loop-device driver's
 // main() (tests/e2e/bin/kp_testdriver.c: --main-confine, --main-ioctl,
 // command "loopctl": LOOP_CTL_GET_FREE on /dev/loop-control) against
-// the kubelet simulator and the API-server emulator.
+// the kubelet simulator and the API-server emulator. make check runs it
+// against the ASan build too, where LeakSanitizer checks the confined
+// driver process as it exits (policy/syscalls.c sanitizer_driver[]).
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
@@ -96,4 +98,5 @@ test('kp_policy_main_confine: an undeclared ioctl from main() after kp_start() g
   assert.equal(await drv.command('loopctl', 'loopctl'), 'loopctl EPERM ioctl');
   await works(drv, sim, emu);
   assert.equal((await drv.stop()).code, 0);
+  assert.equal((await drv.exited).code, 0, drv.stderr);
 });
