@@ -32,10 +32,10 @@ function threads(pid) {
 }
 
 // A running driver with args, registered with a kubelet simulator.
-async function setup(t, args) {
+async function setup(t, args, extra = ['--channels']) {
   const root = makeRoot(DRIVER);
   t.after(() => root.cleanup());
-  const { drv, emu } = await withApi(t, root, ['--channels', ...args]);
+  const { drv, emu } = await withApi(t, root, [...extra, ...args]);
   await drv.ready();
   const sim = new KubeletSim({ registryDir: root.registry, retryInitialMs: 100 }).start();
   t.after(() => sim.stop());
@@ -96,6 +96,20 @@ test('kp_policy_main_confine: every thread Seccomp 2; the declared ioctl works, 
 test('kp_policy_main_confine: an undeclared ioctl from main() after kp_start() gets EPERM', { skip: !LOOP && 'needs root and /dev/loop-control' }, async (t) => {
   const { drv, sim, emu } = await setup(t, ['--main-confine']);
   assert.equal(await drv.command('loopctl', 'loopctl'), 'loopctl EPERM ioctl');
+  await works(drv, sim, emu);
+  assert.equal((await drv.stop()).code, 0);
+  assert.equal((await drv.exited).code, 0, drv.stderr);
+});
+
+test('kp_policy_main_confine: kp_stop() and kp_start() again from the confined process; the second filter stacks', async (t) => {
+  const { drv, sim, emu, pid } = await setup(t, ['--main-confine', '--start-twice'], []);
+  const filters = () => Object.keys(threads(pid)).map((tid) => procStatus(`${pid}/task/${tid}`).Seccomp_filters);
+  assert.ok(filters().every((n) => n === '1'), filters().join(','));
+  assert.equal(await drv.command('restart', 'restart'), 'restart KP_OK ');
+  // The new monitor was forked under the driver's filter: the union
+  // allows its start-up and every child's.
+  await sim.waitFor('registered', (i) => i.name === DRIVER, 30000);
+  assert.ok(filters().every((n) => n === '2'), filters().join(','));
   await works(drv, sim, emu);
   assert.equal((await drv.stop()).code, 0);
   assert.equal((await drv.exited).code, 0, drv.stderr);
