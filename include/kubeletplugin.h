@@ -1482,7 +1482,9 @@ struct kp_resources {
  * plugin this process started and has not stopped), KP_EEXIST
  * (a non-socket file at a socket path), KP_ENAMETOOLONG, KP_EACCES,
  * KP_ECHILD (a child failed to start; the message is its error),
- * KP_ETIMEDOUT (no READY within 30 s), KP_ENOMEM, KP_EIO.
+ * KP_ETIMEDOUT (no READY within 30 s), KP_ENOMEM, KP_EIO, KP_ESANDBOX
+ * (kp_policy_main_confine(): the driver process's filter could not be
+ * loaded; the plugin was stopped, *out stays NULL).
  * Mirrors kubeletplugin.Start, Kubernetes 1.32.
  */
 KP_EXTERN int kp_start(struct kp_options *opts, const struct kp_hooks *hooks,
