@@ -136,10 +136,17 @@ bench: build
 clean:
 	rm -rf $(BUILD) $(ASAN)
 
-# The example driver's container image, built offline with podman from
-# this machine's files (tools/image.sh; deploy/image/Containerfile).
-# IMAGE names it.
-IMAGE	?= localhost/kubeletplugin/pci-driver:0.1.0
+# A driver's container image, built offline with podman from this
+# machine's files (tools/image.sh; deploy/image/Containerfile): DRIVER is
+# the binary (the example's by default), NAME its name in the image (the
+# binary's file name), IMAGE the reference
+# (localhost/kubeletplugin/<NAME>:0.1.0), e.g.
+#   make image DRIVER=build/examples/minimal-driver \
+#       IMAGE=registry.example.com/minimal-driver:1.0
+DRIVER	?= $(BUILD)/examples/pci-driver
+NAME	?= $(notdir $(DRIVER))
+IMAGE	?= localhost/kubeletplugin/$(NAME):0.1.0
 .PHONY: image
 image: build
-	@tools/image.sh $(BUILD) $(IMAGE)
+	@tools/image.sh --build $(BUILD) --driver $(DRIVER) --name $(NAME) \
+	    --image $(IMAGE)

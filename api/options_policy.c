@@ -13,6 +13,8 @@
 #define O_SB_MODE	"kp_sandbox_mode (beyond upstream)"
 #define O_SB_CAP	"kp_sandbox_capability (beyond upstream)"
 #define O_SB_SYSCALL	"kp_sandbox_syscall (beyond upstream)"
+#define O_PO_MAINSC	"kp_policy_main_syscall (beyond upstream)"
+#define O_PO_MAINIOC	"kp_policy_main_ioctl (beyond upstream)"
 #define O_SB_HIDE	"kp_sandbox_hide_path (beyond upstream)"
 #define O_SB_USER	"kp_sandbox_user (beyond upstream)"
 #define O_SB_STATE	"kp_sandbox_state_dir (beyond upstream)"
@@ -87,28 +89,82 @@ kp_sandbox_capability(struct kp_options *opts, const char *name)
 	return (0);
 }
 
+/* Add a syscall by name to list (no duplicates); the setter's error
+ * otherwise. */
+static int
+syscall_add(struct kp_options *opts, const char *what, int *list, size_t *n,
+    const char *name)
+{
+	char	 b[80];
+	size_t	 i;
+	int	 nr;
+
+	if ((nr = pol_syscall_number(name)) < 0)
+		return (opt_fail(opts, KP_EINVAL, "%s: \"%s\" is not a "
+		    "system call on this architecture", what,
+		    shown(name, b, sizeof(b))));
+	for (i = 0; i < *n; i++)
+		if (list[i] == nr)
+			return (0);
+	if (*n == POL_MAX_SYSCALLS)
+		return (opt_fail(opts, KP_ENOMEM, "%s: at most %d extra "
+		    "system calls", what, POL_MAX_SYSCALLS));
+	list[(*n)++] = nr;
+	return (0);
+}
+
 int
 kp_sandbox_syscall(struct kp_options *opts, const char *name)
 {
 	struct policy_opts	*po;
-	char			 b[80];
-	size_t			 i;
-	int			 nr;
 
 	if (!opt_valid_handle(opts))
 		return (KP_EINVAL);
 	po = &opts->policy;
-	if ((nr = pol_syscall_number(name)) < 0)
-		return (opt_fail(opts, KP_EINVAL, "%s: \"%s\" is not a "
-		    "system call on this architecture", O_SB_SYSCALL,
-		    shown(name, b, sizeof(b))));
-	for (i = 0; i < po->n_ns_syscalls; i++)
-		if (po->ns_syscalls[i] == nr)
+	return (syscall_add(opts, O_SB_SYSCALL, po->ns_syscalls,
+	    &po->n_ns_syscalls, name));
+}
+
+/*
+ * The driver process's own needs: only pol_oci_json() reads them (the
+ * pod's profile). Not the supervisor's filter either: the nodeserver's
+ * init hook and a main() run again in a child run under it.
+ */
+int
+kp_policy_main_syscall(struct kp_options *opts, const char *name)
+{
+	struct policy_opts	*po;
+
+	if (!opt_valid_handle(opts))
+		return (KP_EINVAL);
+	po = &opts->policy;
+	return (syscall_add(opts, O_PO_MAINSC, po->main_syscalls,
+	    &po->n_main_syscalls, name));
+}
+
+int
+kp_policy_main_ioctl(struct kp_options *opts, unsigned long request)
+{
+	struct policy_opts	*po;
+	size_t			 i;
+
+	if (!opt_valid_handle(opts))
+		return (KP_EINVAL);
+	po = &opts->policy;
+	/* The kernel's ioctl takes cmd as an unsigned int: a wider value
+	 * would name another command than the one the driver meant. */
+	if (request == 0 || request > 0xffffffffUL)
+		return (opt_fail(opts, KP_EINVAL, "%s: request %#lx %s",
+		    O_PO_MAINIOC, request, request == 0 ? "names no command" :
+		    "is wider than 32 bits (the kernel reads an ioctl command "
+		    "as an unsigned int)"));
+	for (i = 0; i < po->n_main_ioctls; i++)
+		if (po->main_ioctls[i] == (uint32_t)request)
 			return (0);
-	if (po->n_ns_syscalls == POL_MAX_SYSCALLS)
-		return (opt_fail(opts, KP_ENOMEM, "%s: at most %d extra "
-		    "system calls", O_SB_SYSCALL, POL_MAX_SYSCALLS));
-	po->ns_syscalls[po->n_ns_syscalls++] = nr;
+	if (po->n_main_ioctls == POL_MAX_IOCTLS)
+		return (opt_fail(opts, KP_ENOMEM, "%s: at most %d ioctl "
+		    "commands", O_PO_MAINIOC, POL_MAX_IOCTLS));
+	po->main_ioctls[po->n_main_ioctls++] = (uint32_t)request;
 	return (0);
 }
 

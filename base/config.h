@@ -59,7 +59,8 @@ struct interceptor {
 	void			*user;
 };
 
-#define POL_MAX_SYSCALLS	64	/* nodeserver extras */
+#define POL_MAX_SYSCALLS	64	/* nodeserver extras; main()'s too */
+#define POL_MAX_IOCTLS		32	/* main()'s ioctl commands */
 #define POL_MAX_PATHS		16	/* hidden paths */
 #define POL_PATH_MAX		256	/* bytes of a hidden path, NUL incl. */
 #define POL_MAX_STATE_DIRS	4	/* kp_sandbox_state_dir() */
@@ -75,6 +76,13 @@ struct policy_opts {
 	uint64_t	 ns_caps;	/* bit n: nodeserver keeps cap n */
 	int		 ns_syscalls[POL_MAX_SYSCALLS];	/* native numbers */
 	size_t		 n_ns_syscalls;
+	/* The driver process's own needs (kp_policy_main_syscall/ioctl):
+	 * in the pod's profile only, never in a filter of ours. */
+	int		 main_syscalls[POL_MAX_SYSCALLS];	/* native */
+	size_t		 n_main_syscalls;
+	uint32_t	 main_ioctls[POL_MAX_IOCTLS];	/* as the kernel
+							 * reads cmd */
+	size_t		 n_main_ioctls;
 	char		 hidden[POL_MAX_PATHS][POL_PATH_MAX];
 	size_t		 n_hidden;
 	struct {

@@ -5,7 +5,7 @@
 // emulator alone). The emulator is one JavaScript thread: it serves the
 // GETs of a 100-claim call one after another, at 0.1-0.3 ms of CPU each
 // on a busy machine, where a real kube-apiserver answers them in
-// parallel (docs/benchmarks.md).
+// parallel (docs/benchmarks-history.md, item 11).
 //
 // The front listens on its own port and hands each accepted TCP
 // connection, before the TLS handshake, to one of n child processes in

@@ -115,7 +115,7 @@ async function environment(dir, { warmGets = WARM_GETS, apiWorkers = 0, stateTmp
 // connections, as the publisher) before anything is measured: its
 // JavaScript runs interpreted until V8 has seen a path a few thousand
 // times, and cold it spends 0.3-0.5 ms of CPU on a GET that costs it
-// ~0.05 ms warm (docs/benchmarks.md), which a 100-claim call would
+// ~0.05 ms warm (docs/benchmarks-history.md, item 11), which a 100-claim call would
 // otherwise measure instead of the library.
 async function warmEmulator(emu, base, caFile, n) {
   emu.addClaim({ namespace: 'default', name: 'emu-warm-up', allocation: { results: [{ request: 'pci', driver: DRIVER, pool: NODE, device: devName(0) }] } });

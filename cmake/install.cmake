@@ -3,7 +3,8 @@
 # written at install time for the prefix installed to (so --prefix works).
 # The shared library brings its dependencies; a static link needs them
 # too: they are the .pc file's Requires.private and Libs.private
-# (pkg-config --static --libs).
+# (pkg-config --static --libs). gRPC's come as libraries, not as a module
+# (kubeletplugin.pc.in says why).
 include(GNUInstallDirs)
 
 install(TARGETS kubeletplugin kubeletplugin_static
@@ -26,6 +27,14 @@ foreach(d LIBDIR INCLUDEDIR)
 	endif()
 endforeach()
 set(KP_PC_PREFIX "@KP_PC_PREFIX@")
+# pkg-config's own output, not CMake's GRPC_STATIC_LDFLAGS, which adds
+# the system library directories as -L flags.
+execute_process(COMMAND ${PKG_CONFIG_EXECUTABLE} --static --libs grpc
+    OUTPUT_VARIABLE KP_PC_GRPC_LIBS OUTPUT_STRIP_TRAILING_WHITESPACE
+    RESULT_VARIABLE kp_pc_rc)
+if(NOT kp_pc_rc EQUAL 0 OR KP_PC_GRPC_LIBS STREQUAL "")
+	message(FATAL_ERROR "pkg-config --static --libs grpc: ${kp_pc_rc}")
+endif()
 configure_file(${CMAKE_SOURCE_DIR}/cmake/kubeletplugin.pc.in
     ${CMAKE_BINARY_DIR}/kubeletplugin.pc.in @ONLY)
 install(CODE "

@@ -1738,6 +1738,8 @@ KP_EXTERN int kp_sandbox_capability(struct kp_options *opts,
  * threads, kill and tgkill to the own process, ioctl, prctl, fcntl
  * without F_SETOWN and F_SETSIG) allows it with any argument. The name is
  * allowed in the supervisor's filter too, which the init hook runs under.
+ * What only the driver process's own main() needs goes to
+ * kp_policy_main_syscall() instead (the pod's profile only).
  * Each call adds one, at most 64.
  * Errors: KP_EINVAL (NULL handle; the name is unknown: the message names
  * it), KP_ENOMEM (more than 64). Beyond upstream.
@@ -2466,14 +2468,64 @@ KP_EXTERN const struct kp_journal_entry *kp_unprepare_journal_entry(
 KP_EXTERN int kp_sandbox_uid_base(struct kp_options *opts, uid_t base);
 
 /*
+ * The pod's seccomp profile. The container runtime loads it before the
+ * driver's main() runs, so it binds every process of the pod: the driver
+ * process (its main(), before and after kp_start(), and any thread it
+ * starts), the monitor and every child. The children add their own
+ * filters on top (the kernel runs all of them, the strictest answer
+ * wins): for the hooks the nodeserver's filter and kp_sandbox_syscall()
+ * are the boundary, not this profile. What the driver's main() does
+ * beyond the library's own calls (a device's ioctl commands, say) is
+ * declared with kp_policy_main_syscall() and kp_policy_main_ioctl():
+ * into the profile only (docs/security.md, "The pod's profile").
+ */
+
+/*
+ * kp_policy_main_syscall - a syscall the driver process itself makes (its
+ * main(), before or after kp_start()), for the pod's profile
+ * (kp_policy_export_oci()) only: no filter of the library's gets it, so
+ * the hooks, the init hook and a main() run again in a nodeserver
+ * (kp_sandbox_exec()) still get EPERM for it; declare what the hooks need
+ * with kp_sandbox_syscall(). name: as libseccomp names it for this
+ * architecture ("mknodat"); copied (resolved to a number now). A syscall
+ * the profile restricts by argument (ioctl, fcntl) is then allowed with
+ * any argument: for one device's ioctl commands use
+ * kp_policy_main_ioctl(). Each call adds one (a repeated name is no
+ * error), at most 64.
+ * Errors: KP_EINVAL (NULL handle; the name is unknown: the message names
+ * it), KP_ENOMEM (more than 64). Beyond upstream.
+ */
+KP_EXTERN int kp_policy_main_syscall(struct kp_options *opts,
+    const char *name);
+
+/*
+ * kp_policy_main_ioctl - an ioctl command the driver process itself
+ * issues (LOOP_CTL_GET_FREE, 0x4C82, on /dev/loop-control, say), for the
+ * pod's profile only, as kp_policy_main_syscall(): the profile then
+ * allows ioctl with this command besides the library's own
+ * (SECCOMP_IOCTL_NOTIF_*, FIONREAD), on any fd, and no filter of the
+ * library's allows it. request: the command as ioctl(2) takes it; the
+ * kernel reads it as 32 bits, so it must fit in them and be non-zero.
+ * Each call adds one (a repeated command is no error), at most 32.
+ * Errors: KP_EINVAL (NULL handle, request 0 or wider than 32 bits: the
+ * message names it), KP_ENOMEM (more than 32). Beyond upstream.
+ */
+KP_EXTERN int kp_policy_main_ioctl(struct kp_options *opts,
+    unsigned long request);
+
+/*
  * kp_policy_export_oci - an OCI seccomp profile (JSON) for the pod's
  * Localhost seccompProfile: the union of every process's allowlist, the
- * supervisor's needs and the nodeserver's extra syscalls from opts, and
+ * supervisor's needs, the nodeserver's extra syscalls
+ * (kp_sandbox_syscall()) and the driver process's own
+ * (kp_policy_main_syscall(), kp_policy_main_ioctl()) from opts, and
  * SCMP_ACT_ERRNO (EPERM) as the default action. Being a union, it keeps
  * an argument rule only where every role restricts the syscall alike
  * (fcntl, ioctl; clone3 stays ENOSYS): the others become plain allows, and
- * the processes' own filters stay the real boundary. Privileged pods run unconfined whatever their
- * profile: the processes' own filters apply either way.
+ * the processes' own filters stay the real boundary. Not in it: the
+ * container runtime's own calls before the entrypoint, which
+ * tools/kubeletplugin-policy adds. Privileged pods run unconfined
+ * whatever their profile: the processes' own filters apply either way.
  * opts: read only; NULL means the defaults. On success *out is a
  * NUL-terminated string the caller frees with free().
  * Errors: KP_EINVAL (out is NULL, invalid handle), KP_ENOMEM.
@@ -2557,7 +2609,7 @@ KP_EXTERN int kp_health_v1(struct kp_options *opts, int enable);
 KP_EXTERN int kp_health_v1alpha1(struct kp_options *opts, int enable);
 
 /* ------------------------------------------------------------------------
- * The observer (README "Health and metrics"): an optional fifth process,
+ * The observer (docs/health-and-metrics.md): an optional fifth process,
  * sandboxed like the registrar, that serves HTTP on the endpoint below:
  * GET /healthz and /readyz answer 200 "ok" or 503 with a one-line reason,
  * /metrics the Prometheus text format. It never talks to kubelet, the API

@@ -257,8 +257,8 @@ child_run(struct mon *mon, struct mon_child *c, int ctl, int logfd, int errw)
 	/*
 	 * glibc gives each thread that allocates its own arena (up to 8 per
 	 * core), each a heap of touched pages that stays: gRPC's threads
-	 * made the children's largest anonymous share (docs/benchmarks.md,
-	 * "Pss of one tree alone"). The nodeserver keeps two (its hooks
+	 * made the children's largest anonymous share
+	 * (docs/benchmarks-history.md, "The memory work"). The nodeserver keeps two (its hooks
 	 * may run on several workers at once); the others one.
 	 */
 	(void)mallopt(M_ARENA_MAX, c->role == ROLE_NODESERVER ? 2 : 1);

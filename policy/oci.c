@@ -76,7 +76,8 @@ cmp_entry(const void *a, const void *b)
 /*
  * The union of every table (base, the four roles, the supervisor's) and
  * the driver's extra nodeserver syscalls, sorted by name; with
- * POL_UNION_DRIVER the driver process's start-up too (the pod's profile),
+ * POL_UNION_DRIVER the driver process's start-up and its main()'s
+ * declared needs too (the pod's profile),
  * with POL_UNION_SANITIZER the sanitizer build's rules. The supervisor's
  * filter is this union without the driver: every child inherits it, so it
  * must allow whatever any child does, before and after its own filter.
@@ -113,6 +114,16 @@ pol_union_build(const struct policy_opts *po, int flags,
 		if (pol_syscall_name(po->ns_syscalls[i], name,
 		    sizeof(name)) == 0)
 			u_add(u, name, POL_ALLOW, POL_ARG_NONE);
+	/* The driver process's own (kp_policy_main_*): the pod's profile
+	 * only, never the supervisor's filter (the init hook and a main()
+	 * run again in a child run under that). Its ioctl commands join
+	 * the ioctl argument rule (arg_rules()), which this makes sure of. */
+	for (i = 0; (flags & POL_UNION_DRIVER) && i < po->n_main_syscalls; i++)
+		if (pol_syscall_name(po->main_syscalls[i], name,
+		    sizeof(name)) == 0)
+			u_add(u, name, POL_ALLOW, POL_ARG_NONE);
+	if ((flags & POL_UNION_DRIVER) && po->n_main_ioctls > 0)
+		u_add(u, "ioctl", POL_ALLOW, POL_ARG_NOTIF_IOCTL);
 	qsort(u->e, u->n, sizeof(u->e[0]), cmp_entry);
 	*out = u;
 	return (0);
@@ -153,12 +164,13 @@ socket_rules(FILE *f, const char *name)
 }
 
 static void
-arg_rules(FILE *f, const struct pol_union_entry *e)
+arg_rules(FILE *f, const struct pol_union_entry *e,
+    const struct policy_opts *po)
 {
 	static const unsigned long notif[] = { SECCOMP_IOCTL_NOTIF_RECV,
 	    SECCOMP_IOCTL_NOTIF_SEND, SECCOMP_IOCTL_NOTIF_ID_VALID, FIONREAD };
 	static const int pr[] = { PR_SET_NAME, PR_GET_NAME };
-	size_t		 i;
+	size_t		 i, k;
 
 	switch (e->arg) {
 	case POL_ARG_CLONE_THREAD:
@@ -170,6 +182,17 @@ arg_rules(FILE *f, const struct pol_union_entry *e)
 		for (i = 0; i < sizeof(notif) / sizeof(notif[0]); i++)
 			fprintf(f, ONE, e->name, 1, LOW32, notif[i] & LOW32,
 			    "SCMP_CMP_MASKED_EQ");
+		/* The driver process's commands (kp_policy_main_ioctl),
+		 * in the order declared; one of ours is not repeated. */
+		for (i = 0; i < po->n_main_ioctls; i++) {
+			for (k = 0; k < sizeof(notif) / sizeof(notif[0]); k++)
+				if ((notif[k] & LOW32) == po->main_ioctls[i])
+					break;
+			if (k == sizeof(notif) / sizeof(notif[0]))
+				fprintf(f, ONE, e->name, 1, LOW32,
+				    (unsigned long)po->main_ioctls[i],
+				    "SCMP_CMP_MASKED_EQ");
+		}
 		break;
 	case POL_ARG_SOCKET_INET:
 		socket_rules(f, e->name);
@@ -224,7 +247,7 @@ pol_oci_json(const struct policy_opts *po, char **out)
 	fprintf(f, "], \"action\": \"SCMP_ACT_ALLOW\"}");
 	for (i = 0; i < u->n; i++)
 		if (u->e[i].rank == 2)
-			arg_rules(f, &u->e[i]);
+			arg_rules(f, &u->e[i], po);
 	for (i = 0; i < u->n; i++)
 		if (u->e[i].rank == 1)
 			fprintf(f, ",\n    {\"names\": [\"%s\"], \"action\": "

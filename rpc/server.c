@@ -303,8 +303,8 @@ pool_watch(struct rpc_server *srv)
 				 * calls freed (connection buffers, call
 				 * objects) back to the kernel, once per idle
 				 * spell; malloc keeps them otherwise
-				 * (docs/benchmarks.md, "Pss of one tree
-				 * alone").
+				 * (docs/benchmarks-history.md, "The memory
+				 * work").
 				 */
 				pthread_mutex_unlock(&srv->lock);
 				(void)malloc_trim(0);

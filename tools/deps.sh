@@ -10,7 +10,7 @@ PKGS="cmake make gcc clang pkg-config libgrpc-dev protobuf-c-compiler
 libprotobuf-c-dev libcurl4-openssl-dev libjansson-dev libseccomp-dev
 libcap-ng-dev libyaml-dev libmicrohttpd-dev libssl-dev zlib1g-dev
 libclang-rt-14-dev openssl strace valgrind iproute2 procps python3-yaml
-podman crun runc dpkg-dev"
+podman crun runc dpkg-dev apparmor"
 
 missing=""
 for p in $PKGS; do

@@ -1,21 +1,74 @@
 #!/bin/sh
-# image.sh - build the example driver's container image offline (make
-# image): the build tree's examples/pci-driver (libkubeletplugin linked in
-# statically) and tools/kubeletplugin-probe (the exec probe), stripped,
-# with the shared libraries ldd resolves for them at the same paths, in a
-# scratch image (deploy/image/Containerfile) built by podman. Prints the
-# image's size.
+# image.sh - build a driver's container image offline (make image): the
+# driver binary (libkubeletplugin linked in statically) as
+# /usr/local/bin/<name>, its entrypoint, and tools/kubeletplugin-probe
+# (the exec probe), stripped, with the shared libraries ldd resolves for
+# them at the same paths, in a scratch image (deploy/image/Containerfile,
+# its entrypoint renamed) built by podman. Prints the image's size.
 #
-#   tools/image.sh [BUILD_DIR] [IMAGE]
+#   tools/image.sh [--build DIR] [--driver PATH] [--name NAME]
+#                  [--image REF] [--add PATH]...
+#   tools/image.sh [BUILD_DIR [IMAGE]]        (the example, as before)
 #
-# BUILD_DIR: build (the default); IMAGE: $KP_IMAGE, else
-# localhost/kubeletplugin/pci-driver:0.1.0.
+# --build: the build tree (build); --driver: the driver binary
+# (<build>/examples/pci-driver); --name: its name in the image and the
+# image's (the binary's file name); --image: the image reference
+# ($KP_IMAGE, else localhost/kubeletplugin/<name>:0.1.0); --add: one more
+# binary into /usr/local/bin with its libraries (a test's attack binary,
+# a helper your driver execs).
 set -eu
 cd "$(dirname "$0")/.."
 
-build=${1:-build}
-image=${2:-${KP_IMAGE:-localhost/kubeletplugin/pci-driver:0.1.0}}
-bins="$build/examples/pci-driver $build/tools/kubeletplugin-probe"
+usage() {
+	sed -n '9,10p' "$0" | sed 's/^#  *//' >&2
+	exit 64
+}
+
+build=build
+driver=
+name=
+image=${KP_IMAGE:-}
+extra=
+npos=0
+while [ $# -gt 0 ]; do
+	case $1 in
+	--build|--driver|--name|--image|--add)
+		[ $# -ge 2 ] || usage
+		case $1 in
+		--build)	build=$2 ;;
+		--driver)	driver=$2 ;;
+		--name)		name=$2 ;;
+		--image)	image=$2 ;;
+		--add)		extra="$extra $2" ;;
+		esac
+		shift 2 ;;
+	--help|-h)
+		usage ;;
+	-*)
+		echo "image: unknown option $1" >&2
+		usage ;;
+	*)
+		# The old positional form: BUILD_DIR, then IMAGE.
+		npos=$((npos + 1))
+		case $npos in
+		1)	build=$1 ;;
+		2)	image=$1 ;;
+		*)	usage ;;
+		esac
+		shift ;;
+	esac
+done
+driver=${driver:-$build/examples/pci-driver}
+name=${name:-$(basename "$driver")}
+# The name is a file name in the image and part of the image reference.
+case $name in
+''|*[!A-Za-z0-9._-]*|.*)
+	echo "image: --name $name: letters, digits, '.', '_', '-' only," \
+	    "not starting with '.'" >&2
+	exit 64 ;;
+esac
+image=${image:-localhost/kubeletplugin/$name:0.1.0}
+bins="$driver $build/tools/kubeletplugin-probe$extra"
 ctx=$build/image
 root=$ctx/rootfs
 
@@ -29,7 +82,8 @@ done
 
 rm -rf "$ctx"
 mkdir -p "$root/usr/local/bin"
-for b in $bins; do
+strip -o "$root/usr/local/bin/$name" "$driver"
+for b in $build/tools/kubeletplugin-probe $extra; do
 	strip -o "$root/usr/local/bin/$(basename "$b")" "$b"
 done
 # libcurl and libmicrohttpd are loaded by soname at run time (the
@@ -56,10 +110,12 @@ mkdir -p "$root/dev" "$root/proc" "$root/sys" "$root/tmp" "$root/run" \
     "$root/etc" "$root/var/lib/kubelet" "$root/var/run/cdi" \
     "$root/var/run/secrets"
 chmod 1777 "$root/tmp"
+# The Containerfile names the example; its entrypoint becomes the driver.
+sed "s|/usr/local/bin/pci-driver\"|/usr/local/bin/$name\"|" \
+    deploy/image/Containerfile > "$ctx/Containerfile"
 
 start=$(date +%s)
-podman build --quiet -f deploy/image/Containerfile -t "$image" "$ctx" \
-    >/dev/null
+podman build --quiet -f "$ctx/Containerfile" -t "$image" "$ctx" >/dev/null
 end=$(date +%s)
 size=$(podman image inspect --format '{{.Size}}' "$image")
 echo "image: $image, $((size / 1024 / 1024)) MiB" \

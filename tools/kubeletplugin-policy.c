@@ -6,15 +6,25 @@
  * (/var/lib/kubelet/seccomp/<file>) or as a Security Profiles Operator
  * SeccompProfile object that distributes it to every node.
  *
- *   kubeletplugin-policy [-s syscall]... [-f oci|spo] [-n name]
- *       [--no-runtime] [-o file] | -h
+ *   kubeletplugin-policy [-m syscall]... [-I request]... [-s syscall]...
+ *       [--from file] [-f oci|spo] [-n name] [--no-runtime] [-o file] | -h
  *
- * -s (--syscall) adds a syscall the driver allows its nodeserver
- * (kp_sandbox_syscall), -f (--format) picks the output, -n (--name) the
- * SeccompProfile's name (kubeletplugin), --no-runtime leaves the runtime's
- * syscalls out, -o (--output) writes to a file instead of stdout, -h
- * (--help) prints the usage.
+ * The runtime loads the profile before the entrypoint, so it binds every
+ * process of the pod: the driver's own main() (before and after
+ * kp_start()) and the monitor as well as the children, whose own filters
+ * are the boundary of the hooks. So the flags say whose need a name is:
+ * -m (--main-syscall) a syscall the driver's main() makes
+ * (kp_policy_main_syscall), -I (--main-ioctl) an ioctl command it issues
+ * (kp_policy_main_ioctl), both in this profile only; -s (--syscall) a
+ * syscall the driver allows its hooks (kp_sandbox_syscall: the
+ * nodeserver's filter too). --from reads the profile a driver printed
+ * from its own options (kp_policy_export_oci(), the example's
+ * --print-seccomp-profile) instead, '-' for stdin. -f (--format) picks
+ * the output, -n (--name) the SeccompProfile's name (kubeletplugin),
+ * --no-runtime leaves the runtime's syscalls out, -o (--output) writes to
+ * a file instead of stdout, -h (--help) prints the usage.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,18 +55,109 @@ static const char *const runtime_syscalls[] = {
 static void
 usage(FILE *f)
 {
-	fprintf(f, "usage: kubeletplugin-policy [-s syscall]... [-f oci|spo] "
-	    "[-n name] [--no-runtime] [-o file]\n"
-	    "  -s, --syscall NAME  a syscall the driver's hooks need "
-	    "(repeatable)\n"
-	    "  -f, --format FMT    oci: a profile file (default); spo: a\n"
-	    "                      SeccompProfile object (" SPO_API_VERSION
+	fprintf(f, "usage: kubeletplugin-policy [-m syscall]... [-I request]... "
+	    "[-s syscall]...\n"
+	    "           [--from file] [-f oci|spo] [-n name] [--no-runtime] "
+	    "[-o file]\n"
+	    "The pod's seccomp profile. The container runtime loads it before "
+	    "the driver\n"
+	    "starts, so it binds the driver's own main() (before and after "
+	    "kp_start())\n"
+	    "and the library's monitor; the children's own filters bind the "
+	    "hooks.\n"
+	    "What the driver's main() needs (the pod profile only):\n"
+	    "  -m, --main-syscall NAME  a syscall main() makes "
+	    "(kp_policy_main_syscall)\n"
+	    "  -I, --main-ioctl REQ     an ioctl command main() issues, e.g. "
+	    "0x4C82\n"
+	    "                           (LOOP_CTL_GET_FREE; "
+	    "kp_policy_main_ioctl)\n"
+	    "What the driver's hooks need (the nodeserver's filter and the "
+	    "pod profile):\n"
+	    "  -s, --syscall NAME       a syscall the hooks make "
+	    "(kp_sandbox_syscall)\n"
+	    "All three repeatable. Or, instead of them:\n"
+	    "      --from FILE          the profile a driver printed from its "
+	    "own options\n"
+	    "                           (kp_policy_export_oci(); - for stdin)\n"
+	    "Output:\n"
+	    "  -f, --format FMT         oci: a profile file (default); spo: a\n"
+	    "                           SeccompProfile object (" SPO_API_VERSION
 	    ")\n"
-	    "  -n, --name NAME     the SeccompProfile's name (kubeletplugin)\n"
-	    "      --no-runtime    leave out the container runtime's own "
+	    "  -n, --name NAME          the SeccompProfile's name "
+	    "(kubeletplugin)\n"
+	    "      --no-runtime         leave out the container runtime's own "
 	    "syscalls\n"
-	    "  -o, --output FILE   write the profile to FILE (stdout)\n"
-	    "  -h, --help          print this help\n");
+	    "  -o, --output FILE        write the profile to FILE (stdout)\n"
+	    "  -h, --help               print this help\n");
+}
+
+/*
+ * A library setter's refusal as the flag's: the message names the C
+ * setter ("what: rule"); here the flag is what was given.
+ */
+static int
+refused(struct kp_options *o, const char *flag)
+{
+	const char	*m = kp_options_last_error(o);
+	const char	*why = strstr(m, ": ");
+
+	fprintf(stderr, "kubeletplugin-policy: %s: %s\n", flag,
+	    why != NULL ? why + 2 : m);
+	return (2);
+}
+
+/* -I's value: a number in C's notation (0x4C82, 19586), else -1. */
+static int
+ioctl_request(const char *s, unsigned long *out)
+{
+	char	*end;
+
+	errno = 0;
+	if (s[0] == '-' || s[0] == '+' || s[0] == ' ' || s[0] == '\0')
+		return (-1);
+	*out = strtoul(s, &end, 0);
+	return (errno != 0 || *end != '\0' ? -1 : 0);
+}
+
+/* The profile: from --from's file, else the library's for o. */
+static json_t *
+load_profile(struct kp_options *o, const char *from)
+{
+	json_error_t	 jerr;
+	json_t		*profile;
+	char		*json;
+	int		 r;
+
+	if (from != NULL) {
+		profile = strcmp(from, "-") == 0 ? json_loadf(stdin, 0, &jerr) :
+		    json_load_file(from, 0, &jerr);
+		if (profile == NULL)
+			fprintf(stderr, "kubeletplugin-policy: --from %s: "
+			    "%s (line %d)\n", from, jerr.text, jerr.line);
+	} else {
+		if ((r = kp_policy_export_oci(o, &json)) != 0) {
+			fprintf(stderr, "kubeletplugin-policy: %s\n",
+			    kp_strerror(r));
+			return (NULL);
+		}
+		profile = json_loads(json, 0, &jerr);
+		free(json);
+		if (profile == NULL)
+			fprintf(stderr, "kubeletplugin-policy: the exported "
+			    "profile does not parse: %s\n", jerr.text);
+	}
+	if (profile != NULL && (!json_is_object(profile) ||
+	    !json_is_string(json_object_get(profile, "defaultAction")) ||
+	    !json_is_array(json_object_get(profile, "syscalls")))) {
+		fprintf(stderr, "kubeletplugin-policy: %s%s: not an OCI "
+		    "seccomp profile (no defaultAction or syscalls array)\n",
+		    from != NULL ? "--from " : "the exported profile",
+		    from != NULL ? from : "");
+		json_decref(profile);
+		profile = NULL;
+	}
+	return (profile);
 }
 
 /* Whether an unconditional allow rule of the profile names sc. */
@@ -196,15 +297,17 @@ main(int argc, char **argv)
 {
 	struct kp_options	*o;
 	const char		*outpath = NULL, *format = "oci";
-	const char		*name = "kubeletplugin";
+	const char		*name = "kubeletplugin", *from = NULL;
 	json_t			*profile;
-	json_error_t		 jerr;
-	char			*json;
+	unsigned long		 req;
 	FILE			*f = stdout;
-	int			 ch, r, runtime = 1;
-	enum { O_NORUNTIME = 256 };
+	int			 ch, r, runtime = 1, declared = 0;
+	enum { O_NORUNTIME = 256, O_FROM };
 	static const struct option longopts[] = {
+		{ "main-syscall", required_argument, NULL, 'm' },
+		{ "main-ioctl", required_argument, NULL, 'I' },
 		{ "syscall", required_argument, NULL, 's' },
+		{ "from", required_argument, NULL, O_FROM },
 		{ "format", required_argument, NULL, 'f' },
 		{ "name", required_argument, NULL, 'n' },
 		{ "no-runtime", no_argument, NULL, O_NORUNTIME },
@@ -215,22 +318,33 @@ main(int argc, char **argv)
 
 	if (kp_options_new(&o) != 0)
 		return (1);
-	while ((ch = getopt_long(argc, argv, "s:f:n:o:h", longopts, NULL)) !=
-	    -1) {
+	r = -1;
+	while (r == -1 && (ch = getopt_long(argc, argv, "m:I:s:f:n:o:h",
+	    longopts, NULL)) != -1) {
 		switch (ch) {
+		case 'm':
+			declared = 1;
+			if (kp_policy_main_syscall(o, optarg) != 0)
+				r = refused(o, "-m (--main-syscall)");
+			break;
+		case 'I':
+			declared = 1;
+			if (ioctl_request(optarg, &req) != 0) {
+				fprintf(stderr, "kubeletplugin-policy: -I "
+				    "(--main-ioctl): \"%s\" is not a number "
+				    "(an ioctl command, e.g. 0x4C82)\n",
+				    optarg);
+				r = 2;
+			} else if (kp_policy_main_ioctl(o, req) != 0)
+				r = refused(o, "-I (--main-ioctl)");
+			break;
 		case 's':
-			if (kp_sandbox_syscall(o, optarg) != 0) {
-				/* The message names the C setter ("what:
-				 * rule"); here the flag is what was given. */
-				const char *m = kp_options_last_error(o);
-				const char *why = strstr(m, ": ");
-
-				fprintf(stderr, "kubeletplugin-policy: -s "
-				    "(--syscall): %s\n",
-				    why != NULL ? why + 2 : m);
-				kp_options_free(o);
-				return (2);
-			}
+			declared = 1;
+			if (kp_sandbox_syscall(o, optarg) != 0)
+				r = refused(o, "-s (--syscall)");
+			break;
+		case O_FROM:
+			from = optarg;
 			break;
 		case 'f':
 			format = optarg;
@@ -246,36 +360,36 @@ main(int argc, char **argv)
 			break;
 		case 'h':
 			usage(stdout);
-			kp_options_free(o);
-			return (0);
+			r = 0;
+			break;
 		default:
 			usage(stderr);
-			kp_options_free(o);
-			return (2);
+			r = 2;
+			break;
 		}
 	}
-	if (optind != argc || (strcmp(format, "oci") != 0 &&
-	    strcmp(format, "spo") != 0)) {
+	if (r == -1 && (optind != argc || (strcmp(format, "oci") != 0 &&
+	    strcmp(format, "spo") != 0))) {
 		usage(stderr);
-		kp_options_free(o);
-		return (2);
+		r = 2;
 	}
-	if ((r = kp_policy_export_oci(o, &json)) != 0) {
-		fprintf(stderr, "kubeletplugin-policy: %s\n", kp_strerror(r));
-		kp_options_free(o);
-		return (1);
+	/* The file holds the driver's declarations: flags beside it would
+	 * be silently lost. */
+	if (r == -1 && from != NULL && declared) {
+		fprintf(stderr, "kubeletplugin-policy: --from takes the "
+		    "driver's declarations from the file: declare -m, -I and "
+		    "-s in the driver (kp_policy_main_syscall, "
+		    "kp_policy_main_ioctl, kp_sandbox_syscall) instead\n");
+		r = 2;
 	}
+	if (r != -1) {
+		kp_options_free(o);
+		return (r);
+	}
+	profile = load_profile(o, from);
 	kp_options_free(o);
-	profile = json_loads(json, 0, &jerr);
-	free(json);
-	if (profile == NULL ||
-	    !json_is_array(json_object_get(profile, "syscalls"))) {
-		fprintf(stderr, "kubeletplugin-policy: the exported profile "
-		    "does not parse: %s\n", profile == NULL ? jerr.text :
-		    "no syscalls array");
-		json_decref(profile);
+	if (profile == NULL)
 		return (1);
-	}
 	if ((runtime && add_runtime(json_object_get(profile, "syscalls")) !=
 	    0) || (strcmp(format, "spo") == 0 && to_spo(profile) != 0)) {
 		fprintf(stderr, "kubeletplugin-policy: cannot convert the "

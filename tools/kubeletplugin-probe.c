@@ -1,6 +1,6 @@
 /*
  * kubeletplugin-probe - an exec probe for a DRA kubelet plugin, for
- * clusters that forbid host ports (README "Health and metrics"): it does
+ * clusters that forbid host ports (docs/health-and-metrics.md): it does
  * what kubelet does to find the plugin, a GetInfo round trip on the
  * registration socket, and connects to the DRA socket. Exit codes:
  *

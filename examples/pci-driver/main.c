@@ -42,6 +42,7 @@ struct flags {
 	size_t		 n_allow_uids;
 	int		 rescan;	/* seconds; 0: never */
 	int		 list;
+	int		 print_profile;	/* --print-seccomp-profile */
 	int		 v1alpha4;	/* also serve DRA v1alpha4 */
 	const char	*http_endpoint;	/* /healthz, /metrics; NULL: off */
 };
@@ -90,6 +91,10 @@ usage(FILE *f)
 "  --http-endpoint ADDR      serve /healthz, /readyz and /metrics on\n"
 "                            ADDR (IP:PORT or :PORT; default: off)\n"
 "  --list                    print the devices found (JSON lines), exit\n"
+"  --print-seccomp-profile   print the pod's seccomp profile for these\n"
+"                            flags (kp_policy_export_oci()), exit; pipe it\n"
+"                            to kubeletplugin-policy --from - for the\n"
+"                            runtime's own syscalls or -f spo\n"
 "  -v LEVEL                  log verbosity (0; 0 to 10)\n");
 }
 
@@ -139,7 +144,7 @@ parse_args(int argc, char **argv, struct flags *fl)
 	enum { O_DRIVER = 256, O_NODE, O_KDIR, O_REG, O_PLUG, O_KPLUG, O_KCFG,
 	    O_ROLL, O_CTX, O_INCL, O_CDI, O_STATE, O_SYSFS, O_CLASS, O_VENDOR,
 	    O_RESCAN, O_UID, O_LIST, O_V1ALPHA4, O_HTTP, O_QPS, O_BURST,
-	    O_MAXCONN, O_HELP };
+	    O_MAXCONN, O_PROFILE, O_HELP };
 	static const struct option longopts[] = {
 		{ "driver-name", required_argument, NULL, O_DRIVER },
 		{ "node-name", required_argument, NULL, O_NODE },
@@ -162,6 +167,7 @@ parse_args(int argc, char **argv, struct flags *fl)
 		{ "rescan", required_argument, NULL, O_RESCAN },
 		{ "allow-uid", required_argument, NULL, O_UID },
 		{ "list", no_argument, NULL, O_LIST },
+		{ "print-seccomp-profile", no_argument, NULL, O_PROFILE },
 		{ "v1alpha4", no_argument, NULL, O_V1ALPHA4 },
 		{ "http-endpoint", required_argument, NULL, O_HTTP },
 		{ "help", no_argument, NULL, O_HELP },
@@ -244,6 +250,7 @@ parse_args(int argc, char **argv, struct flags *fl)
 			fl->allow_uids[fl->n_allow_uids++] = (uid_t)v;
 			break;
 		case O_LIST: fl->list = 1; break;
+		case O_PROFILE: fl->print_profile = 1; break;
 		case O_V1ALPHA4: fl->v1alpha4 = 1; break;
 		case O_HTTP: fl->http_endpoint = optarg; break;
 		case 'v':
@@ -377,6 +384,37 @@ fail:
 	return (-1);
 }
 
+/*
+ * --print-seccomp-profile: the pod's profile for the options these flags
+ * build, from this binary, so that it cannot drift from what the driver
+ * declares (a driver that opens devices in main() would add
+ * kp_policy_main_syscall() and kp_policy_main_ioctl() in configure();
+ * this one reads only sysfs). Starts nothing, discovers nothing.
+ */
+static int
+print_profile(struct flags *fl, const char *reg, const char *plug)
+{
+	struct kp_options	*o;
+	char			*json;
+	int			 r;
+
+	if (kp_options_new(&o) != 0)
+		return (1);
+	if (configure(o, fl, reg, plug) != 0) {
+		kp_options_free(o);
+		return (2);
+	}
+	r = kp_policy_export_oci(o, &json);
+	kp_options_free(o);
+	if (r != 0) {
+		fprintf(stderr, "pci-driver: %s\n", kp_strerror(r));
+		return (1);
+	}
+	r = fputs(json, stdout) == EOF || fflush(stdout) != 0;
+	free(json);
+	return (r);
+}
+
 /* mkdir -p (the parents of the socket, state and CDI directories) */
 static int
 pci_mkdirs(const char *path, mode_t mode, char *err, size_t errsize)
@@ -506,6 +544,8 @@ main(int argc, char **argv)
 		    "long\n");
 		return (2);
 	}
+	if (fl.print_profile)
+		return (print_profile(&fl, reg, plug));
 	kube = fl.kubeconfig != NULL || fl.in_cluster;
 	if (pci_discover(cfg.sysfs, &cfg.filter, &devs, err, sizeof(err)) !=
 	    0) {

@@ -19,6 +19,11 @@
 // `seccomp`: without it libseccomp loads the children's filters through
 // prctl(PR_SET_SECCOMP) and the plugin runs confined as usual.)
 //
+// Where the kernel has AppArmor, the same container once more under
+// deploy/apparmor/kubeletplugin (components/apparmor: the profile loaded
+// with apparmor_parser, podman --security-opt apparmor=kubeletplugin);
+// where it has none, that test skips and says so.
+//
 // Skips, with the reason, when not root, without podman, or when no OCI
 // runtime can start a container here (crun 1.8 refuses hybrid cgroup
 // hierarchies: "cgroups in hybrid mode not supported"; runc is tried
@@ -34,6 +39,7 @@ const { randomUUID } = require('node:crypto');
 const { ROOT, BUILD } = require('./lib/plugin');
 const { KubeletSim } = require(path.join(ROOT, 'tests', 'kubelet-sim'));
 const { startEmulator } = require(path.join(ROOT, 'tests', 'apiserver-emu'));
+const { podman, ulimits, loadAppArmor } = require('./lib/container');
 
 const IMAGE = process.env.KP_IMAGE || 'localhost/kubeletplugin/pci-driver:0.1.0';
 const PROFILE = path.join(ROOT, 'deploy', 'seccomp', 'kubeletplugin.json');
@@ -53,28 +59,12 @@ async function until(what, fn, ms = 20000) {
   }
 }
 
-const podman = (args, opts = {}) => spawnSync('podman', args, { encoding: 'utf8', timeout: 120000, ...opts });
-
 // The plugin container of the base DaemonSet (python3-yaml: node has no
 // YAML parser).
 function baseContainer() {
   const out = execFileSync('/usr/bin/python3', ['-c',
     'import json, sys, yaml\nprint(json.dumps(yaml.safe_load(open(sys.argv[1]))))', DAEMONSET]);
   return JSON.parse(out.toString()).spec.template.spec.containers.find((c) => c.name === 'plugin');
-}
-
-// podman's limits it cannot raise without CAP_SYS_RESOURCE (this machine's
-// sandbox lacks it): the caller's own, which any process may keep.
-function ulimits() {
-  const lim = (what) => {
-    const l = fs.readFileSync('/proc/self/limits', 'utf8').split('\n').find((x) => x.startsWith(what));
-    return l.slice(what.length).trim().split(/\s+/).slice(0, 2).map((v) => (v === 'unlimited' ? Infinity : Number(v)));
-  };
-  const [ns, nh] = lim('Max open files');
-  // podman asks the runtime to set nproc, and an unchanged value fails
-  // here too (EPERM): a lower one, which needs no privilege.
-  const [us, uh] = lim('Max processes').map((v) => Math.min(v, 4096));
-  return ['--ulimit', `nofile=${ns}:${nh}`, '--ulimit', `nproc=${us}:${uh}`];
 }
 
 // The image, built afresh from this build (about 2 s: a stale image would
@@ -99,9 +89,13 @@ if (P.fail) throw new Error(P.fail);
 const opts = P.skip ? { skip: P.skip } : {};
 if (P.skip) process.stderr.write(`container.test.js: skipped: ${P.skip}\n`);
 
+// AppArmor in this kernel: the profile loaded, the podman options.
+const AA = P.skip ? { skip: P.skip } : loadAppArmor();
+if (AA.skip && !P.skip) process.stderr.write(`container.test.js: AppArmor: ${AA.skip}\n`);
+
 // A kubelet-like host: root dir, CDI dir, service-account dir; the
 // emulator; the container's podman arguments as the DaemonSet has them.
-async function setup(t, profile, { nnp = true } = {}) {
+async function setup(t, profile, { nnp = true, extra = [] } = {}) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kp-ctr-'));
   const kubeletDir = path.join(dir, 'kubelet');
   const registry = path.join(kubeletDir, 'plugins_registry');
@@ -129,7 +123,7 @@ async function setup(t, profile, { nnp = true } = {}) {
   const run = ['--runtime', P.runtime, 'run', '-d', '--name', name, ...ulimits(),
     '--network', 'host', '--read-only', '--read-only-tmpfs=false', '--tmpfs', '/tmp:rw,size=1m',
     '--cap-drop', 'ALL', ...sc.capabilities.add.flatMap((cap) => ['--cap-add', cap]),
-    '--security-opt', `seccomp=${profile}`, ...(nnp ? ['--security-opt', 'no-new-privileges'] : []),
+    '--security-opt', `seccomp=${profile}`, ...(nnp ? ['--security-opt', 'no-new-privileges'] : []), ...extra,
     '-v', `${registry}:${registry}`, '-v', `${pluginDir}:${pluginDir}`, '-v', `${cdiDir}:${cdiDir}`,
     '-v', `${sa}:${SA_DIR}:ro`, '-v', `${stateDir}:/var/lib/${DRIVER}`,
     '-e', 'KUBERNETES_SERVICE_HOST=127.0.0.1', '-e', `KUBERNETES_SERVICE_PORT=${emu.port}`,
@@ -267,4 +261,20 @@ test('without no-new-privileges, as a pod runs: the profile starts it, the libra
   assert.notEqual(r.status, 0, 'the runtime cannot start the container');
   assert.match(r.stderr, /operation not permitted/i);
   t.diagnostic(`--no-runtime: ${r.stderr.trim().split('\n').pop()}`);
+});
+
+test('under deploy/apparmor/kubeletplugin (components/apparmor) the plugin starts, registers and confines itself', AA.skip ? { skip: AA.skip } : {}, async (t) => {
+  const h = await setup(t, PROFILE, { nnp: false, extra: AA.opts });
+  const r = podman(h.run);
+  assert.equal(r.status, 0, `podman run: ${r.stderr}`);
+  await until('pci-driver serving', () => {
+    if (/pci-driver: serving/.test(logs(h))) return true;
+    if (!state(h).startsWith('running')) throw new Error(`container ${state(h)}:\n${logs(h)}`);
+    return false;
+  });
+  const pid = podman(['inspect', '--format', '{{.State.Pid}}', h.name]).stdout.trim();
+  assert.match(fs.readFileSync(`/proc/${pid}/attr/current`, 'utf8'), /^kubeletplugin \(enforce\)/);
+  h.kubelet = new KubeletSim({ registryDir: h.registry }).start();
+  await h.kubelet.waitForDriver(DRIVER, 15000);
+  assert.doesNotMatch(logs(h), /sandbox: .*(Permission denied|Operation not permitted)/, 'no mount of the sandbox refused');
 });

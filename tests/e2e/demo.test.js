@@ -72,57 +72,42 @@ test('the demo runs without root, with a reduced sandbox and a note', (t) => {
 test('the README\'s minimal driver is examples/minimal-driver/main.c, and it works', async (t) => {
   const fs = require('node:fs');
   const { randomUUID } = require('node:crypto');
-  const { spawn } = require('node:child_process');
-  const { KubeletSim } = require('../kubelet-sim');
-  const { startEmulator, kubeconfig } = require('../apiserver-emu');
-  const { makeRoot, until } = require('./lib/plugin');
+  const { until } = require('./lib/plugin');
+  const { minimalPeers, cdiIds } = require('./lib/minimal');
   const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
   const src = fs.readFileSync(path.join(ROOT, 'examples', 'minimal-driver', 'main.c'), 'utf8');
   assert.ok(readme.includes(`\`\`\`c\n${src}\`\`\``), 'README shows examples/minimal-driver/main.c verbatim');
   assert.ok(src.split('\n').length <= 85, 'about 50 lines of code');
 
-  const DRIVER = 'minimal.example.com';
-  const root = makeRoot(DRIVER);
-  const emu = await startEmulator({ versions: ['v1'], nodes: ['node-1'], tokenFile: path.join(root.dir, 'token') });
-  fs.copyFileSync(emu.caFile, path.join(root.dir, 'ca.crt'));
-  const kc = path.join(root.dir, 'kubeconfig');
-  fs.writeFileSync(kc, kubeconfig({ server: emu.url }));
-  const drv = spawn(path.join(BUILD, 'examples', 'minimal-driver'), ['node-1', kc, root.dir], { stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  drv.stderr.on('data', (d) => { stderr += d; });
-  const exited = new Promise((resolve) => drv.on('exit', (code) => resolve(code)));
-  const sim = new KubeletSim({ registryDir: root.registry }).start();
-  t.after(async () => { drv.kill('SIGKILL'); await sim.stop(); await emu.stop(); root.cleanup(); });
+  const { DRIVER, emu, sim, start, claim } = await minimalPeers(t);
+  const drv = start(path.join(BUILD, 'examples', 'minimal-driver'));
   await sim.waitForDriver(DRIVER, 15000);
   const slices = await until(() => {
     const s = emu.getSlices({ fieldSelector: `spec.driver=${DRIVER}` });
     return s.length === 1 ? s : null;
   }, 15000, 100);
   assert.equal(slices[0].spec.devices[0].name, 'dev-0');
-  const c = { namespace: 'default', name: 'c', uid: randomUUID() };
-  emu.addClaim({ ...c, allocation: { results: [{ request: 'r', driver: DRIVER, pool: 'node-1', device: 'dev-0' }] } });
-  const res = await sim.nodePrepareResources(DRIVER, [c]);
-  assert.deepEqual(res.claims[c.uid].devices[0].cdi_device_ids || res.claims[c.uid].devices[0].cdiDeviceIds, [`${DRIVER}/dev=dev-0`]);
+  const c = claim(randomUUID());
+  assert.deepEqual(cdiIds(await sim.nodePrepareResources(DRIVER, [c]), c.uid), [`${DRIVER}/dev=dev-0`]);
   await sim.nodeUnprepareResources(DRIVER, [c]);
-  drv.kill('SIGTERM');
-  assert.equal(await exited, 0, stderr);
+  drv.proc.kill('SIGTERM');
+  assert.equal((await drv.exited).code, 0, drv.stderr());
 });
 
-// The README's next step, "CDI specs and the journal": its fragment goes
-// into the minimal driver as the README says (its includes and prototype
-// at the top, its functions for the minimal prepare, its main() lines
-// before kp_start()), with the local try's two directories, and is built
+// The README's next step, docs/getting-started.md "CDI specs and the
+// journal": its fragment goes into the minimal driver as that page says
+// (its includes and prototype at the top, its functions for the minimal
+// prepare, its main() lines before kp_start()), with the local try's two
+// directories, and is built
 // against the library like a driver of one's own: it must compile with
 // -Wall -Werror, write the claim's spec and journal there, and rewrite a
 // deleted spec through respec().
-test('the README\'s CDI and journal fragment builds into the minimal driver and works with the local-try directories', { timeout: 90000 }, async (t) => {
+test('the CDI and journal fragment of docs/getting-started.md builds into the minimal driver and works with the local-try directories', { timeout: 90000 }, async (t) => {
   const fs = require('node:fs');
   const { randomUUID } = require('node:crypto');
-  const { spawn } = require('node:child_process');
-  const { KubeletSim } = require('../kubelet-sim');
-  const { startEmulator, kubeconfig } = require('../apiserver-emu');
-  const { makeRoot, until } = require('./lib/plugin');
-  const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+  const { until } = require('./lib/plugin');
+  const { minimalPeers, cdiIds } = require('./lib/minimal');
+  const readme = fs.readFileSync(path.join(ROOT, 'docs', 'getting-started.md'), 'utf8');
   const m = /```c\n(\/\* beyond the minimal driver's includes[\s\S]*?)```/.exec(readme);
   assert.ok(m, 'the CDI and journal fragment');
   const frag = m[1];
@@ -138,7 +123,7 @@ test('the README\'s CDI and journal fragment builds into the minimal driver and 
   const p1 = src.indexOf('\n}\n', p0) + 3;
   assert.ok(p0 > 0 && p1 > p0, 'the minimal prepare');
   src = src.slice(0, p0) + frag.slice(iFns) + src.slice(p1);
-  // The local try the README describes after the fragment.
+  // The local try the page describes after the fragment.
   assert.match(readme, /`kp_journal_dir\(o, argv\[4\]\)` and `kp_cdi_directory\(o,\s+argv\[5\]\)`/);
   const inMain = frag.slice(iMain, iFns).replace('kp_journal_dir(o, "/var/lib/" DRIVER);',
     'kp_journal_dir(o, argv[4]);\nkp_cdi_directory(o, argv[5]);');
@@ -146,8 +131,7 @@ test('the README\'s CDI and journal fragment builds into the minimal driver and 
   sub('\tif (kp_driver_name(o, DRIVER)', `${inMain.trim().split('\n').map((l) => `\t${l}`).join('\n')}\n\tif (kp_driver_name(o, DRIVER)`);
   sub('argc != 4', 'argc != 6');
 
-  const root = makeRoot('minimal.example.com');
-  t.after(() => root.cleanup());
+  const { DRIVER, root, sim, start, claim: allocated } = await minimalPeers(t);
   const c = path.join(root.dir, 'journal-driver.c');
   const bin = path.join(root.dir, 'journal-driver');
   fs.writeFileSync(c, src);
@@ -156,27 +140,16 @@ test('the README\'s CDI and journal fragment builds into the minimal driver and 
   const san = /^KP_SANITIZE:BOOL=ON$/m.test(cache) ? ['-fsanitize=address,undefined'] : [];
   const r = spawnSync(cc, ['-std=gnu11', '-Wall', '-Werror', ...san, '-I', path.join(ROOT, 'include'), c, '-o', bin,
     '-L', BUILD, '-lkubeletplugin', `-Wl,-rpath,${BUILD}`], { encoding: 'utf8' });
-  assert.equal(r.status, 0, `the README fragment does not build:\n${r.stderr}`);
+  assert.equal(r.status, 0, `the getting-started fragment does not build:\n${r.stderr}`);
 
-  const DRIVER = 'minimal.example.com';
   const state = path.join(root.dir, 'state');
   const cdi = path.join(root.dir, 'cdi');
-  const emu = await startEmulator({ versions: ['v1'], nodes: ['node-1'], tokenFile: path.join(root.dir, 'token') });
-  fs.copyFileSync(emu.caFile, path.join(root.dir, 'ca.crt'));
-  const kc = path.join(root.dir, 'kubeconfig');
-  fs.writeFileSync(kc, kubeconfig({ server: emu.url }));
-  const drv = spawn(bin, ['node-1', kc, root.dir, state, cdi], { stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  drv.stderr.on('data', (d) => { stderr += d; });
-  const exited = new Promise((resolve) => drv.on('exit', (code) => resolve(code)));
-  const sim = new KubeletSim({ registryDir: root.registry }).start();
-  t.after(async () => { drv.kill('SIGKILL'); await sim.stop(); await emu.stop(); });
+  const drv = start(bin, [state, cdi]);
   await sim.waitForDriver(DRIVER, 15000);
-  const claim = { namespace: 'default', name: 'c', uid: randomUUID() };
-  emu.addClaim({ ...claim, allocation: { results: [{ request: 'r', driver: DRIVER, pool: 'node-1', device: 'dev-0' }] } });
-  const ids = (res) => res.claims[claim.uid].devices[0].cdi_device_ids || res.claims[claim.uid].devices[0].cdiDeviceIds;
+  const claim = allocated(randomUUID());
+  const ids = (res) => cdiIds(res, claim.uid);
   const dev = `dev-0-${claim.uid}`;
-  assert.deepEqual(ids(await sim.nodePrepareResources(DRIVER, [claim])), [`${DRIVER}/dev=${dev}`], stderr);
+  assert.deepEqual(ids(await sim.nodePrepareResources(DRIVER, [claim])), [`${DRIVER}/dev=${dev}`], drv.stderr());
   const spec = path.join(cdi, `${DRIVER}_claim-${claim.uid}.json`);
   assert.match(fs.readFileSync(spec, 'utf8'), new RegExp(`MINIMAL_DEVICE=${dev}`));
   assert.ok(fs.existsSync(path.join(state, 'kubeletplugin-journal.json')), 'the journal beneath the state directory');
@@ -190,40 +163,19 @@ test('the README\'s CDI and journal fragment builds into the minimal driver and 
   assert.match(fs.readFileSync(spec, 'utf8'), new RegExp(`MINIMAL_DEVICE=${dev}`));
   await sim.nodeUnprepareResources(DRIVER, [claim]);
   assert.ok(!fs.existsSync(spec), 'unprepare removed the spec');
-  drv.kill('SIGTERM');
-  assert.equal(await exited, 0, stderr);
+  drv.proc.kill('SIGTERM');
+  assert.equal((await drv.exited).code, 0, drv.stderr());
 });
 
 test('the minimal driver exits non-zero when its plugin stops on its own: a second instance on the same kubelet dir', { timeout: 60000 }, async (t) => {
-  const fs = require('node:fs');
-  const { spawn } = require('node:child_process');
-  const { KubeletSim } = require('../kubelet-sim');
-  const { startEmulator, kubeconfig } = require('../apiserver-emu');
-  const { makeRoot } = require('./lib/plugin');
-  const DRIVER = 'minimal.example.com';
-  const root = makeRoot(DRIVER);
-  const emu = await startEmulator({ versions: ['v1'], nodes: ['node-1'], tokenFile: path.join(root.dir, 'token') });
-  fs.copyFileSync(emu.caFile, path.join(root.dir, 'ca.crt'));
-  const kc = path.join(root.dir, 'kubeconfig');
-  fs.writeFileSync(kc, kubeconfig({ server: emu.url }));
-  const run = () => {
-    const proc = spawn(path.join(BUILD, 'examples', 'minimal-driver'), ['node-1', kc, root.dir], { stdio: ['ignore', 'ignore', 'pipe'] });
-    const d = { proc, stderr: '' };
-    proc.stderr.on('data', (b) => { d.stderr += b; });
-    d.exited = new Promise((resolve) => proc.on('exit', (code, signal) => resolve({ code, signal })));
-    return d;
-  };
-  const sim = new KubeletSim({ registryDir: root.registry }).start();
-  const first = run();
-  let second = null;
-  t.after(async () => {
-    for (const d of [first, second]) if (d) d.proc.kill('SIGKILL');
-    await sim.stop(); await emu.stop(); root.cleanup();
-  });
+  const { minimalPeers } = require('./lib/minimal');
+  const { DRIVER, sim, start } = await minimalPeers(t);
+  const bin = path.join(BUILD, 'examples', 'minimal-driver');
+  const first = start(bin);
   await sim.waitForDriver(DRIVER, 15000);
-  second = run();
+  start(bin);
   const { code, signal } = await first.exited;
-  assert.equal(signal, null, first.stderr);
-  assert.notEqual(code, 0, first.stderr);
-  assert.match(first.stderr, /minimal-driver: the plugin stopped: .*another live instance serves there; stepping aside/, first.stderr);
+  assert.equal(signal, null, first.stderr());
+  assert.notEqual(code, 0, first.stderr());
+  assert.match(first.stderr(), /minimal-driver: the plugin stopped: .*another live instance serves there; stepping aside/, first.stderr());
 });

@@ -34,8 +34,8 @@ async function stopWithin(drv, ms) {
 }
 
 // FINDING 1 (kp_stop hangs for good). The error function republishes the
-// driver's resources (the README's pattern: "may call kp_publish_resources,
-// also during kp_stop"). When that call itself leaves a pool out (here:
+// driver's resources (the pattern of docs/getting-started.md: "may call
+// kp_publish_resources again (also while kp_stop() runs"). When that call itself leaves a pool out (here:
 // ReconcilePoolWithName=pool-1 and the function publishes pool-0), each
 // call queues one more note (publish_rules() runs BEFORE request() checks
 // `stopping`), so notes_run() never empties the queue: the event thread

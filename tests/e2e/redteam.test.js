@@ -33,6 +33,7 @@ const { randomUUID, randomBytes } = require('node:crypto');
 const { KubeletSim, proto, callRaw } = require('../kubelet-sim');
 const { startEmulator, kubeconfig } = require('../apiserver-emu');
 const { makeRoot, TestDriver, roles, until, sleep, REDTEAM } = require('./lib/plugin');
+const { sendProbe, preparesAgain } = require('./lib/redteam');
 
 const DRIVER = 'test.example.com';
 const NODE = 'node-1';
@@ -236,54 +237,17 @@ class Rig {
     return c;
   }
 
-  // Sends one probe claim; { name, probe, verdict: denied | succeeded |
-  // killed | exited | error, text, syscall? }.
+  // Sends one probe claim (lib/redteam.js sendProbe).
   async probe(name) {
-    const c = this.claim(name);
-    const from = this.drv.stderr.length;
-    const res = await callRaw(this.root.draSock, PREPARE, proto.encode(REQ, { claims: [c] }), 10000);
-    const out = { name, probe: name.split('-')[0] };
-    if (res.code === 0) {
-      const r = proto.decode(RESP, res.buffer).claims[c.uid] || {};
-      const err = r.error || '';
-      const m = /PROBE (\w+): (DENIED|SUCCEEDED|ERROR): ([^]*)$/.exec(err);
-      const sd = /sandbox denied (\S+)/.exec(err);
-      if (sd) out.syscall = sd[1];
-      if (m) Object.assign(out, { verdict: m[2].toLowerCase(), text: m[3] });
-      else if (sd) Object.assign(out, { verdict: 'denied', text: err });
-      else if (!err) Object.assign(out, { verdict: 'error', text: `prepared normally (${JSON.stringify(r.devices)})` });
-      else Object.assign(out, { verdict: 'error', text: `claim error: ${err}` });
-    } else {
-      // The call broke: did the probe get the nodeserver killed?
-      const log = () => this.drv.stderr.slice(from);
-      const dead = /nodeserver\] nodeserver killed by seccomp: \S+|broker\] nodeserver (killed by|exited)/;
-      await until(() => dead.test(log()), 5000).catch(() => {});
-      const k = /nodeserver\] nodeserver killed by seccomp: (\S+)/.exec(log()) ||
-        /broker\] nodeserver killed by seccomp \((SIGSYS)\)/.exec(log());
-      const call = `the call failed: code ${res.code} ${res.details}`;
-      if (k) Object.assign(out, { verdict: 'killed', syscall: k[1], text: `nodeserver killed by seccomp (${k[1]}); ${call}` });
-      else if (/broker\] nodeserver (killed by signal|exited)[^\n]*/.test(log())) {
-        Object.assign(out, { verdict: 'exited', text: `${/broker\] (nodeserver [^\n]*)/.exec(log())[1]}; ${call}` });
-      } else Object.assign(out, { verdict: 'error', text: call });
-      this.kills++;
-    }
+    const out = await sendProbe(this.drv, this.root.draSock, this.claim(name));
+    if (out.broke) this.kills++;
     results.push(out);
     return out;
   }
 
   // A normal prepare through the kubelet simulator within 15 s.
   async serves(after) {
-    const c = this.claim(`normal-${++this.seq}`);
-    let last = null;
-    const ok = await until(async () => {
-      try {
-        const r = await this.sim.nodePrepareResources(DRIVER, [c], { timeoutMs: 3000 });
-        return r.claims[c.uid].devices[0].device_name === c.name;
-      } catch (err) {
-        last = err;
-        return false;
-      }
-    }, 15000, 200).catch(() => false);
+    const { ok, last } = await preparesAgain(this.sim, DRIVER, this.claim(`normal-${++this.seq}`), 15000);
     assert.ok(ok, `after ${after}: a normal NodePrepareResources did not succeed within 15 s (${last && last.message})`);
     if (this.kills >= KILLS_PER_DRIVER) await this.recycle();
   }

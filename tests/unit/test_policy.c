@@ -71,6 +71,122 @@ rule_arg(enum kp_role role, const char *name)
 	return (-1);
 }
 
+/* Whether union u has name, and with which rank (0: not at all). */
+static int
+union_rank(const struct pol_union *u, const char *name)
+{
+	size_t	 i;
+
+	for (i = 0; i < u->n; i++)
+		if (strcmp(u->e[i].name, name) == 0)
+			return (u->e[i].rank);
+	return (0);
+}
+
+#define LOOP_RULE	"{\"names\": [\"ioctl\"], \"action\": " \
+	"\"SCMP_ACT_ALLOW\", \"args\": [{\"index\": 1, \"value\": " \
+	"4294967295, \"valueTwo\": 19586, \"op\": \"SCMP_CMP_MASKED_EQ\"}]}"
+
+/*
+ * kp_policy_main_syscall() and kp_policy_main_ioctl(): validated when set,
+ * in the pod's profile (the union with POL_UNION_DRIVER), never in the
+ * supervisor's union (its filter, which the init hook and a main() run
+ * again in a child run under); a nodeserver extra is in both.
+ */
+static void
+main_needs(void)
+{
+	struct kp_options	*o;
+	struct pol_union	*u;
+	char			*json, *def, name[64];
+	size_t			 i;
+	int			 nr;
+
+	CHECK(kp_options_new(&o) == 0);
+	CHECK(kp_policy_main_syscall(NULL, "mknodat") == KP_EINVAL);
+	CHECK(kp_policy_main_ioctl(NULL, 0x4C82) == KP_EINVAL);
+	CHECK(kp_policy_main_syscall(o, "no_such_call") == KP_EINVAL);
+	CHECK_CONTAINS(kp_options_last_error(o), "kp_policy_main_syscall");
+	CHECK_CONTAINS(kp_options_last_error(o), "\"no_such_call\" is not a "
+	    "system call");
+	CHECK(kp_policy_main_syscall(o, NULL) == KP_EINVAL);
+	CHECK(kp_policy_main_ioctl(o, 0) == KP_EINVAL);
+	CHECK_CONTAINS(kp_options_last_error(o), "request 0 names no "
+	    "command");
+	CHECK(kp_policy_main_ioctl(o, 0x100004C82UL) == KP_EINVAL);
+	CHECK_CONTAINS(kp_options_last_error(o), "0x100004c82 is wider than "
+	    "32 bits");
+	CHECK_EQ(o->policy.n_main_syscalls, 0);
+	CHECK_EQ(o->policy.n_main_ioctls, 0);
+	/* Nothing declared: the export is the defaults'. */
+	CHECK(kp_policy_export_oci(o, &json) == 0);
+	CHECK(kp_policy_export_oci(NULL, &def) == 0);
+	CHECK_STREQ(json, def);
+	free(json);
+	CHECK(strstr(def, "19586") == NULL);
+
+	CHECK(kp_policy_main_syscall(o, "mknodat") == 0);
+	CHECK(kp_policy_main_syscall(o, "mknodat") == 0);
+	CHECK_EQ(o->policy.n_main_syscalls, 1);
+	CHECK(kp_policy_main_ioctl(o, 0x4C82) == 0);	/* LOOP_CTL_GET_FREE */
+	CHECK(kp_policy_main_ioctl(o, 0x4C82) == 0);
+	CHECK(kp_policy_main_ioctl(o, 0x541B) == 0);	/* FIONREAD, ours */
+	CHECK_EQ(o->policy.n_main_ioctls, 2);
+	CHECK(kp_policy_export_oci(o, &json) == 0);
+	CHECK(strstr(def, "\"mknodat\"") == NULL);
+	CHECK(strstr(json, "\"mknodat\""));
+	CHECK(strstr(json, LOOP_RULE));
+	/* FIONREAD once: the library's rule, not repeated. */
+	CHECK(strstr(json, "\"valueTwo\": 21531,") != NULL);
+	CHECK(strstr(strstr(json, "\"valueTwo\": 21531,") + 1,
+	    "\"valueTwo\": 21531,") == NULL);
+	/* ioctl stays an argument rule: only the commands named. */
+	CHECK(strstr(json, "\"ioctl\", ") == NULL);
+	CHECK(strstr(json, ", \"ioctl\"") == NULL);
+	free(json);
+
+	/* The supervisor's filter (the union without the driver) has none
+	 * of them; the pod's union has both. */
+	CHECK(pol_union_build(&o->policy, 0, &u) == 0);
+	CHECK_EQ(union_rank(u, "mknodat"), 0);
+	CHECK_EQ(union_rank(u, "ioctl"), 2);
+	free(u);
+	CHECK(pol_union_build(&o->policy, POL_UNION_DRIVER, &u) == 0);
+	CHECK_EQ(union_rank(u, "mknodat"), 3);
+	CHECK_EQ(union_rank(u, "ioctl"), 2);
+	free(u);
+
+	/* main() allowed every ioctl: no argument rule left, so no
+	 * command rules either. */
+	CHECK(kp_policy_main_syscall(o, "ioctl") == 0);
+	CHECK(kp_policy_export_oci(o, &json) == 0);
+	CHECK(strstr(json, "19586") == NULL);
+	CHECK(strstr(json, "\"ioctl\""));
+	CHECK(strstr(json, "{\"names\": [\"ioctl\"]") == NULL);
+	free(json);
+	kp_options_free(o);
+
+	/* Bounded. */
+	CHECK(kp_options_new(&o) == 0);
+	for (i = 0; i < POL_MAX_IOCTLS; i++)
+		CHECK(kp_policy_main_ioctl(o, 0x1000 + i) == 0);
+	CHECK(kp_policy_main_ioctl(o, 0x2000) == KP_ENOMEM);
+	CHECK_CONTAINS(kp_options_last_error(o), "at most 32 ioctl commands");
+	for (i = 0, nr = 0; i < POL_MAX_SYSCALLS && nr < 1024; nr++)
+		if (pol_syscall_name(nr, name, sizeof(name)) == 0) {
+			CHECK(kp_policy_main_syscall(o, name) == 0);
+			i++;
+		}
+	CHECK_EQ(o->policy.n_main_syscalls, POL_MAX_SYSCALLS);
+	while (pol_syscall_name(nr, name, sizeof(name)) != 0)
+		nr++;
+	CHECK(kp_policy_main_syscall(o, name) == KP_ENOMEM);
+	CHECK_CONTAINS(kp_options_last_error(o), "at most 64 extra system "
+	    "calls");
+	kp_options_free(o);
+	free(def);
+}
+
 int
 main(void)
 {
@@ -201,5 +317,6 @@ main(void)
 	CHECK(strstr(json, "\"getcpu\"") == NULL);
 	free(json);
 	kp_options_free(o);
+	main_needs();
 	return (test_done("test_policy"));
 }

@@ -598,6 +598,34 @@ p_statpath(const char *arg, struct res *r)
 		    (long long)st.st_size);
 }
 
+/* devopen-<key>: open the host device node the target names, for
+ * reading and then for writing, and read a byte (a device driver's pod is
+ * privileged: the container may open every device; the nodeserver must
+ * not). */
+static void
+p_devopen(const char *arg, struct res *r)
+{
+	const char	*path;
+	char		 b;
+	int		 fd;
+
+	if ((path = need(arg, r)) == NULL)
+		return;
+	if ((fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC)) != -1) {
+		note(r, 1, "open %s O_RDWR", path);
+		close(fd);
+	} else
+		note(r, 0, "open %s O_RDWR: %s", path, errtext(errno));
+	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) == -1) {
+		note(r, 0, "open %s O_RDONLY: %s", path, errtext(errno));
+		return;
+	}
+	note(r, 1, "open %s O_RDONLY", path);
+	if (read(fd, &b, 1) == 1)
+		note(r, 1, "read a byte");
+	close(fd);
+}
+
 /* rootwrite: open the root-owned target rootfile for writing and
  * rewrite its first byte with itself. */
 static void
@@ -1215,6 +1243,7 @@ p_stdio(const char *arg, struct res *r)
 static const struct probe probes[] = {
 	{ "bpf", p_bpf },
 	{ "chroot", p_chroot },
+	{ "devopen", p_devopen },
 	{ "execve", p_execve },
 	{ "fanotify", p_fanotify },
 	{ "fnotify", p_fnotify },

@@ -13,12 +13,14 @@
 import * as admission from 'kubernetes-models/admissionregistration.k8s.io/v1';
 import * as apps from 'kubernetes-models/apps/v1';
 import * as core from 'kubernetes-models/v1';
+import * as networking from 'kubernetes-models/networking.k8s.io/v1';
 import * as rbac from 'kubernetes-models/rbac.authorization.k8s.io/v1';
 import * as resource from 'kubernetes-models/resource.k8s.io/v1';
 
 const models = {
   'v1': core,
   'apps/v1': apps,
+  'networking.k8s.io/v1': networking,
   'rbac.authorization.k8s.io/v1': rbac,
   'admissionregistration.k8s.io/v1': admission,
   'resource.k8s.io/v1': resource,
