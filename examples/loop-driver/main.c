@@ -36,13 +36,13 @@
 #define LOOP_MAX	64	/* devices published */
 #define LOOP_MAJOR_NR	7	/* Documentation/admin-guide/devices.txt */
 
-struct loop_config {
+struct ldrv_config {
 	char		 driver[64];
 	const char	*node;
 	int		 count;
 };
 
-static struct loop_config	cfg = { "loop.example.com", NULL, 4 };
+static struct ldrv_config	cfg = { "loop.example.com", NULL, 4 };
 
 static void
 usage(FILE *f)
