@@ -458,9 +458,9 @@ pol_opts_check(struct kp_options *opts)
 
 			snprintf(dir, sizeof(dir), "%.*s", k > 0 ? k : 1, x);
 			if (within(d, dir))
-				return (opt_fail(opts, KP_EINVAL, "%s: %s holds "
-				    "the directory of the CDI device rule %s "
-				    "(the nodeserver writes the state "
+				return (opt_fail(opts, KP_EINVAL, "%s: %s "
+				    "holds the directory of the CDI device "
+				    "rule %s (the nodeserver writes the state "
 				    "directory; the runtime follows its links)",
 				    O_SB_STATE, d, x));
 		}

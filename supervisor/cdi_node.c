@@ -183,9 +183,9 @@ one(const struct policy_opts *po, const char *at, const char *field,
 		    "no kp_cdi_allow_device_number rule matches"));
 	}
 	if (S_ISLNK(st.st_mode))
-		return (nfail(err, errsize, "%s.%s \"%s\": a symbolic link (the "
-		    "runtime would follow it; name the node itself)", at, field,
-		    b));
+		return (nfail(err, errsize, "%s.%s \"%s\": a symbolic link "
+		    "(the runtime would follow it; name the node itself)", at,
+		    field, b));
 	if (!S_ISCHR(st.st_mode) && !S_ISBLK(st.st_mode))
 		return (nfail(err, errsize, "%s.%s \"%s\": %s, not a character "
 		    "or block device", at, field, b, kind(st.st_mode)));
