@@ -281,8 +281,9 @@ want_path(struct walk *w, const char *at, const json_t *v, const char **out)
 }
 
 /* p lies beneath one of the n prefixes (or is one, when self). */
-static int
-beneath(const char (*list)[POL_PATH_MAX], size_t n, const char *p, int self)
+int
+cdi_beneath(const char (*list)[POL_PATH_MAX], size_t n, const char *p,
+    int self)
 {
 	size_t	 i, k;
 
@@ -449,7 +450,8 @@ check_mount(struct walk *w, const char *at, const json_t *v)
 		if (strcmp(key, "hostPath") == 0) {
 			host = 1;
 			if ((r = want_path(w, a, val, &s)) == 0 &&
-			    !beneath(w->po->cdi_mnt, w->po->n_cdi_mnt, s, 1))
+			    !cdi_beneath(w->po->cdi_mnt, w->po->n_cdi_mnt, s,
+			    1))
 				r = fail(w, "%s \"%s\": not beneath a declared "
 				    "mount prefix "
 				    "(kp_cdi_allow_mount_prefix%s)",
@@ -525,8 +527,9 @@ check_hook(struct walk *w, const char *at, const json_t *v)
 			if (i == po->n_cdi_hook)
 				r = fail(w, "%s \"%s\": not a declared hook "
 				    "(kp_cdi_allow_hook%s)", a,
-				    cdi_shown(s, b, sizeof(b)), po->n_cdi_hook ==
-				    0 ? ": none declared" : "");
+				    cdi_shown(s, b, sizeof(b)),
+				    po->n_cdi_hook == 0 ? ": none declared" :
+				    "");
 		} else if (strcmp(key, "args") == 0)
 			r = check_strings(w, a, val, CDI_MAX_ARGS, CDI_MAX_STR);
 		else if (strcmp(key, "env") == 0)

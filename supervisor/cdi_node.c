@@ -49,6 +49,8 @@
 #include "base/cdi.h"
 #include "supervisor/supervisor.h"
 
+_Static_assert(POL_MAX_CDI_DEVS <= 32, "rules_named() has 32 bits");
+
 static int	nfail(char *, size_t, const char *, ...) KP_PRINTF(3, 4);
 
 static int
@@ -62,21 +64,6 @@ nfail(char *err, size_t errsize, const char *fmt, ...)
 		va_end(ap);
 	}
 	return (KP_EINVAL);
-}
-
-/* p lies beneath a prefix (not the directory itself). */
-static int
-beneath_prefix(const struct policy_opts *po, const char *p)
-{
-	size_t	 i, k;
-
-	for (i = 0; i < po->n_cdi_dev; i++) {
-		k = strlen(po->cdi_dev[i]);
-		if (strncmp(p, po->cdi_dev[i], k) == 0 && p[k] == '/' &&
-		    p[k + 1] != '\0')
-			return (1);
-	}
-	return (0);
 }
 
 /* The rules whose name p matches (bit i: cdi_devs[i]). */
@@ -150,7 +137,7 @@ one(const struct policy_opts *po, const char *at, const char *field,
 	int		 pfx, t, e;
 
 	cdi_shown(p, b, sizeof(b));
-	pfx = beneath_prefix(po, p);
+	pfx = cdi_beneath(po->cdi_dev, po->n_cdi_dev, p, 0);
 	if ((m = rules_named(po, p)) == 0 && !pfx)
 		return (nfail(err, errsize, "%s.%s \"%s\": not a declared "
 		    "device (%s)", at, field, b, po->n_cdi_dev +

@@ -319,6 +319,7 @@ int	sup_mon_reopen(struct sup *);
 int	cdi_check(const char *, size_t, const struct kp_options *, char *,
 	    size_t);
 const char *cdi_shown(const char *, char *, size_t);
+int	cdi_beneath(const char (*)[POL_PATH_MAX], size_t, const char *, int);
 
 /* cdi_node.c: a spec's device node (type 0, major and minor -1: unset;
  * host NULL: path). */
