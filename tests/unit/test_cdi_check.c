@@ -403,6 +403,33 @@ test_rules(void)
 	REFUSED(spec1("loop9", ""), "a symbolic link");
 	REFUSED(spec1("loop10", ""), "a regular file");
 	kp_options_free(o);
+
+	/* Nodes every machine has, root or not: /dev/null is c 1:3,
+	 * /dev/zero c 1:5 (the fuzz target's rules, and its seed). */
+	CHECK_EQ(kp_options_new(&o), 0);
+	CHECK_EQ(kp_driver_name(o, DRV), 0);
+	CHECK_EQ(kp_cdi_allow_device_number(o, "/dev/nul?", 'c', 1, 3, 3), 0);
+	CHECK_EQ(kp_cdi_allow_device_number(o, "/dev/ze?o", 'c', 1, 3, 3), 0);
+	CHECK_EQ(kp_cdi_allow_device(o, "/dev/zero"), 0);
+	CHECK_EQ(kp_cdi_allow_device(o, "/dev/loop[0-9]*"), 0);
+	CHECK_EQ(kp_cdi_allow_device_prefix(o, "/dev/vfio/"), 0);
+	ACCEPTED(DEV("{'deviceNodes':[{'path':'/dev/null','type':'c',"
+	    "'major':1,'minor':3},{'path':'/dev/loop99','hostPath':"
+	    "'/dev/zero'},{'path':'/dev/nulx','type':'c','major':1,"
+	    "'minor':3},{'path':'/dev/vfio/7','hostPath':'/dev/null'}]}"));
+	/* /dev/zero by its exact name (a name-only rule takes any
+	 * number), though /dev/ze?o's number rule does not take it. */
+	ACCEPTED(DEV("{'deviceNodes':[{'path':'/dev/zero'}]}"));
+	kp_options_free(o);
+	CHECK_EQ(kp_options_new(&o), 0);
+	CHECK_EQ(kp_driver_name(o, DRV), 0);
+	CHECK_EQ(kp_cdi_allow_device_number(o, "/dev/ze?o", 'c', 1, 3, 3), 0);
+	REFUSED(DEV("{'deviceNodes':[{'path':'/dev/zero'}]}"), "deviceNodes"
+	    "[0].path \"/dev/zero\": the host's node c 1:5 is not a declared "
+	    "number (kp_cdi_allow_device_number \"/dev/ze?o\" c 1:3-3)");
+	ACCEPTED(DEV("{'deviceNodes':[{'path':'/dev/zebo','type':'c',"
+	    "'major':1,'minor':3}]}"));
+	kp_options_free(o);
 	o = keep;
 
 	snprintf(f, sizeof(f), "rm -rf '%s'", tdir);
