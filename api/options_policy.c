@@ -184,37 +184,10 @@ kp_sandbox_user(struct kp_options *opts, enum kp_process proc, uid_t uid,
  */
 
 /*
- * A path the sandbox names a directory or file by: absolute, no empty,
- * "." or ".." component (the path means what it says: Landlock rules and
- * the supervisor's checks apply to exactly that inode), no trailing '/',
- * no control bytes, not "/" itself. NULL if fine, else the rule broken.
+ * Paths are checked by name_path_problem() (base/names.c): the path means
+ * what it says, so Landlock rules and the supervisor's checks apply to
+ * exactly that inode.
  */
-static const char *
-path_problem(const char *p)
-{
-	const char	*c;
-	size_t		 n;
-
-	if (p == NULL || p[0] != '/')
-		return ("is not an absolute path");
-	if (p[1] == '\0')
-		return ("is the root directory");
-	if (strlen(p) >= POL_PATH_MAX)
-		return ("is longer than 255 bytes");
-	for (c = p; *c != '\0'; c++)
-		if ((unsigned char)*c < 0x20 || *c == 0x7f)
-			return ("contains a control character");
-	for (c = p; *c == '/'; c += n) {
-		c++;
-		n = strcspn(c, "/");
-		if (n == 0)
-			return ("has an empty component or a trailing '/'");
-		if ((n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' &&
-		    c[1] == '.'))
-			return ("has a '.' or '..' component");
-	}
-	return (NULL);
-}
 
 /* Add path to list (no duplicates); the setter's error otherwise. */
 static int
@@ -225,7 +198,7 @@ path_add(struct kp_options *opts, const char *what, char list[][POL_PATH_MAX],
 	char		 b[80];
 	size_t		 i;
 
-	if ((why = path_problem(path)) != NULL)
+	if ((why = name_path_problem(path)) != NULL)
 		return (opt_fail(opts, path != NULL && strlen(path) >=
 		    POL_PATH_MAX ? KP_ENAMETOOLONG : KP_EINVAL, "%s: \"%s\" %s",
 		    what, shown(path, b, sizeof(b)), why));
@@ -271,7 +244,7 @@ kp_cdi_directory(struct kp_options *opts, const char *path)
 
 	if (!opt_valid_handle(opts))
 		return (KP_EINVAL);
-	if ((why = path_problem(path)) != NULL)
+	if ((why = name_path_problem(path)) != NULL)
 		return (opt_fail(opts, path != NULL && strlen(path) >=
 		    POL_PATH_MAX ? KP_ENAMETOOLONG : KP_EINVAL, "%s: \"%s\" %s",
 		    O_CDI_DIR, shown(path, b, sizeof(b)), why));
@@ -286,7 +259,7 @@ kp_cdi_directory(struct kp_options *opts, const char *path)
  * or hook (supervisor/cdi_check.c).
  */
 
-/* A prefix is a directory: the rules of path_problem(), one trailing
+/* A prefix is a directory: the rules of name_path_problem(), one trailing
  * '/' allowed and dropped. */
 static int
 prefix_add(struct kp_options *opts, const char *what,

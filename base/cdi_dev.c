@@ -19,6 +19,7 @@
 
 #include "base/cdi.h"
 #include "base/config.h"
+#include "base/names.h"
 
 #define WILD	"*?["
 
@@ -41,33 +42,19 @@ bracket(const char *p)
 const char *
 cdi_dev_pattern_problem(const char *p)
 {
-	const char	*c, *base;
-	size_t		 n, k;
+	const char	*c, *why;
+	size_t		 k;
 
-	if (p == NULL || p[0] != '/')
-		return ("is not an absolute path");
-	if (strlen(p) >= POL_PATH_MAX)
-		return ("is longer than 255 bytes");
-	for (c = p; *c != '\0'; c++)
-		if ((unsigned char)*c < 0x20 || *c == 0x7f)
-			return ("contains a control character");
+	if ((why = name_path_problem(p)) != NULL)
+		return (why);
 	if (strchr(p, '\\') != NULL)
 		return ("contains a '\\' (escapes are not taken: name the "
 		    "file as the spec does)");
-	base = strrchr(p, '/') + 1;
-	for (c = p; *c == '/'; c += n) {
-		c++;
-		n = strcspn(c, "/");
-		if (n == 0)
-			return ("has an empty component or a trailing '/'");
-		if ((n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' &&
-		    c[1] == '.'))
-			return ("has a '.' or '..' component");
-		if (c != base && strcspn(c, WILD) < n)
-			return ("has a wildcard in a directory (only the last "
-			    "component may be a pattern)");
-	}
-	for (c = base; (c = strchr(c, '[')) != NULL; c += k)
+	c = strrchr(p, '/') + 1;
+	if (strcspn(p, WILD) < (size_t)(c - p))
+		return ("has a wildcard in a directory (only the last "
+		    "component may be a pattern)");
+	for (; (c = strchr(c, '[')) != NULL; c += k)
 		if ((k = bracket(c)) == 0)
 			return ("has a '[' without its ']'");
 	return (NULL);

@@ -61,7 +61,7 @@ struct interceptor {
 
 #define POL_MAX_SYSCALLS	64	/* nodeserver extras */
 #define POL_MAX_PATHS		16	/* hidden paths */
-#define POL_PATH_MAX		256	/* bytes of a hidden path, NUL incl. */
+#define POL_PATH_MAX		(NAME_MAX_PATH + 1)	/* bytes of a path, NUL incl. */
 #define POL_MAX_STATE_DIRS	4	/* kp_sandbox_state_dir() */
 #define POL_CDI_DIR		"/var/run/cdi"	/* upstream DefaultCDIDir */
 #define POL_MAX_CDI_ALLOW	16	/* each kp_cdi_allow_*() list */
