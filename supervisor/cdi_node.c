@@ -39,7 +39,6 @@
  * Runs in: the broker (lstat(2) only; tests/unit/test_cdi_check.c).
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -49,22 +48,10 @@
 #include "base/cdi.h"
 #include "supervisor/supervisor.h"
 
+/* A refusal, in one()'s err (files.c's files_fail). */
+#define REFUSE(...)	files_fail(err, errsize, KP_EINVAL, __VA_ARGS__)
+
 _Static_assert(POL_MAX_CDI_DEVS <= 32, "rules_named() has 32 bits");
-
-static int	nfail(char *, size_t, const char *, ...) KP_PRINTF(3, 4);
-
-static int
-nfail(char *err, size_t errsize, const char *fmt, ...)
-{
-	va_list	 ap;
-
-	if (errsize > 0) {
-		va_start(ap, fmt);
-		vsnprintf(err, errsize, fmt, ap);
-		va_end(ap);
-	}
-	return (KP_EINVAL);
-}
 
 /* The rules whose name p matches (bit i: cdi_devs[i]). */
 static uint32_t
@@ -139,7 +126,7 @@ one(const struct policy_opts *po, const char *at, const char *field,
 	cdi_shown(p, b, sizeof(b));
 	pfx = cdi_beneath(po->cdi_dev, po->n_cdi_dev, p, 0);
 	if ((m = rules_named(po, p)) == 0 && !pfx)
-		return (nfail(err, errsize, "%s.%s \"%s\": not a declared "
+		return (REFUSE("%s.%s \"%s\": not a declared "
 		    "device (%s)", at, field, b, po->n_cdi_dev +
 		    po->n_cdi_devs == 0 ? "none declared: kp_cdi_allow_device, "
 		    "kp_cdi_allow_device_number or kp_cdi_allow_device_prefix" :
@@ -147,7 +134,7 @@ one(const struct policy_opts *po, const char *at, const char *field,
 	if (lstat(p, &st) == -1) {
 		e = errno;
 		if (e != ENOENT)
-			return (nfail(err, errsize, "%s.%s \"%s\": cannot be "
+			return (REFUSE("%s.%s \"%s\": cannot be "
 			    "looked at (%s): the plugin must see the host's "
 			    "node where the runtime will", at, field, b,
 			    strerror(e)));
@@ -163,18 +150,18 @@ one(const struct policy_opts *po, const char *at, const char *field,
 			    po->cdi_devs[i].type != 0 &&
 			    takes(&po->cdi_devs[i], sp->type, sp->major, min))
 				return (0);
-		return (nfail(err, errsize, "%s: type, major and minor of a "
+		return (REFUSE("%s: type, major and minor of a "
 		    "node the host does not have (%s \"%s\") must be within a "
 		    "declared number (%s)", at, field, b,
 		    ranges(po, m, r, sizeof(r))[0] != '\0' ? r :
 		    "no kp_cdi_allow_device_number rule matches"));
 	}
 	if (S_ISLNK(st.st_mode))
-		return (nfail(err, errsize, "%s.%s \"%s\": a symbolic link "
+		return (REFUSE("%s.%s \"%s\": a symbolic link "
 		    "(the runtime would follow it; name the node itself)", at,
 		    field, b));
 	if (!S_ISCHR(st.st_mode) && !S_ISBLK(st.st_mode))
-		return (nfail(err, errsize, "%s.%s \"%s\": %s, not a character "
+		return (REFUSE("%s.%s \"%s\": %s, not a character "
 		    "or block device", at, field, b, kind(st.st_mode)));
 	t = S_ISCHR(st.st_mode) ? 'c' : 'b';
 	maj = major(st.st_rdev);
@@ -182,7 +169,7 @@ one(const struct policy_opts *po, const char *at, const char *field,
 	if (sp != NULL && ((sp->type != 0 && sp->type != t) ||
 	    (sp->major >= 0 && sp->major != maj) || (sp->minor >= 0 &&
 	    sp->minor != min)))
-		return (nfail(err, errsize, "%s: type, major or minor do not "
+		return (REFUSE("%s: type, major or minor do not "
 		    "agree with the host's node %s \"%s\" (%c %lld:%lld)", at,
 		    field, b, t, maj, min));
 	if (pfx)
@@ -191,7 +178,7 @@ one(const struct policy_opts *po, const char *at, const char *field,
 		if ((m & (UINT32_C(1) << i)) != 0 &&
 		    takes(&po->cdi_devs[i], t, maj, min))
 			return (0);
-	return (nfail(err, errsize, "%s.%s \"%s\": the host's node %c "
+	return (REFUSE("%s.%s \"%s\": the host's node %c "
 	    "%lld:%lld is not a declared number (%s)", at, field, b, t, maj,
 	    min, ranges(po, m, r, sizeof(r))));
 }
