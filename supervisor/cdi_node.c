@@ -126,18 +126,17 @@ one(const struct policy_opts *po, const char *at, const char *field,
 	cdi_shown(p, b, sizeof(b));
 	pfx = cdi_beneath(po->cdi_dev, po->n_cdi_dev, p, 0);
 	if ((m = rules_named(po, p)) == 0 && !pfx)
-		return (REFUSE("%s.%s \"%s\": not a declared "
-		    "device (%s)", at, field, b, po->n_cdi_dev +
+		return (REFUSE("%s.%s \"%s\": not a declared device (%s)", at,
+		    field, b, po->n_cdi_dev +
 		    po->n_cdi_devs == 0 ? "none declared: kp_cdi_allow_device, "
 		    "kp_cdi_allow_device_number or kp_cdi_allow_device_prefix" :
 		    "no kp_cdi_allow_device, _number or _prefix rule matches"));
 	if (lstat(p, &st) == -1) {
 		e = errno;
 		if (e != ENOENT)
-			return (REFUSE("%s.%s \"%s\": cannot be "
-			    "looked at (%s): the plugin must see the host's "
-			    "node where the runtime will", at, field, b,
-			    strerror(e)));
+			return (REFUSE("%s.%s \"%s\": cannot be looked at "
+			    "(%s): the plugin must see the host's node where "
+			    "the runtime will", at, field, b, strerror(e)));
 		if (sp == NULL || (sp->type == 0 && sp->major < 0 &&
 		    sp->minor < 0))
 			return (0);
@@ -150,37 +149,36 @@ one(const struct policy_opts *po, const char *at, const char *field,
 			    po->cdi_devs[i].type != 0 &&
 			    takes(&po->cdi_devs[i], sp->type, sp->major, min))
 				return (0);
-		return (REFUSE("%s: type, major and minor of a "
-		    "node the host does not have (%s \"%s\") must be within a "
-		    "declared number (%s)", at, field, b,
+		return (REFUSE("%s: type, major and minor of a node the host "
+		    "does not have (%s \"%s\") must be within a declared "
+		    "number (%s)", at, field, b,
 		    ranges(po, m, r, sizeof(r))[0] != '\0' ? r :
 		    "no kp_cdi_allow_device_number rule matches"));
 	}
 	if (S_ISLNK(st.st_mode))
-		return (REFUSE("%s.%s \"%s\": a symbolic link "
-		    "(the runtime would follow it; name the node itself)", at,
-		    field, b));
+		return (REFUSE("%s.%s \"%s\": a symbolic link (the runtime "
+		    "would follow it; name the node itself)", at, field, b));
 	if (!S_ISCHR(st.st_mode) && !S_ISBLK(st.st_mode))
-		return (REFUSE("%s.%s \"%s\": %s, not a character "
-		    "or block device", at, field, b, kind(st.st_mode)));
+		return (REFUSE("%s.%s \"%s\": %s, not a character or block "
+		    "device", at, field, b, kind(st.st_mode)));
 	t = S_ISCHR(st.st_mode) ? 'c' : 'b';
 	maj = major(st.st_rdev);
 	min = minor(st.st_rdev);
 	if (sp != NULL && ((sp->type != 0 && sp->type != t) ||
 	    (sp->major >= 0 && sp->major != maj) || (sp->minor >= 0 &&
 	    sp->minor != min)))
-		return (REFUSE("%s: type, major or minor do not "
-		    "agree with the host's node %s \"%s\" (%c %lld:%lld)", at,
-		    field, b, t, maj, min));
+		return (REFUSE("%s: type, major or minor do not agree with the "
+		    "host's node %s \"%s\" (%c %lld:%lld)", at, field, b, t,
+		    maj, min));
 	if (pfx)
 		return (0);
 	for (i = 0; i < po->n_cdi_devs; i++)
 		if ((m & (UINT32_C(1) << i)) != 0 &&
 		    takes(&po->cdi_devs[i], t, maj, min))
 			return (0);
-	return (REFUSE("%s.%s \"%s\": the host's node %c "
-	    "%lld:%lld is not a declared number (%s)", at, field, b, t, maj,
-	    min, ranges(po, m, r, sizeof(r))));
+	return (REFUSE("%s.%s \"%s\": the host's node %c %lld:%lld is not a "
+	    "declared number (%s)", at, field, b, t, maj, min,
+	    ranges(po, m, r, sizeof(r))));
 }
 
 int
