@@ -137,6 +137,40 @@ diff_checks(void)
 	kp_options_free(b);
 	free(fa);
 	kp_options_free(a);
+
+	/* The CDI device rules cross and are compared: a main() that
+	 * declares another pattern or another number range is not the
+	 * plugin (issue 26). */
+	a = run("gpu.example.com", 4, &u1);
+	CHECK_EQ(kp_cdi_allow_device_number(a, "/dev/loop[0-9]*", 'b', 7, 0,
+	    KP_CDI_MINOR_MAX), 0);
+	CHECK_EQ(child_opts_flatten(a, &fa, &la, err, sizeof(err)), 0);
+	b = run("gpu.example.com", 4, &u1);
+	CHECK_EQ(kp_cdi_allow_device_number(b, "/dev/loop[0-9]*", 'b', 7, 0,
+	    KP_CDI_MINOR_MAX), 0);
+	CHECK_EQ(child_opts_flatten(b, &fb, &lb, err, sizeof(err)), 0);
+	CHECK_EQ(child_opts_diff(fa, la, fb, lb, err, sizeof(err)), 0);
+	free(fb);
+	kp_options_free(b);
+	b = run("gpu.example.com", 4, &u1);
+	CHECK_EQ(kp_cdi_allow_device_number(b, "/dev/loop[0-9]*", 'b', 8, 0,
+	    KP_CDI_MINOR_MAX), 0);
+	CHECK_EQ(child_opts_flatten(b, &fb, &lb, err, sizeof(err)), 0);
+	CHECK_EQ(child_opts_diff(fa, la, fb, lb, err, sizeof(err)),
+	    KP_EINVAL);
+	CHECK_CONTAINS(err, "policy differs");
+	free(fb);
+	kp_options_free(b);
+	b = run("gpu.example.com", 4, &u1);
+	CHECK_EQ(kp_cdi_allow_device(b, "/dev/loop[0-9]*"), 0);
+	CHECK_EQ(child_opts_flatten(b, &fb, &lb, err, sizeof(err)), 0);
+	CHECK_EQ(child_opts_diff(fa, la, fb, lb, err, sizeof(err)),
+	    KP_EINVAL);
+	CHECK_CONTAINS(err, "policy differs");
+	free(fb);
+	kp_options_free(b);
+	free(fa);
+	kp_options_free(a);
 }
 
 int
