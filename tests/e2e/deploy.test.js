@@ -642,3 +642,31 @@ test('tools/image.sh takes any driver and its name, and refuses a name that is n
   // Building one needs podman: device-pod.test.js builds the red-team
   // driver's image and checks its entrypoint.
 });
+
+test('the loop-device example overlay: the device-driver pod with the nodes the driver publishes, the args the binary takes', needKustomize, async () => {
+  const docs = render(path.join(DEPLOY, 'examples', 'loop-driver'));
+  const ds = one(docs, 'DaemonSet');
+  const pod = ds.spec.template.spec;
+  const [c] = pod.containers;
+  assert.equal(ds.metadata.name, 'loop-driver');
+  assert.equal(ds.metadata.namespace, 'dra-loop-driver');
+  assert.equal(c.image, 'localhost/kubeletplugin/loop-driver:0.1.0');
+  assert.equal(c.securityContext.privileged, true);
+  assert.equal(c.securityContext.seccompProfile, undefined);
+  assert.equal(one(docs, 'DeviceClass').metadata.name, 'loop.example.com');
+  const devs = pod.volumes.filter((v) => v.hostPath && /Device$/.test(v.hostPath.type || ''));
+  assert.deepEqual(devs.map((v) => [v.hostPath.path, v.hostPath.type]), [['/dev/loop-control', 'CharDevice'],
+    ...[0, 1, 2, 3].map((i) => [`/dev/loop${i}`, 'BlockDevice'])]);
+  for (const v of devs) assert.equal(c.volumeMounts.find((m) => m.name === v.name).mountPath, v.hostPath.path);
+  // As many devices published as mounted, and every flag one the binary
+  // takes ($(VAR) expanded as the kubelet would).
+  const n = Number(c.args.find((a) => a.startsWith('--devices=')).split('=')[1]);
+  assert.equal(n, devs.length - 1);
+  const env = Object.fromEntries(c.env.filter((e) => 'value' in e).map((e) => [e.name, e.value]));
+  const args = c.args.map((a) => a.replace(/\$\((\w+)\)/g, (_, k) => env[k]));
+  const help = spawnSync(path.join(BUILD, 'examples', 'loop-driver'), ['--help'], { encoding: 'utf8' }).stdout;
+  for (const a of args) assert.ok(help.includes(`  ${a.split('=')[0]}`), `${a}: a flag of loop-driver --help`);
+  // The exec probes' command is in the image image.sh builds.
+  assert.ok(!c.ports || !c.ports.length, 'no port on the privileged pod');
+  await validateAll(docs);
+});
