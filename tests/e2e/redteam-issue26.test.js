@@ -15,9 +15,13 @@
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const { spawnSync, execFileSync } = require('node:child_process');
+const { spawn, spawnSync, execFileSync } = require('node:child_process');
+const fs = require('node:fs');
 const path = require('node:path');
-const { BUILD } = require('./lib/plugin');
+const { randomUUID } = require('node:crypto');
+const { KubeletSim } = require('../kubelet-sim');
+const { startEmulator, kubeconfig } = require('../apiserver-emu');
+const { BUILD, makeRoot, until, giveToNodeserver } = require('./lib/plugin');
 
 const POLICY = path.join(BUILD, 'tools', 'kubeletplugin-policy');
 
@@ -65,4 +69,59 @@ test('red team: main()\'s declarations reach the pod profile only; the tool\'s -
   const r = spawnSync(POLICY, ['--from', '-', '-m', 'kexec_load'], { input: JSON.stringify(base), encoding: 'utf8' });
   assert.equal(r.status, 2);
   assert.match(r.stderr, /--from takes the driver's declarations from the file/);
+});
+
+// examples/loop-driver takes the device name from the claim's allocation
+// (the API server's word). FAILED on 2a946ab: "loop01" aliased loop1 and
+// "loop50", a loop device the driver does not publish (the host's own:
+// a snap's, a disk image's), were prepared into specs naming
+// /dev/loop1 and /dev/loop50, which the block 7:* rule lets through.
+const LOOP_DRIVER = path.join(BUILD, 'examples', 'loop-driver');
+const loopOpts = { skip: process.getuid() !== 0 ? 'needs root (loop devices, sandbox ids)' : !fs.existsSync('/dev/loop-control') ? 'no /dev/loop-control on this machine' : false };
+
+test('red team: the loop driver prepares only the loop devices it publishes, by their published names', loopOpts, async (t) => {
+  const DRIVER = 'loop.example.com';
+  const NODE = 'node-1';
+  const r = makeRoot(DRIVER);
+  const emu = await startEmulator({ versions: ['v1'], nodes: [NODE], tokenFile: path.join(r.dir, 'token') });
+  fs.copyFileSync(emu.caFile, path.join(r.dir, 'ca.crt'));
+  const kc = path.join(r.dir, 'kubeconfig');
+  fs.writeFileSync(kc, kubeconfig({ server: emu.url }));
+  const cdi = path.join(r.dir, 'cdi');
+  const state = path.join(r.dir, 'state');
+  fs.mkdirSync(cdi);
+  giveToNodeserver(state);
+  const proc = spawn(LOOP_DRIVER, ['--node-name', NODE, '--kubelet-dir', r.dir, '--kubeconfig', kc,
+    '--cdi-dir', cdi, '--state-dir', state, '--devices', '2'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let log = '';
+  proc.stderr.on('data', (b) => { log += b; });
+  const exited = new Promise((res) => proc.on('close', (code) => res(code)));
+  let kubelet;
+  t.after(async () => {
+    proc.kill('SIGTERM');
+    await exited;
+    if (kubelet) await kubelet.stop();
+    await emu.stop();
+    r.cleanup();
+  });
+  await until(() => {
+    if (proc.exitCode !== null) throw new Error(`loop-driver exited ${proc.exitCode}:\n${log}`);
+    return /loop-driver: published 2 loop device/.test(log);
+  }, 20000, 50);
+  kubelet = new KubeletSim({ registryDir: r.registry }).start();
+  await kubelet.waitForDriver(DRIVER);
+  let n = 0;
+  const claim = async (device) => {
+    const c = { namespace: 'default', name: `c${n++}`, uid: randomUUID() };
+    emu.addClaim({ ...c, allocation: { results: [{ request: 'disk', driver: DRIVER, pool: NODE, device }] } });
+    const res = await kubelet.nodePrepareResources(DRIVER, [c]).catch((e) => e);
+    return String(res.message || res.claims?.[c.uid]?.error || '');
+  };
+  assert.equal(await claim('loop1'), '', 'the control: a published device');
+  for (const d of ['loop01', 'loop001', 'loop50', 'loop2', 'loop+1', 'loop 1', 'loop1\n']) {
+    assert.match(await claim(d), /is not a loop device of this node/, `${JSON.stringify(d)} prepared`);
+  }
+  const specs = fs.readdirSync(cdi).map((f) => JSON.parse(fs.readFileSync(path.join(cdi, f), 'utf8')));
+  assert.deepEqual(specs.flatMap((s) => s.devices.flatMap((d) => d.containerEdits.deviceNodes)),
+    [{ path: '/dev/loop1' }], 'one spec, of the published device');
 });
