@@ -176,6 +176,19 @@ test_siblings(void)
 		    "do not agree with the host's node");
 	}
 	REFUSED(nodespec("loop-control", ""), "not a declared device");
+	/* Documented (docs/device-drivers.md): the same pattern without
+	 * numbers takes the partition. */
+	if (root) {
+		struct kp_options	*keep = o;
+
+		CHECK_EQ(kp_options_new(&o), 0);
+		CHECK_EQ(kp_driver_name(o, DRV), 0);
+		snprintf(p, sizeof(p), "%s/loop[0-9]*", tdir);
+		CHECK_EQ(kp_cdi_allow_device(o, p), 0);
+		ACCEPTED(nodespec("loop0p1", ""));
+		kp_options_free(o);
+		o = keep;
+	}
 	REFUSED(nodespec(".loop7", ""), "not a declared device");
 	/* FNM_PERIOD: '*' and '[...]' take no leading '.'. */
 	snprintf(p, sizeof(p), "%s/*", tdir);
