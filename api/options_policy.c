@@ -6,7 +6,9 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -424,9 +426,10 @@ kp_cdi_allow_hook(struct kp_options *opts, const char *path)
 	    POL_MAX_CDI_ALLOW, path));
 }
 
-/* p is dir or lies beneath it (dir may end in '/', as CDI prefixes do). */
+/* p is dir or lies beneath it, as written (dir may end in '/', as CDI
+ * prefixes do). */
 static int
-within(const char *dir, const char *p)
+within_text(const char *dir, const char *p)
 {
 	size_t	 n = strlen(dir);
 
@@ -434,6 +437,52 @@ within(const char *dir, const char *p)
 		n--;
 	return (p != NULL && strncmp(p, dir, n) == 0 &&
 	    (p[n] == '\0' || p[n] == '/'));
+}
+
+/*
+ * p with its longest existing prefix resolved (realpath(3)), the rest as
+ * written: a path that does not exist yet (a state directory the
+ * supervisor creates) is still compared where it will be.
+ */
+static void
+resolved(const char *p, char *out, size_t size)
+{
+	char	 head[PATH_MAX], *r, *slash;
+
+	snprintf(head, sizeof(head), "%s", p);
+	for (;;) {
+		if ((r = realpath(head, NULL)) != NULL) {
+			snprintf(out, size, "%s%s", strcmp(r, "/") == 0 &&
+			    p[strlen(head)] != '\0' ? "" : r, p + strlen(head));
+			free(r);
+			return;
+		}
+		if ((slash = strrchr(head, '/')) == NULL || slash == head)
+			break;
+		*slash = '\0';
+	}
+	snprintf(out, size, "%s", p);
+}
+
+/*
+ * p is dir or lies beneath it, as written or once symbolic links on the
+ * way are resolved: /var/run is a link to /run on most hosts, and a CDI
+ * prefix or device rule reached through a link into a state directory
+ * would let the nodeserver's links there decide what it names (red team,
+ * issue 26; tests/unit/test_redteam_issue26.c).
+ */
+static int
+within(const char *dir, const char *p)
+{
+	char	 a[PATH_MAX], b[PATH_MAX];
+
+	if (p == NULL)
+		return (0);
+	if (within_text(dir, p))
+		return (1);
+	resolved(dir, a, sizeof(a));
+	resolved(p, b, sizeof(b));
+	return (within_text(a, b));
 }
 
 /*

@@ -63,18 +63,25 @@ usage(FILE *f)
 	    LOOP_MAX);
 }
 
-/* "loop<N>" with N in range: N, else -1. */
+/*
+ * "loop<N>" as this driver publishes it (N in decimal without leading
+ * zeros, below --devices): N, else -1. The name comes from the claim's
+ * allocation, which the API server wrote: "loop01" would alias loop1,
+ * and a loop device this driver does not publish may be the host's own
+ * (a snap's, a disk image's), which the device rule would let through.
+ */
 static int
 loop_index(const char *name)
 {
 	char	*end;
 	long	 n;
 
-	if (strncmp(name, "loop", 4) != 0 || name[4] < '0' || name[4] > '9')
+	if (strncmp(name, "loop", 4) != 0 || name[4] < '0' || name[4] > '9' ||
+	    (name[4] == '0' && name[5] != '\0'))
 		return (-1);
 	errno = 0;
 	n = strtol(name + 4, &end, 10);
-	return (errno != 0 || *end != '\0' || n >= LOOP_MAX ? -1 : (int)n);
+	return (errno != 0 || *end != '\0' || n >= cfg.count ? -1 : (int)n);
 }
 
 /* One CDI device per allocated loop device: its node, by path only. */

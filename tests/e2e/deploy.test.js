@@ -181,8 +181,13 @@ function checkDeployment(docs, { driver, name, ns, kubeletDir, cdiDir, image }) 
   const vars = Object.fromEntries(vap.spec.variables.map((v) => [v.name, v.expression]));
   assert.match(vars.userNodeName, /authentication\.kubernetes\.io\/node-name/);
   assert.match(vars.objectNodeName, /request\.operation == "DELETE" \? oldObject : object/);
-  assert.equal(vap.spec.validations.length, 2);
-  assert.match(vap.spec.validations[1].expression, /userNodeName == variables\.objectNodeName/);
+  assert.equal(vars.driverName, JSON.stringify(driver), 'the policy binds the slices to this driver');
+  const checks = vap.spec.validations.map((x) => x.expression.replace(/\s+/g, ' '));
+  assert.equal(checks.length, 3);
+  assert.ok(checks.includes('variables.userNodeName == variables.objectNodeName'), checks.join(' | '));
+  assert.ok(checks.includes('(request.operation == "DELETE" ? oldObject : object).spec.driver == '
+    + 'variables.driverName && (request.operation != "UPDATE" || oldObject.spec.driver == '
+    + 'variables.driverName)'), `spec.driver bound: ${checks.join(' | ')}`);
   const vb = one(docs, 'ValidatingAdmissionPolicyBinding');
   assert.equal(vb.metadata.name, name);
   assert.equal(vb.metadata.namespace, undefined, 'cluster-scoped');
@@ -343,6 +348,27 @@ test('two drivers side by side: no object, host path or profile file in common, 
     }
   }
   t.diagnostic(`${seen.size} objects, ${hostPaths.size} host paths, seccomp files ${[...files.keys()].join(', ')}`);
+});
+
+// Red team (issue 26): the ClusterRole grants every ResourceSlice and
+// the admission policy bound only the node, so a second driver's plugin
+// on the same node could publish, rewrite or delete this driver's slices.
+// Each driver's policy now binds spec.driver to its own name (for UPDATE
+// the old object's too; checkDeployment asserts the expression for every
+// rendering). FAILED before: no validation read spec.driver.
+test('red team: two drivers\' admission policies each let their plugin write their own driver\'s slices only', needKustomize, (t) => {
+  const seen = new Set();
+  for (const p of [{ ns: 'acme-gpu', name: 'gpu-driver', driver: 'gpu.acme.example' },
+    { ns: 'acme-fpga', name: 'fpga-driver', driver: 'fpga.acme.example' }]) {
+    const dir = renamedOverlay(p);
+    t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+    const vap = one(render(dir), 'ValidatingAdmissionPolicy');
+    const d = vap.spec.variables.find((v) => v.name === 'driverName').expression;
+    assert.equal(d, JSON.stringify(p.driver));
+    assert.ok(!seen.has(d));
+    seen.add(d);
+    assert.ok(vap.spec.validations.some((v) => /\.spec\.driver\s+==\s+variables\.driverName/.test(v.expression)));
+  }
 });
 
 test('the probe NetworkPolicy: no ingress to the plugin\'s pods, which are on the pod network', needKustomize, async () => {
