@@ -4,10 +4,16 @@
  * Names are checked against libcap-ng and libseccomp when set, so a typo
  * fails here, not at kp_start() in a child.
  */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "api/api.h"
+#include "base/cdi.h"
 #include "policy/policy.h"
 
 #define O_SB_MODE	"kp_sandbox_mode (beyond upstream)"
@@ -250,37 +256,10 @@ kp_sandbox_user(struct kp_options *opts, enum kp_process proc, uid_t uid,
  */
 
 /*
- * A path the sandbox names a directory or file by: absolute, no empty,
- * "." or ".." component (the path means what it says: Landlock rules and
- * the supervisor's checks apply to exactly that inode), no trailing '/',
- * no control bytes, not "/" itself. NULL if fine, else the rule broken.
+ * Paths are checked by name_path_problem() (base/names.c): the path means
+ * what it says, so Landlock rules and the supervisor's checks apply to
+ * exactly that inode.
  */
-static const char *
-path_problem(const char *p)
-{
-	const char	*c;
-	size_t		 n;
-
-	if (p == NULL || p[0] != '/')
-		return ("is not an absolute path");
-	if (p[1] == '\0')
-		return ("is the root directory");
-	if (strlen(p) >= POL_PATH_MAX)
-		return ("is longer than 255 bytes");
-	for (c = p; *c != '\0'; c++)
-		if ((unsigned char)*c < 0x20 || *c == 0x7f)
-			return ("contains a control character");
-	for (c = p; *c == '/'; c += n) {
-		c++;
-		n = strcspn(c, "/");
-		if (n == 0)
-			return ("has an empty component or a trailing '/'");
-		if ((n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' &&
-		    c[1] == '.'))
-			return ("has a '.' or '..' component");
-	}
-	return (NULL);
-}
 
 /* Add path to list (no duplicates); the setter's error otherwise. */
 static int
@@ -291,7 +270,7 @@ path_add(struct kp_options *opts, const char *what, char list[][POL_PATH_MAX],
 	char		 b[80];
 	size_t		 i;
 
-	if ((why = path_problem(path)) != NULL)
+	if ((why = name_path_problem(path)) != NULL)
 		return (opt_fail(opts, path != NULL && strlen(path) >=
 		    POL_PATH_MAX ? KP_ENAMETOOLONG : KP_EINVAL, "%s: \"%s\" %s",
 		    what, shown(path, b, sizeof(b)), why));
@@ -337,7 +316,7 @@ kp_cdi_directory(struct kp_options *opts, const char *path)
 
 	if (!opt_valid_handle(opts))
 		return (KP_EINVAL);
-	if ((why = path_problem(path)) != NULL)
+	if ((why = name_path_problem(path)) != NULL)
 		return (opt_fail(opts, path != NULL && strlen(path) >=
 		    POL_PATH_MAX ? KP_ENAMETOOLONG : KP_EINVAL, "%s: \"%s\" %s",
 		    O_CDI_DIR, shown(path, b, sizeof(b)), why));
@@ -352,7 +331,7 @@ kp_cdi_directory(struct kp_options *opts, const char *path)
  * or hook (supervisor/cdi_check.c).
  */
 
-/* A prefix is a directory: the rules of path_problem(), one trailing
+/* A prefix is a directory: the rules of name_path_problem(), one trailing
  * '/' allowed and dropped. */
 static int
 prefix_add(struct kp_options *opts, const char *what,
@@ -370,16 +349,71 @@ prefix_add(struct kp_options *opts, const char *what,
 	return (path_add(opts, what, list, n, POL_MAX_CDI_ALLOW, path));
 }
 
+/*
+ * Whether a device prefix reads as a file name's beginning rather than a
+ * directory: "/dev/loop" for /dev/loop0, loop1, ... names none of them (a
+ * node must lie beneath the prefix). A path that exists and is not a
+ * directory is such a mistake, and so is one that does not exist while
+ * its directory holds names that begin with it; one that does not exist
+ * otherwise is taken (/dev/vfio appears when vfio is loaded). At most
+ * 4096 entries of the directory are read. 0 if taken, 1 if not a
+ * directory, 2 if the beginning of names.
+ */
+static int
+not_a_dir(const char *p)
+{
+	struct dirent	*de;
+	struct stat	 st;
+	char		 dir[POL_PATH_MAX];
+	const char	*base = strrchr(p, '/') + 1;
+	size_t		 n = strlen(base), i;
+	DIR		*d;
+	int		 hit = 0;
+
+	if (stat(p, &st) == 0)
+		return (S_ISDIR(st.st_mode) ? 0 : 1);
+	if (errno != ENOENT)
+		return (0);
+	snprintf(dir, sizeof(dir), "%.*s", base - p > 1 ? (int)(base - p - 1) :
+	    1, p);
+	if ((d = opendir(dir)) == NULL)
+		return (0);
+	for (i = 0; !hit && i < 4096 && (de = readdir(d)) != NULL; i++)
+		hit = strncmp(de->d_name, base, n) == 0;
+	closedir(d);
+	return (hit ? 2 : 0);
+}
+
 int
 kp_cdi_allow_device_prefix(struct kp_options *opts, const char *prefix)
 {
 	struct policy_opts	*po;
+	char			 b[80];
+	size_t			 n;
+	int			 r, why;
 
 	if (!opt_valid_handle(opts))
 		return (KP_EINVAL);
 	po = &opts->policy;
-	return (prefix_add(opts, O_CDI_DEV, po->cdi_dev, &po->n_cdi_dev,
-	    prefix));
+	n = po->n_cdi_dev;
+	if ((r = prefix_add(opts, O_CDI_DEV, po->cdi_dev, &po->n_cdi_dev,
+	    prefix)) != 0 || po->n_cdi_dev == n)
+		return (r);
+	if ((why = not_a_dir(po->cdi_dev[n])) != 0) {
+		shown(po->cdi_dev[n], b, sizeof(b));
+		po->n_cdi_dev--;
+		memset(po->cdi_dev[n], 0, sizeof(po->cdi_dev[n]));
+		if (why == 1)
+			return (opt_fail(opts, KP_EINVAL, "%s: \"%s\" is not "
+			    "a directory (a prefix takes the files beneath "
+			    "one; for this node: kp_cdi_allow_device(\"%s\"))",
+			    O_CDI_DEV, b, b));
+		return (opt_fail(opts, KP_EINVAL, "%s: \"%s\" names no "
+		    "directory, only the start of file names (for those "
+		    "nodes: kp_cdi_allow_device(\"%s[0-9]*\"))", O_CDI_DEV,
+		    b, b));
+	}
+	return (0);
 }
 
 int
@@ -406,9 +440,10 @@ kp_cdi_allow_hook(struct kp_options *opts, const char *path)
 	    POL_MAX_CDI_ALLOW, path));
 }
 
-/* p is dir or lies beneath it (dir may end in '/', as CDI prefixes do). */
+/* p is dir or lies beneath it, as written (dir may end in '/', as CDI
+ * prefixes do). */
 static int
-within(const char *dir, const char *p)
+within_text(const char *dir, const char *p)
 {
 	size_t	 n = strlen(dir);
 
@@ -416,6 +451,52 @@ within(const char *dir, const char *p)
 		n--;
 	return (p != NULL && strncmp(p, dir, n) == 0 &&
 	    (p[n] == '\0' || p[n] == '/'));
+}
+
+/*
+ * p with its longest existing prefix resolved (realpath(3)), the rest as
+ * written: a path that does not exist yet (a state directory the
+ * supervisor creates) is still compared where it will be.
+ */
+static void
+resolved(const char *p, char *out, size_t size)
+{
+	char	 head[PATH_MAX], *r, *slash;
+
+	snprintf(head, sizeof(head), "%s", p);
+	for (;;) {
+		if ((r = realpath(head, NULL)) != NULL) {
+			snprintf(out, size, "%s%s", strcmp(r, "/") == 0 &&
+			    p[strlen(head)] != '\0' ? "" : r, p + strlen(head));
+			free(r);
+			return;
+		}
+		if ((slash = strrchr(head, '/')) == NULL || slash == head)
+			break;
+		*slash = '\0';
+	}
+	snprintf(out, size, "%s", p);
+}
+
+/*
+ * p is dir or lies beneath it, as written or once symbolic links on the
+ * way are resolved: /var/run is a link to /run on most hosts, and a CDI
+ * prefix or device rule reached through a link into a state directory
+ * would let the nodeserver's links there decide what it names (red team,
+ * issue 26; tests/unit/test_redteam_issue26.c).
+ */
+static int
+within(const char *dir, const char *p)
+{
+	char	 a[PATH_MAX], b[PATH_MAX];
+
+	if (p == NULL)
+		return (0);
+	if (within_text(dir, p))
+		return (1);
+	resolved(dir, a, sizeof(a));
+	resolved(p, b, sizeof(b));
+	return (within_text(a, b));
 }
 
 /*
@@ -459,6 +540,21 @@ pol_opts_check(struct kp_options *opts)
 				    "directory; the runtime follows its links)",
 				    O_SB_STATE, d, j < po->n_cdi_dev ?
 				    "device" : "mount", x));
+		}
+		/* The same of a device rule's directory: a link or a node
+		 * planted there at a name the rule matches. */
+		for (j = 0; j < po->n_cdi_devs; j++) {
+			const char	*x = po->cdi_devs[j].pattern;
+			char		 dir[POL_PATH_MAX];
+			int		 k = cdi_dev_dir_len(x);
+
+			snprintf(dir, sizeof(dir), "%.*s", k > 0 ? k : 1, x);
+			if (within(d, dir))
+				return (opt_fail(opts, KP_EINVAL, "%s: %s "
+				    "holds the directory of the CDI device "
+				    "rule %s (the nodeserver writes the state "
+				    "directory; the runtime follows its links)",
+				    O_SB_STATE, d, x));
 		}
 		if (within(d, cdi) || within(cdi, d))
 			return (opt_fail(opts, KP_EINVAL, "%s: %s and the CDI "

@@ -38,4 +38,14 @@ const char *cdi_min_version(const json_t *);
 /* -1, 0, 1 as a compares to b ("0.3.0" .. "0.8.0"). */
 int	 cdi_version_cmp(const char *, const char *);
 
+/* cdi_dev.c: the names of device node rules (kp_cdi_allow_device). */
+/* NULL if p is a rule's path or pattern, else the rule it breaks. */
+const char *cdi_dev_pattern_problem(const char *);
+/* 1 if the (checked) rule's last component has a wildcard. */
+int	 cdi_dev_is_pattern(const char *);
+/* 1 if path is the rule's name or matches its pattern. */
+int	 cdi_dev_name_matches(const char *, const char *);
+/* The length of the rule's directory ("/dev" of "/dev/loop*"). */
+int	 cdi_dev_dir_len(const char *);
+
 #endif /* KP_BASE_CDI_H */

@@ -62,11 +62,27 @@ struct interceptor {
 #define POL_MAX_SYSCALLS	64	/* nodeserver extras; main()'s too */
 #define POL_MAX_IOCTLS		32	/* main()'s ioctl commands */
 #define POL_MAX_PATHS		16	/* hidden paths */
-#define POL_PATH_MAX		256	/* bytes of a hidden path, NUL incl. */
+#define POL_PATH_MAX		(NAME_MAX_PATH + 1)	/* bytes of a path, NUL incl. */
 #define POL_MAX_STATE_DIRS	4	/* kp_sandbox_state_dir() */
 #define POL_CDI_DIR		"/var/run/cdi"	/* upstream DefaultCDIDir */
 #define POL_MAX_CDI_ALLOW	16	/* each kp_cdi_allow_*() list */
+#define POL_MAX_CDI_DEVS	32	/* kp_cdi_allow_device(_number)() */
 #define POL_TOKEN_DIR		"/var/run/secrets/kubernetes.io/serviceaccount"
+
+/*
+ * A device node rule (kp_cdi_allow_device, kp_cdi_allow_device_number;
+ * matched by supervisor/cdi_node.c): a path, or a pattern in the last
+ * component (base/cdi_dev.c), and, when type is set, the node's type and
+ * number range. Zero-filled before it is set: the options are compared
+ * byte for byte (ipc/child_opts.c).
+ */
+struct pol_dev_rule {
+	char		 pattern[POL_PATH_MAX];
+	int		 type;		/* 0: any; 'c' or 'b' */
+	unsigned int	 major;
+	unsigned int	 minor_first;
+	unsigned int	 minor_last;
+};
 
 /* The policy options (api/options_policy.c; applied by policy/).
  * Fixed-size on purpose: opt_copy() copies them with the struct, nothing
@@ -103,6 +119,8 @@ struct policy_opts {
 	 * kp_cdi_allow_*() setters; checked by supervisor/cdi_check.c). */
 	char		 cdi_dev[POL_MAX_CDI_ALLOW][POL_PATH_MAX];
 	size_t		 n_cdi_dev;
+	struct pol_dev_rule cdi_devs[POL_MAX_CDI_DEVS];
+	size_t		 n_cdi_devs;
 	char		 cdi_mnt[POL_MAX_CDI_ALLOW][POL_PATH_MAX];
 	size_t		 n_cdi_mnt;
 	char		 cdi_hook[POL_MAX_CDI_ALLOW][POL_PATH_MAX];

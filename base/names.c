@@ -121,3 +121,30 @@ name_is_cdi_spec(const char *driver, const char *s, size_t n)
 			return (0);
 	return (1);
 }
+
+const char *
+name_path_problem(const char *p)
+{
+	const char	*c;
+	size_t		 n;
+
+	if (p == NULL || p[0] != '/')
+		return ("is not an absolute path");
+	if (p[1] == '\0')
+		return ("is the root directory");
+	if (strlen(p) > NAME_MAX_PATH)
+		return ("is longer than 255 bytes");
+	for (c = p; *c != '\0'; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			return ("contains a control character");
+	for (c = p; *c == '/'; c += n) {
+		c++;
+		n = strcspn(c, "/");
+		if (n == 0)
+			return ("has an empty component or a trailing '/'");
+		if ((n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' &&
+		    c[1] == '.'))
+			return ("has a '.' or '..' component");
+	}
+	return (NULL);
+}

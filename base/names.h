@@ -14,6 +14,7 @@
 #define NAME_MAX_LABEL		63
 #define NAME_MAX_SUBDOMAIN	253
 #define NAME_MAX_UID		128
+#define NAME_MAX_PATH		255	/* a path the sandbox names */
 
 #define NAME_R_UID	"at most 128 letters, digits, '-', '_' or '.', " \
 			"starting and ending with a letter or digit"
@@ -37,5 +38,12 @@ int	name_is_label(const char *, size_t);
 int	name_is_subdomain(const char *, size_t);
 int	name_is_claim_uid(const char *, size_t);
 int	name_is_cdi_spec(const char *, const char *, size_t);
+/*
+ * A path that names exactly one file (the sandbox's paths, the CDI
+ * device rules): absolute, not "/", at most NAME_MAX_PATH bytes, no
+ * control byte, no empty, "." or ".." component, no trailing '/'. NULL
+ * if so, else the rule broken (a static phrase).
+ */
+const char *name_path_problem(const char *);
 
 #endif /* KP_NAMES_H */

@@ -1913,12 +1913,71 @@ KP_EXTERN int kp_cdi_spec_list(int (*fn)(void *user, const char *name),
  */
 
 /*
+ * kp_cdi_allow_device - let CDI specs add the device nodes whose path
+ * (and hostPath, when set) is pattern: one node ("/dev/loop-control") or
+ * a shell pattern in the last component ("/dev/loop[0-9]*",
+ * "/dev/dri/renderD*", "/dev/vfio/[0-9]*"; fnmatch(3) with FNM_PATHNAME
+ * and FNM_PERIOD: '*', '?' and "[...]" match no '/' and no leading '.').
+ * The directory part is written out: absolute, no wildcard, no empty,
+ * "." or ".." component; no '\' anywhere; brackets closed. Copied. Each
+ * call adds one rule, shared with kp_cdi_allow_device_number(): at most
+ * 32 in all; a repeated one is ignored.
+ *
+ * A spec's node passes when each of its names matches a rule (this one,
+ * a kp_cdi_allow_device_number() one, or beneath a
+ * kp_cdi_allow_device_prefix()) and, where the supervisor finds a node at
+ * it (lstat(2) of path and of hostPath), that node is a character or
+ * block device (not a symbolic link, a regular file, a directory...)
+ * whose type and number a rule matching the name takes (this one takes
+ * any) and the spec's own type, major and minor, where set, agree with.
+ * A name with no node (ENOENT: a module not loaded yet) passes by name;
+ * the spec may then set type and numbers only within a
+ * kp_cdi_allow_device_number() rule's range. The runtime looks again
+ * when it creates the container: a node replaced after the check is not
+ * seen (only numbers set in the spec, within a number rule, pin the
+ * device). The supervisor looks in the plugin's own mount namespace: in
+ * a pod, mount the host's nodes at the same paths, else they look
+ * absent. docs/security.md, "The CDI spec broker".
+ * Errors: KP_EINVAL (NULL handle, a rule broken: the message names it;
+ * an exact path that is a directory), KP_ENAMETOOLONG (255 bytes),
+ * KP_ENOMEM (more than 32 rules). Beyond upstream.
+ */
+KP_EXTERN int kp_cdi_allow_device(struct kp_options *opts,
+    const char *pattern);
+
+/* The highest minor number (20 bits, as Linux's MINORBITS). */
+#define KP_CDI_MINOR_MAX	1048575u
+
+/*
+ * kp_cdi_allow_device_number - as kp_cdi_allow_device(), but a node
+ * found at a matching name must also be of type ('c' a character device,
+ * 'b' a block device) with that major (0 to 4095) and a minor from
+ * minor_first to minor_last (at most KP_CDI_MINOR_MAX), e.g.
+ * ("/dev/loop[0-9]*", 'b', 7, 0, KP_CDI_MINOR_MAX): a node at /dev/loop9
+ * with sda's 8:0 is refused. For drivers whose nodes could be made by
+ * others, and for specs that set type and numbers themselves. The same
+ * pattern may be given several ranges (one call each); a name-only rule
+ * for the same name takes any number. Errors: as kp_cdi_allow_device(),
+ * and KP_EINVAL for a type other than 'c' or 'b', a major above 4095 or
+ * minors that are not a range. Beyond upstream.
+ */
+KP_EXTERN int kp_cdi_allow_device_number(struct kp_options *opts,
+    const char *pattern, int type, unsigned int major,
+    unsigned int minor_first, unsigned int minor_last);
+
+/*
  * kp_cdi_allow_device_prefix - let CDI specs add device nodes whose path
- * (and hostPath, when set) lies beneath prefix, e.g. "/dev/vfio/".
+ * (and hostPath, when set) lies beneath prefix, e.g. "/dev/vfio/": every
+ * node of a directory; prefer kp_cdi_allow_device() to name the nodes.
  * prefix: a directory, the rules of kp_sandbox_state_dir() but one
- * trailing '/' allowed; copied. Each call adds one, at most 16; a
- * repeated one is ignored. A node's path must name a file beneath it,
- * not the directory itself, and hold no "." or ".." component.
+ * trailing '/' allowed; copied. A path that exists and is not a directory
+ * is refused ("/dev/loop" would match no /dev/loopN: the message points
+ * at kp_cdi_allow_device("/dev/loop[0-9]*")); one that does not exist is
+ * taken (/dev/vfio appears when vfio is loaded). Each call adds one, at
+ * most 16; a repeated one is ignored. A node's path must name a file
+ * beneath it, not the directory itself, and hold no "." or ".."
+ * component; a node found there is checked as kp_cdi_allow_device()
+ * says (a character or block device, agreeing with the spec's numbers).
  * Errors: KP_EINVAL (NULL handle, a rule broken: the message names it),
  * KP_ENAMETOOLONG, KP_ENOMEM (more than 16). Beyond upstream.
  */
@@ -1931,9 +1990,10 @@ KP_EXTERN int kp_cdi_allow_device_prefix(struct kp_options *opts,
  * spec's options say "ro": choose the directory with that in mind). A
  * mount's options may only be bind, rbind, ro, rw, nosuid, nodev,
  * noexec, private, rprivate, slave, rslave. A device or mount prefix may
- * not contain or lie beneath a kp_sandbox_state_dir() (kp_start() fails
- * with KP_EINVAL): the nodeserver could plant links there, and the
- * runtime follows them on the host.
+ * not contain or lie beneath a kp_sandbox_state_dir(), nor may the
+ * directory of a kp_cdi_allow_device() rule lie in one (kp_start() fails
+ * with KP_EINVAL): the nodeserver could plant links or nodes there, and
+ * the runtime follows links on the host.
  * prefix: the rules of kp_cdi_allow_device_prefix(); copied; at most 16.
  * Errors: as kp_cdi_allow_device_prefix(). Beyond upstream.
  */

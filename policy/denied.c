@@ -56,9 +56,20 @@ policy_denied_end(const char *what, int failed, char *err, size_t errsize)
 	for (i = 0; i < n; i++) {
 		if (pol_syscall_name(nrs[i], name, sizeof(name)) != 0)
 			snprintf(name, sizeof(name), "syscall #%d", nrs[i]);
-		log_warnx("%s: sandbox denied %s (EPERM): the supervisor's "
-		    "filter; add it with kp_sandbox_syscall() if the driver "
-		    "needs it", what, name);
+		/* main() run again: the call is the driver process's own,
+		 * not the hooks' (docs/driver-guide.md, "main()'s own calls"). */
+		if (strstr(what, "main()") != NULL)
+			log_warnx("%s: sandbox denied %s (EPERM): the "
+			    "supervisor's filter; make main()'s own calls after "
+			    "kp_start() returns (kp_policy_main_syscall() or "
+			    "kp_policy_main_ioctl() for the pod's profile), or "
+			    "kp_sandbox_syscall() if the hooks need it", what,
+			    name);
+		else
+			log_warnx("%s: sandbox denied %s (EPERM): the "
+			    "supervisor's filter; add it with "
+			    "kp_sandbox_syscall() if the driver needs it", what,
+			    name);
 		if (!failed || err == NULL)
 			continue;
 		len = strlen(err);

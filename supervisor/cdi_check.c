@@ -6,7 +6,8 @@
  * the container, a hook runs a host program as root. The nodeserver runs
  * the driver's hooks and may be hostile, so only what the driver declared
  * in its own process before kp_start() passes (kp_cdi_allow_*(), struct
- * policy_opts): the kind "<driver>/<class>", env, device nodes and bind
+ * policy_opts): the kind "<driver>/<class>", env, device nodes the
+ * driver's rules name (cdi_node.c: by path and by the host's node), bind
  * mounts beneath the declared prefixes, hooks running a declared program.
  * Every other field of CDI 0.3.0 to 0.8.0 and every unknown one is
  * refused; each refusal names the JSON path and the rule.
@@ -17,8 +18,8 @@
  * to ~100 bytes of tree per input byte and recurse 2048 deep), then
  * json_loadb with duplicate keys refused and nothing after the value.
  *
- * Runs in: the supervisor (pure function; tests/unit/test_cdi_check.c,
- * tests/fuzz/fuzz_cdi_check.c).
+ * Runs in: the broker (a pure function but for cdi_node.c's lstat(2) of
+ * device nodes; tests/unit/test_cdi_check.c, tests/fuzz/fuzz_cdi_check.c).
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -46,6 +47,7 @@
 #define CDI_MAX_DEVNAME		128
 #define CDI_MAX_CLASS		63
 #define CDI_MAX_PATH		255
+#define CDI_MAX_MAJOR		4095	/* 12 bits (linux/kdev_t.h) */
 #define CDI_AT			160	/* a JSON path as messages show it */
 
 #define R_DEVNAME	"not a CDI device name (1 to 128 letters, digits, " \
@@ -105,8 +107,8 @@ fail(struct walk *w, const char *fmt, ...)
 }
 
 /* A string as messages show it: 64 printable ASCII bytes at most. */
-static const char *
-shown(const char *s, char *buf, size_t size)
+const char *
+cdi_shown(const char *s, char *buf, size_t size)
 {
 	size_t	 i;
 
@@ -128,7 +130,7 @@ field(char *buf, const char *at, const char *key)
 
 	/* Paths are short; a cut one still names the place. */
 	if (snprintf(buf, CDI_AT, "%s%s%s", at, at[0] != '\0' ? "." : "",
-	    shown(key, b, sizeof(b))) < 0)
+	    cdi_shown(key, b, sizeof(b))) < 0)
 		buf[0] = '\0';
 	return (buf);
 }
@@ -257,11 +259,11 @@ want_path(struct walk *w, const char *at, const json_t *v, const char **out)
 	p = *out;
 	if (p[0] != '/')
 		return (fail(w, "%s \"%s\": not an absolute path", at,
-		    shown(p, b, sizeof(b))));
+		    cdi_shown(p, b, sizeof(b))));
 	for (c = p; *c != '\0'; c++)
 		if ((unsigned char)*c < 0x20 || *c == 0x7f)
 			return (fail(w, "%s \"%s\": contains a control "
-			    "character", at, shown(p, b, sizeof(b))));
+			    "character", at, cdi_shown(p, b, sizeof(b))));
 	if (p[1] == '\0')
 		return (0);
 	for (c = p; *c == '/'; c += n) {
@@ -269,18 +271,19 @@ want_path(struct walk *w, const char *at, const json_t *v, const char **out)
 		n = strcspn(c, "/");
 		if (n == 0)
 			return (fail(w, "%s \"%s\": has an empty component or "
-			    "a trailing '/'", at, shown(p, b, sizeof(b))));
+			    "a trailing '/'", at, cdi_shown(p, b, sizeof(b))));
 		if ((n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' &&
 		    c[1] == '.'))
 			return (fail(w, "%s \"%s\": has a '.' or '..' "
-			    "component", at, shown(p, b, sizeof(b))));
+			    "component", at, cdi_shown(p, b, sizeof(b))));
 	}
 	return (0);
 }
 
 /* p lies beneath one of the n prefixes (or is one, when self). */
-static int
-beneath(const char (*list)[POL_PATH_MAX], size_t n, const char *p, int self)
+int
+cdi_beneath(const char (*list)[POL_PATH_MAX], size_t n, const char *p,
+    int self)
 {
 	size_t	 i, k;
 
@@ -326,7 +329,7 @@ check_annotations(struct walk *w, const char *at, const json_t *v)
 		    CDI_MAX_ANNOTATIONS));
 	json_object_foreach((json_t *)v, key, val) {
 		if (snprintf(a, sizeof(a), "%s[\"%s\"]", at,
-		    shown(key, b, sizeof(b))) < 0)
+		    cdi_shown(key, b, sizeof(b))) < 0)
 			a[0] = '\0';
 		if (!cdi_annotation_key_ok(key))
 			return (fail(w, "%s: %s", a, R_ANNOTATION));
@@ -355,7 +358,7 @@ check_env(struct walk *w, const char *at, const json_t *v)
 			return (r);
 		if (!cdi_env_ok(s))
 			return (fail(w, "%s \"%s\": %s", a,
-			    shown(s, b, sizeof(b)), R_ENV));
+			    cdi_shown(s, b, sizeof(b)), R_ENV));
 	}
 	return (0);
 }
@@ -378,51 +381,47 @@ check_strings(struct walk *w, const char *at, const json_t *v, size_t max,
 	return (0);
 }
 
-static int
-dev_path(struct walk *w, const char *at, const json_t *v)
-{
-	const char	*p;
-	char		 b[80];
-	int		 r;
-
-	if ((r = want_path(w, at, v, &p)) != 0)
-		return (r);
-	if (!beneath(w->po->cdi_dev, w->po->n_cdi_dev, p, 0))
-		return (fail(w, "%s \"%s\": not beneath a declared device "
-		    "prefix (kp_cdi_allow_device_prefix%s)", at,
-		    shown(p, b, sizeof(b)), w->po->n_cdi_dev == 0 ?
-		    ": none declared" : ""));
-	return (0);
-}
-
+/*
+ * A device node: its fields here, then its names and numbers against the
+ * driver's rules and the host's node (cdi_node.c).
+ */
 static int
 check_node(struct walk *w, const char *at, const json_t *v)
 {
+	struct cdi_node	 n = { NULL, NULL, 0, -1, -1 };
 	const char	*key, *s;
 	json_t		*val;
 	char		 a[CDI_AT], b[80];
-	int		 r, path = 0;
+	int		 r;
 
 	if ((r = want_object(w, at, v)) != 0)
 		return (r);
 	json_object_foreach((json_t *)v, key, val) {
 		field(a, at, key);
-		if (strcmp(key, "path") == 0) {
-			r = dev_path(w, a, val);
-			path = 1;
-		} else if (strcmp(key, "hostPath") == 0)
-			r = dev_path(w, a, val);
-		else if (strcmp(key, "type") == 0 || strcmp(key, "major") ==
-		    0 || strcmp(key, "minor") == 0)
-			r = fail(w, "%s: not allowed (the runtime takes the "
-			    "type and number from the host's node)", a);
-		else if (strcmp(key, "fileMode") == 0)
+		if (strcmp(key, "path") == 0)
+			r = want_path(w, a, val, &n.path);
+		else if (strcmp(key, "hostPath") == 0)
+			r = want_path(w, a, val, &n.host);
+		else if (strcmp(key, "type") == 0) {
+			if ((r = want_string(w, a, val, 1, &s)) == 0 &&
+			    strcmp(s, "c") != 0 && strcmp(s, "b") != 0)
+				r = fail(w, "%s \"%s\": not \"c\" or \"b\" (a "
+				    "character or block device)", a,
+				    cdi_shown(s, b, sizeof(b)));
+			n.type = r == 0 ? s[0] : 0;
+		} else if (strcmp(key, "major") == 0) {
+			if ((r = want_int(w, a, val, 0, CDI_MAX_MAJOR)) == 0)
+				n.major = json_integer_value(val);
+		} else if (strcmp(key, "minor") == 0) {
+			if ((r = want_int(w, a, val, 0, KP_CDI_MINOR_MAX)) == 0)
+				n.minor = json_integer_value(val);
+		} else if (strcmp(key, "fileMode") == 0)
 			r = want_int(w, a, val, 0, 0777);
 		else if (strcmp(key, "permissions") == 0) {
 			if ((r = want_string(w, a, val, 3, &s)) == 0 &&
 			    (s[0] == '\0' || strspn(s, "rwm") != strlen(s)))
 				r = fail(w, "%s \"%s\": not 1 to 3 of 'r', "
-				    "'w', 'm'", a, shown(s, b, sizeof(b)));
+				    "'w', 'm'", a, cdi_shown(s, b, sizeof(b)));
 		} else if (strcmp(key, "uid") == 0 || strcmp(key, "gid") == 0)
 			r = want_int(w, a, val, 0, 4294967294LL);
 		else
@@ -430,9 +429,9 @@ check_node(struct walk *w, const char *at, const json_t *v)
 		if (r != 0)
 			return (r);
 	}
-	if (!path)
+	if (n.path == NULL)
 		return (fail(w, "%s.path: missing", at));
-	return (0);
+	return (cdi_node_check(w->po, at, &n, w->err, w->errsize));
 }
 
 static int
@@ -451,11 +450,12 @@ check_mount(struct walk *w, const char *at, const json_t *v)
 		if (strcmp(key, "hostPath") == 0) {
 			host = 1;
 			if ((r = want_path(w, a, val, &s)) == 0 &&
-			    !beneath(w->po->cdi_mnt, w->po->n_cdi_mnt, s, 1))
+			    !cdi_beneath(w->po->cdi_mnt, w->po->n_cdi_mnt, s,
+			    1))
 				r = fail(w, "%s \"%s\": not beneath a declared "
 				    "mount prefix "
 				    "(kp_cdi_allow_mount_prefix%s)",
-				    a, shown(s, b, sizeof(b)),
+				    a, cdi_shown(s, b, sizeof(b)),
 				    w->po->n_cdi_mnt == 0 ?
 				    ": none declared" : "");
 		} else if (strcmp(key, "containerPath") == 0) {
@@ -466,7 +466,7 @@ check_mount(struct walk *w, const char *at, const json_t *v)
 			    &s)) == 0 && strcmp(s, "bind") != 0)
 				r = fail(w, "%s \"%s\": not \"bind\" (other "
 				    "file systems are not brokered)", a,
-				    shown(s, b, sizeof(b)));
+				    cdi_shown(s, b, sizeof(b)));
 		} else if (strcmp(key, "options") == 0) {
 			if ((r = check_strings(w, a, val, CDI_MAX_OPTIONS,
 			    CDI_MAX_OPTION)) != 0)
@@ -478,7 +478,7 @@ check_mount(struct walk *w, const char *at, const json_t *v)
 					    "mount option (bind, rbind, ro, rw, "
 					    "nosuid, nodev, noexec, private, "
 					    "rprivate, slave, rslave)",
-					    elem(e, a, i), shown(s, b,
+					    elem(e, a, i), cdi_shown(s, b,
 					    sizeof(b)));
 					break;
 				}
@@ -516,7 +516,7 @@ check_hook(struct walk *w, const char *at, const json_t *v)
 				    "(prestart, createRuntime, "
 				    "createContainer, startContainer, "
 				    "poststart, poststop)", a,
-				    shown(s, b, sizeof(b)));
+				    cdi_shown(s, b, sizeof(b)));
 		} else if (strcmp(key, "path") == 0) {
 			path = 1;
 			if ((r = want_path(w, a, val, &s)) != 0)
@@ -527,8 +527,9 @@ check_hook(struct walk *w, const char *at, const json_t *v)
 			if (i == po->n_cdi_hook)
 				r = fail(w, "%s \"%s\": not a declared hook "
 				    "(kp_cdi_allow_hook%s)", a,
-				    shown(s, b, sizeof(b)), po->n_cdi_hook ==
-				    0 ? ": none declared" : "");
+				    cdi_shown(s, b, sizeof(b)),
+				    po->n_cdi_hook == 0 ? ": none declared" :
+				    "");
 		} else if (strcmp(key, "args") == 0)
 			r = check_strings(w, a, val, CDI_MAX_ARGS, CDI_MAX_STR);
 		else if (strcmp(key, "env") == 0)
@@ -622,7 +623,7 @@ check_device(struct walk *w, const char *at, const json_t *v)
 			if ((r = want_string(w, a, val, CDI_MAX_DEVNAME + 1,
 			    &s)) == 0 && !devname_ok(s))
 				r = fail(w, "%s \"%s\": %s", a,
-				    shown(s, b, sizeof(b)), R_DEVNAME);
+				    cdi_shown(s, b, sizeof(b)), R_DEVNAME);
 		} else if (strcmp(key, "containerEdits") == 0) {
 			edits = 1;
 			r = check_edits(w, a, val);
@@ -664,7 +665,7 @@ check_devices(struct walk *w, const json_t *v)
 			if (strcmp(s, t) == 0)
 				return (fail(w, "devices[%zu].name \"%s\": "
 				    "repeats devices[%zu].name", i,
-				    shown(s, b, sizeof(b)), k));
+				    cdi_shown(s, b, sizeof(b)), k));
 		}
 	}
 	return (0);
@@ -683,9 +684,9 @@ check_kind(struct walk *w, const json_t *v)
 	if (strncmp(s, w->driver, n) != 0 || s[n] != '/')
 		return (fail(w, "kind \"%s\": not \"%s/<class>\" (a spec "
 		    "defines devices of its own driver only)",
-		    shown(s, b, sizeof(b)), w->driver));
+		    cdi_shown(s, b, sizeof(b)), w->driver));
 	if (!class_ok(s + n + 1))
-		return (fail(w, "kind \"%s\": %s", shown(s, b, sizeof(b)),
+		return (fail(w, "kind \"%s\": %s", cdi_shown(s, b, sizeof(b)),
 		    R_CLASS));
 	return (0);
 }
@@ -707,7 +708,7 @@ check_spec(struct walk *w, const json_t *root)
 			    !in_list(versions, s))
 				r = fail(w, "cdiVersion \"%s\": not a released "
 				    "CDI version, 0.3.0 to 0.8.0",
-				    shown(s, b, sizeof(b)));
+				    cdi_shown(s, b, sizeof(b)));
 		} else if (strcmp(key, "kind") == 0) {
 			kind = 1;
 			r = check_kind(w, val);
@@ -720,7 +721,7 @@ check_spec(struct walk *w, const json_t *root)
 			r = check_annotations(w, key, val);
 		else
 			r = fail(w, "%s: unknown field of a CDI spec",
-			    shown(key, b, sizeof(b)));
+			    cdi_shown(key, b, sizeof(b)));
 		if (r != 0)
 			return (r);
 	}

@@ -53,7 +53,7 @@
 #define CDI_MAX_FILES_MD 4096	/* with device metadata on, */
 #define CDI_MAX_BYTES	(16u * 1024 * 1024)	/* bytes in all */
 
-/* err gets the message; returns code (files.c and metadata.c). */
+/* err gets the message; returns code (files.c, metadata.c, cdi_node.c). */
 int
 files_fail(char *err, size_t errsize, int code, const char *fmt, ...)
 {

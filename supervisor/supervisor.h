@@ -318,6 +318,20 @@ int	sup_mon_reopen(struct sup *);
 /* cdi_check.c */
 int	cdi_check(const char *, size_t, const struct kp_options *, char *,
 	    size_t);
+const char *cdi_shown(const char *, char *, size_t);
+int	cdi_beneath(const char (*)[POL_PATH_MAX], size_t, const char *, int);
+
+/* cdi_node.c: a spec's device node (type 0, major and minor -1: unset;
+ * host NULL: path). */
+struct cdi_node {
+	const char	*path;
+	const char	*host;
+	int		 type;
+	long long	 major;
+	long long	 minor;
+};
+int	cdi_node_check(const struct policy_opts *, const char *,
+	    const struct cdi_node *, char *, size_t);
 
 /* cdi_watch.c */
 void	cdi_watch_init(struct sup *);

@@ -19,10 +19,12 @@
  * syscall the driver allows its hooks (kp_sandbox_syscall: the
  * nodeserver's filter too). --from reads the profile a driver printed
  * from its own options (kp_policy_export_oci(), the example's
- * --print-seccomp-profile) instead, '-' for stdin. -f (--format) picks
- * the output, -n (--name) the SeccompProfile's name (kubeletplugin),
- * --no-runtime leaves the runtime's syscalls out, -o (--output) writes to
- * a file instead of stdout, -h (--help) prints the usage.
+ * --print-seccomp-profile) instead, '-' for stdin, and refuses one that
+ * is not of that shape (a default that does not deny, other fields, a
+ * malformed rule). -f (--format) picks the output, -n (--name) the
+ * SeccompProfile's name (kubeletplugin), --no-runtime leaves the
+ * runtime's syscalls out, -o (--output) writes to a file instead of
+ * stdout, -h (--help) prints the usage.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -120,12 +122,61 @@ ioctl_request(const char *s, unsigned long *out)
 	return (errno != 0 || *end != '\0' ? -1 : 0);
 }
 
+/*
+ * What --from's file may hold: the shape kp_policy_export_oci() prints.
+ * The file is the driver's output, but the admin installs the result for
+ * the whole pod: a default that allows, logs or notifies, a listener
+ * (listenerPath: an agent decides) or filter flags would each make the
+ * profile broader than the driver's declarations, and a name that is
+ * not a string crashed allowed() (red team, issue 26).
+ */
+static const char *
+from_problem(json_t *profile)
+{
+	static const char *const keys[] = { "defaultAction",
+	    "defaultErrnoRet", "architectures", "syscalls", NULL };
+	static const char *const denying[] = { "SCMP_ACT_ERRNO",
+	    "SCMP_ACT_KILL", "SCMP_ACT_KILL_PROCESS", "SCMP_ACT_KILL_THREAD",
+	    "SCMP_ACT_TRAP", NULL };
+	const char	*key, *const *k;
+	json_t		*v, *rule, *name;
+	size_t		 i, j;
+
+	json_object_foreach(profile, key, v) {
+		for (k = keys; *k != NULL && strcmp(*k, key) != 0; k++)
+			;
+		if (*k == NULL)
+			return ("a field kp_policy_export_oci() does not "
+			    "print (defaultAction, defaultErrnoRet, "
+			    "architectures, syscalls only)");
+	}
+	for (k = denying; *k != NULL && strcmp(*k, json_string_value(
+	    json_object_get(profile, "defaultAction"))) != 0; k++)
+		;
+	if (*k == NULL)
+		return ("defaultAction does not deny (SCMP_ACT_ERRNO, _KILL, "
+		    "_KILL_PROCESS, _KILL_THREAD or _TRAP)");
+	json_array_foreach(json_object_get(profile, "syscalls"), i, rule) {
+		if (!json_is_object(rule) ||
+		    !json_is_string(json_object_get(rule, "action")) ||
+		    !json_is_array(json_object_get(rule, "names")))
+			return ("a syscalls[] rule without an action string "
+			    "and a names array");
+		json_array_foreach(json_object_get(rule, "names"), j, name)
+			if (!json_is_string(name))
+				return ("a syscalls[].names entry is not a "
+				    "string");
+	}
+	return (NULL);
+}
+
 /* The profile: from --from's file, else the library's for o. */
 static json_t *
 load_profile(struct kp_options *o, const char *from)
 {
 	json_error_t	 jerr;
 	json_t		*profile;
+	const char	*why;
 	char		*json;
 	int		 r;
 
@@ -154,6 +205,13 @@ load_profile(struct kp_options *o, const char *from)
 		    "seccomp profile (no defaultAction or syscalls array)\n",
 		    from != NULL ? "--from " : "the exported profile",
 		    from != NULL ? from : "");
+		json_decref(profile);
+		profile = NULL;
+	}
+	if (profile != NULL && from != NULL &&
+	    (why = from_problem(profile)) != NULL) {
+		fprintf(stderr, "kubeletplugin-policy: --from %s: %s\n", from,
+		    why);
 		json_decref(profile);
 		profile = NULL;
 	}

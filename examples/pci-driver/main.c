@@ -372,8 +372,13 @@ configure(struct kp_options *o, struct flags *fl, const char *reg,
 	    (r = kp_cdi_directory(o, cfg.cdi_dir)) != 0 ||
 	    (r = kp_sandbox_read_path(o, cfg.sysfs)) != 0)
 		goto fail;
-	/* What its specs ask of the runtime: the vfio nodes (prepare.c). */
-	if ((r = kp_cdi_allow_device_prefix(o, "/dev/vfio/")) != 0)
+	/* What its specs ask of the runtime (prepare.c), and nothing else
+	 * of /dev/vfio: vfio's container node, the misc device 10:196
+	 * (VFIO_MINOR), and the IOMMU group nodes, /dev/vfio/<group>, whose
+	 * major the kernel picks at boot (so by name; the broker still
+	 * refuses a link or anything but a device node there). */
+	if ((r = kp_cdi_allow_device_number(o, "/dev/vfio/vfio", 'c', 10, 196,
+	    196)) != 0 || (r = kp_cdi_allow_device(o, "/dev/vfio/[0-9]*")) != 0)
 		goto fail;
 	for (i = 0; i < fl->n_allow_uids; i++)
 		if ((r = kp_allowed_peer_uid(o, fl->allow_uids[i])) != 0)

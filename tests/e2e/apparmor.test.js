@@ -191,3 +191,29 @@ test('every mount(2) of a plugin that starts, serves and stops as root is allowe
   // No rule allows more than the plugin does: each one is used.
   assert.deepEqual(rules.map((r) => r.text).filter((r) => !used.has(r)), [], 'mount rules no traced call needs');
 });
+
+// Red team (issue 26), documented, not fixed: the profile's denies of
+// /proc and /sys are paths, and two of its mount rules, each needed by
+// the library, together move those files to paths no deny names. A root
+// process of the pod (a compromised main() or supervisor: CAP_SYS_ADMIN,
+// and the pod's seccomp profile allows mount(2)) mounts a fresh proc on
+// the pod's own /proc/ (unmasked: no /dev/null over kcore, no read-only
+// /proc/sys) and binds it elsewhere: /tmp/p/sys/kernel/core_pattern and
+// /tmp/p/sysrq-trigger are then "file," (the runtime's default profile
+// denies every mount for this reason). In the privileged device-driver
+// pod /sys is read-write too: a bind of /sys/kernel reaches uevent_helper.
+// The rbind's source is any path because the kept paths are (the
+// driver's, /sys/bus/pci among them); narrowing it (deny sources "/",
+// /proc/**, /sys/kernel/**, /sys/fs/**) needs a kernel with AppArmor to
+// test, which this machine lacks. Fails when a rule closes the route.
+test('red team: a fresh /proc (or /sys) bound elsewhere is allowed, where the path denies do not reach (documented)', () => {
+  const rules = mountRules(fs.readFileSync(PROFILE, 'utf8'));
+  const call = (source, target, fstype, flags) => ({ source, target, fstype, options: options(flags) });
+  assert.ok(allowedBy(rules, call('proc', '/proc/', 'proc', 'MS_NOSUID|MS_NODEV|MS_NOEXEC')), 'a fresh proc on the pod\'s /proc');
+  assert.ok(allowedBy(rules, call('/proc/', '/tmp/p/', null, 'MS_BIND|MS_REC')), 'bound elsewhere');
+  assert.ok(allowedBy(rules, call('/sys/kernel/', '/tmp/k/', null, 'MS_BIND|MS_REC')), 'sysfs bound elsewhere');
+  assert.ok(allowedBy(rules, call('/', '/tmp/r/', null, 'MS_BIND|MS_REC')), 'the root, with /proc and /sys in it');
+  const text = fs.readFileSync(PROFILE, 'utf8');
+  assert.match(text, /deny \/proc\/sysrq-trigger rwklx,/, 'the deny a bind escapes');
+  assert.doesNotMatch(text, /deny \/tmp\//, 'no deny names the new place');
+});

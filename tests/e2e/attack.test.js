@@ -387,6 +387,55 @@ test('ATTACK: mount options are limited to harmless ones', async (t) => {
   assert.ok(!fs.existsSync(path.join(cdi, name)), 'a bind mount with rshared/suid/dev was accepted');
 });
 
+// Issue 26: device rules that name devices. A loop-device driver declares
+// kp_cdi_allow_device_number("<dev>/loop[0-9]*", 'b', 7, 0, max) instead
+// of the whole directory; the hostile nodeserver then asks for host
+// devices outside the pattern, and for nodes at names the pattern matches
+// that are not loop devices: a symbolic link to a host device, a node
+// named loop8 with sda's number 8:0, a missing name with /dev/mem's
+// numbers set in the spec, a good path with a foreign hostPath. Each is
+// refused by the broker (supervisor/cdi_node.c); a real loop node passes.
+// The "host's /dev" is a directory of ours (the runtime would look in
+// /dev; the broker looks where the spec says).
+test('ATTACK: under a loop-device pattern the nodeserver gets no /dev/sda, /dev/mem, symlink or renamed node', { skip: !ROOT_USER && 'needs root (mknod)' }, async (t) => {
+  const { execFileSync } = require('node:child_process');
+  const dev = fs.mkdtempSync(path.join(os.tmpdir(), 'kp-dev-'));
+  t.after(() => fs.rmSync(dev, { recursive: true, force: true }));
+  fs.chmodSync(dev, 0o755);
+  execFileSync('mknod', [path.join(dev, 'loop7'), 'b', '7', '7']);
+  execFileSync('mknod', [path.join(dev, 'loop8'), 'b', '8', '0']);	// sda's number
+  const HOSTDEV = fs.existsSync('/dev/mem') ? '/dev/mem' : '/dev/kmsg';	// containers lack /dev/mem
+  fs.symlinkSync(HOSTDEV, path.join(dev, 'loop9'));
+  const { cdi, probes, run } = await setup(t, { args: ['--cdi-device-number', `b:7:0:1048575:${dev}/loop[0-9]*`] });
+  const spec = (nodes) => JSON.stringify({ cdiVersion: '0.6.0', kind: `${DRIVER}/loop`,
+    devices: [{ name: 'd', containerEdits: { deviceNodes: nodes } }] });
+  const attempts = [
+    ['sda', [{ path: '/dev/sda' }], /not a declared device/],
+    ['mem', [{ path: '/dev/mem' }], /not a declared device/],
+    ['mem-host', [{ path: `${dev}/loop7`, hostPath: HOSTDEV }], /hostPath "[^"]+": not a declared device/],
+    ['link', [{ path: `${dev}/loop9` }], /a symbolic link \(the runtime would follow it/],
+    ['renamed', [{ path: `${dev}/loop8` }], /the host's node b 8:0 is not a declared number/],
+    ['renamed-host', [{ path: `${dev}/loop7`, hostPath: `${dev}/loop8` }], /hostPath "[^"]+": the host's node b 8:0/],
+    ['numbers', [{ path: `${dev}/loop50`, type: 'c', major: 1, minor: 1 }], /type, major and minor of a node the host does not have/],
+    ['disagree', [{ path: `${dev}/loop7`, type: 'b', major: 8, minor: 0 }], /do not agree with the host's node/],
+  ];
+  for (const [name, nodes, why] of attempts) {
+    fs.writeFileSync(path.join(probes, `${name}.json`), spec(nodes));
+    const file = `${DRIVER}_${name}.json`;
+    const out = await run(`cdi-file:${file}:${path.join(probes, `${name}.json`)}`);
+    t.diagnostic(`${name}: ${out}`);
+    assert.ok(!fs.existsSync(path.join(cdi, file)), `${name}: ${JSON.stringify(nodes)} was written`);
+    assert.match(out, /KP_EINVAL/, name);
+    assert.match(out, why, name);
+  }
+  // The same driver's real loop node, with and without its numbers.
+  fs.writeFileSync(path.join(probes, 'good.json'), spec([{ path: `${dev}/loop7` },
+    { path: `${dev}/loop7`, type: 'b', major: 7, minor: 7 }]));
+  const out = await run(`cdi-file:${DRIVER}_good.json:${path.join(probes, 'good.json')}`);
+  assert.match(out, /: ok/, out);
+  assert.ok(fs.existsSync(path.join(cdi, `${DRIVER}_good.json`)));
+});
+
 // Review findings of 2026-12-01, kept as regression tests: each attack
 // must fail.
 

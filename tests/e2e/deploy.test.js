@@ -181,8 +181,13 @@ function checkDeployment(docs, { driver, name, ns, kubeletDir, cdiDir, image }) 
   const vars = Object.fromEntries(vap.spec.variables.map((v) => [v.name, v.expression]));
   assert.match(vars.userNodeName, /authentication\.kubernetes\.io\/node-name/);
   assert.match(vars.objectNodeName, /request\.operation == "DELETE" \? oldObject : object/);
-  assert.equal(vap.spec.validations.length, 2);
-  assert.match(vap.spec.validations[1].expression, /userNodeName == variables\.objectNodeName/);
+  assert.equal(vars.driverName, JSON.stringify(driver), 'the policy binds the slices to this driver');
+  const checks = vap.spec.validations.map((x) => x.expression.replace(/\s+/g, ' '));
+  assert.equal(checks.length, 3);
+  assert.ok(checks.includes('variables.userNodeName == variables.objectNodeName'), checks.join(' | '));
+  assert.ok(checks.includes('(request.operation == "DELETE" ? oldObject : object).spec.driver == '
+    + 'variables.driverName && (request.operation != "UPDATE" || oldObject.spec.driver == '
+    + 'variables.driverName)'), `spec.driver bound: ${checks.join(' | ')}`);
   const vb = one(docs, 'ValidatingAdmissionPolicyBinding');
   assert.equal(vb.metadata.name, name);
   assert.equal(vb.metadata.namespace, undefined, 'cluster-scoped');
@@ -343,6 +348,27 @@ test('two drivers side by side: no object, host path or profile file in common, 
     }
   }
   t.diagnostic(`${seen.size} objects, ${hostPaths.size} host paths, seccomp files ${[...files.keys()].join(', ')}`);
+});
+
+// Red team (issue 26): the ClusterRole grants every ResourceSlice and
+// the admission policy bound only the node, so a second driver's plugin
+// on the same node could publish, rewrite or delete this driver's slices.
+// Each driver's policy now binds spec.driver to its own name (for UPDATE
+// the old object's too; checkDeployment asserts the expression for every
+// rendering). FAILED before: no validation read spec.driver.
+test('red team: two drivers\' admission policies each let their plugin write their own driver\'s slices only', needKustomize, (t) => {
+  const seen = new Set();
+  for (const p of [{ ns: 'acme-gpu', name: 'gpu-driver', driver: 'gpu.acme.example' },
+    { ns: 'acme-fpga', name: 'fpga-driver', driver: 'fpga.acme.example' }]) {
+    const dir = renamedOverlay(p);
+    t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+    const vap = one(render(dir), 'ValidatingAdmissionPolicy');
+    const d = vap.spec.variables.find((v) => v.name === 'driverName').expression;
+    assert.equal(d, JSON.stringify(p.driver));
+    assert.ok(!seen.has(d));
+    seen.add(d);
+    assert.ok(vap.spec.validations.some((v) => /\.spec\.driver\s+==\s+variables\.driverName/.test(v.expression)));
+  }
 });
 
 test('the probe NetworkPolicy: no ingress to the plugin\'s pods, which are on the pod network', needKustomize, async () => {
@@ -643,4 +669,32 @@ test('tools/image.sh takes any driver and its name, and refuses a name that is n
   }
   // Building one needs podman: device-pod.test.js builds the red-team
   // driver's image and checks its entrypoint.
+});
+
+test('the loop-device example overlay: the device-driver pod with the nodes the driver publishes, the args the binary takes', needKustomize, async () => {
+  const docs = render(path.join(DEPLOY, 'examples', 'loop-driver'));
+  const ds = one(docs, 'DaemonSet');
+  const pod = ds.spec.template.spec;
+  const [c] = pod.containers;
+  assert.equal(ds.metadata.name, 'loop-driver');
+  assert.equal(ds.metadata.namespace, 'dra-loop-driver');
+  assert.equal(c.image, 'localhost/kubeletplugin/loop-driver:0.1.0');
+  assert.equal(c.securityContext.privileged, true);
+  assert.equal(c.securityContext.seccompProfile, undefined);
+  assert.equal(one(docs, 'DeviceClass').metadata.name, 'loop.example.com');
+  const devs = pod.volumes.filter((v) => v.hostPath && /Device$/.test(v.hostPath.type || ''));
+  assert.deepEqual(devs.map((v) => [v.hostPath.path, v.hostPath.type]), [['/dev/loop-control', 'CharDevice'],
+    ...[0, 1, 2, 3].map((i) => [`/dev/loop${i}`, 'BlockDevice'])]);
+  for (const v of devs) assert.equal(c.volumeMounts.find((m) => m.name === v.name).mountPath, v.hostPath.path);
+  // As many devices published as mounted, and every flag one the binary
+  // takes ($(VAR) expanded as the kubelet would).
+  const n = Number(c.args.find((a) => a.startsWith('--devices=')).split('=')[1]);
+  assert.equal(n, devs.length - 1);
+  const env = Object.fromEntries(c.env.filter((e) => 'value' in e).map((e) => [e.name, e.value]));
+  const args = c.args.map((a) => a.replace(/\$\((\w+)\)/g, (_, k) => env[k]));
+  const help = spawnSync(path.join(BUILD, 'examples', 'loop-driver'), ['--help'], { encoding: 'utf8' }).stdout;
+  for (const a of args) assert.ok(help.includes(`  ${a.split('=')[0]}`), `${a}: a flag of loop-driver --help`);
+  // The exec probes' command is in the image image.sh builds.
+  assert.ok(!c.ports || !c.ports.length, 'no port on the privileged pod');
+  await validateAll(docs);
 });

@@ -179,3 +179,9 @@ test('a driver started with the role marker in its environment fails at once, na
     assert.doesNotMatch(p.stdout, /ready/, 'the driver\'s main() ran');
   }
 });
+
+test('a device call main() makes before kp_start() is refused in the exec\'d nodeserver\'s run, and the log line says where it belongs', async (t) => {
+  const { drv } = await withApi(t, makeRoot(DRIVER), ['--ioctl-before-start']);
+  await drv.stderrMatch(/the driver's main\(\), run again: sandbox denied ioctl \(EPERM\): the supervisor's filter; make main\(\)'s own calls after kp_start\(\) returns \(kp_policy_main_syscall\(\) or kp_policy_main_ioctl\(\) for the pod's profile\)/, 15000);
+  assert.match(drv.stderr, /nodeserver ready/, 'the plugin serves: the refused call returned EPERM to main()');
+});

@@ -2,8 +2,10 @@
  * fuzz_cdi_check.c - libFuzzer target for the CDI spec rules of the
  * broker (supervisor/cdi_check.c): the input is the content a hostile
  * nodeserver sends in a CdiWrite, checked as the supervisor checks it for
- * driver "pci.example.com" with a device prefix (/dev/vfio), a mount
- * prefix (/opt/drv) and a hook (/usr/libexec/drv-hook) declared.
+ * driver "pci.example.com" with a device prefix (/dev/vfio), device
+ * rules (the pattern /dev/loop[0-9]*, the exact /dev/zero, /dev/nul? with
+ * the number c 1:3: this machine's nodes are looked at), a mount prefix
+ * (/opt/drv) and a hook (/usr/libexec/drv-hook) declared.
  * Invariants checked (abort on a breach):
  *  - the verdict is 0 or KP_EINVAL and the message is NUL-terminated,
  *    shorter than KP_ERROR_SIZE, non-empty on a refusal;
@@ -12,12 +14,19 @@
  *  - an accepted input is a JSON object whose kind is the driver's, and
  *    every device node, mount and hook in it is within the declarations
  *    (walked again here with jansson, independently of the checker's own
- *    walk).
+ *    walk): each node's path and hostPath named by a rule; where a node
+ *    is there, a character or block device whose number the rule takes
+ *    and the spec's type, major and minor agree with; where none is,
+ *    numbers only those of the number rule.
  * Run: ./tests/fuzz/fuzz_cdi_check -max_total_time=60 corpus/
  */
+#include <errno.h>
+#include <fnmatch.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include <jansson.h>
 
@@ -29,6 +38,70 @@
 int LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 
 static struct kp_options	*o;
+
+static int	under(const char *, const char *, int);
+
+/* Which rules name p: 1 the prefix or a name-only rule, 2 the number
+ * rule (c 1:3) alone, 0 none. */
+static int
+named(const char *p)
+{
+	if (p == NULL)
+		return (0);
+	if (under(p, "/dev/vfio", 0) || strcmp(p, "/dev/zero") == 0 ||
+	    fnmatch("/dev/loop[0-9]*", p, FNM_PATHNAME | FNM_PERIOD) == 0)
+		return (1);
+	return (fnmatch("/dev/nul?", p, FNM_PATHNAME | FNM_PERIOD) == 0 ?
+	    2 : 0);
+}
+
+/* One node's names against the rules and this machine's nodes. */
+static void
+node_within(const json_t *v)
+{
+	const char	*path = json_string_value(json_object_get(v, "path"));
+	const char	*host = json_string_value(json_object_get(v,
+			    "hostPath"));
+	const char	*stated = host != NULL ? host : path;
+	const json_t	*type = json_object_get(v, "type");
+	const json_t	*maj = json_object_get(v, "major");
+	const json_t	*min = json_object_get(v, "minor");
+	const char	*names[2] = { path, host };
+	struct stat	 st;
+	size_t		 i;
+	int		 rule;
+
+	for (i = 0; i < 2; i++) {
+		if (i == 1 && host == NULL)
+			break;
+		if ((rule = named(names[i])) == 0)
+			abort();
+		if (lstat(names[i], &st) == -1) {
+			if (errno != ENOENT)
+				abort();
+			if (names[i] == stated && (type != NULL ||
+			    maj != NULL || min != NULL) && (rule != 2 ||
+			    type == NULL || strcmp(json_string_value(type),
+			    "c") != 0 || json_integer_value(maj) != 1 ||
+			    min == NULL || json_integer_value(min) != 3))
+				abort();
+			continue;
+		}
+		if (!S_ISCHR(st.st_mode) && !S_ISBLK(st.st_mode))
+			abort();
+		if (rule == 2 && (!S_ISCHR(st.st_mode) ||
+		    st.st_rdev != makedev(1, 3)))
+			abort();
+		if (names[i] != stated)
+			continue;
+		if ((type != NULL && json_string_value(type)[0] !=
+		    (S_ISCHR(st.st_mode) ? 'c' : 'b')) || (maj != NULL &&
+		    json_integer_value(maj) != major(st.st_rdev)) ||
+		    (min != NULL && json_integer_value(min) !=
+		    minor(st.st_rdev)))
+			abort();
+	}
+}
 
 static int
 under(const char *p, const char *dir, int self)
@@ -54,16 +127,8 @@ edits_within(const json_t *e)
 	    json_object_get(e, "intelRdt") != NULL ||
 	    json_object_get(e, "netDevices") != NULL)
 		abort();
-	json_array_foreach(json_object_get(e, "deviceNodes"), i, v) {
-		if (!under(json_string_value(json_object_get(v, "path")),
-		    "/dev/vfio", 0) || json_object_get(v, "major") != NULL ||
-		    json_object_get(v, "minor") != NULL)
-			abort();
-		if (json_object_get(v, "hostPath") != NULL && !under(
-		    json_string_value(json_object_get(v, "hostPath")),
-		    "/dev/vfio", 0))
-			abort();
-	}
+	json_array_foreach(json_object_get(e, "deviceNodes"), i, v)
+		node_within(v);
 	json_array_foreach(json_object_get(e, "mounts"), i, v)
 		if (!under(json_string_value(json_object_get(v, "hostPath")),
 		    "/opt/drv", 1))
@@ -108,6 +173,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (o == NULL && (kp_options_new(&o) != 0 ||
 	    kp_driver_name(o, DRV) != 0 ||
 	    kp_cdi_allow_device_prefix(o, "/dev/vfio/") != 0 ||
+	    kp_cdi_allow_device(o, "/dev/loop[0-9]*") != 0 ||
+	    kp_cdi_allow_device(o, "/dev/zero") != 0 ||
+	    kp_cdi_allow_device_number(o, "/dev/nul?", 'c', 1, 3, 3) != 0 ||
 	    kp_cdi_allow_mount_prefix(o, "/opt/drv") != 0 ||
 	    kp_cdi_allow_hook(o, "/usr/libexec/drv-hook") != 0))
 		abort();

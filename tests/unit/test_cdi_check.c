@@ -4,9 +4,13 @@
  * kp_cdi_allow_*() setters that declare what specs may ask for.
  * Specs are written with ' for " to stay readable.
  */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "test.h"
 #include "api/api.h"
@@ -184,20 +188,21 @@ test_nodes(void)
 
 	/* None declared: no node at all. */
 	REFUSED(pci, "devices[0].containerEdits.deviceNodes[0].path "
-	    "\"/dev/vfio/vfio\": not beneath a declared device prefix "
-	    "(kp_cdi_allow_device_prefix: none declared)");
+	    "\"/dev/vfio/vfio\": not a declared device (none declared: "
+	    "kp_cdi_allow_device, kp_cdi_allow_device_number or "
+	    "kp_cdi_allow_device_prefix)");
 	CHECK_EQ(kp_cdi_allow_device_prefix(o, "/dev/vfio/"), 0);
 	ACCEPTED(pci);	/* examples/pci-driver/cdi.c */
 	ACCEPTED(DEV("{'deviceNodes':[{'path':'/dev/vfio/1','hostPath':"
 	    "'/dev/vfio/2','fileMode':438,'permissions':'rw','uid':0,"
 	    "'gid':4294967294}]}"));
 	REFUSED(DEV("{'deviceNodes':[{'path':'/dev/mem'}]}"),
-	    "deviceNodes[0].path \"/dev/mem\": not beneath a declared device "
-	    "prefix (kp_cdi_allow_device_prefix)");
+	    "deviceNodes[0].path \"/dev/mem\": not a declared device (no "
+	    "kp_cdi_allow_device, _number or _prefix rule matches)");
 	REFUSED(DEV("{'deviceNodes':[{'path':'/dev/vfio'}]}"),
-	    "\"/dev/vfio\": not beneath a declared device prefix");
+	    "\"/dev/vfio\": not a declared device");
 	REFUSED(DEV("{'deviceNodes':[{'path':'/dev/vfiox/1'}]}"),
-	    "not beneath a declared device prefix");
+	    "not a declared device");
 	REFUSED(DEV("{'deviceNodes':[{'path':'/dev/vfio/../mem'}]}"),
 	    "\"/dev/vfio/../mem\": has a '.' or '..' component");
 	REFUSED(DEV("{'deviceNodes':[{'path':'/dev/vfio/./1'}]}"),
@@ -212,15 +217,23 @@ test_nodes(void)
 	    "\"/dev/vfio/1?\": contains a control character");
 	REFUSED(DEV("{'deviceNodes':[{'path':'/dev/vfio/1','hostPath':"
 	    "'/dev/sda'}]}"), "deviceNodes[0].hostPath \"/dev/sda\": not "
-	    "beneath a declared device prefix");
-	/* The number of /dev/mem under an allowed name. */
+	    "a declared device");
+	/* The number of /dev/mem under an allowed name, with no number
+	 * rule: refused whether /dev/vfio/1 exists here or not. */
 	REFUSED(DEV("{'deviceNodes':[{'path':'/dev/vfio/1','type':'c',"
-	    "'major':1,'minor':1}]}"), "deviceNodes[0].type: not allowed "
-	    "(the runtime takes the type and number from the host's node)");
+	    "'major':1,'minor':1}]}"), "deviceNodes[0]: type, major");
 	REFUSED(DEV("{'deviceNodes':[{'path':'/dev/vfio/1','major':1}]}"),
-	    "deviceNodes[0].major: not allowed");
+	    "deviceNodes[0]: type, major");
 	REFUSED(DEV("{'deviceNodes':[{'path':'/dev/vfio/1','minor':1}]}"),
-	    "deviceNodes[0].minor: not allowed");
+	    "deviceNodes[0]: type, major");
+	REFUSED(DEV("{'deviceNodes':[{'path':'/dev/vfio/1','type':'p'}]}"),
+	    "deviceNodes[0].type \"p\": not \"c\" or \"b\"");
+	REFUSED(DEV("{'deviceNodes':[{'path':'/dev/vfio/1','type':'cc'}]}"),
+	    "deviceNodes[0].type: longer than");
+	REFUSED(DEV("{'deviceNodes':[{'path':'/dev/vfio/1','major':4096}]}"),
+	    "deviceNodes[0].major 4096: not 0 to 4095");
+	REFUSED(DEV("{'deviceNodes':[{'path':'/dev/vfio/1','minor':-1}]}"),
+	    "deviceNodes[0].minor -1: not 0 to 1048575");
 	REFUSED(DEV("{'deviceNodes':[{'path':'/dev/vfio/1','fileMode':"
 	    "2541}]}"), "fileMode 2541: not 0 to 511");
 	REFUSED(DEV("{'deviceNodes':[{'path':'/dev/vfio/1','fileMode':"
@@ -233,6 +246,195 @@ test_nodes(void)
 	    "deviceNodes[0].x: unknown field of a device node");
 	REFUSED(DEV("{'deviceNodes':[{'hostPath':'/dev/vfio/1'}]}"),
 	    "deviceNodes[0].path: missing");
+}
+
+/*
+ * The device node rules against real nodes, in a directory of our own
+ * (mknod needs root: without it only the names are tested):
+ *   loop7 b 7:7 (a loop device), loop8 b 8:0 (sda's number under a loop
+ *   name), loop9 -> /dev/null, loop10 a regular file, loop11 a
+ *   directory, ctl c 10:237, zero c 1:5.
+ */
+static char	 tdir[64];
+
+static void
+node(const char *name, mode_t type, unsigned int maj, unsigned int min)
+{
+	char	 p[128];
+
+	snprintf(p, sizeof(p), "%s/%s", tdir, name);
+	if (mknod(p, type | 0600, makedev(maj, min)) != 0) {
+		perror(p);
+		CHECK(0);
+	}
+}
+
+/* A spec of one device with one node: the JSON fields after "path". */
+static const char *
+spec1(const char *path, const char *more)
+{
+	static char	 b[1024];
+
+	snprintf(b, sizeof(b), HEAD "[{'name':'d','containerEdits':"
+	    "{'deviceNodes':[{'path':'%s/%s'%s}]}}]}", tdir, path, more);
+	return (b);
+}
+
+static void
+test_rules(void)
+{
+	struct kp_options	*keep = o;
+	char			 p[256], q[256], f[128];
+	int			 root = geteuid() == 0, fd;
+
+	snprintf(tdir, sizeof(tdir), "/tmp/kp-cdi-dev-XXXXXX");
+	if (mkdtemp(tdir) == NULL)
+		abort();
+	if (root) {
+		node("loop7", S_IFBLK, 7, 7);
+		node("loop8", S_IFBLK, 8, 0);
+		node("ctl", S_IFCHR, 10, 237);
+		node("zero", S_IFCHR, 1, 5);
+	} else
+		fprintf(stderr, "test_rules: not root: no device nodes\n");
+	snprintf(f, sizeof(f), "%s/loop9", tdir);
+	CHECK_EQ(symlink("/dev/null", f), 0);
+	snprintf(f, sizeof(f), "%s/loop10", tdir);
+	CHECK((fd = open(f, O_CREAT | O_WRONLY, 0600)) >= 0);
+	close(fd);
+	snprintf(f, sizeof(f), "%s/loop11", tdir);
+	CHECK_EQ(mkdir(f, 0700), 0);
+
+	CHECK_EQ(kp_options_new(&o), 0);
+	CHECK_EQ(kp_driver_name(o, DRV), 0);
+	/* An exact name: that node and no other. */
+	snprintf(p, sizeof(p), "%s/ctl", tdir);
+	CHECK_EQ(kp_cdi_allow_device(o, p), 0);
+	if (root)
+		ACCEPTED(spec1("ctl", ""));
+	REFUSED(spec1("ctl2", ""), "path \"/tmp/kp-cdi-dev-");
+	CHECK_CONTAINS(err, "/ctl2\": not a declared device (no "
+	    "kp_cdi_allow_device, _number or _prefix rule matches)");
+	REFUSED(spec1("zero", ""), "not a declared device");
+	/* A pattern, names only: any character or block node. */
+	snprintf(p, sizeof(p), "%s/loop[0-9]*", tdir);
+	CHECK_EQ(kp_cdi_allow_device(o, p), 0);
+	if (root) {
+		ACCEPTED(spec1("loop7", ""));
+		ACCEPTED(spec1("loop8", ""));	/* no numbers declared */
+		/* The spec's own numbers must agree with the node. */
+		ACCEPTED(spec1("loop7", ",'type':'b','major':7,'minor':7"));
+		REFUSED(spec1("loop7", ",'type':'c'"), "deviceNodes[0]: type, "
+		    "major or minor do not agree with the host's node path");
+		CHECK_CONTAINS(err, "/loop7\" (b 7:7)");
+		REFUSED(spec1("loop7", ",'type':'b','major':1,'minor':1"),
+		    "do not agree with the host's node");
+		REFUSED(spec1("loop7", ",'minor':8"), "do not agree");
+	}
+	REFUSED(spec1("loop9", ""), "/loop9\": a symbolic link (the runtime "
+	    "would follow it; name the node itself)");
+	REFUSED(spec1("loop10", ""), "/loop10\": a regular file, not a "
+	    "character or block device");
+	REFUSED(spec1("loop11", ""), "/loop11\": a directory, not a");
+	REFUSED(spec1("loopx", ""), "not a declared device");
+	REFUSED(spec1("sub/loop1", ""), "not a declared device");
+	/* A '*' matches no leading '.' (FNM_PERIOD) and no '/'. */
+	snprintf(p, sizeof(p), "%s/*", tdir);
+	CHECK_EQ(kp_cdi_allow_device(o, p), 0);
+	REFUSED(spec1(".hidden", ""), "not a declared device");
+	REFUSED(spec1("loop11/x", ""), "not a declared device");
+	kp_options_free(o);
+
+	/* Numbers: a node at a matching name must have them. */
+	CHECK_EQ(kp_options_new(&o), 0);
+	CHECK_EQ(kp_driver_name(o, DRV), 0);
+	snprintf(p, sizeof(p), "%s/loop[0-9]*", tdir);
+	CHECK_EQ(kp_cdi_allow_device_number(o, p, 'b', 7, 0,
+	    KP_CDI_MINOR_MAX), 0);
+	if (root) {
+		ACCEPTED(spec1("loop7", ""));
+		/* A node named like a loop device with sda's number. */
+		REFUSED(spec1("loop8", ""), "/loop8\": the host's node b 8:0 "
+		    "is not a declared number (kp_cdi_allow_device_number");
+		CHECK_CONTAINS(err, "/loop[0-9]*\" b 7:0-1048575)");
+		/* path and hostPath are both checked. */
+		snprintf(q, sizeof(q), ",'hostPath':'%s/loop8'", tdir);
+		REFUSED(spec1("loop7", q), "deviceNodes[0].hostPath \"");
+		CHECK_CONTAINS(err, "the host's node b 8:0 is not a declared "
+		    "number");
+		snprintf(q, sizeof(q), ",'hostPath':'%s/loop7'", tdir);
+		REFUSED(spec1("loop8", q), "deviceNodes[0].path \"");
+		CHECK_CONTAINS(err, "b 8:0 is not a declared number");
+		/* The spec's numbers are compared with hostPath's node,
+		 * which the runtime stats. */
+		snprintf(q, sizeof(q), ",'hostPath':'%s/loop7','type':'b',"
+		    "'major':7,'minor':7", tdir);
+		ACCEPTED(spec1("loop70", q));
+		snprintf(q, sizeof(q), ",'hostPath':'%s/loop7','type':'b',"
+		    "'major':8,'minor':0", tdir);
+		REFUSED(spec1("loop70", q), "do not agree with the host's node "
+		    "hostPath");
+	}
+	REFUSED(spec1("loop9", ""), "a symbolic link");
+	/* No node at the name: the name alone, or numbers within the
+	 * rule; /dev/mem's numbers are not. */
+	ACCEPTED(spec1("loop50", ""));
+	ACCEPTED(spec1("loop50", ",'type':'b','major':7,'minor':50"));
+	ACCEPTED(spec1("loop50", ",'type':'b','major':7"));
+	REFUSED(spec1("loop50", ",'type':'c','major':1,'minor':1"),
+	    "deviceNodes[0]: type, major and minor of a node the host does "
+	    "not have (path \"");
+	CHECK_CONTAINS(err, "must be within a declared number "
+	    "(kp_cdi_allow_device_number \"");
+	REFUSED(spec1("loop50", ",'major':7,'minor':50"), "of a node the "
+	    "host does not have");
+	kp_options_free(o);
+
+	/* Numbers with no node, under a name-only rule: refused. */
+	CHECK_EQ(kp_options_new(&o), 0);
+	CHECK_EQ(kp_driver_name(o, DRV), 0);
+	CHECK_EQ(kp_cdi_allow_device_prefix(o, tdir), 0);
+	ACCEPTED(spec1("loop50", ""));
+	REFUSED(spec1("loop50", ",'type':'b','major':7,'minor':50"),
+	    "no kp_cdi_allow_device_number rule matches");
+	/* A prefix's nodes are checked as a rule's. */
+	if (root)
+		ACCEPTED(spec1("loop8", ""));
+	REFUSED(spec1("loop9", ""), "a symbolic link");
+	REFUSED(spec1("loop10", ""), "a regular file");
+	kp_options_free(o);
+
+	/* Nodes every machine has, root or not: /dev/null is c 1:3,
+	 * /dev/zero c 1:5 (the fuzz target's rules, and its seed). */
+	CHECK_EQ(kp_options_new(&o), 0);
+	CHECK_EQ(kp_driver_name(o, DRV), 0);
+	CHECK_EQ(kp_cdi_allow_device_number(o, "/dev/nul?", 'c', 1, 3, 3), 0);
+	CHECK_EQ(kp_cdi_allow_device_number(o, "/dev/ze?o", 'c', 1, 3, 3), 0);
+	CHECK_EQ(kp_cdi_allow_device(o, "/dev/zero"), 0);
+	CHECK_EQ(kp_cdi_allow_device(o, "/dev/loop[0-9]*"), 0);
+	CHECK_EQ(kp_cdi_allow_device_prefix(o, "/dev/vfio/"), 0);
+	ACCEPTED(DEV("{'deviceNodes':[{'path':'/dev/null','type':'c',"
+	    "'major':1,'minor':3},{'path':'/dev/loop99','hostPath':"
+	    "'/dev/zero'},{'path':'/dev/nulx','type':'c','major':1,"
+	    "'minor':3},{'path':'/dev/vfio/7','hostPath':'/dev/null'}]}"));
+	/* /dev/zero by its exact name (a name-only rule takes any
+	 * number), though /dev/ze?o's number rule does not take it. */
+	ACCEPTED(DEV("{'deviceNodes':[{'path':'/dev/zero'}]}"));
+	kp_options_free(o);
+	CHECK_EQ(kp_options_new(&o), 0);
+	CHECK_EQ(kp_driver_name(o, DRV), 0);
+	CHECK_EQ(kp_cdi_allow_device_number(o, "/dev/ze?o", 'c', 1, 3, 3), 0);
+	REFUSED(DEV("{'deviceNodes':[{'path':'/dev/zero'}]}"), "deviceNodes"
+	    "[0].path \"/dev/zero\": the host's node c 1:5 is not a declared "
+	    "number (kp_cdi_allow_device_number \"/dev/ze?o\" c 1:3-3)");
+	ACCEPTED(DEV("{'deviceNodes':[{'path':'/dev/zebo','type':'c',"
+	    "'major':1,'minor':3}]}"));
+	kp_options_free(o);
+	o = keep;
+
+	snprintf(f, sizeof(f), "rm -rf '%s'", tdir);
+	if (strncmp(tdir, "/tmp/kp-cdi-dev-", 16) == 0 && system(f) != 0)
+		CHECK(0);
 }
 
 static void
@@ -414,6 +616,161 @@ test_setters(void)
 	kp_options_free(p);
 }
 
+/* kp_cdi_allow_device(), _number() and the prefix that is no directory. */
+static void
+test_rule_setters(void)
+{
+	struct kp_options	*p;
+	char			 d[64], b[128];
+	int			 i, fd;
+
+	CHECK_EQ(kp_options_new(&p), 0);
+	CHECK_EQ(kp_cdi_allow_device(NULL, "/dev/x"), KP_EINVAL);
+	CHECK_EQ(kp_cdi_allow_device(p, NULL), KP_EINVAL);
+	CHECK_CONTAINS(kp_options_last_error(p), "kp_cdi_allow_device "
+	    "(beyond upstream): NULL is not an absolute path");
+	CHECK_EQ(kp_cdi_allow_device(p, "dev/loop*"), KP_EINVAL);
+	CHECK_CONTAINS(kp_options_last_error(p), "\"dev/loop*\" is not an "
+	    "absolute path");
+	CHECK_EQ(kp_cdi_allow_device(p, "/dev/*/card0"), KP_EINVAL);
+	CHECK_CONTAINS(kp_options_last_error(p), "kp_cdi_allow_device (beyond "
+	    "upstream): \"/dev/*/card0\" has a wildcard in a directory (only "
+	    "the last component may be a pattern)");
+	CHECK_EQ(kp_cdi_allow_device(p, "/dev/dr?/renderD*"), KP_EINVAL);
+	CHECK_CONTAINS(kp_options_last_error(p), "wildcard in a directory");
+	CHECK_EQ(kp_cdi_allow_device(p, "/dev/[a-z]/x"), KP_EINVAL);
+	CHECK_EQ(kp_cdi_allow_device(p, "/dev/../mem"), KP_EINVAL);
+	CHECK_CONTAINS(kp_options_last_error(p), "has a '.' or '..' component");
+	CHECK_EQ(kp_cdi_allow_device(p, "/dev//loop*"), KP_EINVAL);
+	CHECK_CONTAINS(kp_options_last_error(p), "has an empty component");
+	CHECK_EQ(kp_cdi_allow_device(p, "/dev/loop*/"), KP_EINVAL);
+	CHECK_EQ(kp_cdi_allow_device(p, "/dev/loop[0-9*"), KP_EINVAL);
+	CHECK_CONTAINS(kp_options_last_error(p), "has a '[' without its ']'");
+	CHECK_EQ(kp_cdi_allow_device(p, "/dev/loop\\*"), KP_EINVAL);
+	CHECK_CONTAINS(kp_options_last_error(p), "contains a '\\' (escapes");
+	CHECK_EQ(kp_cdi_allow_device(p, "/dev/loop\n"), KP_EINVAL);
+	CHECK_CONTAINS(kp_options_last_error(p), "contains a control");
+	CHECK_EQ(kp_cdi_allow_device(p, "/tmp"), KP_EINVAL);
+	CHECK_CONTAINS(kp_options_last_error(p), "\"/tmp\" is a directory, "
+	    "not a device node (for the nodes in it: \"/tmp/*\", or "
+	    "kp_cdi_allow_device_prefix)");
+	memset(b, 'a', sizeof(b));
+	b[0] = '/';
+	b[sizeof(b) - 1] = '\0';
+	for (i = 0; i < 2; i++)
+		CHECK_EQ(kp_cdi_allow_device(p, b), 0);	/* 127 bytes */
+	CHECK_EQ(p->policy.n_cdi_devs, 1);
+	CHECK_EQ(kp_cdi_allow_device(p, "/dev/loop-control"), 0);
+	CHECK_EQ(kp_cdi_allow_device(p, "/dev/loop[0-9]*"), 0);
+	CHECK_EQ(kp_cdi_allow_device(p, "/dev/dri/renderD*"), 0);
+	CHECK_EQ(kp_cdi_allow_device(p, "/dev/vfio/[!a-z]*"), 0);
+	CHECK_EQ(kp_cdi_allow_device(p, "/dev/x[]]"), 0);
+	/* Numbers. */
+	CHECK_EQ(kp_cdi_allow_device_number(p, "/dev/loop[0-9]*", 'x', 7, 0,
+	    1), KP_EINVAL);
+	CHECK_CONTAINS(kp_options_last_error(p), "kp_cdi_allow_device_number "
+	    "(beyond upstream): type 120 is not 'c' (a character device) or "
+	    "'b' (a block device)");
+	CHECK_EQ(kp_cdi_allow_device_number(p, "/dev/loop[0-9]*", 'b', 4096,
+	    0, 1), KP_EINVAL);
+	CHECK_CONTAINS(kp_options_last_error(p), "major 4096 is above 4095");
+	CHECK_EQ(kp_cdi_allow_device_number(p, "/dev/loop[0-9]*", 'b', 7, 2,
+	    1), KP_EINVAL);
+	CHECK_CONTAINS(kp_options_last_error(p), "minors 2 to 1 are not a "
+	    "range within 0 to 1048575");
+	CHECK_EQ(kp_cdi_allow_device_number(p, "/dev/loop[0-9]*", 'b', 7, 0,
+	    KP_CDI_MINOR_MAX + 1), KP_EINVAL);
+	CHECK_EQ(kp_cdi_allow_device_number(p, "/dev/*/x", 'b', 7, 0, 1),
+	    KP_EINVAL);
+	CHECK_CONTAINS(kp_options_last_error(p), "kp_cdi_allow_device_number "
+	    "(beyond upstream): \"/dev/*/x\" has a wildcard in a directory");
+	CHECK_EQ(kp_cdi_allow_device_number(p, "/dev/loop[0-9]*", 'b', 7, 0,
+	    KP_CDI_MINOR_MAX), 0);
+	CHECK_EQ(kp_cdi_allow_device_number(p, "/dev/loop[0-9]*", 'b', 7, 0,
+	    KP_CDI_MINOR_MAX), 0);	/* repeated */
+	CHECK_EQ(kp_cdi_allow_device_number(p, "/dev/loop[0-9]*", 'b', 259, 0,
+	    KP_CDI_MINOR_MAX), 0);	/* another range */
+	CHECK_EQ(p->policy.n_cdi_devs, 8);
+	CHECK_EQ(p->policy.cdi_devs[6].type, 'b');
+	CHECK_EQ(p->policy.cdi_devs[6].major, 7);
+	/* At most 32 rules, both kinds together. */
+	for (i = 8; i < POL_MAX_CDI_DEVS; i++) {
+		snprintf(b, sizeof(b), "/dev/d%d*", i);
+		CHECK_EQ(i % 2 ? kp_cdi_allow_device(p, b) :
+		    kp_cdi_allow_device_number(p, b, 'c', 1, 0, 1), 0);
+	}
+	CHECK_EQ(kp_cdi_allow_device(p, "/dev/one-more"), KP_ENOMEM);
+	CHECK_CONTAINS(kp_options_last_error(p), "kp_cdi_allow_device (beyond "
+	    "upstream): at most 32 device rules");
+	CHECK_EQ(kp_cdi_allow_device_number(p, "/dev/one-more", 'c', 1, 0, 1),
+	    KP_ENOMEM);
+	kp_options_free(p);
+
+	/* A prefix that names no directory, refused at set time; one that
+	 * does not exist (yet) is taken. */
+	snprintf(d, sizeof(d), "/tmp/kp-cdi-pfx-XXXXXX");
+	if (mkdtemp(d) == NULL)
+		abort();
+	snprintf(b, sizeof(b), "%s/loop0", d);
+	CHECK((fd = open(b, O_CREAT | O_WRONLY, 0600)) >= 0);
+	close(fd);
+	snprintf(b, sizeof(b), "%s/vfio", d);
+	CHECK_EQ(kp_options_new(&p), 0);
+	CHECK_EQ(kp_cdi_allow_device_prefix(p, b), 0);	/* missing */
+	CHECK_EQ(p->policy.n_cdi_dev, 1);
+	snprintf(b, sizeof(b), "%s/loop", d);
+	CHECK_EQ(kp_cdi_allow_device_prefix(p, b), KP_EINVAL);
+	CHECK_CONTAINS(kp_options_last_error(p), "/loop\" names no "
+	    "directory, only the start of file names (for those nodes: "
+	    "kp_cdi_allow_device(\"/tmp/kp-cdi-pfx-");
+	CHECK_CONTAINS(kp_options_last_error(p), "/loop[0-9]*\"))");
+	snprintf(b, sizeof(b), "%s/loop/", d);
+	CHECK_EQ(kp_cdi_allow_device_prefix(p, b), KP_EINVAL);
+	snprintf(b, sizeof(b), "%s/loop0", d);
+	CHECK_EQ(kp_cdi_allow_device_prefix(p, b), KP_EINVAL);
+	CHECK_CONTAINS(kp_options_last_error(p), "/loop0\" is not a directory "
+	    "(a prefix takes the files beneath one; for this node: "
+	    "kp_cdi_allow_device(\"/tmp/kp-cdi-pfx-");
+	CHECK_EQ(p->policy.n_cdi_dev, 1);
+	CHECK_EQ(kp_cdi_allow_device_prefix(p, "/dev/null"), KP_EINVAL);
+	/* The issue's case, where this machine has loop devices. */
+	if (access("/dev/loop0", F_OK) == 0 && access("/dev/loop", F_OK) != 0) {
+		CHECK_EQ(kp_cdi_allow_device_prefix(p, "/dev/loop"), KP_EINVAL);
+		CHECK_CONTAINS(kp_options_last_error(p), "kp_cdi_allow_device("
+		    "\"/dev/loop[0-9]*\")");
+	}
+	CHECK_EQ(kp_cdi_allow_device_prefix(p, d), 0);
+	CHECK_EQ(p->policy.n_cdi_dev, 2);
+	kp_options_free(p);
+	unlink(b);
+	rmdir(d);
+}
+
+/* kp_start()'s check: no device rule's directory in a state directory. */
+static void
+test_state_dirs(void)
+{
+	struct kp_options	*p;
+
+	CHECK_EQ(kp_options_new(&p), 0);
+	CHECK_EQ(kp_sandbox_state_dir(p, "/var/lib/drv"), 0);
+	CHECK_EQ(kp_cdi_allow_device(p, "/dev/loop[0-9]*"), 0);
+	CHECK_EQ(kp_cdi_allow_device(p, "/var/lib/drvx/n*"), 0);
+	CHECK_EQ(pol_opts_check(p), 0);
+	CHECK_EQ(kp_cdi_allow_device(p, "/var/lib/drv/dev/loop*"), 0);
+	CHECK_EQ(pol_opts_check(p), KP_EINVAL);
+	CHECK_CONTAINS(kp_options_last_error(p), "kp_sandbox_state_dir "
+	    "(beyond upstream): /var/lib/drv holds the directory of the CDI "
+	    "device rule /var/lib/drv/dev/loop*");
+	kp_options_free(p);
+	CHECK_EQ(kp_options_new(&p), 0);
+	CHECK_EQ(kp_sandbox_state_dir(p, "/var/lib/drv"), 0);
+	CHECK_EQ(kp_cdi_allow_device_number(p, "/var/lib/drv/n0", 'c', 1, 3,
+	    3), 0);
+	CHECK_EQ(pol_opts_check(p), KP_EINVAL);
+	kp_options_free(p);
+}
+
 int
 main(void)
 {
@@ -425,9 +782,12 @@ main(void)
 	test_json();
 	test_refused_edits();
 	test_nodes();
+	test_rules();
 	test_mounts();
 	test_hooks();
 	test_setters();
+	test_rule_setters();
+	test_state_dirs();
 	kp_options_free(o);
 	return (test_done("test_cdi_check"));
 }

@@ -75,6 +75,30 @@ run(const char *name, int v, int *user)
 }
 
 /*
+ * child_opts_diff() of the copy fa against main()'s options declaring the
+ * rule /dev/loop[0-9]* (type 0: by name only; else 'b' major, any minor).
+ */
+static int
+rule_diff(const uint8_t *fa, size_t la, int type, unsigned int major,
+    char *err, size_t errsize)
+{
+	struct kp_options	*b;
+	uint8_t			*fb;
+	size_t			 lb;
+	int			 u = 1, r;
+
+	b = run("gpu.example.com", 4, &u);
+	CHECK_EQ(type == 0 ? kp_cdi_allow_device(b, "/dev/loop[0-9]*") :
+	    kp_cdi_allow_device_number(b, "/dev/loop[0-9]*", type, major, 0,
+	    KP_CDI_MINOR_MAX), 0);
+	CHECK_EQ(child_opts_flatten(b, &fb, &lb, err, errsize), 0);
+	r = child_opts_diff(fa, la, fb, lb, err, errsize);
+	free(fb);
+	kp_options_free(b);
+	return (r);
+}
+
+/*
  * child_opts_diff(): what an exec'd nodeserver checks its main()'s
  * options with (role_exec_main.c). Equal options are equal whatever
  * their functions' user pointers; the first difference is named; a
@@ -135,6 +159,21 @@ diff_checks(void)
 	CHECK_CONTAINS(err, "initial_state_set differs");
 	free(fb);
 	kp_options_free(b);
+	free(fa);
+	kp_options_free(a);
+
+	/* The CDI device rules cross and are compared: a main() that
+	 * declares another pattern or another number range is not the
+	 * plugin (issue 26). */
+	a = run("gpu.example.com", 4, &u1);
+	CHECK_EQ(kp_cdi_allow_device_number(a, "/dev/loop[0-9]*", 'b', 7, 0,
+	    KP_CDI_MINOR_MAX), 0);
+	CHECK_EQ(child_opts_flatten(a, &fa, &la, err, sizeof(err)), 0);
+	CHECK_EQ(rule_diff(fa, la, 'b', 7, err, sizeof(err)), 0);
+	CHECK_EQ(rule_diff(fa, la, 'b', 8, err, sizeof(err)), KP_EINVAL);
+	CHECK_CONTAINS(err, "policy differs");
+	CHECK_EQ(rule_diff(fa, la, 0, 0, err, sizeof(err)), KP_EINVAL);
+	CHECK_CONTAINS(err, "policy differs");
 	free(fa);
 	kp_options_free(a);
 }

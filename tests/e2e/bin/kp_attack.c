@@ -74,8 +74,10 @@
  * forked and the spec runs once; exec'd, every registrar runs it.
  *
  * Options: those lib/plugin.js's TestDriver passes and a few kp_*
- * setters (--cdi-device-prefix, --cdi-mount-prefix, --cdi-hook: the
- * kp_cdi_allow_*() declarations, --device-metadata <version>,
+ * setters (--cdi-device-prefix, --cdi-device <pattern>,
+ * --cdi-device-number <type>:<major>:<first>:<last>:<pattern>,
+ * --cdi-mount-prefix, --cdi-hook: the kp_cdi_allow_*() declarations,
+ * --device-metadata <version>,
  * --http-endpoint; --error-cb: kp_error_callback printing "errcb
  * <KP_NAME> rec=<0|1> <message>" on stdout, as kp_testdriver's); after
  * kp_start it prints "ready <pid>", reads "stop" on stdin.
@@ -1042,6 +1044,21 @@ sandbox_user(struct kp_options *o, const char *a)
 	return (-1);
 }
 
+/* --cdi-device-number <type>:<major>:<first>:<last>:<pattern> */
+static int
+device_number(struct kp_options *o, const char *arg)
+{
+	unsigned int	 maj, first, last;
+	char		 type;
+	int		 n = -1;
+
+	if (sscanf(arg, "%c:%u:%u:%u:%n", &type, &maj, &first, &last,
+	    &n) != 4 || n < 0)
+		return (-1);
+	return (kp_cdi_allow_device_number(o, arg + n, type, maj, first,
+	    last));
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1063,6 +1080,8 @@ main(int argc, char **argv)
 		{ "http-endpoint", 1, 0, 338 },
 		{ "registrar-attack", 1, 0, 339 },
 		{ "fork-hooks", 0, 0, 340 },
+		{ "cdi-device", 1, 0, 341 },
+		{ "cdi-device-number", 1, 0, 342 },
 		{ 0, 0, 0, 0 }
 	};
 	struct kp_options	*o;
@@ -1105,6 +1124,8 @@ main(int argc, char **argv)
 		case 338: r = kp_http_endpoint(o, optarg); break;
 		case 339: r = registrar_attack(o, optarg); break;
 		case 340: r = kp_sandbox_exec(o, 0); break;
+		case 341: r = kp_cdi_allow_device(o, optarg); break;
+		case 342: r = device_number(o, optarg); break;
 		case 'c': r = kp_kube_client_kubeconfig(o, optarg, NULL); break;
 		case 'n': r = kp_node_name(o, optarg); break;
 		default: r = -1;

@@ -59,6 +59,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <sys/ioctl.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -66,7 +67,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -1683,8 +1683,19 @@ apply(struct kp_options *o, int ch, const char *a)
 
 		return (fd == -1 || dup2(fd, 2) == -1 ? -1 : close(fd));
 	}
-	case 401: return (kp_policy_main_confine(o, 1));
-	case 402: return (kp_policy_main_ioctl(o, strtoul(a, NULL, 0)));
+	case 402: return (kp_policy_main_confine(o, 1));
+	case 403: return (kp_policy_main_ioctl(o, strtoul(a, NULL, 0)));
+	case 401: {
+		/* --ioctl-before-start: a device call main() makes before
+		 * kp_start(), which the exec'd nodeserver's run refuses. */
+		int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+		if (fd != -1) {
+			(void)ioctl(fd, 0x4C82);	/* LOOP_CTL_GET_FREE */
+			close(fd);
+		}
+		return (0);
+	}
 	default: return (-1);
 	}
 }
@@ -1741,10 +1752,11 @@ parse(int argc, char **argv, struct kp_options *o)
 		{ "fork-hooks", 0, 0, 395 },
 		{ "driver-name-file", 1, 0, 396 },
 		{ "stderr-to", 1, 0, 397 },
+		{ "ioctl-before-start", 0, 0, 401 },
 		{ "initial-state", 1, 0, 398 },
 		{ "initial-state-big", 1, 0, 399 },
 		{ "initial-state-file", 1, 0, 400 },
-		{ "main-confine", 0, 0, 401 }, { "main-ioctl", 1, 0, 402 },
+		{ "main-confine", 0, 0, 402 }, { "main-ioctl", 1, 0, 403 },
 		{ 0, 0, 0, 0 }
 	};
 	int	 ch;
