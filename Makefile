@@ -74,7 +74,7 @@ check-e2e:
 	    tests/e2e/toolkit.test.js tests/e2e/lifecycle.test.js \
 	    tests/e2e/observer.test.js tests/e2e/hostile.test.js \
 	    tests/e2e/pci-driver.test.js tests/e2e/libraries.test.js \
-	    tests/e2e/claiminfo.test.js
+	    tests/e2e/claiminfo.test.js tests/e2e/confine.test.js
 
 # libFuzzer targets (tests/fuzz/fuzz_*.c), a third build directory with
 # only them built. Each reads its seeds in tests/fuzz/corpus/<target> and

@@ -347,6 +347,25 @@ reap_supervisor(struct kp_plugin *p, int timeout_ms)
 	(void)waitpid(p->sup_pid, &status, 0);
 }
 
+/*
+ * kp_policy_main_confine: the driver process loads the pod's profile on
+ * itself, now that the plugin runs (its threads and fds are made). A
+ * failure stops the plugin first, so that nothing runs unconfined that
+ * the driver asked to confine, and the caller has no handle to leak.
+ */
+static int
+start_confine(struct kp_plugin *p, struct kp_options *opts)
+{
+	char	 err[KP_ERROR_SIZE];
+	int	 r;
+
+	if ((r = policy_main(opts, err, sizeof(err))) == 0)
+		return (0);
+	(void)kp_stop(p);
+	return (opt_fail(opts, r, "kp_start: kp_policy_main_confine: the "
+	    "driver process's filter: %s (the plugin was stopped)", err));
+}
+
 int
 kp_start(struct kp_options *opts, const struct kp_hooks *hooks,
     struct kp_plugin **out)
@@ -496,6 +515,8 @@ kp_start(struct kp_options *opts, const struct kp_hooks *hooks,
 		free(p);
 		return (r);
 	}
+	if (opts->policy.main_confine && (r = start_confine(p, opts)) != 0)
+		return (r);
 	opts->errbuf[0] = '\0';
 	*out = p;
 	return (0);

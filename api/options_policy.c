@@ -21,6 +21,7 @@
 #define O_SB_SYSCALL	"kp_sandbox_syscall (beyond upstream)"
 #define O_PO_MAINSC	"kp_policy_main_syscall (beyond upstream)"
 #define O_PO_MAINIOC	"kp_policy_main_ioctl (beyond upstream)"
+#define O_PO_CONFINE	"kp_policy_main_confine (beyond upstream)"
 #define O_SB_HIDE	"kp_sandbox_hide_path (beyond upstream)"
 #define O_SB_USER	"kp_sandbox_user (beyond upstream)"
 #define O_SB_STATE	"kp_sandbox_state_dir (beyond upstream)"
@@ -171,6 +172,19 @@ kp_policy_main_ioctl(struct kp_options *opts, unsigned long request)
 		return (opt_fail(opts, KP_ENOMEM, "%s: at most %d ioctl "
 		    "commands", O_PO_MAINIOC, POL_MAX_IOCTLS));
 	po->main_ioctls[po->n_main_ioctls++] = (uint32_t)request;
+	return (0);
+}
+
+/* Read by kp_start() in the driver process (policy/main.c). */
+int
+kp_policy_main_confine(struct kp_options *opts, int on)
+{
+	if (!opt_valid_handle(opts))
+		return (KP_EINVAL);
+	if (on != 0 && on != 1)
+		return (opt_fail(opts, KP_EINVAL, "%s: on is %d, not 0 or 1",
+		    O_PO_CONFINE, on));
+	opts->policy.main_confine = on;
 	return (0);
 }
 

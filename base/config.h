@@ -99,6 +99,8 @@ struct policy_opts {
 	uint32_t	 main_ioctls[POL_MAX_IOCTLS];	/* as the kernel
 							 * reads cmd */
 	size_t		 n_main_ioctls;
+	int		 main_confine;	/* kp_policy_main_confine: the
+					 * driver process loads the union */
 	char		 hidden[POL_MAX_PATHS][POL_PATH_MAX];
 	size_t		 n_hidden;
 	struct {

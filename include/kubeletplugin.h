@@ -1482,7 +1482,9 @@ struct kp_resources {
  * plugin this process started and has not stopped), KP_EEXIST
  * (a non-socket file at a socket path), KP_ENAMETOOLONG, KP_EACCES,
  * KP_ECHILD (a child failed to start; the message is its error),
- * KP_ETIMEDOUT (no READY within 30 s), KP_ENOMEM, KP_EIO.
+ * KP_ETIMEDOUT (no READY within 30 s), KP_ENOMEM, KP_EIO, KP_ESANDBOX
+ * (kp_policy_main_confine(): the driver process's filter could not be
+ * loaded; the plugin was stopped, *out stays NULL).
  * Mirrors kubeletplugin.Start, Kubernetes 1.32.
  */
 KP_EXTERN int kp_start(struct kp_options *opts, const struct kp_hooks *hooks,
@@ -2538,13 +2540,17 @@ KP_EXTERN int kp_sandbox_uid_base(struct kp_options *opts, uid_t base);
  * beyond the library's own calls (a device's ioctl commands, say) is
  * declared with kp_policy_main_syscall() and kp_policy_main_ioctl():
  * into the profile only (docs/security.md, "The pod's profile").
+ * A privileged pod gets no profile from its runtime:
+ * kp_policy_main_confine() makes the driver process load the same
+ * allowlist on itself.
  */
 
 /*
  * kp_policy_main_syscall - a syscall the driver process itself makes (its
  * main(), before or after kp_start()), for the pod's profile
- * (kp_policy_export_oci()) only: no filter of the library's gets it, so
- * the hooks, the init hook and a main() run again in a nodeserver
+ * (kp_policy_export_oci()) and the driver process's own filter
+ * (kp_policy_main_confine()) only: no other filter of the library's gets
+ * it, so the hooks, the init hook and a main() run again in a nodeserver
  * (kp_sandbox_exec()) still get EPERM for it; declare what the hooks need
  * with kp_sandbox_syscall(). name: as libseccomp names it for this
  * architecture ("mknodat"); copied (resolved to a number now). A syscall
@@ -2563,8 +2569,9 @@ KP_EXTERN int kp_policy_main_syscall(struct kp_options *opts,
  * issues (LOOP_CTL_GET_FREE, 0x4C82, on /dev/loop-control, say), for the
  * pod's profile only, as kp_policy_main_syscall(): the profile then
  * allows ioctl with this command besides the library's own
- * (SECCOMP_IOCTL_NOTIF_*, FIONREAD), on any fd, and no filter of the
- * library's allows it. request: the command as ioctl(2) takes it; the
+ * (SECCOMP_IOCTL_NOTIF_*, FIONREAD), on any fd, as does the driver
+ * process's own filter (kp_policy_main_confine()); no other filter of
+ * the library's allows it. request: the command as ioctl(2) takes it; the
  * kernel reads it as 32 bits, so it must fit in them and be non-zero.
  * Each call adds one (a repeated command is no error), at most 32.
  * Errors: KP_EINVAL (NULL handle, request 0 or wider than 32 bits: the
@@ -2572,6 +2579,36 @@ KP_EXTERN int kp_policy_main_syscall(struct kp_options *opts,
  */
 KP_EXTERN int kp_policy_main_ioctl(struct kp_options *opts,
     unsigned long request);
+
+/*
+ * kp_policy_main_confine - on 1: the driver process applies the pod's
+ * profile to itself. kp_start(), in the driver process, once the plugin
+ * started and before it returns, loads on every thread of the process
+ * (SECCOMP_FILTER_FLAG_TSYNC; threads started later inherit it) a
+ * seccomp filter built from the same union as kp_policy_export_oci() for
+ * these options: the library's needs, the driver's start-up and its
+ * kp_policy_main_syscall() and kp_policy_main_ioctl() declarations, with
+ * EPERM for every other call, as the profile's defaultAction (no trap:
+ * the driver process has no SIGSYS handler of the library's). For
+ * privileged pods (deploy/components/device-driver), which the container
+ * runtime runs without any profile: this is then what binds main()
+ * after kp_start(). It cannot be undone; what main() does before
+ * kp_start() is not bound by it, later kp_start() calls load theirs on
+ * top (the kernel runs both). Held CAP_SYS_ADMIN (root in a privileged
+ * pod) loads it as it is; without it the process sets NO_NEW_PRIVS
+ * first, as the kernel requires: a later exec then gains no privilege
+ * (setuid, file capabilities). KP_SANDBOX_COMPLAIN logs to the kernel's
+ * audit log (SCMP_ACT_LOG) what enforce would refuse; KP_SANDBOX_OFF
+ * loads nothing (logged). A main() run again in an exec'd nodeserver
+ * (kp_sandbox_exec()) never returns from kp_start() and loads nothing;
+ * its options must match (this one included). on: 0 (the default) or 1.
+ * Errors: KP_EINVAL (NULL handle; on neither 0 nor 1). kp_start() fails
+ * with KP_ESANDBOX when the filter cannot be loaded (a thread runs a
+ * filter of its own that TSYNC cannot replace, NO_NEW_PRIVS refused):
+ * the plugin it started is stopped first, and the message says why.
+ * Beyond upstream.
+ */
+KP_EXTERN int kp_policy_main_confine(struct kp_options *opts, int on);
 
 /*
  * kp_policy_export_oci - an OCI seccomp profile (JSON) for the pod's
@@ -2585,7 +2622,8 @@ KP_EXTERN int kp_policy_main_ioctl(struct kp_options *opts,
  * the processes' own filters stay the real boundary. Not in it: the
  * container runtime's own calls before the entrypoint, which
  * tools/kubeletplugin-policy adds. Privileged pods run unconfined
- * whatever their profile: the processes' own filters apply either way.
+ * whatever their profile: the processes' own filters apply either way,
+ * and kp_policy_main_confine() loads this union on the driver process.
  * opts: read only; NULL means the defaults. On success *out is a
  * NUL-terminated string the caller frees with free().
  * Errors: KP_EINVAL (out is NULL, invalid handle), KP_ENOMEM.

@@ -78,7 +78,8 @@ cmp_entry(const void *a, const void *b)
  * the driver's extra nodeserver syscalls, sorted by name; with
  * POL_UNION_DRIVER the driver process's start-up and its main()'s
  * declared needs too (the pod's profile),
- * with POL_UNION_SANITIZER the sanitizer build's rules. The supervisor's
+ * with POL_UNION_SANITIZER the sanitizer build's rules (with both, the
+ * driver process's own filter's: LeakSanitizer's). The supervisor's
  * filter is this union without the driver: every child inherits it, so it
  * must allow whatever any child does, before and after its own filter.
  */
@@ -108,6 +109,10 @@ pol_union_build(const struct policy_opts *po, int flags,
 	}
 	if (flags & POL_UNION_SANITIZER) {
 		t = pol_table_sanitizer(&n);
+		u_table(u, t, n);
+	}
+	if ((flags & POL_UNION_SANITIZER) && (flags & POL_UNION_DRIVER)) {
+		t = pol_table_sanitizer_driver(&n);
 		u_table(u, t, n);
 	}
 	for (i = 0; i < po->n_ns_syscalls; i++)

@@ -62,6 +62,7 @@ struct pol_rule {
 const struct pol_rule *pol_table(enum kp_role, size_t *);
 const struct pol_rule *pol_table_base(size_t *);
 const struct pol_rule *pol_table_sanitizer(size_t *);
+const struct pol_rule *pol_table_sanitizer_driver(size_t *);
 const char *pol_role_label(enum kp_role);
 
 /* seccomp.c */
@@ -70,7 +71,10 @@ int	pol_filter_build(enum kp_role, const struct policy_opts *, int,
 	    struct pol_filter **, char *, size_t);
 int	pol_filter_build_union(const struct policy_opts *,
 	    struct pol_filter **, char *, size_t);
+int	pol_filter_build_main(const struct policy_opts *,
+	    struct pol_filter **, char *, size_t);
 int	pol_filter_load(struct pol_filter *, char *, size_t);
+int	pol_filter_load_tsync(struct pol_filter *, int, char *, size_t);
 void	pol_filter_free(struct pol_filter *);
 int	pol_syscall_number(const char *);
 int	pol_syscall_name(int, char *, size_t);
@@ -146,6 +150,9 @@ int	policy_apply(enum kp_role, const struct child_env *, char *,
 int	policy_supervisor(const struct kp_options *, char *, size_t);
 void	policy_init_begin(const struct child_env *);
 void	policy_init_end(const struct child_env *, int, char *, size_t);
+
+/* main.c: the driver process's own filter (kp_policy_main_confine) */
+int	policy_main(const struct kp_options *, char *, size_t);
 
 /* broker.c: the broker's sandbox */
 int	policy_broker(const struct kp_options *, int, char *, size_t);

@@ -415,15 +415,51 @@ fail:
  * Complain mode logs (SCMP_ACT_LOG) instead: a child's listener would
  * never see a call the supervisor's filter already refused.
  */
+/* The union's rules (oci.c) into f: 0, or KP_ESANDBOX with err set. */
+static int
+union_rules(struct pol_filter *f, const struct pol_union *u, char *err,
+    size_t errsize)
+{
+	struct pol_rule		 r;
+	size_t			 i;
+	int			 nr, e;
+
+	for (i = 0; i < u->n; i++) {
+		if ((nr = seccomp_syscall_resolve_name(u->e[i].name)) ==
+		    __NR_SCMP_ERROR) {
+			snprintf(err, errsize, "seccomp: unknown syscall %s "
+			    "in the union of the tables", u->e[i].name);
+			return (KP_ESANDBOX);
+		}
+		r.name = u->e[i].name;
+		r.action = u->e[i].action;
+		r.arg = u->e[i].arg;
+		if ((e = rule_add(f, &r, nr)) != 0) {
+			snprintf(err, errsize, "seccomp: rule for %s: %s",
+			    u->e[i].name, strerror(-e));
+			return (KP_ESANDBOX);
+		}
+	}
+	return (0);
+}
+
+/*
+ * The supervisor's filter (not loaded): the union of every table
+ * (oci.c), so that each child, which inherits it, keeps everything its
+ * own filter allows and its set-up before that needs. Outside it a call
+ * traps: the supervisor's SIGSYS handler (sigsys.c) fails it with EPERM
+ * and logs it once; a child before its sandbox has SIGSYS blocked and
+ * dies of it, but for the nodeserver's init hook (policy_init_begin).
+ * Complain mode logs (SCMP_ACT_LOG) instead: a child's listener would
+ * never see a call the supervisor's filter already refused.
+ */
 int
 pol_filter_build_union(const struct policy_opts *po, struct pol_filter **out,
     char *err, size_t errsize)
 {
 	struct pol_filter	*f;
 	struct pol_union	*u;
-	struct pol_rule		 r;
-	size_t			 i;
-	int			 nr, e, flags = 0;
+	int			 r, flags = 0;
 
 	*out = NULL;
 #ifdef KP_SANITIZE_SYSCALLS
@@ -450,29 +486,113 @@ pol_filter_build_union(const struct policy_opts *po, struct pol_filter **out,
 	 * tree (SCMP_FLTATR_CTL_OPTIMIZE): the kernel's action cache
 	 * (5.11+) skips it for every unconditional allow, all but fcntl and
 	 * ioctl, and a tree measured no faster (docs/security.md). */
-	for (i = 0; i < u->n; i++) {
-		if ((nr = seccomp_syscall_resolve_name(u->e[i].name)) ==
-		    __NR_SCMP_ERROR) {
-			snprintf(err, errsize, "seccomp: unknown syscall %s "
-			    "in the supervisor's filter", u->e[i].name);
-			break;
-		}
-		r.name = u->e[i].name;
-		r.action = u->e[i].action;
-		r.arg = u->e[i].arg;
-		if ((e = rule_add(f, &r, nr)) != 0) {
-			snprintf(err, errsize, "seccomp: rule for %s: %s",
-			    u->e[i].name, strerror(-e));
-			break;
-		}
-	}
-	e = i < u->n;
+	r = union_rules(f, u, err, errsize);
 	free(u);
-	if (e) {
+	if (r != 0) {
 		pol_filter_free(f);
-		return (KP_ESANDBOX);
+		return (r);
 	}
 	*out = f;
+	return (0);
+}
+
+/*
+ * The driver process's filter (kp_policy_main_confine; not loaded): the
+ * pod's profile (oci.c pol_oci_json) as a filter of the process's own,
+ * the same union with POL_UNION_DRIVER, the driver's declared ioctl
+ * commands beside the library's, and EPERM for the rest, as the
+ * profile's defaultAction: the driver process has no SIGSYS handler of
+ * ours, and a trap would kill it. Complain mode logs (SCMP_ACT_LOG) what
+ * enforce would refuse. With the sanitizer's rules in a sanitizer build,
+ * as the supervisor's.
+ */
+int
+pol_filter_build_main(const struct policy_opts *po, struct pol_filter **out,
+    char *err, size_t errsize)
+{
+	struct pol_filter	*f;
+	struct pol_union	*u;
+	size_t			 i;
+	int			 r, nr, flags = POL_UNION_DRIVER;
+
+	*out = NULL;
+#ifdef KP_SANITIZE_SYSCALLS
+	flags |= POL_UNION_SANITIZER;
+#endif
+	if (pol_union_build(po, flags, &u) != 0)
+		return (KP_ENOMEM);
+	if ((f = calloc(1, sizeof(*f))) == NULL) {
+		free(u);
+		return (KP_ENOMEM);
+	}
+	f->mode = po->mode == KP_SANDBOX_COMPLAIN ? KP_SANDBOX_COMPLAIN :
+	    KP_SANDBOX_ENFORCE;
+	if ((f->ctx = seccomp_init(f->mode == KP_SANDBOX_COMPLAIN ?
+	    SCMP_ACT_LOG : SCMP_ACT_ERRNO(EPERM))) == NULL) {
+		free(u);
+		free(f);
+		snprintf(err, errsize, "seccomp: seccomp_init failed");
+		return (KP_ESANDBOX);
+	}
+	(void)seccomp_attr_set(f->ctx, SCMP_FLTATR_ACT_BADARCH,
+	    SCMP_ACT_KILL_PROCESS);
+	r = union_rules(f, u, err, errsize);
+	free(u);
+	/* The union keeps ioctl's argument rule when any command is
+	 * declared (oci.c); the commands join the library's here. */
+	nr = seccomp_syscall_resolve_name("ioctl");
+	for (i = 0; r == 0 && i < po->n_main_ioctls; i++)
+		if ((r = add(f, SCMP_ACT_ALLOW, nr, 1,
+		    SCMP_A1(SCMP_CMP_MASKED_EQ, LOW32, po->main_ioctls[i]),
+		    none)) != 0) {
+			snprintf(err, errsize, "seccomp: ioctl %#x: %s",
+			    (unsigned)po->main_ioctls[i], strerror(-r));
+			r = KP_ESANDBOX;
+		}
+	if (r != 0) {
+		pol_filter_free(f);
+		return (r);
+	}
+	*out = f;
+	return (0);
+}
+
+/*
+ * Load f on every thread of the process (SCMP_FLTATR_CTL_TSYNC), without
+ * the SIGSYS handler or a listener (the driver process's filter is
+ * EPERM or log only). nnp: set NO_NEW_PRIVS first (the caller has no
+ * CAP_SYS_ADMIN); the kernel gives it to every thread with the filter.
+ * A thread that runs a filter of its own the caller's is not an ancestor
+ * of cannot be synchronized: nothing is loaded then.
+ */
+int
+pol_filter_load_tsync(struct pol_filter *f, int nnp, char *err,
+    size_t errsize)
+{
+	int	 e;
+
+	if ((e = seccomp_attr_set(f->ctx, SCMP_FLTATR_CTL_TSYNC, 1)) != 0) {
+		snprintf(err, errsize, "seccomp: SCMP_FLTATR_CTL_TSYNC: %s",
+		    strerror(-e));
+		return (KP_ESANDBOX);
+	}
+	/* NO_NEW_PRIVS by the caller's choice, not libseccomp's default;
+	 * the kernel's own error (ESRCH: a thread could not be synced),
+	 * not libseccomp's ECANCELED for any. */
+	(void)seccomp_attr_set(f->ctx, SCMP_FLTATR_CTL_NNP, 0);
+	(void)seccomp_attr_set(f->ctx, SCMP_FLTATR_API_SYSRAWRC, 1);
+	if (nnp && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1) {
+		snprintf(err, errsize, "PR_SET_NO_NEW_PRIVS: %s",
+		    strerror(errno));
+		return (KP_ESANDBOX);
+	}
+	if ((e = seccomp_load(f->ctx)) != 0) {
+		snprintf(err, errsize, "seccomp_load (every thread, TSYNC): "
+		    "%s%s", strerror(-e), e == -ESRCH ? ": a thread of this "
+		    "process runs a seccomp filter of its own, and cannot "
+		    "take this one" : "");
+		return (KP_ESANDBOX);
+	}
 	return (0);
 }
 

@@ -422,6 +422,20 @@ static const struct pol_rule sanitizer[] = {
 	{ "prlimit64", POL_ALLOW, POL_ARG_NONE },
 	{ "sched_getaffinity", POL_ALLOW, POL_ARG_NONE },
 };
+
+/*
+ * The driver process's own filter (kp_policy_main_confine) in a
+ * sanitizer build: LeakSanitizer checks the driver process when it
+ * exits (the monitor and the children leave by _exit): a tracer it
+ * clones lists the threads with the old getdents (not getdents64) and
+ * stops them with ptrace; without them the check fails ("LeakSanitizer
+ * has encountered a fatal error") and the driver aborts. Never in the
+ * pod's profile (pol_oci_json) or a normal build.
+ */
+static const struct pol_rule sanitizer_driver[] = {
+	{ "getdents", POL_ALLOW, POL_ARG_NONE },
+	{ "ptrace", POL_ALLOW, POL_ARG_NONE },
+};
 #endif
 
 const struct pol_rule *
@@ -469,6 +483,19 @@ pol_table_sanitizer(size_t *n)
 #ifdef KP_SANITIZE_SYSCALLS
 	*n = N(sanitizer);
 	return (sanitizer);
+#else
+	*n = 0;
+	return (NULL);
+#endif
+}
+
+/* Rules a sanitizer build adds to the driver process's own filter. */
+const struct pol_rule *
+pol_table_sanitizer_driver(size_t *n)
+{
+#ifdef KP_SANITIZE_SYSCALLS
+	*n = N(sanitizer_driver);
+	return (sanitizer_driver);
 #else
 	*n = 0;
 	return (NULL);

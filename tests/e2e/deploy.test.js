@@ -465,6 +465,8 @@ test('the device-driver component: privileged, the devices as hostPath volumes, 
   assert.equal(sc.readOnlyRootFilesystem, true);
   assert.deepEqual(sc.appArmorProfile, { type: 'Unconfined' });
   assert.match(ds.spec.template.metadata.annotations['kubeletplugin/pod-sandbox'], /^privileged .*docs\/security\.md/);
+  // What binds main() there: the driver's own filter, if it asks for it.
+  assert.match(ds.spec.template.metadata.annotations['kubeletplugin/pod-sandbox'], /the driver process only if it calls kp_policy_main_confine\(\)/);
   const devs = pod.volumes.filter((v) => v.hostPath && /Device$/.test(v.hostPath.type || ''));
   assert.deepEqual(devs.map((v) => [v.hostPath.path, v.hostPath.type]), [['/dev/loop-control', 'CharDevice']]);
   for (const v of devs) {

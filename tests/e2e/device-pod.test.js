@@ -17,6 +17,9 @@
 // emulator; where the kernel has AppArmor, also under
 // deploy/apparmor/kubeletplugin (components/apparmor), else it says so.
 //
+// The driver runs with kp_policy_main_confine (--main-confine): its
+// process is confined by its own filter, the runtime's being none.
+//
 // Probes (redteam.test.js has them all, outside a container): the
 // supervisor's and the publisher's /proc (mem, environ, root: the token),
 // ptrace, process_vm_readv, kill, tgkill, setns, mount, unshare(NEWUSER),
@@ -177,7 +180,9 @@ class Pod {
 
   async start() {
     const registered = this.sim.waitFor('registered', (i) => i.name === DRIVER, 30000);
-    this.drv = new TestDriver(this.root, ['--in-cluster', '--node-name', NODE, '--redteam-targets', this.targets],
+    // kp_policy_main_confine, as docs/deploy.md recommends with the
+    // component: the driver process loads the pod's profile itself.
+    this.drv = new TestDriver(this.root, ['--in-cluster', '--node-name', NODE, '--redteam-targets', this.targets, '--main-confine'],
       { binary: 'podman', prefixArgs: this.runArgs() });
     await this.drv.ready();
     await registered;
@@ -251,9 +256,16 @@ test('a device driver\'s privileged pod: the hooks\' sandbox holds against the r
   t.diagnostic(`devices to try: ${Object.values(pod.devices).join(', ')}`);
 
   // The pod is what the component says: no runtime seccomp filter, every
-  // capability; the nodeserver is confined all the same.
+  // capability; the nodeserver is confined all the same, and so is the
+  // driver process (kp_policy_main_confine): each of its threads runs
+  // one filter, its own, none of the runtime's.
   const drvSt = procStatus(pod.hostPid);
-  assert.match(drvSt.Seccomp, /^0$/, 'privileged: the runtime loads no seccomp filter');
+  for (const tid of fs.readdirSync(`/proc/${pod.hostPid}/task`)) {
+    const st = procStatus(`${pod.hostPid}/task/${tid}`);
+    assert.equal(st.Seccomp, '2', `driver thread ${tid}: kp_policy_main_confine's filter`);
+    assert.equal(st.Seccomp_filters, '1', `driver thread ${tid}: privileged, the runtime loaded no filter; one is the driver's own`);
+  }
+  await pod.drv.stderrMatch(/sandbox: driver process, seccomp enforce on every thread/);
   const full = BigInt(`0x${fs.readFileSync('/proc/self/status', 'utf8').match(/^CapBnd:\s+(\w+)/m)[1]}`);
   assert.equal(BigInt(`0x${drvSt.CapBnd}`), full, 'privileged: every capability');
   const ns = procStatus(pod.pids().nodeserver);

@@ -13,6 +13,7 @@
 #include "test.h"
 #include "policy/policy.h"
 #include "api/api.h"
+#include "ipc/child.h"
 
 static void
 check_table(const char *what, const struct pol_rule *t, size_t n)
@@ -187,6 +188,54 @@ main_needs(void)
 	free(def);
 }
 
+/*
+ * kp_policy_main_confine(): 0 or 1 only, off by default; part of the
+ * options an exec'd nodeserver's main() run must match (child_opts_diff
+ * names the policy), so a main() that confines only sometimes is caught.
+ * The filter itself, loaded: test_seccomp.c main_confined().
+ */
+static void
+main_confine(void)
+{
+	struct kp_options	*a, *b;
+	uint8_t			*fa, *fb;
+	size_t			 la, lb;
+	char			 err[KP_ERROR_SIZE];
+
+	CHECK(kp_policy_main_confine(NULL, 1) == KP_EINVAL);
+	CHECK(kp_options_new(&a) == 0);
+	CHECK_EQ(a->policy.main_confine, 0);
+	CHECK(kp_policy_main_confine(a, 2) == KP_EINVAL);
+	CHECK_CONTAINS(kp_options_last_error(a), "kp_policy_main_confine "
+	    "(beyond upstream): on is 2, not 0 or 1");
+	CHECK(kp_policy_main_confine(a, -1) == KP_EINVAL);
+	CHECK_EQ(a->policy.main_confine, 0);
+	CHECK(kp_policy_main_confine(a, 1) == 0);
+	CHECK_EQ(a->policy.main_confine, 1);
+	CHECK(kp_policy_main_confine(a, 0) == 0);
+	CHECK_EQ(a->policy.main_confine, 0);
+
+	CHECK(kp_options_new(&b) == 0);
+	CHECK(kp_driver_name(a, "loop.example.com") == 0);
+	CHECK(kp_driver_name(b, "loop.example.com") == 0);
+	CHECK(kp_policy_main_confine(b, 1) == 0);
+	CHECK_EQ(child_opts_flatten(a, &fa, &la, err, sizeof(err)), 0);
+	CHECK_EQ(child_opts_flatten(b, &fb, &lb, err, sizeof(err)), 0);
+	CHECK_EQ(child_opts_diff(fa, la, fb, lb, err, sizeof(err)),
+	    KP_EINVAL);
+	CHECK_CONTAINS(err, "policy differs");
+	free(fb);
+	CHECK(kp_policy_main_confine(a, 1) == 0);
+	CHECK_EQ(child_opts_flatten(a, &fb, &lb, err, sizeof(err)), 0);
+	free(fa);
+	CHECK_EQ(child_opts_flatten(b, &fa, &la, err, sizeof(err)), 0);
+	CHECK_EQ(child_opts_diff(fa, la, fb, lb, err, sizeof(err)), 0);
+	free(fa);
+	free(fb);
+	kp_options_free(a);
+	kp_options_free(b);
+}
+
 int
 main(void)
 {
@@ -318,5 +367,6 @@ main(void)
 	free(json);
 	kp_options_free(o);
 	main_needs();
+	main_confine();
 	return (test_done("test_policy"));
 }

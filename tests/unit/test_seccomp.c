@@ -5,10 +5,17 @@
  * socketpair, newfstatat, kill, clone, ioctl, prctl), the nodeserver's
  * EPERM with its record (policy/sigsys.c), the hooks' claim errors
  * (nodeserver/hooks.c), what a hook's own SIGSYS handler or mask changes,
- * strict mode and the other roles' death by SIGSYS.
+ * strict mode and the other roles' death by SIGSYS; the driver process's
+ * own filter (kp_policy_main_confine, policy/main.c) on every thread.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
+#include <linux/filter.h>
+#include <linux/loop.h>
+#include <linux/seccomp.h>
+#include <pthread.h>
 #include <linux/netlink.h>
 #include <netdb.h>
 #include <sched.h>
@@ -355,6 +362,150 @@ died_of_sigsys(int st)
 	return (st != -1 && WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS);
 }
 
+/* "Seccomp:" and "NoNewPrivs:" of every thread (/proc/self/task), as
+ * "<seccomp>/<nnp>" each; fewer than two threads is a failure. */
+static void
+threads_are(const char *want)
+{
+	char		 path[300], line[128], got[8];
+	DIR		*d;
+	struct dirent	*de;
+	FILE		*f;
+	int		 n = 0, sc, nnp;
+
+	CHECK((d = opendir("/proc/self/task")) != NULL);
+	while (d != NULL && (de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/status",
+		    de->d_name);
+		sc = nnp = -1;
+		CHECK((f = fopen(path, "r")) != NULL);
+		while (f != NULL && fgets(line, sizeof(line), f) != NULL) {
+			(void)sscanf(line, "Seccomp: %d", &sc);
+			(void)sscanf(line, "NoNewPrivs: %d", &nnp);
+		}
+		if (f != NULL)
+			fclose(f);
+		snprintf(got, sizeof(got), "%d/%d", sc, nnp);
+		CHECK_STREQ(got, want);
+		n++;
+	}
+	if (d != NULL)
+		closedir(d);
+	CHECK(n >= 2);
+}
+
+static void *
+idle(void *arg)
+{
+	pause();
+	return (arg);
+}
+
+static int	 own_filter_loaded;
+
+/* A thread with a filter of its own (allow all), this thread only. */
+static void *
+own_filter(void *arg)
+{
+	struct sock_filter	 allow = BPF_STMT(BPF_RET | BPF_K,
+				    SECCOMP_RET_ALLOW);
+	struct sock_fprog	 prog = { 1, &allow };
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 &&
+	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) == 0)
+		__atomic_store_n(&own_filter_loaded, 1, __ATOMIC_SEQ_CST);
+	pause();
+	return (arg);
+}
+
+/*
+ * kp_policy_main_confine's filter (policy_main), loaded after a thread
+ * started: every thread has it; the declared ioctl passes to the driver
+ * (ENOTTY on /dev/null), an undeclared one and a syscall outside the
+ * union get EPERM. As root (CAP_SYS_ADMIN) without NO_NEW_PRIVS.
+ */
+static void
+main_confined(void)
+{
+	struct kp_options	*o;
+	struct pol_union	*u;
+	char			 err[KP_ERROR_SIZE];
+	pthread_t		 th;
+	size_t			 i;
+	int			 fd, inunion = 0;
+
+	CHECK(kp_options_new(&o) == 0);
+	CHECK(kp_policy_main_ioctl(o, LOOP_CTL_GET_FREE) == 0);
+	CHECK(kp_policy_main_confine(o, 1) == 0);
+	CHECK(pol_union_build(&o->policy, POL_UNION_DRIVER, &u) == 0);
+	for (i = 0; i < u->n; i++)
+		inunion |= strcmp(u->e[i].name, "personality") == 0;
+	free(u);
+	CHECK(inunion == 0);
+	CHECK(pthread_create(&th, NULL, idle, NULL) == 0);
+	CHECK((fd = open("/dev/null", O_RDONLY)) != -1);
+	CHECK(syscall(SYS_personality, 0xffffffffUL) != -1);
+	threads_are("0/0");
+	CHECK_EQ(policy_main(o, err, sizeof(err)), 0);
+	threads_are(geteuid() == 0 ? "2/0" : "2/1");
+	errno = 0;
+	CHECK(ioctl(fd, LOOP_CTL_GET_FREE) == -1 && errno == ENOTTY);
+	DENIED(ioctl(fd, LOOP_CTL_ADD, 0));
+	DENIED(syscall(SYS_personality, 0xffffffffUL));
+	close(fd);
+	kp_options_free(o);
+}
+
+/* Without CAP_SYS_ADMIN: NO_NEW_PRIVS first, on every thread. */
+static void
+main_confined_nnp(void)
+{
+	struct __user_cap_header_struct	 h = { _LINUX_CAPABILITY_VERSION_3,
+					    0 };
+	struct __user_cap_data_struct	 c[2];
+	struct kp_options		*o;
+	char				 err[KP_ERROR_SIZE];
+	pthread_t			 th;
+
+	CHECK(syscall(SYS_capget, &h, c) == 0);
+	c[CAP_TO_INDEX(CAP_SYS_ADMIN)].effective &=
+	    ~CAP_TO_MASK(CAP_SYS_ADMIN);
+	CHECK(syscall(SYS_capset, &h, c) == 0);
+	CHECK(kp_options_new(&o) == 0);
+	CHECK(kp_policy_main_confine(o, 1) == 0);
+	CHECK(pthread_create(&th, NULL, idle, NULL) == 0);
+	CHECK_EQ(policy_main(o, err, sizeof(err)), 0);
+	threads_are("2/1");
+	kp_options_free(o);
+}
+
+/* A thread with a filter TSYNC cannot replace: nothing is loaded, and
+ * the error says why. */
+static void
+main_confined_tsync(void)
+{
+	struct kp_options	*o;
+	char			 err[KP_ERROR_SIZE];
+	pthread_t		 th;
+	int			 i;
+
+	CHECK(kp_options_new(&o) == 0);
+	CHECK(kp_policy_main_confine(o, 1) == 0);
+	CHECK(pthread_create(&th, NULL, own_filter, NULL) == 0);
+	for (i = 0; i < 500 && !__atomic_load_n(&own_filter_loaded,
+	    __ATOMIC_SEQ_CST); i++)
+		usleep(2000);
+	CHECK(own_filter_loaded);
+	CHECK_EQ(policy_main(o, err, sizeof(err)), KP_ESANDBOX);
+	CHECK_CONTAINS(err, "a thread of this process runs a seccomp filter "
+	    "of its own");
+	/* This thread is still unconfined. */
+	CHECK(syscall(SYS_personality, 0xffffffffUL) != -1);
+	kp_options_free(o);
+}
+
 int
 main(void)
 {
@@ -380,6 +531,9 @@ main(void)
 	CHECK(died_of_sigsys(in_child(publisher_calls)));
 	CHECK(died_of_sigsys(in_child(publisher_raw)));
 	CHECK(died_of_sigsys(in_child(publisher_netlink)));
+	CHECK(in_child(main_confined) == 0);
+	CHECK(in_child(main_confined_nnp) == 0);
+	CHECK(in_child(main_confined_tsync) == 0);
 
 	/* Pid 1 of its own namespace dies of SIGSYS too: the handler makes
 	 * the trapped syscall again with SIG_DFL, and that trap's SIGSYS is

@@ -12,8 +12,8 @@
  * --redteam-targets FILE (lines "key path"), read before kp_start(); the
  * nodeserver inherits it in memory. Probes name targets by key.
  *
- * The options are kp_testdriver's kp_* setters plus --in-cluster and
- * --redteam-targets, so tests/e2e/lib/plugin.js's TestDriver runs it with
+ * The options are kp_testdriver's kp_* setters plus --in-cluster,
+ * --main-confine (kp_policy_main_confine) and --redteam-targets, so tests/e2e/lib/plugin.js's TestDriver runs it with
  * `binary: REDTEAM`. After kp_start it prints "ready <pid>" and reads
  * "status" and "stop" on stdin, as kp_testdriver does.
  *
@@ -1409,6 +1409,7 @@ apply(struct kp_options *o, int ch, const char *a)
 	case 302: return (kp_sandbox_syscall(o, a));
 	case 303: return (kp_sandbox_hide_path(o, a));
 	case 304: return (sandbox_user(o, a));
+	case 305: return (kp_policy_main_confine(o, 1));
 	default: return (-1);
 	}
 }
@@ -1429,6 +1430,7 @@ parse(int argc, char **argv, struct kp_options *o)
 		{ "sandbox-mode", 1, 0, 300 }, { "sandbox-cap", 1, 0, 301 },
 		{ "sandbox-syscall", 1, 0, 302 }, { "hide-path", 1, 0, 303 },
 		{ "sandbox-user", 1, 0, 304 }, { "node-uid", 1, 0, 'U' },
+		{ "main-confine", 0, 0, 305 },
 		{ 0, 0, 0, 0 }
 	};
 	int	 ch;

@@ -40,6 +40,9 @@
  * 20 ms until a call fails or MS passed, then prints "errcb-republish
  * <KP_NAME of the last call> n=<calls> ms=<elapsed>".
  * --no-qualified-names-check: kp_validate_qualified_names(o, 0).
+ * --main-confine: kp_policy_main_confine(o, 1); --main-ioctl <n>:
+ * kp_policy_main_ioctl(o, n); command "loopctl" then asks
+ * /dev/loop-control for a free loop device from main() (loopctl()).
  * With --exit-on-stop a thread waits in kp_plugin_wait() and prints
  * "plugin-stopped <KP_NAME> <reason>" when the plugin stops on its own.
  * End of input stops as "stop" does. Claim "hang-forever..." makes the
@@ -50,6 +53,7 @@
 #include <fcntl.h>
 #include <dirent.h>
 #include <getopt.h>
+#include <linux/loop.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -1679,6 +1683,8 @@ apply(struct kp_options *o, int ch, const char *a)
 
 		return (fd == -1 || dup2(fd, 2) == -1 ? -1 : close(fd));
 	}
+	case 402: return (kp_policy_main_confine(o, 1));
+	case 403: return (kp_policy_main_ioctl(o, strtoul(a, NULL, 0)));
 	case 401: {
 		/* --ioctl-before-start: a device call main() makes before
 		 * kp_start(), which the exec'd nodeserver's run refuses. */
@@ -1750,6 +1756,7 @@ parse(int argc, char **argv, struct kp_options *o)
 		{ "initial-state", 1, 0, 398 },
 		{ "initial-state-big", 1, 0, 399 },
 		{ "initial-state-file", 1, 0, 400 },
+		{ "main-confine", 0, 0, 402 }, { "main-ioctl", 1, 0, 403 },
 		{ 0, 0, 0, 0 }
 	};
 	int	 ch;
@@ -2025,6 +2032,27 @@ idle_thread(void *arg)
 	return (arg);
 }
 
+/*
+ * "loopctl": what a loop-device driver's main() asks of /dev/loop-control
+ * after kp_start() (LOOP_CTL_GET_FREE), printed as "loopctl loop<n>" or
+ * "loopctl <errno name> <open|ioctl>" (confine.test.js).
+ */
+static void
+loopctl(void)
+{
+	int	 fd, n;
+
+	if ((fd = open("/dev/loop-control", O_RDWR | O_CLOEXEC)) == -1) {
+		printf("loopctl %s open\n", strerrorname_np(errno));
+		return;
+	}
+	if ((n = ioctl(fd, LOOP_CTL_GET_FREE)) < 0)
+		printf("loopctl %s ioctl\n", strerrorname_np(errno));
+	else
+		printf("loopctl loop%d\n", n);
+	close(fd);
+}
+
 static void
 commands(struct kp_plugin *p, int fds_before)
 {
@@ -2121,6 +2149,8 @@ commands(struct kp_plugin *p, int fds_before)
 			    r ? kp_options_last_error(drv.opts) : "");
 			if (r != 0)
 				break;
+		} else if (strncmp(line, "loopctl", 7) == 0) {
+			loopctl();
 		} else if (strncmp(line, "stop", 4) == 0)
 			break;
 		fflush(stdout);
