@@ -12,7 +12,9 @@
  *   nodeserver until kp_start(), where the ioctl is not allowed) and
  *   declares that ioctl for the pod's seccomp profile
  *   (kp_policy_main_ioctl()); --print-seccomp-profile prints the profile
- *   for the pod from this binary's own options.
+ *   for the pod from this binary's own options; in its privileged pod,
+ *   where the runtime applies none, it loads that profile on itself
+ *   (kp_policy_main_confine()).
  * - The hooks only name the nodes; the runtime takes type and numbers
  *   from the host's node, which the supervisor checked against the rule.
  *
@@ -342,6 +344,10 @@ main(int argc, char **argv)
 	if (kp_cdi_allow_device_number(o, "/dev/loop[0-9]*", 'b',
 	    LOOP_MAJOR_NR, 0, KP_CDI_MINOR_MAX) != 0 ||
 	    kp_policy_main_ioctl(o, LOOP_CTL_ADD) != 0 ||
+	    /* Its pod is privileged (deploy/components/device-driver), so
+	     * the runtime applies no profile: the process loads it itself
+	     * when kp_start() returns. */
+	    kp_policy_main_confine(o, 1) != 0 ||
 	    kp_driver_name(o, cfg.driver) != 0)
 		goto fail;
 	if (print) {

@@ -4,7 +4,7 @@
 // binary, is the policy tool's with main()'s one ioctl and lets main() make
 // that call; run as root on this machine's loop devices with the emulator
 // and the kubelet simulator, it publishes /dev/loop0../dev/loop<N-1> with
-// their numbers and prepares a claim into a CDI spec that names the node,
+// their numbers (its main() confined by its own profile) and prepares a claim into a CDI spec that names the node,
 // which the supervisor passed against the driver's block 7:* rule.
 
 const test = require('node:test');
@@ -69,6 +69,11 @@ test('the loop driver publishes its loop devices and prepares a claim into a spe
     if (proc.exitCode !== null) throw new Error(`loop-driver exited ${proc.exitCode}:\n${log}`);
     return /loop-driver: published 2 loop device/.test(log);
   }, 20000, 50);
+  // It confined itself (kp_policy_main_confine) before its LOOP_CTL_ADD,
+  // which the declaration let through: every thread under its filter.
+  for (const tid of fs.readdirSync(`/proc/${proc.pid}/task`)) {
+    assert.match(fs.readFileSync(`/proc/${proc.pid}/task/${tid}/status`, 'utf8'), /^Seccomp:\s+2$/m, `thread ${tid}`);
+  }
   const devs = await until(() => {
     const d = emu.getSlices({ fieldSelector: `spec.driver=${DRIVER}` }).flatMap((s) => s.spec.devices || []);
     return d.length === 2 ? d : null;
