@@ -60,21 +60,35 @@ check-asan:
 # C code again against the sanitizer build. A per-test timeout where the
 # node has one (20.11+; Debian 12's node 18 does not): a hung peer then
 # cannot hang CI.
+#
+# Two files at a time (E2E_JOBS): a file spends most of its time waiting
+# on the plugin's timers (heartbeats, backoffs, sync delays), a few percent
+# of a core, and each has its own directories, sockets and ports (0); a
+# test that changes machine-wide state takes a lock (tests/e2e/lib/plugin.js
+# machineLock). tools/e2e-run.js starts them in the order given, unlike
+# node --test: the slowest first (E2E_SLOW, E2E_ASAN: about the order of
+# their times), so that no long one starts last; every other file follows
+# in name order. E2E_JOBS=1 runs them one by one.
 NODE_TIMEOUT	:= $(shell node --test-timeout=1 -e 0 >/dev/null 2>&1 && \
 		    echo --test-timeout=300000)
+E2E_JOBS	?= 2
+# The sanitizer list one at a time: each of its files is about twice as
+# slow when two run (ASan's CPU), so two gain little there.
+E2E_ASAN_JOBS	?= 1
+E2E_SLOW	 = slices chaos hostile faults observer health lifecycle \
+		   publish redteam exhaustion http core channels
+E2E_ASAN	 = hostile observer lifecycle publish core channels \
+		   pci-driver sandbox rpc isolation rolling attack connections \
+		   metadata toolkit files claiminfo libraries confine
+e2e_files	 = $(patsubst %,tests/e2e/%.test.js,$(1))
+E2E_ALL		 = $(call e2e_files,$(E2E_SLOW)) $(filter-out \
+		   $(call e2e_files,$(E2E_SLOW)),$(sort $(wildcard tests/e2e/*.test.js)))
 check-e2e:
-	@KP_BUILD=$(BUILD) node --test --test-concurrency=1 $(NODE_TIMEOUT) tests/e2e/
+	@KP_BUILD=$(BUILD) node $(NODE_TIMEOUT) tools/e2e-run.js $(E2E_JOBS) \
+	    $(E2E_ALL)
 	@KP_BUILD=$(ASAN) ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
-	    node --test --test-concurrency=1 $(NODE_TIMEOUT) tests/e2e/core.test.js \
-	    tests/e2e/rpc.test.js tests/e2e/publish.test.js \
-	    tests/e2e/sandbox.test.js tests/e2e/isolation.test.js \
-	    tests/e2e/files.test.js tests/e2e/attack.test.js \
-	    tests/e2e/connections.test.js tests/e2e/rolling.test.js \
-	    tests/e2e/metadata.test.js tests/e2e/channels.test.js \
-	    tests/e2e/toolkit.test.js tests/e2e/lifecycle.test.js \
-	    tests/e2e/observer.test.js tests/e2e/hostile.test.js \
-	    tests/e2e/pci-driver.test.js tests/e2e/libraries.test.js \
-	    tests/e2e/claiminfo.test.js tests/e2e/confine.test.js
+	    node $(NODE_TIMEOUT) tools/e2e-run.js $(E2E_ASAN_JOBS) \
+	    $(call e2e_files,$(E2E_ASAN))
 
 # libFuzzer targets (tests/fuzz/fuzz_*.c), a third build directory with
 # only them built. Each reads its seeds in tests/fuzz/corpus/<target> and

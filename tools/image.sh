@@ -69,7 +69,9 @@ case $name in
 esac
 image=${image:-localhost/kubeletplugin/$name:0.1.0}
 bins="$driver $build/tools/kubeletplugin-probe$extra"
-ctx=$build/image
+# One context a driver name: two images built at once (make check runs
+# two test files at a time) never share a directory.
+ctx=$build/image/$name
 root=$ctx/rootfs
 
 command -v podman >/dev/null 2>&1 || {

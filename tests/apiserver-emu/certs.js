@@ -47,6 +47,29 @@ function makePki(dir, { hosts = ['127.0.0.1', 'localhost'] } = {}) {
   };
 }
 
+// emulatorPki is makePki for startEmulator: the CA and server certificate
+// are made once a process and copied into dir (a fresh temporary directory
+// when omitted) for each emulator, since the openssl CLI costs about half
+// a second a PKI under load and the end-to-end suites start an emulator a
+// test. Emulators of one process then share a CA and server key; each
+// still has its own files, and client certificates it issues go to its own
+// directory. makePki itself still makes a new CA each call (a test's
+// "other" CA must differ); APISERVER_EMU_FRESH_PKI=1 makes one an emulator.
+let template = null;
+const PKI_FILES = ['ca.crt', 'ca.key', 'server.crt', 'server.key'];
+function emulatorPki(dir) {
+  if (process.env.APISERVER_EMU_FRESH_PKI) return makePki(dir);
+  if (!template) {
+    template = makePki();
+    const own = template.dir;
+    process.on('exit', () => fs.rmSync(own, { recursive: true, force: true }));
+  }
+  dir = dir || fs.mkdtempSync(path.join(os.tmpdir(), 'apiserver-emu-pki-'));
+  fs.mkdirSync(dir, { recursive: true });
+  for (const f of PKI_FILES) fs.copyFileSync(path.join(template.dir, f), path.join(dir, f));
+  return { ...template, dir, caFile: path.join(dir, 'ca.crt'), caKeyFile: path.join(dir, 'ca.key') };
+}
+
 // issueClientCert signs a client certificate with the CA of pki.
 function issueClientCert(pki, user, groups = [], name = user.replace(/[^A-Za-z0-9_-]/g, '_')) {
   const p = (f) => path.join(pki.dir, f);
@@ -65,4 +88,4 @@ function issueClientCert(pki, user, groups = [], name = user.replace(/[^A-Za-z0-
   };
 }
 
-module.exports = { makePki, issueClientCert };
+module.exports = { makePki, emulatorPki, issueClientCert };

@@ -14,7 +14,7 @@ const https = require('node:https');
 const http = require('node:http');
 const fs = require('node:fs');
 const crypto = require('node:crypto');
-const { makePki, issueClientCert } = require('./certs.js');
+const { emulatorPki, issueClientCert } = require('./certs.js');
 const { Store, clone, uid, now, generateName } = require('./store.js');
 const { Faults, checkRate } = require('./faults.js');
 const G = require('./gates.js');
@@ -92,7 +92,7 @@ async function startEmulator(opts = {}) {
     port: opts.port || 0,
   };
   emu.store = new Store({ historySize: emu.opts.historySize, initialRV: emu.opts.initialResourceVersion });
-  const pki = makePki(opts.dir);
+  const pki = emulatorPki(opts.dir);
   // A temporary PKI (no dir given) is ours to remove at stop: it holds
   // the CA's private key.
   const ownPki = !opts.dir;

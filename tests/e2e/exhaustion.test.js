@@ -61,6 +61,13 @@ async function codeOf(p) {
   }
 }
 
+// After the assertions: the hook that never returns would hold the
+// nodeserver's stop, and so the test's teardown, to the stop deadline
+// (twice the 5 s a child gets, supervisor/drain.c).
+function endHungHook(nodeserver) {
+  try { process.kill(nodeserver, 'SIGKILL'); } catch { /* gone */ }
+}
+
 test('a hook that never returns, serialized: DEADLINE_EXCEEDED, the plugin stays healthy', async (t) => {
   const { root, drv, sim } = await setup(t);
   await sim.nodePrepareResources(DRIVER, [claim('before')], { timeoutMs: 5000 });
@@ -83,6 +90,7 @@ test('a hook that never returns, serialized: DEADLINE_EXCEEDED, the plugin stays
   assert.equal((await drv.status()).state, 1);
   assert.ok(fdCount(r0.nodeserver) <= fds0 + 2, `nodeserver fds ${fds0} -> ${fdCount(r0.nodeserver)}`);
   assert.doesNotMatch(drv.stderr, /killed by|exited with|violation/);
+  endHungHook(r0.nodeserver);
 });
 
 test('a hook that never returns, 4 workers without serialization: other claims proceed', async (t) => {
@@ -99,6 +107,7 @@ test('a hook that never returns, 4 workers without serialization: other claims p
     await sim.nodeUnprepareResources(DRIVER, [c], { timeoutMs: 2500 });
   }
   assert.equal(await codeOf(hung), DEADLINE_EXCEEDED);
+  endHungHook(roles(drv.proc.pid).nodeserver);
 });
 
 function mem(pid) {

@@ -18,11 +18,10 @@ const path = require('node:path');
 const { randomUUID } = require('node:crypto');
 const { KubeletSim } = require('../kubelet-sim');
 const { startEmulator, kubeconfig } = require('../apiserver-emu');
-const { makeRoot, TestDriver, TESTDRIVER, BUILD, roles, until, procStatus, IDS, childLines, isolationProbe } = require('./lib/plugin');
+const { makeRoot, TestDriver, TESTDRIVER, BUILD, roles, until, procStatus, IDS, childLines, isolationProbe, TOKEN_DIR, testTokenDir } = require('./lib/plugin');
 
 const DRIVER = 'test.example.com';
 const NODE = 'node-1';
-const TOKEN_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
 const asRoot = process.getuid() === 0;
 const skip = asRoot ? false : 'needs root (uids, namespaces)';
 
@@ -353,16 +352,12 @@ test('a kubeconfig naming a token file in a state directory is refused, naming b
   assert.match(l, new RegExp(`^error KP_\\w+ .*the token file ${tokenFile} \\(kp_kube_client_kubeconfig\\) lies in ${state}, within the state directory ${state} \\(kp_sandbox_state_dir\\)`));
 });
 
-test('in-cluster mode: the publisher reads the token directory, the nodeserver does not', { skip: skip || (fs.existsSync(TOKEN_DIR) && !fs.existsSync(path.join(TOKEN_DIR, '.kp-test')) ? 'a real token directory exists' : false) }, async (t) => {
+test('in-cluster mode: the publisher reads the token directory, the nodeserver does not', { skip }, async (t) => {
   // The machine has no service-account directory: make one for the test.
-  let made = null;
-  if (!fs.existsSync(TOKEN_DIR)) {
-    made = TOKEN_DIR.split('/').slice(0, 4).join('/');	// /var/run/secrets
-    if (fs.existsSync(made)) made = TOKEN_DIR;
-    fs.mkdirSync(TOKEN_DIR, { recursive: true });
+  if (!(await testTokenDir(t))) {
+    t.skip('a real token directory exists');
+    return;
   }
-  fs.writeFileSync(path.join(TOKEN_DIR, '.kp-test'), '');
-  t.after(() => { if (made) fs.rmSync(made, { recursive: true, force: true }); });
   process.env.KP_TEST_READ = path.join(TOKEN_DIR, 'token');
   t.after(() => { delete process.env.KP_TEST_READ; });
   const { emu, drv, sim } = await setup(t, { inCluster: true });

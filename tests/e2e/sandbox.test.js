@@ -14,12 +14,11 @@ const path = require('node:path');
 const { randomUUID } = require('node:crypto');
 const { execFileSync, spawn } = require('node:child_process');
 const { KubeletSim } = require('../kubelet-sim');
-const { makeRoot, TestDriver, roles, until, procStatus, BUILD } = require('./lib/plugin');
+const { makeRoot, TestDriver, roles, until, procStatus, BUILD, TOKEN_DIR, testTokenDir } = require('./lib/plugin');
 const { stress } = require('./stress');
 const { startEmulator, kubeconfig } = require('../apiserver-emu');
 
 const DRIVER = 'test.example.com';
-const TOKEN_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
 const claim = (name) => ({ namespace: 'default', name, uid: randomUUID() });
 const CAP_NET_ADMIN = 12;
 
@@ -348,15 +347,9 @@ test('the registrar cannot open /etc/passwd', async (t) => {
 
 test('the nodeserver cannot read the token directory or a hidden path', async (t) => {
   // A service-account token where the pod would have it (created for the
-  // test when the machine has none) and a driver-hidden directory.
-  let made = null;
-  if (!fs.existsSync(TOKEN_DIR)) {
-    made = TOKEN_DIR.split('/').slice(0, 4).join('/');	// /var/run/secrets
-    if (fs.existsSync(made)) made = null;
-    fs.mkdirSync(TOKEN_DIR, { recursive: true });
-    fs.writeFileSync(path.join(TOKEN_DIR, 'token'), 'secret-token');
-  }
-  t.after(() => { if (made) fs.rmSync(made, { recursive: true, force: true }); });
+  // test when the machine has none; a real one is used as it is) and a
+  // driver-hidden directory.
+  await testTokenDir(t);
   // Readable by every uid (the nodeserver has its own): what fails then
   // fails because it is hidden, not because of the permissions.
   const hidden = fs.mkdtempSync(path.join(os.tmpdir(), 'kp-hidden-'));

@@ -88,15 +88,27 @@ async function spawnCtl(t, emu, dir, { args = [], node = NODE } = {}) {
     return { creates: +m[1], updates: +m[2], deletes: +m[3], pending: +m[4], synced: +m[5], lastError: m[6] };
   };
   ctl.slices = (version = 'v1') => emu.getSlices({ fieldSelector: SEL, version });
-  // settle: no pending pool and no write for 1 s (5 sync delays).
+  // settle: no pending pool and no write for 1 s (5 sync delays). The
+  // write count is sampled every 100 ms, so the second of quiet counts
+  // from the last write, not from a fixed tick (which made a settle after
+  // writes cost two whole seconds).
   ctl.settle = async (timeoutMs = 30000) => {
     const end = Date.now() + timeoutMs;
+    let n = emu.writes().length;
+    let quiet = Date.now();
     for (;;) {
-      const n = emu.writes().length;
-      await sleep(1000);
-      const st = await ctl.stats();
-      if (st.pending === 0 && emu.writes().length === n) return st;
-      if (Date.now() > end) throw new Error(`not settled: ${JSON.stringify(st)}; stderr:\n${ctl.stderr.slice(-4000)}`);
+      await sleep(100);
+      if (emu.writes().length !== n) {
+        n = emu.writes().length;
+        quiet = Date.now();
+      } else if (Date.now() - quiet >= 1000) {
+        const st = await ctl.stats();
+        if (st.pending === 0 && emu.writes().length === n) return st;
+      }
+      if (Date.now() > end) {
+        const st = await ctl.stats();
+        throw new Error(`not settled: ${JSON.stringify(st)}; stderr:\n${ctl.stderr.slice(-4000)}`);
+      }
     }
   };
   ctl.stop = async () => {
@@ -515,8 +527,7 @@ test('a pool with a node selector: no nodeName, its own watch, other nodes left 
   const other = await spawnCtl(t, emu, ctl.dir, { node: 'node-2' });
   await other.publish([pool('rack-r2', [devs('n', 1)], { nodeSelector: sel })]);
   await ctl.publish([pool(NODE, [devs('gpu', 1)]), pool('rack-r1', [devs('s', 2)], { nodeSelector: sel })]);
-  await ctl.settle();
-  await other.settle();
+  await Promise.all([ctl.settle(), other.settle()]);
   const shared = emu.getSlices({ fieldSelector: noNode });
   assert.deepEqual(shared.map((s) => s.spec.pool.name).sort(), ['rack-r1', 'rack-r2']);
   const mine = shared.find((s) => s.spec.pool.name === 'rack-r1');
@@ -534,8 +545,7 @@ test('a pool with a node selector: no nodeName, its own watch, other nodes left 
   assert.deepEqual(writes(emu), []);
   // Wiped: recreated once.
   emu.deleteSlices({ fieldSelector: noNode });
-  await ctl.settle();
-  await other.settle();
+  await Promise.all([ctl.settle(), other.settle()]);
   assert.equal(emu.getSlices({ fieldSelector: noNode }).length, 2);
   assert.equal(writes(emu, 'POST').length, 2);
   // Dropped from the desired state: deleted.

@@ -293,6 +293,59 @@ async function withApi(t, root, args = [], opts = {}, emuOpts = {}) {
   return { emu, drv, kc };
 }
 
+// A lock across test processes (make check runs test files two at a time)
+// for a test that changes machine-wide state: resolves to its release
+// function once held. A lock whose holder died is taken over.
+async function machineLock(name) {
+  const file = path.join(os.tmpdir(), `kp-e2e-${name}.lock`);
+  for (;;) {
+    try {
+      fs.writeFileSync(file, String(process.pid), { flag: 'wx' });
+      return () => fs.rmSync(file, { force: true });
+    } catch (e) {
+      if (e.code !== 'EEXIST') throw e;
+    }
+    try {
+      const holder = Number(fs.readFileSync(file, 'utf8'));
+      // Empty: just created, or its holder died before writing its pid.
+      const dead = holder ? !isAlive(holder) : Date.now() - fs.statSync(file).mtimeMs > 5000;
+      if (dead) fs.rmSync(file, { force: true });
+    } catch { /* released meanwhile */ }
+    await sleep(100);
+  }
+}
+
+// The service-account token directory, where kubelet would project the
+// token. testTokenDir(t) makes it for test t when the machine has none
+// (with a token file, and a .kp-test mark telling it from a real one) and
+// removes what it made after t; it holds a lock meanwhile, so that two test
+// files running at once do not make and remove it under each other.
+// Resolves to false when a real one exists (left alone: t should skip).
+const TOKEN_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
+async function testTokenDir(t) {
+  const release = await machineLock('token-dir');
+  let made = null;
+  try {
+    if (fs.existsSync(TOKEN_DIR) && !fs.existsSync(path.join(TOKEN_DIR, '.kp-test'))) {
+      release();
+      return false;
+    }
+    // The outermost directory that did not exist, removed after.
+    for (let d = TOKEN_DIR; !fs.existsSync(d); d = path.dirname(d)) made = d;
+    fs.mkdirSync(TOKEN_DIR, { recursive: true });
+    fs.writeFileSync(path.join(TOKEN_DIR, '.kp-test'), '');
+    if (made) fs.writeFileSync(path.join(TOKEN_DIR, 'token'), 'secret-token');
+  } catch (e) {
+    release();
+    throw e;
+  }
+  t.after(() => {
+    if (made) fs.rmSync(made, { recursive: true, force: true });
+    release();
+  });
+  return true;
+}
+
 // A TCP port on 127.0.0.1 nothing listens on (just now).
 function freePort() {
   return new Promise((resolve, reject) => {
@@ -329,5 +382,5 @@ async function isolationProbe(drv, sim, emu, driver, node) {
 module.exports = {
   ROOT, BUILD, TESTDRIVER, PCI_DRIVER, REDTEAM, makeRoot, TestDriver, childrenOf, comm, procStatus,
   roles, sleep, until, watchSockets, isAlive, UID_BASE, IDS, giveToNodeserver, childLines, isolationProbe, freePort, memFind,
-  attackProbes, withApi,
+  attackProbes, withApi, machineLock, TOKEN_DIR, testTokenDir,
 };
