@@ -9,23 +9,17 @@
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const { spawn, spawnSync } = require('node:child_process');
+const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
 const { randomUUID } = require('node:crypto');
-const { KubeletSim } = require('../kubelet-sim');
-const { startEmulator, kubeconfig } = require('../apiserver-emu');
-const { BUILD, makeRoot, until, giveToNodeserver } = require('./lib/plugin');
+const { BUILD, until } = require('./lib/plugin');
+const { LOOP_DRIVER, DRIVER, NODE, loopSkip, startLoopDriver } = require('./lib/loop-driver');
 
-const LOOP_DRIVER = path.join(BUILD, 'examples', 'loop-driver');
 const POLICY = path.join(BUILD, 'tools', 'kubeletplugin-policy');
-const DRIVER = 'loop.example.com';
-const NODE = 'node-1';
 const LOOP_CTL_ADD = 0x4C80;
 
-const root = process.getuid() === 0;
-const loops = fs.existsSync('/dev/loop-control');
-const opts = { skip: !root ? 'needs root (loop devices, sandbox ids)' : !loops ? 'no /dev/loop-control on this machine' : false };
+const opts = { skip: loopSkip() };
 
 test('--print-seccomp-profile, through the policy tool, is the tool\'s profile with main()\'s LOOP_CTL_ADD', () => {
   const own = spawnSync(LOOP_DRIVER, ['--print-seccomp-profile'], { encoding: 'utf8' });
@@ -43,32 +37,7 @@ test('--print-seccomp-profile, through the policy tool, is the tool\'s profile w
 });
 
 test('the loop driver publishes its loop devices and prepares a claim into a spec naming the node', opts, async (t) => {
-  const r = makeRoot(DRIVER);
-  const emu = await startEmulator({ versions: ['v1'], nodes: [NODE], tokenFile: path.join(r.dir, 'token') });
-  fs.copyFileSync(emu.caFile, path.join(r.dir, 'ca.crt'));
-  const kc = path.join(r.dir, 'kubeconfig');
-  fs.writeFileSync(kc, kubeconfig({ server: emu.url }));
-  const cdi = path.join(r.dir, 'cdi');
-  const state = path.join(r.dir, 'state');
-  fs.mkdirSync(cdi);
-  giveToNodeserver(state);
-  const proc = spawn(LOOP_DRIVER, ['--node-name', NODE, '--kubelet-dir', r.dir, '--kubeconfig', kc,
-    '--cdi-dir', cdi, '--state-dir', state, '--devices', '2'], { stdio: ['ignore', 'ignore', 'pipe'] });
-  let log = '';
-  proc.stderr.on('data', (b) => { log += b; });
-  const exited = new Promise((res) => proc.on('close', (code) => res(code)));
-  let kubelet;
-  t.after(async () => {
-    proc.kill('SIGTERM');
-    await exited;
-    if (kubelet) await kubelet.stop();
-    await emu.stop();
-    r.cleanup();
-  });
-  await until(() => {
-    if (proc.exitCode !== null) throw new Error(`loop-driver exited ${proc.exitCode}:\n${log}`);
-    return /loop-driver: published 2 loop device/.test(log);
-  }, 20000, 50);
+  const { emu, kubelet, cdi, proc } = await startLoopDriver(t);
   // It confined itself (kp_policy_main_confine) before its LOOP_CTL_ADD,
   // which the declaration let through: every thread under its filter.
   for (const tid of fs.readdirSync(`/proc/${proc.pid}/task`)) {
@@ -84,8 +53,6 @@ test('the loop driver publishes its loop devices and prepares a claim into a spe
     assert.deepEqual(d.attributes.major, { int: Math.floor(st.rdev / 256) & 0xfff });
     assert.deepEqual(d.attributes.index, { int: i });
   }
-  kubelet = new KubeletSim({ registryDir: r.registry }).start();
-  await kubelet.waitForDriver(DRIVER);
   const c = { namespace: 'default', name: 'c1', uid: randomUUID() };
   emu.addClaim({ ...c, allocation: { results: [{ request: 'disk', driver: DRIVER, pool: NODE, device: 'loop1' }] } });
   const res = await kubelet.nodePrepareResources(DRIVER, [c]);

@@ -15,13 +15,12 @@
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const { spawn, spawnSync, execFileSync } = require('node:child_process');
+const { spawnSync, execFileSync } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
 const { randomUUID } = require('node:crypto');
-const { KubeletSim } = require('../kubelet-sim');
-const { startEmulator, kubeconfig } = require('../apiserver-emu');
-const { BUILD, makeRoot, until, giveToNodeserver } = require('./lib/plugin');
+const { BUILD } = require('./lib/plugin');
+const { DRIVER, NODE, loopSkip, startLoopDriver } = require('./lib/loop-driver');
 
 const POLICY = path.join(BUILD, 'tools', 'kubeletplugin-policy');
 
@@ -76,40 +75,10 @@ test('red team: main()\'s declarations reach the pod profile only; the tool\'s -
 // "loop50", a loop device the driver does not publish (the host's own:
 // a snap's, a disk image's), were prepared into specs naming
 // /dev/loop1 and /dev/loop50, which the block 7:* rule lets through.
-const LOOP_DRIVER = path.join(BUILD, 'examples', 'loop-driver');
-const loopOpts = { skip: process.getuid() !== 0 ? 'needs root (loop devices, sandbox ids)' : !fs.existsSync('/dev/loop-control') ? 'no /dev/loop-control on this machine' : false };
+const loopOpts = { skip: loopSkip() };
 
 test('red team: the loop driver prepares only the loop devices it publishes, by their published names', loopOpts, async (t) => {
-  const DRIVER = 'loop.example.com';
-  const NODE = 'node-1';
-  const r = makeRoot(DRIVER);
-  const emu = await startEmulator({ versions: ['v1'], nodes: [NODE], tokenFile: path.join(r.dir, 'token') });
-  fs.copyFileSync(emu.caFile, path.join(r.dir, 'ca.crt'));
-  const kc = path.join(r.dir, 'kubeconfig');
-  fs.writeFileSync(kc, kubeconfig({ server: emu.url }));
-  const cdi = path.join(r.dir, 'cdi');
-  const state = path.join(r.dir, 'state');
-  fs.mkdirSync(cdi);
-  giveToNodeserver(state);
-  const proc = spawn(LOOP_DRIVER, ['--node-name', NODE, '--kubelet-dir', r.dir, '--kubeconfig', kc,
-    '--cdi-dir', cdi, '--state-dir', state, '--devices', '2'], { stdio: ['ignore', 'ignore', 'pipe'] });
-  let log = '';
-  proc.stderr.on('data', (b) => { log += b; });
-  const exited = new Promise((res) => proc.on('close', (code) => res(code)));
-  let kubelet;
-  t.after(async () => {
-    proc.kill('SIGTERM');
-    await exited;
-    if (kubelet) await kubelet.stop();
-    await emu.stop();
-    r.cleanup();
-  });
-  await until(() => {
-    if (proc.exitCode !== null) throw new Error(`loop-driver exited ${proc.exitCode}:\n${log}`);
-    return /loop-driver: published 2 loop device/.test(log);
-  }, 20000, 50);
-  kubelet = new KubeletSim({ registryDir: r.registry }).start();
-  await kubelet.waitForDriver(DRIVER);
+  const { emu, kubelet, cdi } = await startLoopDriver(t);
   let n = 0;
   const claim = async (device) => {
     const c = { namespace: 'default', name: `c${n++}`, uid: randomUUID() };
