@@ -444,6 +444,52 @@ union_rules(struct pol_filter *f, const struct pol_union *u, char *err,
 }
 
 /*
+ * The union of the tables (pol_union_build with flags) as a filter whose
+ * default action is what the process can take: the supervisor's traps
+ * to its SIGSYS handler (violation_action), the driver process's (eperm)
+ * fails the call with EPERM; complain mode logs either way.
+ */
+static int
+union_filter(const struct policy_opts *po, int flags, int eperm,
+    struct pol_filter **out, char *err, size_t errsize)
+{
+	struct pol_filter	*f;
+	struct pol_union	*u;
+	int			 r;
+
+	*out = NULL;
+#ifdef KP_SANITIZE_SYSCALLS
+	flags |= POL_UNION_SANITIZER;
+#endif
+	if (pol_union_build(po, flags, &u) != 0)
+		return (KP_ENOMEM);
+	if ((f = calloc(1, sizeof(*f))) == NULL) {
+		free(u);
+		return (KP_ENOMEM);
+	}
+	f->mode = po->mode == KP_SANDBOX_COMPLAIN ? KP_SANDBOX_COMPLAIN :
+	    KP_SANDBOX_ENFORCE;
+	if ((f->ctx = seccomp_init(!eperm ? violation_action(f) :
+	    f->mode == KP_SANDBOX_COMPLAIN ? SCMP_ACT_LOG :
+	    SCMP_ACT_ERRNO(EPERM))) == NULL) {
+		free(u);
+		free(f);
+		snprintf(err, errsize, "seccomp: seccomp_init failed");
+		return (KP_ESANDBOX);
+	}
+	(void)seccomp_attr_set(f->ctx, SCMP_FLTATR_ACT_BADARCH,
+	    SCMP_ACT_KILL_PROCESS);
+	r = union_rules(f, u, err, errsize);
+	free(u);
+	if (r != 0) {
+		pol_filter_free(f);
+		return (r);
+	}
+	*out = f;
+	return (0);
+}
+
+/*
  * The supervisor's filter (not loaded): the union of every table
  * (oci.c), so that each child, which inherits it, keeps everything its
  * own filter allows and its set-up before that needs. Outside it a call
@@ -457,43 +503,12 @@ int
 pol_filter_build_union(const struct policy_opts *po, struct pol_filter **out,
     char *err, size_t errsize)
 {
-	struct pol_filter	*f;
-	struct pol_union	*u;
-	int			 r, flags = 0;
-
-	*out = NULL;
-#ifdef KP_SANITIZE_SYSCALLS
-	flags = POL_UNION_SANITIZER;
-#endif
-	if (pol_union_build(po, flags, &u) != 0)
-		return (KP_ENOMEM);
-	if ((f = calloc(1, sizeof(*f))) == NULL) {
-		free(u);
-		return (KP_ENOMEM);
-	}
-	f->mode = po->mode == KP_SANDBOX_COMPLAIN ? KP_SANDBOX_COMPLAIN :
-	    KP_SANDBOX_ENFORCE;
 	pol_sigsys_setup("supervisor", -1, 1);
-	if ((f->ctx = seccomp_init(violation_action(f))) == NULL) {
-		free(u);
-		free(f);
-		snprintf(err, errsize, "seccomp: seccomp_init failed");
-		return (KP_ESANDBOX);
-	}
-	(void)seccomp_attr_set(f->ctx, SCMP_FLTATR_ACT_BADARCH,
-	    SCMP_ACT_KILL_PROCESS);
 	/* Every syscall of every child passes this filter too; no binary
 	 * tree (SCMP_FLTATR_CTL_OPTIMIZE): the kernel's action cache
 	 * (5.11+) skips it for every unconditional allow, all but fcntl and
 	 * ioctl, and a tree measured no faster (docs/security.md). */
-	r = union_rules(f, u, err, errsize);
-	free(u);
-	if (r != 0) {
-		pol_filter_free(f);
-		return (r);
-	}
-	*out = f;
-	return (0);
+	return (union_filter(po, 0, 0, out, err, errsize));
 }
 
 /*
@@ -511,33 +526,12 @@ pol_filter_build_main(const struct policy_opts *po, struct pol_filter **out,
     char *err, size_t errsize)
 {
 	struct pol_filter	*f;
-	struct pol_union	*u;
 	size_t			 i;
-	int			 r, nr, flags = POL_UNION_DRIVER;
+	int			 r, nr;
 
-	*out = NULL;
-#ifdef KP_SANITIZE_SYSCALLS
-	flags |= POL_UNION_SANITIZER;
-#endif
-	if (pol_union_build(po, flags, &u) != 0)
-		return (KP_ENOMEM);
-	if ((f = calloc(1, sizeof(*f))) == NULL) {
-		free(u);
-		return (KP_ENOMEM);
-	}
-	f->mode = po->mode == KP_SANDBOX_COMPLAIN ? KP_SANDBOX_COMPLAIN :
-	    KP_SANDBOX_ENFORCE;
-	if ((f->ctx = seccomp_init(f->mode == KP_SANDBOX_COMPLAIN ?
-	    SCMP_ACT_LOG : SCMP_ACT_ERRNO(EPERM))) == NULL) {
-		free(u);
-		free(f);
-		snprintf(err, errsize, "seccomp: seccomp_init failed");
-		return (KP_ESANDBOX);
-	}
-	(void)seccomp_attr_set(f->ctx, SCMP_FLTATR_ACT_BADARCH,
-	    SCMP_ACT_KILL_PROCESS);
-	r = union_rules(f, u, err, errsize);
-	free(u);
+	if ((r = union_filter(po, POL_UNION_DRIVER, 1, &f, err,
+	    errsize)) != 0)
+		return (r);
 	/* The union keeps ioctl's argument rule when any command is
 	 * declared (oci.c); the commands join the library's here. */
 	nr = seccomp_syscall_resolve_name("ioctl");
