@@ -330,7 +330,7 @@ test_rules(void)
 		REFUSED(spec1("loop7", ",'type':'b','major':1,'minor':1"),
 		    "do not agree with the host's node");
 		REFUSED(spec1("loop7", ",'minor':8"), "do not agree");
-		/* A major without a minor: the runtime makes minor 0. */
+		/* a major without a minor: the runtime makes minor 0. */
 		REFUSED(spec1("loop7", ",'type':'b','major':7"),
 		    "do not agree");
 		REFUSED(spec1("loop7", ",'major':7"), "do not agree");
