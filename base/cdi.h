@@ -17,6 +17,7 @@
 #include <jansson.h>
 
 #define CDI_MAX_ID	512	/* bytes of a device ID we accept */
+#define CDI_MAX_MAJOR	4095	/* 12 bits (linux/kdev_t.h) */
 
 #define CDI_R_VENDOR	"a letter, then letters, digits, '_', '-' or '.', " \
 			"ending with a letter or digit"

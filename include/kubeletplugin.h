@@ -2203,9 +2203,23 @@ struct kp_cdi_builder;
 /*
  * A device node (DeviceNode). path: in the container, absolute,
  * required; host_path: on the host, NULL: path (0.5.0); permissions:
- * NULL or 1 to 3 of "rwm"; file_mode: 0 unset, else 1..0777. The
- * runtime takes type, major and minor from the host's node. Start from
+ * NULL or 1 to 3 of "rwm"; file_mode: 0 unset, else 1..0777. Start from
  * KP_CDI_DEVICE_NODE_INIT.
+ *   type, major, minor (added after the first release; a caller whose
+ *     struct_size ends before them leaves them unset): the node's
+ *     "type", "major" and "minor" (DeviceNode.Type, Major, Minor;
+ *     cdiVersion 0.3.0). type: 0 unset, 'c' (character) or 'b' (block).
+ *     major: 0 unset (as CDI's omitempty: the runtime then takes type,
+ *     major and minor from lstat of host_path), else 1 to 4095, and
+ *     then type is required; minor: 0 to KP_CDI_MINOR_MAX, only with a
+ *     major (a minor alone: refused; a major without one writes minor
+ *     0, the number the runtime would use). Numbers set here are what
+ *     the runtime creates in the container without looking at the host,
+ *     so they pin the device against a node swapped after the
+ *     supervisor's check; the check wants them to agree with the host's
+ *     node, or, where there is none, to lie within a
+ *     kp_cdi_allow_device_number() rule. type alone makes the runtime
+ *     refuse a host node of the other type.
  */
 struct kp_cdi_device_node {
 	size_t		 struct_size;
@@ -2213,6 +2227,9 @@ struct kp_cdi_device_node {
 	const char	*host_path;
 	const char	*permissions;
 	unsigned int	 file_mode;
+	int		 type;
+	unsigned int	 major;
+	unsigned int	 minor;
 };
 #define KP_CDI_DEVICE_NODE_INIT \
 	.struct_size = sizeof(struct kp_cdi_device_node)

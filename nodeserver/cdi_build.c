@@ -9,6 +9,7 @@
  * Runs in: any process (pure), the nodeserver for kp_cdi_builder_write.
  */
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -177,7 +178,7 @@ append(struct kp_cdi_builder *b, json_t *e, const char *key, json_t *v)
  */
 static int
 abi_read(struct kp_cdi_builder *b, const char *what, const void *in,
-    void *out, size_t ours)
+    void *out, size_t ours, size_t min)
 {
 	const unsigned char	*p = in;
 	size_t			 sz, k;
@@ -189,9 +190,9 @@ abi_read(struct kp_cdi_builder *b, const char *what, const void *in,
 	if (sz == 0)
 		return (bfail(b, KP_EINVAL, "%s: struct_size is 0: initialise "
 		    "with its KP_*_INIT macro", what));
-	if (sz < ours)
+	if (sz < min)
 		return (bfail(b, KP_EINVAL, "%s: struct_size %zu is smaller "
-		    "than the first release's %zu", what, sz, ours));
+		    "than the first release's %zu", what, sz, min));
 	for (k = ours; k < sz; k++)
 		if (p[k] != 0)
 			return (bfail(b, KP_EINVAL, "%s: a field this library "
@@ -263,6 +264,39 @@ kp_cdi_add_env(struct kp_cdi_builder *b, const char *device, const char *env)
 	return (append(b, e, "env", json_string(env)));
 }
 
+/* struct kp_cdi_device_node as first released: without type, major, minor. */
+#define NODE_V1	(offsetof(struct kp_cdi_device_node, file_mode) + \
+	sizeof(unsigned int))
+
+/*
+ * type, major and minor. The runtime uses the spec's numbers only with a
+ * type and a major (else it stats the host's node and overwrites them),
+ * and a missing minor then means 0: so a major needs a type, a minor a
+ * major (cdi_node.c checks what the runtime will use).
+ */
+static int
+numbers_ok(struct kp_cdi_builder *b, const struct kp_cdi_device_node *n)
+{
+	if (n->type != 0 && n->type != 'c' && n->type != 'b')
+		return (bfail(b, KP_EINVAL, "device node type %d: not 0, 'c' "
+		    "(character) or 'b' (block)", n->type));
+	if (n->major > CDI_MAX_MAJOR)
+		return (bfail(b, KP_EINVAL, "device node major %u: above %d "
+		    "(the kernel's 12 bits)", n->major, CDI_MAX_MAJOR));
+	if (n->minor > KP_CDI_MINOR_MAX)
+		return (bfail(b, KP_EINVAL, "device node minor %u: above %u "
+		    "(the kernel's 20 bits)", n->minor, KP_CDI_MINOR_MAX));
+	if (n->major != 0 && n->type == 0)
+		return (bfail(b, KP_EINVAL, "device node major %u: needs a "
+		    "type ('c' or 'b'; without one the runtime takes the "
+		    "host's node)", n->major));
+	if (n->minor != 0 && n->major == 0)
+		return (bfail(b, KP_EINVAL, "device node minor %u: needs a "
+		    "major (major 0 is unset: the runtime takes the host's "
+		    "numbers)", n->minor));
+	return (0);
+}
+
 int
 kp_cdi_add_device_node(struct kp_cdi_builder *b, const char *device,
     const struct kp_cdi_device_node *node)
@@ -275,7 +309,8 @@ kp_cdi_add_device_node(struct kp_cdi_builder *b, const char *device,
 		return (KP_EINVAL);
 	if ((e = edits_of(b, device)) == NULL)
 		return (b->err[0] ? KP_EINVAL : KP_ENOMEM);
-	if ((r = abi_read(b, "device node", node, &n, sizeof(n))) != 0 ||
+	if ((r = abi_read(b, "device node", node, &n, sizeof(n),
+	    NODE_V1)) != 0 ||
 	    (r = path_ok(b, "device node path", n.path, 1)) != 0 ||
 	    (r = path_ok(b, "device node host_path", n.host_path, 0)) != 0)
 		return (r);
@@ -287,6 +322,8 @@ kp_cdi_add_device_node(struct kp_cdi_builder *b, const char *device,
 	if (n.file_mode > 0777)
 		return (bfail(b, KP_EINVAL, "device node file_mode %o: not "
 		    "a permission mode (at most 0777)", n.file_mode));
+	if ((r = numbers_ok(b, &n)) != 0)
+		return (r);
 	if ((j = json_pack("{s:s}", "path", n.path)) == NULL)
 		return (bfail(b, KP_ENOMEM, "out of memory"));
 	if ((n.host_path != NULL && json_object_set_new(j, "hostPath",
@@ -294,7 +331,12 @@ kp_cdi_add_device_node(struct kp_cdi_builder *b, const char *device,
 	    (n.permissions != NULL && json_object_set_new(j, "permissions",
 	    json_string(n.permissions)) != 0) ||
 	    (n.file_mode != 0 && json_object_set_new(j, "fileMode",
-	    json_integer(n.file_mode)) != 0)) {
+	    json_integer(n.file_mode)) != 0) ||
+	    (n.type != 0 && json_object_set_new(j, "type",
+	    json_string(n.type == 'c' ? "c" : "b")) != 0) ||
+	    (n.major != 0 && (json_object_set_new(j, "major",
+	    json_integer(n.major)) != 0 || json_object_set_new(j, "minor",
+	    json_integer(n.minor)) != 0))) {
 		json_decref(j);
 		return (bfail(b, KP_ENOMEM, "out of memory"));
 	}
@@ -313,7 +355,8 @@ kp_cdi_add_mount(struct kp_cdi_builder *b, const char *device,
 		return (KP_EINVAL);
 	if ((e = edits_of(b, device)) == NULL)
 		return (b->err[0] ? KP_EINVAL : KP_ENOMEM);
-	if ((r = abi_read(b, "mount", mount, &m, sizeof(m))) != 0 ||
+	if ((r = abi_read(b, "mount", mount, &m, sizeof(m),
+	    sizeof(m))) != 0 ||
 	    (r = path_ok(b, "mount host_path", m.host_path, 1)) != 0 ||
 	    (r = path_ok(b, "mount container_path", m.container_path,
 	    1)) != 0 ||
@@ -351,7 +394,7 @@ kp_cdi_add_hook(struct kp_cdi_builder *b, const char *device,
 		return (KP_EINVAL);
 	if ((e = edits_of(b, device)) == NULL)
 		return (b->err[0] ? KP_EINVAL : KP_ENOMEM);
-	if ((r = abi_read(b, "hook", hook, &h, sizeof(h))) != 0 ||
+	if ((r = abi_read(b, "hook", hook, &h, sizeof(h), sizeof(h))) != 0 ||
 	    (r = path_ok(b, "hook path", h.path, 1)) != 0 ||
 	    (r = strings_ok(b, "hook args", h.args, h.n_args)) != 0)
 		return (r);

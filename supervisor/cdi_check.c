@@ -47,7 +47,6 @@
 #define CDI_MAX_DEVNAME		128
 #define CDI_MAX_CLASS		63
 #define CDI_MAX_PATH		255
-#define CDI_MAX_MAJOR		4095	/* 12 bits (linux/kdev_t.h) */
 #define CDI_AT			160	/* a JSON path as messages show it */
 
 #define R_DEVNAME	"not a CDI device name (1 to 128 letters, digits, " \

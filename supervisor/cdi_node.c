@@ -164,9 +164,12 @@ one(const struct policy_opts *po, const char *at, const char *field,
 	t = S_ISCHR(st.st_mode) ? 'c' : 'b';
 	maj = major(st.st_rdev);
 	min = minor(st.st_rdev);
+	/* With a major (a type or not) the runtime keeps the spec's
+	 * numbers, a missing minor as 0: 8:0 (/dev/sda) from a spec naming
+	 * /dev/sda1 with major 8 alone. */
 	if (sp != NULL && ((sp->type != 0 && sp->type != t) ||
-	    (sp->major >= 0 && sp->major != maj) || (sp->minor >= 0 &&
-	    sp->minor != min)))
+	    (sp->major >= 0 && sp->major != maj) || ((sp->minor >= 0 ||
+	    sp->major > 0) && (sp->minor < 0 ? 0 : sp->minor) != min)))
 		return (REFUSE("%s: type, major or minor do not agree with the "
 		    "host's node %s \"%s\" (%c %lld:%lld)", at, field, b, t,
 		    maj, min));

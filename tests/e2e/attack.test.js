@@ -395,6 +395,9 @@ test('ATTACK: mount options are limited to harmless ones', async (t) => {
 // named loop8 with sda's number 8:0, a missing name with /dev/mem's
 // numbers set in the spec, a good path with a foreign hostPath. Each is
 // refused by the broker (supervisor/cdi_node.c); a real loop node passes.
+// Then the numbers through the builder (kp_cdi_device_node type, major,
+// minor; kp_attack cdi-node): agreeing ones written as set, others
+// refused by the broker or, out of range, by the builder.
 // The "host's /dev" is a directory of ours (the runtime would look in
 // /dev; the broker looks where the spec says).
 test('ATTACK: under a loop-device pattern the nodeserver gets no /dev/sda, /dev/mem, symlink or renamed node', { skip: !ROOT_USER && 'needs root (mknod)' }, async (t) => {
@@ -434,6 +437,26 @@ test('ATTACK: under a loop-device pattern the nodeserver gets no /dev/sda, /dev/
   const out = await run(`cdi-file:${DRIVER}_good.json:${path.join(probes, 'good.json')}`);
   assert.match(out, /: ok/, out);
   assert.ok(fs.existsSync(path.join(cdi, `${DRIVER}_good.json`)));
+  // A major without a minor: the runtime makes minor 0 (loop0 from a
+  // spec naming loop7), so the broker compares 0.
+  fs.writeFileSync(path.join(probes, 'nominor.json'), spec([{ path: `${dev}/loop7`, type: 'b', major: 7 }]));
+  assert.match(await run(`cdi-file:${DRIVER}_nominor.json:${path.join(probes, 'nominor.json')}`),
+    /KP_EINVAL.*do not agree with the host's node/);
+  // The same numbers through the builder (kp_cdi_device_node type, major,
+  // minor), as a driver sets them: written as set, checked the same way.
+  const built = async (name, t, maj, min, p) => run(`cdi-node:${DRIVER}_${name}.json:${t}:${maj}:${min}:${p}`);
+  assert.match(await built('b-good', 'b', 7, 7, `${dev}/loop7`), /: ok/);
+  const w = JSON.parse(fs.readFileSync(path.join(cdi, `${DRIVER}_b-good.json`), 'utf8'));
+  assert.deepStrictEqual(w.devices[0].containerEdits.deviceNodes, [{ path: `${dev}/loop7`, type: 'b', major: 7, minor: 7 }]);
+  assert.equal(w.cdiVersion, '0.3.0');
+  assert.match(await built('b-disagree', 'b', 7, 8, `${dev}/loop7`), /KP_EINVAL.*do not agree with the host's node/);
+  assert.match(await built('b-renamed', 'b', 8, 0, `${dev}/loop7`), /KP_EINVAL.*do not agree/);
+  assert.match(await built('b-absent', 'b', 7, 60, `${dev}/loop60`), /: ok/);
+  assert.match(await built('b-absent-c', 'c', 1, 1, `${dev}/loop61`), /KP_EINVAL.*must be within a declared number/);
+  assert.match(await built('b-type', 'u', 7, 7, `${dev}/loop7`), /KP_EINVAL builder: device node type 117: not 0, 'c'/);
+  assert.match(await built('b-major', 'b', 4096, 0, `${dev}/loop7`), /KP_EINVAL builder: device node major 4096: above 4095/);
+  for (const n of ['b-disagree', 'b-renamed', 'b-absent-c', 'b-type', 'b-major'])
+    assert.ok(!fs.existsSync(path.join(cdi, `${DRIVER}_${n}.json`)), n);
 });
 
 // Review findings of 2026-12-01, kept as regression tests: each attack

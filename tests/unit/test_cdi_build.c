@@ -7,6 +7,7 @@
  * Also kp_cdi_device_id(), kp_cdi_claim_spec_name() and the CDI ID rule
  * of kp_prepare_add_device() (base/cdi.c).
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -282,6 +283,160 @@ test_edits(void)
 	kp_cdi_builder_free(b);
 }
 
+/* json of b, or NULL when the supervisor's check refuses it (err). */
+static char *
+checked(struct kp_cdi_builder *b, char *err, size_t errsize)
+{
+	char	*text = NULL;
+
+	CHECK_EQ(kp_cdi_builder_json(b, &text), 0);
+	if (text != NULL && cdi_check(text, strlen(text), o, err,
+	    errsize) != 0) {
+		free(text);
+		return (NULL);
+	}
+	return (text);
+}
+
+/*
+ * type, major and minor: written as CDI's "type", "major", "minor"
+ * (0.3.0), each rule refused by name, not read from a caller's struct
+ * as first released, and what the supervisor's check (cdi_node.c) then
+ * makes of them against /dev/null (c 1:3 on every Linux) and a name the
+ * host does not have.
+ */
+static void
+test_numbers(void)
+{
+	struct kp_cdi_device_node	 n = { KP_CDI_DEVICE_NODE_INIT,
+					    .path = "/dev/null", .type = 'c',
+					    .major = 1, .minor = 3 };
+	struct kp_cdi_device_node	 old;
+	struct kp_cdi_builder		*b;
+	json_t				*t, *x;
+	char				*text, err[KP_ERROR_SIZE] = "";
+
+	CHECK_EQ(kp_cdi_builder_new(DRV "/pci", &b), 0);
+	CHECK_EQ(kp_cdi_add_device(b, "d"), 0);
+	CHECK_EQ(kp_cdi_add_device_node(b, "d", &n), 0);
+	t = built(b);
+	CHECK_STREQ(version_of(t), "0.3.0");
+	x = json_array_get(json_object_get(json_object_get(json_array_get(
+	    json_object_get(t, "devices"), 0), "containerEdits"),
+	    "deviceNodes"), 0);
+	CHECK_STREQ(json_string_value(json_object_get(x, "type")), "c");
+	CHECK(json_is_integer(json_object_get(x, "major")));
+	CHECK_EQ(json_integer_value(json_object_get(x, "major")), 1);
+	CHECK_EQ(json_integer_value(json_object_get(x, "minor")), 3);
+	json_decref(t);
+	kp_cdi_builder_free(b);
+
+	/* Type alone; a major with minor 0 writes "minor": 0, the number
+	 * the runtime would use. */
+	CHECK_EQ(kp_cdi_builder_new(DRV "/pci", &b), 0);
+	CHECK_EQ(kp_cdi_add_device(b, "d"), 0);
+	n.major = 0;
+	n.minor = 0;
+	CHECK_EQ(kp_cdi_add_device_node(b, NULL, &n), 0);
+	n.path = "/dev/kp-absent0";
+	n.major = 240;
+	CHECK_EQ(kp_cdi_add_device_node(b, NULL, &n), 0);
+	t = built(b);
+	x = json_object_get(json_object_get(t, "containerEdits"),
+	    "deviceNodes");
+	CHECK_STREQ(json_string_value(json_object_get(json_array_get(x, 0),
+	    "type")), "c");
+	CHECK(json_object_get(json_array_get(x, 0), "major") == NULL);
+	CHECK(json_object_get(json_array_get(x, 0), "minor") == NULL);
+	CHECK_EQ(json_integer_value(json_object_get(json_array_get(x, 1),
+	    "major")), 240);
+	CHECK(json_is_integer(json_object_get(json_array_get(x, 1),
+	    "minor")));
+	json_decref(t);
+	kp_cdi_builder_free(b);
+
+	/* What the supervisor refuses of what the builder writes: numbers
+	 * that disagree with the host's node, or for a missing one outside
+	 * the number rule (c 240:0-15). */
+	CHECK_EQ(kp_cdi_builder_new(DRV "/pci", &b), 0);
+	CHECK_EQ(kp_cdi_add_device(b, "d"), 0);
+	n.path = "/dev/null";
+	n.major = 1;
+	n.minor = 5;
+	CHECK_EQ(kp_cdi_add_device_node(b, NULL, &n), 0);
+	CHECK(checked(b, err, sizeof(err)) == NULL);
+	CHECK_CONTAINS(err, "do not agree with the host's node");
+	CHECK_CONTAINS(err, "c 1:3");
+	kp_cdi_builder_free(b);
+	CHECK_EQ(kp_cdi_builder_new(DRV "/pci", &b), 0);
+	CHECK_EQ(kp_cdi_add_device(b, "d"), 0);
+	n.path = "/dev/kp-absent1";
+	n.major = 240;
+	n.minor = 16;
+	CHECK_EQ(kp_cdi_add_device_node(b, NULL, &n), 0);
+	CHECK(checked(b, err, sizeof(err)) == NULL);
+	CHECK_CONTAINS(err, "must be within a declared number");
+	kp_cdi_builder_free(b);
+	CHECK_EQ(kp_cdi_builder_new(DRV "/pci", &b), 0);
+	CHECK_EQ(kp_cdi_add_device(b, "d"), 0);
+	n.minor = 15;
+	CHECK_EQ(kp_cdi_add_device_node(b, NULL, &n), 0);
+	CHECK((text = checked(b, err, sizeof(err))) != NULL);
+	free(text);
+
+	/* Refusals, each naming the field and the rule. */
+	n.type = 'u';
+	CHECK_EQ(kp_cdi_add_device_node(b, NULL, &n), KP_EINVAL);
+	CHECK_CONTAINS(kp_cdi_builder_last_error(b), "device node type 117: "
+	    "not 0, 'c' (character) or 'b' (block)");
+	n.type = 'b';
+	n.major = 4096;
+	CHECK_EQ(kp_cdi_add_device_node(b, NULL, &n), KP_EINVAL);
+	CHECK_CONTAINS(kp_cdi_builder_last_error(b), "device node major "
+	    "4096: above 4095");
+	n.major = 4095;
+	n.minor = KP_CDI_MINOR_MAX + 1;
+	CHECK_EQ(kp_cdi_add_device_node(b, NULL, &n), KP_EINVAL);
+	CHECK_CONTAINS(kp_cdi_builder_last_error(b), "device node minor "
+	    "1048576: above 1048575");
+	n.minor = KP_CDI_MINOR_MAX;
+	CHECK_EQ(kp_cdi_add_device_node(b, NULL, &n), 0);
+	n.type = 0;
+	CHECK_EQ(kp_cdi_add_device_node(b, NULL, &n), KP_EINVAL);
+	CHECK_CONTAINS(kp_cdi_builder_last_error(b), "device node major "
+	    "4095: needs a type");
+	n.major = 0;
+	CHECK_EQ(kp_cdi_add_device_node(b, NULL, &n), KP_EINVAL);
+	CHECK_CONTAINS(kp_cdi_builder_last_error(b), "device node minor "
+	    "1048575: needs a major");
+	kp_cdi_builder_free(b);
+
+	/* A caller compiled before the numbers: struct_size ends at
+	 * file_mode, and what lies beyond it is not read. */
+	memset(&old, 0xff, sizeof(old));
+	old.struct_size = offsetof(struct kp_cdi_device_node, file_mode) +
+	    sizeof(old.file_mode);
+	old.path = "/dev/null";
+	old.host_path = NULL;
+	old.permissions = NULL;
+	old.file_mode = 0;
+	CHECK_EQ(kp_cdi_builder_new(DRV "/pci", &b), 0);
+	CHECK_EQ(kp_cdi_add_device(b, "d"), 0);
+	CHECK_EQ(kp_cdi_add_device_node(b, NULL, &old), 0);
+	t = built(b);
+	x = json_array_get(json_object_get(json_object_get(t,
+	    "containerEdits"), "deviceNodes"), 0);
+	CHECK_STREQ(json_string_value(json_object_get(x, "path")),
+	    "/dev/null");
+	CHECK_EQ(json_object_size(x), 1);
+	json_decref(t);
+	old.struct_size--;
+	CHECK_EQ(kp_cdi_add_device_node(b, NULL, &old), KP_EINVAL);
+	CHECK_CONTAINS(kp_cdi_builder_last_error(b), "smaller than the first "
+	    "release's");
+	kp_cdi_builder_free(b);
+}
+
 static void
 test_ids(void)
 {
@@ -323,11 +478,15 @@ main(void)
 	if (kp_options_new(&o) != 0 || kp_driver_name(o, DRV) != 0 ||
 	    kp_cdi_allow_device_prefix(o, "/dev/vfio/") != 0 ||
 	    kp_cdi_allow_mount_prefix(o, "/opt/drv") != 0 ||
-	    kp_cdi_allow_hook(o, "/usr/libexec/drv-hook") != 0)
+	    kp_cdi_allow_hook(o, "/usr/libexec/drv-hook") != 0 ||
+	    kp_cdi_allow_device(o, "/dev/null") != 0 ||
+	    kp_cdi_allow_device_number(o, "/dev/kp-absent[0-9]*", 'c', 240,
+	    0, 15) != 0)
 		return (1);
 	test_basic();
 	test_versions();
 	test_edits();
+	test_numbers();
 	test_ids();
 	kp_options_free(o);
 	return (test_done("test_cdi_build"));

@@ -330,6 +330,11 @@ test_rules(void)
 		REFUSED(spec1("loop7", ",'type':'b','major':1,'minor':1"),
 		    "do not agree with the host's node");
 		REFUSED(spec1("loop7", ",'minor':8"), "do not agree");
+		/* a major without a minor: the runtime makes minor 0. */
+		REFUSED(spec1("loop7", ",'type':'b','major':7"),
+		    "do not agree");
+		REFUSED(spec1("loop7", ",'major':7"), "do not agree");
+		ACCEPTED(spec1("loop8", ",'type':'b','major':8"));
 	}
 	REFUSED(spec1("loop9", ""), "/loop9\": a symbolic link (the runtime "
 	    "would follow it; name the node itself)");

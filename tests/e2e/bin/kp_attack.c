@@ -8,6 +8,11 @@
  *
  * Specs:
  *   cdi-file:<name>:<path>     kp_cdi_spec_write(name, contents of path)
+ *   cdi-node:<name>:<t>:<major>:<minor>:<path>
+ *                              through the builder: one device "d" of
+ *                              kind <driver>/loop with the node path, its
+ *                              type <t> ('-': unset), major and minor
+ *                              (kp_cdi_device_node), kp_cdi_builder_write
  *   cdi-flood:<count>:<bytes>  count specs of bytes each, names
  *                              <driver>_flood-<i>.json; "wrote <k> of <n>"
  *   cdi-rate:<count>           count small specs as fast as answers come,
@@ -494,6 +499,37 @@ cdi_file(const char *name, const char *path, char *out, size_t size)
 	    kp_err_name(r), err);
 }
 
+/* The builder's numbers (kp_cdi_device_node type, major, minor), as a
+ * driver sets them; "t:major:minor:path" in spec. */
+static void
+cdi_node(const char *name, const char *spec, char *out, size_t size)
+{
+	struct kp_cdi_device_node	 n = { KP_CDI_DEVICE_NODE_INIT };
+	struct kp_cdi_builder		*b = NULL;
+	char				 kind[300], path[PATH_MAX];
+	char				 err[KP_ERROR_SIZE] = "", t;
+	int				 r;
+
+	if (sscanf(spec, "%c:%u:%u:%4095s", &t, &n.major, &n.minor,
+	    path) != 4) {
+		snprintf(out, size, "cdi-node: bad spec");
+		return;
+	}
+	n.type = t == '-' ? 0 : t;
+	n.path = path;
+	snprintf(kind, sizeof(kind), "%s/loop", drv_name);
+	if ((r = kp_cdi_builder_new(kind, &b)) == 0 &&
+	    (r = kp_cdi_add_device(b, "d")) == 0 &&
+	    (r = kp_cdi_add_device_node(b, "d", &n)) == 0)
+		r = kp_cdi_builder_write(b, name, err, sizeof(err));
+	else
+		snprintf(err, sizeof(err), "builder: %s",
+		    kp_cdi_builder_last_error(b));
+	kp_cdi_builder_free(b);
+	snprintf(out, size, "cdi-node %s: %s %s", name, r == 0 ? "ok" :
+	    kp_err_name(r), err);
+}
+
 static void
 cdi_flood(long count, size_t len, char *out, size_t size)
 {
@@ -691,6 +727,9 @@ probe(const char *spec, char *out, size_t size)
 	errno = 0;
 	if (strcmp(op, "cdi-file") == 0) {
 		cdi_file(a, b, out, size);
+		return;
+	} else if (strcmp(op, "cdi-node") == 0) {
+		cdi_node(a, b, out, size);
 		return;
 	} else if (strcmp(op, "cdi-flood") == 0) {
 		cdi_flood(strtol(a, NULL, 10), strtoul(b, NULL, 10), out, size);
