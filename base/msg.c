@@ -80,3 +80,16 @@ msg_vfmt(char *dst, size_t size, const char *fmt, va_list ap)
 		free(full);
 	return (cut);
 }
+
+/* msg_vfmt() with the arguments given here. */
+int
+msg_fmt(char *dst, size_t size, const char *fmt, ...)
+{
+	va_list	 ap;
+	int	 r;
+
+	va_start(ap, fmt);
+	r = msg_vfmt(dst, size, fmt, ap);
+	va_end(ap);
+	return (r);
+}

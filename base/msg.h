@@ -13,5 +13,6 @@
 
 int	msg_fit(char *, size_t, const char *);
 int	msg_vfmt(char *, size_t, const char *, va_list) KP_PRINTF(3, 0);
+int	msg_fmt(char *, size_t, const char *, ...) KP_PRINTF(3, 4);
 
 #endif /* KP_MSG_H */

@@ -3,23 +3,11 @@
  * where a word or a path component ends, never inside a character, and
  * says so with "..."; one that fits is copied as it is.
  */
-#include <stdarg.h>
 #include <string.h>
 
 #include "base/msg.h"
 #include "test.h"
 
-static int KP_PRINTF(3, 4)
-fmt(char *dst, size_t size, const char *f, ...)
-{
-	va_list	 ap;
-	int	 r;
-
-	va_start(ap, f);
-	r = msg_vfmt(dst, size, f, ap);
-	va_end(ap);
-	return (r);
-}
 
 int
 main(void)
@@ -51,12 +39,12 @@ main(void)
 	CHECK_EQ(msg_fit(b, 4, "abcdef"), 1);
 	CHECK_STREQ(b, "");
 	/* Formatted, also beyond the 1 KiB stack buffer. */
-	CHECK_EQ(fmt(b, sizeof(b), "%s=%d", "n", 5), 0);
+	CHECK_EQ(msg_fmt(b, sizeof(b), "%s=%d", "n", 5), 0);
 	CHECK_STREQ(b, "n=5");
 	memset(big, 'p', sizeof(big) - 1);
 	big[sizeof(big) - 1] = '\0';
 	big[20] = '/';
-	CHECK_EQ(fmt(b, sizeof(b), "x %s", big), 1);
+	CHECK_EQ(msg_fmt(b, sizeof(b), "x %s", big), 1);
 	CHECK_STREQ(b, "x pppppppppppppppppppp/...");
 	return (test_done("test_msg"));
 }

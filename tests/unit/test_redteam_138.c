@@ -17,7 +17,6 @@
  * check "loses at most a quarter" below fails on e8de162.
  */
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -123,17 +122,6 @@ sweep(void)
 	CHECK_EQ(bad & 127, 0);
 }
 
-static int KP_PRINTF(3, 4)
-fmt(char *dst, size_t size, const char *f, ...)
-{
-	va_list	 ap;
-	int	 r;
-
-	va_start(ap, f);
-	r = msg_vfmt(dst, size, f, ap);
-	va_end(ap);
-	return (r);
-}
 
 /* The "in full" log line of a 1 MiB text: bounded by the logger. */
 static void
@@ -150,7 +138,7 @@ huge(void)
 	fd = mkstemp(path);
 	saved = dup(2);
 	dup2(fd, 2);
-	CHECK_EQ(fmt(b, sizeof(b), "x %s", big), 1);
+	CHECK_EQ(msg_fmt(b, sizeof(b), "x %s", big), 1);
 	fflush(stderr);
 	dup2(saved, 2);
 	close(saved);
