@@ -31,6 +31,9 @@
  * the bucket b of whoever caused it (who: "" for the supervisor). Nothing
  * is sent when there is no publisher, none runs, or b is empty.
  */
+static void	event_post(struct sup *, struct bucket *, const char *, int,
+		    const char *, va_list) KP_PRINTF(5, 0);
+
 static void
 event_post(struct sup *sup, struct bucket *b, const char *who, int kind,
     const char *fmt, va_list ap)
