@@ -587,10 +587,14 @@ core_final(struct rpc_call *call, grpc_op *ops, size_t n, int status,
 	return (KP_EIO);
 }
 
+/* What rpc_core_reply_buf() returns for an empty message. */
+static uint8_t	empty_reply[1];
+
 /*
  * A buffer of len bytes for a unary answer, in the slice it will be sent
  * in (rpc_call_reply_buf): packed there, the answer is never copied.
  */
+
 uint8_t *
 rpc_core_reply_buf(struct rpc_call *call, size_t len)
 {
@@ -602,9 +606,23 @@ rpc_core_reply_buf(struct rpc_call *call, size_t len)
 		grpc_byte_buffer_destroy(call->resp_buf);
 	call->resp_buf = NULL;
 	call->resp_ptr = NULL;
+	/*
+	 * An empty message (the answer to a request without claims): a
+	 * buffer of no slice, and a pointer only to say it is ready, never
+	 * written through. A 1-byte slice here went out as the message, its
+	 * byte uninitialized (issue 28).
+	 */
+	if (len == 0) {
+		if ((bb = grpc_raw_byte_buffer_create(NULL, 0)) == NULL)
+			return (NULL);
+		call->resp_buf = bb;
+		call->resp_ptr = empty_reply;
+		call->resp_size = 0;
+		return (call->resp_ptr);
+	}
 	/* Never inlined: its bytes stay where they are when the slice is
 	 * copied into the byte buffer. */
-	s = grpc_slice_malloc_large(len > 0 ? len : 1);
+	s = grpc_slice_malloc_large(len);
 	bb = grpc_raw_byte_buffer_create(&s, 1);
 	grpc_slice_unref(s);
 	if (bb == NULL)
