@@ -670,6 +670,25 @@ KP_EXTERN int kp_grpc_handshake_timeout(struct kp_options *opts, int ms);
 KP_EXTERN int kp_shutdown_grace(struct kp_options *opts, int ms);
 
 /*
+ * kp_hung_child_timeout - milliseconds a plugin process (registrar,
+ * nodeserver, publisher, observer) may leave the supervisor's heartbeat
+ * unanswered before it is killed and restarted like a crashed one: 0
+ * (never: a hung process only fails /healthz, e.g. while a debugger holds
+ * it), or 3000..300000. The supervisor sends each process a Ping a second;
+ * the process answers from the loop that reads its channel, never from a
+ * hook, so a slow prepare does not count. A hung nodeserver is drained
+ * first (SIGTERM, calls in flight may finish; SIGKILL at most 5 s later,
+ * or at kp_shutdown_grace() when that is shorter). One warning is logged
+ * when the answers stop (/healthz fails then, after 5 s), one when the
+ * process is killed, none in between. Default 10000: ten Pings in a row
+ * unanswered, twice the time /healthz waits; with the drain and the
+ * restart a hung nodeserver is replaced within about 17 s, so a call
+ * kubelet retries still fits its 45 s deadline (docs/reliability.md).
+ * Errors: KP_EINVAL (out of range, invalid handle). Beyond upstream.
+ */
+KP_EXTERN int kp_hung_child_timeout(struct kp_options *opts, int ms);
+
+/*
  * kp_termination_message_path - where a fatal exit of the plugin (a socket
  * it can no longer serve, a failed start) writes its one-line reason, as
  * kubelet's terminationMessagePath: the file is written only when it
