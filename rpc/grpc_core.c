@@ -27,6 +27,7 @@
 #include <grpc/grpc_posix.h>
 #include <grpc/grpc_security.h>
 #include <grpc/slice.h>
+#include <grpc/support/alloc.h>
 #include <grpc/support/time.h>
 
 #include "base/log.h"
@@ -255,6 +256,22 @@ core_watch_close(struct rpc_call *call)
 	return (0);
 }
 
+/*
+ * A call arrived on a connection: it is in use, and never given up for a
+ * new one (accept.c). The core names a connection added from an fd by
+ * that fd ("fd:N", grpc_server_add_channel_from_fd in 1.51).
+ */
+static void
+core_conn_used(struct rpc_server *srv, grpc_call *gcall)
+{
+	char	*peer;
+
+	if ((peer = grpc_call_get_peer(gcall)) == NULL)
+		return;
+	rpc_conn_used(srv, peer);
+	gpr_free(peer);
+}
+
 /* A call to a registered method arrived. */
 static void
 slot_arrived(struct slot *slot, int success)
@@ -273,6 +290,7 @@ slot_arrived(struct slot *slot, int success)
 		return;		/* shutting down */
 	/* Re-arm first; from here on the slot belongs to the next call. */
 	slot_arm(srv, slot);
+	core_conn_used(srv, gcall);
 	if ((call = rpc_call_new(srv, slot->method)) == NULL) {
 		log_warnx("%s: %s: out of memory", srv->name,
 		    slot->method->path);
@@ -345,6 +363,7 @@ generic_arrived(struct rpc_server *srv, int success)
 	if (!success)
 		return;
 	generic_arm(srv);
+	core_conn_used(srv, gcall);
 	if (srv->verbosity >= 0)
 		log_info(srv->verbosity, "%s: unknown method %s", srv->name,
 		    path);
