@@ -180,28 +180,37 @@ test('connections that sent the preface stay open idle up to the cap; the next i
 // longer applies; the keepalive would give up on them after about 80 s).
 test('the cap taken by connections silent after the preface: past the handshake timeout a new kubelet connection takes the oldest one\'s slot; a connection that carried a call keeps its own', async (t) => {
   const { root, drv, conns } = await setup(t, { sim: false });
-  const silent = Array.from({ length: CAP }, () => raw(root.draSock, PREFACE, conns));
+  const { newClient, rawUnary } = require('../kubelet-sim/grpc-util');
+  // kubelet's connections (grpc-js), each kept open: each needs a slot.
+  const kubelet = async (name) => {
+    const c = newClient(root.draSock);
+    t.after(() => c.close());
+    const req = proto.encode(proto.typeName('v1', 'NodePrepareResourcesRequest'), { claims: [claim(name)] });
+    const r = await rawUnary(c, DRA_PREPARE, req, 5000);
+    assert.equal(r.code, 0, r.details);
+    return c;
+  };
+  // The first kubelet connection is the oldest, and it made a call.
+  const first = await kubelet('first');
+  const silent = Array.from({ length: CAP - 1 }, () => raw(root.draSock, PREFACE, conns));
   await Promise.all(silent.map(connected));
   await until(() => silent.every((c) => c.got > 0), 5000);	// handed off: the server's SETTINGS came
+  const closed = () => silent.filter((c) => c.closedAfter !== null).length;
   // (Younger than the handshake timeout they keep their slots: the test
   // above.)
   await sleep(HANDSHAKE_MS + 200);
-  // A kubelet registers (its own socket) and prepares on a new DRA
-  // connection: it takes one silent connection's slot, at once.
-  const sim = new KubeletSim({ registryDir: root.registry, retryInitialMs: 100 }).start();
-  t.after(() => sim.stop());
-  await sim.waitForDriver(DRIVER);
-  await prepare(sim, 'kubelet');
-  await until(() => silent.filter((c) => c.closedAfter !== null).length === 1, 5000);
-  // Another new connection takes a second silent one's slot, never the
-  // kubelet's (it carried a call).
-  const fresh = await prepareNewConn(root, 'fresh');
-  assert.equal(fresh.code, 0, fresh.details);
-  await until(() => silent.filter((c) => c.closedAfter !== null).length === 2, 5000);
-  await prepare(sim, 'kubelet-again');
+  // A new connection (a restarted kubelet's, say) takes the slot of the
+  // oldest silent one, not the first kubelet connection's.
+  await kubelet('second');
+  await until(() => closed() === 1, 5000);
+  await kubelet('third');
+  await until(() => closed() === 2, 5000);
+  const req = proto.encode(proto.typeName('v1', 'NodePrepareResourcesRequest'), { claims: [claim('first-again')] });
+  assert.equal((await rawUnary(first, DRA_PREPARE, req, 5000)).code, 0);
   await sleep(300);
-  assert.equal(silent.filter((c) => c.closedAfter !== null).length, 2, 'one silent connection given up per new connection');
+  assert.equal(closed(), 2, 'one silent connection given up per new connection');
   await drv.stderrMatch(/nodeserver: connection closed: no call in \d+ ms, its slot taken by a new one \(kp_grpc_max_connections 8; 1 so far\)/);
+  assert.doesNotMatch(drv.stderr, /Sanitizer|runtime error:/);
 });
 
 test('garbage instead of the preface is closed at once; a partial preface waits for the timeout', async (t) => {

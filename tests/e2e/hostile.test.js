@@ -64,7 +64,9 @@ async function setup(t, { init = null, binary = ATTACK, args = [], register = tr
   fs.copyFileSync(emu.caFile, path.join(root.dir, 'ca.crt'));
   const kc = path.join(root.dir, 'kubeconfig');
   fs.writeFileSync(kc, kubeconfig({ server: emu.url }));
-  const drv = new TestDriver(root, ['--kubeconfig', kc, '--node-name', NODE,
+  // --hung-ms 0: a child the forger stopped stays, however long it reads
+  // (a silent child's replacement is heal.test.js's).
+  const drv = new TestDriver(root, ['--kubeconfig', kc, '--node-name', NODE, '--hung-ms', '0',
     ...(binary === ATTACK ? ['--read-path', probes] : []), ...args], { binary, env: { KP_ATTACK_DIR: probes } });
   t.after(async () => {
     drv.kill();
