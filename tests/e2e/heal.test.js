@@ -13,11 +13,9 @@
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
-const path = require('node:path');
 const { randomUUID } = require('node:crypto');
 const { KubeletSim } = require('../kubelet-sim');
-const { startEmulator, kubeconfig } = require('../apiserver-emu');
-const { makeRoot, TestDriver, roles, until, freePort } = require('./lib/plugin');
+const { makeRoot, TestDriver, roles, until, freePort, withApi } = require('./lib/plugin');
 
 const DRIVER = 'test.example.com';
 // 6 s: past the 5 s after which /healthz fails (its warning comes first),
@@ -104,19 +102,7 @@ test('a stopped nodeserver, registrar, observer: each is killed and replaced; ca
 });
 
 test('a stopped publisher is killed and replaced; it publishes again; two warnings', async (t) => {
-  const root = makeRoot(DRIVER);
-  const emu = await startEmulator({ versions: ['v1'], nodes: ['node-1'], tokenFile: path.join(root.dir, 'token') });
-  fs.copyFileSync(emu.caFile, path.join(root.dir, 'ca.crt'));
-  const kc = path.join(root.dir, 'kubeconfig');
-  fs.writeFileSync(kc, kubeconfig({ server: emu.url }));
-  const drv = new TestDriver(root, ['--kubeconfig', kc, '--node-name', 'node-1', ...HUNG]);
-  t.after(async () => {
-    drv.kill();
-    await drv.exited;
-    await emu.stop();
-    root.cleanup();
-  });
-  await drv.ready();
+  const { emu, drv } = await withApi(t, makeRoot(DRIVER), HUNG);
   await stopAndHeal(drv, 'publisher');
   assert.match(await drv.command('publish 3', 'publish '), /^publish KP_OK/);
   await until(() => emu.getSlices({}).some((s) => s.spec.devices.length === 3), 20000, 100);
