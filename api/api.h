@@ -106,6 +106,7 @@ struct api_note {
 #define OPT_MAX_CONNS	"kp_grpc_max_connections (beyond upstream)"
 #define OPT_HANDSHAKE	"kp_grpc_handshake_timeout (beyond upstream)"
 #define OPT_GRACE	"kp_shutdown_grace (beyond upstream)"
+#define OPT_HUNG	"kp_hung_child_timeout (beyond upstream)"
 #define OPT_TERMLOG	"kp_termination_message_path (beyond upstream)"
 #define OPT_ROOT	"kp_kubelet_root_dir (beyond upstream: kubelet --root-dir)"
 #define OPT_REG_DIR	"kp_registrar_directory_path (RegistrarDirectoryPath)"

@@ -234,6 +234,7 @@ kp_options_new(struct kp_options **out)
 	opts->max_conns = KP_DEF_MAX_CONNS;
 	opts->handshake_ms = KP_DEF_HANDSHAKE_MS;
 	opts->shutdown_grace_ms = KP_DEF_SHUTDOWN_GRACE_MS;
+	opts->hung_ms = KP_DEF_HUNG_MS;
 	pol_opts_init(&opts->policy);
 	*out = opts;
 	return (0);

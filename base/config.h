@@ -37,6 +37,9 @@
 /* Draining shutdown (api/options_lifecycle.c, supervisor/drain.c). */
 #define KP_DEF_SHUTDOWN_GRACE_MS	25000
 #define KP_MAX_SHUTDOWN_GRACE_MS	600000
+#define KP_DEF_HUNG_MS		10000	/* kp_hung_child_timeout */
+#define KP_MIN_HUNG_MS		3000
+#define KP_MAX_HUNG_MS		300000
 #define KP_TERMLOG_MAX		255
 #define KP_DEF_TERMLOG		"/dev/termination-log"
 
@@ -212,6 +215,8 @@ struct kp_options {
 	/* Lifecycle (api/options_lifecycle.c): the drain budget and
 	 * where a fatal exit leaves its reason; "" = KP_DEF_TERMLOG. */
 	int			 shutdown_grace_ms;
+	int			 hung_ms;	/* kp_hung_child_timeout; 0:
+						 * never killed for it */
 	int			 termlog_off;
 	char			 termlog[KP_TERMLOG_MAX + 1];
 	struct policy_opts	 policy;	/* options_policy.c */

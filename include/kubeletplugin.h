@@ -623,12 +623,17 @@ KP_EXTERN int kp_worker_threads(struct kp_options *opts, int n);
  * it is closed, including while it has not yet sent the HTTP/2 client
  * preface. One over the limit is accepted and closed at once (logged at
  * V(2), at most once a second). What stays open: an established
- * connection (its preface arrived) is never closed by the plugin, busy or
- * idle, for as long as its peer answers HTTP/2 PINGs (sent after 60 s
- * without traffic; no answer within 20 s closes it: a peer that stopped
- * reading). kubelet answers them, so its connection lasts for hours.
+ * connection (its preface arrived) that carried a call is never closed by
+ * the plugin, busy or idle, for as long as its peer answers HTTP/2 PINGs
+ * (sent after 60 s without traffic; no answer within 20 s closes it: a
+ * peer that stopped reading). kubelet answers them, so its connection
+ * lasts for hours. One that never carried a call stays open too, until a
+ * new connection finds the limit reached: then the oldest of them that is
+ * older than kp_grpc_handshake_timeout() is closed for it (a peer that
+ * sent the preface and fell silent cannot hold a slot longer than that).
  * Trade-off: while the limit is taken by connections that have not sent
- * their preface, a new one, kubelet's too, is refused until they time out
+ * their preface, or that are younger than the handshake timeout and have
+ * made no call, a new one, kubelet's too, is refused until they time out
  * (kp_grpc_handshake_timeout()); kubelet retries.
  */
 
@@ -668,6 +673,25 @@ KP_EXTERN int kp_grpc_handshake_timeout(struct kp_options *opts, int ms);
  * Errors: KP_EINVAL (out of range, invalid handle). Beyond upstream.
  */
 KP_EXTERN int kp_shutdown_grace(struct kp_options *opts, int ms);
+
+/*
+ * kp_hung_child_timeout - milliseconds a plugin process (registrar,
+ * nodeserver, publisher, observer) may leave the supervisor's heartbeat
+ * unanswered before it is killed and restarted like a crashed one: 0
+ * (never: a hung process only fails /healthz, e.g. while a debugger holds
+ * it), or 3000..300000. The supervisor sends each process a Ping a second;
+ * the process answers from the loop that reads its channel, never from a
+ * hook, so a slow prepare does not count. A hung nodeserver is drained
+ * first (SIGTERM, calls in flight may finish; SIGKILL at most 5 s later,
+ * or at kp_shutdown_grace() when that is shorter). One warning is logged
+ * when the answers stop (/healthz fails then, after 5 s), one when the
+ * process is killed, none in between. Default 10000: ten Pings in a row
+ * unanswered, twice the time /healthz waits; with the drain and the
+ * restart a hung nodeserver is replaced within about 16 s, so a call
+ * kubelet retries still fits its 45 s deadline (docs/reliability.md).
+ * Errors: KP_EINVAL (out of range, invalid handle). Beyond upstream.
+ */
+KP_EXTERN int kp_hung_child_timeout(struct kp_options *opts, int ms);
 
 /*
  * kp_termination_message_path - where a fatal exit of the plugin (a socket

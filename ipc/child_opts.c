@@ -245,7 +245,7 @@ static const struct {
 	F(n_peer_uids), F(peer_uids_set), F(v1alpha4), F(v1beta1), F(v1),
 	F(grpc_verbosity), F(log_verbosity), F(log_forward),
 	F(error_forward), F(fork_hooks), F(exec_hooks), F(serialize), F(workers), F(max_conns),
-	F(handshake_ms), F(shutdown_grace_ms), F(termlog_off), F(termlog),
+	F(handshake_ms), F(shutdown_grace_ms), F(hung_ms), F(termlog_off), F(termlog),
 	F(policy), F(health_off), F(health_v1_off), F(health_v1alpha1_off),
 	F(kubelet_root), F(registrar_dir), F(registrar_file), F(plugin_dir),
 	F(plugin_file), F(plugin_path_derived), F(registrar_path_derived),

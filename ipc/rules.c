@@ -55,12 +55,15 @@ static const struct ipc_rule rules[] = {
 	{ KPIPC__MSG__M_HEALTH_STALE, ROLE_NODESERVER, ST(CS_READY) },
 	/*
 	 * The heartbeat's answer, with the counters (ipc/stats.c). The
-	 * observer answers none: it sends READY and log lines only, so a
-	 * compromised observer has nothing to say to the supervisor.
+	 * observer's carries none (ipc_check_pong): besides READY and log
+	 * lines it only says it is alive, so a compromised observer has
+	 * nothing to tell the supervisor; one that stops answering is
+	 * replaced (supervisor/heal.c).
 	 */
 	{ KPIPC__MSG__M_PONG, ROLE_NODESERVER, ST(CS_READY) },
 	{ KPIPC__MSG__M_PONG, ROLE_REGISTRAR, ST(CS_READY) },
 	{ KPIPC__MSG__M_PONG, ROLE_PUBLISHER, ST(CS_READY) },
+	{ KPIPC__MSG__M_PONG, ROLE_OBSERVER, ST(CS_READY) },
 	{ KPIPC__MSG__M_READY, ROLE_OBSERVER, ST(CS_STARTING) },
 	{ KPIPC__MSG__M_START_FAILED, ROLE_OBSERVER, ST(CS_STARTING) },
 	/*

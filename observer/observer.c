@@ -3,9 +3,10 @@
  * /metrics on the TCP listener the supervisor bound (kp_http_endpoint).
  * It knows only what the supervisor's Status snapshots say; it never
  * talks to kubelet, the API server or the hooks, and it sends the
- * supervisor nothing but READY (and log lines): any other frame from it
- * is a violation (ipc/rules.c). A compromised observer can lie on its
- * HTTP port and nothing more.
+ * supervisor nothing but READY, the heartbeat's answer without counters
+ * (a stopped observer is replaced: supervisor/heal.c) and log lines: any
+ * other frame from it is a violation (ipc/rules.c). A compromised
+ * observer can lie on its HTTP port and nothing more.
  *
  * Runs in: the observer child, sandboxed like the registrar: its own
  * non-root uid, no capabilities, an empty root, Landlock without any file
@@ -33,13 +34,26 @@ now_ms(void)
 	return ((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
 }
 
+/* The heartbeat's answer: the Ping's number, no counters. */
+static int
+obs_pong(struct child_env *env, uint64_t seq)
+{
+	Kpipc__Msg	 m = KPIPC__MSG__INIT;
+	Kpipc__Pong	 p = KPIPC__PONG__INIT;
+
+	p.seq = seq;
+	m.m_case = KPIPC__MSG__M_PONG;
+	m.pong = &p;
+	return (ipc_send(&env->ctl, &m));
+}
+
 /* Frames from the supervisor; 0, or -1 when it is gone. */
 static int
 obs_read_ctl(struct child_env *env, struct obs_state *st)
 {
 	Kpipc__Msg	*m;
 	char		 err[KP_ERROR_SIZE];
-	int		 r;
+	int		 r, gone = 0;
 
 	if (ipc_read(&env->ctl) < 0)
 		return (-1);
@@ -48,9 +62,12 @@ obs_read_ctl(struct child_env *env, struct obs_state *st)
 		    obs_state_update(st, m->status, now_ms()) != 0)
 			log_warnx("status snapshot too large for /metrics: "
 			    "kept the last one");
+		if (m->m_case == KPIPC__MSG__M_PING &&
+		    obs_pong(env, m->ping->seq) != 0)
+			gone = 1;
 		ipc_free(m);
 	}
-	return (r < 0 ? -1 : 0);
+	return (r < 0 || gone ? -1 : 0);
 }
 
 static int

@@ -19,8 +19,19 @@
  * The trade-off: while max_conns connections sit pending, a new one is
  * refused, kubelet's too, until they time out (handshake_ms at most);
  * kubelet retries. Established connections are not affected.
+ *
+ * Silent after the preface (issue 28): connections handed off that never
+ * carried a call would hold their slots until the keepalive gave up on
+ * them (about 80 s), locking kubelet out meanwhile. So at the cap a new
+ * connection takes the slot of the oldest one that never carried a call
+ * and is older than handshake_ms: that one is shut down (the core sees
+ * EOF and closes it). A connection that carried a call is never given
+ * up; nor is an idle one while no other connection needs its slot (a
+ * kubelet that dialed at registration keeps its connection). The lock-out
+ * is then handshake_ms at most, as for connections that send nothing.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <stdarg.h>
@@ -167,6 +178,7 @@ conn_sweep(struct rpc_server *srv)
 	struct stat	 st;
 	size_t		 i;
 
+	pthread_mutex_lock(&srv->conn_lock);
 	for (i = srv->n_live; i-- > 0; ) {
 		if (fstat(srv->live[i].fd, &st) == 0 &&
 		    S_ISSOCK(st.st_mode) && st.st_dev == srv->live[i].dev &&
@@ -174,7 +186,73 @@ conn_sweep(struct rpc_server *srv)
 			continue;
 		srv->live[i] = srv->live[--srv->n_live];
 	}
+	pthread_mutex_unlock(&srv->conn_lock);
 	srv->swept_ms = rpc_now_ms();
+}
+
+/*
+ * A call arrived on the connection the core names peer ("fd:N",
+ * grpc_core.c): it is in use. From the core's threads. A number the core
+ * has closed and accept4() reused by now marks the new connection: it is
+ * then never given up, which errs on its side.
+ */
+void
+rpc_conn_used(struct rpc_server *srv, const char *peer)
+{
+	size_t	 i;
+	int	 fd;
+
+	if (sscanf(peer, "fd:%d", &fd) != 1)
+		return;
+	pthread_mutex_lock(&srv->conn_lock);
+	for (i = 0; i < srv->n_live; i++)
+		if (srv->live[i].fd == fd)
+			srv->live[i].used = 1;
+	pthread_mutex_unlock(&srv->conn_lock);
+}
+
+/*
+ * At the cap: give up the oldest handed-off connection that never carried
+ * a call and is older than handshake_ms. It is shut down through a
+ * duplicate checked to be that socket (the core may have closed the number
+ * and something else got it since), never closed: the number is the
+ * core's. Returns 1 when a slot was freed.
+ */
+static int
+conn_evict(struct rpc_server *srv, int64_t now)
+{
+	struct rpc_conn_stats	*cs = &srv->conn_stats;
+	struct rpc_conn		 c;
+	struct stat		 st;
+	size_t			 i, k = SIZE_MAX;
+	int			 d;
+
+	pthread_mutex_lock(&srv->conn_lock);
+	for (i = 0; i < srv->n_live; i++)
+		if (!srv->live[i].used &&
+		    now - srv->live[i].since_ms >= srv->handshake_ms &&
+		    (k == SIZE_MAX ||
+		    srv->live[i].since_ms < srv->live[k].since_ms))
+			k = i;
+	if (k != SIZE_MAX) {
+		c = srv->live[k];
+		srv->live[k] = srv->live[--srv->n_live];
+	}
+	pthread_mutex_unlock(&srv->conn_lock);
+	if (k == SIZE_MAX)
+		return (0);
+	if ((d = fcntl(c.fd, F_DUPFD_CLOEXEC, 0)) != -1) {
+		if (fstat(d, &st) == 0 && st.st_dev == c.dev &&
+		    st.st_ino == c.ino)
+			(void)shutdown(d, SHUT_RDWR);
+		close(d);
+	}
+	cs->evicted++;
+	conn_log(&cs->rl_evict, KP_LOG_INFO, 2, "%s: connection closed: no "
+	    "call in %lld ms, its slot taken by a new one "
+	    "(kp_grpc_max_connections %d; %" PRIu64 " so far)", srv->name,
+	    (long long)(now - c.since_ms), srv->max_conns, cs->evicted);
+	return (1);
 }
 
 static void
@@ -198,14 +276,18 @@ pend_handoff(struct rpc_server *srv, size_t i)
 		close(fd);
 		return;
 	}
+	pthread_mutex_lock(&srv->conn_lock);
 	/* accept4() reused the number: the old connection is closed. */
 	for (k = srv->n_live; k-- > 0; )
 		if (srv->live[k].fd == fd)
 			srv->live[k] = srv->live[--srv->n_live];
+	memset(&srv->live[srv->n_live], 0, sizeof(srv->live[srv->n_live]));
 	srv->live[srv->n_live].fd = fd;
 	srv->live[srv->n_live].dev = st.st_dev;
 	srv->live[srv->n_live].ino = st.st_ino;
+	srv->live[srv->n_live].since_ms = rpc_now_ms();
 	srv->n_live++;
+	pthread_mutex_unlock(&srv->conn_lock);
 	log_info(5, "%s: connection handed to gRPC (%zu open)", srv->name,
 	    srv->n_live + srv->n_pend);
 	rpc_core_add_fd(srv, fd);
@@ -291,9 +373,12 @@ conn_new(struct rpc_server *srv, int fd)
 	struct rpc_conn_stats	*cs = &srv->conn_stats;
 	struct rpc_conn		*c;
 
-	/* At the cap, make sure: the core may have closed some since. */
+	/* At the cap, make sure: the core may have closed some since; else
+	 * one silent since its preface may give up its slot. */
 	if (srv->n_pend + srv->n_live >= (size_t)srv->max_conns)
 		conn_sweep(srv);
+	if (srv->n_pend + srv->n_live >= (size_t)srv->max_conns)
+		(void)conn_evict(srv, rpc_now_ms());
 	if (srv->n_pend + srv->n_live >= (size_t)srv->max_conns) {
 		cs->over_cap++;
 		conn_log(&cs->rl_cap, KP_LOG_INFO, 2, "%s: connection refused: "

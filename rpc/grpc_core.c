@@ -27,6 +27,7 @@
 #include <grpc/grpc_posix.h>
 #include <grpc/grpc_security.h>
 #include <grpc/slice.h>
+#include <grpc/support/alloc.h>
 #include <grpc/support/time.h>
 
 #include "base/log.h"
@@ -255,6 +256,22 @@ core_watch_close(struct rpc_call *call)
 	return (0);
 }
 
+/*
+ * A call arrived on a connection: it is in use, and never given up for a
+ * new one (accept.c). The core names a connection added from an fd by
+ * that fd ("fd:N", grpc_server_add_channel_from_fd in 1.51).
+ */
+static void
+core_conn_used(struct rpc_server *srv, grpc_call *gcall)
+{
+	char	*peer;
+
+	if ((peer = grpc_call_get_peer(gcall)) == NULL)
+		return;
+	rpc_conn_used(srv, peer);
+	gpr_free(peer);
+}
+
 /* A call to a registered method arrived. */
 static void
 slot_arrived(struct slot *slot, int success)
@@ -273,6 +290,7 @@ slot_arrived(struct slot *slot, int success)
 		return;		/* shutting down */
 	/* Re-arm first; from here on the slot belongs to the next call. */
 	slot_arm(srv, slot);
+	core_conn_used(srv, gcall);
 	if ((call = rpc_call_new(srv, slot->method)) == NULL) {
 		log_warnx("%s: %s: out of memory", srv->name,
 		    slot->method->path);
@@ -345,6 +363,7 @@ generic_arrived(struct rpc_server *srv, int success)
 	if (!success)
 		return;
 	generic_arm(srv);
+	core_conn_used(srv, gcall);
 	if (srv->verbosity >= 0)
 		log_info(srv->verbosity, "%s: unknown method %s", srv->name,
 		    path);
@@ -587,10 +606,14 @@ core_final(struct rpc_call *call, grpc_op *ops, size_t n, int status,
 	return (KP_EIO);
 }
 
+/* What rpc_core_reply_buf() returns for an empty message. */
+static uint8_t	empty_reply[1];
+
 /*
  * A buffer of len bytes for a unary answer, in the slice it will be sent
  * in (rpc_call_reply_buf): packed there, the answer is never copied.
  */
+
 uint8_t *
 rpc_core_reply_buf(struct rpc_call *call, size_t len)
 {
@@ -602,9 +625,23 @@ rpc_core_reply_buf(struct rpc_call *call, size_t len)
 		grpc_byte_buffer_destroy(call->resp_buf);
 	call->resp_buf = NULL;
 	call->resp_ptr = NULL;
+	/*
+	 * An empty message (the answer to a request without claims): a
+	 * buffer of no slice, and a pointer only to say it is ready, never
+	 * written through. A 1-byte slice here went out as the message, its
+	 * byte uninitialized (issue 28).
+	 */
+	if (len == 0) {
+		if ((bb = grpc_raw_byte_buffer_create(NULL, 0)) == NULL)
+			return (NULL);
+		call->resp_buf = bb;
+		call->resp_ptr = empty_reply;
+		call->resp_size = 0;
+		return (call->resp_ptr);
+	}
 	/* Never inlined: its bytes stay where they are when the slice is
 	 * copied into the byte buffer. */
-	s = grpc_slice_malloc_large(len > 0 ? len : 1);
+	s = grpc_slice_malloc_large(len);
 	bb = grpc_raw_byte_buffer_create(&s, 1);
 	grpc_slice_unref(s);
 	if (bb == NULL)

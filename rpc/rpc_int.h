@@ -88,6 +88,9 @@ struct rpc_conn {
 	int64_t				 deadline_ms;	/* pending only */
 	dev_t				 dev;		/* handed off only */
 	ino_t				 ino;
+	int64_t				 since_ms;	/* handed off */
+	int				 used;		/* a call came on it
+							 * (conn_lock) */
 };
 
 /* At most one log line per second per kind; the rest are counted. */
@@ -103,7 +106,9 @@ struct rpc_conn_stats {
 	uint64_t			 bad_preface;
 	uint64_t			 peer_gone;
 	uint64_t			 uid_refused;
+	uint64_t			 evicted;	/* idle, for a new one */
 	struct rpc_ratelim		 rl_cap;
+	struct rpc_ratelim		 rl_evict;
 	struct rpc_ratelim		 rl_timeout;
 	struct rpc_ratelim		 rl_bad;
 	struct rpc_ratelim		 rl_uid;
@@ -127,11 +132,14 @@ struct rpc_server {
 	int				 handshake_ms;
 	int				 keepalive_ms;
 
-	/* The accept loop's own, touched by its thread only (accept.c). */
+	/* The accept loop's own, touched by its thread only (accept.c);
+	 * live[].used also by the core's (rpc_conn_used), and live[] is
+	 * changed under conn_lock. */
 	struct rpc_conn			*pend;		/* max_conns slots */
 	size_t				 n_pend;
 	struct rpc_conn			*live;		/* max_conns slots */
 	size_t				 n_live;
+	pthread_mutex_t			 conn_lock;
 	struct pollfd			*pfd;		/* 2 + max_conns */
 	int64_t				 swept_ms;
 	struct rpc_conn_stats		 conn_stats;
@@ -203,6 +211,7 @@ void	 rpc_call_sent(struct rpc_call *, int);
 
 /* accept.c */
 int	 rpc_accept_loop(struct rpc_server *, volatile sig_atomic_t *, int);
+void	 rpc_conn_used(struct rpc_server *, const char *);
 
 /* stats.c */
 void	 rpc_stats_start(struct rpc_call *);

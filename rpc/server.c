@@ -142,21 +142,28 @@ server_copy(struct rpc_server *srv, const struct rpc_config *cfg)
 static int
 server_sync_init(struct rpc_server *srv)
 {
-	if (pthread_mutex_init(&srv->lock, NULL) != 0)
+	if (pthread_mutex_init(&srv->conn_lock, NULL) != 0)
 		return (KP_ENOMEM);
+	if (pthread_mutex_init(&srv->lock, NULL) != 0) {
+		pthread_mutex_destroy(&srv->conn_lock);
+		return (KP_ENOMEM);
+	}
 	if (pthread_cond_init(&srv->cond, NULL) != 0) {
 		pthread_mutex_destroy(&srv->lock);
+		pthread_mutex_destroy(&srv->conn_lock);
 		return (KP_ENOMEM);
 	}
 	if (pthread_cond_init(&srv->idle, NULL) != 0) {
 		pthread_cond_destroy(&srv->cond);
 		pthread_mutex_destroy(&srv->lock);
+		pthread_mutex_destroy(&srv->conn_lock);
 		return (KP_ENOMEM);
 	}
 	if (pthread_cond_init(&srv->watch_cond, NULL) != 0) {
 		pthread_cond_destroy(&srv->idle);
 		pthread_cond_destroy(&srv->cond);
 		pthread_mutex_destroy(&srv->lock);
+		pthread_mutex_destroy(&srv->conn_lock);
 		return (KP_ENOMEM);
 	}
 	srv->sync_ok = 1;
@@ -606,6 +613,7 @@ rpc_server_free(struct rpc_server *srv)
 		pthread_cond_destroy(&srv->idle);
 		pthread_cond_destroy(&srv->cond);
 		pthread_mutex_destroy(&srv->lock);
+		pthread_mutex_destroy(&srv->conn_lock);
 	}
 	free(srv->threads);
 	free(srv->pend);

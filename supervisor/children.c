@@ -203,6 +203,11 @@ child_kill(struct child *c, int sig)
 static void
 child_log_exit(struct child *c, int status)
 {
+	/* Killed for not answering: heal.c logged why. */
+	if (c->hung) {
+		log_info(1, "%s (hung) ended, status 0x%x", c->name, status);
+		return;
+	}
 	/* 159 = 128 + SIGSYS: policy/sigsys.c's last resort when the
 	 * forced SIGSYS did not end the process. */
 	if ((WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS) ||
@@ -228,6 +233,7 @@ child_reaped(struct sup *sup, struct child *c, int status)
 	child_log_exit(c, status);
 	status_child_down(sup, c, status, c->violated);
 	c->violated = 0;
+	c->hung = 0;
 	c->start_failed = 0;
 	ipc_chan_close(&c->ctl);
 	if (c->logfd != -1)

@@ -16,7 +16,7 @@
  *      (supervisor.c sup_timers); the DRA socket file is removed last
  *      (sup_finish).
  * Restarting a nodeserver on a new listening socket (repair.c) drains it
- * the same way.
+ * the same way; a hung one (heal.c) too, for at most KP_STOP_GRACE_MS.
  *
  * Runs in: the broker.
  */
@@ -77,6 +77,31 @@ drain_restart(struct sup *sup, struct child *c)
 	drain_child(sup, c);
 }
 
+/*
+ * A hung nodeserver (heal.c): drained like at a stop, for at most
+ * KP_STOP_GRACE_MS (or the shorter kp_shutdown_grace). A wedged channel
+ * reader may leave the gRPC threads able to finish the calls in flight;
+ * a stopped process cannot, and its SIGTERM waits until the SIGKILL.
+ * Kept short: kubelet's calls wait for the replacement.
+ */
+void
+drain_hung(struct sup *sup, struct child *c)
+{
+	int	 grace = sup->cfg->shutdown_grace_ms;
+
+	if (c->pid <= 0)
+		return;
+	if (grace == 0) {
+		child_kill(c, SIGKILL);
+		return;
+	}
+	child_signal(c, SIGTERM);	/* READY: its frames still relayed */
+	c->draining = 1;
+	clock_gettime(CLOCK_MONOTONIC, &c->kill_at);
+	ts_after_ms(&c->kill_at, grace < KP_STOP_GRACE_MS ? grace :
+	    KP_STOP_GRACE_MS);
+}
+
 void
 drain_tick(struct sup *sup)
 {
@@ -86,7 +111,12 @@ drain_tick(struct sup *sup)
 	if (ns->pid <= 0)
 		ns->draining = 0;
 	if (ns->draining && ts_ms_until(&ns->kill_at) <= 0) {
-		log_warnx("%s did not stop in time: SIGKILL", ns->name);
+		/* A hung one was expected not to: its kill was logged. */
+		if (ns->hung)
+			log_info(1, "%s did not drain: SIGKILL", ns->name);
+		else
+			log_warnx("%s did not stop in time: SIGKILL",
+			    ns->name);
 		child_kill(ns, SIGKILL);
 		ns->draining = 0;
 	}

@@ -12,12 +12,14 @@
  *   sup->reg_state		kubelet's verdict (relay.c)
  *   sup->pub_status		the publisher's progress (relay.c)
  *
- * The heartbeat: once a second each READY nodeserver, registrar and
- * publisher gets a Ping; it answers from the loop that reads its channel
- * (never a hook, never under the serialization lock), so a slow prepare
- * never fails /healthz, while a stopped or wedged process does after
- * KP_HEARTBEAT_TIMEOUT_MS. The answer carries the child's counters since
- * its last answer (ipc/stats.c checks them), added up here.
+ * The heartbeat: once a second each READY child gets a Ping; it answers
+ * from the loop that reads its channel (never a hook, never under the
+ * serialization lock), so a slow prepare never fails /healthz, while a
+ * stopped or wedged nodeserver, registrar or publisher does after
+ * KP_HEARTBEAT_TIMEOUT_MS (the observer, which serves /healthz, only
+ * answers). The answer carries the child's counters since its last answer
+ * (ipc/stats.c checks them; the observer's carries none), added up here.
+ * One that stays silent for kp_hung_child_timeout() is replaced (heal.c).
  */
 #include <math.h>
 #include <stdio.h>
@@ -35,7 +37,7 @@ static const char *const le_names[KP_STATS_LAT_BOUNDS + 1] = {
 };
 
 static const char *const restart_reasons[STATUS_REASONS] = {
-	"exited", "signaled", "seccomp", "protocol"
+	"exited", "signaled", "seccomp", "protocol", "hung"
 };
 
 int
@@ -77,6 +79,10 @@ status_child_ok(struct sup *sup, struct child *c)
 {
 	clock_gettime(CLOCK_MONOTONIC, &c->hb_ok);
 	c->hb_out = 0;
+	if (c->hb_warned && c->role == ROLE_OBSERVER)
+		log_info(0, "%s answers the supervisor's heartbeat again",
+		    c->name);
+	c->hb_warned = 0;
 }
 
 /* c ended with status (waitpid's); violation: it was killed for one. */
@@ -89,9 +95,12 @@ status_child_down(struct sup *sup, struct child *c, int wstatus,
 	size_t			 m;
 
 	c->hb_out = 0;
+	c->hb_warned = 0;
 	if (st == NULL)
 		return;
-	if (violation)
+	if (c->hung)
+		r = 4;
+	else if (violation)
 		r = 3;
 	else if ((WIFSIGNALED(wstatus) && WTERMSIG(wstatus) == SIGSYS) ||
 	    (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 128 + SIGSYS))
@@ -213,9 +222,19 @@ status_pong(struct sup *sup, struct child *c, const Kpipc__Pong *p)
 	}
 }
 
-/* The first reason /healthz fails, or "" when it passes. */
+/*
+ * The first reason /healthz fails, or "" when it passes; *key names the
+ * reason without what changes while it lasts (the seconds), so it is
+ * logged once: a child that is silent, then killed and restarting, is one
+ * reason (1 + role), as long as it lasts.
+ */
+enum {
+	LIVE_OK, LIVE_SOCKET = 1 + ROLE_COUNT, LIVE_REJECTED = LIVE_SOCKET + 2,
+	LIVE_STALE_SLICES
+};
+
 static void
-live_reason(struct sup *sup, char *why, size_t size)
+live_reason(struct sup *sup, char *why, size_t size, int *key)
 {
 	struct sup_status	*st = sup->st;
 	struct child		*c;
@@ -224,9 +243,11 @@ live_reason(struct sup *sup, char *why, size_t size)
 	int			 i;
 
 	why[0] = '\0';
+	*key = LIVE_OK;
 	for (i = 0; i < 2; i++)
 		if (st->sock_err[i][0] != '\0') {
 			snprintf(why, size, "%s", st->sock_err[i]);
+			*key = LIVE_SOCKET + i;
 			return;
 		}
 	for (i = 0; i < ROLE_COUNT; i++) {
@@ -236,6 +257,7 @@ live_reason(struct sup *sup, char *why, size_t size)
 		ms = -ts_ms_until(&c->hb_ok);
 		if (ms < KP_HEARTBEAT_TIMEOUT_MS)
 			continue;
+		*key = 1 + i;
 		if (c->pid > 0 && c->state == CS_READY)
 			snprintf(why, size, "%s has not answered the "
 			    "supervisor's heartbeat for %lld s", c->name,
@@ -249,17 +271,20 @@ live_reason(struct sup *sup, char *why, size_t size)
 		snprintf(why, size, "kubelet rejected the registration: %.200s",
 		    sup->reg_error);
 		why[strcspn(why, "\n")] = '\0';
+		*key = LIVE_REJECTED;
 		return;
 	}
 	if (sup->children[ROLE_PUBLISHER].enabled && st->published_at != 0 &&
 	    sup->pub_status.pending_pools > 0) {
 		since = sup->pub_status.last_sync > st->published_at ?
 		    (time_t)sup->pub_status.last_sync : st->published_at;
-		if (now - since >= KP_SYNC_STALE_S)
+		if (now - since >= KP_SYNC_STALE_S) {
 			snprintf(why, size, "the publisher has not synced its "
 			    "ResourceSlices for %lld s (%d pools pending)",
 			    (long long)(now - since),
 			    (int)sup->pub_status.pending_pools);
+			*key = LIVE_STALE_SLICES;
+		}
 	}
 }
 
@@ -492,7 +517,7 @@ status_send(struct sup *sup, const char *live, const char *ready)
 	free(sn);
 }
 
-/* Heartbeats to the children that serve. */
+/* Heartbeats to the children, the observer too (heal.c). */
 static void
 status_ping(struct sup *sup)
 {
@@ -503,11 +528,11 @@ status_ping(struct sup *sup)
 
 	for (i = 0; i < ROLE_COUNT; i++) {
 		c = &sup->children[i];
-		if (c->role == ROLE_OBSERVER || c->pid <= 0 ||
-		    c->state != CS_READY || c->hb_out)
+		if (c->pid <= 0 || c->state != CS_READY || c->hb_out)
 			continue;
 		c->hb_seq++;
 		c->hb_out = 1;
+		clock_gettime(CLOCK_MONOTONIC, &c->hb_sent);
 		p.seq = c->hb_seq;
 		m.m_case = KPIPC__MSG__M_PING;
 		m.ping = &p;
@@ -522,14 +547,16 @@ status_tick(struct sup *sup)
 	struct sup_status	*st = sup->st;
 	char			 live[STATUS_REASON_MAX + 64];
 	char			 ready[STATUS_REASON_MAX + 64];
+	int			 key;
 
 	if (st == NULL || sup->phase != PHASE_RUNNING ||
 	    ts_ms_until(&st->next_tick) > 0)
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &st->next_tick);
 	ts_after_ms(&st->next_tick, KP_HEARTBEAT_MS);
-	status_ping(sup);
-	live_reason(sup, live, sizeof(live));
+	/* Before the Pings: a Ping sent now is not yet due. */
+	heal_tick(sup);
+	live_reason(sup, live, sizeof(live), &key);
 	if (live[0] != '\0')
 		snprintf(ready, sizeof(ready), "%s", live);
 	else if (sup->children[ROLE_REGISTRAR].enabled &&
@@ -538,14 +565,17 @@ status_tick(struct sup *sup)
 		    "yet");
 	else
 		ready[0] = '\0';
-	if (strcmp(live, st->last_live) != 0) {
-		if (live[0] != '\0')
+	if (key != st->last_live_key) {
+		if (key != LIVE_OK)
 			log_warnx("health: %s", live);
-		else if (st->last_live[0] != '\0')
+		else
 			log_info(0, "health: ok again");
-		snprintf(st->last_live, sizeof(st->last_live), "%s", live);
+		st->last_live_key = key;
 	}
+	/* The snapshot before the Ping: it is skipped while the observer's
+	 * channel holds unsent bytes, as the Ping just queued would be. */
 	status_send(sup, live, ready);
+	status_ping(sup);
 }
 
 long long

@@ -105,13 +105,16 @@ struct child {
 	uint64_t		 hb_seq;	/* of the last Ping */
 	int			 hb_out;	/* its answer is due */
 	struct timespec		 hb_ok;		/* READY or the last Pong */
+	struct timespec		 hb_sent;	/* the Ping now due */
+	int			 hb_warned;	/* its silence was logged */
+	int			 hung;		/* killed for it (heal.c) */
 	int			 violated;	/* killed for a violation */
 	int			 start_failed;	/* sent START_FAILED (logged) */
 };
 
 /* What status.c adds up for /metrics and decides for /healthz. */
-#define STATUS_REASONS		4	/* exited, signaled, seccomp,
-					 * protocol */
+#define STATUS_REASONS		5	/* exited, signaled, seccomp,
+					 * protocol, hung */
 #define STATUS_MAX_API		64	/* (verb, code) pairs */
 #define STATUS_MAX_DENIALS	64	/* (role, syscall) pairs */
 #define STATUS_MAX_POOLS	KP_STATS_POOLS
@@ -126,7 +129,8 @@ struct status_rpc {
 struct sup_status {
 	struct timespec	 next_tick;
 	char		 sock_err[2][STATUS_REASON_MAX];	/* DRA, reg. */
-	char		 last_live[STATUS_REASON_MAX + 64];	/* logged */
+	int		 last_live_key;	/* what /healthz last failed for,
+					 * logged once (live_reason) */
 	time_t		 published_at;	/* first Publish; 0: none */
 	struct status_rpc rpc[KP_STATS_METHODS][KP_STATS_CODES];
 	struct {
@@ -433,6 +437,10 @@ void	chan_log(void *, enum kp_log_level, int, const char *, const char *);
 void	drain_begin(struct sup *);
 void	drain_restart(struct sup *, struct child *);
 void	drain_tick(struct sup *);
+void	drain_hung(struct sup *, struct child *);
+
+/* heal.c */
+void	heal_tick(struct sup *);
 
 /* events.c */
 void	sup_event(struct sup *, int, const char *, ...) KP_PRINTF(3, 4);

@@ -146,7 +146,7 @@ test('with the cap taken by pending connections a new kubelet connection is refu
   await Promise.all(flood.map((x) => x.closed));
 });
 
-test('connections that sent the preface stay open idle up to the cap; the next is refused; a closed one frees its slot; established ones keep serving', async (t) => {
+test('connections that sent the preface stay open idle up to the cap; the next is refused while they are younger than the handshake timeout; a closed one frees its slot; established ones keep serving', async (t) => {
   const { root, sim, conns } = await setup(t);
   await sim.waitForDriver(DRIVER);
   await prepare(sim, 'first');	// 1 slot
@@ -173,6 +173,44 @@ test('connections that sent the preface stay open idle up to the cap; the next i
   await sleep(HANDSHAKE_MS * 1.5);
   assert.equal(next.closedAfter, null, 'the connection in the freed slot was closed');
   await prepare(sim, 'third');
+});
+
+// Issue 28, finding 7: the cap taken by connections that sent the
+// preface and then nothing (handed to gRPC, so the handshake timeout no
+// longer applies; the keepalive would give up on them after about 80 s).
+test('the cap taken by connections silent after the preface: past the handshake timeout a new kubelet connection takes the oldest one\'s slot; a connection that carried a call keeps its own', async (t) => {
+  const { root, drv, conns } = await setup(t, { sim: false });
+  const { newClient, rawUnary } = require('../kubelet-sim/grpc-util');
+  // kubelet's connections (grpc-js), each kept open: each needs a slot.
+  const kubelet = async (name) => {
+    const c = newClient(root.draSock);
+    t.after(() => c.close());
+    const req = proto.encode(proto.typeName('v1', 'NodePrepareResourcesRequest'), { claims: [claim(name)] });
+    const r = await rawUnary(c, DRA_PREPARE, req, 5000);
+    assert.equal(r.code, 0, r.details);
+    return c;
+  };
+  // The first kubelet connection is the oldest, and it made a call.
+  const first = await kubelet('first');
+  const silent = Array.from({ length: CAP - 1 }, () => raw(root.draSock, PREFACE, conns));
+  await Promise.all(silent.map(connected));
+  await until(() => silent.every((c) => c.got > 0), 5000);	// handed off: the server's SETTINGS came
+  const closed = () => silent.filter((c) => c.closedAfter !== null).length;
+  // (Younger than the handshake timeout they keep their slots: the test
+  // above.)
+  await sleep(HANDSHAKE_MS + 200);
+  // A new connection (a restarted kubelet's, say) takes the slot of the
+  // oldest silent one, not the first kubelet connection's.
+  await kubelet('second');
+  await until(() => closed() === 1, 5000);
+  await kubelet('third');
+  await until(() => closed() === 2, 5000);
+  const req = proto.encode(proto.typeName('v1', 'NodePrepareResourcesRequest'), { claims: [claim('first-again')] });
+  assert.equal((await rawUnary(first, DRA_PREPARE, req, 5000)).code, 0);
+  await sleep(300);
+  assert.equal(closed(), 2, 'one silent connection given up per new connection');
+  await drv.stderrMatch(/nodeserver: connection closed: no call in \d+ ms, its slot taken by a new one \(kp_grpc_max_connections 8; 1 so far\)/);
+  assert.doesNotMatch(drv.stderr, /Sanitizer|runtime error:/);
 });
 
 test('garbage instead of the preface is closed at once; a partial preface waits for the timeout', async (t) => {

@@ -64,7 +64,9 @@ async function setup(t, { init = null, binary = ATTACK, args = [], register = tr
   fs.copyFileSync(emu.caFile, path.join(root.dir, 'ca.crt'));
   const kc = path.join(root.dir, 'kubeconfig');
   fs.writeFileSync(kc, kubeconfig({ server: emu.url }));
-  const drv = new TestDriver(root, ['--kubeconfig', kc, '--node-name', NODE,
+  // --hung-ms 0: a child the forger stopped stays, however long it reads
+  // (a silent child's replacement is heal.test.js's).
+  const drv = new TestDriver(root, ['--kubeconfig', kc, '--node-name', NODE, '--hung-ms', '0',
     ...(binary === ATTACK ? ['--read-path', probes] : []), ...args], { binary, env: { KP_ATTACK_DIR: probes } });
   t.after(async () => {
     drv.kill();
@@ -488,7 +490,7 @@ test('HOSTILE: an init hook that leaves a thread running: the sandbox refuses to
 
 // The observer runs no driver code either: its live channel, taken the
 // same way, carries a frame it has no rule for.
-test('HOSTILE: the live observer sending anything but READY (a Pong) is killed; a new observer answers /healthz', { skip }, async (t) => {
+test('HOSTILE: the live observer sending anything but READY and the heartbeat\'s answer (a Pong answering no Ping) is killed; a new observer answers /healthz', { skip }, async (t) => {
   const net = require('node:net');
   const http = require('node:http');
   const port = await new Promise((resolve, reject) => {
@@ -517,7 +519,7 @@ test('HOSTILE: the live observer sending anything but READY (a Pong) is killed; 
   const f = forge(obs, ['pong:noping', 'read:1000']);
   await f.stolen;
   assert.equal(await f.done, 0, f.lines.join('\n'));
-  await drv.stderrMatch(/observer: protocol violation: unpermitted frame pong from the observer; killing it/);
+  await drv.stderrMatch(/observer: protocol violation: heartbeat answer without a heartbeat; killing it/);
   assert.ok(f.lines.includes('error read: closed'), f.lines.join('\n'));
   await until(async () => {
     const o = roles(drv.proc.pid).observer;

@@ -234,7 +234,9 @@ test('a stopped broker (which sends the snapshots): /healthz fails once the last
 });
 
 test('a stopped child fails /healthz naming it; SIGCONT recovers; a slow prepare does not fail it', async (t) => {
-  const { drv, sim, port } = await setup(t, { args: ['--slow-ms', '7000'] });
+  // Not replaced meanwhile (kp_hung_child_timeout, 10 s by default, is
+  // heal.test.js's): what /healthz says is tested here.
+  const { drv, sim, port } = await setup(t, { args: ['--slow-ms', '7000', '--hung-ms', '30000'] });
   await sim.waitForDriver(DRIVER);
   await waitFor(port, '/healthz', (r) => r.status === 200);
   // A hook that takes 7 s: the heartbeat (5 s) is answered beside it.

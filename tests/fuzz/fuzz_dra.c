@@ -78,8 +78,10 @@ unprepare(void *user, const struct kp_claim *claims, size_t n,
 	return (0);
 }
 
+/* req_len: an empty request's answer is the empty message, 0 bytes. */
 static void
-check_response(int prepare_op, const uint8_t *resp, size_t len)
+check_response(int prepare_op, size_t req_len, const uint8_t *resp,
+    size_t len)
 {
 	ProtobufCMessage			*m;
 	const ProtobufCMessageDescriptor	*desc;
@@ -90,6 +92,8 @@ check_response(int prepare_op, const uint8_t *resp, size_t len)
 	    &V1(node_unprepare_resources_response__descriptor);
 	if ((m = protobuf_c_message_unpack(desc, NULL, len, resp)) == NULL)
 		__builtin_trap();	/* we wrote something undecodable */
+	if (req_len == 0 && len != 0)
+		__builtin_trap();	/* a body for no claim (issue 28) */
 	protobuf_c_message_free_unpacked(m, NULL);
 	if (prepare_op)
 		dra_format_prepare_response(resp, len, text, sizeof(text));
@@ -122,12 +126,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		st = dra_prepare(&ctx, (enum dra_version)v, data, size, NULL,
 		    NULL, &resp, &len, msg, sizeof(msg));
 		if (st == RPC_OK)
-			check_response(1, resp, len);
+			check_response(1, size, resp, len);
 		free(resp);
 		st = dra_unprepare(&ctx, (enum dra_version)v, data, size, NULL,
 		    NULL, &resp, &len, msg, sizeof(msg));
 		if (st == RPC_OK)
-			check_response(0, resp, len);
+			check_response(0, size, resp, len);
 		free(resp);
 	}
 	dra_format_request(data, size, text, sizeof(text));

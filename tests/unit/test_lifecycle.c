@@ -1,7 +1,8 @@
 /*
- * test_lifecycle.c - issue 14: the setters of the drain budget and the
- * termination message path, the termination message itself (only an
- * existing file, one line, no symlink followed), and the field rules and
+ * test_lifecycle.c - issue 14: the setters of the drain budget, the
+ * hung-child timeout (issue 28) and the termination message path, the
+ * termination message itself (only an existing file, one line, no symlink
+ * followed), and the field rules and
  * state table of the Event frames (what a hostile nodeserver may ask).
  */
 #include <fcntl.h>
@@ -44,6 +45,20 @@ test_setters(void)
 	CHECK_EQ(kp_termination_message_path(o, NULL), 0);
 	CHECK_EQ(o->termlog_off, 1);
 	CHECK_EQ(kp_shutdown_grace(NULL, 1), KP_EINVAL);
+	/* The hung-child timeout: 0 (never) or 3 s..300 s, 10 s default. */
+	CHECK_EQ(o->hung_ms, 10000);
+	CHECK_EQ(kp_hung_child_timeout(o, 0), 0);
+	CHECK_EQ(o->hung_ms, 0);
+	CHECK_EQ(kp_hung_child_timeout(o, 3000), 0);
+	CHECK_EQ(kp_hung_child_timeout(o, 300000), 0);
+	CHECK_EQ(kp_hung_child_timeout(o, 2999), KP_EINVAL);
+	CHECK_CONTAINS(kp_options_last_error(o), "kp_hung_child_timeout");
+	CHECK_CONTAINS(kp_options_last_error(o), "0 (never) or between 3000 "
+	    "and 300000");
+	CHECK_EQ(kp_hung_child_timeout(o, 300001), KP_EINVAL);
+	CHECK_EQ(kp_hung_child_timeout(o, -1), KP_EINVAL);
+	CHECK_EQ(o->hung_ms, 300000);
+	CHECK_EQ(kp_hung_child_timeout(NULL, 5000), KP_EINVAL);
 	kp_options_free(o);
 }
 

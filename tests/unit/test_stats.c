@@ -124,11 +124,12 @@ test_pong(void)
 	    KP_EPROTO);
 }
 
-/* The observer sends READY or START_FAILED while starting, nothing else. */
+/* The observer sends READY or START_FAILED while starting, then only
+ * Pongs (without counters: test_pong). */
 static void
 test_observer_rules(void)
 {
-	static const int	 cases[] = { KPIPC__MSG__M_PONG,
+	static const int	 cases[] = {
 	    KPIPC__MSG__M_REG_STATUS, KPIPC__MSG__M_CLAIM_GET,
 	    KPIPC__MSG__M_CLAIM_REPLY, KPIPC__MSG__M_PUBLISH_STATUS,
 	    KPIPC__MSG__M_CDI_WRITE, KPIPC__MSG__M_HEALTH_STALE,
@@ -142,6 +143,10 @@ test_observer_rules(void)
 	    KPIPC__MSG__M_READY, 100, err, sizeof(err)), 0);
 	CHECK_EQ(ipc_rule_check(ROLE_OBSERVER, CS_READY, KPIPC__MSG__M_READY,
 	    err, sizeof(err)), KP_EPROTO);
+	CHECK_EQ(ipc_rule_check(ROLE_OBSERVER, CS_READY, KPIPC__MSG__M_PONG,
+	    err, sizeof(err)), 0);
+	CHECK_EQ(ipc_rule_check(ROLE_OBSERVER, CS_STARTING,
+	    KPIPC__MSG__M_PONG, err, sizeof(err)), KP_EPROTO);
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 		for (s = CS_STOPPED; s <= CS_STOPPING; s++)
 			CHECK_EQ(ipc_rule_check(ROLE_OBSERVER,

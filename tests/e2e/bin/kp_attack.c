@@ -83,8 +83,9 @@
  * --cdi-device-number <type>:<major>:<first>:<last>:<pattern>,
  * --cdi-mount-prefix, --cdi-hook: the kp_cdi_allow_*() declarations,
  * --device-metadata <version>,
- * --http-endpoint; --error-cb: kp_error_callback printing "errcb
- * <KP_NAME> rec=<0|1> <message>" on stdout, as kp_testdriver's); after
+ * --http-endpoint, --hung-ms (kp_hung_child_timeout); --error-cb:
+ * kp_error_callback printing "errcb <KP_NAME> rec=<0|1> <message>" on
+ * stdout, as kp_testdriver's); after
  * kp_start it prints "ready <pid>", reads "stop" on stdin.
  */
 #include <dirent.h>
@@ -1121,6 +1122,7 @@ main(int argc, char **argv)
 		{ "fork-hooks", 0, 0, 340 },
 		{ "cdi-device", 1, 0, 341 },
 		{ "cdi-device-number", 1, 0, 342 },
+		{ "hung-ms", 1, 0, 343 },
 		{ 0, 0, 0, 0 }
 	};
 	struct kp_options	*o;
@@ -1165,6 +1167,8 @@ main(int argc, char **argv)
 		case 340: r = kp_sandbox_exec(o, 0); break;
 		case 341: r = kp_cdi_allow_device(o, optarg); break;
 		case 342: r = device_number(o, optarg); break;
+		case 343: r = kp_hung_child_timeout(o,
+		    (int)strtol(optarg, 0, 10)); break;
 		case 'c': r = kp_kube_client_kubeconfig(o, optarg, NULL); break;
 		case 'n': r = kp_node_name(o, optarg); break;
 		default: r = -1;

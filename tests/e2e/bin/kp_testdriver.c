@@ -1635,6 +1635,7 @@ apply(struct kp_options *o, int ch, const char *a)
 		drv.all_nodes = 1;
 		return (kp_reconcile_pool_with_name(o, a));
 	case 380: return (kp_shutdown_grace(o, (int)strtol(a, 0, 10)));
+	case 404: return (kp_hung_child_timeout(o, (int)strtol(a, 0, 10)));
 	case 381: return (kp_termination_message_path(o, a[0] ? a : NULL));
 	case 382: drv.exit_on_stop = 1; return (0);
 	case 384: return (kp_validate_qualified_names(o, 0));
@@ -1741,6 +1742,7 @@ parse(int argc, char **argv, struct kp_options *o)
 		{ "counter-file", 1, 0, 354 }, { "tag", 1, 0, 355 },
 		{ "reconcile-pool", 1, 0, 356 },
 		{ "shutdown-grace-ms", 1, 0, 380 },
+		{ "hung-ms", 1, 0, 404 },
 		{ "termination-log", 1, 0, 381 },
 		{ "exit-on-stop", 0, 0, 382 },
 		{ "no-qualified-names-check", 0, 0, 384 },
