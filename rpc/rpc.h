@@ -165,8 +165,9 @@ int rpc_server_new(const struct rpc_config *cfg, struct rpc_server **out);
 
 /*
  * rpc_server_run - serve until *quit becomes non-zero (looked at every
- * 100 ms; quit may be NULL) or stop_fd becomes readable or hung up (stop_fd
- * may be -1), then shut down: stop accepting, cancel calls in flight (their
+ * 100 ms; quit may be NULL: then the accept loop sleeps until stop_fd or
+ * a connection needs it, no periodic wake-up) or stop_fd becomes readable
+ * or hung up (stop_fd may be -1), then shut down: stop accepting, cancel calls in flight (their
  * handlers see rpc_call_cancelled() == 1; calls still queued for a worker
  * fail with UNAVAILABLE without running their handler), wait until every
  * call has been answered, drain and destroy. A handler that never answers
