@@ -234,6 +234,14 @@ pump(void *arg)
 		} while (s != NULL && !h->quit);
 		reap(h);
 		stale_check(h, now_ms());
+		/* No stream: nothing to look at until one comes (handle()
+		 * signals) or the end; an idle nodeserver does not wake
+		 * for it (issue 27). */
+		if (h->streams == NULL) {
+			if (!h->quit)
+				pthread_cond_wait(&h->cond, &h->lock);
+			continue;
+		}
 		clock_gettime(CLOCK_REALTIME, &ts);
 		ts.tv_nsec += NS_HEALTH_POLL_MS * 1000000L;
 		if (ts.tv_nsec >= 1000000000L) {
