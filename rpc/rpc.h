@@ -247,6 +247,24 @@ int rpc_call_send_async(struct rpc_call *call, const uint8_t *msg,
     size_t len, rpc_sent_fn done, void *arg);
 
 /*
+ * The client's end of a call closed (rpc_call_on_close): it cancelled,
+ * went away or its deadline passed, or the server stops. Runs on the
+ * completion-queue thread: it must not block or call rpc_call_*().
+ */
+typedef void (*rpc_closed_fn)(void *arg);
+
+/*
+ * rpc_call_on_close - have closed(arg) called once when call's client end
+ * closes (after which rpc_call_cancelled() may be 1), so a streaming
+ * handler that waits needs no timer to notice a cancel (issue 27). If it
+ * closed already, closed is not called: look at rpc_call_cancelled()
+ * after this returns. Replaces an earlier function; NULL removes it.
+ * Valid until the call is finished.
+ */
+void rpc_call_on_close(struct rpc_call *call, rpc_closed_fn closed,
+    void *arg);
+
+/*
  * rpc_call_finish - end a server-streaming call with a status (msg copied;
  * NULL = ""), after any message in flight. The call is invalid afterwards,
  * as after rpc_call_reply(). Returns as rpc_call_reply().
