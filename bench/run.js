@@ -128,7 +128,7 @@ function usage(err) {
     '  NAME+stderr kp, kp-wN or their @old with --log-per-claim stderr: the prepare hook writes one',
     '              line per claim on stderr; NAME+kplog: through kp_log(). Rows "hook log line: CPU"',
     '              give (CPU/call of NAME+X - CPU/call of NAME) / claims, NAME must run too; the',
-    '              broker\'s flood guard (200 lines/s, bursts of 1000) drops most of them, as it would',
+    '              broker\'s flood guard (200 lines/s, bursts of 1000) drops most of them, as for any driver',
     '',
     'Flags (default in brackets):',
     '  --servers LIST       servers to run [bare,kp,kp-w<--workers>]',
