@@ -69,7 +69,7 @@ function parseFlags(argv) {
   const o = {
     seq: 2000, secs: 2, concurrency: [8, 64], claims: [1, 16, 128], warmup: 200, rounds: 3,
     workers: 4, servers: null, json: null, infoCalls: 500, logs: null, old: null, publish: 10000,
-    pssAlone: true, pssOnly: false, apiWorkers: 0,
+    pssAlone: true, pssOnly: false, apiWorkers: 0, idleSecs: 30,
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -100,6 +100,7 @@ function parseFlags(argv) {
       case '--pss-alone': o.pssAlone = true; break;
       case '--no-pss-alone': o.pssAlone = false; break;
       case '--pss-only': o.pssAlone = true; o.pssOnly = true; break;
+      case '--idle': o.idleSecs = Number(v()); if (!(o.idleSecs >= 0)) usage('--idle: seconds, 0: off'); break;
       case '-h': case '--help': usage(); break;
       default: usage(`unknown flag ${a}`);
     }
@@ -124,6 +125,10 @@ function usage(err) {
     '              the 1-claim closed loops with known claims (prepared before: the journal answers),',
     '              every answer checked; then its look-ups, paced; adds one to two minutes',
     '  NAME@old    kp@old, kp-wN@old, example@old: the same from the build in --old DIR',
+    '  NAME+stderr kp, kp-wN or their @old with --log-per-claim stderr: the prepare hook writes one',
+    '              line per claim on stderr; NAME+kplog: through kp_log(). Rows "hook log line: CPU"',
+    '              give (CPU/call of NAME+X - CPU/call of NAME) / claims, NAME must run too; the',
+    '              broker\'s flood guard (200 lines/s, bursts of 1000) drops most of them, as for any driver',
     '',
     'Flags (default in brackets):',
     '  --servers LIST       servers to run [bare,kp,kp-w<--workers>]',
@@ -142,6 +147,8 @@ function usage(err) {
     '  --old DIR            build directory of the NAME@old servers (needed by them) [none]',
     '  --api-workers N      example: N worker processes answer its claim GETs in front of the',
     '                       emulator (bench/emu-claims.js), 0: the emulator alone [0]',
+    '  --idle S             idle CPU (ms/s) and wake-ups (runs/s) per process over S seconds,',
+    '                       every server idle at once, after their start; 0: off [30]',
     '  --json FILE          also write every figure as JSON',
     '  --logs DIR           keep each server\'s log in DIR/NAME.log',
     '  -h, --help           this text',
@@ -243,6 +250,46 @@ function schedSecs(pid) {
 // CPU seconds of pid's process tree: the closed loops' server CPU/call.
 function treeCpu(pid) {
   return tree(pid).reduce((a, p) => a + schedSecs(p), 0);
+}
+
+// CPU nanoseconds and runs on a CPU (schedstat's third field: each is a
+// wake-up or a preemption) of each process of pid's tree, by comm.
+function treeSched(pid) {
+  const out = {};
+  for (const p of tree(pid)) {
+    let ns = 0;
+    let runs = 0;
+    let tasks = [];
+    try { tasks = fs.readdirSync(`/proc/${p}/task`); } catch { continue; }
+    for (const t of tasks) {
+      const f = readOr(`/proc/${p}/task/${t}/schedstat`, '0 0 0').split(' ');
+      ns += Number(f[0]);
+      runs += Number(f[2]);
+    }
+    const c = comm(p);
+    const e = (out[c] ||= { ns: 0, runs: 0 });
+    e.ns += ns;
+    e.runs += runs;
+  }
+  return out;
+}
+
+// Idle CPU of every server at once over secs: per process (by comm)
+// CPU ms/s and runs/s.
+async function idleBench(servers, secs) {
+  const a = servers.map((s) => treeSched(s.proc.pid));
+  const t0 = process.hrtime.bigint();
+  await sleep(secs * 1000);
+  const b = servers.map((s) => treeSched(s.proc.pid));
+  const dt = Number(process.hrtime.bigint() - t0) / 1e9;
+  servers.forEach((s, i) => {
+    s.idleCpu = {};
+    for (const [c, e] of Object.entries(b[i])) {
+      const x = a[i][c];
+      if (!x) continue;
+      s.idleCpu[c] = { ms: (e.ns - x.ns) / 1e6 / dt, runs: (e.runs - x.runs) / dt };
+    }
+  });
 }
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -721,6 +768,8 @@ function fmt(v, unit) {
   if (unit === '/s') return `${v.toFixed(0)}/s`;
   if (unit === 'kB') return v >= 10240 ? `${(v / 1024).toFixed(1)} MiB` : `${v} kB`;
   if (unit === 'cores') return v.toFixed(2);
+  if (unit === 'ms/s') return `${v.toFixed(3)} ms/s`;
+  if (unit === 'runs/s') return `${v.toFixed(1)}/s`;
   return String(v);
 }
 
@@ -780,18 +829,21 @@ async function main() {
         '--max-connections', String(Math.min(1024, Math.max(...o.concurrency) + 8)), '--quiet'], dir),
   };
   const servers = o.servers.map((name) => {
-    const dir = path.join(tmp, name.replace('@', '-'));
+    const dir = path.join(tmp, name.replace('@', '-').replace('+', '-'));
     fs.mkdirSync(dir);
-    const [base, at] = name.split('@');
+    const [plain, logTo] = name.split('+');
+    if (logTo !== undefined && logTo !== 'stderr' && logTo !== 'kplog') usage(`${name}: +stderr or +kplog`);
+    const [base, at] = plain.split('@');
     if (at !== undefined && (at !== 'old' || !o.old)) usage(`${name}: needs --old DIR`);
     const build = at ? o.old : BUILD;
-    if (base === 'bare' && !at) return defs.bare(dir);
-    if (base === 'example') return exampleDef(o, dir, build, name);
+    if (base === 'bare' && !at && !logTo) return defs.bare(dir);
+    if (base === 'example' && !logTo) return exampleDef(o, dir, build, name);
     const m = /^kp(?:-w(\d+))?$/.exec(base);
     if (!m) usage(`unknown server ${name} (bare, kp, kp-wN, kp@old, kp-wN@old, example, example@old)`);
     const s = defs.kp(dir, build);
     s.name = name;
     if (m[1]) s.args.push('--workers', m[1]);
+    if (logTo) s.args.push('--log-per-claim', logTo);
     // KP_BENCH_LOUD=name,...: those run without --quiet (to measure it).
     if ((process.env.KP_BENCH_LOUD || '').split(',').includes(name)) s.args = s.args.filter((a) => a !== '--quiet');
     return s;
@@ -837,6 +889,7 @@ async function main() {
     // now and after the load alike.
     await sleep(500);
     for (const s of servers) s.idle = memory(s.proc.pid);
+    if (o.idleSecs > 0) await idleBench(servers, o.idleSecs);
     const pools = Object.fromEntries(o.claims.map((n) => [n, requests(n)]));
     const files = Object.fromEntries(o.claims.map((n) => [n, requestFile(tmp, `prepare-${n}`, pools[n])]));
     const infoFile = requestFile(tmp, 'getinfo', [Buffer.alloc(0)]);
@@ -926,7 +979,7 @@ async function main() {
         cl.close();
       }
     }
-    const kp = servers.find((s) => s.name !== 'bare' && s.name !== 'example' && !s.name.includes('@'));
+    const kp = servers.find((s) => s.name !== 'bare' && s.name !== 'example' && !s.name.includes('@') && !s.name.includes('+'));
     if (o.publish > 0 && kp) {
       const p = await publishBench(o, tmp);
       put(kp, 'pub.wall', p.wall);
@@ -993,6 +1046,19 @@ function report(o, servers, res, same, mach, secs, pssMem) {
       row(`prepare ${c}, ${k} conns: client cores busy`, `${t}.ccpu`, 'cores');
     }
   }
+  // Hook logging: what a line costs the server tree, NAME+X against NAME.
+  const quiet = (s) => servers.find((q) => q.name === s.name.split('+')[0]);
+  if (servers.some((s) => s.name.includes('+') && quiet(s))) {
+    const perLine = (key, n) => (s) => {
+      const q = s.name.includes('+') ? quiet(s) : null;
+      return q && m(s, key) !== null && m(q, key) !== null ? (m(s, key) - m(q, key)) / n : null;
+    };
+    for (const n of o.claims) {
+      const c = `${n} claim${n > 1 ? 's' : ''}`;
+      row(`hook log line: CPU, ${c} sequential`, null, 'us', perLine(`seq${n}.cpu`, n));
+      for (const k of o.concurrency) row(`hook log line: CPU, ${c}, ${k} conns`, null, 'us', perLine(`tp${n}c${k}.cpu`, n));
+    }
+  }
   row('GetInfo latency p50', 'info.p50', 'ms');
   row('GetInfo latency p99', 'info.p99', 'ms');
   row('start to "ready"', 'start.ready', 'ms');
@@ -1006,6 +1072,15 @@ function report(o, servers, res, same, mach, secs, pssMem) {
     row('republish, one device changed: writes', 'pub.one', '');
   }
   if (servers.some((s) => s.name.split('@')[0] === 'example')) require('./example').exampleRows(row, (k) => (s) => m(s, k));
+  if (o.idleSecs > 0) {
+    const comms = [...new Set(servers.flatMap((s) => Object.keys(s.idleCpu || {})))];
+    const idle = (c, k) => (s) => (s.idleCpu && s.idleCpu[c] ? s.idleCpu[c][k] : null);
+    const sum = (k) => (s) => Object.values(s.idleCpu || {}).reduce((a, e) => a + e[k], 0);
+    row(`idle ${o.idleSecs} s: CPU, whole tree`, null, 'ms/s', sum('ms'));
+    for (const c of comms) row(`idle: CPU, ${c}`, null, 'ms/s', idle(c, 'ms'));
+    row('idle: runs (wake-ups), whole tree', null, 'runs/s', sum('runs'));
+    for (const c of comms) row(`idle: runs, ${c}`, null, 'runs/s', idle(c, 'runs'));
+  }
   row('processes', null, '', (s) => s.after.procs.length);
   row('threads, after load', null, '', (s) => s.after.threads);
   row('RSS sum, idle', null, 'kB', (s) => s.idle.rss);

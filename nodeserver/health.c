@@ -27,6 +27,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/clock.h"
 #include "base/log.h"
 #include "nodeserver/health.h"
 #include "dra_health_v1alpha1.pb-c.h"
@@ -115,6 +116,18 @@ sent(void *arg, int ok)
 	s->busy = 0;
 	if (!ok)
 		s->failed = 1;
+	pthread_cond_broadcast(&h->cond);
+	pthread_mutex_unlock(&h->lock);
+}
+
+/* A stream's client end closed, on the completion-queue thread: the
+ * pump reaps it. */
+static void
+closed(void *arg)
+{
+	struct ns_health	*h = arg;
+
+	pthread_mutex_lock(&h->lock);
 	pthread_cond_broadcast(&h->cond);
 	pthread_mutex_unlock(&h->lock);
 }
@@ -234,12 +247,18 @@ pump(void *arg)
 		} while (s != NULL && !h->quit);
 		reap(h);
 		stale_check(h, now_ms());
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += NS_HEALTH_POLL_MS * 1000000L;
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
+		/* No stream: nothing to look at until one comes (handle()
+		 * signals) or the end; an idle nodeserver does not wake
+		 * for it (issue 27). */
+		if (h->streams == NULL) {
+			if (!h->quit)
+				pthread_cond_wait(&h->cond, &h->lock);
+			continue;
 		}
+		/* A stream's end wakes us (closed()), so the timer is
+		 * only for the stale check: not four wake-ups a second
+		 * while kubelet watches (issue 27). */
+		ts_deadline(&ts, CLOCK_REALTIME, NS_HEALTH_CHECK_MS);
 		(void)pthread_cond_timedwait(&h->cond, &h->lock, &ts);
 	}
 	pthread_mutex_unlock(&h->lock);
@@ -318,6 +337,9 @@ handle(void *user, struct rpc_call *call, const uint8_t *req, size_t len)
 	s->h = h;
 	s->call = call;
 	s->idle = h->cfg->health_off;
+	/* Before it is listed: a close from now on wakes the pump, one
+	 * before is seen by its next look (rpc_call_cancelled). */
+	rpc_call_on_close(call, closed, h);
 	pthread_mutex_lock(&h->lock);
 	if (h->n_streams >= NS_HEALTH_MAX_STREAMS) {
 		pthread_mutex_unlock(&h->lock);

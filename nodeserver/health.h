@@ -14,7 +14,6 @@
 #include "rpc/rpc.h"
 
 #define NS_HEALTH_CHECK_MS	10000	/* stale check, as upstream */
-#define NS_HEALTH_POLL_MS	250	/* cancelled streams are seen */
 #define NS_HEALTH_MAX_STREAMS	256	/* more: RESOURCE_EXHAUSTED */
 
 struct ns_health;

@@ -33,6 +33,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -440,16 +441,23 @@ accept_some(struct rpc_server *srv, int64_t *pause_until)
 
 /*
  * The poll set: listener, stop_fd, then pending connection i at 2 + i;
- * *timeoutp: until the next deadline, re-peek or look at *quit.
+ * *timeoutp: until the next deadline, re-peek or look at *quit; -1 when
+ * none is due.
  */
 static int
 loop_pollfds(struct rpc_server *srv, int stop_fd, int64_t now,
-    int64_t pause_until, int *timeoutp)
+    int64_t pause_until, int look_at_quit, int *timeoutp)
 {
 	struct pollfd	*pfd = srv->pfd;
 	int64_t		 left;
 	size_t		 i;
-	int		 timeout = ACCEPT_POLL_MS;
+	/*
+	 * Nothing due (no *quit to look at, no handshake, no pause): no
+	 * timeout, so an idle server does not wake ten times a second
+	 * (issue 27). Connections the core closed are swept when one
+	 * comes at the cap (conn_new) or on the next wake-up.
+	 */
+	int		 timeout = look_at_quit ? ACCEPT_POLL_MS : INT_MAX;
 
 	/*
 	 * Paused (out of fds), the listener is still watched for a
@@ -477,7 +485,7 @@ loop_pollfds(struct rpc_server *srv, int stop_fd, int64_t now,
 	}
 	for (i = 0; i < PFD_CONN + srv->n_pend; i++)
 		pfd[i].revents = 0;
-	*timeoutp = timeout;
+	*timeoutp = timeout == INT_MAX ? -1 : timeout;
 	return (PFD_CONN + (int)srv->n_pend);
 }
 
@@ -519,7 +527,8 @@ rpc_accept_loop(struct rpc_server *srv, volatile sig_atomic_t *quit,
 		if (now - srv->swept_ms >= SWEEP_MS)
 			conn_sweep(srv);
 		n_pend = srv->n_pend;
-		n = loop_pollfds(srv, stop_fd, now, pause_until, &timeout);
+		n = loop_pollfds(srv, stop_fd, now, pause_until, quit != NULL,
+		    &timeout);
 		if (poll(pfd, (nfds_t)n, timeout) == -1) {
 			if (errno == EINTR)
 				continue;

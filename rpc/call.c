@@ -298,9 +298,31 @@ rpc_call_abort(struct rpc_call *call, int status, const char *msg)
 void
 rpc_call_closed(struct rpc_call *call, int cancelled)
 {
+	rpc_closed_fn	 fn;
+	void		*arg;
+
 	if (cancelled)
 		atomic_store(&call->cancelled, 1);
+	pthread_mutex_lock(&call->lock);
+	call->closed = 1;
+	fn = call->closed_fn;
+	arg = call->closed_arg;
+	call->closed_fn = NULL;
+	pthread_mutex_unlock(&call->lock);
+	if (fn != NULL)
+		fn(arg);
 	rpc_call_unref(call);
+}
+
+void
+rpc_call_on_close(struct rpc_call *call, rpc_closed_fn closed, void *arg)
+{
+	pthread_mutex_lock(&call->lock);
+	if (!call->closed) {
+		call->closed_fn = closed;
+		call->closed_arg = arg;
+	}
+	pthread_mutex_unlock(&call->lock);
 }
 
 void

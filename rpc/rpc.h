@@ -165,8 +165,9 @@ int rpc_server_new(const struct rpc_config *cfg, struct rpc_server **out);
 
 /*
  * rpc_server_run - serve until *quit becomes non-zero (looked at every
- * 100 ms; quit may be NULL) or stop_fd becomes readable or hung up (stop_fd
- * may be -1), then shut down: stop accepting, cancel calls in flight (their
+ * 100 ms; quit may be NULL: then the accept loop sleeps until stop_fd or
+ * a connection needs it, no periodic wake-up) or stop_fd becomes readable
+ * or hung up (stop_fd may be -1), then shut down: stop accepting, cancel calls in flight (their
  * handlers see rpc_call_cancelled() == 1; calls still queued for a worker
  * fail with UNAVAILABLE without running their handler), wait until every
  * call has been answered, drain and destroy. A handler that never answers
@@ -244,6 +245,24 @@ typedef void (*rpc_sent_fn)(void *arg, int ok);
  */
 int rpc_call_send_async(struct rpc_call *call, const uint8_t *msg,
     size_t len, rpc_sent_fn done, void *arg);
+
+/*
+ * The client's end of a call closed (rpc_call_on_close): it cancelled,
+ * went away or its deadline passed, or the server stops. Runs on the
+ * completion-queue thread: it must not block or call rpc_call_*().
+ */
+typedef void (*rpc_closed_fn)(void *arg);
+
+/*
+ * rpc_call_on_close - have closed(arg) called once when call's client end
+ * closes (after which rpc_call_cancelled() may be 1), so a streaming
+ * handler that waits needs no timer to notice a cancel (issue 27). If it
+ * closed already, closed is not called: look at rpc_call_cancelled()
+ * after this returns. Replaces an earlier function; NULL removes it.
+ * Valid until the call is finished.
+ */
+void rpc_call_on_close(struct rpc_call *call, rpc_closed_fn closed,
+    void *arg);
 
 /*
  * rpc_call_finish - end a server-streaming call with a status (msg copied;

@@ -73,6 +73,9 @@ struct rpc_call {
 	void				*send_buf;	/* L: grpc_byte_buffer * */
 	rpc_sent_fn			 sent_fn;	/* L: async send: */
 	void				*sent_arg;	/* L: its completion */
+	rpc_closed_fn			 closed_fn;	/* L: rpc_call_on_close */
+	void				*closed_arg;	/* L */
+	int				 closed;	/* L: the close came */
 };
 
 struct rpc_core;

@@ -40,6 +40,9 @@
  * 20 ms until a call fails or MS passed, then prints "errcb-republish
  * <KP_NAME of the last call> n=<calls> ms=<elapsed>".
  * --no-qualified-names-check: kp_validate_qualified_names(o, 0).
+ * --log-per-claim stderr|kplog: the prepare hook writes one line per
+ * claim, "prepared <ns>/<name>", on stderr (one write) or through kp_log()
+ * at V(0) (bench/run.js's hook logging row).
  * --main-confine: kp_policy_main_confine(o, 1); --main-ioctl <n>:
  * kp_policy_main_ioctl(o, n); command "loopctl" then asks
  * /dev/loop-control for a free loop device from main() (loopctl()).
@@ -90,6 +93,7 @@ struct tdrv {
 	const char	*counter;	/* --counter-file: hooks log here */
 	const char	*tag;		/* --tag: names this instance there */
 	int		 quiet;		/* --quiet: no ALLOC line per claim */
+	int		 log_claims;	/* --log-per-claim: 1 stderr, 2 kp_log */
 	int		 all_nodes;	/* publish: pools for all nodes */
 	int		 exit_on_stop;	/* kp_plugin_wait: exit with it */
 	int		 start_twice;	/* --start-twice */
@@ -1338,6 +1342,12 @@ prepare_body(const struct kp_claim *c, size_t n,
 			sleep(5);	/* the supervisor kills us here */
 		}
 plain:
+		if (drv.log_claims == 1)
+			fprintf(stderr, "prepared %s/%s\n", c[i].namespace_,
+			    c[i].name);
+		else if (drv.log_claims == 2)
+			kp_log(KP_LOG_INFO, 0, "prepared %s/%s",
+			    c[i].namespace_, c[i].name);
 		if (drv.fail_claim && strcmp(c[i].name, drv.fail_claim) == 0) {
 			kp_prepare_claim_error(res, i, "test claim failure");
 			continue;
@@ -1643,6 +1653,11 @@ apply(struct kp_options *o, int ch, const char *a)
 		drv.republish_ms = (int)strtol(a, 0, 10);
 		return (0);
 	case 390: drv.quiet = 1; return (0);
+	case 427:
+		if (strcmp(a, "stderr") != 0 && strcmp(a, "kplog") != 0)
+			return (-1);
+		drv.log_claims = a[0] == 's' ? 1 : 2;
+		return (0);
 	case 391: drv.start_twice = 1; return (0);
 	case 392: return (heap_marker(a));
 	case 393: return (kp_log_callback(o, log_cb, NULL));
@@ -1748,6 +1763,7 @@ parse(int argc, char **argv, struct kp_options *o)
 		{ "no-qualified-names-check", 0, 0, 384 },
 		{ "error-republish", 1, 0, 385 },
 		{ "quiet", 0, 0, 390 }, { "start-twice", 0, 0, 391 },
+		{ "log-per-claim", 1, 0, 427 },
 		{ "heap-marker", 1, 0, 392 },
 		{ "log-callback", 0, 0, 393 },
 		{ "random-heap-marker", 0, 0, 394 },
