@@ -73,6 +73,12 @@ struct rpc_call {
 	void				*send_buf;	/* L: grpc_byte_buffer * */
 	rpc_sent_fn			 sent_fn;	/* L: async send: */
 	void				*sent_arg;	/* L: its completion */
+	/* rpc_call_on_cancel: called once, under lock, on a cancel. */
+	void				(*cancel_fn)(void *);	/* L */
+	void				*cancel_arg;		/* L */
+	/* rpc_call_resume: what a pool thread runs next for the call. */
+	void				(*resume_fn)(void *, struct rpc_call *);
+	void				*resume_arg;
 };
 
 struct rpc_core;
@@ -184,6 +190,7 @@ uint8_t	*rpc_core_reply_buf(struct rpc_call *, size_t);
 /* server.c */
 int	 rpc_thread_start(pthread_t *, void *(*)(void *), void *);
 void	 rpc_server_dispatch(struct rpc_server *, struct rpc_call *);
+void	 rpc_server_resume(struct rpc_server *, struct rpc_call *);
 int	 rpc_server_left_poll(void);
 int	 rpc_server_pool_join(struct rpc_server *);
 void	 rpc_server_blocking(struct rpc_server *);
@@ -197,6 +204,7 @@ struct rpc_call *rpc_call_new(struct rpc_server *, const struct rpc_method *);
 void	 rpc_call_unref(struct rpc_call *);
 void	 rpc_call_destroy(struct rpc_call *);
 void	 rpc_call_run(struct rpc_call *);
+void	 rpc_call_continue(struct rpc_call *);
 void	 rpc_call_abort(struct rpc_call *, int, const char *);
 void	 rpc_call_closed(struct rpc_call *, int);
 void	 rpc_call_sent(struct rpc_call *, int);
