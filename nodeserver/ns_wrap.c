@@ -4,7 +4,9 @@
  * look-up sends ClaimGet and waits for the ClaimReply that answers it (same
  * id, same claim). A reader thread delivers answers, so calls look up
  * their claims concurrently. Only namespace, name and UID leave this
- * process.
+ * process. A prepare served over gRPC does not wait here: its look-ups
+ * are a batch no thread waits for (ns_lookup.c), delivered by the same
+ * reader.
  *
  * The CDI spec requests of the hooks (kp_cdi_spec_write, _remove, _list:
  * the public functions are here) go one at a time; the supervisor does

@@ -168,7 +168,8 @@ int rpc_server_new(const struct rpc_config *cfg, struct rpc_server **out);
  * 100 ms; quit may be NULL) or stop_fd becomes readable or hung up (stop_fd
  * may be -1), then shut down: stop accepting, cancel calls in flight (their
  * handlers see rpc_call_cancelled() == 1; calls still queued for a worker
- * fail with UNAVAILABLE without running their handler), wait until every
+ * fail with UNAVAILABLE without running their handler, resumed ones run
+ * their rpc_call_resume() function, which answers), wait until every
  * call has been answered, drain and destroy. A handler that never answers
  * therefore stalls the shutdown (logged every 5 s). Blocks the calling
  * thread; call it once per server. Sets O_NONBLOCK on listen_fd.
