@@ -42,7 +42,6 @@ struct ns_batch {
 	int			  armed;	/* ns_lookup_start'ed */
 	int			  ended;	/* no longer in w->batches */
 	int			  notified;
-	int			  was_cut;	/* by time or cancel */
 	void			(*done_fn)(void *);
 	void			 *arg;
 };
@@ -56,6 +55,8 @@ ns_mono_ms(void)
 	return ((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
 }
 
+/* A batch for claims c[0..n-1] (borrowed until ns_lookup_end), not sent
+ * before ns_lookup_start; NULL when out of memory. */
 void *
 ns_lookup_new(void *user, const struct kp_claim *c, size_t n,
     int64_t until_ms, void (*done)(void *), void *arg)
@@ -139,7 +140,6 @@ cut(struct ns_wrap *w, struct ns_batch *b, int code)
 		b->rc[i] = code;
 		b->done++;
 	}
-	b->was_cut = 1;
 	if (cc.n_ids > 0 && !w->dead) {
 		m.m_case = KPIPC__MSG__M_CLAIM_CANCEL;
 		m.claim_cancel = &cc;
@@ -201,10 +201,10 @@ pump(struct ns_wrap *w, struct ns_batch **ready)
 	struct ns_batch		**pp, *b;
 	struct ns_pending	 *p;
 	int64_t			  now = ns_mono_ms();
-	int			  sent;
+	int			  sent, freed = 0;
 
 	for (b = w->batches; b != NULL; b = b->next) {
-		(void)collect(w, b);
+		freed |= collect(w, b);
 		if (b->done < b->n && w->dead)
 			cut(w, b, KP_EPIPE);
 		else if (b->done < b->n && b->until_ms >= 0 &&
@@ -222,6 +222,9 @@ pump(struct ns_wrap *w, struct ns_batch **ready)
 			sent = 1;
 		}
 	} while (sent && free_slot(w) != NULL);
+	/* A slot left free: for a synchronous look-up (ns_wrap.c). */
+	if (freed && free_slot(w) != NULL)
+		pthread_cond_broadcast(&w->cond);
 	for (pp = &w->batches; (b = *pp) != NULL;) {
 		if (b->done < b->n) {
 			pp = &b->next;
@@ -275,6 +278,10 @@ ns_lookup_next_ms(struct ns_wrap *w)
 	return (t > 60000 ? 60000 : (int)t);
 }
 
+/*
+ * Send what the free slots allow; done follows once the batch ends (here
+ * already if it was cancelled before it started, or the channel is gone).
+ */
 void
 ns_lookup_start(void *handle)
 {
@@ -301,6 +308,7 @@ ns_lookup_start(void *handle)
 	notify(ready);
 }
 
+/* Its call was cancelled: withdraw what is not answered, end it now. */
 void
 ns_lookup_cancel(void *handle)
 {
@@ -325,12 +333,6 @@ ns_lookup_cancel(void *handle)
 	}
 	pthread_mutex_unlock(&w->lock);
 	notify(ready);
-}
-
-int
-ns_lookup_was_cut(void *handle)
-{
-	return (((struct ns_batch *)handle)->was_cut);
 }
 
 /*

@@ -66,7 +66,6 @@ void	*ns_lookup_new(void *, const struct kp_claim *, size_t, int64_t,
 	    void (*)(void *), void *);
 void	ns_lookup_start(void *);
 void	ns_lookup_cancel(void *);
-int	ns_lookup_was_cut(void *);
 void	ns_lookup_end(void *, struct dra_claim_alloc *, int *, char *,
 	    size_t);
 void	ns_lookup_pump(struct ns_wrap *);
