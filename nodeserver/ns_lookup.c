@@ -274,8 +274,11 @@ ns_lookup_next_ms(struct ns_wrap *w)
 	for (b = w->batches; b != NULL; b = b->next)
 		if (b->until_ms >= 0 && (t < 0 || b->until_ms - now < t))
 			t = b->until_ms - now < 0 ? 0 : b->until_ms - now;
+	if (t > 60000)
+		t = 60000;
+	w->reader_until = t < 0 ? -1 : now + t;
 	pthread_mutex_unlock(&w->lock);
-	return (t > 60000 ? 60000 : (int)t);
+	return ((int)t);
 }
 
 /*
@@ -287,9 +290,14 @@ ns_lookup_start(void *handle)
 {
 	struct ns_batch	*b = handle, *ready = NULL, **pp;
 	struct ns_wrap	*w = b->w;
+	int		 wake;
 
 	pthread_mutex_lock(&w->lock);
 	b->armed = 1;
+	/* The reader wakes by its own time anyway unless this one is
+	 * earlier (or it waits for no time at all). */
+	wake = b->until_ms >= 0 && (w->reader_until < 0 ||
+	    b->until_ms < w->reader_until);
 	if (!b->ended) {
 		b->next = NULL;
 		/* Appended: the turns go in the order calls started. */
@@ -302,8 +310,8 @@ ns_lookup_start(void *handle)
 	}
 	pump(w, &ready);
 	pthread_mutex_unlock(&w->lock);
-	/* The reader's wait may now end earlier: it looks again. */
-	if (w->wake[1] >= 0)
+	/* The reader's wait must now end earlier: it looks again. */
+	if (wake && w->wake[1] >= 0)
 		(void)!write(w->wake[1], "x", 1);
 	notify(ready);
 }

@@ -444,6 +444,7 @@ ns_wrap_init(struct ns_wrap *w, struct ipc_chan *ctl, const char *driver)
 	w->driver = driver;
 	w->stop[0] = w->stop[1] = -1;
 	w->wake[0] = w->wake[1] = -1;
+	w->reader_until = -1;
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_cond_init(&w->cond, NULL);
 	pthread_mutex_init(&w->cdi_lock, NULL);

@@ -35,6 +35,7 @@ struct ns_wrap {
 	struct ns_batch		*batches;	/* ns_lookup.c, started */
 	int			 stop[2];	/* wakes the reader */
 	int			 wake[2];	/* ... to look at the times */
+	int64_t			 reader_until;	/* it wakes by then; -1: not */
 	pthread_t		 reader;
 	int			 started;
 	/* Frames other than claim answers (health reports), owned by the
