@@ -127,6 +127,21 @@ check_claim_get(const Kpipc__ClaimGet *g, char *err, size_t errsize)
 }
 
 static int
+check_claim_cancel(const Kpipc__ClaimCancel *c, char *err, size_t errsize)
+{
+	size_t	 i;
+
+	if (c->n_ids == 0 || c->n_ids > KP_IPC_MAX_CANCEL)
+		return (ipc_fail(err, errsize, "claim_cancel.ids: %zu ids, "
+		    "not 1 to %d", c->n_ids, KP_IPC_MAX_CANCEL));
+	for (i = 0; i < c->n_ids; i++)
+		if (c->ids[i] == 0)
+			return (ipc_fail(err, errsize, "claim_cancel.ids[%zu]: "
+			    "0 is no look-up", i));
+	return (0);
+}
+
+static int
 check_claim_reply(const Kpipc__ClaimReply *r, char *err, size_t errsize)
 {
 	size_t	 i;
@@ -528,6 +543,8 @@ ipc_check(const Kpipc__Msg *m, char *err, size_t errsize)
 		return (check_claim_get(m->claim_get, err, errsize));
 	case KPIPC__MSG__M_CLAIM_REPLY:
 		return (check_claim_reply(m->claim_reply, err, errsize));
+	case KPIPC__MSG__M_CLAIM_CANCEL:
+		return (check_claim_cancel(m->claim_cancel, err, errsize));
 	case KPIPC__MSG__M_PUBLISH:
 		return (ipc_check_resources(m->publish, err, errsize));
 	case KPIPC__MSG__M_REG_STATUS_QUERY:

@@ -22,6 +22,7 @@
 /* Limits of a ClaimReply, checked by the publisher before it sends one
  * and by the supervisor when it receives one. */
 #define KP_IPC_MAX_RESULTS	4096		/* allocation results */
+#define KP_IPC_MAX_CANCEL	64		/* ClaimCancel.ids */
 #define KP_IPC_MAX_CONFIG	(512u * 1024)	/* config_json bytes */
 #define KP_IPC_MAX_CLAIM_JSON	(1u * 1024 * 1024) /* claim_json bytes */
 #define KP_IPC_MAX_REQUEST	253		/* request name bytes */

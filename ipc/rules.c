@@ -29,6 +29,8 @@ static const struct ipc_rule rules[] = {
 	/* claim look-ups: nodeserver asks, publisher answers */
 	{ KPIPC__MSG__M_CLAIM_GET, ROLE_NODESERVER, ST(CS_READY) },
 	{ KPIPC__MSG__M_CLAIM_REPLY, ROLE_PUBLISHER, ST(CS_READY) },
+	/* ... and withdraws what its call no longer waits for */
+	{ KPIPC__MSG__M_CLAIM_CANCEL, ROLE_NODESERVER, ST(CS_READY) },
 	{ KPIPC__MSG__M_PUBLISH_STATUS, ROLE_PUBLISHER, ST(CS_READY) },
 	/*
 	 * CDI spec files, from the nodeserver only. Also while STARTING:
@@ -93,6 +95,7 @@ static const char *const case_names[] = {
 	[KPIPC__MSG__M_REG_STATUS] = "reg_status",
 	[KPIPC__MSG__M_CLAIM_GET] = "claim_get",
 	[KPIPC__MSG__M_CLAIM_REPLY] = "claim_reply",
+	[KPIPC__MSG__M_CLAIM_CANCEL] = "claim_cancel",
 	[KPIPC__MSG__M_PUBLISH] = "publish",
 	[KPIPC__MSG__M_REG_STATUS_QUERY] = "reg_status_query",
 	[KPIPC__MSG__M_REG_STATUS_REPLY] = "reg_status_reply",
@@ -168,6 +171,7 @@ static const struct {
 	{ KPIPC__MSG__M_REG_STATUS, 8 * 1024 },
 	{ KPIPC__MSG__M_CLAIM_GET, 1024 },
 	{ KPIPC__MSG__M_CLAIM_REPLY, KP_IPC_CHILD_FRAME },
+	{ KPIPC__MSG__M_CLAIM_CANCEL, 1024 },
 	{ KPIPC__MSG__M_PUBLISH_STATUS, 16 * 1024 },	/* 8 errors */
 	{ KPIPC__MSG__M_CDI_WRITE, KP_IPC_MAX_CDI_CONTENT + 1024 },
 	{ KPIPC__MSG__M_CDI_REMOVE, 1024 },

@@ -100,8 +100,8 @@ enabled(const struct kp_options *cfg, enum dra_version v)
 }
 
 /* The gRPC status of a failed decode; msg names the method or field. */
-static int
-decode_status(int rc, const char *path, char *msg, size_t msgsize)
+int
+dra_decode_status(int rc, const char *path, char *msg, size_t msgsize)
 {
 	char	field[KP_ERROR_SIZE];
 
@@ -191,7 +191,12 @@ run_hook(struct dra_ctx *ctx, const struct op *op,
 	 * journal records the results, so a replayed claim keeps its IDs
 	 * and a claim whose clean-up failed stays recorded.
 	 */
-	if (!skipped && rc == 0 && !is_cancelled(r)) {
+	/*
+	 * A hook that ran keeps what it did, even if the call was cancelled
+	 * meanwhile: kubelet's retry then finds the claims in the journal
+	 * (issue 28: a backlog converges) instead of preparing them again.
+	 */
+	if (!skipped && rc == 0) {
 		if (op->prepare && ctx->md_write != NULL)
 			md_prepare(ctx, claims, al, r);
 		else if (!op->prepare && ctx->md_remove != NULL)
@@ -199,8 +204,7 @@ run_hook(struct dra_ctx *ctx, const struct op *op,
 	}
 	/* The journal, under the same locks (journal_dra.c). */
 	if (ctx->journal != NULL)
-		jr_after(ctx, op->prepare, claims, r, !skipped && rc == 0 &&
-		    !is_cancelled(r));
+		jr_after(ctx, op->prepare, claims, r, !skipped && rc == 0);
 	if (file)
 		dra_flock_release(ctx->lock_fd);
 	if (ctx->cfg->serialize)
@@ -255,100 +259,124 @@ claim_found(struct dra_ctx *ctx, const struct kp_claim *c,
 	r->claims[front].uid = c->uid;
 }
 
-/*
- * Several claims: all look-ups in flight at once (a call's latency is one
- * look-up's, not n of them), then sorted as lookup_claims does. Returns
- * KP_ENOMEM when the scratch space is missing (the caller looks the
- * claims up one by one).
- */
-static int
-lookup_many(struct dra_ctx *ctx, const struct dra_request *rq,
-    struct kp_claim *hc, struct dra_claim_alloc *al, struct dra_results *r)
+void
+dra_split_free(struct dra_split *k)
 {
-	struct dra_claim_alloc	*tmp;
-	char			*err;
-	int			*rc;
-	size_t			 i, front = 0, back = rq->n_claims;
+	size_t	 i;
 
-	tmp = calloc(rq->n_claims, sizeof(*tmp));
-	rc = calloc(rq->n_claims, sizeof(*rc));
-	err = calloc(rq->n_claims, KP_ERROR_SIZE);
-	if (tmp == NULL || rc == NULL || err == NULL) {
-		free(tmp);
-		free(rc);
-		free(err);
+	for (i = 0; k->tmp != NULL && i < k->n_todo; i++)
+		dra_claim_alloc_free(&k->tmp[i]);
+	free(k->known);
+	free(k->todo);
+	free(k->tmp);
+	free(k->rc);
+	free(k->err);
+	memset(k, 0, sizeof(*k));
+}
+
+/*
+ * Which claims the journal answers (the file read again here if another
+ * instance replaced it, once a call). KP_ENOMEM or 0.
+ */
+int
+dra_split_known(struct dra_ctx *ctx, const struct dra_request *rq,
+    struct dra_split *k)
+{
+	size_t	 i, n = rq->n_claims;
+
+	memset(k, 0, sizeof(*k));
+	k->known = calloc(n + 1, 1);
+	k->todo = calloc(n + 1, sizeof(*k->todo));
+	k->tmp = calloc(n + 1, sizeof(*k->tmp));
+	k->rc = calloc(n + 1, sizeof(*k->rc));
+	k->err = calloc(n + 1, KP_ERROR_SIZE);
+	if (k->known == NULL || k->todo == NULL || k->tmp == NULL ||
+	    k->rc == NULL || k->err == NULL) {
+		dra_split_free(k);
 		return (KP_ENOMEM);
 	}
-	ctx->lookup_many(ctx->lookup_user, rq->claims, rq->n_claims, tmp, rc,
-	    err, KP_ERROR_SIZE);
-	for (i = 0; i < rq->n_claims; i++) {
-		if (rc[i] != 0) {
-			dra_claim_alloc_free(&tmp[i]);
-			r->claims[--back].uid = rq->claims[i].uid;
-			err[(i + 1) * KP_ERROR_SIZE - 1] = '\0';
-			(void)dra_result_fail(r, back, err + i * KP_ERROR_SIZE);
-			continue;
-		}
-		al[front] = tmp[i];
-		claim_found(ctx, &rq->claims[i], hc, al, r, front++);
+	for (i = 0; i < n; i++) {
+		k->known[i] = ctx->journal != NULL &&
+		    jr_known(ctx, rq->claims[i].uid, i == 0);
+		if (!k->known[i])
+			k->todo[k->n_todo++] = rq->claims[i];
 	}
-	r->n_hook = front;
-	free(tmp);
-	free(rc);
-	free(err);
 	return (0);
 }
 
 /*
- * Look every claim up. Claims found go to hc[] and the front of r (the
- * hook's indices); the others fail at the back of r and skip the hook.
- * Without a lookup function every claim goes to the hook, bare.
+ * The look-ups of k's claims, waited for here: all in flight at once
+ * (a call's latency is one look-up's, not n of them) when the lookup_many
+ * function exists, else one after the other.
+ */
+void
+dra_lookup_sync(struct dra_ctx *ctx, struct dra_split *k)
+{
+	size_t	 i;
+
+	if (ctx->lookup == NULL)
+		return;
+	if (ctx->lookup_many != NULL && k->n_todo > 1) {
+		ctx->lookup_many(ctx->lookup_user, k->todo, k->n_todo, k->tmp,
+		    k->rc, k->err, KP_ERROR_SIZE);
+		return;
+	}
+	for (i = 0; i < k->n_todo; i++)
+		k->rc[i] = lookup_one(ctx, &k->todo[i], &k->tmp[i],
+		    k->err + i * KP_ERROR_SIZE, KP_ERROR_SIZE);
+}
+
+/*
+ * Place every claim: found ones to hc[] and the front of r (the hook's
+ * indices, al[] taking over their allocations), the journal's replayed
+ * and the failed ones at the back, skipping the hook. Without a lookup
+ * function every claim goes to the hook, bare.
  */
 static void
-lookup_claims(struct dra_ctx *ctx, const struct dra_request *rq,
-    struct kp_claim *hc, struct dra_claim_alloc *al, struct dra_results *r)
+place_claims(struct dra_ctx *ctx, const struct dra_request *rq,
+    struct dra_split *k, struct kp_claim *hc, struct dra_claim_alloc *al,
+    struct dra_results *r)
 {
 	const struct kp_claim	*c;
 	struct jr_specs		 sp = { 0, NULL, 0 };
-	char			 err[KP_ERROR_SIZE];
-	size_t			 i, front = 0, back = rq->n_claims;
+	char			*e;
+	size_t			 i, j = 0, front = 0, back = rq->n_claims;
 
-	/* All at once, unless the journal answers some of them (the file
-	 * read again here if another instance replaced it, once a call). */
-	for (i = 0; ctx->journal != NULL && i < rq->n_claims; i++)
-		if (jr_known(ctx, rq->claims[i].uid, i == 0))
-			break;
-	if (ctx->lookup != NULL && ctx->lookup_many != NULL &&
-	    rq->n_claims > 1 && (ctx->journal == NULL || i == rq->n_claims) &&
-	    lookup_many(ctx, rq, hc, al, r) == 0)
-		return;
 	for (i = 0; i < rq->n_claims; i++) {
 		c = &rq->claims[i];
 		/* Prepared before: the journal answers, without a look-up
 		 * (the API server may be unreachable after a reboot). */
-		if (ctx->journal != NULL && jr_known(ctx, c->uid, 0)) {
+		if (k->known[i]) {
 			r->claims[--back].uid = c->uid;
 			jr_replay(ctx, c, &r->claims[back], &sp);
 			continue;
 		}
-		if (ctx->lookup != NULL &&
-		    lookup_one(ctx, c, &al[front], err, sizeof(err)) != 0) {
-			dra_claim_alloc_free(&al[front]);
+		if (ctx->lookup != NULL && k->rc[j] != 0) {
+			e = k->err + j * KP_ERROR_SIZE;
+			e[KP_ERROR_SIZE - 1] = '\0';
+			if (e[0] == '\0')
+				snprintf(e, KP_ERROR_SIZE, "claim %s/%s: look-up "
+				    "failed", c->namespace_, c->name);
 			r->claims[--back].uid = c->uid;
 			/* Out of memory leaves a static error: still failed. */
-			(void)dra_result_fail(r, back, err);
+			(void)dra_result_fail(r, back, e);
+			j++;
 			continue;
 		}
+		al[front] = k->tmp[j];
+		memset(&k->tmp[j++], 0, sizeof(k->tmp[0]));
 		claim_found(ctx, c, hc, al, r, front++);
 	}
 	r->n_hook = front;
 	jr_specs_free(&sp);
 }
 
-static int
-prepare_claims(struct dra_ctx *ctx, const struct dra_version_info *info,
-    const struct dra_request *rq, struct dra_results *r, struct dra_out *o,
-    uint8_t **resp, size_t *resp_len, char *msg, size_t msgsize)
+/* After the look-ups: the hook on the claims found, the answer encoded. */
+int
+dra_prepare_finish(struct dra_ctx *ctx, const struct dra_version_info *info,
+    const struct dra_request *rq, struct dra_split *k, struct dra_results *r,
+    struct dra_out *o, uint8_t **resp, size_t *resp_len, char *msg,
+    size_t msgsize)
 {
 	struct kp_claim		*hc;
 	struct dra_claim_alloc	*al;
@@ -363,7 +391,7 @@ prepare_claims(struct dra_ctx *ctx, const struct dra_version_info *info,
 		snprintf(msg, msgsize, "out of memory");
 		return (RPC_INTERNAL);
 	}
-	lookup_claims(ctx, rq, hc, al, r);
+	place_claims(ctx, rq, k, hc, al, r);
 	st = run_hook(ctx, &op_prepare, hc, ctx->lookup != NULL ? al : NULL, r,
 	    msg, msgsize);
 	if (st == RPC_OK &&
@@ -375,6 +403,25 @@ prepare_claims(struct dra_ctx *ctx, const struct dra_version_info *info,
 		dra_claim_alloc_free(&al[i]);
 	free(al);
 	free(hc);
+	return (st);
+}
+
+static int
+prepare_claims(struct dra_ctx *ctx, const struct dra_version_info *info,
+    const struct dra_request *rq, struct dra_results *r, struct dra_out *o,
+    uint8_t **resp, size_t *resp_len, char *msg, size_t msgsize)
+{
+	struct dra_split	 k;
+	int			 st;
+
+	if (dra_split_known(ctx, rq, &k) != 0) {
+		snprintf(msg, msgsize, "out of memory");
+		return (RPC_INTERNAL);
+	}
+	dra_lookup_sync(ctx, &k);
+	st = dra_prepare_finish(ctx, info, rq, &k, r, o, resp, resp_len, msg,
+	    msgsize);
+	dra_split_free(&k);
 	return (st);
 }
 
@@ -441,7 +488,7 @@ dra_call(struct dra_ctx *ctx, enum dra_version v, const struct op *op,
 		return (RPC_INTERNAL);
 	}
 	if ((rc = dra_decode_request(req, len, &rq, msg, msgsize)) != 0)
-		return (decode_status(rc, op->prepare ? info->prepare_path :
+		return (dra_decode_status(rc, op->prepare ? info->prepare_path :
 		    info->unprepare_path, msg, msgsize));
 	if (dra_results_init(&r, rq.n_claims, cancelled, arg) != 0) {
 		dra_request_free(&rq);
@@ -485,14 +532,14 @@ dra_unprepare(struct dra_ctx *ctx, enum dra_version v, const uint8_t *req,
 	    NULL, resp, resp_len, msg, msgsize));
 }
 
-static int
-call_cancelled(void *call)
+int
+dra_call_cancelled(void *call)
 {
 	return (rpc_call_cancelled(call));
 }
 
-static uint8_t *
-reply_buf(void *call, size_t n)
+uint8_t *
+dra_reply_buf(void *call, size_t n)
 {
 	return (rpc_call_reply_buf(call, n));
 }
@@ -505,14 +552,18 @@ static void
 handle(void *user, struct rpc_call *call, const uint8_t *req, size_t len)
 {
 	struct dra_binding	*b = user;
-	struct dra_out		 o = { reply_buf, call, 0 };
+	struct dra_out		 o = { dra_reply_buf, call, 0 };
 	uint8_t			*resp;
 	size_t			 n;
 	char			 msg[MSG_SIZE];
 	int			 st;
 
+	/* A prepare with look-ups: no thread waits for them. */
+	if (b->prepare && b->ctx->lookup_async != NULL &&
+	    dra_prepare_async(b, call, req, len) == 0)
+		return;
 	st = dra_call(b->ctx, b->version, b->prepare ? &op_prepare :
-	    &op_unprepare, req, len, call_cancelled, call, &o, &resp, &n, msg,
+	    &op_unprepare, req, len, dra_call_cancelled, call, &o, &resp, &n, msg,
 	    sizeof(msg));
 	rpc_call_reply(call, st, st == RPC_OK ? NULL : msg, resp, n);
 	if (o.malloced)

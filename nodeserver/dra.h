@@ -117,11 +117,31 @@ typedef int (*dra_md_write_fn)(void *user, const char *ns, const char *name,
 typedef int (*dra_md_remove_fn)(void *user, const char *ns, const char *name,
     const char *uid, char *err, size_t errsize);
 
+/*
+ * A prepare's look-ups without a thread waiting for them (optional; see
+ * nodeserver/ns_lookup.c): lookup_new(user, c, n, until_ms, done, arg)
+ * makes a batch (NULL: out of memory; c borrowed until lookup_end);
+ * lookup_start sends; done(arg) is called once, from another thread or
+ * from lookup_start/_cancel, when every claim was answered, the monotonic
+ * time until_ms passed (-1: never) or lookup_cancel was called;
+ * lookup_end then fills out/rc/err as a dra_lookup_many_fn does and frees
+ * the batch (out NULL: only frees; also for a batch never started).
+ */
+struct dra_lookup_async {
+	void	*(*lookup_new)(void *, const struct kp_claim *, size_t,
+		    int64_t, void (*)(void *), void *);
+	void	 (*lookup_start)(void *);
+	void	 (*lookup_cancel)(void *);
+	void	 (*lookup_end)(void *, struct dra_claim_alloc *, int *,
+		    char *, size_t);
+};
+
 struct dra_ctx {
 	const struct kp_options	*cfg;
 	const struct kp_hooks	*hooks;
 	dra_lookup_fn		 lookup;
 	dra_lookup_many_fn	 lookup_many;	/* optional */
+	const struct dra_lookup_async *lookup_async;	/* optional */
 	void			*lookup_user;
 	/* Device metadata (metadata.c); NULL md_write: off. */
 	dra_md_write_fn		 md_write;
@@ -217,6 +237,20 @@ struct dra_out {
 	int	  malloced;
 };
 
+/*
+ * A prepare's claims split by the journal: known[i] for those it answers
+ * (prepared before, same UID: no look-up), todo[] the others, whose
+ * look-ups fill tmp[], rc[] and err (KP_ERROR_SIZE each) in todo's order.
+ */
+struct dra_split {
+	unsigned char		*known;
+	struct kp_claim		*todo;
+	size_t			 n_todo;
+	struct dra_claim_alloc	*tmp;
+	int			*rc;
+	char			*err;
+};
+
 /* dra.c */
 extern _Atomic uint64_t	dra_lock_waits;
 extern _Atomic uint64_t	dra_lock_wait_ns;
@@ -230,6 +264,21 @@ int	dra_unprepare(struct dra_ctx *, enum dra_version, const uint8_t *,
 	    size_t, int (*)(void *), void *, uint8_t **, size_t *, char *,
 	    size_t);
 size_t	dra_methods(struct dra_ctx *, struct rpc_method *, size_t);
+int	dra_split_known(struct dra_ctx *, const struct dra_request *,
+	    struct dra_split *);
+void	dra_split_free(struct dra_split *);
+void	dra_lookup_sync(struct dra_ctx *, struct dra_split *);
+int	dra_prepare_finish(struct dra_ctx *, const struct dra_version_info *,
+	    const struct dra_request *, struct dra_split *,
+	    struct dra_results *, struct dra_out *, uint8_t **, size_t *,
+	    char *, size_t);
+int	dra_decode_status(int, const char *, char *, size_t);
+int	dra_call_cancelled(void *);
+uint8_t	*dra_reply_buf(void *, size_t);
+
+/* dra_async.c: a prepare whose look-ups hold no thread */
+int	dra_prepare_async(struct dra_binding *, struct rpc_call *,
+	    const uint8_t *, size_t);
 const struct dra_version_info *dra_version(enum dra_version);
 
 /* flock.c */

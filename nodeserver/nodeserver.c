@@ -105,6 +105,7 @@ nodeserver_main(struct child_env *env)
 	if (cfg->kube_mode != KP_KUBE_NONE) {
 		ctx.lookup = ns_claim_get;
 		ctx.lookup_many = ns_claim_get_many;
+		ctx.lookup_async = &ns_lookup_ops;
 		ctx.lookup_user = &wrap;
 	}
 	/* Device metadata: files and specs written by the supervisor. */

@@ -4,7 +4,9 @@
  * look-up sends ClaimGet and waits for the ClaimReply that answers it (same
  * id, same claim). A reader thread delivers answers, so calls look up
  * their claims concurrently. Only namespace, name and UID leave this
- * process.
+ * process. A prepare served over gRPC does not wait here: its look-ups
+ * are a batch no thread waits for (ns_lookup.c), delivered by the same
+ * reader.
  *
  * The CDI spec requests of the hooks (kp_cdi_spec_write, _remove, _list:
  * the public functions are here) go one at a time; the supervisor does
@@ -167,6 +169,8 @@ ns_deliver(struct ns_wrap *w, Kpipc__Msg *m)
 	pthread_cond_broadcast(&w->cond);
 	pthread_mutex_unlock(&w->lock);
 	ipc_free(m);
+	/* An answer to a batch (ns_lookup.c): it moves on. */
+	ns_lookup_pump(w);
 }
 
 /*
@@ -178,20 +182,27 @@ static void *
 ns_reader(void *arg)
 {
 	struct ns_wrap	*w = arg;
-	struct pollfd	 pfd[2];
+	struct pollfd	 pfd[3];
 	Kpipc__Msg	*m;
-	char		 err[KP_ERROR_SIZE];
+	char		 err[KP_ERROR_SIZE], buf[64];
 	int		 r = 0;
 
 	pfd[0].fd = w->ctl->fd;
 	pfd[0].events = POLLIN;
 	pfd[1].fd = w->stop[0];
 	pfd[1].events = POLLIN;
+	pfd[2].fd = w->wake[0];
+	pfd[2].events = POLLIN;
 	while (r >= 0) {
-		if (poll(pfd, 2, -1) == -1 && errno != EINTR)
+		/* Woken by an answer, a new batch, or the first batch's
+		 * time (ns_lookup.c). */
+		if (poll(pfd, 3, ns_lookup_next_ms(w)) == -1 && errno != EINTR)
 			break;
 		if (pfd[1].revents != 0)
 			return (NULL);
+		if (pfd[2].revents != 0)
+			(void)!read(w->wake[0], buf, sizeof(buf));
+		ns_lookup_pump(w);
 		if (pfd[0].revents == 0)
 			continue;
 		if ((r = ipc_read(w->ctl)) < 0)
@@ -203,6 +214,7 @@ ns_reader(void *arg)
 	w->dead = 1;
 	pthread_cond_broadcast(&w->cond);
 	pthread_mutex_unlock(&w->lock);
+	ns_lookup_pump(w);	/* the batches fail: nobody answers */
 	return (NULL);
 }
 
@@ -309,12 +321,28 @@ ns_many_step(struct ns_wrap *w, Kpipc__ClaimGet *g, size_t n,
 	return (moved);
 }
 
-static void
+void
 ns_claim_failed(const struct kp_claim *c, int r, char *err, size_t errsize)
 {
-	snprintf(err, errsize, "claim %s/%s: look-up failed: %s",
-	    c->namespace_, c->name, r == KP_ETIMEDOUT ? "timed out" :
-	    kp_strerror(r));
+	if (r == KP_ETIMEDOUT)
+		snprintf(err, errsize, "claim %s/%s: look-up not answered "
+		    "within the call's time (the API server's rate limit "
+		    "queues look-ups): kubelet's retry goes on from there",
+		    c->namespace_, c->name);
+	else if (r == KP_EALREADY)
+		snprintf(err, errsize, "claim %s/%s: look-up withdrawn: the "
+		    "call was cancelled", c->namespace_, c->name);
+	else
+		snprintf(err, errsize, "claim %s/%s: look-up failed: %s",
+		    c->namespace_, c->name, kp_strerror(r));
+}
+
+/* A ClaimReply frame into out (ns_lookup.c). */
+int
+ns_claim_fill(struct ns_wrap *w, const Kpipc__Msg *reply,
+    struct dra_claim_alloc *out, char *err, size_t errsize)
+{
+	return (ns_fill(reply->claim_reply, out, w->driver, err, errsize));
 }
 
 /*
@@ -415,6 +443,8 @@ ns_wrap_init(struct ns_wrap *w, struct ipc_chan *ctl, const char *driver)
 	w->ctl = ctl;
 	w->driver = driver;
 	w->stop[0] = w->stop[1] = -1;
+	w->wake[0] = w->wake[1] = -1;
+	w->reader_until = -1;
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_cond_init(&w->cond, NULL);
 	pthread_mutex_init(&w->cdi_lock, NULL);
@@ -427,10 +457,16 @@ ns_wrap_start(struct ns_wrap *w)
 {
 	if (pipe2(w->stop, O_CLOEXEC) == -1)
 		return (KP_EIO);
-	if (pthread_create(&w->reader, NULL, ns_reader, w) != 0) {
+	if (pipe2(w->wake, O_CLOEXEC | O_NONBLOCK) == -1 ||
+	    pthread_create(&w->reader, NULL, ns_reader, w) != 0) {
 		close(w->stop[0]);
 		close(w->stop[1]);
+		if (w->wake[0] >= 0) {
+			close(w->wake[0]);
+			close(w->wake[1]);
+		}
 		w->stop[0] = w->stop[1] = -1;
+		w->wake[0] = w->wake[1] = -1;
 		return (KP_EIO);
 	}
 	w->started = 1;
@@ -500,6 +536,9 @@ ns_wrap_free(struct ns_wrap *w)
 		pthread_join(w->reader, NULL);
 		close(w->stop[0]);
 		close(w->stop[1]);
+		close(w->wake[0]);
+		close(w->wake[1]);
+		w->wake[0] = w->wake[1] = -1;
 		w->started = 0;
 	}
 	ns_self = NULL;

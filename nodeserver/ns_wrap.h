@@ -32,7 +32,10 @@ struct ns_wrap {
 	uint64_t		 next_id;
 	struct ns_pending	 pend[NS_PENDING];
 	int			 dead;	/* the channel failed */
+	struct ns_batch		*batches;	/* ns_lookup.c, started */
 	int			 stop[2];	/* wakes the reader */
+	int			 wake[2];	/* ... to look at the times */
+	int64_t			 reader_until;	/* it wakes by then; -1: not */
 	pthread_t		 reader;
 	int			 started;
 	/* Frames other than claim answers (health reports), owned by the
@@ -57,6 +60,19 @@ void	ns_mirror_changed(struct ns_mirror *, const Kpipc__CdiChanged *);
 int	ns_mirror_has(const struct ns_mirror *, const char *);
 int	ns_mirror_names(const struct ns_mirror *, char ***, size_t *);
 
+/* ns_lookup.c: a call's look-ups, no thread waiting (dra_ctx) */
+struct ns_batch;
+int64_t	ns_mono_ms(void);
+void	*ns_lookup_new(void *, const struct kp_claim *, size_t, int64_t,
+	    void (*)(void *), void *);
+void	ns_lookup_start(void *);
+void	ns_lookup_cancel(void *);
+void	ns_lookup_end(void *, struct dra_claim_alloc *, int *, char *,
+	    size_t);
+void	ns_lookup_pump(struct ns_wrap *);
+extern const struct dra_lookup_async ns_lookup_ops;
+int	ns_lookup_next_ms(struct ns_wrap *);
+
 /* ns_pong.c */
 void	ns_pong(struct ns_wrap *, uint64_t);
 
@@ -70,6 +86,9 @@ void	ns_event_denied(const char *);
 void	ns_event_journal_corrupt(void);
 int	ns_claim_get(void *, const char *, const char *, const char *,
 	    struct dra_claim_alloc *, char *, size_t);
+int	ns_claim_fill(struct ns_wrap *, const Kpipc__Msg *,
+	    struct dra_claim_alloc *, char *, size_t);
+void	ns_claim_failed(const struct kp_claim *, int, char *, size_t);
 void	ns_claim_get_many(void *, const struct kp_claim *, size_t,
 	    struct dra_claim_alloc *, int *, char *, size_t);
 int	ns_metadata_write(void *, const char *, const char *, const char *,

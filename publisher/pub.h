@@ -65,6 +65,7 @@ void	pub_pong(struct pub *, uint64_t);
 /* pub_claims.c */
 int	pub_claims_start(struct pub *);
 void	pub_claims_queue(struct pub *, Kpipc__Msg *);
+void	pub_claims_cancel(struct pub *, const Kpipc__ClaimCancel *);
 void	pub_claims_stop(struct pub *);
 void	pub_set_error(struct pub *, const char *);
 void	pub_sleep(struct pub *, int);

@@ -152,6 +152,47 @@ pub_claims_queue(struct pub *p, Kpipc__Msg *m)
 	pthread_cond_signal(&p->qcond);
 }
 
+/*
+ * The supervisor withdrew these look-ups (nobody waits for them): those
+ * still queued are answered at once without a GET, so a cancelled call's
+ * backlog costs the API server nothing and the look-ups behind it do not
+ * wait for it. One already at a thread finishes (its GET may have gone
+ * out). Every look-up still gets exactly one answer.
+ */
+void
+pub_claims_cancel(struct pub *p, const Kpipc__ClaimCancel *c)
+{
+	Kpipc__Msg	*gone[PUB_CLAIMS_QUEUE];
+	size_t		 i, k, n = 0, kept = 0;
+
+	pthread_mutex_lock(&p->qlock);
+	for (i = 0; i < p->qlen; i++) {
+		size_t		 at = (p->qhead + i) % PUB_CLAIMS_QUEUE;
+		Kpipc__Msg	*m = p->queue[at];
+
+		for (k = 0; k < c->n_ids && c->ids[k] != m->claim_get->id; k++)
+			;
+		if (k < c->n_ids) {
+			gone[n++] = m;
+			continue;
+		}
+		/* Compacted in order, to the front of the ring. */
+		p->queue[(p->qhead + kept) % PUB_CLAIMS_QUEUE] = m;
+		p->qtime[(p->qhead + kept) % PUB_CLAIMS_QUEUE] = p->qtime[at];
+		kept++;
+	}
+	p->qlen = kept;
+	pthread_mutex_unlock(&p->qlock);
+	for (i = 0; i < n; i++) {
+		reply_error(p, gone[i]->claim_get, KP_EALREADY, "claim look-up "
+		    "withdrawn: its call was cancelled or ran out of time");
+		ipc_free(gone[i]);
+	}
+	if (n > 0)
+		log_info(2, "claim look-ups: %zu withdrawn before their GET",
+		    n);
+}
+
 void
 pub_claims_stop(struct pub *p)
 {

@@ -241,6 +241,10 @@ pub_dispatch(struct pub *p, Kpipc__Msg *m)
 	case KPIPC__MSG__M_CLAIM_GET:
 		pub_claims_queue(p, m);	/* takes m */
 		return (0);
+	case KPIPC__MSG__M_CLAIM_CANCEL:
+		pub_claims_cancel(p, m->claim_cancel);
+		ipc_free(m);
+		return (0);
 	case KPIPC__MSG__M_EVENT_POST:
 		pub_events_post(p, m->event_post->kind, m->event_post->note);
 		ipc_free(m);

@@ -295,15 +295,29 @@ rpc_call_abort(struct rpc_call *call, int status, const char *msg)
 	rpc_call_unref(call);
 }
 
+/*
+ * The call's RECV_CLOSE completed: cancelled by the client, its deadline
+ * or the server's stop (gRPC cancels a call whose deadline passed). The
+ * rpc_call_on_cancel() function runs here, under the call's lock, so that
+ * once rpc_call_on_cancel(call, NULL, NULL) returned it neither runs nor
+ * will.
+ */
 void
 rpc_call_closed(struct rpc_call *call, int cancelled)
 {
 	rpc_closed_fn	 fn;
 	void		*arg;
+	void		(*cfn)(void *);
 
 	if (cancelled)
 		atomic_store(&call->cancelled, 1);
 	pthread_mutex_lock(&call->lock);
+	/* rpc_call_on_cancel's fn runs under lock: once unset, it is not
+	 * running. */
+	if (cancelled && (cfn = call->cancel_fn) != NULL) {
+		call->cancel_fn = NULL;
+		cfn(call->cancel_arg);
+	}
 	call->closed = 1;
 	fn = call->closed_fn;
 	arg = call->closed_arg;
@@ -311,6 +325,49 @@ rpc_call_closed(struct rpc_call *call, int cancelled)
 	pthread_mutex_unlock(&call->lock);
 	if (fn != NULL)
 		fn(arg);
+	rpc_call_unref(call);
+}
+
+int
+rpc_call_on_cancel(struct rpc_call *call, void (*fn)(void *), void *arg)
+{
+	int	 rv = 0;
+
+	if (call == NULL || call->method == NULL)
+		return (KP_EINVAL);
+	pthread_mutex_lock(&call->lock);
+	if (fn != NULL && (atomic_load(&call->cancelled) ||
+	    atomic_load(&call->srv->halting)))
+		rv = KP_EALREADY;
+	else {
+		call->cancel_fn = fn;
+		call->cancel_arg = arg;
+	}
+	pthread_mutex_unlock(&call->lock);
+	return (rv);
+}
+
+int
+rpc_call_resume(struct rpc_call *call, void (*fn)(void *, struct rpc_call *),
+    void *arg)
+{
+	if (call == NULL || call->method == NULL || fn == NULL)
+		return (KP_EINVAL);
+	atomic_fetch_add(&call->refs, 1);
+	call->resume_fn = fn;
+	call->resume_arg = arg;
+	rpc_server_resume(call->srv, call);
+	return (0);
+}
+
+/* A pool thread runs what rpc_call_resume() queued; drops its ref. */
+void
+rpc_call_continue(struct rpc_call *call)
+{
+	void	(*fn)(void *, struct rpc_call *) = call->resume_fn;
+
+	call->resume_fn = NULL;
+	fn(call->resume_arg, call);
 	rpc_call_unref(call);
 }
 
@@ -555,6 +612,17 @@ rpc_call_cancelled(const struct rpc_call *call)
 	if (atomic_load(&c->cancelled) || atomic_load(&c->srv->halting))
 		return (1);
 	return (c->deadline_ms >= 0 && rpc_now_ms() >= c->deadline_ms);
+}
+
+int64_t
+rpc_call_time_left_ms(const struct rpc_call *call)
+{
+	int64_t	 left;
+
+	if (call == NULL || call->deadline_ms < 0)
+		return (-1);
+	left = call->deadline_ms - rpc_now_ms();
+	return (left > 0 ? left : 0);
 }
 
 const char *

@@ -169,7 +169,8 @@ int rpc_server_new(const struct rpc_config *cfg, struct rpc_server **out);
  * a connection needs it, no periodic wake-up) or stop_fd becomes readable
  * or hung up (stop_fd may be -1), then shut down: stop accepting, cancel calls in flight (their
  * handlers see rpc_call_cancelled() == 1; calls still queued for a worker
- * fail with UNAVAILABLE without running their handler), wait until every
+ * fail with UNAVAILABLE without running their handler, resumed ones run
+ * their rpc_call_resume() function, which answers), wait until every
  * call has been answered, drain and destroy. A handler that never answers
  * therefore stalls the shutdown (logged every 5 s). Blocks the calling
  * thread; call it once per server. Sets O_NONBLOCK on listen_fd.
@@ -276,6 +277,38 @@ int rpc_call_finish(struct rpc_call *call, int status, const char *msg);
  * the server is stopping; cheap enough to poll.
  */
 int rpc_call_cancelled(const struct rpc_call *call);
+
+/*
+ * rpc_call_on_cancel - have fn(arg) called once when the call is
+ * cancelled: by the client, by gRPC when its deadline passed, or by the
+ * server's stop. fn runs on a completion-queue thread under the call's
+ * lock: it must not block nor call rpc_call_*() on this call (handing the
+ * call to rpc_call_resume() is fine). fn NULL withdraws it: once that
+ * returned, fn neither runs nor will. Only before the call is answered,
+ * by the thread that owns its answer. Returns 0; KP_EALREADY if the call
+ * is cancelled already (fn is then not kept, nor called); KP_EINVAL for a
+ * bad call.
+ */
+int	rpc_call_on_cancel(struct rpc_call *call, void (*fn)(void *),
+	    void *arg);
+
+/*
+ * rpc_call_resume - run fn(arg, call) on a pool thread, as a handler (it
+ * counts against cfg->workers; calls waiting for a worker come first, in
+ * order), also while the server drains or stops: fn then sees
+ * rpc_call_cancelled() == 1 and must still answer. For a handler that
+ * returned without answering while it waited for something (no thread is
+ * held meanwhile): from any thread, at most once per wait. The call stays
+ * valid until fn answered it. Returns 0 or KP_EINVAL (NULL call or fn).
+ */
+int	rpc_call_resume(struct rpc_call *call,
+	    void (*fn)(void *, struct rpc_call *), void *arg);
+
+/*
+ * rpc_call_time_left_ms - milliseconds until the call's deadline (0 once
+ * it passed), or -1 when the client set none.
+ */
+int64_t	rpc_call_time_left_ms(const struct rpc_call *call);
 
 /* rpc_call_method - the call's full method path; valid for the call. */
 const char *rpc_call_method(const struct rpc_call *call);

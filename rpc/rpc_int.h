@@ -76,6 +76,12 @@ struct rpc_call {
 	rpc_closed_fn			 closed_fn;	/* L: rpc_call_on_close */
 	void				*closed_arg;	/* L */
 	int				 closed;	/* L: the close came */
+	/* rpc_call_on_cancel: called once, under lock, on a cancel. */
+	void				(*cancel_fn)(void *);	/* L */
+	void				*cancel_arg;		/* L */
+	/* rpc_call_resume: what a pool thread runs next for the call. */
+	void				(*resume_fn)(void *, struct rpc_call *);
+	void				*resume_arg;
 };
 
 struct rpc_core;
@@ -195,6 +201,7 @@ uint8_t	*rpc_core_reply_buf(struct rpc_call *, size_t);
 /* server.c */
 int	 rpc_thread_start(pthread_t *, void *(*)(void *), void *);
 void	 rpc_server_dispatch(struct rpc_server *, struct rpc_call *);
+void	 rpc_server_resume(struct rpc_server *, struct rpc_call *);
 int	 rpc_server_left_poll(void);
 int	 rpc_server_pool_join(struct rpc_server *);
 void	 rpc_server_blocking(struct rpc_server *);
@@ -208,6 +215,7 @@ struct rpc_call *rpc_call_new(struct rpc_server *, const struct rpc_method *);
 void	 rpc_call_unref(struct rpc_call *);
 void	 rpc_call_destroy(struct rpc_call *);
 void	 rpc_call_run(struct rpc_call *);
+void	 rpc_call_continue(struct rpc_call *);
 void	 rpc_call_abort(struct rpc_call *, int, const char *);
 void	 rpc_call_closed(struct rpc_call *, int);
 void	 rpc_call_sent(struct rpc_call *, int);

@@ -245,6 +245,37 @@ rpc_server_dispatch(struct rpc_server *srv, struct rpc_call *call)
 	pthread_mutex_unlock(&srv->lock);
 }
 
+/*
+ * A call whose handler returned unanswered resumes (rpc_call_resume), from
+ * any thread: to the FIFO, which goes before new calls, even while
+ * draining or stopping (its continuation answers). A sleeping follower or
+ * the watcher takes it when a worker is free; otherwise the next thread
+ * whose handler returns does.
+ */
+void
+rpc_server_resume(struct rpc_server *srv, struct rpc_call *call)
+{
+	pthread_mutex_lock(&srv->lock);
+	call->next = NULL;
+	if (srv->tail != NULL)
+		srv->tail->next = call;
+	else
+		srv->head = call;
+	srv->tail = call;
+	if (srv->n_followers > 0)
+		pthread_cond_signal(&srv->cond);
+	if (srv->watching)
+		pthread_cond_signal(&srv->watch_cond);
+	pthread_mutex_unlock(&srv->lock);
+}
+
+/* The FIFO has a call a free worker can take now (lock held). */
+static int
+fifo_ready(const struct rpc_server *srv)
+{
+	return (srv->head != NULL && srv->running < srv->workers);
+}
+
 int
 rpc_server_left_poll(void)
 {
@@ -298,11 +329,15 @@ pool_watch(struct rpc_server *srv)
 	int		 idle = 0;
 
 	while (!srv->cq_down) {
+		/* A resumed call (rpc_server_resume): pool_main runs it. */
+		if (fifo_ready(srv))
+			return;
 		if (idle > RPC_WATCH_IDLE) {
 			srv->watch_asleep = 1;
 			/* What signals meanwhile (a handler's start, a
 			 * hand-off, the queue's end) is not waited for. */
-#define QUIET()	(!srv->cq_down && !srv->handoff && gen == srv->handler_gen)
+#define QUIET()	(!srv->cq_down && !srv->handoff && \
+    gen == srv->handler_gen && !fifo_ready(srv))
 			if (QUIET() && watch_wait(srv, RPC_TRIM_MS) ==
 			    ETIMEDOUT && QUIET()) {
 				/*
@@ -328,7 +363,7 @@ pool_watch(struct rpc_server *srv)
 		}
 		if (!srv->handoff)
 			(void)watch_wait(srv, RPC_WATCH_MS);
-		if (srv->cq_down)
+		if (srv->cq_down || fifo_ready(srv))
 			break;
 		if (srv->polling == 0 && (srv->handoff ||
 		    gen == srv->handler_gen)) {
@@ -372,7 +407,9 @@ pool_main(void *arg)
 			srv->running++;
 			stopping = srv->stopping;
 			pthread_mutex_unlock(&srv->lock);
-			if (stopping)
+			if (call->resume_fn != NULL)
+				rpc_call_continue(call);
+			else if (stopping)
 				rpc_call_abort(call, RPC_UNAVAILABLE,
 				    "server is shutting down");
 			else

@@ -255,13 +255,54 @@ relay_claim_reply(struct sup *sup, struct child *pub, Kpipc__Msg *m)
 		    "nobody asked for");
 		return;
 	}
-	if (e->ns_pid == ns->pid && ns->state == CS_READY) {
+	if (e->ns_pid == ns->pid && ns->state == CS_READY && !e->withdrawn) {
 		/* A claim a MetadataWrite may name (md_claims.c). */
 		md_claims_answered(sup, ns->pid, r);
 		r->id = e->ns_id;
 		sup_queue(sup, ns, m);
 	}
 	memset(e, 0, sizeof(*e));
+}
+
+/*
+ * The nodeserver no longer waits for these look-ups (their call was
+ * cancelled, or ran out of time): those still waiting here are dropped,
+ * those at the publisher withdrawn there too (it drops them unless a GET
+ * has begun, and answers either way; the answer goes to nobody). Ids
+ * already answered are no error: the answer and the cancel crossed.
+ */
+void
+relay_claim_cancel(struct sup *sup, const Kpipc__ClaimCancel *c)
+{
+	struct child		*ns = &sup->children[ROLE_NODESERVER];
+	struct child		*pub = &sup->children[ROLE_PUBLISHER];
+	Kpipc__Msg		 m = KPIPC__MSG__INIT;
+	Kpipc__ClaimCancel	 out = KPIPC__CLAIM_CANCEL__INIT;
+	uint64_t		 ids[KP_CLAIMS_INFLIGHT];
+	struct sup_claim	*e;
+	size_t			 i, k;
+
+	out.ids = ids;
+	for (i = 0; i < KP_CLAIMS_INFLIGHT; i++) {
+		e = &sup->claims[i];
+		if (e->id == 0 || e->ns_pid != ns->pid || e->withdrawn)
+			continue;
+		for (k = 0; k < c->n_ids && c->ids[k] != e->ns_id; k++)
+			;
+		if (k == c->n_ids)
+			continue;
+		if (!e->sent) {
+			memset(e, 0, sizeof(*e));
+			continue;
+		}
+		e->withdrawn = 1;
+		ids[out.n_ids++] = e->id;
+	}
+	if (out.n_ids == 0 || pub->state != CS_READY)
+		return;
+	m.m_case = KPIPC__MSG__M_CLAIM_CANCEL;
+	m.claim_cancel = &out;
+	sup_queue(sup, pub, &m);
 }
 
 /*
@@ -278,6 +319,10 @@ relay_claims_abort(struct sup *sup)
 		e = &sup->claims[i];
 		if (e->id == 0 || !e->sent)
 			continue;
+		if (e->withdrawn) {
+			memset(e, 0, sizeof(*e));
+			continue;
+		}
 		e->sent = 0;
 		clock_gettime(CLOCK_MONOTONIC, &e->wait_until);
 		ts_after_ms(&e->wait_until, KP_CLAIM_WAIT_MS);

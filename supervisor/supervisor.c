@@ -293,6 +293,9 @@ sup_handle_child(struct sup *sup, struct child *c, Kpipc__Msg *m)
 	case KPIPC__MSG__M_CLAIM_REPLY:
 		relay_claim_reply(sup, c, m);
 		break;
+	case KPIPC__MSG__M_CLAIM_CANCEL:
+		relay_claim_cancel(sup, m->claim_cancel);
+		break;
 	case KPIPC__MSG__M_PUBLISH_STATUS:
 		relay_publish_status(sup, m->publish_status);
 		break;

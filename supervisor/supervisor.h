@@ -182,6 +182,8 @@ struct sup_claim {
 	pid_t		 ns_pid;	/* the nodeserver that asked */
 	int		 sent;		/* 0: waiting here (for a token or
 					 * for the publisher) */
+	int		 withdrawn;	/* sent, then cancelled: its answer
+					 * goes to nobody */
 	struct timespec	 wait_until;	/* while waiting */
 	char		 namespace_[64];	/* the claim, checked in */
 	char		 name[254];		/* the reply */
@@ -401,6 +403,7 @@ void	relay_reg_error(struct sup *, const Kpipc__RegError *);
 void	relay_reg_errors_ready(struct sup *, struct child *);
 void	relay_claim_get(struct sup *, Kpipc__Msg *);
 void	relay_claim_reply(struct sup *, struct child *, Kpipc__Msg *);
+void	relay_claim_cancel(struct sup *, const Kpipc__ClaimCancel *);
 void	relay_claims_abort(struct sup *);
 void	relay_claims_tick(struct sup *);
 double	relay_claim_burst(const struct sup *);

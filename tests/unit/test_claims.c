@@ -295,5 +295,42 @@ main(void)
 		}
 		free(body);
 	}
+	/* A withdrawal (issue 28): 1 to 64 ids, none 0; the nodeserver's
+	 * once READY, at most 1 KiB; no other child may send one. */
+	{
+		uint64_t		 ids[65];
+		Kpipc__Msg		 m = KPIPC__MSG__INIT;
+		Kpipc__ClaimCancel	 cc = KPIPC__CLAIM_CANCEL__INIT;
+		char			 err[KP_ERROR_SIZE];
+		size_t			 k;
+
+		for (k = 0; k < 65; k++)
+			ids[k] = k + 1;
+		m.m_case = KPIPC__MSG__M_CLAIM_CANCEL;
+		m.claim_cancel = &cc;
+		cc.ids = ids;
+		cc.n_ids = 64;
+		CHECK_EQ(ipc_check(&m, err, sizeof(err)), 0);
+		cc.n_ids = 65;
+		CHECK_EQ(ipc_check(&m, err, sizeof(err)), KP_EPROTO);
+		CHECK_CONTAINS(err, "claim_cancel.ids: 65 ids");
+		cc.n_ids = 0;
+		CHECK_EQ(ipc_check(&m, err, sizeof(err)), KP_EPROTO);
+		ids[3] = 0;
+		cc.n_ids = 5;
+		CHECK_EQ(ipc_check(&m, err, sizeof(err)), KP_EPROTO);
+		CHECK_CONTAINS(err, "claim_cancel.ids[3]");
+		CHECK_EQ(ipc_rule_gate(ROLE_NODESERVER, CS_READY,
+		    KPIPC__MSG__M_CLAIM_CANCEL, 1024, err, sizeof(err)), 0);
+		CHECK_EQ(ipc_rule_gate(ROLE_NODESERVER, CS_READY,
+		    KPIPC__MSG__M_CLAIM_CANCEL, 1025, err, sizeof(err)),
+		    KP_EPROTO);
+		CHECK_EQ(ipc_rule_gate(ROLE_PUBLISHER, CS_READY,
+		    KPIPC__MSG__M_CLAIM_CANCEL, 64, err, sizeof(err)),
+		    KP_EPROTO);
+		CHECK_EQ(ipc_rule_gate(ROLE_REGISTRAR, CS_READY,
+		    KPIPC__MSG__M_CLAIM_CANCEL, 64, err, sizeof(err)),
+		    KP_EPROTO);
+	}
 	return (test_done("test_claims"));
 }

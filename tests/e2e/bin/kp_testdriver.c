@@ -1609,6 +1609,7 @@ apply(struct kp_options *o, int ch, const char *a)
 	case 306:
 		return (kp_grpc_handshake_timeout(o, (int)strtol(a, 0, 10)));
 	case 330: return (kp_sandbox_state_dir(o, a));
+	case 333: return (kp_journal_dir(o, a));
 	case 331: return (kp_sandbox_read_path(o, a));
 	case 332: return (kp_cdi_directory(o, a));
 	case 340: return (kp_sandbox_uid_base(o, (uid_t)strtoul(a, 0, 10)));
@@ -1737,7 +1738,7 @@ parse(int argc, char **argv, struct kp_options *o)
 		{ "max-connections", 1, 0, 305 },
 		{ "handshake-timeout-ms", 1, 0, 306 },
 		{ "state-dir", 1, 0, 330 }, { "read-path", 1, 0, 331 },
-		{ "cdi-dir", 1, 0, 332 },
+		{ "cdi-dir", 1, 0, 332 }, { "journal-dir", 1, 0, 333 },
 		{ "uid-base", 1, 0, 340 }, { "in-cluster", 0, 0, 341 },
 		{ "kube-qps", 1, 0, 342 }, { "kube-timeout-ms", 1, 0, 343 },
 		{ "http-endpoint", 1, 0, 383 },
