@@ -61,10 +61,10 @@ function setup(t, tmpfs = null) {
   return root;
 }
 
-function instance(t, root, uid) {
+function instance(t, root, uid, binary = BIN) {
   const args = ['--cdi-dir', root.cdi, '--journal-dir', root.state, ...SANDBOX];
   if (uid) args.push('--kubelet-root-dir', root.dir, '--rolling-update-uid', uid);
-  const drv = new TestDriver(root, args, { binary: BIN, paths: !uid });
+  const drv = new TestDriver(root, args, { binary, paths: !uid });
   t.after(async () => { drv.kill(); await drv.exited; });
   return drv;
 }
@@ -250,6 +250,42 @@ test('finding 6: with the state directory full, a failed unprepare keeps both th
   await sim.nodeUnprepareResources(DRIVER, [claim(1)]);
   assert.ok(!fs.existsSync(spec), 'the retry removed the spec');
   assert.equal(readJournal(root.state).claims[claim(1).uid], undefined, 'and the entry');
+});
+
+// An older release, which reads and writes only the schema-1 snapshot:
+// KP_OLD_BUILD (a build of an earlier main; /work/wt/base/build where it
+// is). Forward (old, then new) and back (new, then old: a rollback after
+// a clean stop, which compacts the log into the snapshot): every claim
+// is answered from the journal, no hook runs again, no spec is lost.
+const OLD = process.env.KP_OLD_BUILD || '/work/wt/base/build';
+const OLD_BIN = path.join(OLD, 'tests', 'kp_journaldriver');
+test('an older release (schema 1 only) before and after this one: no entry lost either way', { skip: !fs.existsSync(OLD_BIN) && `no older build (KP_OLD_BUILD) at ${OLD}` }, async (t) => {
+  const root = setup(t);
+  const sim = new KubeletSim({ registryDir: root.registry, retryInitialMs: 100 }).start();
+  t.after(() => sim.stop());
+  const prepared = new Set();
+  const hooks = (drv) => (drv.stderr.match(/prepare hook: default\/c-\d+/g) || []).length;
+  let n = 0;
+  for (const [bin, what] of [[OLD_BIN, 'old'], [BIN, 'new'], [OLD_BIN, 'old again (a rollback)'], [BIN, 'new again']]) {
+    const drv = instance(t, root, null, bin);
+    await drv.ready();
+    await until(() => sim.getDriver(DRIVER)?.connected, 15000);
+    // Everything prepared before: from the journal, no hook.
+    for (const uid of prepared) await sim.nodePrepareResources(DRIVER, [{ namespace: 'default', name: `c-${parseInt(uid.slice(-12), 10)}`, uid }]);
+    assert.equal(hooks(drv), 0, `${what}: every claim prepared before is answered from the journal`);
+    for (let k = 0; k < 3; k++, n++) {
+      await sim.nodePrepareResources(DRIVER, [claim(n)]);
+      prepared.add(claim(n).uid);
+    }
+    await sim.nodeUnprepareResources(DRIVER, [claim(n - 3)]);
+    prepared.delete(claim(n - 3).uid);
+    agree(root, prepared, what);
+    assert.equal((await drv.stop()).code, 0);
+    await until(() => !sim.getDriver(DRIVER)?.connected, 15000).catch(() => {});
+    agree(root, prepared, `${what}, stopped`);
+    assert.equal(Object.keys(JSON.parse(fs.readFileSync(path.join(root.state, 'kubeletplugin-journal.json'), 'utf8')).claims).length,
+      prepared.size, `${what}: at the stop the schema-1 snapshot holds every claim`);
+  }
 });
 
 // KP_SOAK=1: ten minutes (KP_SOAK_S), both instances loaded with random
