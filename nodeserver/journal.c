@@ -65,6 +65,13 @@ jfail(char *err, size_t errsize, int code, const char *fmt, ...)
 	return (code);
 }
 
+/* The CRC-32 (zlib's, IEEE) of len bytes: the change log's lines. */
+unsigned long
+journal_crc(const char *p, size_t len)
+{
+	return (crc32(0L, (const Bytef *)p, (uInt)len) & 0xffffffffUL);
+}
+
 /* "crc32:xxxxxxxx" of root without its checksum; "" out of memory. */
 static void
 checksum(const json_t *root, char *out, size_t size)

@@ -133,6 +133,7 @@ int	 journal_mem_put(struct journal *, const char *uid, json_t *entry);
 void	 journal_mem_del(struct journal *, const char *uid);
 void	 journal_quarantine(struct journal *, const char *why);
 void	 journal_index_drop(struct journal *);
+unsigned long journal_crc(const char *, size_t);
 void	 journal_forget_ops(struct journal *);
 void	 journal_refresh(struct journal *);
 int	 journal_put(struct journal *, const char *uid, json_t *entry);

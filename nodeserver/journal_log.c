@@ -27,8 +27,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <zlib.h>
-
 #include "base/names.h"
 #include "nodeserver/journal.h"
 
@@ -69,8 +67,7 @@ line_of(const char *text, size_t len, const char **json, size_t *jlen,
 			return (-1);
 		want = want << 4 | (unsigned long)h;
 	}
-	if ((crc32(0L, (const Bytef *)text + 9, (uInt)(n - 9)) &
-	    0xffffffffUL) != want)
+	if (journal_crc(text + 9, n - 9) != want)
 		return (-1);
 	*json = text + 9;
 	*jlen = n - 9;
@@ -82,8 +79,7 @@ line_of(const char *text, size_t len, const char **json, size_t *jlen,
 size_t
 jlog_line(char *buf, const char *json, size_t len)
 {
-	snprintf(buf, 10, "%08lx ", crc32(0L, (const Bytef *)json,
-	    (uInt)len) & 0xffffffffUL);
+	snprintf(buf, 10, "%08lx ", journal_crc(json, len));
 	memcpy(buf + 9, json, len);
 	buf[9 + len] = '\n';
 	return (len + 10);
