@@ -9,13 +9,14 @@
 // cell: CALLS sequential prepares of new claims (under the supervisor's
 // CDI burst of 100), p50 latency at the client and the process tree's
 // CPU per call (schedstat), and the nodeserver's Rss per prepared claim.
-// Usage: node bench/journal-flat.js [--old DIR] [--calls N]
-// (KP_BUILD: this build, default build/).
+// Usage: node bench/run.js --journal-flat [--old DIR], or
+// node bench/journal-flat.js [--old DIR] [--calls N] (KP_BUILD: this
+// build, default build/).
 
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { spawn, execFileSync } = require('node:child_process');
+const { spawn } = require('node:child_process');
 const { proto } = require('../tests/kubelet-sim');
 const { newClient, rawUnary } = require('../tests/kubelet-sim/grpc-util');
 const { crc32 } = require('../tests/e2e/lib/journal');
@@ -101,7 +102,8 @@ async function cell(build, n, k) {
   };
   await call(uid(k, 999999), 'warm');
   await sleep(2500); // the CDI burst refilled
-  const r0 = rss(Number(execFileSync('pgrep', ['-n', '-f', 'nodeserver'], { encoding: 'utf8' }).trim().split('\n')[0]) || proc.pid);
+  const ns = tree(proc.pid).find((p) => { try { return /nodeserver/.test(fs.readFileSync(`/proc/${p}/comm`, 'utf8')); } catch { return false; } });
+  const r0 = ns ? rss(ns) : 0;
   const c0 = cpu(proc.pid);
   const lat = [];
   for (let i = 0; i < CALLS; i++) lat.push(await call(uid(k, i), `c-${i}`));
@@ -114,8 +116,8 @@ async function cell(build, n, k) {
   return { p50: lat[Math.floor(lat.length / 2)], cpu: (c1 - c0) / CALLS / 1e3, rssKb: r0 };
 }
 
-(async () => {
-  const builds = [['new', BUILD], ...(OLD ? [['old', path.resolve(OLD)]] : [])];
+async function run({ build = BUILD, old = OLD } = {}) {
+  const builds = [['new', build], ...(old ? [['old', path.resolve(old)]] : [])];
   const rows = [];
   let k = 1;
   for (const n of SIZES) {
@@ -125,5 +127,14 @@ async function cell(build, n, k) {
       console.log(`${name.padEnd(4)} prepared=${String(n).padStart(5)}  p50 ${r.p50.toFixed(3)} ms  cpu/call ${r.cpu.toFixed(0)} us`);
     }
   }
-  console.log(JSON.stringify(rows));
-})().catch((e) => { console.error(e); process.exit(1); });
+  for (const [name] of builds) {
+    const r = rows.filter((x) => x.name === name);
+    const p = r.map((x) => x.p50);
+    const c = r.map((x) => x.cpu);
+    console.log(`${name}: p50 max/min ${(Math.max(...p) / Math.min(...p)).toFixed(2)}, CPU/call max/min ${(Math.max(...c) / Math.min(...c)).toFixed(2)}; nodeserver Rss ${r.map((x) => `${x.n}: ${x.rssKb} kB`).join(', ')}`);
+  }
+  return rows;
+}
+
+module.exports = { run };
+if (require.main === module) run().catch((e) => { console.error(e); process.exit(1); });
