@@ -786,6 +786,7 @@ static int
 new_log(struct journal *j, char *err, size_t errsize)
 {
 	char		 json[JOURNAL_HDR_MAX], line[JOURNAL_HDR_MAX + 10];
+	struct stat	 st;
 	size_t		 n;
 	int		 fd, e;
 	json_t		*h;
@@ -817,6 +818,7 @@ new_log(struct journal *j, char *err, size_t errsize)
 	if (j->logfd != -1)
 		close(j->logfd);
 	j->logfd = fd;
+	j->log_ino = fstat(fd, &st) == 0 ? st.st_ino : 0;
 	memcpy(j->hdr, line, n);
 	j->hlen = n;
 	j->log_len = j->log_seen = (off_t)n;

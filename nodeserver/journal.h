@@ -86,6 +86,7 @@ struct journal {
 	int			 log_ok;	/* the log extends the snapshot */
 	off_t			 log_len;	/* its valid bytes */
 	off_t			 log_seen;	/* its size when last read */
+	ino_t			 log_ino;
 	unsigned long long	 seq;	/* its last change's number */
 	size_t			 nrec;	/* its changes */
 	int			 logfd;	/* open for appends; -1 */

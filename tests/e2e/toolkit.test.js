@@ -11,11 +11,10 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
-const zlib = require('node:zlib');
 const { randomUUID } = require('node:crypto');
 const { KubeletSim } = require('../kubelet-sim');
 const { BUILD, makeRoot, TestDriver, roles, until, sleep, isAlive } = require('./lib/plugin');
-const { readJournal } = require('./lib/journal');
+const { readJournal, crc32 } = require('./lib/journal');
 
 const BIN = path.join(BUILD, 'tests', 'kp_journaldriver');
 const NOSYS = path.join(BUILD, 'tests', 'kp_nosys');
@@ -58,17 +57,6 @@ async function start(t, { driver = 'test.example.com', cdi = null, sim = null, r
     return { ...j.snapshot, claims: j.claims };
   };
   return { root, drv, sim: s, driver, cdiDir, journalDir, specOf, journal };
-}
-
-// CRC-32 (IEEE), as zlib's: node 18 has no zlib.crc32.
-function crc32(buf) {
-  if (zlib.crc32) return zlib.crc32(buf);
-  let c = 0xffffffff;
-  for (const b of buf) {
-    c ^= b;
-    for (let k = 0; k < 8; k++) c = (c >>> 1) ^ (0xedb88320 & -(c & 1));
-  }
-  return (c ^ 0xffffffff) >>> 0;
 }
 
 // The journal's checksum: the compact, key-sorted JSON without it.
