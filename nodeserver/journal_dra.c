@@ -223,42 +223,54 @@ reconcile(struct dra_ctx *ctx, struct journal *j)
 	return (0);
 }
 
-/* The start's compaction, under the lock a peer instance's hooks take
- * (a rolling update: one may run now). */
-static void
-start_save(struct dra_ctx *ctx, struct journal *j)
+/*
+ * The lock a peer instance's hooks take (a rolling update): 1 when taken,
+ * 0 when there is none or it failed (logged).
+ */
+static int
+peer_lock(struct dra_ctx *ctx)
 {
 	char	 err[KP_ERROR_SIZE];
-	int	 file = 0;
 
-	if (ctx->cfg->serialize && ctx->lock_fd >= 0) {
-		if (dra_flock_take(ctx->lock_fd, err, sizeof(err)) != 0)
-			log_warnx("journal: %s", err);
-		else
-			file = 1;
-	}
-	if (file)
-		journal_refresh(j);
-	if (journal_save(j, err, sizeof(err)) != 0)
+	if (!ctx->cfg->serialize || ctx->lock_fd < 0)
+		return (0);
+	if (dra_flock_take(ctx->lock_fd, err, sizeof(err)) != 0) {
 		log_warnx("journal: %s", err);
-	if (file)
-		dra_flock_release(ctx->lock_fd);
+		return (0);
+	}
+	return (1);
 }
 
+static void
+save_or_warn(struct journal *j)
+{
+	char	 err[KP_ERROR_SIZE];
+
+	if (journal_save(j, err, sizeof(err)) != 0)
+		log_warnx("journal: %s", err);
+}
+
+/*
+ * The whole start runs under the peer's lock: opening removes temporary
+ * files a crash left (a peer's write in progress would lose its file),
+ * and reconcile removes specs without an entry (a peer's prepare has
+ * written its spec before its entry).
+ */
 int
 jr_start(struct dra_ctx *ctx, char *err, size_t errsize)
 {
 	struct journal	*j;
-	int		 r;
+	int		 r, file;
 
 	if (ctx->cfg->journal_dir[0] == '\0')
 		return (0);
 	if ((j = calloc(1, sizeof(*j))) == NULL)
 		return (KP_ENOMEM);
+	file = peer_lock(ctx);
 	if ((r = journal_open(j, ctx->cfg->journal_dir, ctx->cfg->driver_name,
 	    JOURNAL_BOOT_ID, err, errsize)) != 0) {
 		free(j);
-		return (r);
+		goto out;
 	}
 	/* A rolling update: the other instance may be a release that reads
 	 * only the schema-1 snapshot, so every change is written there. */
@@ -276,15 +288,19 @@ jr_start(struct dra_ctx *ctx, char *err, size_t errsize)
 	 * is (reconcile changes no entry). */
 	if (j->state != JOURNAL_LOADED || strcmp(j->file_boot_id,
 	    j->boot_id) != 0 || j->nrec > 0 || j->nops > 0 || !j->log_ok)
-		start_save(ctx, j);
+		save_or_warn(j);
 	log_info(1, "journal %s/%s: %zu prepared claims", ctx->cfg->journal_dir,
 	    JOURNAL_FILE, json_object_size(j->claims));
 	ctx->journal = j;
-	return (0);
+	r = 0;
+	goto out;
 fail:
 	snprintf(err, errsize, "journal: out of memory");
 	journal_close(j);
 	free(j);
+out:
+	if (file)
+		dra_flock_release(ctx->lock_fd);
 	return (r);
 }
 
@@ -294,13 +310,17 @@ void
 jr_stop(struct dra_ctx *ctx)
 {
 	struct journal	*j = ctx->journal;
+	int		 file;
 
 	if (j == NULL)
 		return;
 	pthread_mutex_lock(&j->lock);
+	file = peer_lock(ctx);
 	journal_refresh(j);
 	if (j->nrec > 0 || !j->log_ok)
-		start_save(ctx, j);
+		save_or_warn(j);
+	if (file)
+		dra_flock_release(ctx->lock_fd);
 	pthread_mutex_unlock(&j->lock);
 	journal_close(j);
 	free(j);

@@ -334,7 +334,10 @@ test('soak: two instances, random interleavings under load, one restarted midway
       } finally { busy.delete(c.uid); }
     }
   }
-  const workers = [1, 2, 3, 4].map(worker);
+  // A worker's failure ends it and fails the test at the end (the
+  // instances still stopped by the clean-up).
+  const failures = [];
+  const workers = [1, 2, 3, 4].map((w) => worker(w).catch((e) => { failures.push(e.message); }));
   await sleep(secs * 500);
   bDown = true;
   await sleep(200);
@@ -344,6 +347,7 @@ test('soak: two instances, random interleavings under load, one restarted midway
   [ia, ib] = await instancesAB(sim);
   bDown = false;
   await Promise.all(workers);
+  assert.deepEqual(failures, [], 'every call succeeded (at A when B was stopping)');
   agree(root, prepared, `soak: ${calls} calls, B restarted midway`);
   console.log(`soak: ${calls} calls in ${secs} s, ${prepared.size} claims prepared at the end, journal = CDI = client`);
 });
