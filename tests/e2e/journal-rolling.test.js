@@ -293,14 +293,9 @@ test('an older release (schema 1 only) before and after this one: no entry lost 
 // journal, the CDI specs and the client's view are one set.
 test('soak: two instances, random interleavings under load, one restarted midway', { skip: !process.env.KP_SOAK && 'KP_SOAK=1' }, async (t) => {
   const secs = Number(process.env.KP_SOAK_S || 600);
-  const root = setup(t);
-  const a = instance(t, root, UID_A);
-  await a.ready();
-  let b = instance(t, root, UID_B);
-  await b.ready();
-  const sim = new KubeletSim({ registryDir: root.registry, version: '1.34', retryInitialMs: 100, healthStream: false }).start();
-  t.after(() => sim.stop());
-  let [ia, ib] = await instancesAB(sim);
+  const two = await twoInstances(t);
+  const { root, sim } = two;
+  let { b, ia, ib } = two;
   const rand = rng(2828);
   const prepared = new Set();
   const busy = new Set();
