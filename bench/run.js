@@ -101,6 +101,7 @@ function parseFlags(argv) {
       case '--no-pss-alone': o.pssAlone = false; break;
       case '--pss-only': o.pssAlone = true; o.pssOnly = true; break;
       case '--idle': o.idleSecs = Number(v()); if (!(o.idleSecs >= 0)) usage('--idle: seconds, 0: off'); break;
+      case '--journal-flat': o.journalFlat = true; break;
       case '-h': case '--help': usage(); break;
       default: usage(`unknown flag ${a}`);
     }
@@ -144,6 +145,8 @@ function usage(err) {
     '  --pss-alone          Pss of one tree alone first (needs root: /proc/<pid>/pagemap) [on]',
     '  --no-pss-alone       skip it',
     '  --pss-only           only the Pss of one tree alone',
+    '  --journal-flat       only the journal rows (bench/journal-flat.js): a new claim\'s p50 and CPU/call with',
+    '                       1, 100, 1,000, 10,000 claims already prepared, this build and --old DIR interleaved',
     '  --old DIR            build directory of the NAME@old servers (needed by them) [none]',
     '  --api-workers N      example: N worker processes answer its claim GETs in front of the',
     '                       emulator (bench/emu-claims.js), 0: the emulator alone [0]',
@@ -818,6 +821,10 @@ async function exampleBench(o, ex, servers, tmp, put, when) {
 
 async function main() {
   const o = parseFlags(process.argv.slice(2));
+  if (o.journalFlat) {
+    await require('./journal-flat').run({ build: BUILD, old: o.old });
+    return;
+  }
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'kp-bench-'));
   const defs = {
     bare: (dir) => new Server('bare', path.join(BUILD, 'bench', 'bare_server'),

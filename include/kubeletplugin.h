@@ -2423,22 +2423,32 @@ KP_EXTERN int kp_cdi_claim_spec_name(const char *driver, const char *uid,
  *    entry whose CDI spec is missing goes to write_spec, and this
  *    driver's claim specs (kp_cdi_claim_spec_name()) without an entry
  *    are removed. Other drivers' files are never listed or touched.
- * The file: written atomically (temporary file, fsync, rename, fsync of
- * the directory), a schema version, the driver name, the boot ID and a
- * CRC-32 of the content; written only when an entry or the boot ID
- * changes (a claim answered from the journal, an unprepare of a claim
- * it does not know and a restart of the nodeserver within the same boot
- * write nothing), each write serializing only the entries new since the
- * last. One that cannot be read, does not parse, fails
+ * The files: the snapshot kubeletplugin-journal.json (schema 1: written
+ * atomically, temporary file, fsync, rename, fsync of the directory; a
+ * schema version, the driver name, the boot ID and a CRC-32 of the
+ * content) and beside it the change log kubeletplugin-journal.log
+ * (schema 2: a header naming the snapshot's checksum and a generation,
+ * then one line a change, each with its CRC-32). A change is one append
+ * and one fdatasync, whatever the number of claims; the log is compacted
+ * into the snapshot when it passes twice the snapshot's size, at the
+ * nodeserver's start and at a clean stop. A torn last line (a crash in
+ * an append) is dropped, the lines before it kept. Nothing is written
+ * for a claim answered from the journal, an unprepare of a claim it
+ * does not know, or a restart within the same boot with an empty log.
+ * A snapshot that cannot be read, does not parse, fails
  * its checksum or names another schema or driver is renamed to
  * kubeletplugin-journal.json.corrupt-<unix time> beside it, logged as an
  * error with the reason, and the nodeserver starts with an empty journal
  * (never a crash loop); orphaned specs are then kept, since their claims
  * may still be in use. At most 8 MiB; a claim's data at most 64 KiB.
- * Two instances of the driver in a rolling update (kp_rolling_update())
- * share the file: it is updated under the hooks' locks (serialize.lock
- * across instances) and read again whenever the other instance replaced
- * it, so neither drops the other's entries.
+ * Unprepare removes the entry before the spec (a failed write keeps
+ * both). Two instances of the driver in a rolling update
+ * (kp_rolling_update()) share the files: every change is written to the
+ * snapshot (an older release beside this one reads only that), under
+ * the hooks' locks (serialize.lock across instances), and each instance
+ * reads again what the other wrote, told by the log's generation and
+ * length and the snapshot's checksum, so neither drops the other's
+ * entries (docs/reliability.md, "The journal").
  */
 
 /*

@@ -112,6 +112,15 @@ size_of(struct mon *mon, const char *name)
 	    st.st_size : -1);
 }
 
+/* Spec name of size, now old bytes (-1: none), would pass the limits. */
+static int
+over(const struct mon *mon, off_t old, off_t size)
+{
+	return ((old == -1 && mon->cdi_files >= MON_CDI_FILES) ||
+	    mon->cdi_bytes - (old > 0 ? (size_t)old : 0) + (size_t)size >
+	    MON_CDI_BYTES);
+}
+
 /* Copy the sealed memfd src of size len to a new file, renamed to name. */
 static int
 put(struct mon *mon, const char *name, int src, char *err, size_t errsize)
@@ -135,9 +144,12 @@ put(struct mon *mon, const char *name, int src, char *err, size_t errsize)
 	if (!mon->cdi_counted)
 		count(mon);
 	old = size_of(mon, name);
-	if ((old == -1 && mon->cdi_files >= MON_CDI_FILES) ||
-	    mon->cdi_bytes - (old > 0 ? (size_t)old : 0) +
-	    (size_t)st.st_size > MON_CDI_BYTES) {
+	/* Over the limit by this monitor's count: counted again first, as
+	 * another instance sharing the directory (a rolling update) may
+	 * have removed specs this one counted. */
+	if (over(mon, old, st.st_size))
+		count(mon);
+	if (over(mon, old, st.st_size)) {
 		snprintf(err, errsize, "CDI spec %s: over the monitor's limit "
 		    "of %u specs or %u bytes", name, MON_CDI_FILES,
 		    MON_CDI_BYTES);
@@ -234,7 +246,13 @@ cdi_put_serve(struct mon *mon)
 				res.arg = errno;
 				snprintf(err, sizeof(err), "CDI spec %s: remove: "
 				    "%s", m.text, strerror(errno));
-			} else if (mon->cdi_counted && old >= 0) {
+			} else if (mon->cdi_counted && old >= 0 &&
+			    (mon->cdi_files == 0 || mon->cdi_bytes <
+			    (size_t)old))
+				/* Another instance's spec (a rolling update
+				 * shares the directory): count again. */
+				mon->cdi_counted = 0;
+			else if (mon->cdi_counted && old >= 0) {
 				mon->cdi_files--;
 				mon->cdi_bytes -= (size_t)old;
 			}

@@ -43,14 +43,12 @@
 #include "base/utf8.h"
 #include "nodeserver/journal.h"
 
-#define JOURNAL_TMP	"." JOURNAL_FILE ".tmp"
 #define JOURNAL_MAX_DEVICES	256
 #define JOURNAL_MAX_IDS		64
 #define JOURNAL_MAX_STR		1024
 
 int	journal_fault = JOURNAL_FAULT_NONE;
 
-static void	index_drop(struct journal *);
 
 static int	jfail(char *, size_t, int, const char *, ...) KP_PRINTF(4, 5);
 
@@ -65,6 +63,13 @@ jfail(char *err, size_t errsize, int code, const char *fmt, ...)
 		va_end(ap);
 	}
 	return (code);
+}
+
+/* The CRC-32 (zlib's, IEEE) of len bytes: the change log's lines. */
+unsigned long
+journal_crc(const char *p, size_t len)
+{
+	return (crc32(0L, (const Bytef *)p, (uInt)len) & 0xffffffffUL);
 }
 
 /* "crc32:xxxxxxxx" of root without its checksum; "" out of memory. */
@@ -181,6 +186,16 @@ int
 journal_parse(const char *text, size_t len, const char *driver,
     json_t **claims, char *boot_id, size_t bsize, char *err, size_t errsize)
 {
+	return (journal_parse_sum(text, len, driver, claims, boot_id, bsize,
+	    NULL, 0, err, errsize));
+}
+
+/* journal_parse, and the snapshot's checksum in sum ("crc32:..."). */
+int
+journal_parse_sum(const char *text, size_t len, const char *driver,
+    json_t **claims, char *boot_id, size_t bsize, char *sum_out,
+    size_t ssize, char *err, size_t errsize)
+{
 	json_error_t	 je;
 	json_t		*root, *v, *c, *e;
 	const char	*key, *uid;
@@ -243,6 +258,8 @@ journal_parse(const char *text, size_t len, const char *driver,
 		if (journal_check_entry(driver, uid, e, err, errsize) != 0)
 			goto out;
 	snprintf(boot_id, bsize, "%s", json_string_value(v));
+	if (sum_out != NULL)
+		snprintf(sum_out, ssize, "%s", sum);
 	*claims = json_incref(c);
 	r = 0;
 out:
@@ -276,8 +293,8 @@ read_boot_id(const char *path, char *out, size_t size)
  * The file cannot be used: rename it aside (kept for a person to look
  * at), report it, start empty.
  */
-static void
-quarantine(struct journal *j, const char *why)
+void
+journal_quarantine(struct journal *j, const char *why)
 {
 	char	 aside[sizeof(JOURNAL_FILE) + 40];
 	int	 k, r = -1;
@@ -306,87 +323,6 @@ quarantine(struct journal *j, const char *why)
 	    JOURNAL_FILE, j->why);
 }
 
-static int
-load(struct journal *j, char *err, size_t errsize)
-{
-	struct stat	 st;
-	char		*text, why[KP_ERROR_SIZE];
-	ssize_t		 n;
-	size_t		 off = 0;
-	int		 fd, r;
-
-	if ((fd = openat(j->dirfd, JOURNAL_FILE, O_RDONLY | O_NOFOLLOW |
-	    O_CLOEXEC)) == -1) {
-		if (errno == ENOENT) {
-			j->state = JOURNAL_NEW;
-			return (0);
-		}
-		snprintf(why, sizeof(why), "cannot open: %s",
-		    strerror(errno));
-		quarantine(j, why);
-		return (0);
-	}
-	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) ||
-	    st.st_size > (off_t)JOURNAL_MAX_BYTES) {
-		close(fd);
-		quarantine(j, "not a regular file of at most 8 MiB");
-		return (0);
-	}
-	if ((text = malloc((size_t)st.st_size + 1)) == NULL) {
-		close(fd);
-		return (jfail(err, errsize, KP_ENOMEM, "out of memory"));
-	}
-	while (off < (size_t)st.st_size && (n = read(fd, text + off,
-	    (size_t)st.st_size - off)) > 0)
-		off += (size_t)n;
-	close(fd);
-	r = journal_parse(text, off, j->driver, &j->claims, j->file_boot_id,
-	    sizeof(j->file_boot_id), why, sizeof(why));
-	j->dev = st.st_dev;
-	j->ino = st.st_ino;
-	free(text);
-	if (r == KP_ENOMEM)
-		return (jfail(err, errsize, r, "out of memory"));
-	if (r != 0) {
-		quarantine(j, why);
-		return (0);
-	}
-	j->state = JOURNAL_LOADED;
-	return (0);
-}
-
-/* The file into j->claims, for journal_refresh: 0 or -1 with err. */
-static int
-load_quietly(struct journal *j, char *err, size_t errsize)
-{
-	struct stat	 st;
-	char		*text;
-	ssize_t		 n;
-	size_t		 off = 0;
-	int		 fd, r;
-
-	if ((fd = openat(j->dirfd, JOURNAL_FILE, O_RDONLY | O_NOFOLLOW |
-	    O_CLOEXEC)) == -1)
-		return (jfail(err, errsize, -1, "%s", strerror(errno)));
-	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) ||
-	    st.st_size > (off_t)JOURNAL_MAX_BYTES ||
-	    (text = malloc((size_t)st.st_size + 1)) == NULL) {
-		close(fd);
-		return (jfail(err, errsize, -1, "not a regular file of at "
-		    "most 8 MiB"));
-	}
-	while (off < (size_t)st.st_size && (n = read(fd, text + off,
-	    (size_t)st.st_size - off)) > 0)
-		off += (size_t)n;
-	close(fd);
-	r = journal_parse(text, off, j->driver, &j->claims, j->file_boot_id,
-	    sizeof(j->file_boot_id), err, errsize);
-	free(text);
-	j->dev = st.st_dev;
-	j->ino = st.st_ino;
-	return (r == 0 ? 0 : -1);
-}
-
 /*
  * Open the journal in dir: the file loaded, or quarantined, or none yet.
  * Fails only when dir cannot be opened or memory runs out.
@@ -409,12 +345,15 @@ journal_open(struct journal *j, const char *dir, const char *driver,
 		return (jfail(err, errsize, KP_EIO, "journal directory %s: %s",
 		    dir, strerror(r)));
 	}
-	/* A crash between writing and renaming left this; the old file
-	 * is the journal. */
+	j->logfd = -1;
+	j->snap_size = -1;
+	/* A crash between writing and renaming left these; the old files
+	 * are the journal. */
 	if (unlinkat(j->dirfd, JOURNAL_TMP, 0) == 0)
 		log_info(1, "journal: removed %s left by an interrupted write",
 		    JOURNAL_TMP);
-	if ((r = load(j, err, errsize)) != 0 ||
+	(void)unlinkat(j->dirfd, JOURNAL_LOG_TMP, 0);
+	if ((r = journal_load(j, 0, err, errsize)) != 0 ||
 	    (j->claims == NULL && (j->claims = json_object()) == NULL)) {
 		journal_close(j);
 		return (r != 0 ? r : jfail(err, errsize, KP_ENOMEM,
@@ -430,9 +369,16 @@ journal_close(struct journal *j)
 		return;
 	close(j->dirfd);
 	j->dirfd = -1;
+	if (j->logfd != -1)
+		close(j->logfd);
+	j->logfd = -1;
+	journal_forget_ops(j);
+	free(j->ops);
+	j->ops = NULL;
+	j->ops_cap = 0;
 	json_decref(j->claims);
 	j->claims = NULL;
-	index_drop(j);
+	journal_index_drop(j);
 	free(j->pc);
 	j->pc = NULL;
 	j->pc_cap = 0;
@@ -491,8 +437,8 @@ piece_free(struct journal_piece *p)
 }
 
 /* The index goes: render() builds it again from the claims. */
-static void
-index_drop(struct journal *j)
+void
+journal_index_drop(struct journal *j)
 {
 	size_t	 i;
 
@@ -576,7 +522,7 @@ index_insert(struct journal *j, size_t k, const char *uid, json_t *e)
  * cannot, it is dropped, and the next write builds it again.
  */
 int
-journal_put(struct journal *j, const char *uid, json_t *e)
+journal_mem_put(struct journal *j, const char *uid, json_t *e)
 {
 	size_t	 k;
 	int	 found;
@@ -593,15 +539,15 @@ journal_put(struct journal *j, const char *uid, json_t *e)
 		if (found)
 			piece_set_entry(j, &j->pc[k], e);
 		else if (index_insert(j, k, uid, e) != 0)
-			index_drop(j);
+			journal_index_drop(j);
 	}
 	json_decref(e);
 	return (0);
 }
 
-/* Claim uid has no entry any more (none: nothing happens). */
+/* journal_del in memory only (no change for journal_commit). */
 void
-journal_del(struct journal *j, const char *uid)
+journal_mem_del(struct journal *j, const char *uid)
 {
 	size_t	 k;
 	int	 found;
@@ -610,7 +556,7 @@ journal_del(struct journal *j, const char *uid)
 		return;
 	k = index_find(j, uid, &found);
 	if (!found) {
-		index_drop(j);
+		journal_index_drop(j);
 		return;
 	}
 	j->pc_bytes -= PIECE_BYTES(&j->pc[k]);
@@ -636,7 +582,7 @@ index_build(struct journal *j)
 	json_t			*e;
 	size_t			 n = json_object_size(j->claims);
 
-	index_drop(j);
+	journal_index_drop(j);
 	if (n > j->pc_cap) {
 		if ((pc = reallocarray(j->pc, n, sizeof(*pc))) == NULL)
 			return (-1);
@@ -649,7 +595,7 @@ index_build(struct journal *j)
 		if ((pc->uid = strdup(uid)) == NULL ||
 		    (pc->key = dump_string(uid, &pc->klen)) == NULL) {
 			free(pc->uid);
-			index_drop(j);
+			journal_index_drop(j);
 			return (-1);
 		}
 		pc->entry = json_incref(e);
@@ -680,7 +626,7 @@ put(char *p, const char *s, size_t n)
  * sort and a look-up per claim.
  */
 static char *
-render(struct journal *j, size_t *lenp)
+render(struct journal *j, size_t *lenp, char *sum, size_t sumsize)
 {
 	struct journal_piece	*pc;
 	char			*boot, *drv, *p;
@@ -735,6 +681,7 @@ render(struct journal *j, size_t *lenp)
 	p += snprintf(p, len - (size_t)(p - j->out), ",\"schema\":%d}",
 	    JOURNAL_SCHEMA);
 	c = crc32(0L, (const Bytef *)j->out, (uInt)(p - j->out));
+	snprintf(sum, sumsize, "crc32:%08lx", c & 0xffffffffUL);
 	/* over the last } */
 	p--;
 	p += snprintf(p, len - (size_t)(p - j->out), ",\"checksum\":\"crc32:"
@@ -743,21 +690,164 @@ render(struct journal *j, size_t *lenp)
 	return (j->out);
 }
 
+/* One change for journal_commit; -1: no memory (the caller gives up
+ * the call's changes: journal_forget_ops). */
+static int
+op_add(struct journal *j, const char *uid, json_t *e)
+{
+	struct journal_op	*ops;
+
+	if (j->nops == j->ops_cap) {
+		if ((ops = reallocarray(j->ops, j->ops_cap ? j->ops_cap * 2 :
+		    8, sizeof(*ops))) == NULL)
+			return (-1);
+		j->ops = ops;
+		j->ops_cap = j->ops_cap ? j->ops_cap * 2 : 8;
+	}
+	if ((j->ops[j->nops].uid = strdup(uid)) == NULL)
+		return (-1);
+	j->ops[j->nops++].entry = e != NULL ? json_incref(e) : NULL;
+	return (0);
+}
+
+/* The changes made since the last journal_commit are not written (they
+ * were undone in memory, or are in a snapshot). */
+void
+journal_forget_ops(struct journal *j)
+{
+	size_t	 i;
+
+	for (i = 0; i < j->nops; i++) {
+		free(j->ops[i].uid);
+		json_decref(j->ops[i].entry);
+	}
+	j->nops = 0;
+}
+
 /*
- * Write the claims as the journal, atomically; the caller holds lock.
- * Two fsyncs, the least that keeps it: the temporary file's before the
- * rename (else a crash may leave the new name on empty blocks) and the
- * directory's after it (else the rename may be lost).
+ * Claim uid's entry is e (the reference is taken, as by
+ * json_object_set_new, also on failure), in memory, and a change for
+ * the next journal_commit: 0, or -1 out of memory (nothing changed).
+ */
+int
+journal_put(struct journal *j, const char *uid, json_t *e)
+{
+	if (e == NULL)
+		return (-1);
+	if (op_add(j, uid, e) != 0) {
+		json_decref(e);
+		return (-1);
+	}
+	if (journal_mem_put(j, uid, e) != 0) {
+		j->nops--;
+		free(j->ops[j->nops].uid);
+		json_decref(j->ops[j->nops].entry);
+		return (-1);
+	}
+	return (0);
+}
+
+/*
+ * Claim uid has no entry any more, in memory, and a change for the next
+ * journal_commit (none: nothing happens). Out of memory for the change,
+ * the next commit is a compaction, which needs none.
+ */
+void
+journal_del(struct journal *j, const char *uid)
+{
+	if (json_object_get(j->claims, uid) == NULL)
+		return;
+	if (op_add(j, uid, NULL) != 0)
+		j->log_ok = 0;
+	journal_mem_del(j, uid);
+}
+
+/* Something that never repeats: one more than gen, or the time in
+ * microseconds if later (a log removed by hand starts over from it). */
+static unsigned long long
+next_gen(unsigned long long gen)
+{
+	struct timespec		 ts;
+	unsigned long long	 now;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	now = (unsigned long long)ts.tv_sec * 1000000ULL +
+	    (unsigned long long)ts.tv_nsec / 1000;
+	return (now > gen + 1 ? now : gen + 1);
+}
+
+/*
+ * A new, empty log over the snapshot just renamed (its checksum in
+ * j->base), left open for appends; the caller syncs the directory. Not
+ * synced itself: a log that did not reach the disk whole is void (its
+ * header fails), and the snapshot it would extend holds everything.
+ */
+static int
+new_log(struct journal *j, char *err, size_t errsize)
+{
+	char		 json[JOURNAL_HDR_MAX], line[JOURNAL_HDR_MAX + 10];
+	struct stat	 st;
+	size_t		 n;
+	int		 fd, e;
+	json_t		*h;
+	char		*d;
+
+	j->gen = next_gen(j->gen);
+	h = json_pack("{s:s, s:s, s:I, s:i}", "base", j->base, "driver",
+	    j->driver, "gen", (json_int_t)j->gen, "schema",
+	    JOURNAL_LOG_SCHEMA);
+	d = h != NULL ? json_dumps(h, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+	json_decref(h);
+	if (d == NULL || strlen(d) >= sizeof(json)) {
+		free(d);
+		return (jfail(err, errsize, KP_ENOMEM, "out of memory"));
+	}
+	n = jlog_line(line, d, strlen(d));
+	free(d);
+	fd = openat(j->dirfd, JOURNAL_LOG_TMP, O_RDWR | O_CREAT | O_TRUNC |
+	    O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd == -1 || fd_write_all(fd, line, n) == -1 ||
+	    renameat(j->dirfd, JOURNAL_LOG_TMP, j->dirfd, JOURNAL_LOG) == -1) {
+		e = errno;
+		if (fd != -1)
+			close(fd);
+		(void)unlinkat(j->dirfd, JOURNAL_LOG_TMP, 0);
+		return (jfail(err, errsize, KP_EIO, "journal: write %s: %s",
+		    JOURNAL_LOG, strerror(e)));
+	}
+	if (j->logfd != -1)
+		close(j->logfd);
+	j->logfd = fd;
+	j->log_ino = fstat(fd, &st) == 0 ? st.st_ino : 0;
+	memcpy(j->hdr, line, n);
+	j->hlen = n;
+	j->log_len = j->log_seen = (off_t)n;
+	j->seq = 0;
+	j->nrec = 0;
+	j->log_ok = 1;
+	return (0);
+}
+
+/*
+ * Compaction: the claims as the snapshot, atomically, then a new empty
+ * log over it; the caller holds lock. Also what a change costs in
+ * write-through mode (j->through). Crash order: the snapshot's
+ * temporary file synced before its rename (else the name may reach the
+ * disk before the blocks); when the old log had changes, the directory
+ * synced before the new log replaces it (else a crash could keep the new
+ * log and the old snapshot, losing them); the directory synced last. A
+ * crash leaves the old snapshot with its log, or the new snapshot (the
+ * old log then void: its base is not the new snapshot's checksum).
  */
 int
 journal_save(struct journal *j, char *err, size_t errsize)
 {
 	struct stat	 st;
-	char		*text;
-	size_t		 len = 0;
+	char		*text, sum[sizeof(j->base)];
+	size_t		 len = 0, t;
 	int		 fd, e;
 
-	if ((text = render(j, &len)) == NULL)
+	if ((text = render(j, &len, sum, sizeof(sum))) == NULL)
 		return (jfail(err, errsize, KP_ENOMEM, "out of memory"));
 	if (len > JOURNAL_MAX_BYTES)
 		return (jfail(err, errsize, KP_ENOSPC, "journal: more than "
@@ -765,7 +855,7 @@ journal_save(struct journal *j, char *err, size_t errsize)
 	fd = openat(j->dirfd, JOURNAL_TMP, O_WRONLY | O_CREAT | O_TRUNC |
 	    O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd == -1 || fd_write_all(fd, text, len) == -1 ||
-	    fsync(fd) == -1) {
+	    fsync(fd) == -1 || fstat(fd, &st) == -1) {
 		e = errno;
 		if (fd != -1)
 			close(fd);
@@ -783,51 +873,28 @@ journal_save(struct journal *j, char *err, size_t errsize)
 		return (jfail(err, errsize, KP_EIO, "journal: rename: %s",
 		    strerror(e)));
 	}
-	if (fstatat(j->dirfd, JOURNAL_FILE, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-		j->dev = st.st_dev;
-		j->ino = st.st_ino;
-	}
+	journal_forget_ops(j);
+	snprintf(j->base, sizeof(j->base), "%s", sum);
+	j->snap_ino = st.st_ino;
+	j->snap_size = (off_t)len;
+	t = len < JOURNAL_TAIL ? len : JOURNAL_TAIL;
+	memcpy(j->snap_tail, text + len - t, t);
+	j->snap_tlen = t;
+	if (j->log_ok && j->nrec > 0 && fsync(j->dirfd) == -1)
+		return (jfail(err, errsize, KP_EIO, "journal: fsync of the "
+		    "directory: %s", strerror(errno)));
+	j->log_ok = 0;
+	if (journal_fault == JOURNAL_FAULT_BEFORE_LOG)
+		return (jfail(err, errsize, KP_EIO, "journal: fault injected "
+		    "before the new log"));
+	/* Without a new log the snapshot still holds everything: the next
+	 * change compacts again. */
+	if (new_log(j, err, errsize) != 0)
+		log_warnx("%s", err);
 	if (fsync(j->dirfd) == -1)
 		return (jfail(err, errsize, KP_EIO, "journal: fsync of the "
 		    "directory: %s", strerror(errno)));
 	return (0);
-}
-
-/*
- * Another instance of this driver (a rolling update: both nodeservers
- * share the state directory, and their hooks run under one lock)
- * replaced the file since this one last read or wrote it: read it again,
- * so that neither drops the other's entries. Every replace is a rename,
- * so the inode tells. A file that cannot be read now is logged and the
- * claims in memory are kept; the caller holds lock.
- */
-void
-journal_refresh(struct journal *j)
-{
-	struct journal	 fresh;
-	struct stat	 st;
-	char		 err[KP_ERROR_SIZE];
-
-	if (fstatat(j->dirfd, JOURNAL_FILE, &st, AT_SYMLINK_NOFOLLOW) == -1 ||
-	    (st.st_dev == j->dev && st.st_ino == j->ino))
-		return;
-	memset(&fresh, 0, sizeof(fresh));
-	fresh.dirfd = j->dirfd;
-	snprintf(fresh.driver, sizeof(fresh.driver), "%s", j->driver);
-	if (load_quietly(&fresh, err, sizeof(err)) != 0) {
-		log_warnx("journal: replaced by another instance, but cannot "
-		    "be read again: %s; keeping what this one knows", err);
-		j->dev = st.st_dev;	/* once per replacement */
-		j->ino = st.st_ino;
-		return;
-	}
-	json_decref(j->claims);
-	j->claims = fresh.claims;
-	index_drop(j);
-	j->dev = fresh.dev;
-	j->ino = fresh.ino;
-	log_info(2, "journal: read again after another instance replaced it "
-	    "(%zu prepared claims)", json_object_size(j->claims));
 }
 
 void

@@ -223,21 +223,58 @@ reconcile(struct dra_ctx *ctx, struct journal *j)
 	return (0);
 }
 
+/*
+ * The lock a peer instance's hooks take (a rolling update): 1 when taken,
+ * 0 when there is none or it failed (logged).
+ */
+static int
+peer_lock(struct dra_ctx *ctx)
+{
+	char	 err[KP_ERROR_SIZE];
+
+	if (!ctx->cfg->serialize || ctx->lock_fd < 0)
+		return (0);
+	if (dra_flock_take(ctx->lock_fd, err, sizeof(err)) != 0) {
+		log_warnx("journal: %s", err);
+		return (0);
+	}
+	return (1);
+}
+
+static void
+save_or_warn(struct journal *j)
+{
+	char	 err[KP_ERROR_SIZE];
+
+	if (journal_save(j, err, sizeof(err)) != 0)
+		log_warnx("journal: %s", err);
+}
+
+/*
+ * The whole start runs under the peer's lock: opening removes temporary
+ * files a crash left (a peer's write in progress would lose its file),
+ * and reconcile removes specs without an entry (a peer's prepare has
+ * written its spec before its entry).
+ */
 int
 jr_start(struct dra_ctx *ctx, char *err, size_t errsize)
 {
 	struct journal	*j;
-	int		 r;
+	int		 r, file;
 
 	if (ctx->cfg->journal_dir[0] == '\0')
 		return (0);
 	if ((j = calloc(1, sizeof(*j))) == NULL)
 		return (KP_ENOMEM);
+	file = peer_lock(ctx);
 	if ((r = journal_open(j, ctx->cfg->journal_dir, ctx->cfg->driver_name,
 	    JOURNAL_BOOT_ID, err, errsize)) != 0) {
 		free(j);
-		return (r);
+		goto out;
 	}
+	/* A rolling update: the other instance may be a release that reads
+	 * only the schema-1 snapshot, so every change is written there. */
+	j->through = ctx->cfg->rolling_uid[0] != '\0';
 	if (j->why[0] != '\0')
 		ns_event_journal_corrupt();
 	if (j->state == JOURNAL_LOADED && strcmp(j->file_boot_id,
@@ -245,29 +282,48 @@ jr_start(struct dra_ctx *ctx, char *err, size_t errsize)
 		goto fail;
 	if ((r = reconcile(ctx, j)) != 0)
 		goto fail;
-	/* This boot's ID, and what the start changed, on disk; a journal
-	 * of this boot is left as it is (reconcile changes no entry). */
-	if ((j->state != JOURNAL_LOADED || strcmp(j->file_boot_id,
-	    j->boot_id) != 0) && journal_save(j, err, errsize) != 0)
-		log_warnx("journal: %s", err);
+	/* This boot's ID, what the start changed and the log's changes in
+	 * the snapshot (where a release that reads only schema 1 finds
+	 * them); a journal of this boot with an empty log is left as it
+	 * is (reconcile changes no entry). */
+	if (j->state != JOURNAL_LOADED || strcmp(j->file_boot_id,
+	    j->boot_id) != 0 || j->nrec > 0 || j->nops > 0 || !j->log_ok)
+		save_or_warn(j);
 	log_info(1, "journal %s/%s: %zu prepared claims", ctx->cfg->journal_dir,
 	    JOURNAL_FILE, json_object_size(j->claims));
 	ctx->journal = j;
-	return (0);
+	r = 0;
+	goto out;
 fail:
 	snprintf(err, errsize, "journal: out of memory");
 	journal_close(j);
 	free(j);
+out:
+	if (file)
+		dra_flock_release(ctx->lock_fd);
 	return (r);
 }
 
+/* A clean stop: the log's changes into the snapshot, so that a release
+ * that reads only schema 1, started next (a rollback), has them all. */
 void
 jr_stop(struct dra_ctx *ctx)
 {
-	if (ctx->journal == NULL)
+	struct journal	*j = ctx->journal;
+	int		 file;
+
+	if (j == NULL)
 		return;
-	journal_close(ctx->journal);
-	free(ctx->journal);
+	pthread_mutex_lock(&j->lock);
+	file = peer_lock(ctx);
+	journal_refresh(j);
+	if (j->nrec > 0 || !j->log_ok)
+		save_or_warn(j);
+	if (file)
+		dra_flock_release(ctx->lock_fd);
+	pthread_mutex_unlock(&j->lock);
+	journal_close(j);
+	free(j);
 	ctx->journal = NULL;
 }
 
@@ -436,20 +492,22 @@ jr_record(struct dra_ctx *ctx, const struct kp_claim *hc,
 		}
 		added++;
 	}
-	if (added > 0 && journal_save(j, err, sizeof(err)) != 0) {
+	if (added > 0 && journal_commit(j, err, sizeof(err)) != 0) {
 		snprintf(msg, sizeof(msg), "%s (the claim is not prepared; "
 		    "kubelet retries)", err);
 		log_warnx("%s", msg);
 		for (i = 0; i < r->n_hook; i++)
 			if (r->claims[i].error == NULL &&
 			    (kept == NULL || !kept[i])) {
-				journal_del(j, hc[i].uid);
+				journal_mem_del(j, hc[i].uid);
 				if (r->claims[i].cdi_spec != NULL)
 					spec_remove(r->claims[i].cdi_spec,
 					    "unrecorded claim's CDI spec");
 				(void)dra_result_fail(r, i, msg);
 			}
 	}
+	/* A failure above left no change for the next commit. */
+	journal_forget_ops(j);
 	pthread_mutex_unlock(&j->lock);
 	free(kept);
 }
@@ -497,23 +555,22 @@ jr_unprepare_begin(struct dra_ctx *ctx, struct dra_results *r)
 			(void)dra_result_fail(r, i, "journal: out of memory");
 }
 
-/* After it returned 0: specs and entries of the claims it unprepared. */
+/*
+ * After it returned 0: entries, then specs, of the claims it unprepared.
+ * The journal first (issue 28, finding 6): a failed write keeps both the
+ * entry and the spec (kubelet retries the unprepare); a crash between
+ * the two leaves a spec without an entry, which the next start's
+ * reconcile() removes. A spec that cannot be removed puts its entry back
+ * and fails the claim, so the retry runs the hook and removes it again.
+ */
 void
 jr_unprepare_end(struct dra_ctx *ctx, struct dra_results *r)
 {
 	struct journal		*j = ctx->journal;
 	struct journal_view	*v;
 	char			 err[KP_ERROR_SIZE], msg[KP_ERROR_SIZE + 32];
-	size_t			 i, gone = 0;
+	size_t			 i, gone = 0, back = 0;
 
-	for (i = 0; i < r->n_hook; i++) {
-		v = r->claims[i].view;
-		if (r->claims[i].error != NULL || v == NULL ||
-		    v->e.cdi_spec == NULL)
-			continue;
-		if (kp_cdi_spec_remove(v->e.cdi_spec, err, sizeof(err)) != 0)
-			(void)dra_result_fail(r, i, err);
-	}
 	pthread_mutex_lock(&j->lock);
 	journal_refresh(j);
 	for (i = 0; i < r->n_hook; i++)
@@ -521,16 +578,38 @@ jr_unprepare_end(struct dra_ctx *ctx, struct dra_results *r)
 			journal_del(j, r->claims[i].uid);
 			gone++;
 		}
-	if (gone > 0 && journal_save(j, err, sizeof(err)) != 0) {
+	if (gone > 0 && journal_commit(j, err, sizeof(err)) != 0) {
 		snprintf(msg, sizeof(msg), "%s (retry the unprepare)", err);
 		log_warnx("%s", msg);
 		for (i = 0; i < r->n_hook; i++)
 			if (r->claims[i].error == NULL &&
 			    (v = r->claims[i].view) != NULL) {
-				(void)journal_put(j, r->claims[i].uid,
+				(void)journal_mem_put(j, r->claims[i].uid,
 				    json_incref(v->ref));
 				(void)dra_result_fail(r, i, msg);
 			}
+		journal_forget_ops(j);
 	}
+	pthread_mutex_unlock(&j->lock);
+	for (i = 0; i < r->n_hook; i++) {
+		v = r->claims[i].view;
+		if (r->claims[i].error != NULL || v == NULL ||
+		    v->e.cdi_spec == NULL)
+			continue;
+		if (kp_cdi_spec_remove(v->e.cdi_spec, err, sizeof(err)) == 0)
+			continue;
+		(void)dra_result_fail(r, i, err);
+		pthread_mutex_lock(&j->lock);
+		if (journal_put(j, r->claims[i].uid, json_incref(v->ref)) == 0)
+			back++;
+		pthread_mutex_unlock(&j->lock);
+	}
+	if (back == 0)
+		return;
+	pthread_mutex_lock(&j->lock);
+	if (journal_commit(j, err, sizeof(err)) != 0)
+		log_warnx("journal: the entry of a claim whose CDI spec could "
+		    "not be removed is not back: %s (the next start removes "
+		    "the spec)", err);
 	pthread_mutex_unlock(&j->lock);
 }

@@ -23,6 +23,9 @@ const BUILD = path.resolve(ROOT, process.env.KP_BUILD || 'build');
 const DRIVER_BIN = path.join(BUILD, 'examples', 'pci-driver');
 const DRIVER = 'pci.example.com';
 const { KubeletSim } = require(path.join(ROOT, 'tests', 'kubelet-sim'));
+// The journal as the library reads it: the schema-1 snapshot and the
+// schema-2 change log beside it.
+const { readJournal } = require(path.join(ROOT, 'tests', 'e2e', 'lib', 'journal'));
 const { startEmulator, kubeconfig } = require(path.join(ROOT, 'tests', 'apiserver-emu'));
 
 const isRoot = process.getuid() === 0;
@@ -217,7 +220,7 @@ async function main() {
       `${before.mtimeMs === after.mtimeMs && before.ino === after.ino ? 'not rewritten' : 'REWRITTEN'}`);
     if (!same) throw new Error('a repeated prepare changed the result');
     const jfile = path.join(stateDir, 'kubeletplugin-journal.json');
-    const cp = JSON.parse(fs.readFileSync(jfile, 'utf8'));
+    const cp = { ...readJournal(stateDir).snapshot, claims: readJournal(stateDir).claims };
     out(`  journal ${jfile.replaceAll(dir, '$TMP')}: schema ${cp.schema}, ` +
       `${Object.keys(cp.claims).length} prepared claim(s), boot ${cp.bootId}, ${cp.checksum}`);
 
@@ -226,7 +229,7 @@ async function main() {
     const ue = un.claims[claim.uid];
     out(`  claim ${claim.uid}: ${ue && ue.error ? `error: ${ue.error}` : 'unprepared'}`);
     out(`  CDI spec file: ${fs.existsSync(specPath) ? 'STILL THERE' : 'removed'}`);
-    const cp2 = JSON.parse(fs.readFileSync(jfile, 'utf8'));
+    const cp2 = readJournal(stateDir);
     out(`  journal: ${Object.keys(cp2.claims).length} prepared claim(s)`);
     const un2 = await sim.nodeUnprepareResources(DRIVER, [{ namespace: 'default', name: 'never-prepared', uid: randomUUID() }]);
     const ue2 = Object.values(un2.claims)[0];

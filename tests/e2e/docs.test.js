@@ -31,7 +31,7 @@ test('docs/api.md is what docs/gen-api.js makes of the header: unique, whole hea
   // margin, continuations under them) and their example is C.
   assert.match(md, /by hand:\n\n- prepare: a claim already in the journal gets its recorded devices\n {2}again without/);
   assert.match(md, /\n- unprepare: a claim the journal does not know/);
-  assert.match(md, /are removed\. Other drivers' files are never listed or touched\.\n\nThe file: written/);
+  assert.match(md, /are removed\. Other drivers' files are never listed or touched\.\n\nThe files: the snapshot/);
   assert.match(md, /other parts of the API:\n\n- health reports[^\n]*\n {2}KP_DEVICE_HEALTH_INIT/);
   assert.match(md, /initialisers:\n\n```c\nstatic const struct kp_attribute attrs\[\] = \{\n\tKP_ATTR_STRING/);
 });

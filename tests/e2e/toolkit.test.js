@@ -11,10 +11,10 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
-const zlib = require('node:zlib');
 const { randomUUID } = require('node:crypto');
 const { KubeletSim } = require('../kubelet-sim');
 const { BUILD, makeRoot, TestDriver, roles, until, sleep, isAlive } = require('./lib/plugin');
+const { readJournal, crc32 } = require('./lib/journal');
 
 const BIN = path.join(BUILD, 'tests', 'kp_journaldriver');
 const NOSYS = path.join(BUILD, 'tests', 'kp_nosys');
@@ -50,19 +50,13 @@ async function start(t, { driver = 'test.example.com', cdi = null, sim = null, r
   if (!sim) t.after(() => s.stop());
   await s.waitForDriver(driver);
   const specOf = (c) => path.join(cdiDir, `${driver}_claim-${c.uid}.json`);
-  const journal = () => JSON.parse(fs.readFileSync(path.join(journalDir, JOURNAL), 'utf8'));
+  // The schema-1 snapshot's fields, with the claims as the change log
+  // beside it makes them (tests/e2e/lib/journal.js).
+  const journal = () => {
+    const j = readJournal(journalDir);
+    return { ...j.snapshot, claims: j.claims };
+  };
   return { root, drv, sim: s, driver, cdiDir, journalDir, specOf, journal };
-}
-
-// CRC-32 (IEEE), as zlib's: node 18 has no zlib.crc32.
-function crc32(buf) {
-  if (zlib.crc32) return zlib.crc32(buf);
-  let c = 0xffffffff;
-  for (const b of buf) {
-    c ^= b;
-    for (let k = 0; k < 8; k++) c = (c >>> 1) ^ (0xedb88320 & -(c & 1));
-  }
-  return (c ^ 0xffffffff) >>> 0;
 }
 
 // The journal's checksum: the compact, key-sorted JSON without it.
@@ -126,9 +120,10 @@ test('prepare writes a valid CDI spec and a journal entry; a repeat is answered 
   });
   assert.deepEqual(fs.readdirSync(env.journalDir).filter((f) => f.startsWith('.')), [], 'no temporary file left');
 
-  // Every write replaces the file (a rename): the same inode, no write.
-  const ino = () => fs.statSync(path.join(env.journalDir, JOURNAL)).ino;
-  const written = ino();
+  // A write replaces the snapshot (a rename) or appends to the log:
+  // the same inode and log size, no write.
+  const ino = () => `${fs.statSync(path.join(env.journalDir, JOURNAL)).ino} ${fs.statSync(path.join(env.journalDir, 'kubeletplugin-journal.log')).size}`;
+  let written = ino();
   const again = await prepare(env, [c]);
   assert.deepEqual(again.claims[c.uid], res.claims[c.uid], 'the recorded result again');
   assert.equal(await seen(env.drv, 'prepare hook: default/gpu-a', 1), 1, 'the hook ran once');
@@ -136,7 +131,11 @@ test('prepare writes a valid CDI spec and a journal entry; a repeat is answered 
   await env.sim.nodeUnprepareResources(env.driver, [claim('never-prepared')]);
   assert.equal(ino(), written, 'an unprepare of a claim the journal does not know writes nothing');
   await restartNodeserver(env);
-  assert.equal(ino(), written, 'a restart of the nodeserver within the same boot writes nothing');
+  assert.deepEqual(env.journal().claims[c.uid], j.claims[c.uid], 'a restart compacts the log into the snapshot, the same entry');
+  assert.equal(readJournal(env.journalDir).log.changes, 0);
+  written = ino();
+  await restartNodeserver(env);
+  assert.equal(ino(), written, 'a restart of the nodeserver within the same boot with an empty log writes nothing');
   assert.deepEqual((await prepare(env, [c])).claims[c.uid], res.claims[c.uid], 'and still answers from it');
 
   await env.sim.nodeUnprepareResources(env.driver, [c]);
@@ -292,7 +291,9 @@ test('a corrupt journal is moved aside and reported; the nodeserver starts empty
   const env = await start(t);
   const c = claim('kept');
   await prepare(env, [c]);
+  await restartNodeserver(env); // the claim from the log into the snapshot
   const file = path.join(env.journalDir, JOURNAL);
+  assert.match(fs.readFileSync(file, 'utf8'), /"kept"/);
   fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace('"kept"', '"edit"'));
   await restartNodeserver(env);
   await env.drv.stderrMatch(/journal kubeletplugin-journal\.json: checksum mismatch .*moved aside to kubeletplugin-journal\.json\.corrupt-\d+; starting with an empty journal/);

@@ -14,6 +14,12 @@
  *    right, so the "claims" of any input that is a JSON object go through
  *    journal_check_entry too, and each entry it accepts makes a sound
  *    view.
+ *  - the schema-2 change log (nodeserver/journal_log.c): the same bytes
+ *    read as a log (jlog_header, then jlog_apply from the header's end,
+ *    or from the start when there is none): the bytes applied never pass
+ *    the input, the changes are numbered without a gap, and every entry
+ *    applied passes journal_check_entry (a line whose CRC-32 the fuzzer
+ *    got right still meets the rules).
  * Run: ./tests/fuzz/fuzz_journal -max_total_time=60 corpus/
  */
 #include <stdint.h>
@@ -57,6 +63,47 @@ check_entries(json_t *claims, int must)
 	}
 }
 
+/* jlog_apply's callback: each change checked, kept in claims. */
+static int
+apply_one(void *user, const char *uid, json_t *e)
+{
+	char	 err[KP_ERROR_SIZE];
+
+	if (e != NULL && journal_check_entry(DRV, uid, e, err,
+	    sizeof(err)) != 0)
+		abort();
+	if (e == NULL)
+		(void)json_object_del(user, uid);
+	else if (json_object_set(user, uid, e) != 0)
+		return (1);
+	return (0);
+}
+
+static void
+as_log(const uint8_t *data, size_t size)
+{
+	unsigned long long	 gen = 0, seq = 0;
+	json_t			*claims;
+	char			 base[32], err[KP_ERROR_SIZE];
+	size_t			 hlen = 0, n = 0, used;
+
+	if (jlog_header((const char *)data, size, DRV, &gen, base,
+	    sizeof(base), &hlen, err, sizeof(err)) == 0 && (hlen > size ||
+	    gen == 0 || memchr(base, '\0', sizeof(base)) == NULL))
+		abort();
+	if (hlen > size)
+		return;
+	if ((claims = json_object()) == NULL)
+		return;
+	used = jlog_apply((const char *)data + hlen, size - hlen, DRV, &seq,
+	    &n, apply_one, claims, err, sizeof(err));
+	if (used > size - hlen || seq != n || (used < size - hlen &&
+	    err[0] == '\0'))
+		abort();
+	check_entries(claims, 1);
+	json_decref(claims);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -64,6 +111,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char			 boot[JOURNAL_BOOT_MAX], err[KP_ERROR_SIZE];
 	int			 r;
 
+	as_log(data, size);
 	memset(err, 'x', sizeof(err));
 	r = journal_parse((const char *)data, size, DRV, &claims, boot,
 	    sizeof(boot), err, sizeof(err));

@@ -11,7 +11,9 @@
  *   "write_spec: <name> <spec>", "previous_boot: <name>".
  * Claim names steer the hook: "badcdi-*" returns an invalid CDI device
  * ID. Options: --driver-name, --registrar-socket, --plugin-socket, -v,
- * --cdi-dir, --journal-dir, --allow-uid, --sandbox-user nodeserver:U:G.
+ * --cdi-dir, --journal-dir, --allow-uid, --sandbox-user nodeserver:U:G,
+ * --kubelet-root-dir, --rolling-update-uid (two instances side by side:
+ * tests/e2e/journal-rolling.test.js).
  * Prints "ready <pid>" after kp_start(); "stop" on stdin (or its end)
  * stops, printing "stopped <code> fds 0 0".
  */
@@ -134,6 +136,8 @@ apply(struct kp_options *o, int ch, const char *a)
 	case 'c': return (kp_cdi_directory(o, a));
 	case 'j': return (kp_journal_dir(o, a));
 	case 'u': return (kp_allowed_peer_uid(o, (uid_t)strtoul(a, 0, 10)));
+	case 'k': return (kp_kubelet_root_dir(o, a));
+	case 'R': return (kp_rolling_update(o, a));
 	case 's':
 		if (sscanf(a, "nodeserver:%u:%u", &uid, &gid) != 2)
 			return (-1);
@@ -159,7 +163,8 @@ main(int argc, char **argv)
 		{ "driver-name", 1, 0, 'd' }, { "registrar-socket", 1, 0, 'r' },
 		{ "plugin-socket", 1, 0, 'p' }, { "cdi-dir", 1, 0, 'c' },
 		{ "journal-dir", 1, 0, 'j' }, { "allow-uid", 1, 0, 'u' },
-		{ "sandbox-user", 1, 0, 's' }, { 0, 0, 0, 0 }
+		{ "sandbox-user", 1, 0, 's' }, { "kubelet-root-dir", 1, 0, 'k' },
+		{ "rolling-update-uid", 1, 0, 'R' }, { 0, 0, 0, 0 }
 	};
 	struct kp_journal_hooks	 jh = { KP_JOURNAL_HOOKS_INIT,
 				    .previous_boot = previous_boot,
