@@ -1114,30 +1114,81 @@ test_files_never_block(void)
 
 /* The monitor's own quota (MON_CDI_FILES, MON_CDI_BYTES): a compromised
  * broker keeps none, so root writes no spec past it; a replacement of a
- * spec already there still works, and a removal makes room again. */
+ * spec already there still works, and a removal makes room again. A
+ * count that says full is taken again before a refusal (another
+ * instance sharing the directory in a rolling update may have removed
+ * specs), so "full" here is real files: empty ones for the count, a
+ * sparse one for the bytes. */
+static void
+spec_file(const char *name, off_t size)
+{
+	char	 path[256];
+	int	 fd;
+
+	snprintf(path, sizeof(path), "%s/" DRV "_%s.json", cdi, name);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	CHECK(fd != -1 && ftruncate(fd, size) == 0);
+	if (fd != -1)
+		close(fd);
+}
+
+static void
+spec_files_gone(void)
+{
+	struct dirent	*de;
+	char		 path[512];
+	DIR		*d;
+
+	if ((d = opendir(cdi)) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL)
+		if (de->d_name[0] != '.') {
+			snprintf(path, sizeof(path), "%s/%s", cdi, de->d_name);
+			CHECK(unlink(path) == 0);
+		}
+	closedir(d);
+}
+
 static void
 test_files_quota(void)
 {
 	struct mon	 mon;
-	char		 why[KP_ERROR_SIZE];
-	int		 ctl, files, base = nfd();
+	char		 why[KP_ERROR_SIZE], name[32];
+	int		 ctl, files, i, base = nfd();
 
 	mon_open(&mon, &ctl, &files);
 	CHECK_EQ(put(&mon, files, DRV "_a.json", spec_fd(), why), 0);
 	CHECK_EQ(mon.cdi_counted, 1);
 	CHECK_EQ(mon.cdi_files, 1);
 	CHECK_EQ(mon.cdi_bytes, sizeof(SPEC) - 1);
-	mon.cdi_files = MON_CDI_FILES;	/* as if full */
-	CHECK_EQ(put(&mon, files, DRV "_b.json", spec_fd(), why), ENOSPC);
+	/* A stale count (as if another instance removed specs): counted
+	 * again, the spec written. */
+	mon.cdi_files = MON_CDI_FILES;
+	CHECK_EQ(put(&mon, files, DRV "_b.json", spec_fd(), why), 0);
+	CHECK_EQ(mon.cdi_files, 2);
+	/* Really full by count. */
+	for (i = 2; i < MON_CDI_FILES; i++) {
+		snprintf(name, sizeof(name), "f%d", i);
+		spec_file(name, 0);
+	}
+	mon.cdi_counted = 0;	/* made behind its back: count them */
+	CHECK_EQ(put(&mon, files, DRV "_c.json", spec_fd(), why), ENOSPC);
 	CHECK_CONTAINS(why, "limit");
+	CHECK_EQ(mon.cdi_files, MON_CDI_FILES);
 	CHECK_EQ(put(&mon, files, DRV "_a.json", spec_fd(), why), 0);
 	CHECK_EQ(request(&mon, files, MON_REMOVE, DRV "_a.json"), 0);
 	CHECK_EQ(mon.cdi_files, MON_CDI_FILES - 1);
-	CHECK_EQ(put(&mon, files, DRV "_b.json", spec_fd(), why), 0);
-	mon.cdi_bytes = MON_CDI_BYTES;	/* bytes full */
-	CHECK_EQ(put(&mon, files, DRV "_c.json", spec_fd(), why), ENOSPC);
+	CHECK_EQ(put(&mon, files, DRV "_c.json", spec_fd(), why), 0);
+	spec_files_gone();
+	/* Really full by bytes: one sparse spec of all of them. */
+	spec_file("big", (off_t)MON_CDI_BYTES);
+	mon.cdi_counted = 0;
+	CHECK_EQ(put(&mon, files, DRV "_d.json", spec_fd(), why), ENOSPC);
+	CHECK_CONTAINS(why, "limit");
 	CHECK_EQ(mon.done, 0);
-	CHECK_EQ(request(&mon, files, MON_REMOVE, DRV "_b.json"), 0);
+	spec_files_gone();
+	CHECK_EQ(put(&mon, files, DRV "_d.json", spec_fd(), why), 0);
+	CHECK_EQ(request(&mon, files, MON_REMOVE, DRV "_d.json"), 0);
 	mon_close(&mon, ctl, files);
 	only_cdi(0, __LINE__);
 	CHECK_EQ(nfd(), base);
