@@ -26,6 +26,7 @@ const grpc = require('@grpc/grpc-js');
 const parsePrometheus = require('parse-prometheus-text-format');
 const { randomUUID } = require('node:crypto');
 const { KubeletSim, proto } = require('../kubelet-sim');
+const { readJournal } = require('./lib/journal');
 const { newClient } = require('../kubelet-sim/grpc-util');
 const { makeRoot, withApi, until, sleep, giveToNodeserver, freePort, childLines } = require('./lib/plugin');
 
@@ -159,7 +160,7 @@ test('a backlog converges with retries: each attempt keeps what it prepared, the
   // The hook ran for each claim once: later attempts were answered by
   // the journal.
   assert.deepEqual(claims.filter((c) => hookRuns(env.drv, c.name) !== 1).map((c) => c.name), []);
-  const journal = JSON.parse(fs.readFileSync(path.join(env.journal, fs.readdirSync(env.journal).find((f) => f.endsWith('.json'))), 'utf8'));
+  const journal = readJournal(env.journal);
   assert.equal(claims.filter((c) => journal.claims[c.uid]).length, 60);
   // Never more prepares in flight at the nodeserver than the client had.
   assert.ok(r.maxInFlight <= 4, `${r.maxInFlight} prepares in flight, the client had 4 at most`);
