@@ -12,7 +12,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { KubeletSim } = require('../kubelet-sim');
-const { BUILD, makeRoot, TestDriver, roles, until, sleep, attackProbes, withApi } = require('./lib/plugin');
+const { BUILD, makeRoot, roles, until, sleep, attackProbes, withApi, childLines } = require('./lib/plugin');
 
 const ATTACK = path.join(BUILD, 'tests', 'kp_attack');
 const DRIVER = 'test.example.com';
@@ -68,4 +68,81 @@ test('red team: forged, duplicated, out-of-order and repeated claim_cancel ids f
   const r1 = roles(drv.proc.pid);
   assert.equal(r1.publisher, r0.publisher, 'the publisher is not restarted for a nodeserver\'s cancel');
   assert.equal(r1.registrar, r0.registrar);
+});
+
+// Prepares from a grpc-js kubelet peer whose deadlines and cancels fall
+// anywhere in their look-ups: before they go out, while the publisher's
+// GETs run, as the answers come back, as the call resumes.
+test('red team: 240 prepares cancelled or timed out at random points of their look-ups leak no call, worker or look-up slot; the nodeserver stays; the next prepare and 8 concurrent unprepares are answered', async (t) => {
+  const grpc = require('@grpc/grpc-js');
+  const parsePrometheus = require('parse-prometheus-text-format');
+  const { randomUUID } = require('node:crypto');
+  const { proto } = require('../kubelet-sim');
+  const { newClient } = require('../kubelet-sim/grpc-util');
+  const { giveToNodeserver, freePort } = require('./lib/plugin');
+  const PREPARE = '/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NodePrepareResources';
+  const root = makeRoot(DRIVER);
+  const journal = path.join(root.dir, 'state');
+  giveToNodeserver(journal);
+  const port = await freePort();
+  const { emu, drv } = await withApi(t, root, ['--journal-dir', journal, '--kube-qps', '400:50',
+    '--http-endpoint', `127.0.0.1:${port}`]);
+  t.after(() => assert.doesNotMatch(drv.stderr, /Sanitizer|runtime error:/));
+  await drv.ready();
+  const sim = new KubeletSim({ registryDir: root.registry, version: '1.34', retryInitialMs: 100 }).start();
+  t.after(() => sim.stop());
+  await sim.waitForDriver(DRIVER);
+  const r0 = roles(drv.proc.pid);
+  const claim = (name) => {
+    const c = { namespace: 'default', name, uid: randomUUID() };
+    emu.addClaim({ ...c, allocation: { results: [{ request: 'r', driver: DRIVER, pool: 'node-1', device: 'dev-0' }] } });
+    return c;
+  };
+  const REQ = proto.typeName('v1', 'NodePrepareResourcesRequest');
+  const codes = {};
+  const client = newClient(root.draSock);
+  t.after(() => client.close());
+  const one = (i) => new Promise((resolve) => {
+    const claims = Array.from({ length: 1 + (i % 4) }, (_, k) => claim(`storm-${i}-${k}`));
+    const req = proto.encode(REQ, { claims });
+    const ms = 1 + ((i * 7919) % 150);
+    const call = client.makeUnaryRequest(PREPARE, (b) => b, (b) => b, req, new grpc.Metadata(),
+      { deadline: Date.now() + (i % 2 ? ms : 60000) }, (err) => {
+        codes[err ? err.code : 0] = (codes[err ? err.code : 0] || 0) + 1;
+        resolve();
+      });
+    if (i % 2 === 0) setTimeout(() => call.cancel(), ms);
+  });
+  for (let round = 0; round < 8; round++) await Promise.all(Array.from({ length: 30 }, (_, k) => one(round * 30 + k)));
+  const cut = (codes[grpc.status.CANCELLED] || 0) + (codes[grpc.status.DEADLINE_EXCEEDED] || 0);
+  assert.ok(cut >= 60, `calls cut: ${JSON.stringify(codes)}`);
+  console.log("codes", JSON.stringify(codes));
+  // Nothing stays in flight: no call leaked a ref or a resume.
+  const inFlight = async () => {
+    const r = await fetch(`http://127.0.0.1:${port}/metrics`, { signal: AbortSignal.timeout(5000) });
+    for (const f of parsePrometheus(await r.text())) {
+      if (f.name !== 'kubeletplugin_grpc_requests_in_flight') continue;
+      return f.metrics.reduce((s, x) => s + Number(x.value), 0);
+    }
+    return 0;
+  };
+  let left = -1;
+  await until(async () => (left = await inFlight()) === 0, 15000).catch(() => {});
+  assert.equal(left, 0, 'calls still in flight after every client is gone');
+  // The same nodeserver, no restart; its look-up slots and workers free.
+  assert.deepEqual(roles(drv.proc.pid), r0);
+  const fresh = Array.from({ length: 40 }, (_, i) => claim(`fresh-${i}`));
+  const res = await sim.nodePrepareResources(DRIVER, fresh, { timeoutMs: 30000 });
+  for (const c of fresh) assert.equal(res.claims[c.uid].error, '', c.name);
+  const un = await Promise.all(fresh.slice(0, 8).map((c) => sim.nodeUnprepareResources(DRIVER, [c], { timeoutMs: 10000 })));
+  un.forEach((r, i) => assert.equal(r.claims[fresh[i].uid].error, ''));
+  assert.doesNotMatch(drv.stderr, /protocol violation/);
+  // No claim's hook ran twice (each was in one call only).
+  const runs = {};
+  for (const l of childLines(drv.stderr)) {
+    const m = /^ALLOC default\/(storm-\d+-\d+) /.exec(l);
+    if (m) runs[m[1]] = (runs[m[1]] || 0) + 1;
+  }
+  assert.deepEqual(Object.entries(runs).filter(([, n]) => n > 1), []);
+  assert.ok(Object.keys(runs).length >= codes[0], `${Object.keys(runs).length} claims prepared by hooks`);
 });
