@@ -146,3 +146,51 @@ test('red team: 240 prepares cancelled or timed out at random points of their lo
   assert.deepEqual(Object.entries(runs).filter(([, n]) => n > 1), []);
   assert.ok(Object.keys(runs).length >= codes[0], `${Object.keys(runs).length} claims prepared by hooks`);
 });
+
+// The plugin stops while prepares wait for their look-ups and others are
+// being cancelled: the server's stop cancels them all, their batches end,
+// their continuations answer on the pool before it goes.
+test('red team: a stop (1 s grace) while 16 prepares wait for look-ups and 16 are cancelled meanwhile: every call answered, the stop is clean', async (t) => {
+  const grpc = require('@grpc/grpc-js');
+  const { randomUUID } = require('node:crypto');
+  const { proto } = require('../kubelet-sim');
+  const { newClient } = require('../kubelet-sim/grpc-util');
+  const PREPARE = '/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NodePrepareResources';
+  const root = makeRoot(DRIVER);
+  const { emu, drv } = await withApi(t, root, ['--kube-qps', '2:2', '--shutdown-grace-ms', '1000']);
+  t.after(() => assert.doesNotMatch(drv.stderr, /Sanitizer|runtime error:|LeakSanitizer/));
+  await drv.ready();
+  const sim = new KubeletSim({ registryDir: root.registry, version: '1.34', retryInitialMs: 100 }).start();
+  t.after(() => sim.stop());
+  await sim.waitForDriver(DRIVER);
+  const REQ = proto.typeName('v1', 'NodePrepareResourcesRequest');
+  const client = newClient(root.draSock);
+  t.after(() => client.close());
+  const answered = [];
+  const calls = Array.from({ length: 32 }, (_, i) => {
+    const claims = Array.from({ length: 3 }, (_, k) => {
+      const c = { namespace: 'default', name: `stop-${i}-${k}`, uid: randomUUID() };
+      emu.addClaim({ ...c, allocation: { results: [{ request: 'r', driver: DRIVER, pool: 'node-1', device: 'dev-0' }] } });
+      return c;
+    });
+    let call;
+    const done = new Promise((resolve) => {
+      call = client.makeUnaryRequest(PREPARE, (b) => b, (b) => b, proto.encode(REQ, { claims }),
+        new grpc.Metadata(), { deadline: Date.now() + 120000 }, (err) => {
+          answered.push(err ? err.code : 0);
+          resolve();
+        });
+    });
+    return { done, call };
+  });
+  // Some look-ups out, most waiting for the GET budget.
+  await until(() => emu.requests({ method: 'GET', path: '/resourceclaims/' }).length >= 2, 20000);
+  calls.forEach((c, i) => { if (i % 2) setTimeout(() => c.call.cancel(), i); });
+  const st = await drv.stop();
+  assert.equal(st.code, 0, drv.stderr.slice(-2000));
+  await until(() => answered.length === 32, 10000).catch(() => {});
+  assert.equal(answered.length, 32, `answered ${answered.length} of 32 (${answered})`);
+  // Those the grace did not see through were cut, not left to their deadline.
+  assert.ok(answered.filter((c) => c !== 0).length >= 16, `codes ${answered}`);
+  assert.doesNotMatch(drv.stderr, /shutdown waits for|nodeserver (exited with status|killed by)/);
+});
