@@ -39,9 +39,9 @@ const claimGets = (emu, prefix) => emu.requests()
   .filter((q) => new RegExp(`/resourceclaims/${prefix}-\\d+$`).test(q.path));
 
 test('red team: forged, duplicated, out-of-order and repeated claim_cancel ids from a hostile nodeserver: no sibling is killed, every supervisor slot comes back, withdrawn look-ups waiting for a token never reach the API server', async (t) => {
-  // The publisher's client at 200 GETs a second, burst 40: the look-ups
-  // are limited by the supervisor's slots and rate alone.
-  const { drv, emu, run } = await setup(t, ['--kube-qps', '200:40']);
+  // The publisher's client and the supervisor's look-up bucket at 20 a
+  // second, burst 40: 24 of 64 look-ups wait at the supervisor.
+  const { drv, emu, run } = await setup(t, ['--kube-qps', '20:40']);
   const r0 = roles(drv.proc.pid);
   assert.ok(r0.publisher && r0.nodeserver, JSON.stringify(r0));
   // 64 look-ups (the supervisor's cap), then cancels: an id nobody
