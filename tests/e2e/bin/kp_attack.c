@@ -83,7 +83,8 @@
  * --cdi-device-number <type>:<major>:<first>:<last>:<pattern>,
  * --cdi-mount-prefix, --cdi-hook: the kp_cdi_allow_*() declarations,
  * --device-metadata <version>,
- * --http-endpoint, --hung-ms (kp_hung_child_timeout); --error-cb:
+ * --http-endpoint, --hung-ms (kp_hung_child_timeout), --kube-qps Q[:B]
+ * (kp_kube_api_qps); --error-cb:
  * kp_error_callback printing "errcb <KP_NAME> rec=<0|1> <message>" on
  * stdout, as kp_testdriver's); after
  * kp_start it prints "ready <pid>", reads "stop" on stdin.
@@ -358,6 +359,67 @@ raw_flood(int claims, long count, const char *name, char *out, size_t size)
 	}
 	snprintf(out, size, "raw-%s: sent %ld of %ld at %.3f", claims ?
 	    "claims" : "events", sent, count, t0);
+}
+
+/*
+ * count ClaimGets (ids 800000 + i, names name-i), then ClaimCancels as a
+ * hostile nodeserver may write them: an id nobody asked for, the first
+ * id 64 times over, every id in reverse order (64 a frame), all of them
+ * again (withdrawn or answered by now), then, with over set, one frame
+ * of 65 ids (past the field rule: the nodeserver's own violation).
+ */
+static void
+raw_cancel(long count, const char *name, int over, char *out, size_t size)
+{
+	Kpipc__Msg		 m = KPIPC__MSG__INIT;
+	Kpipc__ClaimGet		 g = KPIPC__CLAIM_GET__INIT;
+	Kpipc__ClaimCancel	 c = KPIPC__CLAIM_CANCEL__INIT;
+	uint64_t		 ids[65];
+	char			 cname[64], uid[48];
+	long			 i, k, sent = 0, frames = 0;
+	int			 fd, pass;
+
+	if ((fd = ctl_fd()) == -1) {
+		snprintf(out, size, "raw-cancel: no channel");
+		return;
+	}
+	m.m_case = KPIPC__MSG__M_CLAIM_GET;
+	m.claim_get = &g;
+	g.namespace_ = "default";
+	g.name = cname;
+	g.uid = uid;
+	for (i = 0; i < count; i++) {
+		g.id = (uint64_t)(800000 + i);
+		snprintf(cname, sizeof(cname), "%s-%ld", name, i);
+		snprintf(uid, sizeof(uid), "00000000-0000-4000-8000-%012ld",
+		    i % 1000000);
+		if (send_msg(fd, &m) == 0)
+			sent++;
+	}
+	m.m_case = KPIPC__MSG__M_CLAIM_CANCEL;
+	m.claim_cancel = &c;
+	c.ids = ids;
+	c.n_ids = 1;
+	ids[0] = UINT64_MAX;
+	frames += send_msg(fd, &m) == 0;
+	for (k = 0; k < 64; k++)
+		ids[k] = 800000;
+	c.n_ids = 64;
+	frames += send_msg(fd, &m) == 0;
+	for (pass = 0; pass < 2; pass++)
+		for (i = count; i > 0; ) {
+			for (c.n_ids = 0; c.n_ids < 64 && i > 0; )
+				ids[c.n_ids++] = (uint64_t)(800000 + --i);
+			frames += send_msg(fd, &m) == 0;
+		}
+	if (over) {
+		for (k = 0; k < 65; k++)
+			ids[k] = (uint64_t)(800000 + k);
+		c.n_ids = 65;
+		frames += send_msg(fd, &m) == 0;
+	}
+	snprintf(out, size, "raw-cancel: sent %ld of %ld, %ld cancels", sent,
+	    count, frames);
 }
 
 /* Hex "2f2e2e" to bytes, NUL-terminated (a %00 ends the string early:
@@ -782,6 +844,10 @@ probe(const char *spec, char *out, size_t size)
 	} else if (strcmp(op, "raw-claim") == 0) {
 		raw_claim(a, b, out, size);
 		return;
+	} else if (strcmp(op, "raw-cancel") == 0 ||
+	    strcmp(op, "raw-cancel65") == 0) {
+		raw_cancel(strtol(a, NULL, 10), b, op[10] == '6', out, size);
+		return;
 	} else if (strcmp(op, "raw-claims") == 0 ||
 	    strcmp(op, "raw-events") == 0) {
 		raw_flood(op[4] == 'c', strtol(a, NULL, 10), b, out, size);
@@ -1123,6 +1189,7 @@ main(int argc, char **argv)
 		{ "cdi-device", 1, 0, 341 },
 		{ "cdi-device-number", 1, 0, 342 },
 		{ "hung-ms", 1, 0, 343 },
+		{ "kube-qps", 1, 0, 344 },
 		{ 0, 0, 0, 0 }
 	};
 	struct kp_options	*o;
@@ -1169,6 +1236,9 @@ main(int argc, char **argv)
 		case 342: r = device_number(o, optarg); break;
 		case 343: r = kp_hung_child_timeout(o,
 		    (int)strtol(optarg, 0, 10)); break;
+		case 344: r = kp_kube_api_qps(o, strtod(optarg, NULL),
+		    strchr(optarg, ':') ? (int)strtol(strchr(optarg, ':') + 1,
+		    0, 10) : 10); break;
 		case 'c': r = kp_kube_client_kubeconfig(o, optarg, NULL); break;
 		case 'n': r = kp_node_name(o, optarg); break;
 		default: r = -1;
