@@ -170,6 +170,35 @@ test('a backlog converges with retries: each attempt keeps what it prepared, the
   assert.doesNotMatch(env.drv.stderr, /did not stop in time: SIGKILL/);
 });
 
+test('at 0.5 GET/s with 4 s deadlines every attempt prepares some; the stop needs no SIGKILL', async (t) => {
+  // Withdrawn look-ups must cost no token: with a reservation per
+  // look-up waiting at a publisher thread, the first attempt prepared 2
+  // and every retry none (the bucket stayed in debt past each cut).
+  const env = await setup(t, '0.5:1');
+  const claims = addClaims(env.emu, 'slow', 6);
+  const prepared = new Set();
+  const perAttempt = [];
+  for (let a = 0; a < 5 && prepared.size < claims.length; a++) {
+    const left = claims.filter((c) => !prepared.has(c.uid));
+    const before = prepared.size;
+    await env.sim.nodePrepareResources(DRIVER, left, { timeoutMs: 4000 }).then(
+      () => left.forEach((c) => prepared.add(c.uid)),
+      (e) => { for (const c of left) if (e.response && e.response.claims[c.uid] && !e.response.claims[c.uid].error) prepared.add(c.uid); });
+    perAttempt.push(prepared.size - before);
+  }
+  assert.equal(prepared.size, 6, `prepared per attempt: ${perAttempt.join(', ')}`);
+  assert.ok(perAttempt.every((n) => n > 0), `prepared per attempt: ${perAttempt.join(', ')}`);
+  // A stop while look-ups wait for their tokens (8 claims, one GET per
+  // 2 s): the publisher's threads leave those waits and it exits.
+  const more = addClaims(env.emu, 'queued', 8);
+  const pending = env.sim.nodePrepareResources(DRIVER, more, { timeoutMs: 30000 }).catch(() => {});
+  await until(() => gets(env.emu, new Set(more.map((c) => c.name))) >= 1, 10000);
+  const st = await env.drv.stop();
+  await pending;
+  assert.equal(st.code, 0);
+  assert.doesNotMatch(env.drv.stderr, /did not stop in time: SIGKILL/);
+});
+
 test('an unprepare is answered while 8 prepares wait for their look-ups', async (t) => {
   const { emu, sim } = await setup(t, '1:1');
   const [first] = addClaims(emu, 'first', 1);
