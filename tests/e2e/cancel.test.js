@@ -170,8 +170,8 @@ test('a backlog converges with retries: each attempt keeps what it prepared, the
   assert.doesNotMatch(env.drv.stderr, /did not stop in time: SIGKILL/);
 });
 
-test('at 0.5 GET/s with 4 s deadlines every attempt prepares some; the stop needs no SIGKILL', async (t) => {
-  // Withdrawn look-ups must cost no token: with a reservation per
+test('at 0.5 GET/s with 4 s deadlines every attempt prepares some', async (t) => {
+  // Withdrawn look-ups must cost no token: with a token reserved for each
   // look-up waiting at a publisher thread, the first attempt prepared 2
   // and every retry none (the bucket stayed in debt past each cut).
   const env = await setup(t, '0.5:1');
@@ -188,15 +188,26 @@ test('at 0.5 GET/s with 4 s deadlines every attempt prepares some; the stop need
   }
   assert.equal(prepared.size, 6, `prepared per attempt: ${perAttempt.join(', ')}`);
   assert.ok(perAttempt.every((n) => n > 0), `prepared per attempt: ${perAttempt.join(', ')}`);
-  // A stop while look-ups wait for their tokens (8 claims, one GET per
-  // 2 s): the publisher's threads leave those waits and it exits.
+  // The look-ups withdrawn at a thread while waiting for a token left
+  // that wait: one GET per claim, none for a withdrawn one.
+  assert.equal(gets(env.emu, new Set(claims.map((c) => c.name))), 6);
+});
+
+test('a stop at 0.25 GET/s with look-ups waiting for tokens needs no SIGKILL', async (t) => {
+  // 8 look-ups, the publisher's 4 threads each waiting for a token (one
+  // per 4 s); the call is cut at its 3 s deadline, the drain ends, and
+  // the publisher is stopped while, with reserved tokens, its threads
+  // would still sleep 5 s or more.
+  const env = await setup(t, '0.25:1');
   const more = addClaims(env.emu, 'queued', 8);
-  const pending = env.sim.nodePrepareResources(DRIVER, more, { timeoutMs: 30000 }).catch(() => {});
+  const pending = env.sim.nodePrepareResources(DRIVER, more, { timeoutMs: 3000 }).catch(() => {});
   await until(() => gets(env.emu, new Set(more.map((c) => c.name))) >= 1, 10000);
   const st = await env.drv.stop();
   await pending;
   assert.equal(st.code, 0);
   assert.doesNotMatch(env.drv.stderr, /did not stop in time: SIGKILL/);
+  assert.match(env.drv.stderr, /publisher\] stopping/);
+  assert.match(env.drv.stderr, /broker\] publisher exited/);
 });
 
 test('an unprepare is answered while 8 prepares wait for their look-ups', async (t) => {
