@@ -334,10 +334,14 @@ rate_wait(struct http_client *c, volatile int *cancel, double deadline_s)
 			r = KP_ETIMEDOUT;
 			break;
 		}
-		/* Woken early by a waiter leaving, or a stop. */
+		/* Woken early by a waiter leaving, a withdrawal or a stop;
+		 * a watch's stop flag is set without a wake-up: looked at
+		 * every 100 ms, as sleep_s() does. */
 		until = now;
 		if (due < 0.01)
 			due = 0.01;
+		if (cancel != NULL && due > 0.1)
+			due = 0.1;
 		until.tv_sec += (time_t)due;
 		until.tv_nsec += (long)((due - (double)(time_t)due) * 1e9);
 		if (until.tv_nsec >= 1000000000L) {
