@@ -54,6 +54,7 @@
 
 #include "publisher/curl_dl.h"
 
+#include "base/clock.h"
 #include "base/log.h"
 #include "publisher/http_int.h"
 #include "publisher/pub.h"
@@ -243,12 +244,7 @@ sleep_s(struct http_client *c, double s, volatile int *stop)
 	int		 cut;
 
 	clock_gettime(CLOCK_MONOTONIC, &end);
-	end.tv_sec += (time_t)s;
-	end.tv_nsec += (long)((s - (double)(time_t)s) * 1e9);
-	if (end.tv_nsec >= 1000000000L) {
-		end.tv_sec++;
-		end.tv_nsec -= 1000000000L;
-	}
+	ts_after_ms(&end, (long long)(s * 1000));
 	pthread_mutex_lock(&c->lock);
 	for (;;) {
 		cut = c->stopping || (stop != NULL && *stop);
@@ -258,11 +254,7 @@ sleep_s(struct http_client *c, double s, volatile int *stop)
 		/* A watch's stop flag is set without a wake-up: look at it
 		 * every 100 ms. */
 		until = now;
-		until.tv_nsec += 100000000L;
-		if (until.tv_nsec >= 1000000000L) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000L;
-		}
+		ts_after_ms(&until, 100);
 		if (elapsed_s(&until, &end) < 0)
 			until = end;
 		(void)pthread_cond_timedwait(&c->rcond, &c->lock, &until);
@@ -342,12 +334,7 @@ rate_wait(struct http_client *c, volatile int *cancel, double deadline_s)
 			due = 0.01;
 		if (cancel != NULL && due > 0.1)
 			due = 0.1;
-		until.tv_sec += (time_t)due;
-		until.tv_nsec += (long)((due - (double)(time_t)due) * 1e9);
-		if (until.tv_nsec >= 1000000000L) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000L;
-		}
+		ts_after_ms(&until, (long long)(due * 1000) + 1);
 		(void)pthread_cond_timedwait(&c->rcond, &c->lock, &until);
 	}
 	for (pp = &c->waiters; *pp != &me; pp = &(*pp)->next)
