@@ -475,9 +475,15 @@ async function publishBench(o, tmp) {
   // The publisher runs under its own uid and reads the kubeconfig here.
   fs.chmodSync(tmp, 0o755);
   fs.chmodSync(dir, 0o755);
-  const emu = await startEmulator({ versions: ['v1', 'v1beta1'], nodes: [NODE], tokenFile: path.join(dir, 'token') });
-  fs.copyFileSync(emu.caFile, path.join(dir, 'ca.crt'));
-  const kc = path.join(dir, 'kubeconfig');
+  // The credentials apart from the DRA socket's directory (dir), which
+  // the nodeserver keeps: the plugin refuses a kubeconfig there (as
+  // bench/example.js does).
+  const kdir = path.join(tmp, 'publish-kube');
+  fs.mkdirSync(kdir);
+  fs.chmodSync(kdir, 0o755);
+  const emu = await startEmulator({ versions: ['v1', 'v1beta1'], nodes: [NODE], tokenFile: path.join(kdir, 'token') });
+  fs.copyFileSync(emu.caFile, path.join(kdir, 'ca.crt'));
+  const kc = path.join(kdir, 'kubeconfig');
   fs.writeFileSync(kc, kubeconfig({ server: emu.url }));
   const pools = 4;
   const per = Math.ceil(o.publish / pools);

@@ -330,14 +330,18 @@ path_add(char *b, size_t size, size_t *len, const char *s, int escape)
 /*
  * Exactly one GET of namespaces/<ns>/resourceclaims/<name> in version v,
  * retries included within budget_s seconds (what is left of
- * KP_CLAIM_BUDGET_S once the look-up waited for a thread). reply
+ * KP_CLAIM_BUDGET_S once the look-up waited for a thread); a set *cancel
+ * (NULL: none) withdraws it while it waits for its token: KP_EALREADY,
+ * no GET, no token spent. No token due within the budget: KP_EKUBE
+ * naming the rate limit, no GET. reply
  * (initialised by the caller, KPIPC__CLAIM_REPLY__INIT) gets id, result
  * and, on success, results and config_json; free its contents with
  * claims_reply_free(). Returns the result code.
  */
 int
 claims_get(struct http_client *http, enum kube_version v, const char *driver,
-    const Kpipc__ClaimGet *g, double budget_s, Kpipc__ClaimReply *r)
+    const Kpipc__ClaimGet *g, double budget_s, volatile int *cancel,
+    Kpipc__ClaimReply *r)
 {
 	struct http_response	 resp;
 	char			 path[CLAIM_PATH_MAX], *m;
@@ -359,7 +363,12 @@ claims_get(struct http_client *http, enum kube_version v, const char *driver,
 	memset(&resp, 0, sizeof(resp));
 	/* Well within kubelet's 45 s: the nodeserver still answers. */
 	rc = http_request_within(http, "GET", path, NULL, HTTP_MAX_OBJECT,
-	    budget_s, &resp);
+	    budget_s, cancel, &resp);
+	if (rc == KP_EALREADY && resp.status == 0) {
+		http_response_free(&resp);
+		return (set_result(r, KP_EALREADY, g, ": look-up withdrawn "
+		    "before its GET"));
+	}
 	if (resp.status == 200) {
 		if ((rc = claims_parse(resp.body, driver, g, r)) == 0)
 			r->api_version = (char *)conv_api_version(v);

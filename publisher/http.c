@@ -54,6 +54,7 @@
 
 #include "publisher/curl_dl.h"
 
+#include "base/clock.h"
 #include "base/log.h"
 #include "publisher/http_int.h"
 #include "publisher/pub.h"
@@ -233,47 +234,146 @@ attempt_timeout_ms(const struct http_xfer *x)
 	return (left < 1000 ? 1000 : (long)left);
 }
 
-/* Sleep s seconds; with stop, wake every 100 ms to look at it. */
-static void
-sleep_s(double s, volatile int *stop)
+/* Sleep s seconds, or less when *stop is set or the client stops (both
+ * wake it through c->rcond, a watch's stop within 100 ms). Returns
+ * whether it was cut short. */
+static int
+sleep_s(struct http_client *c, double s, volatile int *stop)
 {
-	struct timespec	 ts;
-	double		 step;
+	struct timespec	 now, end, until;
+	int		 cut;
 
-	while (s > 0 && (stop == NULL || !*stop)) {
-		step = stop != NULL && s > 0.1 ? 0.1 : s;
-		ts.tv_sec = (time_t)step;
-		ts.tv_nsec = (long)((step - (double)ts.tv_sec) * 1e9);
-		while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
-			;
-		s -= step;
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	ts_after_ms(&end, (long long)(s * 1000));
+	pthread_mutex_lock(&c->lock);
+	for (;;) {
+		cut = c->stopping || (stop != NULL && *stop);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (cut || elapsed_s(&now, &end) <= 0)
+			break;
+		/* A watch's stop flag is set without a wake-up: look at it
+		 * every 100 ms. */
+		until = now;
+		ts_after_ms(&until, 100);
+		if (elapsed_s(&until, &end) < 0)
+			until = end;
+		(void)pthread_cond_timedwait(&c->rcond, &c->lock, &until);
 	}
+	pthread_mutex_unlock(&c->lock);
+	return (cut);
+}
+
+/* Add what the time since c->last earned, up to the burst (lock held). */
+static void
+rate_refill(struct http_client *c, struct timespec *now)
+{
+	clock_gettime(CLOCK_MONOTONIC, now);
+	c->tokens += elapsed_s(&c->last, now) * c->qps;
+	if (c->tokens > c->burst)
+		c->tokens = c->burst;
+	c->last = *now;
 }
 
 /*
- * Take a token from the bucket (golang.org/x/time/rate's reservation, as
- * client-go's token-bucket limiter): the count may go negative, and each
- * caller sleeps until its own token is due, so waiters queue fairly.
+ * Take a token from the bucket, in arrival order (client-go's token-bucket
+ * limiter, golang.org/x/time/rate's Wait). Unlike a reservation, a waiter
+ * holds no token until it is its turn and one is there: one that leaves
+ * (its look-up withdrawn, the publisher stopping, its time up) costs
+ * nothing, and the waiters behind it move up. A reservation taken for
+ * each queued look-up left the bucket in debt after kubelet cancelled a
+ * call at a low QPS, so every retry's look-ups waited past their cut and
+ * no attempt made progress. deadline_s (0: none) is how long the caller
+ * may wait: a token that cannot come by then is not waited for (Wait with
+ * a context deadline says so at once too). Returns 0 with the token,
+ * KP_EALREADY when *cancel or the client's stop ended the wait,
+ * KP_ETIMEDOUT past the deadline.
  */
-static void
-rate_wait(struct http_client *c, volatile int *stop)
+static int
+rate_wait(struct http_client *c, volatile int *cancel, double deadline_s)
 {
-	struct timespec	 now;
-	double		 wait = 0;
+	struct rate_waiter	 me, **pp;
+	struct timespec		 now, start, until;
+	double			 need, due;
+	size_t			 k;
+	int			 r;
 
 	if (c->qps <= 0)
+		return (c->stopping ? KP_EALREADY : 0);
+	pthread_mutex_lock(&c->lock);
+	me.next = NULL;
+	for (pp = &c->waiters; *pp != NULL; pp = &(*pp)->next)
+		;
+	*pp = &me;
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	for (;;) {
+		rate_refill(c, &now);
+		if (c->stopping || (cancel != NULL && *cancel)) {
+			r = KP_EALREADY;
+			break;
+		}
+		for (k = 0, pp = &c->waiters; *pp != &me; pp = &(*pp)->next)
+			k++;
+		if (k == 0 && c->tokens >= 1) {
+			c->tokens -= 1;
+			r = 0;
+			break;
+		}
+		/* The k waiters ahead take a token each before this one. */
+		need = (double)k + 1 - c->tokens;
+		due = need > 0 ? need / c->qps : 0;
+		if (deadline_s > 0 && elapsed_s(&start, &now) + due >
+		    deadline_s) {
+			r = KP_ETIMEDOUT;
+			break;
+		}
+		/* Woken early by a waiter leaving, a withdrawal or a stop;
+		 * a watch's stop flag is set without a wake-up: looked at
+		 * every 100 ms, as sleep_s() does. */
+		until = now;
+		if (due < 0.01)
+			due = 0.01;
+		if (cancel != NULL && due > 0.1)
+			due = 0.1;
+		ts_after_ms(&until, (long long)(due * 1000) + 1);
+		(void)pthread_cond_timedwait(&c->rcond, &c->lock, &until);
+	}
+	for (pp = &c->waiters; *pp != &me; pp = &(*pp)->next)
+		;
+	*pp = me.next;
+	pthread_cond_broadcast(&c->rcond);
+	pthread_mutex_unlock(&c->lock);
+	return (r);
+}
+
+/*
+ * Wake whatever waits on c's rate limit so it looks at its cancel flag
+ * again (a claim look-up withdrawn while waiting for its token). NULL:
+ * nothing.
+ */
+void
+http_client_wake(struct http_client *c)
+{
+	if (c == NULL)
 		return;
 	pthread_mutex_lock(&c->lock);
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	c->tokens += elapsed_s(&c->last, &now) * c->qps;
-	if (c->tokens > c->burst)
-		c->tokens = c->burst;
-	c->last = now;
-	c->tokens -= 1;
-	if (c->tokens < 0)
-		wait = -c->tokens / c->qps;
+	pthread_cond_broadcast(&c->rcond);
 	pthread_mutex_unlock(&c->lock);
-	sleep_s(wait, stop);
+}
+
+/*
+ * The publisher stops: every wait for a token ends now (KP_EALREADY), and
+ * no later request waits for one, so its threads can be joined within
+ * the supervisor's grace rather than sleep out a low QPS. NULL: nothing.
+ */
+void
+http_client_stop(struct http_client *c)
+{
+	if (c == NULL)
+		return;
+	pthread_mutex_lock(&c->lock);
+	c->stopping = 1;
+	pthread_cond_broadcast(&c->rcond);
+	pthread_mutex_unlock(&c->lock);
 }
 
 /* --- the client ------------------------------------------------------ */
@@ -287,6 +387,7 @@ http_client_new(struct kube_config *cfg, double qps, int burst,
     struct http_client **out)
 {
 	struct http_client	*c;
+	pthread_condattr_t	 ca;
 	int			 r = 0;
 
 	*out = NULL;
@@ -303,6 +404,10 @@ http_client_new(struct kube_config *cfg, double qps, int burst,
 	snprintf(c->ua, sizeof(c->ua), "kubeletplugin/%d.%d.%d",
 	    KP_VERSION_MAJOR, KP_VERSION_MINOR, KP_VERSION_PATCH);
 	pthread_mutex_init(&c->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&c->rcond, &ca);
+	pthread_condattr_destroy(&ca);
 	if (cfg->tls_server_name != NULL)
 		r = http_tls_name(c, cfg->server, cfg->tls_server_name);
 	else if ((c->base = strdup(cfg->server)) == NULL)
@@ -335,6 +440,7 @@ http_client_free(struct http_client *c)
 	curl_slist_free_all(c->connect_to);
 	free(c->host_hdr);
 	free(c->base);
+	pthread_cond_destroy(&c->rcond);
 	pthread_mutex_destroy(&c->lock);
 	free(c);
 }
@@ -659,9 +765,20 @@ http_xfer_run(struct http_xfer *x)
 	double	 wait;
 
 	for (;;) {
-		rate_wait(x->c, x->stop);
-		if (x->stop != NULL && *x->stop)
+		/* With a budget, a token that cannot come in time is not
+		 * waited for: 1 s is left for the request itself. */
+		r = rate_wait(x->c, x->stop != NULL ? x->stop : x->cancel,
+		    x->budget_s > 0 ?
+		    (budget_left(x) > 1 ? budget_left(x) - 1 : 0.001) : 0);
+		if (r == KP_EALREADY && x->stop != NULL && *x->stop)
 			return (0);
+		if (r != 0) {
+			snprintf(x->errbuf, sizeof(x->errbuf), "%s %s: %s",
+			    x->method, x->path, r == KP_ETIMEDOUT ? "no API "
+			    "token (kp_kube_api_qps) within its time: not sent" :
+			    "withdrawn or stopped before it was sent");
+			return (r);
+		}
 		r = xfer_once(x);
 		wait = -1;
 		if (r != 0 && retryable_transport(x, r))
@@ -690,7 +807,11 @@ http_xfer_run(struct http_xfer *x)
 		else
 			log_info(2, "%s %s: HTTP %ld; retry %d in %.0f s",
 			    x->method, x->path, x->status, tries, wait);
-		sleep_s(wait, x->stop);
+		if (sleep_s(x->c, wait, x->stop) && x->stop == NULL) {
+			snprintf(x->errbuf, sizeof(x->errbuf), "%s %s: stopped "
+			    "before its retry", x->method, x->path);
+			return (KP_EALREADY);
+		}
 	}
 }
 
@@ -708,18 +829,24 @@ int
 http_request(struct http_client *c, const char *method, const char *path,
     const char *body, size_t max, struct http_response *resp)
 {
-	return (http_request_within(c, method, path, body, max, 0, resp));
+	return (http_request_within(c, method, path, body, max, 0, NULL,
+	    resp));
 }
 
 /*
  * http_request() within budget_s seconds for every attempt and retry
  * together (0: no budget): a claim look-up must answer before kubelet's
- * deadline, even when the API server throttles.
+ * deadline, even when the API server throttles. While it waits for a
+ * token (kp_kube_api_qps), a set *cancel (NULL: none) ends the wait: the
+ * request is not sent and costs no token (KP_EALREADY, resp->error says
+ * so); once sent, it finishes. No token due within the budget:
+ * KP_ETIMEDOUT at once, nothing sent. http_client_stop() ends the wait
+ * as *cancel does.
  */
 int
 http_request_within(struct http_client *c, const char *method,
     const char *path, const char *body, size_t max, double budget_s,
-    struct http_response *resp)
+    volatile int *cancel, struct http_response *resp)
 {
 	struct http_xfer	 x;
 	int			 r;
@@ -729,6 +856,7 @@ http_request_within(struct http_client *c, const char *method,
 	http_xfer_init(&x, c, method, path);
 	x.body = body;
 	x.budget_s = budget_s;
+	x.cancel = cancel;
 	x.max_body = max;
 	clock_gettime(CLOCK_MONOTONIC, &x.started);
 	if ((x.h = http_handle_get(c)) == NULL) {

@@ -34,10 +34,18 @@ struct http_client {
 	char			 ua[64];
 	pthread_mutex_t		 lock;		/* below */
 	double			 qps, burst, tokens;
+	pthread_cond_t		 rcond;		/* a waiter left, a stop */
+	struct rate_waiter	*waiters;	/* for a token, in order */
+	int			 stopping;	/* http_client_stop() */
 	long			 timeout_ms;	/* one attempt, not watches */
 	struct timespec		 last;
 	CURL			*idle[HTTP_POOL];
 	int			 nidle;
+};
+
+/* A thread waiting for a token (on its stack, in c->waiters). */
+struct rate_waiter {
+	struct rate_waiter	*next;
 };
 
 /* One exchange: a request, or a watch stream (http_watch.c). */
@@ -53,6 +61,7 @@ struct http_xfer {
 	void			*user;
 	volatile int		*stop;
 	int			 stopped;	/* *stop or line_fn ended it */
+	volatile int		*cancel;	/* a request's: ends its token wait */
 	/* a time budget for all attempts together (0: none), seconds */
 	double			 budget_s;
 	struct timespec		 started;

@@ -16,6 +16,15 @@
 
 struct child_env;
 struct pub_events;
+struct pub;
+
+/* A claims thread and the look-up it serves (id 0: none), which a
+ * ClaimCancel withdraws while it waits for its token. */
+struct pub_claim_slot {
+	struct pub		*p;
+	uint64_t		 id;		/* under qlock */
+	volatile int		 withdrawn;
+};
 
 struct pub {
 	struct child_env	*env;
@@ -47,6 +56,7 @@ struct pub {
 	struct timespec		 qtime[PUB_CLAIMS_QUEUE];	/* arrival */
 	size_t			 qhead, qlen;
 	pthread_t		 claims_thread[PUB_CLAIMS_THREADS];
+	struct pub_claim_slot	 claims_slot[PUB_CLAIMS_THREADS];
 	int			 claims_started;
 	struct pub_events	*events;	/* events.c; NULL: none */
 };

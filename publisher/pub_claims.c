@@ -49,8 +49,8 @@ reply_error(struct pub *p, const Kpipc__ClaimGet *g, int code,
  * than a GET nobody waits for ahead of the look-ups that came after it.
  */
 static void
-serve_one(struct pub *p, const Kpipc__ClaimGet *g,
-    const struct timespec *arrived)
+serve_one(struct pub *p, struct pub_claim_slot *slot,
+    const Kpipc__ClaimGet *g, const struct timespec *arrived)
 {
 	Kpipc__Msg		 m = KPIPC__MSG__INIT;
 	Kpipc__ClaimReply	 r = KPIPC__CLAIM_REPLY__INIT;
@@ -84,7 +84,8 @@ serve_one(struct pub *p, const Kpipc__ClaimGet *g,
 		reply_error(p, g, KP_ETIMEDOUT, why);
 		return;
 	}
-	claims_get(p->http_claims, v, p->driver, g, left, &r);
+	claims_get(p->http_claims, v, p->driver, g, left, &slot->withdrawn,
+	    &r);
 	echo(&r, g);
 	m.m_case = KPIPC__MSG__M_CLAIM_REPLY;
 	m.claim_reply = &r;
@@ -96,12 +97,14 @@ serve_one(struct pub *p, const Kpipc__ClaimGet *g,
 static void *
 claims_thread(void *arg)
 {
-	struct pub	*p = arg;
-	Kpipc__Msg	*m;
-	struct timespec	 arrived;
+	struct pub_claim_slot	*slot = arg;
+	struct pub		*p = slot->p;
+	Kpipc__Msg		*m;
+	struct timespec		 arrived;
 
 	for (;;) {
 		pthread_mutex_lock(&p->qlock);
+		slot->id = 0;
 		while (p->qlen == 0 && !p->quit)
 			pthread_cond_wait(&p->qcond, &p->qlock);
 		if (p->quit) {
@@ -112,8 +115,10 @@ claims_thread(void *arg)
 		arrived = p->qtime[p->qhead];
 		p->qhead = (p->qhead + 1) % PUB_CLAIMS_QUEUE;
 		p->qlen--;
+		slot->id = m->claim_get->id;
+		slot->withdrawn = 0;
 		pthread_mutex_unlock(&p->qlock);
-		serve_one(p, m->claim_get, &arrived);
+		serve_one(p, slot, m->claim_get, &arrived);
 		ipc_free(m);
 	}
 }
@@ -122,10 +127,12 @@ int
 pub_claims_start(struct pub *p)
 {
 	for (p->claims_started = 0; p->claims_started < PUB_CLAIMS_THREADS;
-	    p->claims_started++)
+	    p->claims_started++) {
+		p->claims_slot[p->claims_started].p = p;
 		if (pthread_create(&p->claims_thread[p->claims_started], NULL,
-		    claims_thread, p) != 0)
+		    claims_thread, &p->claims_slot[p->claims_started]) != 0)
 			return (p->claims_started > 0 ? 0 : KP_EIO);
+	}
 	return (0);
 }
 
@@ -156,14 +163,16 @@ pub_claims_queue(struct pub *p, Kpipc__Msg *m)
  * The supervisor withdrew these look-ups (nobody waits for them): those
  * still queued are answered at once without a GET, so a cancelled call's
  * backlog costs the API server nothing and the look-ups behind it do not
- * wait for it. One already at a thread finishes (its GET may have gone
- * out). Every look-up still gets exactly one answer.
+ * wait for it. One at a thread still waiting for its token leaves that
+ * wait without taking one (http_request_within's cancel), so at a low QPS
+ * the next attempt's look-ups get the tokens; one whose GET has gone out
+ * finishes. Every look-up still gets exactly one answer.
  */
 void
 pub_claims_cancel(struct pub *p, const Kpipc__ClaimCancel *c)
 {
 	Kpipc__Msg	*gone[PUB_CLAIMS_QUEUE];
-	size_t		 i, k, n = 0, kept = 0;
+	size_t		 i, k, n = 0, kept = 0, at_thread = 0;
 
 	pthread_mutex_lock(&p->qlock);
 	for (i = 0; i < p->qlen; i++) {
@@ -182,7 +191,20 @@ pub_claims_cancel(struct pub *p, const Kpipc__ClaimCancel *c)
 		kept++;
 	}
 	p->qlen = kept;
+	for (i = 0; i < PUB_CLAIMS_THREADS; i++) {
+		struct pub_claim_slot	*sl = &p->claims_slot[i];
+
+		for (k = 0; sl->id != 0 && k < c->n_ids && c->ids[k] !=
+		    sl->id; k++)
+			;
+		if (sl->id != 0 && k < c->n_ids) {
+			sl->withdrawn = 1;
+			at_thread++;
+		}
+	}
 	pthread_mutex_unlock(&p->qlock);
+	if (at_thread > 0)
+		http_client_wake(p->http_claims);
 	for (i = 0; i < n; i++) {
 		reply_error(p, gone[i]->claim_get, KP_EALREADY, "claim look-up "
 		    "withdrawn: its call was cancelled or ran out of time");
@@ -191,6 +213,9 @@ pub_claims_cancel(struct pub *p, const Kpipc__ClaimCancel *c)
 	if (n > 0)
 		log_info(2, "claim look-ups: %zu withdrawn before their GET",
 		    n);
+	if (at_thread > 0)
+		log_info(2, "claim look-ups: %zu withdrawn at a thread (no GET "
+		    "unless it had gone out)", at_thread);
 }
 
 void
@@ -205,6 +230,9 @@ pub_claims_stop(struct pub *p)
 	p->quit = 1;
 	pthread_cond_broadcast(&p->qcond);
 	pthread_mutex_unlock(&p->qlock);
+	/* A thread waiting for a token at a low QPS leaves that wait now,
+	 * so the join is not a sleep past the supervisor's grace. */
+	http_client_stop(p->http_claims);
 	while (p->claims_started > 0)
 		pthread_join(p->claims_thread[--p->claims_started], NULL);
 	while (p->qlen > 0) {

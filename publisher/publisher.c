@@ -317,6 +317,10 @@ pub_teardown(struct pub *p, pthread_t start)
 {
 	p->quit = 1;
 	pthread_cond_broadcast(&p->cond);
+	/* Whatever waits for a token (at a low kp_kube_api_qps, seconds)
+	 * or a retry's pause ends now: the supervisor's grace is short. */
+	http_client_stop(p->http);
+	http_client_stop(p->http_claims);
 	pthread_join(start, NULL);
 	pub_claims_stop(p);
 	if (p->ctl != NULL)

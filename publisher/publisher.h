@@ -139,8 +139,10 @@ void	http_client_free(struct http_client *);
 int	http_request(struct http_client *, const char *, const char *,
 	    const char *, size_t, struct http_response *);
 int	http_request_within(struct http_client *, const char *,
-	    const char *, const char *, size_t, double,
+	    const char *, const char *, size_t, double, volatile int *,
 	    struct http_response *);
+void	http_client_wake(struct http_client *);
+void	http_client_stop(struct http_client *);
 void	http_response_free(struct http_response *);
 char	*http_escape(const char *);
 
@@ -164,7 +166,8 @@ const char *disc_version_name(enum kube_version);
 
 /* claims.c */
 int	claims_get(struct http_client *, enum kube_version, const char *,
-	    const Kpipc__ClaimGet *, double, Kpipc__ClaimReply *);
+	    const Kpipc__ClaimGet *, double, volatile int *,
+	    Kpipc__ClaimReply *);
 void	claims_reply_free(Kpipc__ClaimReply *);
 int	claims_parse(const char *, const char *, const Kpipc__ClaimGet *,
 	    Kpipc__ClaimReply *);

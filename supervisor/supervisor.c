@@ -489,10 +489,13 @@ sup_timers(struct sup *sup)
 	drain_tick(sup);
 	for (i = 0; i < ROLE_COUNT; i++) {
 		c = &sup->children[i];
+		/* Once: the child is reaped a tick or more later, and a
+		 * warning every tick until then read as a second stop. */
 		if (sup->phase == PHASE_STOPPING && c->pid > 0 &&
-		    ts_ms_until(&sup->stop_deadline) <= 0) {
+		    !c->stop_killed && ts_ms_until(&sup->stop_deadline) <= 0) {
 			log_warnx("%s did not stop in time: SIGKILL", c->name);
 			child_kill(c, SIGKILL);
+			c->stop_killed = 1;
 		}
 		/* A restarted child that never says READY (an init hook
 		 * that blocks) is killed and restarted, not waited for. */

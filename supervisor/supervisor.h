@@ -112,6 +112,7 @@ struct child {
 	int			 hung;		/* killed for it (heal.c) */
 	int			 violated;	/* killed for a violation */
 	int			 start_failed;	/* sent START_FAILED (logged) */
+	int			 stop_killed;	/* the stop's SIGKILL (logged once) */
 };
 
 /* What status.c adds up for /metrics and decides for /healthz. */

@@ -170,6 +170,46 @@ test('a backlog converges with retries: each attempt keeps what it prepared, the
   assert.doesNotMatch(env.drv.stderr, /did not stop in time: SIGKILL/);
 });
 
+test('at 0.5 GET/s with 4 s deadlines every attempt prepares some', async (t) => {
+  // Withdrawn look-ups must cost no token: with a token reserved for each
+  // look-up waiting at a publisher thread, the first attempt prepared 2
+  // and every retry none (the bucket stayed in debt past each cut).
+  const env = await setup(t, '0.5:1');
+  const claims = addClaims(env.emu, 'slow', 6);
+  const prepared = new Set();
+  const perAttempt = [];
+  for (let a = 0; a < 5 && prepared.size < claims.length; a++) {
+    const left = claims.filter((c) => !prepared.has(c.uid));
+    const before = prepared.size;
+    await env.sim.nodePrepareResources(DRIVER, left, { timeoutMs: 4000 }).then(
+      () => left.forEach((c) => prepared.add(c.uid)),
+      (e) => { for (const c of left) if (e.response && e.response.claims[c.uid] && !e.response.claims[c.uid].error) prepared.add(c.uid); });
+    perAttempt.push(prepared.size - before);
+  }
+  assert.equal(prepared.size, 6, `prepared per attempt: ${perAttempt.join(', ')}`);
+  assert.ok(perAttempt.every((n) => n > 0), `prepared per attempt: ${perAttempt.join(', ')}`);
+  // The look-ups withdrawn at a thread while waiting for a token left
+  // that wait: one GET per claim, none for a withdrawn one.
+  assert.equal(gets(env.emu, new Set(claims.map((c) => c.name))), 6);
+});
+
+test('a stop at 0.25 GET/s with look-ups waiting for tokens needs no SIGKILL', async (t) => {
+  // 8 look-ups, the publisher's 4 threads each waiting for a token (one
+  // per 4 s); the call is cut at its 3 s deadline, the drain ends, and
+  // the publisher is stopped while, with reserved tokens, its threads
+  // would still sleep 5 s or more.
+  const env = await setup(t, '0.25:1');
+  const more = addClaims(env.emu, 'queued', 8);
+  const pending = env.sim.nodePrepareResources(DRIVER, more, { timeoutMs: 3000 }).catch(() => {});
+  await until(() => gets(env.emu, new Set(more.map((c) => c.name))) >= 1, 10000);
+  const st = await env.drv.stop();
+  await pending;
+  assert.equal(st.code, 0);
+  assert.doesNotMatch(env.drv.stderr, /did not stop in time: SIGKILL/);
+  assert.match(env.drv.stderr, /publisher\] stopping/);
+  assert.match(env.drv.stderr, /broker\] publisher exited/);
+});
+
 test('an unprepare is answered while 8 prepares wait for their look-ups', async (t) => {
   const { emu, sim } = await setup(t, '1:1');
   const [first] = addClaims(emu, 'first', 1);

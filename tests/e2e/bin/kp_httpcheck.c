@@ -203,7 +203,8 @@ cmd_claim(const char *ns, const char *name, const char *uid,
 	g.namespace_ = (char *)ns;
 	g.name = (char *)name;
 	g.uid = (char *)uid;
-	rc = claims_get(client, KUBE_V1, driver, &g, KP_CLAIM_BUDGET_S, &r);
+	rc = claims_get(client, KUBE_V1, driver, &g, KP_CLAIM_BUDGET_S, NULL,
+	    &r);
 	printf("claim code=%s msg=%s results=", rc == 0 ? "0" :
 	    kp_err_name(rc), r.result != NULL ? r.result->message : "");
 	for (i = 0; i < r.n_results; i++)
