@@ -232,7 +232,9 @@ role_exec_run(enum kp_role role, int (*role_main)(struct child_env *))
 	log_procinit(ipc_role_name(role));
 	log_set_sink(CHILD_FD_LOG);
 	memset(&env, 0, sizeof(env));
-	ipc_chan_init(&env.ctl, CHILD_FD_CTL, KP_IPC_CHILD_FRAME);
+	/* The publisher reads the driver's Publish frames (monitor/spawn.c). */
+	ipc_chan_init(&env.ctl, CHILD_FD_CTL, role == ROLE_PUBLISHER ?
+	    KP_IPC_MAX_FRAME : KP_IPC_CHILD_FRAME);
 	env.logfd = CHILD_FD_LOG;
 	env.listen_fd = role != ROLE_PUBLISHER ? CHILD_FD_LISTEN : -1;
 	env.lock_fd = -1;

@@ -171,7 +171,11 @@ child_exec(struct mon *mon, struct mon_child *c, int ctl, int logfd, int errw)
 	log_procinit(c->name);
 	log_set_sink(logfd);
 	memset(&env, 0, sizeof(env));
-	ipc_chan_init(&env.ctl, ctl, KP_IPC_CHILD_FRAME);
+	/* What the child reads comes from the supervisor; the publisher's
+	 * Publish frames are the driver's, up to KP_IPC_MAX_FRAME (a 1 MiB
+	 * limit made it exit on 8 pools of 4096 devices and crash-loop). */
+	ipc_chan_init(&env.ctl, ctl, c->role == ROLE_PUBLISHER ?
+	    KP_IPC_MAX_FRAME : KP_IPC_CHILD_FRAME);
 	if ((ofd = exec_opts_fd(mon->cfg, err, sizeof(err))) == -1 ||
 	    (c->role == ROLE_NODESERVER &&
 	    (xfd = exec_extra_fd(mon, err, sizeof(err))) == -1))

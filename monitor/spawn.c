@@ -265,7 +265,11 @@ child_run(struct mon *mon, struct mon_child *c, int ctl, int logfd, int errw)
 	memset(&env, 0, sizeof(env));
 	env.cfg = mon->cfg;
 	env.hooks = mon->hooks;
-	ipc_chan_init(&env.ctl, ctl, KP_IPC_CHILD_FRAME);
+	/* What the child reads comes from the supervisor; the publisher's
+	 * Publish frames are the driver's, up to KP_IPC_MAX_FRAME (a 1 MiB
+	 * limit made it exit on 8 pools of 4096 devices and crash-loop). */
+	ipc_chan_init(&env.ctl, ctl, c->role == ROLE_PUBLISHER ?
+	    KP_IPC_MAX_FRAME : KP_IPC_CHILD_FRAME);
 	env.logfd = logfd;
 	env.listen_fd = lfd;
 	env.lock_fd = lock;

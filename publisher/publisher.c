@@ -273,6 +273,8 @@ pub_read_ctl(struct pub *p)
 	while ((r = ipc_next(&p->env->ctl, &m, err, sizeof(err))) > 0)
 		if (pub_dispatch(p, m) != 0)
 			return (-1);
+	if (r < 0)
+		log_warnx("supervisor channel: %s", err);
 	return (r < 0 ? -1 : 0);
 }
 

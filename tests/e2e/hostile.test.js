@@ -448,6 +448,18 @@ test('HOSTILE: a publisher that stops reading is killed once 32 MiB of frames wa
   }, 15000);
 });
 
+test('a Publish frame over 1 MiB (8 pools of 4096 devices, about 3 MB) reaches the publisher: all published, no restart', { skip }, async (t) => {
+  const { drv, emu } = await setup(t, { binary: TESTDRIVER, args: ['--kube-qps', '200:400'] });
+  const r = roles(drv.proc.pid);
+  assert.match(await drv.command('publish 4096 8 big', 'publish '), /^publish KP_OK/);
+  // 8 pools of 4096 devices, 128 a slice.
+  const mine = () => emu.getSlices({ fieldSelector: `spec.driver=${DRIVER}` });
+  await until(() => mine().length === 256, 30000, 200);
+  assert.equal(mine().reduce((n, s) => n + s.spec.devices.length, 0), 8 * 4096);
+  assert.equal(roles(drv.proc.pid).publisher, r.publisher, 'the publisher was restarted');
+  assert.doesNotMatch(drv.stderr, /publisher exited|supervisor channel: frame of/);
+});
+
 test('HOSTILE: a compromised publisher\'s Pongs: a right one is taken; one with the nodeserver\'s gRPC counters, or answering no Ping, kills it', { skip }, async (t) => {
   const { drv } = await setup(t);
   const pub = roles(drv.proc.pid).publisher;
