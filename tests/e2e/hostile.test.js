@@ -286,7 +286,7 @@ test('HOSTILE: refused and read-only CDI requests take a token each: lists and r
   const { drv } = await setup(t);
   const ns = roles(drv.proc.pid).nodeserver;
   // The forger sends as the nodeserver and reads the answers.
-  const f = forge(ns, ['cdi:200:list', 'until:200:8000', 'cdi:100:write', 'until:300:8000', 'cont']);
+  const f = forge(ns, ['cdi:200:list', 'until:200:20000', 'cdi:100:write', 'until:300:20000', 'cont']);
   await f.stolen;
   const t0 = Number(f.lines[0].split(' ')[1]);
   assert.equal(await f.done, 0, f.lines.join('\n'));
