@@ -29,8 +29,9 @@ static int		 log_sink = -1;
  * how it writes stderr, the lines waiting in a bounded buffer for the
  * reader, and the lines that did not fit. */
 #define ERR_BUF		(256 * 1024)
-enum errmode { ERR_BLOCKING, ERR_OWN_FD, ERR_SOCKET, ERR_POLL };
+enum errmode { ERR_BLOCKING, ERR_OWN_FD, ERR_SOCKET, ERR_POLL, ERR_FILE };
 static enum errmode	 err_mode = ERR_BLOCKING;
+static int		 err_batch;	/* the owner flushes (log_stderr_batch) */
 static pid_t		 err_pid;	/* the process that chose it */
 static int		 err_fd = -1;	/* ERR_OWN_FD */
 static char		 err_buf[ERR_BUF];
@@ -79,7 +80,7 @@ log_enabled(int verbosity)
  * terminal is opened again through /proc/self/fd/2, a description of our
  * own; a socket (journald's stream) is written with MSG_DONTWAIT; where
  * /proc cannot reopen it, poll() says whether a chunk fits first. A
- * regular file is written as before (it does not block, and a
+ * regular file is written on fd 2 itself (it does not block, and a
  * description of our own would write over the driver's lines). Lines
  * the reader has no room for wait in a buffer of ERR_BUF bytes (a burst
  * while the reader is merely slow is not lost), written when the fd
@@ -93,8 +94,12 @@ log_stderr_nonblocking(void)
 	int		 fd;
 
 	err_pid = getpid();
-	if (fstat(STDERR_FILENO, &st) == -1 || S_ISREG(st.st_mode))
+	if (fstat(STDERR_FILENO, &st) == -1)
 		return;
+	if (S_ISREG(st.st_mode)) {
+		err_mode = ERR_FILE;	/* fd 2 itself: see above */
+		return;
+	}
 	if (S_ISSOCK(st.st_mode)) {
 		err_mode = ERR_SOCKET;
 		return;
@@ -107,6 +112,18 @@ log_stderr_nonblocking(void)
 		return;
 	}
 	err_mode = ERR_POLL;
+}
+
+/*
+ * From now on (after log_stderr_nonblocking) a line only joins what
+ * waits, and the caller's loop writes them all with log_stderr_flush()
+ * once per pass: one write for many lines (issue 27). A full buffer is
+ * written out first.
+ */
+void
+log_stderr_batch(void)
+{
+	err_batch = err_mode != ERR_BLOCKING;
 }
 
 /* Lines of this process stderr could not take (log_stderr_nonblocking),
@@ -267,7 +284,8 @@ log_stderr_try(char *line, size_t n)
 			n--;
 		line[n - 1] = '\n';
 	}
-	log_stderr_flush();
+	if (!err_batch || err_len + n > ERR_BUF)
+		log_stderr_flush();
 	if (err_lost > 0) {
 		snprintf(text, sizeof(text), "%llu log lines dropped: stderr "
 		    "was full (not read fast enough)", err_lost);
@@ -280,7 +298,8 @@ log_stderr_try(char *line, size_t n)
 		err_lost++;
 		err_lost_total++;
 	}
-	log_stderr_flush();
+	if (!err_batch)
+		log_stderr_flush();
 }
 
 static void

@@ -17,6 +17,7 @@ void	log_init(int verbosity, kp_log_fn fn, void *user);
 void	log_procinit(const char *role);
 void	log_set_sink(int fd);
 void	log_stderr_nonblocking(void);
+void	log_stderr_batch(void);
 int	log_stderr_pending(void);
 void	log_stderr_flush(void);
 void	log_stderr_drain(int);

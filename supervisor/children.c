@@ -230,15 +230,15 @@ child_log_exit(struct child *c, int status)
 void
 child_reaped(struct sup *sup, struct child *c, int status)
 {
+	/* What it logged before it died (the fd may be resting) comes
+	 * before the line about its end. */
+	logrelay_close_log(sup, c);
 	child_log_exit(c, status);
 	status_child_down(sup, c, status, c->violated);
 	c->violated = 0;
 	c->hung = 0;
 	c->start_failed = 0;
 	ipc_chan_close(&c->ctl);
-	if (c->logfd != -1)
-		close(c->logfd);
-	c->logfd = -1;
 	sup_drain_stderr(sup, c, 1);
 	c->pid = -1;
 	c->state = CS_STOPPED;

@@ -363,105 +363,6 @@ sup_dispatch_child(struct sup *sup, struct child *c)
 
 
 static void
-sup_drain_log(struct sup *sup, struct child *c, int hup)
-{
-	uint8_t		 buf[KP_LOG_MAX + 64];
-	char		 err[KP_ERROR_SIZE];
-	Kpipc__Msg	*m;
-	ssize_t		 n;
-	int		 budget = 64;	/* lines per pass: no starvation */
-
-	while (c->logfd != -1 && budget-- > 0) {
-		n = recv(c->logfd, buf, sizeof(buf), MSG_DONTWAIT | MSG_TRUNC);
-		if ((n == 0 && hup) || (n == -1 && errno != EAGAIN &&
-		    errno != EINTR)) {
-			/* The child closed its end (SOCK_SEQPACKET tells,
-			 * with POLLHUP): stop polling it, or the loop would
-			 * spin. */
-			close(c->logfd);
-			c->logfd = -1;
-			return;
-		}
-		if (n == 0)
-			continue;	/* an empty datagram: nothing */
-		if (n < 0)
-			return;
-		if ((size_t)n > sizeof(buf) || (m = ipc_unpack(buf, (size_t)n,
-		    err, sizeof(err))) == NULL) {
-			sup_child_violation(sup, c, "malformed log datagram");
-			return;
-		}
-		if (m->m_case != KPIPC__MSG__M_LOG ||
-		    ipc_check(m, err, sizeof(err)) != 0) {
-			ipc_free(m);
-			sup_child_violation(sup, c, "non-log frame on the "
-			    "log channel");
-			return;
-		}
-		if ((m->log->level != KP_LOG_INFO ||
-		    log_enabled(m->log->verbosity)) && charge_log_allowed(c))
-			log_emit(c->name, (int)c->pid, m->log->level,
-			    m->log->verbosity, m->log->text);
-		ipc_free(m);
-	}
-}
-
-/* One line of a child's stderr, as a warning of that child's. */
-static void
-sup_stderr_line(struct child *c, const char *line)
-{
-	char	 text[sizeof(c->errline) + 16];
-
-	if (!charge_log_allowed(c))
-		return;
-	snprintf(text, sizeof(text), "stderr: %s", line);
-	log_emit(c->name, (int)c->pid, KP_LOG_WARNING, 0, text);
-}
-
-/*
- * A child's stderr (children.c child_stdio) becomes log lines: a line at
- * a time, longer ones cut at sizeof(errline), each sanitised by log_emit
- * and rate-limited with the child's other lines. final: the child was
- * reaped; read what is left, flush the partial line, close the pipe.
- */
-void
-sup_drain_stderr(struct sup *sup, struct child *c, int final)
-{
-	char	 buf[4096];
-	ssize_t	 n;
-	size_t	 i;
-	int	 budget = 16;	/* reads per pass: no starvation */
-
-	while (c->errfd != -1 && (final || budget-- > 0)) {
-		n = read(c->errfd, buf, sizeof(buf));
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			if (n == 0 || final || errno != EAGAIN) {
-				close(c->errfd);
-				c->errfd = -1;
-			}
-			break;
-		}
-		for (i = 0; i < (size_t)n; i++) {
-			if (buf[i] != '\n')
-				c->errline[c->errlen++] = buf[i];
-			if (buf[i] == '\n' ||
-			    c->errlen == sizeof(c->errline) - 1) {
-				c->errline[c->errlen] = '\0';
-				sup_stderr_line(c, c->errline);
-				c->errlen = 0;
-			}
-		}
-	}
-	if (final && c->errlen > 0) {
-		c->errline[c->errlen] = '\0';
-		sup_stderr_line(c, c->errline);
-		c->errlen = 0;
-	}
-}
-
-static void
 sup_dispatch_driver(struct sup *sup)
 {
 	Kpipc__Msg		*m;
@@ -562,6 +463,8 @@ sup_timeout(struct sup *sup)
 		t = d;
 	if ((d = status_next_ms(sup)) >= 0 && d < t)
 		t = d;
+	if ((d = logrelay_next_ms(sup)) >= 0 && d < t)
+		t = d;
 	return (t < 0 ? 0 : t > 1000 ? 1000 : (int)t);
 }
 
@@ -618,7 +521,7 @@ sup_poll(struct sup *sup)
 {
 	struct pollfd	 pfd[PFD_MAX];
 	struct child	*c;
-	int		 i, t = sup_timeout(sup);
+	int		 i, rest, t = sup_timeout(sup);
 
 	pfd[PFD_SIGNAL].fd = sup->sigfd;
 	pfd[PFD_SIGNAL].events = POLLIN;
@@ -630,9 +533,12 @@ sup_poll(struct sup *sup)
 		c = &sup->children[i];
 		pfd[PFD_CTL(i)].fd = c->ctl.fd;
 		pfd[PFD_CTL(i)].events = POLLIN | (c->ctl.wlen ? POLLOUT : 0);
-		pfd[PFD_LOG(i)].fd = c->logfd;
+		/* Resting after a read: lines are read in batches
+		 * (logrelay.c). */
+		rest = logrelay_resting(c);
+		pfd[PFD_LOG(i)].fd = rest ? -1 : c->logfd;
 		pfd[PFD_LOG(i)].events = POLLIN;
-		pfd[PFD_ERR(i)].fd = c->errfd;
+		pfd[PFD_ERR(i)].fd = rest ? -1 : c->errfd;
 		pfd[PFD_ERR(i)].events = POLLIN;
 	}
 	pfd[PFD_MON].fd = sup->mon;
@@ -655,7 +561,7 @@ sup_poll(struct sup *sup)
 	for (i = 0; i < ROLE_COUNT; i++) {
 		c = &sup->children[i];
 		if (pfd[PFD_LOG(i)].revents & (POLLIN | POLLHUP))
-			sup_drain_log(sup, c, (pfd[PFD_LOG(i)].revents &
+			logrelay_read_log(sup, c, (pfd[PFD_LOG(i)].revents &
 			    POLLHUP) != 0);
 		if (pfd[PFD_ERR(i)].revents & (POLLIN | POLLHUP))
 			sup_drain_stderr(sup, c, 0);
@@ -722,6 +628,7 @@ static int
 sup_fail_early(struct sup *sup, int code, const char *msg)
 {
 	log_errorx("start failed: %s", msg);
+	log_stderr_drain(1000);
 	sup_reply_driver(sup, code, msg);
 	(void)ipc_flush(&sup->driver);
 	files_close(sup);
@@ -757,8 +664,10 @@ broker_main(const struct kp_options *cfg, int driver_fd, int events_fd,
 	if (cfg->log_forward)
 		log_init(cfg->log_verbosity, chan_log, &sup);
 	/* A driver whose stderr is read slowly must not stall this loop:
-	 * lines that do not fit are dropped and counted (base/log.c). */
+	 * lines that do not fit are dropped and counted (base/log.c).
+	 * Batched: the loop writes each pass's lines at its end. */
 	log_stderr_nonblocking();
+	log_stderr_batch();
 	if ((sup.sigfd = sup_signals()) == -1)
 		return (sup_fail_early(&sup, KP_EIO, "broker: signalfd "
 		    "failed"));
@@ -796,6 +705,8 @@ broker_main(const struct kp_options *cfg, int driver_fd, int events_fd,
 		if (sup.driver.fd != -1 && ipc_flush(&sup.driver) != 0)
 			sup.driver.wlen = 0;
 		chan_events_flush(&sup);
+		/* The lines of this pass, in as few writes as fit. */
+		log_stderr_flush();
 		if (sup.phase == PHASE_STOPPING && sup_all_stopped(&sup))
 			break;
 	}

@@ -84,6 +84,8 @@ struct child {
 	int			 errfd;		/* the child's stderr, a pipe */
 	char			 errline[512];	/* its partial last line */
 	size_t			 errlen;
+	struct timespec		 relay_at;	/* logfd, errfd rest until
+						 * (logrelay.c) */
 	int			 spawning;	/* MON_SPAWN sent, no answer */
 	struct timespec		 started;
 	struct timespec		 restart_at;
@@ -461,7 +463,13 @@ int	broker_main(const struct kp_options *, int, int, int, int);
 void	sup_fail_start(struct sup *, int, const char *);
 void	sup_child_violation(struct sup *, struct child *, const char *);
 void	sup_dispatch_child(struct sup *, struct child *);
+
+/* logrelay.c */
+void	logrelay_read_log(struct sup *, struct child *, int);
+void	logrelay_close_log(struct sup *, struct child *);
 void	sup_drain_stderr(struct sup *, struct child *, int);
+int	logrelay_resting(const struct child *);
+long long logrelay_next_ms(const struct sup *);
 
 /* charge.c */
 int	charge_take(struct bucket *, double, double);
