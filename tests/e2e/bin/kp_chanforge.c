@@ -2,7 +2,8 @@
  * kp_chanforge - plays a compromised child that runs no driver code (the
  * publisher, the observer), or watches what reaches one (a nodeserver):
  * it takes a copy of that child's channel to the supervisor with
- * pidfd_getfd(2) (root, as the tests run), stops the child so that the
+ * pidfd_getfd(2) (root, as the tests run), stops the child (and waits
+ * until every thread of it has stopped) so that the
  * frames the supervisor sends it arrive here, and then reads and sends
  * frames as the child could (tests/e2e/hostile.test.js):
  *
@@ -146,6 +147,50 @@ steal_ctl(pid_t pid)
 	closedir(d);
 	close(pfd);
 	return (found);
+}
+
+/*
+ * Until every thread of pid is stopped (state 't' or 'T' in
+ * /proc/<pid>/task/<tid>/stat), 5 s at most. kill(SIGSTOP) returns before
+ * the group stop is done: the thread the signal woke stops its siblings
+ * only when it runs, and until then the child's reader may still take a
+ * frame meant for us (seen under load: the answer to the first CdiList).
+ */
+static int
+wait_stopped(pid_t pid)
+{
+	char		 path[64], line[512], *p;
+	struct dirent	*de;
+	double		 end = mono_ms() + 5000;
+	DIR		*d;
+	FILE		*f;
+	int		 running;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	do {
+		if ((d = opendir(path)) == NULL)
+			return (-1);
+		running = 0;
+		while ((de = readdir(d)) != NULL) {
+			if (de->d_name[0] == '.')
+				continue;
+			snprintf(line, sizeof(line), "%s/%s/stat", path,
+			    de->d_name);
+			if ((f = fopen(line, "r")) == NULL)
+				continue;	/* a thread that ended */
+			if (fgets(line, sizeof(line), f) != NULL &&
+			    (p = strrchr(line, ')')) != NULL && p[1] == ' ' &&
+			    p[2] != 't' && p[2] != 'T')
+				running++;
+			fclose(f);
+		}
+		closedir(d);
+		if (running == 0)
+			return (0);
+		usleep(1000);
+	} while (mono_ms() < end);
+	errno = ETIMEDOUT;
+	return (-1);
 }
 
 static void
@@ -382,7 +427,8 @@ main(int argc, char **argv)
 		fprintf(stderr, "usage: kp_chanforge <pid> <step>...\n");
 		return (2);
 	}
-	if (kill(pid, SIGSTOP) == -1 || (fd = steal_ctl(pid)) == -1) {
+	if (kill(pid, SIGSTOP) == -1 || wait_stopped(pid) == -1 ||
+	    (fd = steal_ctl(pid)) == -1) {
 		printf("error set-up: %s\n", strerror(errno));
 		return (2);
 	}
