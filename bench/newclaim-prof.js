@@ -34,11 +34,16 @@ const PREPARE = '/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NodePrepareResources'
 const UNPREPARE = '/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NodeUnprepareResources';
 const enc = (t, cs) => proto.encode(proto.typeName('v1', t), { claims: cs.map(({ namespace, name, uid }) => ({ namespace, name, uid })) });
 
+// The calls, one claim each, gap ms apart; every claim must succeed.
+// Their latencies in ms.
 async function calls(s, method, type, claims, gap) {
   const cl = newClient(s.draSock);
+  const ms = [];
   try {
     for (const c of claims) {
+      const t = process.hrtime.bigint();
       const r = await rawUnary(cl, method, enc(type, [c]), 30000);
+      ms.push(Number(process.hrtime.bigint() - t) / 1e6);
       if (r.code !== 0) throw new Error(r.details);
       const m = proto.decode(proto.typeName('v1', type.replace('Request', 'Response')), r.buffer);
       const errs = Object.values(m.claims || {}).filter((x) => x.error);
@@ -48,6 +53,7 @@ async function calls(s, method, type, claims, gap) {
   } finally {
     cl.close();
   }
+  return ms;
 }
 // Context switches (voluntary and not) of pid's tree by process name:
 // each is a thread that slept and was woken (or preempted).
@@ -70,6 +76,7 @@ function switchesByComm(pid) {
   }
   return o;
 }
+const med = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const diff = (a, b) => Object.fromEntries(Object.keys(b).map((k) => [k, b[k] - (a[k] || 0)]));
 
 (async () => {
@@ -83,6 +90,7 @@ const diff = (a, b) => Object.fromEntries(Object.keys(b).map((k) => [k, b[k] - (
       servers.push(s);
     }
     const acc = servers.map(() => ({}));
+    const p50s = [];
     const sw = servers.map(() => ({}));
     for (let round = 0; round < Number(roundsStr || 3); round++) {
       for (const [i, s] of servers.entries()) {
@@ -93,7 +101,8 @@ const diff = (a, b) => Object.fromEntries(Object.keys(b).map((k) => [k, b[k] - (
         const t1 = process.hrtime.bigint();
         const claims = s.env.claims(CALLS, `r${round}`);
         const w1 = switchesByComm(s.proc.pid);
-        await calls(s, PREPARE, 'NodePrepareResourcesRequest', claims, 0);
+        const lat = await calls(s, PREPARE, 'NodePrepareResourcesRequest', claims, 0);
+        (p50s[i] ||= []).push(med(lat));
         const t2 = process.hrtime.bigint();
         const c2 = treeCpuByComm(s.proc.pid);
         const w2 = diff(w1, switchesByComm(s.proc.pid));
@@ -109,11 +118,11 @@ const diff = (a, b) => Object.fromEntries(Object.keys(b).map((k) => [k, b[k] - (
         await sleep(2500);
       }
     }
-    const med = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
     const names = [...new Set(acc.flatMap((a) => Object.keys(a)))].sort();
     const lines = [`CPU us per new claim (median of rounds, less idle), ${CALLS} back to back`,
       ['process', ...builds].join('\t')];
     for (const n of names) lines.push([n, ...acc.map((a) => (a[n] ? med(a[n]).toFixed(0) : '-'))].join('\t'));
+    lines.push(['p50 of a call (median of rounds), ms', ...p50s.map((xs) => med(xs).toFixed(2))].join('\t'));
     lines.push(['total', ...acc.map((a) => Object.values(a).reduce((t, xs) => t + med(xs), 0).toFixed(0))].join('\t'));
     lines.push('context switches per new claim (median), by process, then by thread (name#index) with at least 0.5');
     const swNames = [...new Set(sw.flatMap((a) => Object.keys(a)))].sort();
@@ -122,6 +131,7 @@ const diff = (a, b) => Object.fromEntries(Object.keys(b).map((k) => [k, b[k] - (
       if (!n.includes(':') || v.some((x) => x >= 0.5)) lines.push([n, ...v.map((x) => x.toFixed(1))].join('\t'));
     }
     fs.writeFileSync(path.join(out, 'cpu.txt'), `${lines.join('\n')}\n`);
+    fs.writeFileSync(path.join(out, 'rounds.json'), JSON.stringify({ builds, cpu: acc, switches: sw, p50: p50s }));
     console.log(lines.join('\n'));
     if (mode === 'strace') {
       const { comm } = require('./run');
