@@ -2,8 +2,9 @@
  * charge.c - every input from a child is charged to that child. A frame,
  * a log datagram or a line of stderr may make the supervisor write a log
  * line, call the driver's error function or ask the publisher for an
- * Event; each of these takes a token from that child's own bucket
- * (struct child: log, errs, events), so one child in a storm can neither
+ * Event, or (a ClaimCancel) scan every look-up in flight; each of these
+ * takes a token from that child's own bucket (struct child: log, errs,
+ * events, cancels), so one child in a storm can neither
  * flood the log or the driver process nor use up what the supervisor
  * needs for its own lines and Events. What a bucket refuses is counted
  * and reported once, with the count, as soon as the bucket allows again
@@ -169,5 +170,12 @@ charge_tick(struct sup *sup)
 			log_report(c, n);
 		if ((n = report_due(&c->errs, ERR_QPS, ERR_BURST)) > 0)
 			error_report(sup, c, n);
+		if ((n = report_due(&c->cancels, KP_CANCEL_QPS,
+		    KP_CANCEL_BURST)) > 0)
+			charge_log(c, KP_LOG_WARNING, 0, "%s: %llu claim_cancel "
+			    "frames dropped (more than %d a second, bursts of "
+			    "%d): their look-ups ran to their answers",
+			    c->name, n, (int)KP_CANCEL_QPS,
+			    (int)KP_CANCEL_BURST);
 	}
 }

@@ -421,7 +421,7 @@ snap_processes(struct sup *sup, struct snap *s)
 	}
 	family(s, "kubeletplugin_dropped_total", "counter",
 	    "What a child's frames caused and its budget refused (log lines, "
-	    "error function calls, Events), by role; the supervisor's lines "
+	    "error function calls, Events, claim_cancel frames), by role; the supervisor's lines "
 	    "its stderr could not take, as role supervisor.");
 	for (r = 0; r < ROLE_COUNT; r++) {
 		struct child *ch = &sup->children[r];
@@ -434,6 +434,9 @@ snap_processes(struct sup *sup, struct snap *s)
 		    "what", "error_reports");
 		sample(s, "", (double)ch->events.total, 2, "role", ch->name,
 		    "what", "events");
+		if (r == ROLE_NODESERVER)
+			sample(s, "", (double)ch->cancels.total, 2, "role",
+			    ch->name, "what", "claim_cancels");
 	}
 	sample(s, "", (double)log_stderr_dropped(), 2, "role", "supervisor",
 	    "what", "log_lines");

@@ -294,7 +294,11 @@ sup_handle_child(struct sup *sup, struct child *c, Kpipc__Msg *m)
 		relay_claim_reply(sup, c, m);
 		break;
 	case KPIPC__MSG__M_CLAIM_CANCEL:
-		relay_claim_cancel(sup, m->claim_cancel);
+		/* A scan of every look-up for each of up to 64 ids: charged,
+		 * so a flood of them cannot keep this thread busy. One
+		 * dropped only lets its look-ups run to their answer. */
+		if (charge_take(&c->cancels, KP_CANCEL_QPS, KP_CANCEL_BURST))
+			relay_claim_cancel(sup, m->claim_cancel);
 		break;
 	case KPIPC__MSG__M_PUBLISH_STATUS:
 		relay_publish_status(sup, m->publish_status);

@@ -34,6 +34,10 @@
 #define KP_CLAIMS_INFLIGHT	64	/* look-ups at the publisher */
 #define KP_LOG_LPS		200.0	/* log lines a second from a child, */
 #define KP_LOG_BURST		1000.0	/* and in bursts */
+#define KP_CANCEL_QPS		100.0	/* ClaimCancel frames a second from */
+#define KP_CANCEL_BURST		200.0	/* the nodeserver, and in bursts: one
+					 * per cancelled call and 64 claims
+					 * (an honest one sends a few) */
 #define KP_CLAIM_QPS		20.0	/* look-ups per second, and */
 #define KP_CLAIM_BURST		50.0	/* bursts, from the nodeserver, at
 					 * least: never below the configured
@@ -99,6 +103,7 @@ struct child {
 	struct bucket		 errs;		/* the driver's error function */
 	int			 errs_code;	/* of the last one dropped */
 	struct bucket		 events;	/* Events it made us ask for */
+	struct bucket		 cancels;	/* its ClaimCancel frames */
 	/* Draining (drain.c): SIGTERM sent, the frames of calls in flight
 	 * still relayed, SIGKILL at kill_at. */
 	int			 draining;

@@ -70,6 +70,38 @@ test('red team: forged, duplicated, out-of-order and repeated claim_cancel ids f
   assert.equal(r1.registrar, r0.registrar);
 });
 
+test('red team: a flood of ClaimCancel frames (2,000 of 64 ids) is charged to the nodeserver: at most 200 and 100 a second are looked at, the rest counted, logged once and in /metrics; a cancel after it still withdraws', async (t) => {
+  const port = await require('./lib/plugin').freePort();
+  const { drv, emu, run } = await setup(t, ['--kube-qps', '20:40', '--http-endpoint', `127.0.0.1:${port}`]);
+  const r0 = roles(drv.proc.pid);
+  const N = 2000;
+  const t0 = Date.now();
+  assert.match(await run(`raw-cancel-flood:${N}:x`), new RegExp(`raw-cancel-flood: sent ${N} of ${N}`));
+  const re = /nodeserver: (\d+) claim_cancel frames dropped \(more than 100 a second, bursts of 200\)/g;
+  const dropped = () => [...drv.stderr.matchAll(re)].reduce((a, m) => a + Number(m[1]), 0);
+  await until(() => dropped() > 0, 10000).catch(() => {});
+  const ms = Date.now() - t0;
+  // Looked at: the burst and what refilled meanwhile, no more.
+  assert.ok(dropped() >= N - 200 - 100 * ms / 1000 - 1, `${dropped()} of ${N} dropped in ${ms} ms`);
+  const metric = async () => {
+    const r = await fetch(`http://127.0.0.1:${port}/metrics`, { signal: AbortSignal.timeout(5000) });
+    const m = /kubeletplugin_dropped_total\{role="nodeserver",what="claim_cancels"\} (\d+)/.exec(await r.text());
+    return m ? Number(m[1]) : -1;
+  };
+  // The observer's snapshot is the broker's of the last second.
+  let seen = -1;
+  await until(async () => (seen = await metric()) === dropped(), 5000).catch(() => {});
+  assert.equal(seen, dropped(), '/metrics dropped_total{what="claim_cancels"}');
+  assert.deepEqual(roles(drv.proc.pid), r0, 'a flood within the frame rules kills nobody');
+  // Once the bucket has refilled, cancels are looked at again: the
+  // look-ups waiting for a token are withdrawn before their GET.
+  await sleep(2500);
+  assert.match(await run('raw-cancel:64:after'), /raw-cancel: sent 64 of 64, 4 cancels/);
+  await sleep(1500);
+  const gets = emu.requests().filter((q) => /\/resourceclaims\/after-\d+$/.test(q.path)).length;
+  assert.ok(gets <= 48, `${gets} GETs of 64 withdrawn look-ups, 24 of them waiting for a token`);
+});
+
 // Prepares from a grpc-js kubelet peer whose deadlines and cancels fall
 // anywhere in their look-ups: before they go out, while the publisher's
 // GETs run, as the answers come back, as the call resumes.

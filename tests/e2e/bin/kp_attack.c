@@ -30,6 +30,9 @@
  *   raw-event:<kind>:<hex>     one raw EventAsk frame: kind, and as its
  *                              syscall the bytes <hex> spells (free text,
  *                              a newline, anything)
+ *   raw-cancel:<count>:<name>  count ClaimGets, then hostile ClaimCancels
+ *                              (raw-cancel65: and one of 65 ids)
+ *   raw-cancel-flood:<n>:x     n ClaimCancel frames of 64 ids at once
  *   raw-claims:<count>:<name>  count raw ClaimGet frames at once, claims
  *                              default/<name>-<i> (i from 0), ids of our
  *                              own; "sent <k> of <n> at <ms>" (the
@@ -420,6 +423,35 @@ raw_cancel(long count, const char *name, int over, char *out, size_t size)
 	}
 	snprintf(out, size, "raw-cancel: sent %ld of %ld, %ld cancels", sent,
 	    count, frames);
+}
+
+/*
+ * n ClaimCancel frames of 64 ids back to back (ids nobody asked for):
+ * each one a scan of the supervisor's look-ups, so its budget
+ * (KP_CANCEL_QPS) drops most of them.
+ */
+static void
+raw_cancel_flood(long n, char *out, size_t size)
+{
+	Kpipc__Msg		 m = KPIPC__MSG__INIT;
+	Kpipc__ClaimCancel	 c = KPIPC__CLAIM_CANCEL__INIT;
+	uint64_t		 ids[64];
+	long			 i, frames = 0;
+	int			 fd;
+
+	if ((fd = ctl_fd()) == -1) {
+		snprintf(out, size, "raw-cancel-flood: no channel");
+		return;
+	}
+	for (i = 0; i < 64; i++)
+		ids[i] = (uint64_t)(900000 + i);
+	m.m_case = KPIPC__MSG__M_CLAIM_CANCEL;
+	m.claim_cancel = &c;
+	c.ids = ids;
+	c.n_ids = 64;
+	for (i = 0; i < n; i++)
+		frames += send_msg(fd, &m) == 0;
+	snprintf(out, size, "raw-cancel-flood: sent %ld of %ld", frames, n);
 }
 
 /* Hex "2f2e2e" to bytes, NUL-terminated (a %00 ends the string early:
@@ -843,6 +875,9 @@ probe(const char *spec, char *out, size_t size)
 		return;
 	} else if (strcmp(op, "raw-claim") == 0) {
 		raw_claim(a, b, out, size);
+		return;
+	} else if (strcmp(op, "raw-cancel-flood") == 0) {
+		raw_cancel_flood(strtol(a, NULL, 10), out, size);
 		return;
 	} else if (strcmp(op, "raw-cancel") == 0 ||
 	    strcmp(op, "raw-cancel65") == 0) {
