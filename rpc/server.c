@@ -194,6 +194,18 @@ rpc_server_new(const struct rpc_config *cfg, struct rpc_server **out)
 	return (0);
 }
 
+/* call to the FIFO's tail (lock held). */
+static void
+fifo_append(struct rpc_server *srv, struct rpc_call *call)
+{
+	call->next = NULL;
+	if (srv->tail != NULL)
+		srv->tail->next = call;
+	else
+		srv->head = call;
+	srv->tail = call;
+}
+
 /*
  * Hand a call to its handler: cheap unary ones right here, inside the
  * poll; others right here too if fewer than `workers` handlers run (the
@@ -221,12 +233,7 @@ rpc_server_dispatch(struct rpc_server *srv, struct rpc_call *call)
 		return;
 	}
 	if (!tls_pool || srv->running >= srv->workers) {
-		call->next = NULL;
-		if (srv->tail != NULL)
-			srv->tail->next = call;
-		else
-			srv->head = call;
-		srv->tail = call;
+		fifo_append(srv, call);
 		pthread_mutex_unlock(&srv->lock);
 		return;
 	}
@@ -256,12 +263,7 @@ void
 rpc_server_resume(struct rpc_server *srv, struct rpc_call *call)
 {
 	pthread_mutex_lock(&srv->lock);
-	call->next = NULL;
-	if (srv->tail != NULL)
-		srv->tail->next = call;
-	else
-		srv->head = call;
-	srv->tail = call;
+	fifo_append(srv, call);
 	if (srv->n_followers > 0)
 		pthread_cond_signal(&srv->cond);
 	if (srv->watching)

@@ -69,6 +69,17 @@ function instance(t, root, uid, binary = BIN) {
   return drv;
 }
 
+// One instance (append mode) registered with a kubelet simulator.
+async function single(t) {
+  const root = setup(t);
+  const inst = instance(t, root, null);
+  await inst.ready();
+  const sim = new KubeletSim({ registryDir: root.registry, retryInitialMs: 100 }).start();
+  t.after(() => sim.stop());
+  await sim.waitForDriver(DRIVER);
+  return { root, inst, sim };
+}
+
 async function instancesAB(sim) {
   const list = await until(() => {
     const l = sim.store.get(DRIVER) || [];
@@ -163,12 +174,7 @@ test('two instances, random interleavings over hundreds of claims', async (t) =>
 });
 
 test('append mode (no rolling update): a change appends one line; the log survives a restart and is compacted at a clean stop', async (t) => {
-  const root = setup(t);
-  const one = instance(t, root, null);
-  await one.ready();
-  const sim = new KubeletSim({ registryDir: root.registry, retryInitialMs: 100 }).start();
-  t.after(() => sim.stop());
-  await sim.waitForDriver(DRIVER);
+  const { root, inst: one, sim } = await single(t);
   const log = path.join(root.state, 'kubeletplugin-journal.log');
   const snap = path.join(root.state, 'kubeletplugin-journal.json');
   const lines = () => fs.readFileSync(log, 'utf8').split('\n').filter(Boolean).length;
@@ -196,12 +202,7 @@ test('append mode (no rolling update): a change appends one line; the log surviv
 });
 
 test('a torn change at the end of the log is dropped at the start, the claims before it kept', async (t) => {
-  const root = setup(t);
-  const first = instance(t, root, null);
-  await first.ready();
-  const sim = new KubeletSim({ registryDir: root.registry, retryInitialMs: 100 }).start();
-  t.after(() => sim.stop());
-  await sim.waitForDriver(DRIVER);
+  const { root, inst: first, sim } = await single(t);
   for (let n = 0; n < 3; n++) await sim.nodePrepareResources(DRIVER, [claim(n)]);
   // A crash: the nodeserver killed first, so nothing compacts.
   process.kill(roles(first.proc.pid).nodeserver, 'SIGKILL');

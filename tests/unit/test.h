@@ -6,9 +6,11 @@
 #ifndef KP_TEST_H
 #define KP_TEST_H
 
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int test_failures;
 static int test_checks;
@@ -59,6 +61,26 @@ test_done(const char *name)
 	printf("%s: %d checks, %d failed\n", name, test_checks,
 	    test_failures);
 	return (test_failures == 0 ? 0 : 1);
+}
+
+/* Removes every entry of dir (files, empty directories); dir stays. */
+static inline void
+test_empty_dir(const char *dir)
+{
+	struct dirent	*de;
+	DIR		*d = opendir(dir);
+	char		 p[512];
+
+	while (d != NULL && (de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0)
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", dir, de->d_name);
+		if (unlink(p) == -1)
+			rmdir(p);
+	}
+	if (d != NULL)
+		closedir(d);
 }
 
 #endif /* KP_TEST_H */

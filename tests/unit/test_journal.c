@@ -71,20 +71,7 @@ count(const char *prefix)
 static void
 clean(void)
 {
-	struct dirent	*de;
-	DIR		*d = opendir(dir);
-	char		 p[512];
-
-	while (d != NULL && (de = readdir(d)) != NULL) {
-		if (de->d_name[0] == '.' && (de->d_name[1] == '\0' ||
-		    strcmp(de->d_name, "..") == 0))
-			continue;
-		snprintf(p, sizeof(p), "%s/%s", dir, de->d_name);
-		if (unlink(p) == -1)
-			rmdir(p);
-	}
-	if (d != NULL)
-		closedir(d);
+	test_empty_dir(dir);
 }
 
 static json_t *

@@ -24,18 +24,7 @@ static char	dir[64], boot[128];
 static void
 clean(void)
 {
-	struct dirent	*de;
-	DIR		*d = opendir(dir);
-	char		 p[512];
-
-	while (d != NULL && (de = readdir(d)) != NULL) {
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-			continue;
-		snprintf(p, sizeof(p), "%s/%s", dir, de->d_name);
-		unlink(p);
-	}
-	if (d != NULL)
-		closedir(d);
+	test_empty_dir(dir);
 }
 
 static json_t *
