@@ -679,15 +679,16 @@ KP_EXTERN int kp_shutdown_grace(struct kp_options *opts, int ms);
  * nodeserver, publisher, observer) may leave the supervisor's heartbeat
  * unanswered before it is killed and restarted like a crashed one: 0
  * (never: a hung process only fails /healthz, e.g. while a debugger holds
- * it), or 3000..300000. The supervisor sends each process a Ping a second;
- * the process answers from the loop that reads its channel, never from a
+ * it), or 3000..300000. The supervisor sends each process a Ping every 2 s
+ * and looks at the answers as often, so a hang is acted on up to 2 s
+ * after the timeout; the process answers from the loop that reads its channel, never from a
  * hook, so a slow prepare does not count. A hung nodeserver is drained
  * first (SIGTERM, calls in flight may finish; SIGKILL at most 5 s later,
  * or at kp_shutdown_grace() when that is shorter). One warning is logged
  * when the answers stop (/healthz fails then, after 5 s), one when the
- * process is killed, none in between. Default 10000: ten Pings in a row
+ * process is killed, none in between. Default 10000: five Pings in a row
  * unanswered, twice the time /healthz waits; with the drain and the
- * restart a hung nodeserver is replaced within about 16 s, so a call
+ * restart a hung nodeserver is replaced within about 18 s, so a call
  * kubelet retries still fits its 45 s deadline (docs/reliability.md).
  * Errors: KP_EINVAL (out of range, invalid handle). Beyond upstream.
  */

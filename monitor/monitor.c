@@ -47,7 +47,8 @@
 
 #define MON_FATAL_MAX	16	/* termination messages a broker may write */
 #define MON_STOP_SLACK_MS 5000	/* past the broker's own stop limits */
-#define MON_CHECK_MS	1000
+#define MON_CHECK_MS	10000	/* the poll's longest sleep: its timers
+				 * (repair.c, the stop) are due sooner */
 
 static int
 mon_signals(void)

@@ -95,6 +95,7 @@ struct mon {
 	int			 fatal_n;	/* MON_FATAL frames taken */
 	/* Socket files that repair themselves (repair.c). */
 	int			 repair_fd;	/* inotify; -1 */
+	int			 repair_blind;	/* a directory unwatched */
 	struct timespec		 repair_next;
 	int			 repair_pending;
 	int			 sock_ok[2];	/* last told the broker */

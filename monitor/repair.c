@@ -5,8 +5,9 @@
  * reach it, and nothing would say so. The supervisor watches both
  * directories (inotify: a name of ours deleted, moved or created; looked
  * at 250 ms later, so that a script removing the whole directory is done
- * rather than fought) and checks the two files' inodes every second (the
- * fallback: inotify may be unavailable or overflow). A file that is gone
+ * rather than fought) and checks the two files' inodes every 10 s (the
+ * fallback: a mount over a directory is no inotify event; an overflow is
+ * one, and is looked at at once), every second when inotify is missing. A file that is gone
  * or no longer the socket we bound is re-created: a new bind, the child
  * restarted on the new listener (the nodeserver drained first,
  * drain.c), and, after the DRA socket, the registration socket too, so
@@ -49,7 +50,11 @@
 #include "base/log.h"
 #include "monitor/monitor.h"
 
-#define REPAIR_CHECK_MS	1000
+#define REPAIR_CHECK_MS	1000	/* without inotify on both directories */
+#define REPAIR_WATCHED_MS	10000	/* with it: the check is the fallback
+					 * for what inotify cannot see (a
+					 * mount over a directory); a wake-up
+					 * a second of an idle node is not */
 #define REPAIR_SETTLE_MS	250	/* after an event, before looking: an
 					 * rm -rf of the directory finishes
 					 * first (no fight with a cleanup) */
@@ -81,9 +86,11 @@ watch(struct mon *mon, const char *path)
 
 	if (path == NULL || split(path, dir, base) != 0)
 		return;
-	if (inotify_add_watch(mon->repair_fd, dir, REPAIR_MASK) == -1)
+	if (inotify_add_watch(mon->repair_fd, dir, REPAIR_MASK) == -1) {
+		mon->repair_blind = 1;
 		log_warn("inotify on %s: the socket file there is checked "
 		    "every %d ms only", dir, REPAIR_CHECK_MS);
+	}
 }
 
 void
@@ -93,6 +100,7 @@ repair_init(struct mon *mon)
 	ts_after_ms(&mon->repair_next, REPAIR_CHECK_MS);
 	mon->repair_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	if (mon->repair_fd == -1) {
+		mon->repair_blind = 1;
 		log_warn("inotify_init1: socket files are checked every "
 		    "%d ms only", REPAIR_CHECK_MS);
 		return;
@@ -296,7 +304,8 @@ repair_tick(struct mon *mon)
 		return;
 	mon->repair_pending = 0;
 	clock_gettime(CLOCK_MONOTONIC, &mon->repair_next);
-	ts_after_ms(&mon->repair_next, REPAIR_CHECK_MS);
+	ts_after_ms(&mon->repair_next, mon->repair_blind ? REPAIR_CHECK_MS :
+	    REPAIR_WATCHED_MS);
 	if ((r = check(mon, &mon->plugin_sock, "DRA")) < 0)
 		return;
 	if (r == 1) {

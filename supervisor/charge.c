@@ -156,7 +156,7 @@ charge_error(struct sup *sup, struct child *c, int code, int recoverable,
 }
 
 /* Counts of refusals of children that went quiet, once a token is
- * there (the poll loop wakes at least once a second). */
+ * there (the poll loop wakes at least every KP_HEARTBEAT_MS). */
 void
 charge_tick(struct sup *sup)
 {

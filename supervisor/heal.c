@@ -45,7 +45,8 @@ heal_kill(struct sup *sup, struct child *c, long long ms)
 		child_kill(c, SIGKILL);
 }
 
-/* Once a second while running (status_tick), before the new Pings. */
+/* Every KP_HEARTBEAT_MS while running (status_tick), before the new
+ * Pings. */
 void
 heal_tick(struct sup *sup)
 {

@@ -12,7 +12,8 @@
  *   sup->reg_state		kubelet's verdict (relay.c)
  *   sup->pub_status		the publisher's progress (relay.c)
  *
- * The heartbeat: once a second each READY child gets a Ping; it answers
+ * The heartbeat: every KP_HEARTBEAT_MS (2 s) each READY child gets a
+ * Ping; it answers
  * from the loop that reads its channel (never a hook, never under the
  * serialization lock), so a slow prepare never fails /healthz, while a
  * stopped or wedged nodeserver, registrar or publisher does after
@@ -543,7 +544,8 @@ status_ping(struct sup *sup)
 	}
 }
 
-/* Once a second while running: sockets, heartbeats, the snapshot. */
+/* Every KP_HEARTBEAT_MS while running: sockets, heartbeats, the
+ * snapshot. */
 void
 status_tick(struct sup *sup)
 {

@@ -469,7 +469,9 @@ sup_timeout(struct sup *sup)
 		t = d;
 	if ((d = logrelay_next_ms(sup)) >= 0 && d < t)
 		t = d;
-	return (t < 0 ? 0 : t > 1000 ? 1000 : (int)t);
+	/* The heartbeat's period at most: nothing else here is
+	 * periodic; every other timer is due sooner. */
+	return (t < 0 ? 0 : t > KP_HEARTBEAT_MS ? KP_HEARTBEAT_MS : (int)t);
 }
 
 static void

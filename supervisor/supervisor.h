@@ -47,8 +47,10 @@
 					 * token or a (re)started publisher */
 #define KP_CDI_QUEUE		64	/* CDI and metadata requests waiting
 					 * for a token at most (cdi_queue.c) */
-#define KP_HEARTBEAT_MS		1000	/* a Ping to each child, and the
-					 * observer's snapshot, this often */
+#define KP_HEARTBEAT_MS		2000	/* a Ping to each child, and the
+					 * observer's snapshot, this often:
+					 * each one wakes every process of
+					 * the tree (issue 27: idle) */
 #define KP_HEARTBEAT_TIMEOUT_MS	5000	/* no answer this long: unhealthy */
 #define KP_SYNC_STALE_S		300	/* pools pending this long: too */
 #define KP_STATE_QUEUE		(4u * 1024 * 1024)	/* unsent bytes to the

@@ -6,10 +6,12 @@
 // seconds, once the start has settled. Before issue 27 the accept thread
 // of the nodeserver and of the registrar woke every 100 ms (rpc/accept.c,
 // ACCEPT_POLL_MS: 40 in 4 s) and the nodeserver's health pump every 250 ms
-// (16). What stays, at about one a second each: a child's answer to the
-// broker's heartbeat, gRPC core's two timer threads (its timer lists are
-// looked at at least once a second), the broker's and the monitor's
-// checks. The second test holds kubelet's health stream open (kubelet
+// (16), and the monitor and every child's channel reader once a second
+// (the monitor's socket check, the broker's heartbeat). What stays: a
+// child's answer to the heartbeat, every 2 s, gRPC core's two timer threads
+// (its timer lists are looked at at least once a second), the broker's
+// tick and the answers it reads; the monitor's socket check is inotify's
+// fallback, every 10 s. The second test holds kubelet's health stream open (kubelet
 // 1.34 and later watch every plugin): its pump polled for a cancel every
 // 250 ms before; a cancel now wakes it (rpc_call_on_close).
 //
@@ -31,6 +33,10 @@ const PER_THREAD = 2.5 * WINDOW_S;	// wake-ups of one thread of ours in the wind
 const LOOSE_THREAD = 4.5 * WINDOW_S;
 const LOOSE_NAMES = /^(kp-broker|grpc_global_tim|timer_manager|event_engine|default-executo|resolver-execut)/;
 const PER_PROCESS = 8 * WINDOW_S;	// of one process, all its threads
+// The loops of our own (the monitor, each child's channel reader): the
+// heartbeat every 2 s, and nothing else while idle.
+const OWN_LOOP = WINDOW_S / 2 + 1;
+const OWN_NAMES = /^kp-(monitor|nodeserver|registrar)$/;
 
 function treeOf(pid) {
   const out = [pid];
@@ -94,6 +100,9 @@ async function idleWindow(t, withStream) {
     return n > (LOOSE_NAMES.test(l.split(' ')[2]) ? LOOSE_THREAD : PER_THREAD);
   });
   assert.deepEqual(busy, [], 'threads that woke on a short timer');
+  const loops = lines.filter((l) => OWN_NAMES.test(l.split(' ')[2].replace(/:$/, '')) &&
+    Number(l.split(': ').pop()) > OWN_LOOP);
+  assert.deepEqual(loops, [], `our loops woke more than ${OWN_LOOP} times in ${WINDOW_S} s (the heartbeat is every 2 s)`);
   for (const [p, n] of perProc) assert.ok(n <= PER_PROCESS, `${p}: ${n} wake-ups in ${WINDOW_S} s`);
 }
 
