@@ -10,8 +10,10 @@
 // CDI burst of 100), p50 latency at the client and the process tree's
 // CPU per call (schedstat), and the nodeserver's Rss per prepared claim.
 // Usage: node bench/run.js --journal-flat [--old DIR], or
-// node bench/journal-flat.js [--old DIR] [--calls N] (KP_BUILD: this
-// build, default build/).
+// node bench/journal-flat.js [--old DIR] [--calls N] [--sizes 1,100,...]
+// (KP_BUILD: this build, default build/; sizes in that order, repeats
+// allowed: neighbouring cells are the fair comparison on a busy machine).
+// Each cell also prints each process's CPU per call.
 
 const fs = require('node:fs');
 const os = require('node:os');
@@ -26,7 +28,7 @@ const opt = (name, def) => { const i = args.indexOf(name); return i >= 0 ? args[
 const BUILD = path.resolve(process.env.KP_BUILD || 'build');
 const OLD = opt('--old', null);
 const CALLS = Number(opt('--calls', 80));
-const SIZES = [1, 100, 1000, 10000];
+const SIZES = opt('--sizes', '1,100,1000,10000').split(',').map(Number);
 const DRIVER = 'bench.example.com';
 const PREPARE = '/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NodePrepareResources';
 const uid = (k, n) => `00000000-0000-4000-${String(k).padStart(4, '0')}-${String(n).padStart(12, '0')}`;
@@ -61,14 +63,27 @@ function tree(pid) {
   return out;
 }
 function cpu(pid) {
-  let ns = 0;
+  return tree(pid).reduce((a, p) => a + cpu1(p), 0);
+}
+// Nanoseconds of CPU by process name (comm) over the tree of pid.
+function perProcess(pid) {
+  const m = {};
   for (const p of tree(pid)) {
-    let tasks = [];
-    try { tasks = fs.readdirSync(`/proc/${p}/task`); } catch { continue; }
-    for (const t of tasks) { try { ns += Number(fs.readFileSync(`/proc/${p}/task/${t}/schedstat`, 'utf8').split(' ')[0]); } catch { /* gone */ } }
+    let c;
+    try { c = fs.readFileSync(`/proc/${p}/comm`, 'utf8').trim(); } catch { continue; }
+    m[c] = (m[c] || 0) + cpu1(p);
   }
+  return m;
+}
+
+function cpu1(p) {
+  let ns = 0;
+  let tasks = [];
+  try { tasks = fs.readdirSync(`/proc/${p}/task`); } catch { return 0; }
+  for (const t of tasks) { try { ns += Number(fs.readFileSync(`/proc/${p}/task/${t}/schedstat`, 'utf8').split(' ')[0]); } catch { /* gone */ } }
   return ns;
 }
+
 function rss(pid) {
   const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Number(m[1]) : 0;
@@ -104,16 +119,19 @@ async function cell(build, n, k) {
   await sleep(2500); // the CDI burst refilled
   const ns = tree(proc.pid).find((p) => { try { return /nodeserver/.test(fs.readFileSync(`/proc/${p}/comm`, 'utf8')); } catch { return false; } });
   const r0 = ns ? rss(ns) : 0;
+  const p0 = perProcess(proc.pid);
   const c0 = cpu(proc.pid);
   const lat = [];
   for (let i = 0; i < CALLS; i++) lat.push(await call(uid(k, i), `c-${i}`));
   const c1 = cpu(proc.pid);
+  const p1 = perProcess(proc.pid);
+  const byProc = Object.fromEntries(Object.keys(p1).map((c) => [c, (p1[c] - (p0[c] || 0)) / CALLS / 1e3]));
   lat.sort((a, b) => a - b);
   proc.stdin.end('stop\n');
   await new Promise((r) => proc.on('exit', r));
   client.close();
   fs.rmSync(dir, { recursive: true, force: true });
-  return { p50: lat[Math.floor(lat.length / 2)], cpu: (c1 - c0) / CALLS / 1e3, rssKb: r0 };
+  return { p50: lat[Math.floor(lat.length / 2)], cpu: (c1 - c0) / CALLS / 1e3, rssKb: r0, byProc };
 }
 
 async function run({ build = BUILD, old = OLD } = {}) {
@@ -124,7 +142,7 @@ async function run({ build = BUILD, old = OLD } = {}) {
     for (const [name, b] of builds) {
       const r = await cell(b, n, k++);
       rows.push({ name, n, ...r });
-      console.log(`${name.padEnd(4)} prepared=${String(n).padStart(5)}  p50 ${r.p50.toFixed(3)} ms  cpu/call ${r.cpu.toFixed(0)} us`);
+      console.log(`${name.padEnd(4)} prepared=${String(n).padStart(5)}  p50 ${r.p50.toFixed(3)} ms  cpu/call ${r.cpu.toFixed(0)} us  (${Object.entries(r.byProc).filter(([, v]) => v >= 1).map(([c, v]) => `${c.replace(/^kp-/, '')} ${v.toFixed(0)}`).join(', ')})`);
     }
   }
   for (const [name] of builds) {
