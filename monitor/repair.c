@@ -7,10 +7,11 @@
  * at 250 ms later, so that a script removing the whole directory is done
  * rather than fought) and checks the two files' inodes every 10 s (the
  * fallback: a mount over a directory is no inotify event; an overflow is
- * one, and is looked at at once), every second when inotify is missing. A file that is gone
- * or no longer the socket we bound is re-created: a new bind, the child
- * restarted on the new listener (the nodeserver drained first,
- * drain.c), and, after the DRA socket, the registration socket too, so
+ * one, and is looked at at once), every second when inotify is missing.
+ * A file that is gone or no longer the socket we bound is re-created: a
+ * new bind, the child restarted on the new listener (the nodeserver
+ * drained first, drain.c), and, after the DRA socket, the registration
+ * socket too, so
  * kubelet's plugin watcher sees a new socket, registers again and dials
  * the new endpoint.
  *
