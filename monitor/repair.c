@@ -11,9 +11,8 @@
  * A file that is gone or no longer the socket we bound is re-created: a
  * new bind, the child restarted on the new listener (the nodeserver
  * drained first, drain.c), and, after the DRA socket, the registration
- * socket too, so
- * kubelet's plugin watcher sees a new socket, registers again and dials
- * the new endpoint.
+ * socket too, so kubelet's plugin watcher sees a new socket, registers
+ * again and dials the new endpoint.
  *
  * What is never done: fight another live instance. A live socket at our
  * path (someone accepts connections there) belongs to another instance
