@@ -41,8 +41,10 @@ rest(struct child *c)
 
 /*
  * Up to budget datagrams (SIZE_MAX: until none is left), each one Log
- * frame. hup: the poll reported the peer gone, so a read of nothing
- * means the end. Returns the datagrams read.
+ * frame. hup: the poll reported the peer gone or done writing
+ * (POLLRDHUP), so a read of nothing means the end, not an empty
+ * datagram: else a child's shutdown(SHUT_WR) would be read as 256 empty
+ * datagrams at every rest's end, for ever. Returns the datagrams read.
  */
 static size_t
 drain_log(struct sup *sup, struct child *c, int hup, size_t budget)

@@ -54,6 +54,15 @@
  *   stderr-flood:<count>[:<n>] count lines "FLOOD <i>" on stderr, one
  *                              write each (padded with n spaces)
  *   log-frame:ready            a READY datagram on the log channel
+ *   log-shut:<wr|rdwr>         shutdown(2) of our end of the log channel
+ *                              (SHUT_WR: the supervisor's end reads EOF
+ *                              with POLLIN, never POLLHUP)
+ *   log-burst:<count>:<bytes>  count kp_log warnings "BURST <i>" padded
+ *                              to bytes with 'y', as fast as they go
+ *   die:<count>                count lines "DYING-E <i>" on stderr and
+ *                              "DYING-L <i>" by kp_log, 0.7 ms apart,
+ *                              then _exit(7): the nodeserver ends with
+ *                              the last ones unread
  *   log-sendto:<path>          a Log datagram "SENDTO-PROBE" sent with
  *                              sendto(2) to the unix socket at path on the
  *                              log channel
@@ -869,6 +878,37 @@ probe(const char *spec, char *out, size_t size)
 				ok++;
 		snprintf(out, size, "stderr-flood: wrote %ld", ok);
 		return;
+	} else if (strcmp(op, "log-shut") == 0) {
+		int	 fd = log_fd();
+
+		r = fd == -1 ? -1 : shutdown(fd, strcmp(a, "wr") == 0 ?
+		    SHUT_WR : SHUT_RDWR);
+	} else if (strcmp(op, "log-burst") == 0) {
+		long	 k, count = strtol(a, NULL, 10);
+		size_t	 len = strtoul(b, NULL, 10);
+		char	 ys[4096];
+
+		if (len >= sizeof(ys))
+			len = sizeof(ys) - 1;
+		memset(ys, 'y', len);
+		ys[len] = '\0';
+		for (k = 0; k < count; k++)
+			kp_log(KP_LOG_WARNING, 0, "BURST %ld %s", k, ys);
+		snprintf(out, size, "log-burst: sent %ld", count);
+		return;
+	} else if (strcmp(op, "die") == 0) {
+		long			 k, count = strtol(a, NULL, 10);
+		struct timespec		 ts = { 0, 700000 };
+
+		/* One line each 0.7 ms: the broker reads them as they come,
+		 * so its fds rest (2 ms) when the last ones are written. */
+		for (k = 0; k < count; k++) {
+			dprintf(2, "DYING-E %ld\n", k);
+			kp_log(KP_LOG_WARNING, 0, "DYING-L %ld", k);
+			if (k + 1 < count)
+				nanosleep(&ts, NULL);
+		}
+		_exit(7);
 	} else if (strcmp(op, "log-frame") == 0 ||
 	    strcmp(op, "log-sendto") == 0) {
 		log_channel(op, a, out, size);

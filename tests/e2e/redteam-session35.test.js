@@ -1,0 +1,97 @@
+'use strict';
+// Red team of session 35's changes: the batched log relay
+// (supervisor/logrelay.c), the claim_cancel token, the 2 s heartbeat and
+// the broker's longer poll, the monitor's 10 s socket check when inotify
+// watches. The hostile nodeserver is tests/e2e/bin/kp_attack.c (its
+// unprepare hook runs a spec, attackProbes in lib/plugin.js).
+//
+//   KP_BUILD=build node --test --test-concurrency=1 tests/e2e/redteam-session35.test.js
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { spawnSync, execFileSync } = require('node:child_process');
+const { KubeletSim } = require('../kubelet-sim');
+const { BUILD, makeRoot, roles, until, sleep, attackProbes, withApi, procStatus } = require('./lib/plugin');
+
+const ATTACK = path.join(BUILD, 'tests', 'kp_attack');
+const DRIVER = 'test.example.com';
+
+// kp_attack with Kubernetes access (an emulator), kubelet registered;
+// run(spec) runs spec in the unprepare hook.
+async function setup(t, args = [], opts = {}) {
+  const root = makeRoot(DRIVER);
+  const probes = fs.mkdtempSync(path.join(os.tmpdir(), 'kp-rt35-'));
+  fs.chmodSync(probes, 0o755);
+  t.after(() => fs.rmSync(probes, { recursive: true, force: true }));
+  const { drv, emu } = await withApi(t, root, ['--read-path', probes, ...args],
+    { binary: ATTACK, ...opts, env: { KP_ATTACK_DIR: probes } });
+  t.after(() => assert.doesNotMatch(drv.stderr, /Sanitizer|runtime error:/));
+  await drv.ready();
+  const sim = new KubeletSim({ registryDir: root.registry, retryInitialMs: 100 }).start();
+  t.after(() => sim.stop());
+  await sim.waitForDriver(DRIVER);
+  return { root, drv, emu, sim, run: attackProbes(sim, DRIVER, probes) };
+}
+
+// Context switches of pid (every thread's): its wake-ups.
+function wakeups(pid) {
+  let n = 0;
+  for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
+    const st = procStatus(`${pid}/task/${tid}`);
+    if (st) n += Number(st.voluntary_ctxt_switches) + Number(st.nonvoluntary_ctxt_switches);
+  }
+  return n;
+}
+
+test('red team: a nodeserver that shuts its log channel for writing (EOF without POLLHUP) does not keep the broker waking; it stays, and its stderr is still relayed', async (t) => {
+  const { drv, run } = await setup(t);
+  const r0 = roles(drv.proc.pid);
+  assert.ok(r0.broker && r0.nodeserver, JSON.stringify(r0));
+  assert.match(await run('log-shut:wr'), /log-shut wr: ok/);
+  await sleep(500);
+  // Idle, the broker wakes for the heartbeat (every 2 s) and the
+  // children's answers: a handful in 2 s. A log fd at EOF that stays
+  // polled wakes it at every rest's end (2 ms): about a thousand.
+  const w0 = wakeups(r0.broker);
+  await sleep(2000);
+  const woke = wakeups(r0.broker) - w0;
+  t.diagnostic(`broker wake-ups in 2 s: ${woke}`);
+  assert.ok(woke < 100, `the broker woke ${woke} times in 2 s after the nodeserver's shutdown(SHUT_WR)`);
+  assert.deepEqual(roles(drv.proc.pid), r0, 'nobody restarted');
+  assert.match(await run('stderr-flood:3'), /stderr-flood: wrote 3/);
+  await drv.stderrMatch(/nodeserver\] stderr: FLOOD 2$/m);
+});
+
+// The lines of one dying nodeserver: "DYING-E <i>" (stderr) and
+// "DYING-L <i>" (kp_log) of pid, and where its exit line is.
+function dyingLines(text, pid) {
+  const lines = text.split('\n');
+  const exit = lines.findIndex((l) => /broker\] nodeserver exited with status 7$/.test(l));
+  const mine = (re) => lines.map((l, i) => (new RegExp(` ${pid} nodeserver\\] (stderr: )?${re} \\d+$`).test(l) ? i : -1))
+    .filter((i) => i >= 0);
+  return { exit, err: mine('DYING-E'), log: mine('DYING-L') };
+}
+
+test('red team: what a nodeserver wrote on stderr and by kp_log just before it died (its log fds resting) is relayed whole, before the line about its end, three deaths in a row', async (t) => {
+  const { drv, run } = await setup(t);
+  const N = 40;
+  for (let round = 0; round < 3; round++) {
+    const ns = roles(drv.proc.pid).nodeserver;
+    const from = drv.stderr.length;
+    // The hook ends the nodeserver: the call fails.
+    await run(`die:${N}`);
+    await drv.stderrMatch(new RegExp(`(?:.|\\n){${from}}(?:.|\\n)*nodeserver exited with status 7`), 10000);
+    // A replacement, serving: the next round's hook runs in it.
+    await until(() => { const p = roles(drv.proc.pid).nodeserver; return p && p !== ns; }, 15000);
+    await until(async () => /unknown op|no spec/.test(await run('nothing')), 15000, 200);
+    const d = dyingLines(drv.stderr.slice(from), ns);
+    assert.ok(d.exit >= 0, `round ${round}: no exit line`);
+    assert.equal(d.err.length, N, `round ${round}: stderr lines relayed`);
+    assert.equal(d.log.length, N, `round ${round}: kp_log lines relayed`);
+    assert.deepEqual(d.err.filter((i) => i > d.exit), [], `round ${round}: stderr lines after the exit line`);
+    assert.deepEqual(d.log.filter((i) => i > d.exit), [], `round ${round}: kp_log lines after the exit line`);
+  }
+});
