@@ -469,6 +469,8 @@ sup_timeout(struct sup *sup)
 		t = d;
 	if ((d = logrelay_next_ms(sup)) >= 0 && d < t)
 		t = d;
+	if ((d = drain_next_ms(sup)) >= 0 && d < t)
+		t = d;
 	/* The heartbeat's period at most: nothing else here is
 	 * periodic; every other timer is due sooner. */
 	return (t < 0 ? 0 : t > KP_HEARTBEAT_MS ? KP_HEARTBEAT_MS : (int)t);

@@ -95,3 +95,72 @@ test('red team: what a nodeserver wrote on stderr and by kp_log just before it d
     assert.deepEqual(d.log.filter((i) => i > d.exit), [], `round ${round}: kp_log lines after the exit line`);
   }
 });
+
+test('red team: a nodeserver flooding kp_log and stderr at once (6,000 lines) gets at most its burst and rate relayed; every other line is counted in a report, none lost unsaid; the broker\'s own lines about it stay few', async (t) => {
+  const { drv, run } = await setup(t);
+  const r0 = roles(drv.proc.pid);
+  const from = drv.stderr.length;
+  const t0 = Date.now();
+  const N = 3000;
+  const [a, b] = await Promise.all([run(`log-burst:${N}:100`), run(`stderr-flood:${N}:100`)]);
+  assert.match(a, new RegExp(`log-burst: sent ${N}`));
+  assert.match(b, new RegExp(`stderr-flood: wrote ${N}`));
+  const ms = Date.now() - t0;
+  // The last count is reported once the bucket has a token again.
+  const re = /broker\] nodeserver: (\d+) log lines dropped \(more than 200 a second\)$/;
+  const count = () => {
+    const lines = drv.stderr.slice(from).split('\n');
+    const relayed = lines.filter((l) => l.includes(` ${r0.nodeserver} nodeserver] `)).length;
+    const reports = lines.map((l) => re.exec(l)).filter(Boolean);
+    return { relayed, reports: reports.length, dropped: reports.reduce((s, m) => s + Number(m[1]), 0) };
+  };
+  await until(() => count().relayed + count().dropped >= 2 * N, 10000).catch(() => {});
+  await sleep(1000);
+  const c = count();
+  t.diagnostic(`in ${ms} ms: ${JSON.stringify(c)}`);
+  // The burst and what refilled while the hooks ran (the hook's own
+  // "attack:" lines and the reports take tokens too).
+  assert.ok(c.relayed <= 1000 + 200 * ms / 1000 + 1, `${c.relayed} lines relayed in ${ms} ms`);
+  assert.ok(c.relayed + c.dropped >= 2 * N, 'every line relayed or counted');
+  // A report per allowed line at most; a flood is not doubled by them.
+  assert.ok(c.reports <= c.relayed, `${c.reports} reports`);
+  assert.deepEqual(roles(drv.proc.pid), r0, 'a flood within the rules kills nobody');
+});
+
+test('red team: a sustained stderr flood (200,000 lines, the pipe kept full) gets the burst and 200 lines a second relayed, and the reports of what was dropped do not double that', async (t) => {
+  const { drv, run } = await setup(t);
+  const r0 = roles(drv.proc.pid);
+  const from = drv.stderr.length;
+  const t0 = Date.now();
+  assert.match(await run('stderr-flood:200000:60'), /stderr-flood: wrote 200000/);
+  const ms = Date.now() - t0;
+  await sleep(2500);
+  const lines = drv.stderr.slice(from).split('\n');
+  const relayed = lines.filter((l) => l.includes(` ${r0.nodeserver} nodeserver] `)).length;
+  const reports = lines.filter((l) => /broker\] nodeserver: \d+ log lines dropped/.test(l)).length;
+  t.diagnostic(`in ${ms} ms: relayed ${relayed}, reports ${reports}`);
+  assert.ok(relayed <= 1000 + 200 * (ms + 2500) / 1000 + 1, `${relayed} lines relayed in ${ms} ms`);
+  assert.ok(relayed + reports <= 1000 + 200 * (ms + 2500) / 1000 + 1, `${relayed} lines and ${reports} reports in ${ms} ms`);
+});
+
+// The broker's poll sleeps up to a heartbeat (2 s): every deadline must
+// be one of its timeouts, or it is met only at the next heartbeat. A hung
+// nodeserver is drained for kp_shutdown_grace (here 100 ms), then killed
+// (drain.c kill_at). A missed timer waits for whatever wakes the broker
+// next: here about a second late (the publisher's and observer's frames),
+// up to a heartbeat. The bound, 700 ms, is 7 times the grace (a timing
+// bound: no count shows a missed deadline).
+test('red team: a hung nodeserver (SIGSTOP) drained with a 100 ms grace is killed at its deadline, not at the next heartbeat', async (t) => {
+  const { drv } = await setup(t, ['--hung-ms', '3000', '--shutdown-grace-ms', '100']);
+  const old = roles(drv.proc.pid).nodeserver;
+  process.kill(old, 'SIGSTOP');
+  t.after(() => { try { process.kill(old, 'SIGCONT'); } catch { /* gone */ } });
+  await drv.stderrMatch(/nodeserver has not answered the supervisor's heartbeat for \d+ s \(kp_hung_child_timeout 3000 ms\): draining it/, 15000);
+  const t0 = Date.now();
+  const gone = () => { const st = procStatus(old); return st === null || /^Z/.test(st.State); };
+  await until(gone, 10000, 10);
+  const ms = Date.now() - t0;
+  t.diagnostic(`killed ${ms} ms after the verdict was read`);
+  assert.ok(ms < 700, `the hung nodeserver was killed ${ms} ms after its 100 ms drain began`);
+  await drv.stderrMatch(new RegExp(`nodeserver ready, pid (?!${old}\\b)\\d+ \\(restarted\\)`), 15000);
+});

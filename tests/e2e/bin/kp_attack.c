@@ -95,7 +95,8 @@
  * --cdi-device-number <type>:<major>:<first>:<last>:<pattern>,
  * --cdi-mount-prefix, --cdi-hook: the kp_cdi_allow_*() declarations,
  * --device-metadata <version>,
- * --http-endpoint, --hung-ms (kp_hung_child_timeout), --kube-qps Q[:B]
+ * --http-endpoint, --hung-ms (kp_hung_child_timeout), --shutdown-grace-ms
+ * (kp_shutdown_grace), --kube-qps Q[:B]
  * (kp_kube_api_qps); --error-cb:
  * kp_error_callback printing "errcb <KP_NAME> rec=<0|1> <message>" on
  * stdout, as kp_testdriver's); after
@@ -1265,6 +1266,7 @@ main(int argc, char **argv)
 		{ "cdi-device-number", 1, 0, 342 },
 		{ "hung-ms", 1, 0, 343 },
 		{ "kube-qps", 1, 0, 344 },
+		{ "shutdown-grace-ms", 1, 0, 345 },
 		{ 0, 0, 0, 0 }
 	};
 	struct kp_options	*o;
@@ -1314,6 +1316,8 @@ main(int argc, char **argv)
 		case 344: r = kp_kube_api_qps(o, strtod(optarg, NULL),
 		    strchr(optarg, ':') ? (int)strtol(strchr(optarg, ':') + 1,
 		    0, 10) : 10); break;
+		case 345: r = kp_shutdown_grace(o, (int)strtol(optarg, 0, 10));
+			break;
 		case 'c': r = kp_kube_client_kubeconfig(o, optarg, NULL); break;
 		case 'n': r = kp_node_name(o, optarg); break;
 		default: r = -1;
