@@ -14,7 +14,7 @@ const os = require('node:os');
 const path = require('node:path');
 const { spawnSync, execFileSync } = require('node:child_process');
 const { KubeletSim } = require('../kubelet-sim');
-const { BUILD, makeRoot, roles, until, sleep, attackProbes, withApi, procStatus } = require('./lib/plugin');
+const { BUILD, makeRoot, roles, until, sleep, attackProbes, withApi, procStatus, isAlive } = require('./lib/plugin');
 
 const ATTACK = path.join(BUILD, 'tests', 'kp_attack');
 const DRIVER = 'test.example.com';
@@ -164,3 +164,42 @@ test('red team: a hung nodeserver (SIGSTOP) drained with a 100 ms grace is kille
   assert.ok(ms < 700, `the hung nodeserver was killed ${ms} ms after its 100 ms drain began`);
   await drv.stderrMatch(new RegExp(`nodeserver ready, pid (?!${old}\\b)\\d+ \\(restarted\\)`), 15000);
 });
+
+// What inotify cannot see: a mount over the DRA socket's directory, a
+// rename of a directory above it (the watched directory itself neither
+// moves nor changes). The monitor's inode check, every 10 s when inotify
+// watches (b7dfd66; every second before), finds the path no longer leads
+// to the directory it bound in: not repaired there, the plugin stops,
+// saying why (repair.c). Within a check's period and a margin, no longer.
+const CAN_UNSHARE = process.getuid() === 0 &&
+  spawnSync('unshare', ['--mount', '--propagation', 'private', 'true']).status === 0;
+
+for (const how of ['a bind mount over', 'a rename of the directory above']) {
+  const mount = how.startsWith('a bind');
+  test(`red team: ${how} the DRA socket's directory (no inotify event) stops the plugin within the fallback check, with the reason`,
+    { skip: mount && !CAN_UNSHARE ? 'needs root and unshare --mount' : false }, async (t) => {
+      const { root, drv } = await setup(t, [], mount ? { binary: 'unshare', prefixArgs: ['--mount', '--propagation', 'private', ATTACK] } : {});
+      const dir = path.dirname(root.draSock);
+      assert.ok(fs.statSync(root.draSock).isSocket());
+      // Past the monitor's first check (1 s after its start): the next
+      // one is the 10 s fallback.
+      await sleep(1500);
+      const r0 = roles(drv.proc.pid);
+      assert.ok(r0.supervisor && r0.nodeserver, JSON.stringify(r0));
+      if (mount) {
+        const empty = fs.mkdtempSync(path.join(os.tmpdir(), 'kp-rt35-over-'));
+        t.after(() => fs.rmSync(empty, { recursive: true, force: true }));
+        // In the plugin's own mount namespace (unshare exec'd it).
+        execFileSync('nsenter', ['-t', String(drv.proc.pid), '-m', 'mount', '--bind', empty, dir]);
+      } else {
+        fs.renameSync(path.dirname(dir), `${path.dirname(dir)}.old`);
+        fs.mkdirSync(dir, { recursive: true });
+      }
+      // The driver process stays (kp_attack waits for "stop"); the
+      // plugin's processes end.
+      await drv.stderrMatch(/monitor\] fatal: DRA socket \S+ (is gone and cannot be re-created|[^\n]*not repairing it there)/, 16000);
+      // (The monitor a zombie until the driver's kp_stop.)
+      await until(() => Object.values(r0).every((pid) => !isAlive(pid)), 10000);
+      assert.match(drv.stderr, /monitor\] monitor stopped/);
+    });
+}
