@@ -203,3 +203,35 @@ for (const how of ['a bind mount over', 'a rename of the directory above']) {
       assert.match(drv.stderr, /monitor\] monitor stopped/);
     });
 }
+
+// The broker writes a pass's lines at its end (log_stderr_batch): what
+// one pass relays must fit what its stderr holds (the pipe and the 256
+// KiB it keeps), or a child's burst, within its budget, pushes out the
+// lines of every other process (and its own) while the reader is not
+// slow at all.
+test('red team: a burst of 500 kp_log lines of 4 KiB, and one of 900 stderr lines of 500 bytes (within the 1000-line burst), reach a reader that keeps up: every line relayed, none dropped for a full stderr', async (t) => {
+  const { drv, run } = await setup(t);
+  const r0 = roles(drv.proc.pid);
+  const from = drv.stderr.length;
+  assert.match(await run('log-burst:500:4000'), /log-burst: sent 500/);
+  const burst = () => drv.stderr.slice(from).split('\n')
+    .filter((l) => new RegExp(` ${r0.nodeserver} nodeserver\\] BURST \\d+ y+$`).test(l)).length;
+  // Not polled meanwhile: the test's own reads of stderr are the reader.
+  await sleep(1500);
+  const full = drv.stderr.slice(from).split('\n').filter((l) => /log lines dropped: stderr was full/.test(l));
+  t.diagnostic(`${burst()} relayed; ${full.length} reports of a full stderr`);
+  assert.equal(burst(), 500, `lines relayed of 500; ${full.length} reports of a full stderr: ${full.slice(0, 3).join(' | ')}`);
+  assert.deepEqual(full, []);
+  // The same through stderr: 900 lines of 500 bytes (the relay's line
+  // is 511), once the bucket is full again (1000 lines at 200 a second).
+  await sleep(5500);
+  const from2 = drv.stderr.length;
+  assert.match(await run('stderr-flood:900:490'), /stderr-flood: wrote 900/);
+  await sleep(1500);
+  const lines = drv.stderr.slice(from2).split('\n');
+  const flood = lines.filter((l) => new RegExp(` ${r0.nodeserver} nodeserver\\] stderr: FLOOD \\d+ x+$`).test(l)).length;
+  const full2 = lines.filter((l) => /log lines dropped: stderr was full/.test(l));
+  t.diagnostic(`${flood} stderr lines relayed; ${full2.length} reports of a full stderr`);
+  assert.equal(flood, 900, `stderr lines relayed of 900; ${full2.length} reports of a full stderr`);
+  assert.deepEqual(full2, []);
+});
