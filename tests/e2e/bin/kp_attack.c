@@ -59,10 +59,11 @@
  *                              with POLLIN, never POLLHUP)
  *   log-burst:<count>:<bytes>  count kp_log warnings "BURST <i>" padded
  *                              to bytes with 'y', as fast as they go
- *   die:<count>                count lines "DYING-E <i>" on stderr and
+ *   die:<count>[:<n>]          count lines "DYING-E <i>" on stderr and
  *                              "DYING-L <i>" by kp_log, 0.7 ms apart,
  *                              then _exit(7): the nodeserver ends with
- *                              the last ones unread
+ *                              the last ones unread; with n, stderr
+ *                              lines only, padded with n 'z's, at once
  *   log-sendto:<path>          a Log datagram "SENDTO-PROBE" sent with
  *                              sendto(2) to the unix socket at path on the
  *                              log channel
@@ -899,12 +900,20 @@ probe(const char *spec, char *out, size_t size)
 		return;
 	} else if (strcmp(op, "die") == 0) {
 		long			 k, count = strtol(a, NULL, 10);
+		size_t			 pad = strtoul(b, NULL, 10);
 		struct timespec		 ts = { 0, 700000 };
+		char			 zs[501];
 
+		if (pad > 500)
+			pad = 500;
+		memset(zs, 'z', pad);
+		zs[pad] = '\0';
 		/* One line each 0.7 ms: the broker reads them as they come,
 		 * so its fds rest (2 ms) when the last ones are written. */
 		for (k = 0; k < count; k++) {
-			dprintf(2, "DYING-E %ld\n", k);
+			dprintf(2, "DYING-E %ld%s%s\n", k, pad ? " " : "", zs);
+			if (pad)
+				continue;	/* at once, stderr only */
 			kp_log(KP_LOG_WARNING, 0, "DYING-L %ld", k);
 			if (k + 1 < count)
 				nanosleep(&ts, NULL);
