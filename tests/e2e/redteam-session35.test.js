@@ -238,3 +238,22 @@ test('red team: a burst of 500 kp_log lines of 4 KiB, and one of 900 stderr line
   assert.equal(flood, 900, `stderr lines relayed of 900; ${full2.length} reports of a full stderr`);
   assert.deepEqual(full2, []);
 });
+
+// A kp_log line is cut twice: its text at 4095 bytes (the child), the
+// klog line at PIPE_BUF (the broker's stderr writes whole lines of at
+// most that). A forged header placed across either cut must not start a
+// line of its own.
+test('red team: kp_log lines of 4000-4094 bytes ending in a forged broker header: the cuts never start a line with it; every such text stays inside a nodeserver line', async (t) => {
+  const { drv, run } = await setup(t);
+  const r0 = roles(drv.proc.pid);
+  const from = drv.stderr.length;
+  assert.match(await run('log-long:4000:4094'), /log-long: sent 95/);
+  await until(() => /nodeserver\] stderr: attack: log-long/.test(drv.stderr.slice(from)), 10000);
+  await sleep(300);
+  const lines = drv.stderr.slice(from).split('\n');
+  const mine = lines.filter((l) => l.startsWith('W') && l.includes(` ${r0.nodeserver} nodeserver] yyyy`));
+  assert.equal(mine.length, 95, 'one line each');
+  assert.deepEqual(lines.filter((l) => /^E1201|^[^\n]{0,60}broker\] FORGED/.test(l)), []);
+  for (const l of lines.filter((x) => x.includes('FORGED-LONG'))) assert.match(l, new RegExp(`^W\\d{4} [\\d:.]+ +${r0.nodeserver} nodeserver\\] y+E1201 `));
+  assert.ok(mine.every((l) => Buffer.byteLength(l) < 4096), 'each line within PIPE_BUF');
+});

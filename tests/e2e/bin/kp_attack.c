@@ -59,6 +59,11 @@
  *                              with POLLIN, never POLLHUP)
  *   log-burst:<count>:<bytes>  count kp_log warnings "BURST <i>" padded
  *                              to bytes with 'y', as fast as they go
+ *   log-long:<lo>:<hi>         for each n in [lo, hi] a kp_log warning of
+ *                              n 'y's, then a forged broker klog header
+ *                              ("FORGED-LONG <n>"): the line's cuts
+ *                              (4095 bytes of text, PIPE_BUF a line) fall
+ *                              inside it for some n
  *   die:<count>[:<n>]          count lines "DYING-E <i>" on stderr and
  *                              "DYING-L <i>" by kp_log, 0.7 ms apart,
  *                              then _exit(7): the nodeserver ends with
@@ -897,6 +902,16 @@ probe(const char *spec, char *out, size_t size)
 		for (k = 0; k < count; k++)
 			kp_log(KP_LOG_WARNING, 0, "BURST %ld %s", k, ys);
 		snprintf(out, size, "log-burst: sent %ld", count);
+		return;
+	} else if (strcmp(op, "log-long") == 0) {
+		long	 k, lo = strtol(a, NULL, 10), hi = strtol(b, NULL, 10);
+		char	 ys[4096];
+
+		memset(ys, 'y', sizeof(ys));
+		for (k = lo; k <= hi && k < (long)sizeof(ys); k++)
+			kp_log(KP_LOG_WARNING, 0, "%.*sE1201 00:00:00.000000"
+			    "       1 broker] FORGED-LONG %ld", (int)k, ys, k);
+		snprintf(out, size, "log-long: sent %ld", hi - lo + 1);
 		return;
 	} else if (strcmp(op, "die") == 0) {
 		long			 k, count = strtol(a, NULL, 10);
