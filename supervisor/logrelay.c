@@ -50,7 +50,8 @@ rest(struct child *c)
 }
 
 /*
- * Up to budget datagrams (SIZE_MAX: until none is left), each one Log
+ * Up to budget datagrams and RELAY_BYTES of text relayed (SIZE_MAX:
+ * until none is left, written out every RELAY_BYTES), each one Log
  * frame. hup: the poll reported the peer gone or done writing
  * (POLLRDHUP), so a read of nothing means the end, not an empty
  * datagram: else a child's shutdown(SHUT_WR) would be read as 256 empty
@@ -65,7 +66,15 @@ drain_log(struct sup *sup, struct child *c, int hup, size_t budget)
 	ssize_t		 n;
 	size_t		 got = 0, out = 0;
 
-	while (c->logfd != -1 && got < budget && out < RELAY_BYTES) {
+	while (c->logfd != -1 && got < budget) {
+		if (out >= RELAY_BYTES) {
+			if (budget != SIZE_MAX)
+				break;
+			/* The last read of a dead child's: what stderr
+			 * takes now, then the next pass's bytes. */
+			log_stderr_flush();
+			out = 0;
+		}
 		n = recv(c->logfd, buf, sizeof(buf), MSG_DONTWAIT | MSG_TRUNC);
 		if ((n == 0 && hup) || (n == -1 && errno != EAGAIN &&
 		    errno != EINTR)) {
@@ -114,14 +123,12 @@ logrelay_read_log(struct sup *sup, struct child *c, int hup)
 /*
  * The child was reaped: what it sent before it died is read (the fd may
  * have been resting), then the channel closed. Bounded by what its
- * socket buffer held: nobody writes any more. A pass's bytes at a time,
- * each written out as far as stderr takes it.
+ * socket buffer held: nobody writes any more.
  */
 void
 logrelay_close_log(struct sup *sup, struct child *c)
 {
-	while (drain_log(sup, c, 1, SIZE_MAX) > 0)
-		log_stderr_flush();
+	(void)drain_log(sup, c, 1, SIZE_MAX);
 	if (c->logfd != -1)
 		close(c->logfd);
 	c->logfd = -1;
