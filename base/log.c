@@ -203,16 +203,23 @@ log_stderr_flush(void)
 	err_off = err_len = 0;
 }
 
-/* Append n bytes to what waits: 1, or 0 when there is no room. */
+/* Whether n more bytes fit what waits (moved to the front if need be). */
 static int
-err_append(const char *p, size_t n)
+err_fits(size_t n)
 {
 	if (err_len + n > ERR_BUF && err_off > 0) {
 		memmove(err_buf, err_buf + err_off, err_len - err_off);
 		err_len -= err_off;
 		err_off = 0;
 	}
-	if (err_len + n > ERR_BUF)
+	return (err_len + n <= ERR_BUF);
+}
+
+/* Append n bytes to what waits: 1, or 0 when there is no room. */
+static int
+err_append(const char *p, size_t n)
+{
+	if (!err_fits(n))
 		return (0);
 	memcpy(err_buf + err_len, p, n);
 	err_len += n;
@@ -289,9 +296,11 @@ log_stderr_try(char *line, size_t n)
 	if (err_lost > 0) {
 		snprintf(text, sizeof(text), "%llu log lines dropped: stderr "
 		    "was full (not read fast enough)", err_lost);
+		/* With the line, or not yet: a count that fits alone
+		 * would say "1 dropped" for every line while full. */
 		if ((k = klog_line(lost, sizeof(lost), log_rolename,
 		    (int)getpid(), KP_LOG_WARNING, text)) > 0 &&
-		    err_append(lost, (size_t)k))
+		    err_fits((size_t)k + n) && err_append(lost, (size_t)k))
 			err_lost = 0;
 	}
 	if (err_lost > 0 || !err_append(line, n)) {

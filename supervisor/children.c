@@ -230,16 +230,17 @@ child_log_exit(struct child *c, int status)
 void
 child_reaped(struct sup *sup, struct child *c, int status)
 {
-	/* What it logged before it died (the fd may be resting) comes
-	 * before the line about its end. */
+	/* What it logged and wrote on stderr before it died (the fds may
+	 * be resting; a pass reads 16 KiB) comes before the line about its
+	 * end. */
 	logrelay_close_log(sup, c);
+	sup_drain_stderr(sup, c, 1);
 	child_log_exit(c, status);
 	status_child_down(sup, c, status, c->violated);
 	c->violated = 0;
 	c->hung = 0;
 	c->start_failed = 0;
 	ipc_chan_close(&c->ctl);
-	sup_drain_stderr(sup, c, 1);
 	c->pid = -1;
 	c->state = CS_STOPPED;
 }

@@ -130,3 +130,21 @@ drain_tick(struct sup *sup)
 		ts_after_ms(&sup->stop_deadline, KP_STOP_GRACE_MS);
 	}
 }
+
+/*
+ * Milliseconds until drain_tick() kills a draining nodeserver; -1: none
+ * drains. One of the broker's poll timeouts: else a grace shorter than
+ * the heartbeat (kp_shutdown_grace, drain_hung) would end only at the
+ * next heartbeat, up to KP_HEARTBEAT_MS late.
+ */
+long long
+drain_next_ms(const struct sup *sup)
+{
+	const struct child	*ns = &sup->children[ROLE_NODESERVER];
+	long long		 d;
+
+	if (ns->pid <= 0 || !ns->draining)
+		return (-1);
+	d = ts_ms_until(&ns->kill_at);
+	return (d < 0 ? 0 : d);
+}

@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -30,7 +31,16 @@
 #define RELAY_REST_MS		2	/* a child's log fds rest after a read */
 #define RELAY_DGRAMS		256	/* log datagrams per pass: no starvation,
 					 * and about a full socket buffer */
-#define RELAY_READS		16	/* 4 KiB stderr reads per pass */
+#define RELAY_READS		4	/* 4 KiB stderr reads per pass */
+#define RELAY_BYTES		(16 * 1024)	/* text relayed from one
+					 * child's datagrams per pass */
+/*
+ * A pass's lines go out at its end (log_stderr_batch), into a pipe (64
+ * KiB) and a 256 KiB buffer behind it: a pass of one child must stay far
+ * below that (16 KiB, 8 MB a second), or a burst within its budget
+ * (1000 lines of 4 KiB) drops every other process's lines meanwhile,
+ * from a reader that is not slow at all.
+ */
 
 /* Something was read: the fds rest before the next look. */
 static void
@@ -40,9 +50,12 @@ rest(struct child *c)
 }
 
 /*
- * Up to budget datagrams (SIZE_MAX: until none is left), each one Log
- * frame. hup: the poll reported the peer gone, so a read of nothing
- * means the end. Returns the datagrams read.
+ * Up to budget datagrams and RELAY_BYTES of text relayed (SIZE_MAX:
+ * until none is left, written out every RELAY_BYTES), each one Log
+ * frame. hup: the poll reported the peer gone or done writing
+ * (POLLRDHUP), so a read of nothing means the end, not an empty
+ * datagram: else a child's shutdown(SHUT_WR) would be read as 256 empty
+ * datagrams at every rest's end, for ever. Returns the datagrams read.
  */
 static size_t
 drain_log(struct sup *sup, struct child *c, int hup, size_t budget)
@@ -51,9 +64,17 @@ drain_log(struct sup *sup, struct child *c, int hup, size_t budget)
 	char		 err[KP_ERROR_SIZE];
 	Kpipc__Msg	*m;
 	ssize_t		 n;
-	size_t		 got = 0;
+	size_t		 got = 0, out = 0;
 
 	while (c->logfd != -1 && got < budget) {
+		if (out >= RELAY_BYTES) {
+			if (budget != SIZE_MAX)
+				break;
+			/* The last read of a dead child's: what stderr
+			 * takes now, then the next pass's bytes. */
+			log_stderr_flush();
+			out = 0;
+		}
 		n = recv(c->logfd, buf, sizeof(buf), MSG_DONTWAIT | MSG_TRUNC);
 		if ((n == 0 && hup) || (n == -1 && errno != EAGAIN &&
 		    errno != EINTR)) {
@@ -82,9 +103,11 @@ drain_log(struct sup *sup, struct child *c, int hup, size_t budget)
 			break;
 		}
 		if ((m->log->level != KP_LOG_INFO ||
-		    log_enabled(m->log->verbosity)) && charge_log_allowed(c))
+		    log_enabled(m->log->verbosity)) && charge_log_allowed(c)) {
 			log_emit(c->name, (int)c->pid, m->log->level,
 			    m->log->verbosity, m->log->text);
+			out += strlen(m->log->text);
+		}
 		ipc_free(m);
 	}
 	return (got);

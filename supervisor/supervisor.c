@@ -469,6 +469,8 @@ sup_timeout(struct sup *sup)
 		t = d;
 	if ((d = logrelay_next_ms(sup)) >= 0 && d < t)
 		t = d;
+	if ((d = drain_next_ms(sup)) >= 0 && d < t)
+		t = d;
 	/* The heartbeat's period at most: nothing else here is
 	 * periodic; every other timer is due sooner. */
 	return (t < 0 ? 0 : t > KP_HEARTBEAT_MS ? KP_HEARTBEAT_MS : (int)t);
@@ -543,7 +545,9 @@ sup_poll(struct sup *sup)
 		 * (logrelay.c). */
 		rest = logrelay_resting(c);
 		pfd[PFD_LOG(i)].fd = rest ? -1 : c->logfd;
-		pfd[PFD_LOG(i)].events = POLLIN;
+		/* POLLRDHUP: a child's shutdown(SHUT_WR) is an EOF with
+		 * POLLIN but never POLLHUP (the socket stays connected). */
+		pfd[PFD_LOG(i)].events = POLLIN | POLLRDHUP;
 		pfd[PFD_ERR(i)].fd = rest ? -1 : c->errfd;
 		pfd[PFD_ERR(i)].events = POLLIN;
 	}
@@ -566,9 +570,9 @@ sup_poll(struct sup *sup)
 		log_stderr_flush();
 	for (i = 0; i < ROLE_COUNT; i++) {
 		c = &sup->children[i];
-		if (pfd[PFD_LOG(i)].revents & (POLLIN | POLLHUP))
+		if (pfd[PFD_LOG(i)].revents & (POLLIN | POLLHUP | POLLRDHUP))
 			logrelay_read_log(sup, c, (pfd[PFD_LOG(i)].revents &
-			    POLLHUP) != 0);
+			    (POLLHUP | POLLRDHUP)) != 0);
 		if (pfd[PFD_ERR(i)].revents & (POLLIN | POLLHUP))
 			sup_drain_stderr(sup, c, 0);
 		if (pfd[PFD_CTL(i)].revents & (POLLIN | POLLHUP | POLLERR))

@@ -450,6 +450,7 @@ void	chan_log(void *, enum kp_log_level, int, const char *, const char *);
 void	drain_begin(struct sup *);
 void	drain_restart(struct sup *, struct child *);
 void	drain_tick(struct sup *);
+long long drain_next_ms(const struct sup *);
 void	drain_hung(struct sup *, struct child *);
 
 /* heal.c */

@@ -54,6 +54,21 @@
  *   stderr-flood:<count>[:<n>] count lines "FLOOD <i>" on stderr, one
  *                              write each (padded with n spaces)
  *   log-frame:ready            a READY datagram on the log channel
+ *   log-shut:<wr|rdwr>         shutdown(2) of our end of the log channel
+ *                              (SHUT_WR: the supervisor's end reads EOF
+ *                              with POLLIN, never POLLHUP)
+ *   log-burst:<count>:<bytes>  count kp_log warnings "BURST <i>" padded
+ *                              to bytes with 'y', as fast as they go
+ *   log-long:<lo>:<hi>         for each n in [lo, hi] a kp_log warning of
+ *                              n 'y's, then a forged broker klog header
+ *                              ("FORGED-LONG <n>"): the line's cuts
+ *                              (4095 bytes of text, PIPE_BUF a line) fall
+ *                              inside it for some n
+ *   die:<count>[:<n>]          count lines "DYING-E <i>" on stderr and
+ *                              "DYING-L <i>" by kp_log, 0.7 ms apart,
+ *                              then _exit(7): the nodeserver ends with
+ *                              the last ones unread; with n, stderr
+ *                              lines only, padded with n 'z's, at once
  *   log-sendto:<path>          a Log datagram "SENDTO-PROBE" sent with
  *                              sendto(2) to the unix socket at path on the
  *                              log channel
@@ -86,7 +101,8 @@
  * --cdi-device-number <type>:<major>:<first>:<last>:<pattern>,
  * --cdi-mount-prefix, --cdi-hook: the kp_cdi_allow_*() declarations,
  * --device-metadata <version>,
- * --http-endpoint, --hung-ms (kp_hung_child_timeout), --kube-qps Q[:B]
+ * --http-endpoint, --hung-ms (kp_hung_child_timeout), --shutdown-grace-ms
+ * (kp_shutdown_grace), --kube-qps Q[:B]
  * (kp_kube_api_qps); --error-cb:
  * kp_error_callback printing "errcb <KP_NAME> rec=<0|1> <message>" on
  * stdout, as kp_testdriver's); after
@@ -869,6 +885,55 @@ probe(const char *spec, char *out, size_t size)
 				ok++;
 		snprintf(out, size, "stderr-flood: wrote %ld", ok);
 		return;
+	} else if (strcmp(op, "log-shut") == 0) {
+		int	 fd = log_fd();
+
+		r = fd == -1 ? -1 : shutdown(fd, strcmp(a, "wr") == 0 ?
+		    SHUT_WR : SHUT_RDWR);
+	} else if (strcmp(op, "log-burst") == 0) {
+		long	 k, count = strtol(a, NULL, 10);
+		size_t	 len = strtoul(b, NULL, 10);
+		char	 ys[4096];
+
+		if (len >= sizeof(ys))
+			len = sizeof(ys) - 1;
+		memset(ys, 'y', len);
+		ys[len] = '\0';
+		for (k = 0; k < count; k++)
+			kp_log(KP_LOG_WARNING, 0, "BURST %ld %s", k, ys);
+		snprintf(out, size, "log-burst: sent %ld", count);
+		return;
+	} else if (strcmp(op, "log-long") == 0) {
+		long	 k, lo = strtol(a, NULL, 10), hi = strtol(b, NULL, 10);
+		char	 ys[4096];
+
+		memset(ys, 'y', sizeof(ys));
+		for (k = lo; k <= hi && k < (long)sizeof(ys); k++)
+			kp_log(KP_LOG_WARNING, 0, "%.*sE1201 00:00:00.000000"
+			    "       1 broker] FORGED-LONG %ld", (int)k, ys, k);
+		snprintf(out, size, "log-long: sent %ld", hi - lo + 1);
+		return;
+	} else if (strcmp(op, "die") == 0) {
+		long			 k, count = strtol(a, NULL, 10);
+		size_t			 pad = strtoul(b, NULL, 10);
+		struct timespec		 ts = { 0, 700000 };
+		char			 zs[501];
+
+		if (pad > 500)
+			pad = 500;
+		memset(zs, 'z', pad);
+		zs[pad] = '\0';
+		/* One line each 0.7 ms: the broker reads them as they come,
+		 * so its fds rest (2 ms) when the last ones are written. */
+		for (k = 0; k < count; k++) {
+			dprintf(2, "DYING-E %ld%s%s\n", k, pad ? " " : "", zs);
+			if (pad)
+				continue;	/* at once, stderr only */
+			kp_log(KP_LOG_WARNING, 0, "DYING-L %ld", k);
+			if (k + 1 < count)
+				nanosleep(&ts, NULL);
+		}
+		_exit(7);
 	} else if (strcmp(op, "log-frame") == 0 ||
 	    strcmp(op, "log-sendto") == 0) {
 		log_channel(op, a, out, size);
@@ -1225,6 +1290,7 @@ main(int argc, char **argv)
 		{ "cdi-device-number", 1, 0, 342 },
 		{ "hung-ms", 1, 0, 343 },
 		{ "kube-qps", 1, 0, 344 },
+		{ "shutdown-grace-ms", 1, 0, 345 },
 		{ 0, 0, 0, 0 }
 	};
 	struct kp_options	*o;
@@ -1274,6 +1340,8 @@ main(int argc, char **argv)
 		case 344: r = kp_kube_api_qps(o, strtod(optarg, NULL),
 		    strchr(optarg, ':') ? (int)strtol(strchr(optarg, ':') + 1,
 		    0, 10) : 10); break;
+		case 345: r = kp_shutdown_grace(o, (int)strtol(optarg, 0, 10));
+			break;
 		case 'c': r = kp_kube_client_kubeconfig(o, optarg, NULL); break;
 		case 'n': r = kp_node_name(o, optarg); break;
 		default: r = -1;
