@@ -67,6 +67,7 @@ struct bucket {
 	struct timespec		 refill;	/* when tokens was right */
 	unsigned long long	 dropped;	/* not yet reported */
 	unsigned long long	 total;		/* dropped ever: /metrics */
+	struct timespec		 told;		/* the last report of them */
 };
 
 /* A CDI or metadata request of the nodeserver waiting for a token. */
