@@ -207,7 +207,7 @@ for (const how of ['a bind mount over', 'a rename of the directory above']) {
       }
       // The driver process stays (kp_attack waits for "stop"); the
       // plugin's processes end.
-      await drv.stderrMatch(/monitor\] fatal: DRA socket \S+ (is gone and cannot be re-created|[^\n]*not repairing it there)/, 16000);
+      await drv.stderrMatch(/monitor\] fatal: DRA socket \S+ (is gone and cannot be re-created|[^\n]*not repairing it there)/, 25000);
       // (The monitor a zombie until the driver's kp_stop.)
       await until(() => Object.values(r0).every((pid) => !isAlive(pid)), 10000);
       assert.match(drv.stderr, /monitor\] monitor stopped/);
