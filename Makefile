@@ -80,7 +80,7 @@ E2E_SLOW	 = slices chaos hostile faults observer health lifecycle \
 E2E_ASAN	 = hostile observer lifecycle publish core channels \
 		   pci-driver sandbox rpc isolation rolling attack connections \
 		   metadata toolkit files claiminfo libraries confine cancel \
-		   journal-rolling redteam-issue27
+		   journal-rolling redteam-issue27 redteam-session35
 e2e_files	 = $(patsubst %,tests/e2e/%.test.js,$(1))
 E2E_ALL		 = $(call e2e_files,$(E2E_SLOW)) $(filter-out \
 		   $(call e2e_files,$(E2E_SLOW)),$(sort $(wildcard tests/e2e/*.test.js)))
