@@ -8,31 +8,13 @@
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const fs = require('node:fs');
-const os = require('node:os');
 const path = require('node:path');
 const { KubeletSim } = require('../kubelet-sim');
-const { BUILD, makeRoot, roles, until, sleep, attackProbes, withApi, childLines } = require('./lib/plugin');
+const { makeRoot, roles, until, sleep, attackSetup, withApi, childLines } = require('./lib/plugin');
 
-const ATTACK = path.join(BUILD, 'tests', 'kp_attack');
 const DRIVER = 'test.example.com';
 
-// kp_attack with Kubernetes access (an emulator), kubelet registered;
-// run(spec) runs spec in the unprepare hook.
-async function setup(t, args = []) {
-  const root = makeRoot(DRIVER);
-  const probes = fs.mkdtempSync(path.join(os.tmpdir(), 'kp-rt27-'));
-  fs.chmodSync(probes, 0o755);
-  t.after(() => fs.rmSync(probes, { recursive: true, force: true }));
-  const { drv, emu } = await withApi(t, root, ['--read-path', probes, ...args],
-    { binary: ATTACK, env: { KP_ATTACK_DIR: probes } });
-  t.after(() => assert.doesNotMatch(drv.stderr, /Sanitizer|runtime error:/));
-  await drv.ready();
-  const sim = new KubeletSim({ registryDir: root.registry, retryInitialMs: 100 }).start();
-  t.after(() => sim.stop());
-  await sim.waitForDriver(DRIVER);
-  return { root, drv, emu, sim, run: attackProbes(sim, DRIVER, probes) };
-}
+const setup = (t, args = []) => attackSetup(t, DRIVER, 'rt27', args);
 
 // The GETs of claims named prefix-N the emulator saw.
 const claimGets = (emu, prefix) => emu.requests()

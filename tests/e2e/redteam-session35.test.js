@@ -13,28 +13,12 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { spawnSync, execFileSync } = require('node:child_process');
-const { KubeletSim } = require('../kubelet-sim');
-const { BUILD, makeRoot, roles, until, sleep, attackProbes, withApi, procStatus, isAlive } = require('./lib/plugin');
+const { BUILD, roles, until, sleep, attackSetup, procStatus, isAlive } = require('./lib/plugin');
 
 const ATTACK = path.join(BUILD, 'tests', 'kp_attack');
 const DRIVER = 'test.example.com';
 
-// kp_attack with Kubernetes access (an emulator), kubelet registered;
-// run(spec) runs spec in the unprepare hook.
-async function setup(t, args = [], opts = {}) {
-  const root = makeRoot(DRIVER);
-  const probes = fs.mkdtempSync(path.join(os.tmpdir(), 'kp-rt35-'));
-  fs.chmodSync(probes, 0o755);
-  t.after(() => fs.rmSync(probes, { recursive: true, force: true }));
-  const { drv, emu } = await withApi(t, root, ['--read-path', probes, ...args],
-    { binary: ATTACK, ...opts, env: { KP_ATTACK_DIR: probes } });
-  t.after(() => assert.doesNotMatch(drv.stderr, /Sanitizer|runtime error:/));
-  await drv.ready();
-  const sim = new KubeletSim({ registryDir: root.registry, retryInitialMs: 100 }).start();
-  t.after(() => sim.stop());
-  await sim.waitForDriver(DRIVER);
-  return { root, drv, emu, sim, run: attackProbes(sim, DRIVER, probes) };
-}
+const setup = (t, args = [], opts = {}) => attackSetup(t, DRIVER, 'rt35', args, opts);
 
 // Context switches of pid (every thread's): its wake-ups.
 function wakeups(pid) {

@@ -293,6 +293,26 @@ async function withApi(t, root, args = [], opts = {}, emuOpts = {}) {
   return { emu, drv, kc };
 }
 
+// kp_attack (tests/e2e/bin/kp_attack.c) with API access (an emulator) and
+// a kubelet simulator it registered with; run(spec) runs spec in its
+// unprepare hook (attackProbes). tag names the probes' directory; opts go
+// to TestDriver (prefixArgs: a wrapper such as unshare).
+async function attackSetup(t, driver, tag, args = [], opts = {}) {
+  const { KubeletSim } = require('../../kubelet-sim');
+  const root = makeRoot(driver);
+  const probes = fs.mkdtempSync(path.join(os.tmpdir(), `kp-${tag}-`));
+  fs.chmodSync(probes, 0o755);
+  t.after(() => fs.rmSync(probes, { recursive: true, force: true }));
+  const { drv, emu } = await withApi(t, root, ['--read-path', probes, ...args],
+    { binary: path.join(BUILD, 'tests', 'kp_attack'), ...opts, env: { KP_ATTACK_DIR: probes } });
+  t.after(() => { if (/Sanitizer|runtime error:/.test(drv.stderr)) throw new Error(`sanitizer report:\n${drv.stderr}`); });
+  await drv.ready();
+  const sim = new KubeletSim({ registryDir: root.registry, retryInitialMs: 100 }).start();
+  t.after(() => sim.stop());
+  await sim.waitForDriver(driver);
+  return { root, drv, emu, sim, run: attackProbes(sim, driver, probes) };
+}
+
 // A lock across test processes (make check runs test files two at a time)
 // for a test that changes machine-wide state: resolves to its release
 // function once held. A lock whose holder died is taken over.
@@ -382,5 +402,5 @@ async function isolationProbe(drv, sim, emu, driver, node) {
 module.exports = {
   ROOT, BUILD, TESTDRIVER, PCI_DRIVER, REDTEAM, makeRoot, TestDriver, childrenOf, comm, procStatus,
   roles, sleep, until, watchSockets, isAlive, UID_BASE, IDS, giveToNodeserver, childLines, isolationProbe, freePort, memFind,
-  attackProbes, withApi, machineLock, TOKEN_DIR, testTokenDir,
+  attackProbes, attackSetup, withApi, machineLock, TOKEN_DIR, testTokenDir,
 };
